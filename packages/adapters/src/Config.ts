@@ -1,0 +1,27 @@
+/**
+ * Runtime configuration shared by `tender serve`, `tender worker`, `tender migrate` and every other
+ * CLI command, so that all of them reach the same database (contract.md, Operator set-up).
+ */
+export interface TenderConfig {
+  /** `postgres` (default) or `memory` (no durability: tests, embedding, demos). */
+  readonly storage: "postgres" | "memory"
+  /** Data directory for the embedded PostgreSQL and the generated vault key (default `.tender`). */
+  readonly dataDir: string
+  /** `DATABASE_URL`: an external PostgreSQL; unset → the embedded one under `dataDir`. */
+  readonly databaseUrl?: string | undefined
+  /** `REDIS_URL`: locks and rate limits in Redis; unset → in-process. */
+  readonly redisUrl?: string | undefined
+  /** `TENDER_VAULT_KEY` (64 hex chars); unset in embedded mode → generated once into `dataDir`. */
+  readonly vaultKey?: string | undefined
+}
+
+export const configFromEnv = (
+  overrides: Partial<TenderConfig> = {},
+  env: Record<string, string | undefined> = process.env
+): TenderConfig => ({
+  storage: overrides.storage ?? "postgres",
+  dataDir: overrides.dataDir ?? env.TENDER_DATA_DIR ?? ".tender",
+  databaseUrl: overrides.databaseUrl ?? (env.DATABASE_URL || undefined),
+  redisUrl: overrides.redisUrl ?? (env.REDIS_URL || undefined),
+  vaultKey: overrides.vaultKey ?? (env.TENDER_VAULT_KEY || undefined)
+})

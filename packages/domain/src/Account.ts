@@ -1,0 +1,158 @@
+/**
+ * The Account aggregate: who a merchant is to Tender. Its changes are pure functions returning the
+ * next state or a typed error; the Accounts use case persists what they return.
+ */
+import { Schema } from "effect"
+import { parseCidr } from "./Cidr.ts"
+import { Conflict, invalidField, ValidationFailed } from "./Errors.ts"
+import { AccountId } from "./Ids.ts"
+
+export const AccountMode = Schema.Literals(["test", "live"])
+export type AccountMode = typeof AccountMode.Type
+export const AccountStatus = Schema.Literals(["active", "suspended"])
+export type AccountStatus = typeof AccountStatus.Type
+
+/** A secret key as stored: only its SHA-256 hash, plus a short prefix to recognise it by. */
+export const SecretKey = Schema.Struct({
+  hash: Schema.String,
+  /** e.g. `sk_test_4f3a…`, safe to show */
+  hint: Schema.String,
+  created_at: Schema.String,
+  revoked_at: Schema.NullOr(Schema.String)
+})
+export type SecretKey = typeof SecretKey.Type
+
+export const ProcessingProfile = Schema.Struct({
+  code: Schema.String,
+  name: Schema.NullOr(Schema.String),
+  status: Schema.Literals(["active", "disabled"]),
+  created_at: Schema.String
+})
+export type ProcessingProfile = typeof ProcessingProfile.Type
+
+export const RateLimit = Schema.Struct({ per_second: Schema.Int, burst: Schema.Int })
+export type RateLimit = typeof RateLimit.Type
+
+export const Account = Schema.Struct({
+  id: AccountId,
+  name: Schema.String,
+  mode: AccountMode,
+  status: AccountStatus,
+  secret_keys: Schema.Array(SecretKey),
+  publishable_key: Schema.String,
+  /** HMAC key shared with the merchant for request, response and webhook signatures. */
+  signing_secret: Schema.String,
+  /** CIDRs; empty means unrestricted. */
+  ip_allowlist: Schema.Array(Schema.String),
+  processing_profiles: Schema.Array(ProcessingProfile),
+  vault_enabled: Schema.Boolean,
+  /** Per-account override of the default token bucket. */
+  rate_limit: Schema.NullOr(RateLimit),
+  created_at: Schema.String,
+  updated_at: Schema.String,
+  /** Optimistic concurrency: every update bumps it; a stale write is refused. */
+  version: Schema.Int
+})
+export type Account = typeof Account.Type
+
+export const secretKeyPrefix = (mode: AccountMode) => `sk_${mode}_`
+export const publishableKeyPrefix = (mode: AccountMode) => `pk_${mode}_`
+
+export const hintOf = (key: string): string => `${key.slice(0, key.lastIndexOf("_") + 5)}…`
+
+/** The result of issuing keys: the plain secret key is returned once and never stored. */
+export interface IssuedKeys {
+  readonly secretKey: string
+  readonly secretKeyHash: string
+}
+
+const touch = (account: Account, now: string): Account => ({ ...account, updated_at: now })
+
+export const suspend = (account: Account, now: string): Account | Conflict =>
+  account.status === "suspended"
+    ? new Conflict({ message: `Account ${account.id} is already suspended` })
+    : touch({ ...account, status: "suspended" }, now)
+
+export const activate = (account: Account, now: string): Account | Conflict =>
+  account.status === "active"
+    ? new Conflict({ message: `Account ${account.id} is already active` })
+    : touch({ ...account, status: "active" }, now)
+
+/** Replaces the allowlist. `0.0.0.0/0 ::/0` lifts the restriction (it is stored as the empty list). */
+export const setAllowlist = (
+  account: Account,
+  cidrs: ReadonlyArray<string>,
+  now: string
+): Account | ValidationFailed => {
+  if (cidrs.length === 0) return invalidField("cidrs", "must name at least one CIDR")
+  const errors = cidrs.flatMap((c, i) =>
+    parseCidr(c) === undefined ? [{ field: `cidrs[${i}]`, message: `"${c}" is not an IPv4 or IPv6 CIDR` }] : []
+  )
+  if (errors.length > 0) return new ValidationFailed({ message: "Invalid CIDR in allowlist", errors })
+  const normalized = cidrs.map((c) => c.trim())
+  const unrestricted = normalized.some((c) => /^0\.0\.0\.0\/0$/.test(c)) && normalized.some((c) => /^::\/0$/.test(c))
+  return touch({ ...account, ip_allowlist: unrestricted ? [] : normalized }, now)
+}
+
+const PROFILE_CODE = /^[a-z0-9][a-z0-9_-]{0,63}$/
+
+export const addProfile = (
+  account: Account,
+  code: string,
+  name: string | null,
+  now: string
+): Account | ValidationFailed | Conflict => {
+  if (!PROFILE_CODE.test(code)) {
+    return invalidField("code", "must be 1–64 lowercase letters, digits, '_' or '-', starting with a letter or digit")
+  }
+  const existing = account.processing_profiles.find((p) => p.code === code)
+  if (existing !== undefined) {
+    return new Conflict({ message: `Processing profile ${code} already exists (${existing.status})` })
+  }
+  return touch({
+    ...account,
+    processing_profiles: [...account.processing_profiles, { code, name, status: "active", created_at: now }]
+  }, now)
+}
+
+export const disableProfile = (account: Account, code: string, now: string): Account | ValidationFailed | Conflict => {
+  const existing = account.processing_profiles.find((p) => p.code === code)
+  if (existing === undefined) return invalidField("code", `no processing profile ${code} on this account`)
+  if (existing.status === "disabled") return new Conflict({ message: `Processing profile ${code} is already disabled` })
+  return touch({
+    ...account,
+    processing_profiles: account.processing_profiles.map((p) => p.code === code ? { ...p, status: "disabled" } : p)
+  }, now)
+}
+
+export const enableVault = (account: Account, now: string): Account | Conflict =>
+  account.vault_enabled
+    ? new Conflict({ message: `The vault is already enabled on ${account.id}` })
+    : touch({ ...account, vault_enabled: true }, now)
+
+/** Revokes every live secret key and adds the new one. */
+export const rollKeys = (account: Account, issued: IssuedKeys, now: string): Account =>
+  touch({
+    ...account,
+    secret_keys: [
+      ...account.secret_keys.map((k) => (k.revoked_at === null ? { ...k, revoked_at: now } : k)),
+      { hash: issued.secretKeyHash, hint: hintOf(issued.secretKey), created_at: now, revoked_at: null }
+    ]
+  }, now)
+
+export const setRateLimit = (
+  account: Account,
+  perSecond: number,
+  burst: number,
+  now: string
+): Account | ValidationFailed => {
+  if (!Number.isInteger(perSecond) || perSecond < 1) return invalidField("per_second", "must be a positive integer")
+  if (!Number.isInteger(burst) || burst < perSecond) {
+    return invalidField("burst", "must be an integer at least as large as per_second")
+  }
+  return touch({ ...account, rate_limit: { per_second: perSecond, burst } }, now)
+}
+
+/** A profile code passed on a request is usable only when it exists and is active. */
+export const activeProfile = (account: Account, code: string): ProcessingProfile | undefined =>
+  account.processing_profiles.find((p) => p.code === code && p.status === "active")

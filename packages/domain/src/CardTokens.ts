@@ -1,0 +1,82 @@
+/**
+ * Card tokenization: validates a card (Luhn, brand, length, expiry, CVC length), stores the number
+ * in the vault and keeps the CVC in memory only. Used by the test helper now and by the secure card
+ * fields later.
+ */
+import { Clock, Context, Effect, Layer } from "effect"
+import type { Account } from "./Account.ts"
+import * as Card from "./Card.ts"
+import { type FieldError, ValidationFailed } from "./Errors.ts"
+import { CardVault, CvcStore, type VaultedCard } from "./Ports.ts"
+
+export interface CardInput {
+  readonly number: string
+  readonly exp_month: number
+  readonly exp_year: number
+  readonly cvc: string
+  readonly holder_name?: string | undefined
+}
+
+/** Pure validation; returns the normalized number or the offending fields. */
+export const validateCard = (
+  input: CardInput,
+  now: Date
+): { readonly number: string; readonly brand: Card.CardBrand } | ValidationFailed => {
+  const errors: Array<FieldError> = []
+  const number = Card.digitsOnly(input.number)
+  const brand = Card.detectBrand(number)
+  if (!/^\d+$/.test(number) || !Card.validLength(brand, number) || !Card.luhnValid(number)) {
+    errors.push({ field: "number", message: "is not a valid card number" })
+  }
+  if (!Number.isInteger(input.exp_month) || input.exp_month < 1 || input.exp_month > 12) {
+    errors.push({ field: "exp_month", message: "must be an integer from 1 to 12" })
+  }
+  const year = input.exp_year < 100 ? 2000 + input.exp_year : input.exp_year
+  const currentYear = now.getUTCFullYear()
+  const currentMonth = now.getUTCMonth() + 1
+  if (!Number.isInteger(input.exp_year) || year < currentYear || year > currentYear + 50) {
+    errors.push({ field: "exp_year", message: "must be the current year or later" })
+  } else if (year === currentYear && input.exp_month < currentMonth) {
+    errors.push({ field: "exp_month", message: "the card has expired" })
+  }
+  if (!new RegExp(`^\\d{${Card.cvcLength(brand)}}$`).test(input.cvc)) {
+    errors.push({ field: "cvc", message: `must be ${Card.cvcLength(brand)} digits for this card` })
+  }
+  if (input.holder_name !== undefined && input.holder_name.length > 200) {
+    errors.push({ field: "holder_name", message: "must be at most 200 characters" })
+  }
+  if (errors.length > 0) return new ValidationFailed({ message: "The card was not accepted", errors })
+  return { number, brand }
+}
+
+export class CardTokens extends Context.Service<CardTokens, {
+  tokenize(account: Account, input: CardInput): Effect.Effect<VaultedCard, ValidationFailed>
+}>()("@tender/domain/CardTokens") {
+  static readonly layer = Layer.effect(
+    CardTokens,
+    Effect.gen(function*() {
+      const vault = yield* CardVault
+      const cvcs = yield* CvcStore
+      return CardTokens.of({
+        tokenize: Effect.fn("CardTokens.tokenize")(function*(account, input) {
+          const now = new Date(yield* Clock.currentTimeMillis)
+          const valid = validateCard(input, now)
+          if (valid instanceof ValidationFailed) return yield* valid
+          const card = yield* vault.store({
+            account_id: account.id,
+            number: valid.number,
+            brand: valid.brand,
+            last4: Card.last4Of(valid.number),
+            bin: Card.binOf(valid.number),
+            exp_month: input.exp_month,
+            exp_year: input.exp_year < 100 ? 2000 + input.exp_year : input.exp_year,
+            funding: Card.fundingOf(valid.number),
+            holder_name: input.holder_name?.trim() || null
+          })
+          yield* cvcs.put(card.token, input.cvc)
+          return card
+        })
+      })
+    })
+  )
+}
