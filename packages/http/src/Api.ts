@@ -1,0 +1,26 @@
+/**
+ * The merchant API as one value: the server routes, the OpenAPI document (`/v1/openapi.json`), the
+ * reference page (`/docs`) and typed clients all derive from it. One group per resource.
+ */
+import { HttpApi, OpenApi } from "effect/http-api"
+import { PaymentMethodsApi } from "./api/PaymentMethodsApi.ts"
+import { TestHelpersApi } from "./api/TestHelpersApi.ts"
+import { ApiKeyAuth, RequestValidation } from "./Middleware.ts"
+
+export class Api extends HttpApi.make("tender")
+  .add(PaymentMethodsApi)
+  .add(TestHelpersApi)
+  .middleware(RequestValidation)
+  .middleware(ApiKeyAuth)
+  // Report every offending field at once (errors[]), not only the first.
+  .annotate(HttpApi.PayloadParseOptions, { errors: "all" })
+  .annotate(HttpApi.QueryParseOptions, { errors: "all" })
+  .annotateMerge(OpenApi.annotations({
+    title: "Tender API",
+    version: "1",
+    description:
+      "Payment orchestration. Every request carries `Authorization: Bearer sk_…` and `X-Signature: t=…, v1=…` " +
+      "(HMAC-SHA256 of t + path with query + raw body under the account's signing secret); every response is " +
+      "signed the same way. Errors are `{code, message, request_id, errors?}`."
+  }))
+{}

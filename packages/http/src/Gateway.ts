@@ -1,0 +1,233 @@
+/**
+ * The gateway: one global middleware in front of the router that applies every cross-cutting rule
+ * of the spec's Conventions and Authentication, in the spec's order, and renders every error in the
+ * envelope:
+ *
+ *   API key (401) → IP allowlist (403) → rate limit (429) → content type (415) → body cap (413)
+ *   → request signature (401) → account status on writes (409) → JSON well-formedness (400)
+ *   → route (404 / 405) → handler.
+ *
+ * Every response carries `X-Request-Id`, and `X-Signature` whenever the request named an account
+ * (its signing secret is the key; a request with no valid key has no secret to sign with).
+ */
+import { Cause, Clock, Effect, Option } from "effect"
+import * as ByteSize from "effect/ByteSize"
+import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import type { HttpServerError } from "effect/http"
+import { Accounts, Cidr, Errors, Ids, RateLimiter } from "@tender/domain"
+import { SIGNATURE_HEADER, signatureHeader, verifySignature } from "@tender/adapters/Signature"
+import * as ApiError from "./ApiError.ts"
+import { CurrentRequest, type RequestState } from "./RequestContext.ts"
+import type { RouteTable } from "./Routes.ts"
+
+export interface GatewayOptions {
+  readonly maxBodyBytes: number
+  readonly defaultRateLimit: { readonly perSecond: number; readonly burst: number }
+  readonly routes: RouteTable
+}
+
+/** A refusal decided by the gateway, with any headers it must carry (`Retry-After`). */
+class Rejection {
+  readonly _tag = "Rejection"
+  readonly error: Errors.DomainError
+  readonly headers: Record<string, string>
+  constructor(error: Errors.DomainError, headers: Record<string, string> = {}) {
+    this.error = error
+    this.headers = headers
+  }
+}
+
+const reject = (error: Errors.DomainError, headers?: Record<string, string>) => Effect.fail(new Rejection(error, headers))
+
+const BEARER = /^Bearer +(\S+)\s*$/
+
+const isJson = (contentType: string | undefined) =>
+  contentType !== undefined && /^application\/json\s*(;|$)/i.test(contentType.trim())
+
+const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH", "DELETE"])
+
+/** Searches are POSTs that read; every other non-GET is a write (create, capture, void, cancel…). */
+const isWrite = (method: string, path: string) => method !== "GET" && method !== "HEAD" && !path.endsWith("/search")
+
+const EMPTY = new Uint8Array(0)
+
+const responseBytes = (response: HttpServerResponse.HttpServerResponse): Uint8Array | undefined => {
+  const body = response.body
+  switch (body._tag) {
+    case "Empty":
+      return EMPTY
+    case "Uint8Array":
+      return body.body
+    case "Raw":
+      return typeof body.body === "string" ? Buffer.from(body.body) : undefined
+    default:
+      return undefined
+  }
+}
+
+const envelopeResponse = (
+  error: Errors.DomainError,
+  requestId: string,
+  headers: Record<string, string> = {}
+) => HttpServerResponse.jsonUnsafe(ApiError.envelope(error, requestId), { status: ApiError.statusOf(error.code), headers })
+
+export const layer = (options: GatewayOptions) =>
+  HttpRouter.middleware(
+    Effect.gen(function*() {
+      const accounts = yield* Accounts
+      const limiter = yield* RateLimiter
+      const ids = yield* Ids
+      const maxBody = ByteSize.bytes(options.maxBodyBytes)
+
+      /** Everything before routing; resolves once the request may proceed. */
+      const admit = Effect.fnUntraced(function*(
+        request: HttpServerRequest.HttpServerRequest,
+        state: RequestState,
+        path: string
+      ) {
+        const key = BEARER.exec(request.headers["authorization"] ?? "")?.[1]
+        if (key === undefined) {
+          return yield* reject(new Errors.InvalidApiKey({ message: "Missing API key: send Authorization: Bearer sk_…" }))
+        }
+        const account = yield* Effect.mapError(accounts.authenticate(key), (e) => new Rejection(e))
+        state.account = account
+
+        const ip = Option.getOrElse(request.remoteAddress, () => "")
+        if (!Cidr.allowlistPermits(account.ip_allowlist, ip)) {
+          return yield* reject(new Errors.ClientIpNotAllowlisted({ message: `Requests from ${ip} are not allowlisted for this account` }))
+        }
+
+        const limit = account.rate_limit === null
+          ? options.defaultRateLimit
+          : { perSecond: account.rate_limit.per_second, burst: account.rate_limit.burst }
+        const taken = yield* limiter.consume(account.id, limit)
+        if (!taken.allowed) {
+          return yield* reject(
+            new Errors.RateLimited({ message: `Rate limit exceeded; retry after ${taken.retryAfterSeconds}s` }),
+            { "retry-after": String(taken.retryAfterSeconds) }
+          )
+        }
+
+        let body = EMPTY
+        if (METHODS_WITH_BODY.has(request.method)) {
+          const contentType = request.headers["content-type"]
+          const declaredLength = Number(request.headers["content-length"] ?? "0")
+          const sendsBody = declaredLength > 0 || request.headers["transfer-encoding"] !== undefined
+          if ((sendsBody || contentType !== undefined) && !isJson(contentType)) {
+            return yield* reject(new Errors.UnsupportedMediaType({
+              message: `Content-Type must be application/json, got ${contentType ?? "none"}`
+            }))
+          }
+          if (declaredLength > options.maxBodyBytes) {
+            return yield* reject(tooLarge(options.maxBodyBytes))
+          }
+          if (sendsBody) {
+            // The body is read once here; the Node request caches these bytes, so the signature
+            // below and HttpApi's JSON decoding see exactly the same bytes.
+            body = new Uint8Array(
+              yield* request.arrayBuffer.pipe(
+                Effect.provideService(HttpIncomingMessage.MaxBodySize, maxBody),
+                Effect.mapError(() => new Rejection(tooLarge(options.maxBodyBytes)))
+              )
+            )
+          }
+        }
+
+        const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+        const verdict = verifySignature(account.signing_secret, request.headers[SIGNATURE_HEADER], request.url, body, now)
+        if (verdict === "malformed") {
+          return yield* reject(new Errors.MalformedSignatureHeader({
+            message: "X-Signature must be of the form t=<unix seconds>, v1=<hex hmac-sha256>"
+          }))
+        }
+        if (verdict === "expired") {
+          return yield* reject(new Errors.InvalidSignature({ message: "The signature timestamp is outside the 300 s window" }))
+        }
+        if (verdict === "invalid") {
+          return yield* reject(new Errors.InvalidSignature({ message: "The signature does not match the request" }))
+        }
+
+        if (account.status !== "active" && isWrite(request.method, path)) {
+          return yield* reject(new Errors.MerchantOperationNotAllowedStatus({
+            message: `Account is ${account.status}: writes are not allowed`
+          }))
+        }
+
+        if (body.length > 0) {
+          let parsed: unknown
+          try {
+            parsed = JSON.parse(Buffer.from(body).toString("utf8"))
+          } catch {
+            return yield* reject(new Errors.MalformedRequest({ message: "The request body is not valid JSON" }))
+          }
+          if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+            return yield* reject(new Errors.InvalidRequest({ message: "The request body must be a JSON object" }))
+          }
+        }
+      })
+
+      /** A failure of the route or the gateway, as the envelope response. */
+      const render = (cause: Cause.Cause<unknown>, request: HttpServerRequest.HttpServerRequest, path: string, requestId: string) => {
+        const failure = Cause.findErrorOption(cause)
+        if (Option.isSome(failure)) {
+          const error = failure.value
+          if (error instanceof Rejection) return Effect.succeed(envelopeResponse(error.error, requestId, error.headers))
+          if (Errors.isDomainError(error)) return Effect.succeed(envelopeResponse(error, requestId))
+          const reason = (error as HttpServerError.HttpServerError)?.reason
+          if (reason?._tag === "RouteNotFound") {
+            const allowed = options.routes.methodsFor(path)
+            return Effect.succeed(
+              allowed.length > 0
+                ? envelopeResponse(
+                  new Errors.MethodNotAllowed({ message: `${request.method} is not supported on ${path}; use ${allowed.join(", ")}` }),
+                  requestId,
+                  { allow: allowed.join(", ") }
+                )
+                : envelopeResponse(new Errors.NotFound({ message: `No route ${request.method} ${path}` }), requestId)
+            )
+          }
+          if (reason?._tag === "RequestParseError") {
+            return Effect.succeed(envelopeResponse(
+              reason.reason === "BodyTooLarge" ? tooLarge(options.maxBodyBytes) : new Errors.MalformedRequest({ message: "The request body could not be read" }),
+              requestId
+            ))
+          }
+        }
+        return Effect.as(
+          Effect.logError("Unhandled failure", cause).pipe(Effect.annotateLogs({ request_id: requestId, path })),
+          envelopeResponse(new Errors.InternalError({ message: "Internal error; safe to retry idempotently" }), requestId)
+        )
+      }
+
+      return (httpEffect) =>
+        Effect.gen(function*() {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const state: RequestState = { requestId: yield* ids.make("request"), account: undefined }
+          const path = request.url.split("?")[0]
+          const needsKey = options.routes.requiresKey(path)
+          const exit = yield* Effect.exit(
+            (needsKey ? Effect.andThen(admit(request, state, path), httpEffect) : httpEffect).pipe(
+              Effect.provideService(CurrentRequest, state)
+            )
+          )
+          if (exit._tag === "Failure" && Cause.hasInterruptsOnly(exit.cause)) return yield* exit
+          let response = exit._tag === "Success" ? exit.value : yield* render(exit.cause, request, path, state.requestId)
+          response = HttpServerResponse.setHeader(response, "x-request-id", state.requestId)
+          const bytes = state.account !== undefined ? responseBytes(response) : undefined
+          if (state.account !== undefined && bytes !== undefined) {
+            const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
+            response = HttpServerResponse.setHeader(
+              response,
+              SIGNATURE_HEADER,
+              signatureHeader(state.account.signing_secret, now, request.url, bytes)
+            )
+          }
+          return response
+        })
+    }),
+    { global: true }
+  )
+
+const tooLarge = (max: number) =>
+  new Errors.PayloadTooLarge({ message: `The request body exceeds ${max} bytes` })
+

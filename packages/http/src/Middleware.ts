@@ -1,0 +1,88 @@
+/**
+ * The API's own middleware, declared on the HttpApi value so the OpenAPI document shows the bearer
+ * scheme and the error envelope of every endpoint. The gateway has already authenticated the
+ * request; these provide its account to handlers and turn schema failures into the spec's errors.
+ */
+import { Effect, Layer, SchemaIssue } from "effect"
+import { HttpApiMiddleware, HttpApiSecurity } from "effect/http-api"
+import type { HttpApiError } from "effect/http-api"
+import { Errors } from "@tender/domain"
+import * as ApiError from "./ApiError.ts"
+import { CurrentAccount, CurrentRequest } from "./RequestContext.ts"
+
+export class ApiKeyAuth extends HttpApiMiddleware.Service<ApiKeyAuth, { provides: CurrentAccount }>()(
+  "@tender/http/ApiKeyAuth",
+  { security: { bearer: HttpApiSecurity.bearer }, error: ApiError.ApiErrors }
+) {}
+
+export class RequestValidation extends HttpApiMiddleware.Service<RequestValidation>()(
+  "@tender/http/RequestValidation",
+  { error: ApiError.BadRequest }
+) {}
+
+/** The account the gateway verified (key, allowlist, signature) before routing. */
+export const ApiKeyAuthLive = Layer.succeed(
+  ApiKeyAuth,
+  ApiKeyAuth.of({
+    bearer: (httpEffect) =>
+      Effect.gen(function*() {
+        const request = yield* CurrentRequest
+        if (request.account === undefined) {
+          return yield* Effect.fail(ApiError.fromDomain(
+            new Errors.InvalidApiKey({ message: "Missing API key" }),
+            request.requestId
+          ))
+        }
+        return yield* Effect.provideService(httpEffect, CurrentAccount, request.account)
+      })
+  })
+)
+
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+
+const fieldName = (path: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined): string =>
+  (path ?? []).reduce<string>((acc, segment) => {
+    const key = typeof segment === "object" ? segment.key : segment
+    return typeof key === "number" ? `${acc}[${key}]` : acc === "" ? String(key) : `${acc}.${String(key)}`
+  }, "")
+
+const friendly = (message: string): string =>
+  message === "Missing key" ? "is required" : message.replace(/^Expected /, "must be ")
+
+/** Schema failures → `validation_failed` (body), `missing_request_parameter` / `validation_failed` (query), `invalid_parameter` (path). */
+export const toDomainError = (error: HttpApiError.HttpApiSchemaError): Errors.DomainError => {
+  const issues = formatIssues(error.cause.issue).issues.map((issue) => ({
+    field: fieldName(issue.path),
+    message: friendly(issue.message)
+  }))
+  const fields = issues.map((i) => i.field).filter((f) => f !== "")
+  switch (error.kind) {
+    case "Params":
+      return new Errors.InvalidParameter({ message: `Malformed path parameter: ${fields.join(", ")}`, errors: issues })
+    case "Query":
+      return issues.some((i) => i.message === "is required")
+        ? new Errors.MissingRequestParameter({
+          message: `Missing query parameter: ${issues.filter((i) => i.message === "is required").map((i) => i.field).join(", ")}`,
+          errors: issues
+        })
+        : new Errors.ValidationFailed({ message: `Invalid query parameter: ${fields.join(", ")}`, errors: issues })
+    case "Headers":
+      return new Errors.MissingRequestHeader({ message: "Missing or invalid request header", errors: issues })
+    default:
+      return new Errors.ValidationFailed({
+        message: fields.length > 0 ? `Invalid request: ${fields.join(", ")}` : "Invalid request body",
+        errors: issues.length > 0 ? issues : [{ field: "body", message: "must be a JSON object" }]
+      })
+  }
+}
+
+export const RequestValidationLive = HttpApiMiddleware.layerSchemaErrorTransform(
+  RequestValidation,
+  (error) =>
+    Effect.gen(function*() {
+      // A response that fails to encode is our bug, not the client's: leave it a defect (500).
+      if (error.kind === "Body" || error.kind === "ResponseHeaders") return yield* Effect.die(error)
+      const request = yield* CurrentRequest
+      return yield* Effect.fail(new ApiError.BadRequest(ApiError.envelope(toDomainError(error), request.requestId)))
+    })
+)

@@ -1,0 +1,34 @@
+/**
+ * What the gateway learns about a request before routing (its id, the authenticated account) and
+ * hands to the API's middleware and handlers.
+ */
+import { Context, Effect } from "effect"
+import type { Account } from "@tender/domain/Account"
+import type { Errors } from "@tender/domain"
+import * as ApiError from "./ApiError.ts"
+
+export interface RequestState {
+  readonly requestId: string
+  /** Set once the API key was verified; the gateway signs the response with its secret. */
+  account: Account | undefined
+}
+
+export const CurrentRequest = Context.Reference<RequestState>("@tender/http/CurrentRequest", {
+  defaultValue: () => ({ requestId: "req_unknown", account: undefined })
+})
+
+/** The authenticated account, provided to every endpoint behind the API-key middleware. */
+export class CurrentAccount extends Context.Service<CurrentAccount, Account>()("@tender/http/CurrentAccount") {}
+
+/**
+ * Runs a use case for a handler: its domain errors become the envelope for their status, with this
+ * request's id. The only translation handlers do.
+ */
+export const run = <A, E extends Errors.DomainError, R>(
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, ApiError.ApiError, R> =>
+  Effect.catch(effect, (error) =>
+    Effect.gen(function*() {
+      const request = yield* CurrentRequest
+      return yield* Effect.fail(ApiError.fromDomain(error, request.requestId))
+    }))

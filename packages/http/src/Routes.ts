@@ -1,0 +1,34 @@
+/**
+ * Which paths exist (for 404 vs 405) and which need an API key, derived from the HttpApi value plus
+ * the few routes served outside it.
+ */
+import type { HttpApiGroup } from "effect/http-api"
+
+export interface RouteTable {
+  /** Methods served on a path; empty when the path is unknown. */
+  methodsFor(path: string): ReadonlyArray<string>
+  /** `/v1/…` except the public OpenAPI document; hosted pages and docs are public. */
+  requiresKey(path: string): boolean
+}
+
+const toRegExp = (pattern: string) =>
+  new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z0-9_]+/g, "[^/]+")}/?$`)
+
+export const PUBLIC_API_PATHS = new Set(["/v1/openapi.json"])
+
+export const fromApi = (
+  api: { readonly groups: Record<string, unknown> },
+  extra: ReadonlyArray<{ readonly method: string; readonly path: string }>
+): RouteTable => {
+  const routes: Array<{ method: string; regexp: RegExp }> = []
+  for (const group of Object.values(api.groups) as ReadonlyArray<HttpApiGroup.Top>) {
+    for (const endpoint of Object.values(group.endpoints)) {
+      routes.push({ method: endpoint.method, regexp: toRegExp(endpoint.path) })
+    }
+  }
+  for (const route of extra) routes.push({ method: route.method, regexp: toRegExp(route.path) })
+  return {
+    methodsFor: (path) => [...new Set(routes.filter((r) => r.regexp.test(path)).map((r) => r.method))],
+    requiresKey: (path) => path.startsWith("/v1/") && !PUBLIC_API_PATHS.has(path)
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * The HTTP server: the merchant API (HttpApi), its OpenAPI document and reference page, behind the
+ * gateway. Requires the domain use cases and ports; the edge (CLI `serve`, tests) provides them.
+ */
+import { createServer } from "node:http"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Layer } from "effect"
+import { HttpRouter } from "effect/http"
+import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
+import { Api } from "./Api.ts"
+import * as Gateway from "./Gateway.ts"
+import { PaymentMethodsHandlers } from "./handlers/PaymentMethodsHandlers.ts"
+import { TestHelpersHandlers } from "./handlers/TestHelpersHandlers.ts"
+import { ApiKeyAuthLive, RequestValidationLive } from "./Middleware.ts"
+import * as Routes from "./Routes.ts"
+
+export interface ServerOptions {
+  readonly port: number
+  readonly host: string
+  /** Default token bucket per account (contract.md: 100/s, burst 200). */
+  readonly rateLimit?: { readonly perSecond: number; readonly burst: number } | undefined
+  /** Request body cap in bytes (default 1 MiB). */
+  readonly maxBodyBytes?: number | undefined
+}
+
+export const OPENAPI_PATH = "/v1/openapi.json"
+export const DOCS_PATH = "/docs"
+
+const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: OPENAPI_PATH }).pipe(
+  Layer.provide([PaymentMethodsHandlers, TestHelpersHandlers]),
+  Layer.provide([ApiKeyAuthLive, RequestValidationLive])
+)
+
+const DocsRoute = HttpApiScalar.layer(Api, { path: DOCS_PATH })
+
+const routeTable = Routes.fromApi(Api, [
+  { method: "GET", path: OPENAPI_PATH },
+  { method: "GET", path: DOCS_PATH }
+])
+
+/** The routes and the gateway, without a listening socket (tests can serve them on any server). */
+export const app = (options: Omit<ServerOptions, "port" | "host">) =>
+  Layer.mergeAll(
+    ApiRoutes,
+    DocsRoute,
+    Gateway.layer({
+      maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
+      defaultRateLimit: options.rateLimit ?? { perSecond: 100, burst: 200 },
+      routes: routeTable
+    })
+  )
+
+export const layer = (options: ServerOptions) =>
+  // The default request logger costs a third or more of throughput (style.md); errors are logged
+  // by the gateway instead.
+  HttpRouter.serve(app(options), { disableLogger: true }).pipe(
+    // Merged, not hidden: callers read the bound address (port 0 in tests) from HttpServer.
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port, host: options.host }))
+  )

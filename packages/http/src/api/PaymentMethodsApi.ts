@@ -1,0 +1,15 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+
+export const PaymentMethodView = Schema.Struct({
+  code: Schema.String,
+  next_action_type: Schema.String,
+  required_fields: Schema.Array(Schema.String)
+})
+
+export class PaymentMethodsApi extends HttpApiGroup.make("paymentMethods").add(
+  HttpApiEndpoint.get("list", "/v1/payment-methods", {
+    query: { country: Schema.String, currency: Schema.String },
+    success: Schema.Struct({ data: Schema.Array(PaymentMethodView) })
+  }).annotate(OpenApi.Description, "Methods live for a country and currency, and the fields each one needs.")
+) {}

@@ -1,0 +1,27 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+
+export const CardTokenRequest = Schema.Struct({
+  number: Schema.String,
+  exp_month: Schema.Int,
+  exp_year: Schema.Int,
+  cvc: Schema.String,
+  holder_name: Schema.optional(Schema.String)
+})
+
+export const CardTokenView = Schema.Struct({
+  token: Schema.String,
+  brand: Schema.String,
+  last4: Schema.String,
+  bin: Schema.String,
+  exp_month: Schema.Int,
+  exp_year: Schema.Int,
+  funding: Schema.String
+})
+
+export class TestHelpersApi extends HttpApiGroup.make("testHelpers").add(
+  HttpApiEndpoint.post("createCardToken", "/v1/test_helpers/card_tokens", {
+    payload: CardTokenRequest,
+    success: CardTokenView.pipe(HttpApiSchema.status(201))
+  }).annotate(OpenApi.Description, "Test mode only: vaults a card and returns its token, as the secure card fields would.")
+) {}

@@ -1,0 +1,3 @@
+export { Api } from "./Api.ts"
+export * as ApiError from "./ApiError.ts"
+export * as Server from "./Server.ts"
