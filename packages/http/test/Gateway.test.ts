@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
+import { HttpRouter } from "effect/http"
 import { verifySignature } from "@tender/adapters/Signature"
 import { type Credentials, type Reply, send, startTestServer, type TestServer } from "./support/TestServer.ts"
 
@@ -31,8 +32,12 @@ const expectSignedBy = (reply: Reply, signingSecret: string, path: string) => {
   expect(verdict).toBe("valid")
 }
 
+// A route whose handler dies, standing for any bug below the API: the client must get a signed 500
+// envelope, never a stack trace.
+const Boom = HttpRouter.add("GET", "/v1/boom", Effect.die(new Error("secret internal detail")))
+
 beforeAll(async () => {
-  server = await startTestServer({ rateLimit: { perSecond: 1000, burst: 1000 }, maxBodyBytes: 64 * 1024 })
+  server = await startTestServer({ rateLimit: { perSecond: 1000, burst: 1000 }, maxBodyBytes: 64 * 1024 }, Boom)
   merchant = await create("merchant")
   other = await create("other")
 })
@@ -231,6 +236,13 @@ describe("routing", () => {
   })
 })
 
+it("internal_error (500): a defect becomes the signed envelope and reveals nothing", async () => {
+  const reply = await send(server, merchant, "GET", "/v1/boom")
+  expectError(reply, 500, "internal_error")
+  expect(reply.text).not.toContain("secret internal detail")
+  expectSignedBy(reply, merchant.signing_secret, "/v1/boom")
+})
+
 describe("test helpers", () => {
   it("forbidden (403) for a live-mode account", async () => {
     const live = await create("live merchant", "live")
@@ -300,5 +312,53 @@ describe("documentation", () => {
     expect(page.status).toBe(200)
     expect(page.headers.get("content-type")).toContain("text/html")
     expect(await page.text()).toContain("/v1/test_helpers/card_tokens")
+  })
+})
+
+describe("hostile input never yields a 500", () => {
+  const path = "/v1/test_helpers/card_tokens"
+  const bodies = [
+    "{}",
+    "null",
+    "\"text\"",
+    "{\"number\": null, \"exp_month\": 1e400, \"exp_year\": -1, \"cvc\": []}",
+    "{\"number\": \"4242424242424242\", \"exp_month\": 12.5, \"exp_year\": 2030, \"cvc\": \"123\"}",
+    "{\"number\": \"\\u0000\\u0000\", \"exp_month\": 12, \"exp_year\": 2030, \"cvc\": \"123\", \"holder_name\": {}}",
+    `{"a":${"[".repeat(2000)}${"]".repeat(2000)}}`,
+    "{\"__proto__\": {\"polluted\": true}, \"constructor\": 1}",
+    "\uFEFF{}"
+  ]
+  it.each(bodies.map((b, i) => [i, b]))("body #%i", async (_i, body) => {
+    const reply = await send(server, merchant, "POST", path, { body })
+    expect(reply.status).toBeGreaterThanOrEqual(400)
+    expect(reply.status).toBeLessThan(500)
+    expect(reply.json.request_id).toMatch(/^req_/)
+  })
+
+  it.each([
+    "/v1/payment-methods?country=%E0%A4%A&currency=USD",
+    "/v1/payment-methods?country=US&country=BR&currency=USD",
+    `/v1/payment-methods?country=${"A".repeat(5000)}&currency=USD`,
+    "/v1/%2e%2e/%2e%2e/etc/passwd",
+    "/v1/test_helpers/card_tokens/../card_tokens"
+  ])("path %s", async (path) => {
+    const reply = await send(server, merchant, "GET", path)
+    expect(reply.status).toBeGreaterThanOrEqual(400)
+    expect(reply.status).toBeLessThan(500)
+  })
+
+  it("invalid UTF-8 bytes in a body", async () => {
+    const { signatureHeader } = await import("@tender/adapters/Signature")
+    const bytes = Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d])
+    const response = await fetch(server.baseUrl + path, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${merchant.secret_key}`,
+        "content-type": "application/json",
+        "x-signature": signatureHeader(merchant.signing_secret, Math.floor(Date.now() / 1000), path, bytes)
+      },
+      body: bytes
+    })
+    expect(response.status).toBe(400)
   })
 })

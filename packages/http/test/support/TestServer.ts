@@ -6,7 +6,9 @@ import { Accounts, CardTokens } from "@tender/domain"
 import { Infrastructure } from "@tender/adapters"
 import { signatureHeader } from "@tender/adapters/Signature"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
-import { HttpServer } from "effect/http"
+import { createServer } from "node:http"
+import { NodeHttpServer } from "@effect/platform-node"
+import { HttpRouter, HttpServer } from "effect/http"
 import * as Server from "../../src/Server.ts"
 
 export interface TestServer {
@@ -15,12 +17,19 @@ export interface TestServer {
   readonly close: () => Promise<void>
 }
 
-export const startTestServer = async (options: Partial<Server.ServerOptions> = {}): Promise<TestServer> => {
+export const startTestServer = async (
+  options: Partial<Server.ServerOptions> = {},
+  /** Routes added beside the API (e.g. one that fails, to see how the gateway renders a defect). */
+  extraRoutes: Layer.Layer<never, never, HttpRouter.HttpRouter> = Layer.empty
+): Promise<TestServer> => {
   const infrastructure = Infrastructure.layer({ storage: "memory", dataDir: ".tender-test" })
   const domain = Layer.mergeAll(Accounts.layer, CardTokens.layer).pipe(Layer.provideMerge(infrastructure))
-  const layer = Server.layer({ port: 0, host: "127.0.0.1", ...options }).pipe(Layer.provideMerge(domain))
+  const layer = HttpRouter.serve(Layer.merge(Server.app(options), extraRoutes), { disableLogger: true, disableListenLog: true }).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(domain)
+  )
   const scope = Effect.runSync(Scope.make())
-  const context = await Effect.runPromise(Layer.buildWithScope(layer, scope) as Effect.Effect<Context.Context<Accounts | HttpServer.HttpServer>, unknown>)
+  const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
   const address = Context.get(context, HttpServer.HttpServer).address
   if (address._tag === "UnixPathAddress") throw new Error("expected a TCP address")
   return {
