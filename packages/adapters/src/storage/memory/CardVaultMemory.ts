@@ -1,0 +1,35 @@
+/** The vault in memory: the same sealed numbers as PostgreSQL stores, never the number itself. */
+import { type AccountId, CardVault, type Ids } from "@tender/domain"
+import { Effect, Layer, Option, Result } from "effect"
+import type { CardCipher } from "../../crypto/CardCipher.ts"
+import * as VaultEntries from "../VaultEntries.ts"
+import { MemoryDatabase, table } from "./MemoryDatabase.ts"
+
+const cards = table<string, VaultEntries.VaultEntry>("card_vault")
+
+export const layer: Layer.Layer<CardVault, never, MemoryDatabase | CardCipher | Ids> = Layer.effect(
+  CardVault,
+  Effect.gen(function*() {
+    const db = yield* MemoryDatabase
+    const entries = yield* VaultEntries.make
+    const entryOf = (accountId: AccountId, token: string) =>
+      db.read((r) => Option.filter(Option.fromNullishOr(r.get(cards).get(token)), (e) => e.card.account_id === accountId))
+
+    return CardVault.of({
+      store: Effect.fnUntraced(function*(card) {
+        const entry = yield* entries.create(card)
+        yield* db.write((w) => {
+          w.mutable(cards).set(entry.card.token, entry)
+          return Result.succeed(undefined)
+        })
+        return entry.card
+      }),
+      find: (accountId, token) => Effect.map(entryOf(accountId, token), Option.map((e) => e.card)),
+      reveal: (accountId, token) =>
+        Effect.flatMap(entryOf(accountId, token), (entry) =>
+          Option.isSome(entry)
+            ? Effect.asSome(entries.reveal(accountId, token, entry.value.sealed))
+            : Effect.succeedNone)
+    })
+  })
+)
