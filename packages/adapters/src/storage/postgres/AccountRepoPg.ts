@@ -1,0 +1,104 @@
+/**
+ * Accounts in PostgreSQL. Secret keys are rows of `account_secret_keys` (the hash is the primary
+ * key, so authenticating is an index lookup) and come back aggregated into the account's row.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Account, type AccountId, AccountRepo } from "@tender/domain"
+import { Effect, Layer, Schema } from "effect"
+import { type SqlClient, SqlSchema, type Statement } from "effect/sql"
+import { staleWrite } from "../Conflicts.ts"
+import { Timestamp } from "./Columns.ts"
+
+const AccountRow = Schema.Struct({
+  ...Account.Account.fields,
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  secret_keys: Schema.Array(Schema.Struct({
+    ...Account.SecretKey.fields,
+    created_at: Timestamp,
+    revoked_at: Schema.NullOr(Timestamp)
+  }))
+})
+
+export const layer: Layer.Layer<AccountRepo, never, SqlClient.SqlClient | PgClient.PgClient> = Layer.effect(
+  AccountRepo,
+  Effect.gen(function*() {
+    const sql = yield* PgClient.PgClient
+
+    const select = sql`
+      SELECT a.id, a.name, a.mode, a.status, a.publishable_key, a.signing_secret, a.ip_allowlist,
+        a.processing_profiles, a.vault_enabled, a.rate_limit, a.created_at, a.updated_at, a.version,
+        COALESCE((
+          SELECT jsonb_agg(jsonb_build_object(
+            'hash', k.hash, 'hint', k.hint, 'created_at', k.created_at, 'revoked_at', k.revoked_at
+          ) ORDER BY k.position)
+          FROM account_secret_keys k WHERE k.account_id = a.id
+        ), '[]'::jsonb) AS secret_keys
+      FROM accounts a`
+
+    const findOne = (where: (key: string) => Statement.Fragment) =>
+      SqlSchema.findOneOption({ Request: Schema.String, Result: AccountRow, execute: (key) => sql`${select} WHERE ${where(key)}` })
+
+    const byId = findOne((id) => sql`a.id = ${id}`)
+    const bySecretKeyHash = findOne((hash) => sql`a.id = (SELECT account_id FROM account_secret_keys WHERE hash = ${hash})`)
+    const byPublishableKey = findOne((key) => sql`a.publishable_key = ${key}`)
+    const all = SqlSchema.findAll({
+      Request: Schema.Void,
+      Result: AccountRow,
+      execute: () => sql`${select} ORDER BY a.created_at, a.id`
+    })
+
+    const json = (value: unknown) => (value === null ? null : sql.json(value))
+
+    /** Upserts every key in one statement and drops keys the account no longer lists. */
+    const writeKeys = Effect.fnUntraced(function*(account: Account.Account) {
+      const keys = account.secret_keys.map((key, position) => ({ ...key, position }))
+      const written = yield* sql`
+        INSERT INTO account_secret_keys (hash, account_id, position, hint, created_at, revoked_at)
+        SELECT k.hash, ${account.id}, k.position, k.hint, k.created_at, k.revoked_at
+        FROM jsonb_to_recordset(${sql.json(keys)})
+          AS k(hash text, position integer, hint text, created_at timestamptz, revoked_at timestamptz)
+        ON CONFLICT (hash) DO UPDATE
+          SET position = EXCLUDED.position, hint = EXCLUDED.hint, revoked_at = EXCLUDED.revoked_at
+          WHERE account_secret_keys.account_id = EXCLUDED.account_id
+        RETURNING hash`
+      // A hash held by another account is skipped by the WHERE above; keys are random, so it is a bug.
+      if (written.length !== keys.length) return yield* Effect.die(new Error("AccountRepoPg: secret key hash held by another account"))
+      yield* sql`
+        DELETE FROM account_secret_keys
+        WHERE account_id = ${account.id} AND NOT (hash = ANY(${keys.map((key) => key.hash)}))`
+    })
+
+    return AccountRepo.of({
+      insert: (account) =>
+        sql.withTransaction(Effect.gen(function*() {
+          yield* sql`
+            INSERT INTO accounts (id, name, mode, status, publishable_key, signing_secret, ip_allowlist,
+              processing_profiles, vault_enabled, rate_limit, created_at, updated_at, version)
+            VALUES (${account.id}, ${account.name}, ${account.mode}, ${account.status}, ${account.publishable_key},
+              ${account.signing_secret}, ${sql.json(account.ip_allowlist)}, ${sql.json(account.processing_profiles)},
+              ${account.vault_enabled}, ${json(account.rate_limit)}, ${account.created_at}, ${account.updated_at},
+              ${account.version})`
+          yield* writeKeys(account)
+        })).pipe(Effect.orDie, Effect.withSpan("AccountRepoPg.insert")),
+      findById: (id: AccountId) => byId(id).pipe(Effect.orDie),
+      findBySecretKeyHash: (hash) => bySecretKeyHash(hash).pipe(Effect.orDie),
+      findByPublishableKey: (key) => byPublishableKey(key).pipe(Effect.orDie),
+      update: (next) =>
+        sql.withTransaction(Effect.gen(function*() {
+          const expected = next.version - 1
+          const updated = yield* sql`
+            UPDATE accounts SET name = ${next.name}, mode = ${next.mode}, status = ${next.status},
+              publishable_key = ${next.publishable_key}, signing_secret = ${next.signing_secret},
+              ip_allowlist = ${sql.json(next.ip_allowlist)}, processing_profiles = ${sql.json(next.processing_profiles)},
+              vault_enabled = ${next.vault_enabled}, rate_limit = ${json(next.rate_limit)},
+              updated_at = ${next.updated_at}, version = ${next.version}
+            WHERE id = ${next.id} AND version = ${expected}
+            RETURNING id`
+          if (updated.length === 0) return yield* staleWrite("Account", next.id, expected)
+          yield* writeKeys(next)
+        })).pipe(Effect.catchTag("SqlError", Effect.die), Effect.withSpan("AccountRepoPg.update")),
+      list: () => all(undefined).pipe(Effect.orDie)
+    })
+  })
+)

@@ -1,0 +1,86 @@
+/** The card vault in PostgreSQL: sealed numbers, non-sensitive columns, every read scoped by account. */
+import { type AccountId, CardVault, type Ids, type VaultedCard } from "@tender/domain"
+import { Effect, Layer, Option, Schema } from "effect"
+import { SqlClient, SqlSchema } from "effect/sql"
+import type { CardCipher } from "../../crypto/CardCipher.ts"
+import * as VaultEntries from "../VaultEntries.ts"
+import { Timestamp } from "./Columns.ts"
+
+// The domain declares brand and funding as types only; these lists mirror Card.ts.
+const CardBrand = Schema.Literals(["visa", "mastercard", "amex", "discover", "diners", "jcb", "unionpay", "unknown"])
+const CardFunding = Schema.Literals(["credit", "debit", "prepaid", "unknown"])
+
+const CardRow = Schema.Struct({
+  token: Schema.String,
+  account_id: Schema.String,
+  brand: CardBrand,
+  last4: Schema.String,
+  bin: Schema.String,
+  exp_month: Schema.Int,
+  exp_year: Schema.Int,
+  funding: CardFunding,
+  holder_name: Schema.NullOr(Schema.String),
+  created_at: Timestamp
+})
+
+const SealedRow = Schema.Struct({
+  number_iv: Schema.Uint8Array,
+  number_ciphertext: Schema.Uint8Array,
+  number_tag: Schema.Uint8Array
+})
+
+const Key = Schema.Struct({ accountId: Schema.String, token: Schema.String })
+
+export const layer: Layer.Layer<CardVault, never, SqlClient.SqlClient | CardCipher | Ids> = Layer.effect(
+  CardVault,
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const entries = yield* VaultEntries.make
+
+    const findCard = SqlSchema.findOneOption({
+      Request: Key,
+      Result: CardRow,
+      execute: ({ accountId, token }) =>
+        sql`SELECT token, account_id, brand, last4, bin, exp_month, exp_year, funding, holder_name, created_at
+            FROM card_vault WHERE token = ${token} AND account_id = ${accountId}`
+    })
+    const findSealed = SqlSchema.findOneOption({
+      Request: Key,
+      Result: SealedRow,
+      execute: ({ accountId, token }) =>
+        sql`SELECT number_iv, number_ciphertext, number_tag
+            FROM card_vault WHERE token = ${token} AND account_id = ${accountId}`
+    })
+
+    return CardVault.of({
+      store: Effect.fn("CardVaultPg.store")(function*(input) {
+        const { card, sealed } = yield* entries.create(input)
+        yield* sql`
+          INSERT INTO card_vault (token, account_id, number_iv, number_ciphertext, number_tag, brand, last4, bin,
+            exp_month, exp_year, funding, holder_name, created_at)
+          VALUES (${card.token}, ${card.account_id}, ${sealed.iv}, ${sealed.ciphertext}, ${sealed.tag}, ${card.brand},
+            ${card.last4}, ${card.bin}, ${card.exp_month}, ${card.exp_year}, ${card.funding}, ${card.holder_name},
+            ${card.created_at})`.pipe(Effect.orDie)
+        return card
+      }),
+      find: (accountId, token) =>
+        findCard({ accountId, token }).pipe(
+          Effect.map(Option.map((row): VaultedCard => ({ ...row, account_id: row.account_id as AccountId }))),
+          Effect.orDie
+        ),
+      reveal: (accountId, token) =>
+        findSealed({ accountId, token }).pipe(
+          Effect.orDie,
+          Effect.flatMap(Option.match({
+            onNone: () => Effect.succeedNone,
+            onSome: (row) =>
+              Effect.asSome(entries.reveal(accountId, token, {
+                iv: row.number_iv,
+                ciphertext: row.number_ciphertext,
+                tag: row.number_tag
+              }))
+          }))
+        )
+    })
+  })
+)

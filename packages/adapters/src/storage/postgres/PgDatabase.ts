@@ -1,0 +1,48 @@
+/**
+ * The PostgreSQL connection for a config: `DATABASE_URL` when set, else the embedded server of the
+ * data directory (started or joined). The layer is ready only once migrations are applied.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Redacted } from "effect"
+import type { SqlClient } from "effect/sql"
+import type { TenderConfig } from "../../Config.ts"
+import { type InfrastructureError, infrastructureError, redactUrl } from "../../InfrastructureError.ts"
+import * as Embedded from "./Embedded.ts"
+import * as Migrator from "./Migrator.ts"
+
+export type Client = PgClient.PgClient | SqlClient.SqlClient
+
+const connect = (options: PgClient.PgPoolConfig, where: string): Layer.Layer<Client, InfrastructureError> =>
+  PgClient.layerFrom(
+    PgClient.make({ applicationName: "tender", connectTimeout: "10 seconds", ...options }).pipe(
+      // The pool connects lazily: check now, so an unreachable server fails the start, not a request.
+      Effect.tap((sql) => sql`SELECT 1`),
+      Effect.mapError(infrastructureError(`could not connect to ${where}`))
+    )
+  )
+
+/** Connected, not migrated: what `migrate` needs. */
+export const client = (config: TenderConfig): Layer.Layer<Client, InfrastructureError> =>
+  config.databaseUrl !== undefined
+    ? connect({ url: Redacted.make(config.databaseUrl) }, `PostgreSQL at ${redactUrl(config.databaseUrl)}`)
+    : Layer.unwrap(
+      Effect.map(Embedded.start(config.dataDir), (server) =>
+        connect(
+          {
+            host: server.host,
+            port: server.port,
+            username: server.username,
+            password: Redacted.make(server.password),
+            database: server.database
+          },
+          `the embedded PostgreSQL on port ${server.port}`
+        ))
+    )
+
+export const migrate: Effect.Effect<ReadonlyArray<string>, InfrastructureError, SqlClient.SqlClient> = Migrator.run()
+  .pipe(Effect.mapError(infrastructureError("could not apply database migrations")))
+
+/** Connected and migrated. */
+export const layer = (config: TenderConfig): Layer.Layer<Client, InfrastructureError> =>
+  Layer.effectDiscard(migrate).pipe(Layer.provideMerge(client(config)))
+

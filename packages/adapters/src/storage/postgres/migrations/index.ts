@@ -1,0 +1,17 @@
+/**
+ * Every migration, in the order they apply. A migration is never edited once released: a change
+ * is a new, higher-numbered file. Names are recorded in `tender_migrations`.
+ */
+import * as m0001 from "./0001_accounts.ts"
+import * as m0002 from "./0002_card_vault.ts"
+
+export interface Migration {
+  readonly name: string
+  /** Run one by one (the wire protocol takes one statement per query), inside one transaction. */
+  readonly statements: ReadonlyArray<string>
+}
+
+export const migrations: ReadonlyArray<Migration> = [
+  { name: "0001_accounts", statements: m0001.statements },
+  { name: "0002_card_vault", statements: m0002.statements }
+]
