@@ -3,8 +3,87 @@
  * locks and rate limits (Redis or in-process), ids and key hashing. The HTTP server and the CLI
  * compose their use cases over this one layer.
  *
- * CONTRACT (implemented by the storage work):
- *   layer(config): Layer<Ports, InfrastructureError>   — with postgres storage it starts or joins the
- *   embedded PostgreSQL (DATABASE_URL unset) and applies pending migrations before it is ready.
- *   migrate(config): Effect<ReadonlyArray<string> /* applied migration names *\/, InfrastructureError>
+ *   layer(config)    every port; with postgres storage it starts or joins the embedded PostgreSQL
+ *                    (DATABASE_URL unset) and applies pending migrations before it is ready.
+ *   migrate(config)  applies pending migrations and returns the names it applied.
+ *
+ * Layers are memoised by reference: call `layer(config)` once, at the edge, and share the result
+ * (two calls mean two connection pools).
  */
+import {
+  type AccountRepo,
+  type CardVault,
+  type CvcStore,
+  type Ids,
+  type KeyHasher,
+  type Locks,
+  type RateLimiter,
+  type UnitOfWork
+} from "@tender/domain"
+import { Effect, Layer } from "effect"
+import type { SqlClient } from "effect/sql"
+import type { TenderConfig } from "./Config.ts"
+import { CardCipher, randomKey } from "./crypto/CardCipher.ts"
+import * as IdsRandom from "./crypto/IdsRandom.ts"
+import * as KeyHasherSha256 from "./crypto/KeyHasherSha256.ts"
+import * as VaultKey from "./crypto/VaultKey.ts"
+import { InfrastructureError } from "./InfrastructureError.ts"
+import * as LocksMemory from "./locks/LocksMemory.ts"
+import * as LocksRedis from "./locks/LocksRedis.ts"
+import * as RateLimiterMemory from "./ratelimit/RateLimiterMemory.ts"
+import * as RateLimiterRedis from "./ratelimit/RateLimiterRedis.ts"
+import { Redis } from "./redis/Redis.ts"
+import * as AccountRepoMemory from "./storage/memory/AccountRepoMemory.ts"
+import * as CardVaultMemory from "./storage/memory/CardVaultMemory.ts"
+import * as CvcStoreMemory from "./storage/memory/CvcStoreMemory.ts"
+import { MemoryDatabase } from "./storage/memory/MemoryDatabase.ts"
+import * as UnitOfWorkMemory from "./storage/memory/UnitOfWorkMemory.ts"
+import * as AccountRepoPg from "./storage/postgres/AccountRepoPg.ts"
+import * as CardVaultPg from "./storage/postgres/CardVaultPg.ts"
+import * as PgDatabase from "./storage/postgres/PgDatabase.ts"
+import * as UnitOfWorkPg from "./storage/postgres/UnitOfWorkPg.ts"
+
+export { InfrastructureError }
+
+export type StoragePorts = AccountRepo | UnitOfWork | CardVault | CvcStore
+export type Ports = StoragePorts | Locks | RateLimiter | Ids | KeyHasher
+
+/** Memory storage: no durability, a vault key that dies with the process. */
+export const memoryStorage: Layer.Layer<StoragePorts, never, Ids> = Layer.mergeAll(
+  AccountRepoMemory.layer,
+  UnitOfWorkMemory.layer,
+  CardVaultMemory.layer,
+  CvcStoreMemory.layer
+).pipe(Layer.provide(Layer.merge(MemoryDatabase.layer, CardCipher.layer(randomKey))))
+
+/**
+ * PostgreSQL storage, connected and migrated. The SQL client is exposed too, for tests that look
+ * at raw rows; CVCs stay in memory whatever the storage.
+ */
+export const postgresStorage = (
+  config: TenderConfig
+): Layer.Layer<StoragePorts | SqlClient.SqlClient, InfrastructureError, Ids> =>
+  Layer.mergeAll(AccountRepoPg.layer, UnitOfWorkPg.layer, CardVaultPg.layer, CvcStoreMemory.layer).pipe(
+    Layer.provide(CardCipher.layer(VaultKey.resolve(config))),
+    Layer.provideMerge(PgDatabase.layer(config))
+  )
+
+/** Locks and rate limits: Redis when `REDIS_URL` is set, so several processes share them. */
+export const coordination = (config: TenderConfig): Layer.Layer<Locks | RateLimiter, InfrastructureError> =>
+  config.redisUrl !== undefined
+    ? Layer.merge(LocksRedis.layer, RateLimiterRedis.layer).pipe(Layer.provide(Redis.layer(config.redisUrl)))
+    : Layer.merge(LocksMemory.layer, RateLimiterMemory.layer)
+
+const primitives: Layer.Layer<Ids | KeyHasher> = Layer.merge(IdsRandom.layer, KeyHasherSha256.layer)
+
+export const layer = (config: TenderConfig): Layer.Layer<Ports, InfrastructureError> =>
+  Layer.mergeAll(
+    config.storage === "memory" ? memoryStorage : postgresStorage(config),
+    coordination(config)
+  ).pipe(Layer.provideMerge(primitives))
+
+/** Applies pending migrations (memory storage has none) and returns the names of those it applied. */
+export const migrate = (config: TenderConfig): Effect.Effect<ReadonlyArray<string>, InfrastructureError> =>
+  config.storage === "memory"
+    ? Effect.succeed([])
+    : PgDatabase.migrate.pipe(Effect.provide(PgDatabase.client(config)))
