@@ -1,0 +1,47 @@
+import { describe, expect, it, layer } from "@effect/vitest"
+import { CvcStore } from "@tender/domain"
+import { Effect, Layer, Option } from "effect"
+import { TestClock } from "effect/testing"
+import * as IdsRandom from "../src/crypto/IdsRandom.ts"
+import * as KeyHasherSha256 from "../src/crypto/KeyHasherSha256.ts"
+import { memoryStorage } from "../src/Infrastructure.ts"
+import * as CvcStoreMemory from "../src/storage/memory/CvcStoreMemory.ts"
+import { storageContract } from "./StorageContract.ts"
+
+const storage = memoryStorage.pipe(Layer.provideMerge(Layer.merge(IdsRandom.layer, KeyHasherSha256.layer)))
+
+layer(storage, { excludeTestServices: true })("memory storage", (it) => {
+  storageContract(it)
+})
+
+describe("CvcStoreMemory", () => {
+  it.effect("gives a CVC back once", () =>
+    Effect.gen(function*() {
+      const cvcs = yield* CvcStore
+      yield* cvcs.put("tok_a", "123")
+      expect(yield* cvcs.take("tok_a")).toEqual(Option.some("123"))
+      expect(yield* cvcs.take("tok_a")).toEqual(Option.none())
+      expect(yield* cvcs.take("tok_unknown")).toEqual(Option.none())
+    }).pipe(Effect.provide(CvcStoreMemory.layer)))
+
+  it.effect("forgets a CVC 15 minutes after it was put", () =>
+    Effect.gen(function*() {
+      const cvcs = yield* CvcStore
+      yield* cvcs.put("tok_kept", "111")
+      yield* cvcs.put("tok_expired", "222")
+      yield* TestClock.adjust("14 minutes")
+      expect(yield* cvcs.take("tok_kept")).toEqual(Option.some("111"))
+      yield* TestClock.adjust("1 minute")
+      expect(yield* cvcs.take("tok_expired")).toEqual(Option.none())
+    }).pipe(Effect.provide(CvcStoreMemory.layer)))
+
+  it.effect("putting again restarts the 15 minutes", () =>
+    Effect.gen(function*() {
+      const cvcs = yield* CvcStore
+      yield* cvcs.put("tok_a", "111")
+      yield* TestClock.adjust("10 minutes")
+      yield* cvcs.put("tok_a", "999")
+      yield* TestClock.adjust("10 minutes")
+      expect(yield* cvcs.take("tok_a")).toEqual(Option.some("999"))
+    }).pipe(Effect.provide(CvcStoreMemory.layer)))
+})
