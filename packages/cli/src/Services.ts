@@ -1,0 +1,13 @@
+/**
+ * The use cases over the driven adapters, composed once for every command: `serve` hands them to
+ * the HTTP server, the operator commands call them directly, so both act through the same code on
+ * the same database.
+ */
+import * as Infrastructure from "@tender/adapters/Infrastructure"
+import type { TenderConfig } from "@tender/adapters/Config"
+import { Accounts, CardTokens } from "@tender/domain"
+import { Layer } from "effect"
+
+/** The use cases, plus the ports they sit on (the HTTP server also needs some ports directly). */
+export const layer = (config: TenderConfig) =>
+  Layer.mergeAll(Accounts.layer, CardTokens.layer).pipe(Layer.provideMerge(Infrastructure.layer(config)))

@@ -1,0 +1,228 @@
+/**
+ * `tender accounts …`: the operator's hold on merchant accounts. Each command calls one method of
+ * the Accounts use case, which decides (status changes, CIDR checks, conflicts); this file parses
+ * and presents. Secrets: `create` prints the secret key and signing secret once and `keys roll` the
+ * new secret key once; every other view leaves out key hashes and the signing secret.
+ */
+import { Account, Accounts, type CreatedAccount } from "@tender/domain"
+import { Effect, Option } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
+import { command } from "../Cli.ts"
+import * as Output from "../Output.ts"
+import * as Services from "../Services.ts"
+import * as Table from "../Table.ts"
+
+const accountId = Argument.String("id").pipe(Argument.withDescription("Account id (acct_…)"))
+
+/** A command that calls the Accounts use case over the configured storage and prints the result. */
+const accountsCommand = <const Name extends string, const Config extends Command.Command.Config, A, E>(
+  name: Name,
+  config: Config,
+  run: (accounts: Accounts["Service"], input: Command.Command.Config.Infer<Config>) => Effect.Effect<A, E>,
+  present: (input: Command.Command.Config.Infer<Config>) => Output.Presentation<A>
+) =>
+  command(name, config, (input, invocation) =>
+    Accounts.use((accounts) => run(accounts, input)).pipe(
+      Effect.flatMap((result) => Output.print(result, present(input), invocation.json)),
+      Effect.provide(Services.layer(invocation.config))
+    ))
+
+/** What operators see of an account: no key hashes, no signing secret, no version counter. */
+const view = (a: Account.Account) => ({
+  id: a.id,
+  name: a.name,
+  mode: a.mode,
+  status: a.status,
+  publishable_key: a.publishable_key,
+  secret_keys: a.secret_keys.map((k) => ({ hint: k.hint, created_at: k.created_at, revoked_at: k.revoked_at })),
+  ip_allowlist: a.ip_allowlist,
+  processing_profiles: a.processing_profiles,
+  vault_enabled: a.vault_enabled,
+  rate_limit: a.rate_limit,
+  created_at: a.created_at,
+  updated_at: a.updated_at
+})
+
+const describe = (a: Account.Account): string => {
+  const live = a.secret_keys.filter((k) => k.revoked_at === null).map((k) => k.hint)
+  const revoked = a.secret_keys.length - live.length
+  return Table.fields([
+    ["id", a.id],
+    ["name", a.name],
+    ["mode", a.mode],
+    ["status", a.status],
+    ["publishable key", a.publishable_key],
+    ["secret key", [...live, ...(revoked > 0 ? [`${revoked} revoked`] : [])].join(", ")],
+    ["ip allowlist", a.ip_allowlist.length === 0 ? "unrestricted" : a.ip_allowlist.join(", ")],
+    [
+      "profiles",
+      a.processing_profiles.length === 0
+        ? "none"
+        : a.processing_profiles.map((p) => `${p.code}${p.name === null ? "" : ` "${p.name}"`} (${p.status})`).join(", ")
+    ],
+    ["vault", a.vault_enabled ? "enabled" : "disabled"],
+    ["rate limit", a.rate_limit === null ? "default" : `${a.rate_limit.per_second}/s, burst ${a.rate_limit.burst}`],
+    ["created", a.created_at],
+    ["updated", a.updated_at]
+  ])
+}
+
+/** What a command changing one account prints: a summary line, then the account as it is now. */
+const changed = <I>(headline: (account: Account.Account, input: I) => string) =>
+(input: I): Output.Presentation<Account.Account> => ({
+  json: view,
+  text: (a) => `${headline(a, input)}\n\n${describe(a)}`
+})
+
+const created: Output.Presentation<CreatedAccount> = {
+  // Built key by key: the contract fixes exactly these keys in this order.
+  json: (c) => ({
+    account_id: c.account_id,
+    mode: c.mode,
+    secret_key: c.secret_key,
+    publishable_key: c.publishable_key,
+    signing_secret: c.signing_secret
+  }),
+  text: (c) =>
+    [
+      `Created ${c.mode}-mode account ${c.account_id}.`,
+      "",
+      Table.fields([
+        ["account id", c.account_id],
+        ["mode", c.mode],
+        ["secret key", c.secret_key],
+        ["publishable key", c.publishable_key],
+        ["signing secret", c.signing_secret]
+      ]),
+      "",
+      "Store the secret key and the signing secret now: they are shown only this once",
+      "(Tender keeps only a hash of the secret key; `tender accounts keys roll` issues a new one)."
+    ].join("\n")
+}
+
+const create = accountsCommand(
+  "create",
+  {
+    name: Flag.String("name").pipe(Flag.withDescription("Merchant name (1–200 characters)")),
+    mode: Flag.Literals("mode", Account.AccountMode.literals).pipe(
+      Flag.withDescription("test (sandbox provider, sk_test_ keys) or live"),
+      Flag.withDefault("test")
+    )
+  },
+  (accounts, input) => accounts.create(input),
+  () => created
+).pipe(Command.withDescription("Create an account and print its keys (the secret key is shown once)"))
+
+const list = accountsCommand("list", {}, (accounts) => accounts.list(), () => ({
+  json: (all) => ({ data: all.map(view) }),
+  text: (all) =>
+    all.length === 0
+      ? "No accounts."
+      : Table.table(
+        ["ID", "NAME", "MODE", "STATUS", "CREATED"],
+        all.map((a) => [a.id, a.name, a.mode, a.status, a.created_at])
+      )
+})).pipe(Command.withDescription("List accounts"))
+
+const get = accountsCommand("get", { id: accountId }, (accounts, { id }) => accounts.get(id), () => ({
+  json: view,
+  text: describe
+})).pipe(Command.withDescription("Show one account (never its key hashes or signing secret)"))
+
+const suspend = accountsCommand(
+  "suspend",
+  { id: accountId },
+  (accounts, { id }) => accounts.suspend(id),
+  changed((a) => `Suspended ${a.id}.`)
+).pipe(Command.withDescription("Suspend an account"))
+
+const activate = accountsCommand(
+  "activate",
+  { id: accountId },
+  (accounts, { id }) => accounts.activate(id),
+  changed((a) => `Activated ${a.id}.`)
+).pipe(Command.withDescription("Activate a suspended account"))
+
+const allowlist = accountsCommand(
+  "allowlist",
+  {
+    id: accountId,
+    cidrs: Argument.String("cidr").pipe(
+      Argument.withDescription("IPv4 or IPv6 CIDR; the list replaces the current one, 0.0.0.0/0 ::/0 lifts it"),
+      Argument.atLeast(1)
+    )
+  },
+  (accounts, { cidrs, id }) => accounts.setAllowlist(id, cidrs),
+  changed((a) =>
+    a.ip_allowlist.length === 0
+      ? `${a.id} accepts API calls from any address.`
+      : `${a.id} accepts API calls only from ${a.ip_allowlist.join(", ")}.`
+  )
+).pipe(Command.withDescription("Replace the IP allowlist of an account"))
+
+const profiles = Command.make("profiles").pipe(
+  Command.withDescription("Manage the processing profiles of an account"),
+  Command.withSubcommands([
+    accountsCommand(
+      "add",
+      {
+        id: accountId,
+        code: Flag.String("code").pipe(Flag.withDescription("Profile code: lowercase letters, digits, '_' or '-'")),
+        name: Flag.String("name").pipe(Flag.withDescription("Display name"), Flag.optional)
+      },
+      (accounts, { code, id, name }) => accounts.addProfile(id, code, Option.getOrNull(name)),
+      changed((a, { code }) => `Added processing profile ${code} to ${a.id}.`)
+    ).pipe(Command.withDescription("Add a processing profile")),
+    accountsCommand(
+      "disable",
+      { id: accountId, code: Argument.String("code").pipe(Argument.withDescription("Profile code")) },
+      (accounts, { code, id }) => accounts.disableProfile(id, code),
+      changed((a, { code }) => `Disabled processing profile ${code} on ${a.id}.`)
+    ).pipe(Command.withDescription("Disable a processing profile"))
+  ])
+)
+
+const vault = Command.make("vault").pipe(
+  Command.withDescription("Manage the card vault of an account"),
+  Command.withSubcommands([
+    accountsCommand(
+      "enable",
+      { id: accountId },
+      (accounts, { id }) => accounts.enableVault(id),
+      changed((a) => `Enabled the card vault on ${a.id}.`)
+    ).pipe(Command.withDescription("Enable the card vault"))
+  ])
+)
+
+const keys = Command.make("keys").pipe(
+  Command.withDescription("Manage the secret keys of an account"),
+  Command.withSubcommands([
+    accountsCommand("roll", { id: accountId }, (accounts, { id }) => accounts.rollKeys(id), () => ({
+      json: (r) => ({ account_id: r.account.id, secret_key: r.secret_key }),
+      text: (r) =>
+        [
+          `Rolled the secret key of ${r.account.id}: every earlier secret key is revoked.`,
+          "",
+          `New secret key: ${r.secret_key}`,
+          "",
+          "Store it now: it is shown only this once."
+        ].join("\n")
+    })).pipe(Command.withDescription("Revoke every secret key and issue a new one (shown once)"))
+  ])
+)
+
+const rateLimit = accountsCommand(
+  "rate-limit",
+  {
+    id: accountId,
+    perSecond: Flag.Int("per-second").pipe(Flag.withDescription("Sustained requests per second")),
+    burst: Flag.Int("burst").pipe(Flag.withDescription("Bucket size; at least --per-second"))
+  },
+  (accounts, { burst, id, perSecond }) => accounts.setRateLimit(id, perSecond, burst),
+  changed((a) => `${a.id} is limited to ${a.rate_limit?.per_second}/s, burst ${a.rate_limit?.burst}.`)
+).pipe(Command.withDescription("Set the API rate limit of an account (token bucket)"))
+
+export const accounts = Command.make("accounts").pipe(
+  Command.withDescription("Create and manage merchant accounts"),
+  Command.withSubcommands([create, list, get, suspend, activate, allowlist, profiles, vault, keys, rateLimit])
+)

@@ -1,0 +1,44 @@
+/**
+ * `tender serve`: the merchant API, hosted pages and workers over the configured storage, until
+ * SIGINT or SIGTERM. Interruption closes the layer's scope, which stops the server and, when this
+ * process started it, the embedded PostgreSQL.
+ */
+import { Errors } from "@tender/domain"
+import * as Server from "@tender/http/Server"
+import { Config, Effect, Layer, Option } from "effect"
+import { Command, Flag } from "effect/cli"
+import { command } from "../Cli.ts"
+import * as Services from "../Services.ts"
+
+/**
+ * The default token bucket of accounts without their own (contract.md). Both variables or neither:
+ * unset, the server's own default applies, and one alone would silently be half ignored.
+ */
+const defaultRateLimit = Effect.gen(function*() {
+  const perSecond = yield* Config.option(Config.Int("TENDER_RATE_LIMIT_PER_SECOND"))
+  const burst = yield* Config.option(Config.Int("TENDER_RATE_LIMIT_BURST"))
+  if (Option.isSome(perSecond) && Option.isSome(burst)) return { perSecond: perSecond.value, burst: burst.value }
+  if (Option.isNone(perSecond) && Option.isNone(burst)) return undefined
+  return yield* new Errors.ValidationFailed({
+    message: "Set both TENDER_RATE_LIMIT_PER_SECOND and TENDER_RATE_LIMIT_BURST, or neither"
+  })
+})
+
+export const serve = command(
+  "serve",
+  {
+    port: Flag.Int("port").pipe(
+      Flag.withDescription("Port to listen on (env PORT, default 8080)"),
+      Flag.withFallbackConfig(Config.Port("PORT")),
+      Flag.withDefault(8080),
+      Flag.filter((port) => port >= 0 && port <= 65535, () => "a port number from 0 to 65535")
+    ),
+    host: Flag.String("host").pipe(
+      Flag.withDescription("Address to bind (default 127.0.0.1; 0.0.0.0 to accept remote clients)"),
+      Flag.withDefault("127.0.0.1")
+    )
+  },
+  ({ host, port }, { config }) =>
+    Effect.flatMap(defaultRateLimit, (rateLimit) =>
+      Layer.launch(Server.layer({ port, host, rateLimit }).pipe(Layer.provide(Services.layer(config)))))
+).pipe(Command.withDescription("Run the merchant API, hosted pages and workers until SIGINT/SIGTERM"))

@@ -1,0 +1,20 @@
+/**
+ * `tender`: the operator CLI. Assembles the command tree and runs it on Node; each command composes
+ * its own layers (see Services.ts), so a command that needs no storage starts none.
+ */
+import { NodeRuntime, NodeServices } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import { Command } from "effect/cli"
+import { tender } from "./Cli.ts"
+import { accounts } from "./commands/Accounts.ts"
+import { migrate } from "./commands/Migrate.ts"
+import { serve } from "./commands/Serve.ts"
+import * as Output from "./Output.ts"
+import packageJson from "../package.json" with { type: "json" }
+
+tender.pipe(
+  Command.withSubcommands([serve, migrate, accounts]),
+  Command.run({ version: packageJson.version }),
+  Effect.provide(Output.presenterLayer.pipe(Layer.provideMerge(NodeServices.layer))),
+  NodeRuntime.runMain
+)
