@@ -5,11 +5,13 @@
 import { HttpApi, OpenApi } from "effect/http-api"
 import { PaymentMethodsApi } from "./api/PaymentMethodsApi.ts"
 import { TestHelpersApi } from "./api/TestHelpersApi.ts"
+import { VaultApi } from "./api/VaultApi.ts"
 import { ApiKeyAuth, RequestValidation } from "./Middleware.ts"
 
 export class Api extends HttpApi.make("tender")
   .add(PaymentMethodsApi)
   .add(TestHelpersApi)
+  .add(VaultApi)
   .middleware(RequestValidation)
   .middleware(ApiKeyAuth)
   // Report every offending field at once (errors[]), not only the first.

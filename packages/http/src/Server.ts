@@ -11,6 +11,7 @@ import { Api } from "./Api.ts"
 import * as Gateway from "./Gateway.ts"
 import { PaymentMethodsHandlers } from "./handlers/PaymentMethodsHandlers.ts"
 import { TestHelpersHandlers } from "./handlers/TestHelpersHandlers.ts"
+import { VaultHandlers } from "./handlers/VaultHandlers.ts"
 import { ApiKeyAuthLive, RequestValidationLive } from "./Middleware.ts"
 import * as Routes from "./Routes.ts"
 
@@ -27,7 +28,7 @@ export const OPENAPI_PATH = "/v1/openapi.json"
 export const DOCS_PATH = "/docs"
 
 const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: OPENAPI_PATH }).pipe(
-  Layer.provide([PaymentMethodsHandlers, TestHelpersHandlers]),
+  Layer.provide([PaymentMethodsHandlers, TestHelpersHandlers, VaultHandlers]),
   Layer.provide([ApiKeyAuthLive, RequestValidationLive])
 )
 

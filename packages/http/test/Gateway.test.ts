@@ -243,6 +243,21 @@ it("internal_error (500): a defect becomes the signed envelope and reveals nothi
   expectSignedBy(reply, merchant.signing_secret, "/v1/boom")
 })
 
+describe("vault access tokens", () => {
+  it("vault_not_enabled (403) until the operator enables the vault; then a 5-minute token", async () => {
+    const acct = await create("vaulted")
+    expectError(await send(server, acct, "POST", "/v1/vault/access_tokens", { body: "{}" }), 403, "vault_not_enabled")
+    await Effect.runPromise(server.accounts.enableVault(acct.account_id))
+    const before = Date.now()
+    const reply = await send(server, acct, "POST", "/v1/vault/access_tokens", { body: "{}" })
+    expect(reply.status).toBe(201)
+    expect(reply.json.token).toMatch(/^vat_/)
+    const ttl = Date.parse(reply.json.expires_at) - before
+    expect(ttl).toBeGreaterThan(299_000)
+    expect(ttl).toBeLessThanOrEqual(301_000)
+  })
+})
+
 describe("test helpers", () => {
   it("forbidden (403) for a live-mode account", async () => {
     const live = await create("live merchant", "live")

@@ -11,7 +11,7 @@ import { Effect, Layer } from "effect"
 const mac = (account: Account, expiresAt: string, nonce: string) =>
   createHmac("sha256", account.signing_secret).update(`vault-access:${account.id}:${expiresAt}:${nonce}`).digest("hex")
 
-const FORM = /^vat_(\d{13,15})_([0-9a-f]{32})_([0-9a-f]{64})$/
+const FORM = /^vat_(\d{1,15})_([0-9a-f]{32})_([0-9a-f]{64})$/
 
 export const layer = Layer.succeed(
   AccessTokenSigner,

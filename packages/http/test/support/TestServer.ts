@@ -2,8 +2,9 @@
  * Starts the real server on a loopback port over the in-memory adapters, and signs requests the way
  * a merchant would. Used by every HTTP test.
  */
-import { Accounts, CardTokens } from "@tender/domain"
+import { Accounts, CardTokens, VaultAccess } from "@tender/domain"
 import { Infrastructure } from "@tender/adapters"
+import * as AccessTokenSignerHmac from "@tender/adapters/crypto/AccessTokenSignerHmac"
 import { signatureHeader } from "@tender/adapters/Signature"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { createServer } from "node:http"
@@ -23,7 +24,9 @@ export const startTestServer = async (
   extraRoutes: Layer.Layer<never, never, HttpRouter.HttpRouter> = Layer.empty
 ): Promise<TestServer> => {
   const infrastructure = Infrastructure.layer({ storage: "memory", dataDir: ".tender-test" })
-  const domain = Layer.mergeAll(Accounts.layer, CardTokens.layer).pipe(Layer.provideMerge(infrastructure))
+  const domain = Layer.mergeAll(Accounts.layer, CardTokens.layer, VaultAccess.layer).pipe(
+    Layer.provideMerge(Layer.merge(infrastructure, AccessTokenSignerHmac.layer))
+  )
   const layer = HttpRouter.serve(Layer.merge(Server.app(options), extraRoutes), { disableLogger: true, disableListenLog: true }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(domain)

@@ -1,0 +1,9 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+
+export class VaultApi extends HttpApiGroup.make("vault").add(
+  HttpApiEndpoint.post("createAccessToken", "/v1/vault/access_tokens", {
+    payload: Schema.Struct({}),
+    success: Schema.Struct({ token: Schema.String, expires_at: Schema.String }).pipe(HttpApiSchema.status(201))
+  }).annotate(OpenApi.Description, "A 5-minute token for the Vault API; requires the vault enabled on the account (else 403 vault_not_enabled).")
+) {}
