@@ -1,13 +1,16 @@
 /**
  * The use cases over the driven adapters, composed once for every command: `serve` hands them to
  * the HTTP server, the operator commands call them directly, so both act through the same code on
- * the same database.
+ * the same database. A use case the server needs and this list lacks fails `tsc` in Serve.ts.
  */
-import * as Infrastructure from "@tender/adapters/Infrastructure"
+import * as AccessTokenSignerHmac from "@tender/adapters/crypto/AccessTokenSignerHmac"
 import type { TenderConfig } from "@tender/adapters/Config"
-import { Accounts, CardTokens } from "@tender/domain"
+import * as Infrastructure from "@tender/adapters/Infrastructure"
+import { Accounts, CardTokens, VaultAccess } from "@tender/domain"
 import { Layer } from "effect"
 
 /** The use cases, plus the ports they sit on (the HTTP server also needs some ports directly). */
 export const layer = (config: TenderConfig) =>
-  Layer.mergeAll(Accounts.layer, CardTokens.layer).pipe(Layer.provideMerge(Infrastructure.layer(config)))
+  Layer.mergeAll(Accounts.layer, CardTokens.layer, VaultAccess.layer).pipe(
+    Layer.provideMerge(Layer.merge(Infrastructure.layer(config), AccessTokenSignerHmac.layer))
+  )
