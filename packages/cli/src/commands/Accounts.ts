@@ -219,7 +219,7 @@ const rateLimit = accountsCommand(
     burst: Flag.Int("burst").pipe(Flag.withDescription("Bucket size; at least --per-second"))
   },
   (accounts, { burst, id, perSecond }) => accounts.setRateLimit(id, perSecond, burst),
-  changed((a) => `${a.id} is limited to ${a.rate_limit?.per_second}/s, burst ${a.rate_limit?.burst}.`)
+  changed((a, { burst, perSecond }) => `${a.id} is limited to ${perSecond}/s, burst ${burst}.`)
 ).pipe(Command.withDescription("Set the API rate limit of an account (token bucket)"))
 
 export const accounts = Command.make("accounts").pipe(
