@@ -63,10 +63,12 @@ export const memoryStorage: Layer.Layer<StoragePorts, never, Ids> = Layer.mergeA
 export const postgresStorage = (
   config: TenderConfig
 ): Layer.Layer<StoragePorts | SqlClient.SqlClient, InfrastructureError, Ids> =>
-  Layer.mergeAll(AccountRepoPg.layer, UnitOfWorkPg.layer, CardVaultPg.layer, CvcStoreMemory.layer).pipe(
-    Layer.provide(CardCipher.layer(VaultKey.resolve(config))),
-    Layer.provideMerge(PgDatabase.layer(config))
-  )
+  // The key first: a missing or malformed key is a configuration error, reported before connecting.
+  Layer.unwrap(Effect.map(VaultKey.resolve(config), (key) =>
+    Layer.mergeAll(AccountRepoPg.layer, UnitOfWorkPg.layer, CardVaultPg.layer, CvcStoreMemory.layer).pipe(
+      Layer.provide(CardCipher.layer(Effect.succeed(key))),
+      Layer.provideMerge(PgDatabase.layer(config))
+    )))
 
 /** Locks and rate limits: Redis when `REDIS_URL` is set, so several processes share them. */
 export const coordination = (config: TenderConfig): Layer.Layer<Locks | RateLimiter, InfrastructureError> =>

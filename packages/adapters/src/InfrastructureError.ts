@@ -10,17 +10,21 @@ export class InfrastructureError extends Data.TaggedError("InfrastructureError")
   readonly cause?: unknown
 }> {}
 
-/** The useful line of an unknown failure, for the human half of an `InfrastructureError`. */
+/**
+ * The useful line of an unknown failure, for the human half of an `InfrastructureError`. Driver
+ * errors come wrapped (SqlError → reason → the server's error): the chain's distinct messages are
+ * joined, outermost first.
+ */
 export const describe = (cause: unknown): string => {
-  if (typeof cause === "object" && cause !== null) {
-    const { message, cause: inner } = cause as { message?: unknown; cause?: unknown }
-    const own = typeof message === "string" && message.length > 0 ? message : undefined
-    // SqlError and friends wrap the driver's error; its message is the informative one.
-    const deeper = inner !== undefined && inner !== cause ? describe(inner) : undefined
-    if (own !== undefined && deeper !== undefined && deeper !== own && !own.includes(deeper)) return `${own}: ${deeper}`
-    return own ?? deeper ?? String(cause)
+  const messages: Array<string> = []
+  for (let current = cause, depth = 0; current !== undefined && current !== null && depth < 8; depth++) {
+    const message = typeof current === "object" ? (current as { message?: unknown }).message : String(current)
+    if (typeof message === "string" && message.length > 0 && !messages.some((m) => m.includes(message))) {
+      messages.push(message)
+    }
+    current = typeof current === "object" ? (current as { cause?: unknown }).cause : undefined
   }
-  return String(cause)
+  return messages.length > 0 ? messages.join(": ") : String(cause)
 }
 
 export const infrastructureError = (what: string) => (cause: unknown) =>
