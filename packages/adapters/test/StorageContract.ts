@@ -228,6 +228,17 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       expect(yield* repo.findById(account.id)).toEqual(Option.none())
     }))
 
+  it.effect("a nested unit of work has no rollback of its own: a caught inner failure keeps its writes", () =>
+    Effect.gen(function*() {
+      const repo = yield* AccountRepo
+      const uow = yield* UnitOfWork
+      const { account } = yield* newAccount()
+      yield* uow.transaction(
+        Effect.ignore(uow.transaction(Effect.andThen(repo.insert(account), Effect.fail(new Boom()))))
+      )
+      expect(Option.map(yield* repo.findById(account.id), (a) => a.id)).toEqual(Option.some(account.id))
+    }))
+
   it.effect("a failed unit of work does not discard a write made beside it", () =>
     Effect.gen(function*() {
       const repo = yield* AccountRepo
