@@ -1,0 +1,144 @@
+/**
+ * The embedded PostgreSQL's lifecycle across layer builds and processes: one server per data
+ * directory, stopped by its owner only, recovered after a crash, never re-initialised.
+ */
+import { spawn } from "node:child_process"
+import * as fs from "node:fs/promises"
+import * as path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Exit, Layer, Option, Scope } from "effect"
+import { SqlClient } from "effect/sql"
+import * as PgDatabase from "../src/storage/postgres/PgDatabase.ts"
+import * as Embedded from "../src/storage/postgres/Embedded.ts"
+import { configFor, tempDir } from "./PgTestDatabase.ts"
+
+const embeddedConfig = (dataDir: string) => configFor(dataDir, undefined)
+
+/** Builds the connected layer in its own scope and memo map, as a separate process would. */
+const connectIn = (scope: Scope.Scope, dataDir: string) =>
+  Layer.buildWithMemoMap(PgDatabase.client(embeddedConfig(dataDir)), Layer.makeMemoMapUnsafe(), scope).pipe(
+    Effect.map((context) => <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provide(effect, context))
+  )
+
+const serverIdentity = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql<{ port: number; started: Date }>`SELECT inet_server_port() AS port, pg_postmaster_start_time() AS started`
+).pipe(Effect.map(([row]) => ({ port: Number(row.port), started: row.started.getTime() })))
+
+const readInfo = (dataDir: string) =>
+  Effect.promise(async () => JSON.parse(await fs.readFile(path.join(dataDir, "pg.json"), "utf8")) as {
+    port: number
+    pid: number
+  })
+
+const isRunning = (dataDir: string) => Effect.map(Embedded.status(dataDir), (s) => s.running)
+
+describe("embedded PostgreSQL", () => {
+  it.live("two independent layer builds share one server; only the one that started it stops it", () =>
+    Effect.gen(function*() {
+      const dataDir = yield* tempDir()
+      const first = yield* Scope.make()
+      const second = yield* Scope.make()
+
+      const viaFirst = yield* connectIn(first, dataDir)
+      const info = yield* readInfo(dataDir)
+      expect(info.pid).toBe(process.pid)
+      const viaSecond = yield* connectIn(second, dataDir)
+      expect(yield* readInfo(dataDir)).toEqual(info)
+
+      const a = yield* viaFirst(serverIdentity)
+      const b = yield* viaSecond(serverIdentity)
+      expect(a).toEqual(b)
+      expect(a.port).toBe(info.port)
+
+      // The joiner leaving does not stop the server under the owner.
+      yield* Scope.close(second, Exit.void)
+      expect(yield* viaFirst(serverIdentity)).toEqual(a)
+      expect(yield* isRunning(dataDir)).toBe(true)
+
+      yield* Scope.close(first, Exit.void)
+      expect(yield* isRunning(dataDir)).toBe(false)
+    }), 60_000)
+
+  it.live("a second start in the same data directory joins and does not own the server", () =>
+    Effect.gen(function*() {
+      const dataDir = yield* tempDir()
+      const owner = yield* Embedded.start(dataDir)
+      const joiner = yield* Effect.scoped(Embedded.start(dataDir))
+      expect(owner.owned).toBe(true)
+      expect(joiner.owned).toBe(false)
+      expect(joiner.port).toBe(owner.port)
+      expect(joiner.password).toBe(owner.password)
+      expect(yield* isRunning(dataDir)).toBe(true)
+    }), 60_000)
+
+  it.live("data survives a restart: the cluster is initialised once", () =>
+    Effect.gen(function*() {
+      const dataDir = yield* tempDir()
+      const run = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
+        Effect.scoped(Effect.flatMap(Effect.scope, (scope) => Effect.flatMap(connectIn(scope, dataDir), (via) => via(effect))))
+      const version = path.join(dataDir, "pg", "PG_VERSION")
+
+      yield* run(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        Effect.andThen(sql`CREATE TABLE kept (v text)`, sql`INSERT INTO kept VALUES ('x')`)))
+      const initialised = (yield* Effect.promise(() => fs.stat(version))).mtimeMs
+      expect(yield* isRunning(dataDir)).toBe(false)
+
+      const rows = yield* run(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ v: string }>`SELECT v FROM kept`))
+      expect(rows).toEqual([{ v: "x" }])
+      expect((yield* Effect.promise(() => fs.stat(version))).mtimeMs).toBe(initialised)
+    }), 60_000)
+
+  it.live("an owner killed with SIGKILL leaves a server that the next process adopts and stops", () =>
+    Effect.gen(function*() {
+      const dataDir = yield* tempDir()
+      const child = spawn(process.execPath, [path.join(import.meta.dirname, "fixtures", "hold-embedded.ts"), dataDir], {
+        stdio: ["ignore", "pipe", "inherit"]
+      })
+      const started = yield* Effect.promise(() =>
+        new Promise<{ port: number; owned: boolean }>((resolve, reject) => {
+          child.stdout.once("data", (chunk: Buffer) => resolve(JSON.parse(chunk.toString("utf8"))))
+          child.once("exit", (code) => reject(new Error(`fixture exited early (${code})`)))
+        })
+      )
+      expect(started.owned).toBe(true)
+      yield* Effect.promise(() =>
+        new Promise<void>((resolve) => {
+          child.once("exit", () => resolve())
+          child.kill("SIGKILL")
+        })
+      )
+      // The crashed owner could not stop it.
+      expect(yield* isRunning(dataDir)).toBe(true)
+      expect((yield* readInfo(dataDir)).pid).toBe(child.pid)
+
+      const adopted = yield* Effect.scoped(Effect.gen(function*() {
+        const server = yield* Embedded.start(dataDir)
+        expect((yield* readInfo(dataDir)).pid).toBe(process.pid)
+        return server
+      }))
+      expect(adopted.owned).toBe(true)
+      expect(adopted.port).toBe(started.port)
+      expect(yield* isRunning(dataDir)).toBe(false)
+    }), 60_000)
+
+  it.live("a stale postmaster.pid and pg.json from a crashed run do not prevent a start", () =>
+    Effect.gen(function*() {
+      const dataDir = yield* tempDir()
+      const first = yield* Effect.scoped(Embedded.start(dataDir))
+      expect(yield* isRunning(dataDir)).toBe(false)
+      // What a machine crash leaves: a lock file naming a dead postmaster, an owner that is gone.
+      yield* Effect.promise(async () => {
+        const pidFile = path.join(dataDir, "pg", "postmaster.pid")
+        await fs.writeFile(pidFile, `999999\n${path.join(dataDir, "pg")}\n0\n${first.port}\n\n127.0.0.1\n0 0\nready\n`)
+        const info = JSON.parse(await fs.readFile(path.join(dataDir, "pg.json"), "utf8"))
+        await fs.writeFile(path.join(dataDir, "pg.json"), JSON.stringify({ ...info, pid: 999999 }))
+      })
+      const second = yield* Effect.scoped(Effect.gen(function*() {
+        const server = yield* Embedded.start(dataDir)
+        expect(yield* isRunning(dataDir)).toBe(true)
+        return server
+      }))
+      expect(second.owned).toBe(true)
+      expect(Option.isSome((yield* Embedded.status(dataDir)).info)).toBe(true)
+    }), 60_000)
+})
