@@ -6,11 +6,11 @@
 import * as AccessTokenSignerHmac from "@tender/adapters/crypto/AccessTokenSignerHmac"
 import type { TenderConfig } from "@tender/adapters/Config"
 import * as Infrastructure from "@tender/adapters/Infrastructure"
-import { Accounts, CardTokens, VaultAccess } from "@tender/domain"
+import { UseCases } from "@tender/domain"
 import { Layer } from "effect"
 
 /** The use cases, plus the ports they sit on (the HTTP server also needs some ports directly). */
 export const layer = (config: TenderConfig) =>
-  Layer.mergeAll(Accounts.layer, CardTokens.layer, VaultAccess.layer).pipe(
+  UseCases.layer.pipe(
     Layer.provideMerge(Layer.merge(Infrastructure.layer(config), AccessTokenSignerHmac.layer))
   )

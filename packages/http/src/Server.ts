@@ -24,6 +24,8 @@ export interface ServerOptions {
   readonly maxBodyBytes?: number | undefined
 }
 
+export const DEFAULT_RATE_LIMIT = { perSecond: 100, burst: 200 } as const
+
 export const OPENAPI_PATH = "/v1/openapi.json"
 export const DOCS_PATH = "/docs"
 
@@ -46,7 +48,7 @@ export const app = (options: Omit<ServerOptions, "port" | "host">) =>
     DocsRoute,
     Gateway.layer({
       maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
-      defaultRateLimit: options.rateLimit ?? { perSecond: 100, burst: 200 },
+      defaultRateLimit: options.rateLimit ?? DEFAULT_RATE_LIMIT,
       routes: routeTable
     })
   )

@@ -5,23 +5,21 @@
  */
 import { Errors } from "@tender/domain"
 import * as Server from "@tender/http/Server"
-import { Config, Effect, Layer, Option } from "effect"
+import { Config, Effect, Layer } from "effect"
 import { Command, Flag } from "effect/cli"
 import { command } from "../Cli.ts"
 import * as Services from "../Services.ts"
 
-/**
- * The default token bucket of accounts without their own (contract.md). Both variables or neither:
- * unset, the server's own default applies, and one alone would silently be half ignored.
- */
+/** The default token bucket of accounts without their own (contract.md); each variable on its own. */
 const defaultRateLimit = Effect.gen(function*() {
-  const perSecond = yield* Config.option(Config.Int("TENDER_RATE_LIMIT_PER_SECOND"))
-  const burst = yield* Config.option(Config.Int("TENDER_RATE_LIMIT_BURST"))
-  if (Option.isSome(perSecond) && Option.isSome(burst)) return { perSecond: perSecond.value, burst: burst.value }
-  if (Option.isNone(perSecond) && Option.isNone(burst)) return undefined
-  return yield* new Errors.ValidationFailed({
-    message: "Set both TENDER_RATE_LIMIT_PER_SECOND and TENDER_RATE_LIMIT_BURST, or neither"
-  })
+  const perSecond = yield* Config.Int("TENDER_RATE_LIMIT_PER_SECOND").pipe(Config.withDefault(Server.DEFAULT_RATE_LIMIT.perSecond))
+  const burst = yield* Config.Int("TENDER_RATE_LIMIT_BURST").pipe(Config.withDefault(Math.max(Server.DEFAULT_RATE_LIMIT.burst, perSecond)))
+  if (perSecond < 1 || burst < perSecond) {
+    return yield* new Errors.ValidationFailed({
+      message: "TENDER_RATE_LIMIT_PER_SECOND must be positive and TENDER_RATE_LIMIT_BURST at least as large"
+    })
+  }
+  return { perSecond, burst }
 })
 
 export const serve = command(

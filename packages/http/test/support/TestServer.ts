@@ -2,7 +2,7 @@
  * Starts the real server on a loopback port over the in-memory adapters, and signs requests the way
  * a merchant would. Used by every HTTP test.
  */
-import { Accounts, CardTokens, VaultAccess } from "@tender/domain"
+import { Accounts, UseCases } from "@tender/domain"
 import { Infrastructure } from "@tender/adapters"
 import * as AccessTokenSignerHmac from "@tender/adapters/crypto/AccessTokenSignerHmac"
 import { signatureHeader } from "@tender/adapters/Signature"
@@ -24,7 +24,7 @@ export const startTestServer = async (
   extraRoutes: Layer.Layer<never, never, HttpRouter.HttpRouter> = Layer.empty
 ): Promise<TestServer> => {
   const infrastructure = Infrastructure.layer({ storage: "memory", dataDir: ".tender-test" })
-  const domain = Layer.mergeAll(Accounts.layer, CardTokens.layer, VaultAccess.layer).pipe(
+  const domain = UseCases.layer.pipe(
     Layer.provideMerge(Layer.merge(infrastructure, AccessTokenSignerHmac.layer))
   )
   const layer = HttpRouter.serve(Layer.merge(Server.app(options), extraRoutes), { disableLogger: true, disableListenLog: true }).pipe(

@@ -1,0 +1,10 @@
+/**
+ * Every use case, over the ports. The edges (server, CLI, tests, embedding) provide the ports once and
+ * get them all, so no edge keeps its own list.
+ */
+import { Layer } from "effect"
+import { Accounts } from "./Accounts.ts"
+import { CardTokens } from "./CardTokens.ts"
+import { VaultAccess } from "./VaultAccess.ts"
+
+export const layer = Layer.mergeAll(Accounts.layer, CardTokens.layer, VaultAccess.layer)
