@@ -1,0 +1,154 @@
+/**
+ * Orders and transactions: the records every payment flow writes. An order is the net result of a
+ * payment across its attempts; a transaction is one attempt at the provider (payment,
+ * authorization, capture, void). Amounts are integer minor units.
+ */
+import { Schema } from "effect"
+import { ORDER_STATUSES } from "./OrderStatus.ts"
+import { TRANSACTION_STATUSES } from "./TransactionStatus.ts"
+
+export const CaptureMethod = Schema.Literals(["automatic", "manual"])
+export type CaptureMethod = typeof CaptureMethod.Type
+export const OrderSubtype = Schema.Literals(["direct_payment", "checkout"])
+export type OrderSubtype = typeof OrderSubtype.Type
+export const TransactionKind = Schema.Literals(["payment", "authorization", "capture", "void"])
+export type TransactionKind = typeof TransactionKind.Type
+
+/** The spec's payment instrument; fields with no value are omitted. Only `card` is made by payments. */
+export const PaymentInstrument = Schema.Struct({
+  id: Schema.optional(Schema.String),
+  type: Schema.Literals(["bank_account", "wallet", "crypto_wallet", "real_time_payment", "card"]),
+  country_code: Schema.optional(Schema.String),
+  holder_name: Schema.optional(Schema.String),
+  holder_email: Schema.optional(Schema.String),
+  card_brand: Schema.optional(Schema.String),
+  last4_digits: Schema.optional(Schema.String),
+  bin: Schema.optional(Schema.String),
+  card_funding: Schema.optional(Schema.String)
+})
+export type PaymentInstrument = typeof PaymentInstrument.Type
+
+export const DeepLink = Schema.Struct({ label: Schema.String, url: Schema.String, target: Schema.Literals(["app", "web"]) })
+
+export const NextAction = Schema.Struct({
+  type: Schema.Literals(["redirect", "qr", "voucher", "bank_transfer", "collect_cvv", "collect_card"]),
+  redirect_url: Schema.optional(Schema.String),
+  expires_at: Schema.optional(Schema.String),
+  client_secret: Schema.optional(Schema.String),
+  qr: Schema.optional(Schema.Struct({
+    data: Schema.optional(Schema.String),
+    image_url: Schema.optional(Schema.String),
+    redirect_url: Schema.optional(Schema.String),
+    deep_links: Schema.optional(Schema.Array(DeepLink)),
+    address: Schema.optional(Schema.String),
+    amount: Schema.optional(Schema.String)
+  })),
+  voucher: Schema.optional(Schema.Struct({
+    document_url: Schema.String,
+    barcode: Schema.optional(Schema.String),
+    reference: Schema.optional(Schema.String)
+  })),
+  bank_transfer: Schema.optional(Schema.Struct({
+    clabe: Schema.String,
+    bank_name: Schema.String,
+    reference: Schema.String,
+    beneficiary: Schema.String
+  }))
+})
+export type NextAction = typeof NextAction.Type
+
+export const Customer = Schema.Struct({
+  email: Schema.optional(Schema.String),
+  name: Schema.optional(Schema.String)
+})
+export type Customer = typeof Customer.Type
+
+export const Order = Schema.Struct({
+  id: Schema.String,
+  account_id: Schema.String,
+  livemode: Schema.Boolean,
+  merchant_reference: Schema.String,
+  subtype: OrderSubtype,
+  status: Schema.Literals(ORDER_STATUSES),
+  amount: Schema.Int,
+  currency: Schema.String,
+  country: Schema.String,
+  payment_method: Schema.String,
+  capture_method: CaptureMethod,
+  processing_profile: Schema.NullOr(Schema.String),
+  customer: Schema.NullOr(Customer),
+  success_url: Schema.NullOr(Schema.String),
+  cancel_url: Schema.NullOr(Schema.String),
+  /** The vaulted card the order charges (a token, never a number). */
+  card_token: Schema.NullOr(Schema.String),
+  /** Set once the order succeeded: the instrument of its final transaction (spec). */
+  payment_instrument: Schema.NullOr(PaymentInstrument),
+  /** Crypto under/overpayments: what actually arrived, until the merchant decides. */
+  received_amount: Schema.NullOr(Schema.Int),
+  created_at: Schema.String,
+  updated_at: Schema.String,
+  version: Schema.Int
+})
+export type Order = typeof Order.Type
+
+export const ThreeDsStatus = Schema.Literals(["required", "approved", "denied"])
+
+export const Transaction = Schema.Struct({
+  id: Schema.String,
+  order_id: Schema.String,
+  account_id: Schema.String,
+  livemode: Schema.Boolean,
+  kind: TransactionKind,
+  status: Schema.Literals(TRANSACTION_STATUSES),
+  amount: Schema.Int,
+  currency: Schema.String,
+  payment_method: Schema.String,
+  processing_profile: Schema.NullOr(Schema.String),
+  provider: Schema.String,
+  provider_transaction_id: Schema.NullOr(Schema.String),
+  decline_code: Schema.NullOr(Schema.String),
+  /** On every attempt that ran on a stored instrument, failed ones included (spec). */
+  payment_instrument: Schema.NullOr(PaymentInstrument),
+  /** Captures and voids point at their authorization. */
+  parent_transaction_id: Schema.NullOr(Schema.String),
+  /** Captures: whether this capture closes the authorization. */
+  final: Schema.NullOr(Schema.Boolean),
+  /** Authorizations: whether the provider granted multicapture. */
+  multicapture: Schema.NullOr(Schema.Boolean),
+  next_action: Schema.NullOr(NextAction),
+  three_ds: Schema.NullOr(ThreeDsStatus),
+  expires_at: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  updated_at: Schema.String,
+  version: Schema.Int
+})
+export type Transaction = typeof Transaction.Type
+
+/** A recorded event: the outbox row webhooks deliver from. `data` is the payload at emission time. */
+export const PaymentEvent = Schema.Struct({
+  id: Schema.String,
+  account_id: Schema.String,
+  type: Schema.String,
+  created_at: Schema.String,
+  livemode: Schema.Boolean,
+  processing_profile: Schema.NullOr(Schema.String),
+  order_id: Schema.NullOr(Schema.String),
+  data: Schema.Record(Schema.String, Schema.Unknown)
+})
+export type PaymentEvent = typeof PaymentEvent.Type
+
+/** Search filters (contract.md) shared by orders and transactions; `cursor` is opaque. */
+export interface SearchQuery {
+  readonly status?: ReadonlyArray<string> | undefined
+  readonly created_from?: string | undefined
+  readonly created_to?: string | undefined
+  readonly processing_profile?: string | undefined
+  readonly merchant_reference?: string | undefined
+  readonly limit: number
+  readonly cursor?: { readonly created_at: string; readonly id: string } | undefined
+}
+
+export interface Page<A> {
+  readonly data: ReadonlyArray<A>
+  readonly has_more: boolean
+}

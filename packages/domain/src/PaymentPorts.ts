@@ -1,0 +1,116 @@
+/**
+ * Ports of the payment flows: storage per aggregate (orders, transactions, the event outbox) and
+ * the provider. All storage calls made inside `UnitOfWork.transaction` commit or roll back together.
+ */
+import { Context, type Effect, type Option } from "effect"
+import type { Conflict, DuplicateMerchantReferenceId, ProviderUnavailable } from "./Errors.ts"
+import type { NextAction, Order, Page, PaymentEvent, SearchQuery, Transaction } from "./Payment.ts"
+
+export class OrderRepo extends Context.Service<OrderRepo, {
+  /** Refuses a second direct-payment order with the same reference in the account, even when both arrive at once. */
+  insert(order: Order): Effect.Effect<void, DuplicateMerchantReferenceId>
+  find(accountId: string, id: string): Effect.Effect<Option.Option<Order>>
+  /** Operator access (CLI): any account. */
+  findAny(id: string): Effect.Effect<Option.Option<Order>>
+  findByReference(accountId: string, reference: string): Effect.Effect<Option.Option<Order>>
+  /**
+   * Reads the order and holds it until the enclosing unit of work ends (PostgreSQL: `FOR UPDATE`),
+   * so captures, voids and 3-D Secure completion on one order are serialised across processes.
+   */
+  lock(id: string): Effect.Effect<Option.Option<Order>>
+  /** Writes `next` when the stored version is `next.version - 1`; otherwise `Conflict`. */
+  update(next: Order): Effect.Effect<void, Conflict>
+  search(accountId: string, query: SearchQuery): Effect.Effect<Page<Order>>
+}>()("@tender/domain/OrderRepo") {}
+
+export class TransactionRepo extends Context.Service<TransactionRepo, {
+  insert(transaction: Transaction): Effect.Effect<void>
+  find(accountId: string, id: string): Effect.Effect<Option.Option<Transaction>>
+  findAny(id: string): Effect.Effect<Option.Option<Transaction>>
+  /** Every transaction of an order, oldest first. */
+  listByOrder(orderId: string): Effect.Effect<ReadonlyArray<Transaction>>
+  /** Writes `next` when the stored version is `next.version - 1`; otherwise `Conflict`. */
+  update(next: Transaction): Effect.Effect<void, Conflict>
+  /** `merchant_reference` filters on the order's reference. */
+  search(accountId: string, query: SearchQuery): Effect.Effect<Page<Transaction>>
+  /** Captures accepted by the provider and not settled yet, oldest first, across accounts (the settlement worker). */
+  listSettling(limit: number): Effect.Effect<ReadonlyArray<Transaction>>
+}>()("@tender/domain/TransactionRepo") {}
+
+/** The transactional outbox: events are appended in the same unit of work as the change they report. */
+export class EventRepo extends Context.Service<EventRepo, {
+  append(event: PaymentEvent): Effect.Effect<void>
+  listByOrder(orderId: string): Effect.Effect<ReadonlyArray<PaymentEvent>>
+}>()("@tender/domain/EventRepo") {}
+
+export interface CardDetails {
+  readonly number: string
+  readonly exp_month: number
+  readonly exp_year: number
+  /** Present for customer-present charges; merchant-initiated charges carry none. */
+  readonly cvc: string | undefined
+}
+
+export type AuthorizeResult =
+  | { readonly _tag: "Approved"; readonly provider_transaction_id: string; readonly multicapture: boolean }
+  | { readonly _tag: "Declined"; readonly decline_code: string; readonly provider_transaction_id: string | null }
+  | { readonly _tag: "ChallengeRequired"; readonly provider_transaction_id: string }
+
+export type CaptureResult =
+  | { readonly _tag: "Settled"; readonly provider_transaction_id: string }
+  | { readonly _tag: "Settling"; readonly provider_transaction_id: string }
+  | { readonly _tag: "Refused"; readonly decline_code: string }
+
+export type VoidResult =
+  | { readonly _tag: "Voided"; readonly provider_transaction_id: string }
+  | { readonly _tag: "Refused"; readonly decline_code: string }
+
+export interface LocalPaymentRequest {
+  /** Our transaction id: the provider's idempotency key. */
+  readonly reference: string
+  readonly method: string
+  readonly amount: number
+  readonly currency: string
+  readonly country: string
+  readonly document_id: string | undefined
+  readonly customer_ip: string | undefined
+}
+
+/**
+ * Port: a payment provider. Every call carries our transaction id as its idempotency key, so a
+ * retried call never moves money twice.
+ */
+export class PaymentProvider extends Context.Service<PaymentProvider, {
+  readonly name: string
+  authorizeCard(request: {
+    readonly reference: string
+    readonly card: CardDetails
+    readonly amount: number
+    readonly currency: string
+    /** `true` settles at once (automatic capture); `false` holds (manual capture). */
+    readonly capture: boolean
+    /** The 3-D Secure challenge was passed for this attempt. */
+    readonly authenticated: boolean
+  }): Effect.Effect<AuthorizeResult, ProviderUnavailable>
+  captureCard(request: {
+    readonly reference: string
+    readonly authorization: string
+    readonly amount: number
+    readonly currency: string
+    readonly final: boolean
+    /** Captures that already settled on this authorization (multicapture check). */
+    readonly previousCaptures: number
+  }): Effect.Effect<CaptureResult, ProviderUnavailable>
+  voidCard(request: {
+    readonly reference: string
+    readonly authorization: string
+    readonly amount: number
+  }): Effect.Effect<VoidResult, ProviderUnavailable>
+  /** Whether a `Settling` capture has settled. */
+  settlement(providerTransactionId: string): Effect.Effect<"settled" | "pending", ProviderUnavailable>
+  /** Starts a redirect, QR, voucher or bank-transfer payment: the customer's next action. */
+  startPayment(request: LocalPaymentRequest): Effect.Effect<
+    { readonly provider_transaction_id: string; readonly next_action: NextAction },
+    ProviderUnavailable
+  >
+}>()("@tender/domain/PaymentProvider") {}
