@@ -15,7 +15,7 @@ export class InfrastructureError extends Data.TaggedError("InfrastructureError")
  * errors come wrapped (SqlError → reason → the server's error): the chain's distinct messages are
  * joined, outermost first.
  */
-export const describe = (cause: unknown): string => {
+export const causeMessage = (cause: unknown): string => {
   const messages: Array<string> = []
   for (let current = cause, depth = 0; current !== undefined && current !== null && depth < 8; depth++) {
     const message = typeof current === "object" ? (current as { message?: unknown }).message : String(current)
@@ -28,7 +28,7 @@ export const describe = (cause: unknown): string => {
 }
 
 export const infrastructureError = (what: string) => (cause: unknown) =>
-  new InfrastructureError({ message: `${what}: ${describe(cause)}`, cause })
+  new InfrastructureError({ message: `${what}: ${causeMessage(cause)}`, cause })
 
 /** A connection URL without its password (`postgres://user:***@host/db`): enough to tell which server. */
 export const redactUrl = (url: string): string => {

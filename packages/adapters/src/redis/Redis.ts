@@ -5,7 +5,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { Redis as IORedis } from "ioredis"
-import { describe, InfrastructureError, redactUrl } from "../InfrastructureError.ts"
+import { type InfrastructureError, infrastructureError, redactUrl } from "../InfrastructureError.ts"
 
 export class Redis extends Context.Service<Redis, IORedis>()("@tender/adapters/Redis") {
   static readonly layer = (url: string): Layer.Layer<Redis, InfrastructureError> =>
@@ -25,8 +25,7 @@ export class Redis extends Context.Service<Redis, IORedis>()("@tender/adapters/R
               throw error
             }
           },
-          catch: (cause) =>
-            new InfrastructureError({ message: `could not connect to Redis at ${redactUrl(url)}: ${describe(cause)}`, cause })
+          catch: infrastructureError(`could not connect to Redis at ${redactUrl(url)}`)
         }),
         (client) => Effect.promise(() => client.quit().catch(() => client.disconnect()))
       )

@@ -158,7 +158,12 @@ const prepare = (paths: Paths, runAs: RunAs) =>
     catch: failWith(`could not prepare ${paths.root}`)
   })
 
-/** Held (by pid, in a file) while one process starts or stops the server; a dead holder's lock is broken. */
+/**
+ * Held (by pid, in a file) while one process starts or stops the server; a dead holder's lock is
+ * broken. Two processes breaking the same stale lock at once could both proceed; that needs a crash
+ * mid-start followed by two simultaneous starts, and PostgreSQL's own postmaster.pid still stops a
+ * second server on the same cluster.
+ */
 const startupLock = (paths: Paths) => {
   const tryTake = Effect.tryPromise({
     try: async () => {
@@ -275,7 +280,10 @@ const initialise = (bin: Binaries, paths: Paths, runAs: RunAs) =>
       // Only the first fsync of a brand-new cluster is skipped: the server itself syncs as usual.
       "--no-sync"
     ], runAs).pipe(Effect.ensuring(Effect.promise(() => fs.rm(pwfile, { force: true }))))
-    if (result.code !== 0) return yield* fail(`initdb failed:\n${lastLines(result.output)}`)
+    if (result.code !== 0) {
+      const reach = runAs === undefined ? "" : ` (it runs as the ${USER} user, who must be able to reach ${paths.root})`
+      return yield* fail(`initdb failed${reach}:\n${lastLines(result.output)}`)
+    }
     yield* writeInfo(paths, { port: 0, password, pid: process.pid })
     yield* Effect.tryPromise({
       try: () => fs.rename(scratch, paths.cluster),
