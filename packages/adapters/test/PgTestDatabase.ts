@@ -22,7 +22,7 @@ export const tempDir = (prefix = "tender-test-") =>
     (dir) => Effect.promise(() => fs.rm(dir, { recursive: true, force: true }))
   )
 
-export const configFor = (dataDir: string, databaseUrl = externalUrl): TenderConfig => ({
+export const configFor = (dataDir: string, databaseUrl: string | undefined): TenderConfig => ({
   storage: "postgres",
   dataDir,
   databaseUrl,
@@ -31,7 +31,7 @@ export const configFor = (dataDir: string, databaseUrl = externalUrl): TenderCon
 })
 
 /** The shared test database: tests in it create their own rows with random ids. */
-export const sharedConfig = Effect.map(tempDir(), (dir) => configFor(dir))
+export const sharedConfig = Effect.map(tempDir(), (dir) => configFor(dir, externalUrl))
 
 /**
  * A database nobody has migrated: a new embedded cluster, or a new database on the external server
@@ -39,7 +39,7 @@ export const sharedConfig = Effect.map(tempDir(), (dir) => configFor(dir))
  */
 export const freshConfig = Effect.gen(function*() {
   const dir = yield* tempDir()
-  if (externalUrl === undefined) return configFor(dir)
+  if (externalUrl === undefined) return configFor(dir, undefined)
   const name = `tender_test_${Date.now()}_${Math.floor(Math.random() * 1e6)}`
   const admin = (statement: string) =>
     Effect.scoped(Effect.flatMap(PgClient.makeClient({ url: Redacted.make(externalUrl) }), (sql) => sql.unsafe(statement)))

@@ -91,22 +91,31 @@ describe("embedded PostgreSQL", () => {
   it.live("an owner killed with SIGKILL leaves a server that the next process adopts and stops", () =>
     Effect.gen(function*() {
       const dataDir = yield* tempDir()
-      const child = spawn(process.execPath, [path.join(import.meta.dirname, "fixtures", "hold-embedded.ts"), dataDir], {
-        stdio: ["ignore", "pipe", "inherit"]
-      })
+      // Whatever happens below, leave no process and no server behind.
+      const child = yield* Effect.acquireRelease(
+        Effect.sync(() =>
+          spawn(process.execPath, [path.join(import.meta.dirname, "fixtures", "hold-embedded.ts"), dataDir], {
+            stdio: ["ignore", "pipe", "inherit"]
+          })
+        ),
+        (child) =>
+          Effect.gen(function*() {
+            if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+            if (yield* isRunning(dataDir)) yield* Effect.scoped(Embedded.start(dataDir))
+          }).pipe(Effect.ignore)
+      )
+      const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
       const started = yield* Effect.promise(() =>
-        new Promise<{ port: number; owned: boolean }>((resolve, reject) => {
-          child.stdout.once("data", (chunk: Buffer) => resolve(JSON.parse(chunk.toString("utf8"))))
-          child.once("exit", (code) => reject(new Error(`fixture exited early (${code})`)))
-        })
+        Promise.race([
+          new Promise<{ port: number; owned: boolean }>((resolve) =>
+            child.stdout.once("data", (chunk: Buffer) => resolve(JSON.parse(chunk.toString("utf8"))))
+          ),
+          exited.then(() => Promise.reject(new Error("the fixture exited before starting the server")))
+        ])
       )
       expect(started.owned).toBe(true)
-      yield* Effect.promise(() =>
-        new Promise<void>((resolve) => {
-          child.once("exit", () => resolve())
-          child.kill("SIGKILL")
-        })
-      )
+      child.kill("SIGKILL")
+      yield* Effect.promise(() => exited)
       // The crashed owner could not stop it.
       expect(yield* isRunning(dataDir)).toBe(true)
       expect((yield* readInfo(dataDir)).pid).toBe(child.pid)
