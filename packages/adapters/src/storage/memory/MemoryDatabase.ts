@@ -32,7 +32,6 @@ const EMPTY: ReadonlyMap<unknown, unknown> = new Map()
 class Snapshot implements Writer {
   readonly tables: Map<string, Map<unknown, unknown>>
   readonly copied = new Set<string>()
-  closed = false
 
   constructor(tables: Map<string, Map<unknown, unknown>>) {
     this.tables = tables
@@ -43,7 +42,6 @@ class Snapshot implements Writer {
   }
 
   mutable<K, V>(t: Table<K, V>): Map<K, V> {
-    if (this.closed) throw new Error("MemoryDatabase: write after the transaction ended")
     if (!this.copied.has(t.name)) {
       this.tables.set(t.name, new Map(this.tables.get(t.name)))
       this.copied.add(t.name)
@@ -64,8 +62,14 @@ class Snapshot implements Writer {
   }
 }
 
+interface Transaction {
+  readonly working: Snapshot
+  /** False once it committed or rolled back: a fiber that outlived it must not write through it. */
+  open: boolean
+}
+
 /** The open transaction of each database, by database identity (two memory databases may coexist). */
-const OpenTransactions = Context.Reference<ReadonlyMap<object, Snapshot>>(
+const OpenTransactions = Context.Reference<ReadonlyMap<object, Transaction>>(
   "@tender/adapters/MemoryDatabase/OpenTransactions",
   { defaultValue: () => new Map() }
 )
@@ -87,6 +91,7 @@ export class MemoryDatabase extends Context.Service<MemoryDatabase, {
 
     const openTransaction = Effect.map(OpenTransactions, (open) => open.get(identity))
 
+    /** Runs `f` on a fork and keeps its tables only on success: `target`'s own maps are never edited in place. */
     const applyTo = <A, E>(target: Snapshot, f: (db: Writer) => Result.Result<A, E>): Result.Result<A, E> => {
       const fork = target.fork()
       const result = f(fork)
@@ -95,26 +100,26 @@ export class MemoryDatabase extends Context.Service<MemoryDatabase, {
     }
 
     return MemoryDatabase.of({
-      read: (f) => Effect.map(openTransaction, (tx) => f(tx ?? committed)),
+      read: (f) => Effect.map(openTransaction, (tx) => f(tx?.working ?? committed)),
       write: (f) =>
-        Effect.flatMap(openTransaction, (tx) =>
-          tx !== undefined
-            ? Effect.suspend(() => Effect.fromResult(applyTo(tx, f)))
-            : permit.withPermit(Effect.suspend(() => {
-              const next = committed.fork()
-              const result = applyTo(next, f)
-              if (Result.isSuccess(result)) committed = next
-              return Effect.fromResult(result)
-            }))),
+        Effect.flatMap(openTransaction, (tx) => {
+          if (tx === undefined) {
+            // Outside a transaction, wait for any running one: its commit replaces the snapshot.
+            return permit.withPermit(Effect.suspend(() => Effect.fromResult(applyTo(committed, f))))
+          }
+          return tx.open
+            ? Effect.suspend(() => Effect.fromResult(applyTo(tx.working, f)))
+            : Effect.die(new Error("MemoryDatabase: write through a transaction that has ended"))
+        }),
       transaction: (effect) =>
         Effect.flatMap(OpenTransactions, (open) => {
           if (open.has(identity)) return effect
           return permit.withPermit(Effect.suspend(() => {
-            const working = committed.fork()
+            const tx: Transaction = { working: committed.fork(), open: true }
             return effect.pipe(
-              Effect.provideService(OpenTransactions, new Map(open).set(identity, working)),
-              Effect.tap(() => Effect.sync(() => (committed = working))),
-              Effect.ensuring(Effect.sync(() => (working.closed = true)))
+              Effect.provideService(OpenTransactions, new Map(open).set(identity, tx)),
+              Effect.tap(() => Effect.sync(() => (committed = tx.working))),
+              Effect.ensuring(Effect.sync(() => (tx.open = false)))
             )
           }))
         })
