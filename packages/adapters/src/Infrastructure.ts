@@ -11,6 +11,7 @@
  * (two calls mean two connection pools).
  */
 import {
+  type AccessTokenSigner,
   type AccountRepo,
   type CardVault,
   type CvcStore,
@@ -24,6 +25,7 @@ import { Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { TenderConfig } from "./Config.ts"
 import { CardCipher, randomKey } from "./crypto/CardCipher.ts"
+import * as AccessTokenSignerHmac from "./crypto/AccessTokenSignerHmac.ts"
 import * as IdsRandom from "./crypto/IdsRandom.ts"
 import * as KeyHasherSha256 from "./crypto/KeyHasherSha256.ts"
 import * as VaultKey from "./crypto/VaultKey.ts"
@@ -46,7 +48,7 @@ import * as UnitOfWorkPg from "./storage/postgres/UnitOfWorkPg.ts"
 export { InfrastructureError }
 
 export type StoragePorts = AccountRepo | UnitOfWork | CardVault | CvcStore
-export type Ports = StoragePorts | Locks | RateLimiter | Ids | KeyHasher
+export type Ports = StoragePorts | Locks | RateLimiter | Ids | KeyHasher | AccessTokenSigner
 
 /** Memory storage: no durability, a vault key that dies with the process. */
 export const memoryStorage: Layer.Layer<StoragePorts, never, Ids> = Layer.mergeAll(
@@ -76,7 +78,11 @@ export const coordination = (config: TenderConfig): Layer.Layer<Locks | RateLimi
     ? Layer.merge(LocksRedis.layer, RateLimiterRedis.layer).pipe(Layer.provide(Redis.layer(config.redisUrl)))
     : Layer.merge(LocksMemory.layer, RateLimiterMemory.layer)
 
-const primitives: Layer.Layer<Ids | KeyHasher> = Layer.merge(IdsRandom.layer, KeyHasherSha256.layer)
+const primitives: Layer.Layer<Ids | KeyHasher | AccessTokenSigner> = Layer.mergeAll(
+  IdsRandom.layer,
+  KeyHasherSha256.layer,
+  AccessTokenSignerHmac.layer
+)
 
 export const layer = (config: TenderConfig): Layer.Layer<Ports, InfrastructureError> =>
   Layer.mergeAll(

@@ -3,7 +3,6 @@
  * the HTTP server, the operator commands call them directly, so both act through the same code on
  * the same database. A use case the server needs and this list lacks fails `tsc` in Serve.ts.
  */
-import * as AccessTokenSignerHmac from "@tender/adapters/crypto/AccessTokenSignerHmac"
 import type { TenderConfig } from "@tender/adapters/Config"
 import * as Infrastructure from "@tender/adapters/Infrastructure"
 import { UseCases } from "@tender/domain"
@@ -12,5 +11,5 @@ import { Layer } from "effect"
 /** The use cases, plus the ports they sit on (the HTTP server also needs some ports directly). */
 export const layer = (config: TenderConfig) =>
   UseCases.layer.pipe(
-    Layer.provideMerge(Layer.merge(Infrastructure.layer(config), AccessTokenSignerHmac.layer))
+    Layer.provideMerge(Infrastructure.layer(config))
   )

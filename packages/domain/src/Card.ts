@@ -1,7 +1,11 @@
 /** Card number facts that need no I/O: Luhn, brand detection, funding of known BINs. */
 
-export type CardBrand = "visa" | "mastercard" | "amex" | "discover" | "diners" | "jcb" | "unionpay" | "unknown"
-export type CardFunding = "credit" | "debit" | "prepaid" | "unknown"
+import { Schema } from "effect"
+
+export const CardBrand = Schema.Literals(["visa", "mastercard", "amex", "discover", "diners", "jcb", "unionpay", "unknown"])
+export type CardBrand = typeof CardBrand.Type
+export const CardFunding = Schema.Literals(["credit", "debit", "prepaid", "unknown"])
+export type CardFunding = typeof CardFunding.Type
 
 export const digitsOnly = (input: string): string => input.replace(/[\s-]/g, "")
 

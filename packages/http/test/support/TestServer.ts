@@ -4,7 +4,6 @@
  */
 import { Accounts, UseCases } from "@tender/domain"
 import { Infrastructure } from "@tender/adapters"
-import * as AccessTokenSignerHmac from "@tender/adapters/crypto/AccessTokenSignerHmac"
 import { signatureHeader } from "@tender/adapters/Signature"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { createServer } from "node:http"
@@ -25,7 +24,7 @@ export const startTestServer = async (
 ): Promise<TestServer> => {
   const infrastructure = Infrastructure.layer({ storage: "memory", dataDir: ".tender-test" })
   const domain = UseCases.layer.pipe(
-    Layer.provideMerge(Layer.merge(infrastructure, AccessTokenSignerHmac.layer))
+    Layer.provideMerge(infrastructure)
   )
   const layer = HttpRouter.serve(Layer.merge(Server.app(options), extraRoutes), { disableLogger: true, disableListenLog: true }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),

@@ -1,5 +1,5 @@
 /** The card vault in PostgreSQL: sealed numbers, non-sensitive columns, every read scoped by account. */
-import { type AccountId, CardVault, type Ids, type VaultedCard } from "@tender/domain"
+import { type AccountId, Card, CardVault, type Ids, type VaultedCard } from "@tender/domain"
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import type { CardCipher } from "../../crypto/CardCipher.ts"
@@ -7,18 +7,16 @@ import * as VaultEntries from "../VaultEntries.ts"
 import { Timestamp } from "./Columns.ts"
 
 // The domain declares brand and funding as types only; these lists mirror Card.ts.
-const CardBrand = Schema.Literals(["visa", "mastercard", "amex", "discover", "diners", "jcb", "unionpay", "unknown"])
-const CardFunding = Schema.Literals(["credit", "debit", "prepaid", "unknown"])
 
 const CardRow = Schema.Struct({
   token: Schema.String,
   account_id: Schema.String,
-  brand: CardBrand,
+  brand: Card.CardBrand,
   last4: Schema.String,
   bin: Schema.String,
   exp_month: Schema.Int,
   exp_year: Schema.Int,
-  funding: CardFunding,
+  funding: Card.CardFunding,
   holder_name: Schema.NullOr(Schema.String),
   created_at: Timestamp
 })
