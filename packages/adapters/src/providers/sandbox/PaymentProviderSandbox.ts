@@ -1,0 +1,265 @@
+/**
+ * The built-in sandbox provider (contract.md, "Sandbox (test mode) provider"): a deterministic
+ * simulator. Card outcomes are decided by the card number; local methods answer with hosted sandbox
+ * pages under `publicUrl`. It keeps no state: what a follow-up call needs travels inside the ids it
+ * returns (see SandboxIds.ts), and every id and document derives from our reference, so a retried
+ * call gets the same answer from any process.
+ */
+import { Card, Errors, Money, type Payment, PaymentProvider } from "@tender/domain"
+import type { AuthorizeResult, CaptureResult, LocalPaymentRequest, VoidResult } from "@tender/domain"
+import { Clock, DateTime, Effect, Layer } from "effect"
+import * as LocalDocuments from "./LocalDocuments.ts"
+import { type SandboxUrls, sandboxUrls } from "./SandboxPaths.ts"
+import * as SandboxIds from "./SandboxIds.ts"
+
+export interface SandboxOptions {
+  /** The server's public origin, e.g. `https://pay.example.com`; hosted sandbox pages live under it. */
+  readonly publicUrl: string
+}
+
+interface Approval {
+  readonly _tag: "Approve"
+  readonly multicapture: boolean
+  readonly captures: "settle" | "settle_later" | "refused"
+}
+
+type Behaviour =
+  | Approval
+  | { readonly _tag: "Decline"; readonly code: string }
+  | { readonly _tag: "Challenge" }
+  | { readonly _tag: "Unreachable" }
+
+const APPROVE: Approval = { _tag: "Approve", multicapture: true, captures: "settle" }
+const decline = (code: string): Behaviour => ({ _tag: "Decline", code })
+
+/** contract.md's card table; any other valid number is approved like 4242…. */
+const CARDS: Readonly<Record<string, Behaviour>> = {
+  "4242424242424242": APPROVE,
+  "5555555555554444": APPROVE,
+  "378282246310005": APPROVE,
+  "4000056655665556": APPROVE,
+  "4000000000000044": { _tag: "Approve", multicapture: false, captures: "settle" },
+  "4000000000000002": decline("card_declined"),
+  "4000000000009995": decline("insufficient_funds"),
+  "4000000000000069": decline("expired_card"),
+  "4000000000003220": { _tag: "Challenge" },
+  "4000000000000259": { _tag: "Approve", multicapture: true, captures: "refused" },
+  "4000000000000341": { _tag: "Approve", multicapture: true, captures: "settle_later" },
+  "4000000000000119": { _tag: "Unreachable" }
+}
+
+// The vault refuses numbers failing Luhn; a number that slips through is declined as a real
+// issuer would, rather than approved.
+const behaviourOf = (number: string): Behaviour =>
+  CARDS[number] ?? (Card.luhnValid(number) ? APPROVE : decline("invalid_number"))
+
+/** How long a capture of the settle-later card stays `Settling`. */
+export const SETTLE_AFTER_MS = 2_000
+
+const PIX_EXPIRY_MS = 30 * 60 * 1000
+const VOUCHER_EXPIRY_MS = 3 * 24 * 60 * 60 * 1000
+
+/** Fixed sandbox prices of one bitcoin, in major units, so crypto amounts are reproducible. */
+export const COIN_PRICES: Readonly<Record<string, number>> = { USD: 60_000, EUR: 55_000 }
+
+const iso = (millis: number) => DateTime.formatIso(DateTime.makeUnsafe(millis))
+
+interface StartContext {
+  readonly request: LocalPaymentRequest
+  readonly now: number
+  readonly urls: SandboxUrls
+}
+
+const redirect = ({ request, urls }: StartContext): Payment.NextAction => ({
+  type: "redirect",
+  redirect_url: urls.redirect(request.reference)
+})
+
+const voucherDocument = ({ request, now, urls }: StartContext, fields: { barcode: string } | { reference: string }): Payment.NextAction => {
+  const documentUrl = urls.voucher(request.reference)
+  return {
+    type: "voucher",
+    redirect_url: documentUrl,
+    expires_at: iso(now + VOUCHER_EXPIRY_MS),
+    voucher: { document_url: documentUrl, ...fields }
+  }
+}
+
+/** The next action each local method starts with (contract.md, Methods). */
+const START: Readonly<Record<string, (context: StartContext) => Payment.NextAction>> = {
+  paypal: redirect,
+  ideal: redirect,
+  pse: redirect,
+  pix: ({ request, now, urls }) => {
+    const page = urls.redirect(request.reference)
+    return {
+      type: "qr",
+      redirect_url: page,
+      expires_at: iso(now + PIX_EXPIRY_MS),
+      qr: {
+        data: LocalDocuments.pixCopyPaste({
+          key: "pix@sandbox.tender.invalid",
+          amount: Money.toDecimalString(request.amount, request.currency),
+          merchantName: "TENDER SANDBOX",
+          merchantCity: "SAO PAULO",
+          txid: request.reference
+        }),
+        image_url: urls.qrImage(request.reference),
+        redirect_url: page
+      }
+    }
+  },
+  mach: ({ request, urls }) => ({
+    type: "qr",
+    qr: {
+      deep_links: [
+        { label: "Pay with the MACH app", url: `mach://sandbox/pay/${encodeURIComponent(request.reference)}`, target: "app" },
+        { label: "Pay in the browser", url: urls.redirect(request.reference), target: "web" }
+      ]
+    }
+  }),
+  boleto: (context) =>
+    voucherDocument(context, {
+      barcode: LocalDocuments.boletoLine({
+        // Not a registered bank code, so the line can never be paid at a real bank.
+        bank: "999",
+        amount: context.request.amount,
+        dueMillis: context.now + VOUCHER_EXPIRY_MS,
+        freeField: LocalDocuments.digitsOf(`boleto:${context.request.reference}`, 25)
+      })
+    }),
+  oxxo: (context) => voucherDocument(context, { reference: LocalDocuments.digitsOf(`oxxo:${context.request.reference}`, 14) }),
+  spei: ({ request, now }) => ({
+    type: "bank_transfer",
+    expires_at: iso(now + VOUCHER_EXPIRY_MS),
+    bank_transfer: {
+      // 646 (STP) and plaza 180 are where SPEI collection accounts usually live.
+      clabe: LocalDocuments.clabe("646", "180", LocalDocuments.digitsOf(`spei:${request.reference}`, 11)),
+      bank_name: "STP (Tender sandbox)",
+      reference: LocalDocuments.digitsOf(`spei-ref:${request.reference}`, 7),
+      beneficiary: "Tender Sandbox"
+    }
+  }),
+  crypto: ({ request, urls }) => {
+    const price = COIN_PRICES[request.currency]
+    if (price === undefined) throw new Error(`The sandbox has no coin price in ${request.currency}`)
+    const address = LocalDocuments.testnetAddress(`crypto:${request.reference}`)
+    const amount = LocalDocuments.coinAmount(request.amount, price * 10 ** Money.exponent(request.currency))
+    return {
+      type: "qr",
+      qr: { data: `bitcoin:${address}?amount=${amount}`, address, amount, image_url: urls.qrImage(request.reference) }
+    }
+  }
+}
+
+const approve = (
+  request: { readonly reference: string; readonly capture: boolean },
+  behaviour: Approval
+): AuthorizeResult => {
+  if (!request.capture) {
+    return {
+      _tag: "Approved",
+      provider_transaction_id: SandboxIds.make("auth", request.reference, {
+        multicapture: behaviour.multicapture,
+        capturesRefused: behaviour.captures === "refused",
+        settlesLater: behaviour.captures === "settle_later"
+      }),
+      multicapture: behaviour.multicapture
+    }
+  }
+  // Automatic capture is one call: a card that refuses every capture fails the whole charge,
+  // and the settle-later card settles at once (only captures of manual authorizations settle
+  // later, which keeps a sale's outcome final in its response).
+  if (behaviour.captures === "refused") {
+    return { _tag: "Declined", decline_code: "capture_refused", provider_transaction_id: SandboxIds.make("dec", request.reference) }
+  }
+  return { _tag: "Approved", provider_transaction_id: SandboxIds.make("pay", request.reference), multicapture: behaviour.multicapture }
+}
+
+export const make = (options: SandboxOptions): PaymentProvider["Service"] => {
+  const urls = sandboxUrls(options.publicUrl)
+
+  const authorizeCard = Effect.fn("PaymentProviderSandbox.authorizeCard")(
+    function*(request: Parameters<PaymentProvider["Service"]["authorizeCard"]>[0]): Effect.fn.Return<AuthorizeResult, Errors.ProviderUnavailable> {
+      const behaviour = behaviourOf(request.card.number)
+      switch (behaviour._tag) {
+        case "Unreachable":
+          return yield* new Errors.ProviderUnavailable({ message: "The card authorization service is unreachable" })
+        case "Decline":
+          return {
+            _tag: "Declined",
+            decline_code: behaviour.code,
+            provider_transaction_id: SandboxIds.make("dec", request.reference)
+          }
+        case "Challenge":
+          if (!request.authenticated) {
+            return {
+              _tag: "ChallengeRequired",
+              provider_transaction_id: SandboxIds.make("3ds", request.reference),
+              challenge_url: urls.challenge(request.reference)
+            }
+          }
+          return approve(request, APPROVE)
+        case "Approve":
+          return approve(request, behaviour)
+      }
+    }
+  )
+
+  const captureCard = Effect.fn("PaymentProviderSandbox.captureCard")(
+    function*(request: Parameters<PaymentProvider["Service"]["captureCard"]>[0]): Effect.fn.Return<CaptureResult> {
+      const authorization = SandboxIds.parse(request.authorization)
+      if (authorization?.kind !== "auth") return { _tag: "Refused", decline_code: "authorization_not_found" }
+      const { flags } = authorization
+      if (flags.capturesRefused) return { _tag: "Refused", decline_code: "capture_refused" }
+      if (request.previousCaptures >= 1 && !flags.multicapture) {
+        return { _tag: "Refused", decline_code: "multicapture_not_supported" }
+      }
+      if (flags.settlesLater) {
+        // Stateless means the acceptance time rides in the id; a retry made later restarts the
+        // settlement window, which only delays a settlement that was never reported.
+        const since = yield* Clock.currentTimeMillis
+        return { _tag: "Settling", provider_transaction_id: SandboxIds.make("cap", request.reference, { settlesLater: true, since }) }
+      }
+      return { _tag: "Settled", provider_transaction_id: SandboxIds.make("cap", request.reference) }
+    }
+  )
+
+  const voidCard = Effect.fn("PaymentProviderSandbox.voidCard")(
+    function*(request: Parameters<PaymentProvider["Service"]["voidCard"]>[0]): Effect.fn.Return<VoidResult> {
+      if (SandboxIds.parse(request.authorization)?.kind !== "auth") {
+        return { _tag: "Refused", decline_code: "authorization_not_found" }
+      }
+      return { _tag: "Voided", provider_transaction_id: SandboxIds.make("void", request.reference) }
+    }
+  )
+
+  const settlement = Effect.fn("PaymentProviderSandbox.settlement")(
+    function*(providerTransactionId: string): Effect.fn.Return<"settled" | "pending"> {
+      const capture = SandboxIds.parse(providerTransactionId)
+      if (capture?.kind !== "cap") {
+        return yield* Effect.die(new Error(`Not a sandbox capture: ${providerTransactionId}`))
+      }
+      const since = capture.flags.since
+      if (!capture.flags.settlesLater || since === undefined) return "settled"
+      return (yield* Clock.currentTimeMillis) - since >= SETTLE_AFTER_MS ? "settled" : "pending"
+    }
+  )
+
+  const startPayment = Effect.fn("PaymentProviderSandbox.startPayment")(function*(request: LocalPaymentRequest) {
+    const start = START[request.method]
+    if (start === undefined) {
+      return yield* Effect.die(new Error(`The sandbox starts no local payment with method ${request.method}`))
+    }
+    const now = yield* Clock.currentTimeMillis
+    return {
+      provider_transaction_id: SandboxIds.make("lpm", request.reference),
+      next_action: start({ request, now, urls })
+    }
+  })
+
+  return PaymentProvider.of({ name: "sandbox", authorizeCard, captureCard, voidCard, settlement, startPayment })
+}
+
+export const layer = (options: SandboxOptions): Layer.Layer<PaymentProvider> =>
+  Layer.succeed(PaymentProvider, make(options))
