@@ -6,10 +6,30 @@
 import type { TenderConfig } from "@tender/adapters/Config"
 import * as Infrastructure from "@tender/adapters/Infrastructure"
 import { UseCases } from "@tender/domain"
-import { Layer } from "effect"
+import { type Context, Effect, Layer } from "effect"
+import type { Command } from "effect/cli"
+import { command } from "./Cli.ts"
+import * as Output from "./Output.ts"
 
 /** The use cases, plus the ports they sit on (the HTTP server also needs some ports directly). */
 export const layer = (config: TenderConfig) =>
   UseCases.layer.pipe(
     Layer.provideMerge(Infrastructure.layer(config))
   )
+
+/**
+ * A command that calls one use case over the configured storage and prints its result: the shape
+ * of every operator command (accounts, payments, …).
+ */
+export const useCaseCommand = <Id extends Layer.Success<ReturnType<typeof layer>>, S>(useCase: Context.Service<Id, S>) =>
+<const Name extends string, const Config extends Command.Command.Config, A, E>(
+  name: Name,
+  config: Config,
+  run: (service: S, input: Command.Command.Config.Infer<Config>) => Effect.Effect<A, E>,
+  present: (input: Command.Command.Config.Infer<Config>) => Output.Presentation<A>
+) =>
+  command(name, config, (input, invocation) =>
+    useCase.use((service) => run(service, input)).pipe(
+      Effect.flatMap((result) => Output.print(result, present(input), invocation.json)),
+      Effect.provide(layer(invocation.config))
+    ))

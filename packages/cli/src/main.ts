@@ -8,12 +8,13 @@ import { Command } from "effect/cli"
 import { tender } from "./Cli.ts"
 import { accounts } from "./commands/Accounts.ts"
 import { migrate } from "./commands/Migrate.ts"
+import { payments } from "./commands/Payments.ts"
 import { serve } from "./commands/Serve.ts"
 import * as Output from "./Output.ts"
 import packageJson from "../package.json" with { type: "json" }
 
 tender.pipe(
-  Command.withSubcommands([serve, migrate, accounts]),
+  Command.withSubcommands([serve, migrate, accounts, payments]),
   Command.run({ version: packageJson.version }),
   Effect.provide(Output.presenterLayer.pipe(Layer.provideMerge(NodeServices.layer))),
   NodeRuntime.runMain

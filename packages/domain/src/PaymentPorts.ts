@@ -54,7 +54,8 @@ export interface CardDetails {
 export type AuthorizeResult =
   | { readonly _tag: "Approved"; readonly provider_transaction_id: string; readonly multicapture: boolean }
   | { readonly _tag: "Declined"; readonly decline_code: string; readonly provider_transaction_id: string | null }
-  | { readonly _tag: "ChallengeRequired"; readonly provider_transaction_id: string }
+  /** 3-D Secure: the customer must answer the issuer's challenge at `challenge_url` first. */
+  | { readonly _tag: "ChallengeRequired"; readonly provider_transaction_id: string; readonly challenge_url: string }
 
 export type CaptureResult =
   | { readonly _tag: "Settled"; readonly provider_transaction_id: string }

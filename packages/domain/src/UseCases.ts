@@ -5,6 +5,7 @@
 import { Layer } from "effect"
 import { Accounts } from "./Accounts.ts"
 import { CardTokens } from "./CardTokens.ts"
+import { Payments } from "./Payments.ts"
 import { VaultAccess } from "./VaultAccess.ts"
 
-export const layer = Layer.mergeAll(Accounts.layer, CardTokens.layer, VaultAccess.layer)
+export const layer = Layer.mergeAll(Accounts.layer, CardTokens.layer, VaultAccess.layer, Payments.layer)

@@ -3,12 +3,17 @@
  * reference page (`/docs`) and typed clients all derive from it. One group per resource.
  */
 import { HttpApi, OpenApi } from "effect/http-api"
+import { OrdersApi, TransactionsApi } from "./api/OrdersApi.ts"
 import { PaymentMethodsApi } from "./api/PaymentMethodsApi.ts"
+import { PaymentsApi } from "./api/PaymentsApi.ts"
 import { TestHelpersApi } from "./api/TestHelpersApi.ts"
 import { VaultApi } from "./api/VaultApi.ts"
 import { ApiKeyAuth, RequestValidation } from "./Middleware.ts"
 
 export class Api extends HttpApi.make("tender")
+  .add(PaymentsApi)
+  .add(OrdersApi)
+  .add(TransactionsApi)
   .add(PaymentMethodsApi)
   .add(TestHelpersApi)
   .add(VaultApi)

@@ -10,6 +10,7 @@ import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { Api } from "./Api.ts"
 import * as Gateway from "./Gateway.ts"
 import { PaymentMethodsHandlers } from "./handlers/PaymentMethodsHandlers.ts"
+import { OrdersHandlers, PaymentsHandlers, TransactionsHandlers } from "./handlers/PaymentsHandlers.ts"
 import { TestHelpersHandlers } from "./handlers/TestHelpersHandlers.ts"
 import { VaultHandlers } from "./handlers/VaultHandlers.ts"
 import { ApiKeyAuthLive, RequestValidationLive } from "./Middleware.ts"
@@ -30,7 +31,14 @@ export const OPENAPI_PATH = "/v1/openapi.json"
 export const DOCS_PATH = "/docs"
 
 const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: OPENAPI_PATH }).pipe(
-  Layer.provide([PaymentMethodsHandlers, TestHelpersHandlers, VaultHandlers]),
+  Layer.provide([
+    PaymentsHandlers,
+    OrdersHandlers,
+    TransactionsHandlers,
+    PaymentMethodsHandlers,
+    TestHelpersHandlers,
+    VaultHandlers
+  ]),
   Layer.provide([ApiKeyAuthLive, RequestValidationLive])
 )
 

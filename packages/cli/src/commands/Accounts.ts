@@ -5,27 +5,15 @@
  * new secret key once; every other view leaves out key hashes and the signing secret.
  */
 import { Account, Accounts, type CreatedAccount } from "@tender/domain"
-import { Effect, Option } from "effect"
+import { Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import { command } from "../Cli.ts"
 import * as Output from "../Output.ts"
 import * as Services from "../Services.ts"
 import * as Table from "../Table.ts"
 
 const accountId = Argument.String("id").pipe(Argument.withDescription("Account id (acct_…)"))
 
-/** A command that calls the Accounts use case over the configured storage and prints the result. */
-const accountsCommand = <const Name extends string, const Config extends Command.Command.Config, A, E>(
-  name: Name,
-  config: Config,
-  run: (accounts: Accounts["Service"], input: Command.Command.Config.Infer<Config>) => Effect.Effect<A, E>,
-  present: (input: Command.Command.Config.Infer<Config>) => Output.Presentation<A>
-) =>
-  command(name, config, (input, invocation) =>
-    Accounts.use((accounts) => run(accounts, input)).pipe(
-      Effect.flatMap((result) => Output.print(result, present(input), invocation.json)),
-      Effect.provide(Services.layer(invocation.config))
-    ))
+const accountsCommand = Services.useCaseCommand(Accounts)
 
 /** What operators see of an account: no key hashes, no signing secret, no version counter. */
 const view = (a: Account.Account) => ({

@@ -1,5 +1,7 @@
 import { Schema } from "effect"
+import { OrderId } from "@tender/domain"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { OrderView, SimulateRequest } from "./PaymentSchemas.ts"
 
 export const CardTokenRequest = Schema.Struct({
   number: Schema.String,
@@ -23,5 +25,10 @@ export class TestHelpersApi extends HttpApiGroup.make("testHelpers").add(
   HttpApiEndpoint.post("createCardToken", "/v1/test_helpers/card_tokens", {
     payload: CardTokenRequest,
     success: CardTokenView.pipe(HttpApiSchema.status(201))
-  }).annotate(OpenApi.Description, "Test mode only: vaults a card and returns its token, as the secure card fields would.")
+  }).annotate(OpenApi.Description, "Test mode only: vaults a card and returns its token, as the secure card fields would."),
+  HttpApiEndpoint.post("simulate", "/v1/test_helpers/orders/:order_id/simulate", {
+    params: { order_id: OrderId },
+    payload: SimulateRequest,
+    success: OrderView
+  }).annotate(OpenApi.Description, "Test mode only: acts as the customer or provider on the order's pending attempt.")
 ) {}

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { CardTokens, Errors } from "@tender/domain"
+import { CardTokens, Errors, Payments } from "@tender/domain"
 import { Api } from "../Api.ts"
 import { CurrentAccount, run } from "../RequestContext.ts"
 
@@ -9,12 +9,10 @@ export const TestHelpersHandlers = HttpApiBuilder.group(
   "testHelpers",
   Effect.fn(function*(handlers) {
     const cardTokens = yield* CardTokens
+    const payments = yield* Payments
     return handlers.handle("createCardToken", ({ payload }) =>
       Effect.gen(function*() {
-        const account = yield* CurrentAccount
-        if (account.mode !== "test") {
-          return yield* new Errors.Forbidden({ message: "Test helpers are available to test-mode accounts only" })
-        }
+        const account = yield* testAccount
         const card = yield* cardTokens.tokenize(account, payload)
         return {
           token: card.token,
@@ -26,5 +24,13 @@ export const TestHelpersHandlers = HttpApiBuilder.group(
           funding: card.funding
         }
       }).pipe(run))
+      .handle("simulate", ({ params, payload }) =>
+        Effect.flatMap(testAccount, (account) => payments.simulate(account, params.order_id, payload)).pipe(run))
   })
 )
+
+/** The test helpers act only for test-mode accounts (contract.md: live mode → 403 forbidden). */
+const testAccount = Effect.flatMap(CurrentAccount, (account) =>
+  account.mode === "test"
+    ? Effect.succeed(account)
+    : Effect.fail(new Errors.Forbidden({ message: "Test helpers are available to test-mode accounts only" })))

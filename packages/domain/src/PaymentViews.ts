@@ -1,0 +1,121 @@
+/**
+ * The API's views of orders, transactions and payment snapshots, derived from the stored rows.
+ * Amounts leave as JSON numbers in major units (spec: response amounts are numbers).
+ */
+import * as Money from "./Money.ts"
+import type { NextAction, Order, PaymentInstrument, Transaction } from "./Payment.ts"
+
+export interface AdditionalIdentifier {
+  readonly identifier: string
+  readonly type: "checkout" | "order"
+}
+
+/** The spec's Payment object (POST /v1/payments, capture, void, 3ds/complete). */
+export interface PaymentSnapshot {
+  readonly order_id: string
+  readonly transaction_id: string
+  readonly merchant_reference: string
+  readonly status: "requires_action" | "completed" | "failed" | "authorized" | "settling" | "canceled"
+  readonly amount: number
+  readonly currency: string
+  readonly provider_transaction_id: string | null
+  readonly additional_identifiers: ReadonlyArray<AdditionalIdentifier>
+  readonly next_action: NextAction | null
+  readonly processing_profile?: string
+  readonly captured_amount?: number
+  readonly voided_amount?: number
+}
+
+export interface OrderView {
+  readonly id: string
+  readonly merchant_reference: string
+  readonly subtype: Order["subtype"]
+  readonly status: Order["status"]
+  readonly amount: number
+  readonly currency: string
+  readonly country: string
+  readonly payment_method: string
+  readonly capture_method: Order["capture_method"]
+  readonly processing_profile: string | null
+  readonly livemode: boolean
+  readonly payment_instrument?: PaymentInstrument
+  readonly captured_amount?: number
+  readonly transactions: ReadonlyArray<string>
+  readonly additional_identifiers: ReadonlyArray<AdditionalIdentifier>
+  readonly created_at: string
+  readonly updated_at: string
+}
+
+export interface TransactionView {
+  readonly id: string
+  readonly order_id: string
+  readonly merchant_reference: string
+  readonly subtype: Order["subtype"]
+  readonly kind: Transaction["kind"]
+  readonly status: Transaction["status"]
+  readonly amount: number
+  readonly currency: string
+  readonly payment_method: string
+  readonly processing_profile: string | null
+  readonly provider: string
+  readonly provider_transaction_id: string | null
+  readonly decline_code: string | null
+  readonly parent_transaction_id: string | null
+  readonly payment_instrument?: PaymentInstrument
+  readonly additional_identifiers: ReadonlyArray<AdditionalIdentifier>
+  readonly created_at: string
+  readonly updated_at: string
+}
+
+export const major = (minor: number, currency: string) => Money.toMajor(minor, currency)
+
+export const identifiersOf = (order: Order): ReadonlyArray<AdditionalIdentifier> => [
+  { identifier: order.id, type: "order" }
+]
+
+export const orderView = (
+  order: Order,
+  transactions: ReadonlyArray<Transaction>,
+  capturedMinor: number | undefined
+): OrderView => ({
+  id: order.id,
+  merchant_reference: order.merchant_reference,
+  subtype: order.subtype,
+  status: order.status,
+  amount: major(order.amount, order.currency),
+  currency: order.currency,
+  country: order.country,
+  payment_method: order.payment_method,
+  capture_method: order.capture_method,
+  processing_profile: order.processing_profile,
+  livemode: order.livemode,
+  // spec: only once the order has succeeded; a pending or failed order carries none
+  ...(order.status === "succeeded" && order.payment_instrument !== null ? { payment_instrument: order.payment_instrument } : {}),
+  ...(capturedMinor !== undefined ? { captured_amount: major(capturedMinor, order.currency) } : {}),
+  transactions: transactions.map((t) => t.id),
+  additional_identifiers: identifiersOf(order),
+  created_at: order.created_at,
+  updated_at: order.updated_at
+})
+
+export const transactionView = (order: Order, t: Transaction): TransactionView => ({
+  id: t.id,
+  order_id: t.order_id,
+  merchant_reference: order.merchant_reference,
+  subtype: order.subtype,
+  kind: t.kind,
+  status: t.status,
+  amount: major(t.amount, t.currency),
+  currency: t.currency,
+  payment_method: t.payment_method,
+  processing_profile: t.processing_profile,
+  provider: t.provider,
+  provider_transaction_id: t.provider_transaction_id,
+  decline_code: t.decline_code,
+  parent_transaction_id: t.parent_transaction_id,
+  // spec: on every attempt that ran on a stored instrument, failed ones included
+  ...(t.payment_instrument !== null ? { payment_instrument: t.payment_instrument } : {}),
+  additional_identifiers: identifiersOf(order),
+  created_at: t.created_at,
+  updated_at: t.updated_at
+})

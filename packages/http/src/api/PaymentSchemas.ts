@@ -1,0 +1,125 @@
+/**
+ * Wire schemas of the payment resources, for decoding requests and documenting responses. The
+ * domain's views (PaymentViews.ts) must encode through these: the compiler holds them together.
+ */
+import { Schema } from "effect"
+import { Payment } from "@tender/domain"
+import { ORDER_STATUSES, TRANSACTION_STATUSES } from "@tender/domain"
+
+const optional = Schema.optional
+
+export const AdditionalIdentifier = Schema.Struct({
+  identifier: Schema.String,
+  type: Schema.Literals(["checkout", "order"])
+})
+
+export const PaymentSnapshot = Schema.Struct({
+  order_id: Schema.String,
+  transaction_id: Schema.String,
+  merchant_reference: Schema.String,
+  status: Schema.Literals(["requires_action", "completed", "failed", "authorized", "settling", "canceled"]),
+  amount: Schema.Number,
+  currency: Schema.String,
+  provider_transaction_id: Schema.NullOr(Schema.String),
+  additional_identifiers: Schema.Array(AdditionalIdentifier),
+  next_action: Schema.NullOr(Payment.NextAction),
+  processing_profile: optional(Schema.String),
+  captured_amount: optional(Schema.Number),
+  voided_amount: optional(Schema.Number)
+})
+
+export const OrderView = Schema.Struct({
+  id: Schema.String,
+  merchant_reference: Schema.String,
+  subtype: Payment.OrderSubtype,
+  status: Schema.Literals(ORDER_STATUSES),
+  amount: Schema.Number,
+  currency: Schema.String,
+  country: Schema.String,
+  payment_method: Schema.String,
+  capture_method: Payment.CaptureMethod,
+  processing_profile: Schema.NullOr(Schema.String),
+  livemode: Schema.Boolean,
+  payment_instrument: optional(Payment.PaymentInstrument),
+  captured_amount: optional(Schema.Number),
+  transactions: Schema.Array(Schema.String),
+  additional_identifiers: Schema.Array(AdditionalIdentifier),
+  created_at: Schema.String,
+  updated_at: Schema.String
+})
+
+export const TransactionView = Schema.Struct({
+  id: Schema.String,
+  order_id: Schema.String,
+  merchant_reference: Schema.String,
+  subtype: Payment.OrderSubtype,
+  kind: Payment.TransactionKind,
+  status: Schema.Literals(TRANSACTION_STATUSES),
+  amount: Schema.Number,
+  currency: Schema.String,
+  payment_method: Schema.String,
+  processing_profile: Schema.NullOr(Schema.String),
+  provider: Schema.String,
+  provider_transaction_id: Schema.NullOr(Schema.String),
+  decline_code: Schema.NullOr(Schema.String),
+  parent_transaction_id: Schema.NullOr(Schema.String),
+  payment_instrument: optional(Payment.PaymentInstrument),
+  additional_identifiers: Schema.Array(AdditionalIdentifier),
+  created_at: Schema.String,
+  updated_at: Schema.String
+})
+
+// Amounts, currency, country and reference are optional here so the domain can answer with the
+// spec's specific codes (merchant_reference_required, country_required) rather than a schema error.
+export const CreatePaymentRequest = Schema.Struct({
+  amount: optional(Schema.String),
+  currency: optional(Schema.String),
+  country: optional(Schema.String),
+  payment_method: Schema.Struct({
+    code: Schema.String,
+    details: optional(Schema.Struct({
+      card_token: optional(Schema.String),
+      stored_credential: optional(Schema.Struct({ initiator: Schema.String, reason: optional(Schema.String) })),
+      document_id: optional(Schema.String)
+    }))
+  }),
+  merchant_reference: optional(Schema.String),
+  success_url: optional(Schema.String),
+  cancel_url: optional(Schema.String),
+  customer: optional(Schema.Struct({ email: optional(Schema.String), name: optional(Schema.String), ip: optional(Schema.String) })),
+  processing_profile: optional(Schema.String),
+  capture_method: optional(Schema.String),
+  collect_cvv: optional(Schema.Boolean)
+})
+
+const Target = {
+  order_id: optional(Schema.String),
+  transaction_id: optional(Schema.String),
+  merchant_reference: optional(Schema.String)
+}
+
+export const CaptureRequest = Schema.Struct({ ...Target, amount: optional(Schema.String), final: optional(Schema.Boolean) })
+export const VoidRequest = Schema.Struct(Target)
+
+export const SearchRequest = Schema.Struct({
+  status: optional(Schema.Array(Schema.String)),
+  created_from: optional(Schema.String),
+  created_to: optional(Schema.String),
+  processing_profile: optional(Schema.String),
+  merchant_reference: optional(Schema.String),
+  limit: optional(Schema.Int),
+  cursor: optional(Schema.String)
+})
+
+export const page = <S extends Schema.Top>(item: S) =>
+  Schema.Struct({ data: Schema.Array(item), has_more: Schema.Boolean, next_cursor: Schema.NullOr(Schema.String) })
+
+export const SimulateRequest = Schema.Struct({
+  outcome: Schema.Literals(["succeed", "fail", "expire", "underpay", "overpay"]),
+  amount: optional(Schema.String)
+})
+
+export const AmountMismatchDecisionRequest = Schema.Struct({
+  decision: Schema.Literals(["accept", "decline"]),
+  refund_destination: optional(Schema.Struct({ address: optional(Schema.String) }))
+})

@@ -1,0 +1,18 @@
+import { Schema } from "effect"
+import { OrderId } from "@tender/domain"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { CaptureRequest, CreatePaymentRequest, PaymentSnapshot, VoidRequest } from "./PaymentSchemas.ts"
+
+export class PaymentsApi extends HttpApiGroup.make("payments").add(
+  HttpApiEndpoint.post("create", "/v1/payments", { payload: CreatePaymentRequest, success: PaymentSnapshot })
+    .annotate(OpenApi.Description, "Creates a direct payment. A decline is 200 with status failed; only pre-flight checks are 4xx."),
+  HttpApiEndpoint.post("capture", "/v1/payments/capture", { payload: CaptureRequest, success: PaymentSnapshot })
+    .annotate(OpenApi.Description, "Captures a manual-capture authorization, in full or in part (final: false keeps the remainder)."),
+  HttpApiEndpoint.post("void", "/v1/payments/void", { payload: VoidRequest, success: PaymentSnapshot })
+    .annotate(OpenApi.Description, "Releases what remains of an authorization. Not idempotent: a repeated void is 409."),
+  HttpApiEndpoint.post("completeThreeDs", "/v1/payments/:id/3ds/complete", {
+    params: { id: OrderId },
+    payload: Schema.Struct({}),
+    success: PaymentSnapshot
+  }).annotate(OpenApi.Description, "Completes a 3-D Secure challenge server to server. Idempotent.")
+) {}
