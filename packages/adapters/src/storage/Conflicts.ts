@@ -1,7 +1,19 @@
-/** The one wording of a lost optimistic-concurrency race, shared by every repository. */
+/** The one wording of each storage-level refusal, shared by every repository and both adapters. */
 import { Errors } from "@tender/domain"
 
 export const staleWrite = (what: string, id: string, expectedVersion: number) =>
   new Errors.Conflict({
     message: `${what} ${id} was changed by another request (expected version ${expectedVersion}); reload and retry`
   })
+
+/** The spec: a 409 here means the first create was accepted; the merchant recovers it by reference. */
+export const duplicateReference = (reference: string) =>
+  new Errors.DuplicateMerchantReferenceId({
+    message: `merchant_reference ${reference} already exists; fetch it with GET /v1/orders/by-reference/${
+      encodeURIComponent(reference)
+    }`
+  })
+
+/** A defect, not a refusal: outside a transaction a row lock would end with its statement, silently. */
+export const lockOutsideUnitOfWork = (what: string) =>
+  new Error(`${what}.lock must run inside UnitOfWork.transaction`)

@@ -7,7 +7,7 @@ import { Account, type AccountId, AccountRepo } from "@tender/domain"
 import { Effect, Layer, Schema } from "effect"
 import { type SqlClient, SqlSchema, type Statement } from "effect/sql"
 import { staleWrite } from "../Conflicts.ts"
-import { Timestamp } from "./Columns.ts"
+import { jsonb, Timestamp } from "./Columns.ts"
 
 const AccountRow = Schema.Struct({
   ...Account.Account.fields,
@@ -48,7 +48,7 @@ export const layer: Layer.Layer<AccountRepo, never, SqlClient.SqlClient | PgClie
       execute: () => sql`${select} ORDER BY a.created_at, a.id`
     })
 
-    const json = (value: unknown) => (value === null ? null : sql.json(value))
+    const json = jsonb(sql)
 
     /** Upserts every key in one statement and drops keys the account no longer lists. */
     const writeKeys = Effect.fnUntraced(function*(account: Account.Account) {
