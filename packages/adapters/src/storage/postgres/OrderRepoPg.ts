@@ -1,0 +1,101 @@
+/**
+ * Orders in PostgreSQL. The one-direct-payment-per-reference rule is the partial unique index of
+ * migration 0003, so it holds across processes; reads by id are scoped by account except the
+ * operator's `findAny` and the use cases' `lock`.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { OrderRepo, Payment } from "@tender/domain"
+import { Effect, Layer, Option, Schema } from "effect"
+import { type SqlClient, SqlSchema } from "effect/sql"
+import { duplicateReference, lockOutsideUnitOfWork } from "../Conflicts.ts"
+import { jsonb, MinorUnits, Timestamp } from "./Columns.ts"
+import * as SearchPg from "./SearchPg.ts"
+import * as VersionedUpdate from "./VersionedUpdate.ts"
+
+export const OrderRow = Schema.Struct({
+  ...Payment.Order.fields,
+  amount: MinorUnits,
+  received_amount: Schema.NullOr(MinorUnits),
+  created_at: Timestamp,
+  updated_at: Timestamp
+})
+
+const Inserted = Schema.Struct({ id: Schema.String })
+const Key = Schema.Struct({ accountId: Schema.String, id: Schema.String })
+const Reference = Schema.Struct({ accountId: Schema.String, reference: Schema.String })
+
+export const layer: Layer.Layer<OrderRepo, never, SqlClient.SqlClient | PgClient.PgClient> = Layer.effect(
+  OrderRepo,
+  Effect.gen(function*() {
+    const sql = yield* PgClient.PgClient
+    const json = jsonb(sql)
+    const columns = (row: typeof OrderRow.Encoded) => ({
+      ...row,
+      customer: json(row.customer),
+      payment_instrument: json(row.payment_instrument)
+    })
+    const from = sql`SELECT r.* FROM orders r`
+
+    const insert = SqlSchema.findAll({
+      Request: OrderRow,
+      Result: Inserted,
+      // DO NOTHING rather than a unique-violation error: the enclosing transaction stays usable,
+      // as in memory, when the use case handles the refusal. The insert still waits for a racing
+      // insert of the same reference to commit or roll back before it decides.
+      execute: (row) =>
+        sql`INSERT INTO orders ${sql.insert(columns(row))}
+            ON CONFLICT (account_id, merchant_reference) WHERE subtype = 'direct_payment' DO NOTHING
+            RETURNING id`
+    })
+    const update = VersionedUpdate.make(sql, { table: "orders", what: "Order", Row: OrderRow, columns })
+    const find = SqlSchema.findOneOption({
+      Request: Key,
+      Result: OrderRow,
+      execute: ({ accountId, id }) => sql`${from} WHERE r.id = ${id} AND r.account_id = ${accountId}`
+    })
+    const findAny = SqlSchema.findOneOption({
+      Request: Schema.String,
+      Result: OrderRow,
+      execute: (id) => sql`${from} WHERE r.id = ${id}`
+    })
+    const lock = SqlSchema.findOneOption({
+      Request: Schema.String,
+      Result: OrderRow,
+      execute: (id) => sql`${from} WHERE r.id = ${id} FOR UPDATE`
+    })
+    const findByReference = SqlSchema.findOneOption({
+      Request: Reference,
+      Result: OrderRow,
+      // The direct payment first: it is the one a duplicate-reference refusal points the merchant to.
+      execute: ({ accountId, reference }) =>
+        sql`${from} WHERE r.account_id = ${accountId} AND r.merchant_reference = ${reference}
+            ORDER BY r.subtype = 'direct_payment' DESC, r.created_at DESC, r.id DESC LIMIT 1`
+    })
+    const search = SearchPg.make(sql, {
+      from,
+      reference: (reference) => sql`r.merchant_reference = ${reference}`,
+      Row: OrderRow
+    })
+
+    const inTransaction = Effect.map(Effect.serviceOption(sql.transactionService), Option.isSome)
+
+    return OrderRepo.of({
+      insert: (order) =>
+        insert(order).pipe(
+          Effect.orDie,
+          Effect.flatMap((inserted) =>
+            inserted.length === 0 ? Effect.fail(duplicateReference(order.merchant_reference)) : Effect.void
+          ),
+          Effect.withSpan("OrderRepoPg.insert")
+        ),
+      find: (accountId, id) => find({ accountId, id }).pipe(Effect.orDie),
+      findAny: (id) => findAny(id).pipe(Effect.orDie),
+      findByReference: (accountId, reference) => findByReference({ accountId, reference }).pipe(Effect.orDie),
+      lock: (id) =>
+        Effect.flatMap(inTransaction, (open) =>
+          open ? lock(id).pipe(Effect.orDie) : Effect.die(lockOutsideUnitOfWork("OrderRepo"))),
+      update,
+      search: (accountId, query) => search(accountId, query).pipe(Effect.withSpan("OrderRepoPg.search"))
+    })
+  })
+)

@@ -1,0 +1,83 @@
+/**
+ * Transactions in PostgreSQL: one row per attempt at the provider, every read by id scoped by
+ * account except the operator's `findAny`. Search filters `merchant_reference` on the order's.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Payment, TransactionRepo } from "@tender/domain"
+import { Effect, Layer, Schema } from "effect"
+import { type SqlClient, SqlSchema } from "effect/sql"
+import { jsonb, MinorUnits, Timestamp } from "./Columns.ts"
+import * as SearchPg from "./SearchPg.ts"
+import * as VersionedUpdate from "./VersionedUpdate.ts"
+
+export const TransactionRow = Schema.Struct({
+  ...Payment.Transaction.fields,
+  amount: MinorUnits,
+  expires_at: Schema.NullOr(Timestamp),
+  created_at: Timestamp,
+  updated_at: Timestamp
+})
+
+const Key = Schema.Struct({ accountId: Schema.String, id: Schema.String })
+
+export const layer: Layer.Layer<TransactionRepo, never, SqlClient.SqlClient | PgClient.PgClient> = Layer.effect(
+  TransactionRepo,
+  Effect.gen(function*() {
+    const sql = yield* PgClient.PgClient
+    const json = jsonb(sql)
+    const columns = (row: typeof TransactionRow.Encoded) => ({
+      ...row,
+      payment_instrument: json(row.payment_instrument),
+      next_action: json(row.next_action)
+    })
+    const from = sql`SELECT r.* FROM transactions r`
+
+    const encode = Schema.encodeEffect(TransactionRow)
+    const insert = (transaction: Payment.Transaction) =>
+      Effect.flatMap(encode(transaction), (row) => sql`INSERT INTO transactions ${sql.insert(columns(row))}`)
+    const update = VersionedUpdate.make(sql, { table: "transactions", what: "Transaction", Row: TransactionRow, columns })
+    const find = SqlSchema.findOneOption({
+      Request: Key,
+      Result: TransactionRow,
+      execute: ({ accountId, id }) => sql`${from} WHERE r.id = ${id} AND r.account_id = ${accountId}`
+    })
+    const findAny = SqlSchema.findOneOption({
+      Request: Schema.String,
+      Result: TransactionRow,
+      execute: (id) => sql`${from} WHERE r.id = ${id}`
+    })
+    const listByOrder = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: TransactionRow,
+      execute: (orderId) => sql`${from} WHERE r.order_id = ${orderId} ORDER BY r.created_at, r.id`
+    })
+    const listSettling = SqlSchema.findAll({
+      Request: Schema.Int,
+      Result: TransactionRow,
+      // Exactly the predicate of `transactions_settling_idx`, so the worker's poll reads only the backlog.
+      execute: (limit) =>
+        sql`${from}
+            WHERE r.kind = 'capture' AND r.status = 'processing' AND r.provider_transaction_id IS NOT NULL
+            ORDER BY r.created_at, r.id LIMIT ${limit}`
+    })
+    const search = SearchPg.make(sql, {
+      from,
+      // Rows are already the account's; repeating the account lets `orders_reference_idx` find the orders.
+      reference: (reference) =>
+        sql`r.order_id IN (
+          SELECT o.id FROM orders o WHERE o.account_id = r.account_id AND o.merchant_reference = ${reference})`,
+      Row: TransactionRow
+    })
+
+    return TransactionRepo.of({
+      insert: (transaction) =>
+        insert(transaction).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("TransactionRepoPg.insert")),
+      find: (accountId, id) => find({ accountId, id }).pipe(Effect.orDie),
+      findAny: (id) => findAny(id).pipe(Effect.orDie),
+      listByOrder: (orderId) => listByOrder(orderId).pipe(Effect.orDie),
+      update,
+      search: (accountId, query) => search(accountId, query).pipe(Effect.withSpan("TransactionRepoPg.search")),
+      listSettling: (limit) => listSettling(limit).pipe(Effect.orDie, Effect.withSpan("TransactionRepoPg.listSettling"))
+    })
+  })
+)
