@@ -6,6 +6,7 @@ import { type Account, type AccountId, AccountRepo } from "@tender/domain"
 import { Effect, Layer, Option, Result } from "effect"
 import { staleWrite } from "../Conflicts.ts"
 import { MemoryDatabase, table, type Writer } from "./MemoryDatabase.ts"
+import { oldestFirst } from "./SearchMemory.ts"
 
 const accounts = table<AccountId, Account.Account>("accounts")
 const bySecretKeyHash = table<string, AccountId>("accounts_by_secret_key_hash")
@@ -27,10 +28,6 @@ const unindex = (db: Writer, account: Account.Account) => {
   db.mutable(byPublishableKey).delete(account.publishable_key)
   for (const key of account.secret_keys) db.mutable(bySecretKeyHash).delete(key.hash)
 }
-
-/** The order PostgreSQL lists them in (`ORDER BY created_at, id`). */
-const byCreation = (a: Account.Account, b: Account.Account) =>
-  a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0
 
 export const layer: Layer.Layer<AccountRepo, never, MemoryDatabase> = Layer.effect(
   AccountRepo,
@@ -64,7 +61,7 @@ export const layer: Layer.Layer<AccountRepo, never, MemoryDatabase> = Layer.effe
           w.mutable(accounts).set(next.id, next)
           return Result.succeed(undefined)
         }),
-      list: () => db.read((r) => [...r.get(accounts).values()].sort(byCreation))
+      list: () => db.read((r) => [...r.get(accounts).values()].sort(oldestFirst))
     })
   })
 )

@@ -83,6 +83,8 @@ export class MemoryDatabase extends Context.Service<MemoryDatabase, {
    */
   write<A, E>(f: (db: Writer) => Result.Result<A, E>): Effect.Effect<A, E>
   transaction<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R>
+  /** Whether the calling fiber runs inside a transaction of this database (and so holds its permit). */
+  readonly inTransaction: Effect.Effect<boolean>
 }>()("@tender/adapters/MemoryDatabase") {
   static readonly make = Effect.sync(() => {
     const identity = {}
@@ -122,7 +124,8 @@ export class MemoryDatabase extends Context.Service<MemoryDatabase, {
               Effect.ensuring(Effect.sync(() => (tx.open = false)))
             )
           }))
-        })
+        }),
+      inTransaction: Effect.map(openTransaction, (tx) => tx !== undefined && tx.open)
     })
   })
 

@@ -1,0 +1,81 @@
+/**
+ * Orders in memory, with PostgreSQL's guarantees: one direct payment per reference and account
+ * (a secondary index as a table, claimed in the same atomic write as the row), version-checked
+ * updates, reads scoped by account. `lock` needs no row lock: the unit of work's permit already
+ * serialises every transaction.
+ */
+import { OrderRepo, type Payment } from "@tender/domain"
+import { Effect, Layer, Option, Result } from "effect"
+import { duplicateReference, lockOutsideUnitOfWork, staleWrite } from "../Conflicts.ts"
+import { MemoryDatabase, table, type Writer } from "./MemoryDatabase.ts"
+import * as SearchMemory from "./SearchMemory.ts"
+
+export const orders = table<string, Payment.Order>("orders")
+/** `orders_direct_payment_reference_key`: account and reference → the direct payment's id. */
+const directPayments = table<string, string>("orders_direct_payment_reference")
+
+const directKey = (order: Payment.Order) =>
+  order.subtype === "direct_payment" ? JSON.stringify([order.account_id, order.merchant_reference]) : undefined
+
+/** False when another direct payment holds the reference. */
+const claim = (db: Writer, order: Payment.Order): boolean => {
+  const key = directKey(order)
+  if (key === undefined) return true
+  const holder = db.get(directPayments).get(key)
+  if (holder !== undefined && holder !== order.id) return false
+  db.mutable(directPayments).set(key, order.id)
+  return true
+}
+
+const release = (db: Writer, order: Payment.Order) => {
+  const key = directKey(order)
+  if (key !== undefined) db.mutable(directPayments).delete(key)
+}
+
+/** The order `findByReference` prefers: the direct payment, else the newest. */
+const preferred = (a: Payment.Order, b: Payment.Order) =>
+  a.subtype !== b.subtype ? (a.subtype === "direct_payment" ? -1 : 1) : SearchMemory.oldestFirst(b, a)
+
+export const layer: Layer.Layer<OrderRepo, never, MemoryDatabase> = Layer.effect(
+  OrderRepo,
+  Effect.gen(function*() {
+    const db = yield* MemoryDatabase
+    const findAny = (id: string) => db.read((r) => Option.fromNullishOr(r.get(orders).get(id)))
+
+    return OrderRepo.of({
+      insert: (order) =>
+        db.write((w) => {
+          if (w.get(orders).has(order.id)) throw new Error(`OrderRepoMemory: duplicate order id ${order.id}`)
+          if (!claim(w, order)) return Result.fail(duplicateReference(order.merchant_reference))
+          w.mutable(orders).set(order.id, order)
+          return Result.succeed(undefined)
+        }),
+      find: (accountId, id) => Effect.map(findAny(id), Option.filter((order) => order.account_id === accountId)),
+      findAny,
+      findByReference: (accountId, reference) =>
+        db.read((r) => {
+          const candidates = [...r.get(orders).values()].filter((order) =>
+            order.account_id === accountId && order.merchant_reference === reference
+          )
+          return Option.fromNullishOr(candidates.sort(preferred)[0])
+        }),
+      lock: (id) =>
+        Effect.flatMap(db.inTransaction, (open) => open ? findAny(id) : Effect.die(lockOutsideUnitOfWork("OrderRepo"))),
+      update: (next) =>
+        db.write((w) => {
+          const current = w.get(orders).get(next.id)
+          if (current === undefined || current.account_id !== next.account_id || current.version !== next.version - 1) {
+            return Result.fail(staleWrite("Order", next.id, next.version - 1))
+          }
+          release(w, current)
+          // A clash here is an update that changed the reference or subtype onto another direct
+          // payment's: PostgreSQL's unique index makes that a defect too.
+          if (!claim(w, next)) throw new Error(`OrderRepoMemory: update of ${next.id} duplicates a merchant_reference`)
+          w.mutable(orders).set(next.id, next)
+          return Result.succeed(undefined)
+        }),
+      search: (accountId, query) =>
+        db.read((r) => SearchMemory.search(r.get(orders).values(), accountId, query, (order) => order.merchant_reference))
+    })
+  })
+)

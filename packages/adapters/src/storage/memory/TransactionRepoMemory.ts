@@ -1,0 +1,55 @@
+/** Transactions in memory: version-checked updates, reads scoped by account, PostgreSQL's orderings. */
+import { type Payment, TransactionRepo } from "@tender/domain"
+import { Effect, Layer, Option, Result } from "effect"
+import { staleWrite } from "../Conflicts.ts"
+import { MemoryDatabase, table } from "./MemoryDatabase.ts"
+import { orders } from "./OrderRepoMemory.ts"
+import * as SearchMemory from "./SearchMemory.ts"
+
+const transactions = table<string, Payment.Transaction>("transactions")
+
+const isSettling = (t: Payment.Transaction) =>
+  t.kind === "capture" && t.status === "processing" && t.provider_transaction_id !== null
+
+export const layer: Layer.Layer<TransactionRepo, never, MemoryDatabase> = Layer.effect(
+  TransactionRepo,
+  Effect.gen(function*() {
+    const db = yield* MemoryDatabase
+    const findAny = (id: string) => db.read((r) => Option.fromNullishOr(r.get(transactions).get(id)))
+    const list = (keep: (t: Payment.Transaction) => boolean) =>
+      db.read((r) => [...r.get(transactions).values()].filter(keep).sort(SearchMemory.oldestFirst))
+
+    return TransactionRepo.of({
+      insert: (transaction) =>
+        db.write((w) => {
+          if (w.get(transactions).has(transaction.id)) {
+            throw new Error(`TransactionRepoMemory: duplicate transaction id ${transaction.id}`)
+          }
+          w.mutable(transactions).set(transaction.id, transaction)
+          return Result.succeed(undefined)
+        }),
+      find: (accountId, id) => Effect.map(findAny(id), Option.filter((t) => t.account_id === accountId)),
+      findAny,
+      listByOrder: (orderId) => list((t) => t.order_id === orderId),
+      update: (next) =>
+        db.write((w) => {
+          const current = w.get(transactions).get(next.id)
+          if (current === undefined || current.account_id !== next.account_id || current.version !== next.version - 1) {
+            return Result.fail(staleWrite("Transaction", next.id, next.version - 1))
+          }
+          w.mutable(transactions).set(next.id, next)
+          return Result.succeed(undefined)
+        }),
+      search: (accountId, query) =>
+        db.read((r) =>
+          SearchMemory.search(
+            r.get(transactions).values(),
+            accountId,
+            query,
+            (t) => r.get(orders).get(t.order_id)?.merchant_reference
+          )
+        ),
+      listSettling: (limit) => Effect.map(list(isSettling), (settling) => settling.slice(0, limit))
+    })
+  })
+)
