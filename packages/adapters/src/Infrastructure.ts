@@ -15,10 +15,13 @@ import {
   type AccountRepo,
   type CardVault,
   type CvcStore,
+  type EventRepo,
   type Ids,
   type KeyHasher,
   type Locks,
+  type OrderRepo,
   type RateLimiter,
+  type TransactionRepo,
   type UnitOfWork
 } from "@tender/domain"
 import { Effect, Layer } from "effect"
@@ -38,16 +41,29 @@ import { Redis } from "./redis/Redis.ts"
 import * as AccountRepoMemory from "./storage/memory/AccountRepoMemory.ts"
 import * as CardVaultMemory from "./storage/memory/CardVaultMemory.ts"
 import * as CvcStoreMemory from "./storage/memory/CvcStoreMemory.ts"
+import * as EventRepoMemory from "./storage/memory/EventRepoMemory.ts"
 import { MemoryDatabase } from "./storage/memory/MemoryDatabase.ts"
+import * as OrderRepoMemory from "./storage/memory/OrderRepoMemory.ts"
+import * as TransactionRepoMemory from "./storage/memory/TransactionRepoMemory.ts"
 import * as UnitOfWorkMemory from "./storage/memory/UnitOfWorkMemory.ts"
 import * as AccountRepoPg from "./storage/postgres/AccountRepoPg.ts"
 import * as CardVaultPg from "./storage/postgres/CardVaultPg.ts"
+import * as EventRepoPg from "./storage/postgres/EventRepoPg.ts"
+import * as OrderRepoPg from "./storage/postgres/OrderRepoPg.ts"
 import * as PgDatabase from "./storage/postgres/PgDatabase.ts"
+import * as TransactionRepoPg from "./storage/postgres/TransactionRepoPg.ts"
 import * as UnitOfWorkPg from "./storage/postgres/UnitOfWorkPg.ts"
 
 export { InfrastructureError }
 
-export type StoragePorts = AccountRepo | UnitOfWork | CardVault | CvcStore
+export type StoragePorts =
+  | AccountRepo
+  | UnitOfWork
+  | CardVault
+  | CvcStore
+  | OrderRepo
+  | TransactionRepo
+  | EventRepo
 export type Ports = StoragePorts | Locks | RateLimiter | Ids | KeyHasher | AccessTokenSigner
 
 /** Memory storage: no durability, a vault key that dies with the process. */
@@ -55,7 +71,10 @@ export const memoryStorage: Layer.Layer<StoragePorts, never, Ids> = Layer.mergeA
   AccountRepoMemory.layer,
   UnitOfWorkMemory.layer,
   CardVaultMemory.layer,
-  CvcStoreMemory.layer
+  CvcStoreMemory.layer,
+  OrderRepoMemory.layer,
+  TransactionRepoMemory.layer,
+  EventRepoMemory.layer
 ).pipe(Layer.provide(Layer.merge(MemoryDatabase.layer, CardCipher.layer(randomKey))))
 
 /**
@@ -67,7 +86,15 @@ export const postgresStorage = (
 ): Layer.Layer<StoragePorts | SqlClient.SqlClient, InfrastructureError, Ids> =>
   // The key first: a missing or malformed key is a configuration error, reported before connecting.
   Layer.unwrap(Effect.map(VaultKey.resolve(config), (key) =>
-    Layer.mergeAll(AccountRepoPg.layer, UnitOfWorkPg.layer, CardVaultPg.layer, CvcStoreMemory.layer).pipe(
+    Layer.mergeAll(
+      AccountRepoPg.layer,
+      UnitOfWorkPg.layer,
+      CardVaultPg.layer,
+      CvcStoreMemory.layer,
+      OrderRepoPg.layer,
+      TransactionRepoPg.layer,
+      EventRepoPg.layer
+    ).pipe(
       Layer.provide(CardCipher.layer(Effect.succeed(key))),
       Layer.provideMerge(PgDatabase.layer(config))
     )))
