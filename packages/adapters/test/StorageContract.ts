@@ -1,6 +1,6 @@
 /**
- * The storage contract: what AccountRepo, UnitOfWork and CardVault promise, whatever holds the
- * data. Each storage test file calls `storageContract(it)` inside a `layer(…)` block built on its
+ * The storage contract: what AccountRepo, UnitOfWork, CardVault, OrderRepo, TransactionRepo and
+ * EventRepo promise, whatever holds the data. Each storage test file calls `storageContract(it)` inside a `layer(…)` block built on its
  * adapter, so memory and PostgreSQL pass exactly the same assertions.
  */
 import type { Vitest } from "@effect/vitest"
@@ -12,13 +12,27 @@ import {
   Accounts,
   CardVault,
   Errors,
+  EventRepo,
   Ids,
   KeyHasher,
+  ORDER_STATUSES,
+  OrderRepo,
+  type Payment,
+  TRANSACTION_STATUSES,
+  TransactionRepo,
   UnitOfWork
 } from "@tender/domain"
-import { Cause, Effect, Exit, Fiber, Option } from "effect"
+import { Cause, Clock, Deferred, Effect, Exit, Fiber, Option } from "effect"
 
-export type StorageServices = AccountRepo | UnitOfWork | CardVault | Ids | KeyHasher
+export type StorageServices =
+  | AccountRepo
+  | UnitOfWork
+  | CardVault
+  | OrderRepo
+  | TransactionRepo
+  | EventRepo
+  | Ids
+  | KeyHasher
 
 /** A distinct, fully populated account (every column non-default), with its plain secret key. */
 export const newAccount = (overrides: Partial<Account.Account> = {}) =>
@@ -67,6 +81,124 @@ const CARD = {
 class Boom {
   readonly _tag = "Boom"
 }
+
+/** An account stored for the test: every order, transaction and event row needs one. */
+const storedAccount = Effect.gen(function*() {
+  const { account } = yield* newAccount()
+  yield* (yield* AccountRepo).insert(account)
+  return account.id
+})
+
+const T0 = "2025-03-01T10:00:00.123Z"
+
+/** A fully populated direct-payment order (an amount past 32 bits, every nullable column set). */
+export const newOrder = (accountId: string, overrides: Partial<Payment.Order> = {}) =>
+  Effect.gen(function*() {
+    const ids = yield* Ids
+    const order: Payment.Order = {
+      id: yield* ids.make("order"),
+      account_id: accountId,
+      livemode: false,
+      merchant_reference: `ref-${yield* ids.randomHex(8)}`,
+      subtype: "direct_payment",
+      status: "authorized",
+      amount: 3_000_000_000,
+      currency: "IDR",
+      country: "ID",
+      payment_method: "card",
+      capture_method: "manual",
+      processing_profile: "eu",
+      customer: { email: "ada@example.com", name: "Ada Lovelace" },
+      success_url: "https://shop.example/ok",
+      cancel_url: "https://shop.example/cancel",
+      card_token: yield* ids.make("cardToken"),
+      payment_instrument: {
+        type: "card",
+        card_brand: "visa",
+        last4_digits: "4242",
+        bin: "42424242",
+        card_funding: "credit",
+        holder_name: "Ada Lovelace"
+      },
+      received_amount: 2_999_999_999,
+      created_at: T0,
+      updated_at: T0,
+      version: 1,
+      ...overrides
+    }
+    return order
+  })
+
+export const newTransaction = (order: Payment.Order, overrides: Partial<Payment.Transaction> = {}) =>
+  Effect.gen(function*() {
+    const ids = yield* Ids
+    const transaction: Payment.Transaction = {
+      id: yield* ids.make("transaction"),
+      order_id: order.id,
+      account_id: order.account_id,
+      livemode: order.livemode,
+      kind: "authorization",
+      status: "completed",
+      amount: order.amount,
+      currency: order.currency,
+      payment_method: order.payment_method,
+      processing_profile: order.processing_profile,
+      provider: "sandbox",
+      provider_transaction_id: `sbx_${yield* ids.randomHex(8)}`,
+      decline_code: null,
+      payment_instrument: order.payment_instrument,
+      parent_transaction_id: null,
+      final: null,
+      multicapture: true,
+      next_action: null,
+      three_ds: "approved",
+      expires_at: null,
+      created_at: order.created_at,
+      updated_at: order.created_at,
+      version: 1,
+      ...overrides
+    }
+    return transaction
+  })
+
+const newEvent = (order: Payment.Order, overrides: Partial<Payment.PaymentEvent> = {}) =>
+  Effect.gen(function*() {
+    const event: Payment.PaymentEvent = {
+      id: yield* (yield* Ids).make("event"),
+      account_id: order.account_id,
+      type: "order.updated",
+      created_at: order.created_at,
+      livemode: order.livemode,
+      processing_profile: order.processing_profile,
+      order_id: order.id,
+      data: { order: { id: order.id, status: order.status, amount: order.amount }, tags: ["a", 1, null] },
+      ...overrides
+    }
+    return event
+  })
+
+/** The rows of one test's account, newest first by (created_at, id): what every search must agree with. */
+const newestFirst = <A extends { readonly created_at: string; readonly id: string }>(rows: ReadonlyArray<A>) =>
+  [...rows].sort((a, b) => a.created_at !== b.created_at ? (a.created_at < b.created_at ? 1 : -1) : a.id < b.id ? 1 : -1)
+
+const idsOf = (rows: ReadonlyArray<{ readonly id: string }>) => rows.map((row) => row.id)
+
+/** Every page of a search, following the cursor from the last row of each page. */
+const allPages = <A extends { readonly created_at: string; readonly id: string }>(
+  search: (query: Payment.SearchQuery) => Effect.Effect<Payment.Page<A>>,
+  query: Payment.SearchQuery
+) =>
+  Effect.gen(function*() {
+    const pages: Array<Payment.Page<A>> = []
+    let cursor: Payment.SearchQuery["cursor"] = undefined
+    for (;;) {
+      const page: Payment.Page<A> = yield* search({ ...query, cursor })
+      pages.push(page)
+      const last = page.data.at(-1)
+      if (!page.has_more || last === undefined || pages.length > 20) return pages
+      cursor = { created_at: last.created_at, id: last.id }
+    }
+  })
 
 export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
   it.effect("inserts an account and finds it by id, secret-key hash and publishable key", () =>
@@ -322,4 +454,450 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
     })
     return scenario.pipe(Effect.provide(Accounts.layer))
   })
+
+  it.effect("orders: inserts and finds by id, from any account (operator) and by reference", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const accountId = yield* storedAccount
+      const full = yield* newOrder(accountId)
+      const bare = yield* newOrder(accountId, {
+        subtype: "checkout",
+        status: "pending",
+        capture_method: "automatic",
+        processing_profile: null,
+        customer: null,
+        success_url: null,
+        cancel_url: null,
+        card_token: null,
+        payment_instrument: null,
+        received_amount: null,
+        amount: Number.MAX_SAFE_INTEGER
+      })
+      yield* orders.insert(full)
+      yield* orders.insert(bare)
+
+      expect(yield* orders.find(accountId, full.id)).toEqual(Option.some(full))
+      expect(yield* orders.find(accountId, bare.id)).toEqual(Option.some(bare))
+      expect(yield* orders.findAny(full.id)).toEqual(Option.some(full))
+      expect(yield* orders.findByReference(accountId, full.merchant_reference)).toEqual(Option.some(full))
+      expect(yield* orders.findByReference(accountId, bare.merchant_reference)).toEqual(Option.some(bare))
+      expect(yield* orders.find(accountId, "ord_doesnotexist000000")).toEqual(Option.none())
+      expect(yield* orders.findAny("ord_doesnotexist000000")).toEqual(Option.none())
+      expect(yield* orders.findByReference(accountId, "ref-unknown")).toEqual(Option.none())
+    }))
+
+  it.effect("orders: reads by account never return another account's order", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const owner = yield* storedAccount
+      const other = yield* storedAccount
+      const order = yield* newOrder(owner)
+      yield* orders.insert(order)
+
+      expect(yield* orders.find(other, order.id)).toEqual(Option.none())
+      expect(yield* orders.findByReference(other, order.merchant_reference)).toEqual(Option.none())
+      expect((yield* orders.search(other, { limit: 100 })).data).toEqual([])
+      expect(idsOf((yield* orders.search(owner, { limit: 100 })).data)).toEqual([order.id])
+    }))
+
+  it.effect("orders: a second direct payment with the reference is refused; a checkout order or another account may reuse it", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const accountId = yield* storedAccount
+      const other = yield* storedAccount
+      const first = yield* newOrder(accountId, { merchant_reference: "order 42/ü" })
+      yield* orders.insert(first)
+
+      const again = yield* newOrder(accountId, { merchant_reference: first.merchant_reference, amount: 1 })
+      const error = yield* Effect.flip(orders.insert(again))
+      expect(error).toBeInstanceOf(Errors.DuplicateMerchantReferenceId)
+      expect(error.code).toBe("duplicate_merchant_reference_id")
+      expect(error.message).toBe(
+        "merchant_reference order 42/ü already exists; fetch it with GET /v1/orders/by-reference/order%2042%2F%C3%BC"
+      )
+      expect(yield* orders.findAny(again.id)).toEqual(Option.none())
+      expect(yield* orders.findByReference(accountId, first.merchant_reference)).toEqual(Option.some(first))
+
+      const checkout = yield* newOrder(accountId, { merchant_reference: first.merchant_reference, subtype: "checkout" })
+      const secondCheckout = yield* newOrder(accountId, { merchant_reference: first.merchant_reference, subtype: "checkout" })
+      const elsewhere = yield* newOrder(other, { merchant_reference: first.merchant_reference })
+      yield* orders.insert(checkout)
+      yield* orders.insert(secondCheckout)
+      yield* orders.insert(elsewhere)
+      expect(yield* orders.find(accountId, secondCheckout.id)).toEqual(Option.some(secondCheckout))
+      expect(yield* orders.find(other, elsewhere.id)).toEqual(Option.some(elsewhere))
+    }))
+
+  it.effect("orders: a refused duplicate leaves the unit of work usable, and it commits", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const transactions = yield* TransactionRepo
+      const uow = yield* UnitOfWork
+      const accountId = yield* storedAccount
+      const first = yield* newOrder(accountId)
+      yield* orders.insert(first)
+      const again = yield* newOrder(accountId, { merchant_reference: first.merchant_reference })
+      const attempt = yield* newTransaction(first)
+
+      const refused = yield* uow.transaction(Effect.gen(function*() {
+        const error = yield* Effect.flip(orders.insert(again))
+        // The use case answers the duplicate and records something in the same unit of work.
+        yield* transactions.insert(attempt)
+        return error
+      }))
+      expect(refused).toBeInstanceOf(Errors.DuplicateMerchantReferenceId)
+      expect(yield* transactions.find(accountId, attempt.id)).toEqual(Option.some(attempt))
+    }))
+
+  it.effect("orders: findByReference prefers the direct payment, else the newest order with the reference", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const accountId = yield* storedAccount
+      const reference = "shared-ref"
+      const olderCheckout = yield* newOrder(accountId, { merchant_reference: reference, subtype: "checkout" })
+      const newerCheckout = yield* newOrder(accountId, {
+        merchant_reference: reference,
+        subtype: "checkout",
+        created_at: later(T0)
+      })
+      yield* orders.insert(olderCheckout)
+      yield* orders.insert(newerCheckout)
+      expect(yield* orders.findByReference(accountId, reference)).toEqual(Option.some(newerCheckout))
+
+      const direct = yield* newOrder(accountId, { merchant_reference: reference, created_at: later(T0, -60_000) })
+      yield* orders.insert(direct)
+      expect(yield* orders.findByReference(accountId, reference)).toEqual(Option.some(direct))
+    }))
+
+  it.effect("orders: updates on the version before; refuses a stale version, an unknown id and another account", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const accountId = yield* storedAccount
+      const other = yield* storedAccount
+      const order = yield* newOrder(accountId)
+      yield* orders.insert(order)
+
+      const v2: Payment.Order = { ...order, status: "succeeded", received_amount: null, updated_at: later(T0), version: 2 }
+      yield* orders.update(v2)
+      expect(yield* orders.find(accountId, order.id)).toEqual(Option.some(v2))
+
+      const stale = yield* Effect.flip(orders.update({ ...order, status: "canceled", version: 2 }))
+      expect(stale).toBeInstanceOf(Errors.Conflict)
+      expect(stale.message).toContain(order.id)
+      expect((yield* Effect.flip(orders.update({ ...v2, id: "ord_doesnotexist000000", version: 3 })))._tag).toBe("Conflict")
+      expect((yield* Effect.flip(orders.update({ ...v2, account_id: other, version: 3 })))._tag).toBe("Conflict")
+      expect(yield* orders.findAny(order.id)).toEqual(Option.some(v2))
+    }))
+
+  it.effect("orders, transactions: every status and kind the domain defines can be stored", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const transactions = yield* TransactionRepo
+      const accountId = yield* storedAccount
+      const kinds = ["payment", "authorization", "capture", "void"] as const
+      for (const status of ORDER_STATUSES) {
+        const order = yield* newOrder(accountId, { status })
+        yield* orders.insert(order)
+        expect(Option.map(yield* orders.find(accountId, order.id), (o) => o.status)).toEqual(Option.some(status))
+        for (const [i, transactionStatus] of TRANSACTION_STATUSES.entries()) {
+          const kind = kinds[i % kinds.length]
+          const transaction = yield* newTransaction(order, { status: transactionStatus, kind, three_ds: null })
+          yield* transactions.insert(transaction)
+          expect(yield* transactions.find(accountId, transaction.id)).toEqual(Option.some(transaction))
+        }
+      }
+    }))
+
+  it.effect("orders: lock reads the order inside a unit of work; outside one it is a defect", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const uow = yield* UnitOfWork
+      const order = yield* newOrder(yield* storedAccount)
+      yield* orders.insert(order)
+
+      expect(yield* uow.transaction(orders.lock(order.id))).toEqual(Option.some(order))
+      expect(yield* uow.transaction(orders.lock("ord_doesnotexist000000"))).toEqual(Option.none())
+      const outside = yield* Effect.exit(orders.lock(order.id))
+      expect(Exit.isFailure(outside) && Cause.hasDies(outside.cause)).toBe(true)
+    }))
+
+  it.effect("orders: a locked order waits for the holder's unit of work, then reads its update", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const uow = yield* UnitOfWork
+      const order = yield* newOrder(yield* storedAccount, { status: "processing" })
+      yield* orders.insert(order)
+
+      const locked = yield* Deferred.make<void>()
+      const holder = yield* Effect.forkChild(uow.transaction(Effect.gen(function*() {
+        const current = Option.getOrThrow(yield* orders.lock(order.id))
+        yield* Deferred.succeed(locked, undefined)
+        yield* Effect.sleep("300 millis")
+        yield* orders.update({ ...current, status: "succeeded", version: current.version + 1 })
+      })))
+      yield* Deferred.await(locked)
+      const asked = yield* Clock.currentTimeMillis
+      const seen = yield* uow.transaction(Effect.gen(function*() {
+        const current = Option.getOrThrow(yield* orders.lock(order.id))
+        // Decided on what the holder wrote, so this write does not conflict.
+        yield* orders.update({ ...current, received_amount: 1, version: current.version + 1 })
+        return current
+      }))
+      const waited = (yield* Clock.currentTimeMillis) - asked
+      yield* Fiber.join(holder)
+
+      expect([seen.status, seen.version]).toEqual(["succeeded", 2])
+      expect(waited).toBeGreaterThanOrEqual(200)
+      expect(Option.map(yield* orders.findAny(order.id), (o) => [o.status, o.received_amount, o.version]))
+        .toEqual(Option.some(["succeeded", 1, 3]))
+    }))
+
+  it.effect("a failed unit of work leaves no order, transaction or event behind", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const transactions = yield* TransactionRepo
+      const events = yield* EventRepo
+      const uow = yield* UnitOfWork
+      const accountId = yield* storedAccount
+      const order = yield* newOrder(accountId)
+      const attempt = yield* newTransaction(order)
+      const event = yield* newEvent(order)
+
+      const failed = yield* Effect.flip(uow.transaction(Effect.gen(function*() {
+        yield* orders.insert(order)
+        yield* transactions.insert(attempt)
+        yield* events.append(event)
+        expect(yield* transactions.listByOrder(order.id)).toEqual([attempt])
+        expect(yield* events.listByOrder(order.id)).toEqual([event])
+        return yield* Effect.fail(new Boom())
+      })))
+      expect(failed).toBeInstanceOf(Boom)
+      expect(yield* orders.findAny(order.id)).toEqual(Option.none())
+      expect(yield* orders.findByReference(accountId, order.merchant_reference)).toEqual(Option.none())
+      expect(yield* transactions.findAny(attempt.id)).toEqual(Option.none())
+      expect(yield* transactions.listByOrder(order.id)).toEqual([])
+      expect(yield* events.listByOrder(order.id)).toEqual([])
+      // The reference was released with the rollback.
+      yield* orders.insert(order)
+    }))
+
+  it.effect("transactions: insert, find by account, findAny, listByOrder oldest first", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const transactions = yield* TransactionRepo
+      const accountId = yield* storedAccount
+      const other = yield* storedAccount
+      const order = yield* newOrder(accountId)
+      const sibling = yield* newOrder(accountId)
+      yield* orders.insert(order)
+      yield* orders.insert(sibling)
+
+      const authorization = yield* newTransaction(order, {
+        status: "processing",
+        decline_code: "do_not_honor",
+        next_action: {
+          type: "redirect",
+          redirect_url: "https://acs.example/challenge",
+          expires_at: "2025-03-01T10:15:00.000Z",
+          qr: { data: "000201", deep_links: [{ label: "Open", url: "bank://pay", target: "app" }] }
+        },
+        three_ds: "required",
+        expires_at: "2025-03-01T10:15:00.456Z"
+      })
+      const capture = yield* newTransaction(order, {
+        kind: "capture",
+        status: "processing",
+        amount: 1_000,
+        parent_transaction_id: authorization.id,
+        final: true,
+        multicapture: null,
+        three_ds: null,
+        payment_instrument: null,
+        created_at: later(T0, 2)
+      })
+      // Same instant as the authorization: the id breaks the tie.
+      const retry = yield* newTransaction(order, { kind: "payment", provider_transaction_id: null })
+      // Inserted out of order (the capture after its authorization, which the foreign key needs).
+      yield* transactions.insert(retry)
+      yield* transactions.insert(authorization)
+      yield* transactions.insert(capture)
+      yield* transactions.insert(yield* newTransaction(sibling))
+
+      expect(yield* transactions.find(accountId, authorization.id)).toEqual(Option.some(authorization))
+      expect(yield* transactions.find(accountId, capture.id)).toEqual(Option.some(capture))
+      expect(yield* transactions.findAny(capture.id)).toEqual(Option.some(capture))
+      expect(yield* transactions.find(other, capture.id)).toEqual(Option.none())
+      expect(yield* transactions.find(accountId, "txn_doesnotexist000000")).toEqual(Option.none())
+      const tied = [authorization, retry].sort((a, b) => (a.id < b.id ? -1 : 1))
+      expect(yield* transactions.listByOrder(order.id)).toEqual([...tied, capture])
+      expect(yield* transactions.listByOrder("ord_doesnotexist000000")).toEqual([])
+    }))
+
+  it.effect("transactions: updates on the version before; refuses a stale version and another account", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const transactions = yield* TransactionRepo
+      const other = yield* storedAccount
+      const order = yield* newOrder(yield* storedAccount)
+      yield* orders.insert(order)
+      const attempt = yield* newTransaction(order, { status: "processing" })
+      yield* transactions.insert(attempt)
+
+      const v2: Payment.Transaction = { ...attempt, status: "failed", decline_code: "insufficient_funds", version: 2 }
+      yield* transactions.update(v2)
+      expect(yield* transactions.findAny(attempt.id)).toEqual(Option.some(v2))
+      expect(yield* Effect.flip(transactions.update({ ...attempt, status: "completed", version: 2 }))).toBeInstanceOf(
+        Errors.Conflict
+      )
+      expect((yield* Effect.flip(transactions.update({ ...v2, account_id: other, version: 3 })))._tag).toBe("Conflict")
+      expect(yield* transactions.findAny(attempt.id)).toEqual(Option.some(v2))
+    }))
+
+  it.effect("events: appended events list by order, oldest first", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const events = yield* EventRepo
+      const accountId = yield* storedAccount
+      const order = yield* newOrder(accountId)
+      const otherOrder = yield* newOrder(accountId)
+      yield* orders.insert(order)
+      yield* orders.insert(otherOrder)
+
+      const created = yield* newEvent(order, { type: "order.created", processing_profile: null })
+      const succeeded = yield* newEvent(order, { type: "order.succeeded", created_at: later(T0, 1) })
+      yield* events.append(succeeded)
+      yield* events.append(created)
+      yield* events.append(yield* newEvent(otherOrder))
+      yield* events.append(yield* newEvent(order, { order_id: null, type: "account.updated" }))
+
+      expect(yield* events.listByOrder(order.id)).toEqual([created, succeeded])
+      expect(yield* events.listByOrder("ord_doesnotexist000000")).toEqual([])
+    }))
+
+  it.effect("orders: search filters by status (any of), created_from (inclusive), created_to (exclusive), profile, reference", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const accountId = yield* storedAccount
+      const at = (ms: number) => later(T0, ms)
+      const a = yield* newOrder(accountId, { status: "pending", created_at: at(0), processing_profile: null })
+      const b = yield* newOrder(accountId, { status: "succeeded", created_at: at(1) })
+      const c = yield* newOrder(accountId, { status: "failed", created_at: at(2), processing_profile: "us" })
+      const d = yield* newOrder(accountId, { status: "succeeded", created_at: at(3_000) })
+      for (const order of [c, a, d, b]) yield* orders.insert(order)
+      const search = (query: Omit<Payment.SearchQuery, "limit">) =>
+        Effect.map(orders.search(accountId, { limit: 10, ...query }), (page) => idsOf(page.data))
+
+      expect(yield* search({})).toEqual(idsOf([d, c, b, a]))
+      expect(yield* search({ status: [] })).toEqual(idsOf([d, c, b, a]))
+      expect(yield* search({ status: ["succeeded"] })).toEqual(idsOf([d, b]))
+      expect(yield* search({ status: ["failed", "pending"] })).toEqual(idsOf([c, a]))
+      expect(yield* search({ status: ["canceled"] })).toEqual([])
+      expect(yield* search({ created_from: b.created_at })).toEqual(idsOf([d, c, b]))
+      expect(yield* search({ created_to: c.created_at })).toEqual(idsOf([b, a]))
+      expect(yield* search({ created_from: b.created_at, created_to: d.created_at })).toEqual(idsOf([c, b]))
+      // Any ISO offset names the same instant.
+      expect(yield* search({ created_from: "2025-03-01T11:00:00.124+01:00" })).toEqual(idsOf([d, c, b]))
+      expect(yield* search({ processing_profile: "eu" })).toEqual(idsOf([d, b]))
+      expect(yield* search({ merchant_reference: c.merchant_reference })).toEqual([c.id])
+      expect(yield* search({ status: ["succeeded"], processing_profile: "eu", created_to: d.created_at })).toEqual([b.id])
+      expect(yield* orders.search(accountId, { limit: 4 })).toEqual({ data: [d, c, b, a], has_more: false })
+      expect(yield* orders.search(accountId, { limit: 3 })).toEqual({ data: [d, c, b], has_more: true })
+    }))
+
+  it.effect("orders: search pages newest first with a cursor, ties on created_at broken by id", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const accountId = yield* storedAccount
+      const tied = yield* Effect.forEach(Array.from({ length: 6 }), () => newOrder(accountId))
+      const newest = yield* newOrder(accountId, { created_at: later(T0, 1) })
+      const oldest = yield* newOrder(accountId, { created_at: later(T0, -1) })
+      const all = [...tied, newest, oldest]
+      for (const order of all) yield* orders.insert(order)
+      const expected = newestFirst(all)
+      expect(expected[0]).toBe(newest)
+      expect(expected.at(-1)).toBe(oldest)
+
+      const pages = yield* allPages((query) => orders.search(accountId, query), { limit: 3 })
+      expect(pages.map((page) => [page.data.length, page.has_more])).toEqual([[3, true], [3, true], [2, false]])
+      expect(pages.flatMap((page) => idsOf(page.data))).toEqual(idsOf(expected))
+
+      // A cursor is a position, not a page: any row's (created_at, id) starts strictly below that row.
+      const page = yield* orders.search(accountId, { limit: 2, cursor: { created_at: T0, id: expected[3].id } })
+      expect(page).toEqual({ data: expected.slice(4, 6), has_more: true })
+    }))
+
+  it.effect("transactions: search filters like orders; merchant_reference is the order's", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const transactions = yield* TransactionRepo
+      const accountId = yield* storedAccount
+      const other = yield* storedAccount
+      const first = yield* newOrder(accountId)
+      const second = yield* newOrder(accountId)
+      // Another account's order with the same reference must not pull its transactions in.
+      const foreign = yield* newOrder(other, { merchant_reference: first.merchant_reference })
+      for (const order of [first, second, foreign]) yield* orders.insert(order)
+
+      const failed = yield* newTransaction(first, { status: "failed", created_at: later(T0, 1) })
+      const completed = yield* newTransaction(first, { status: "completed", created_at: later(T0, 2) })
+      const pending = yield* newTransaction(second, { status: "pending", created_at: later(T0, 3), processing_profile: null })
+      const tiedA = yield* newTransaction(second, { created_at: later(T0, 4) })
+      const tiedB = yield* newTransaction(second, { created_at: later(T0, 4) })
+      const foreignAttempt = yield* newTransaction(foreign)
+      const mine = [failed, completed, pending, tiedA, tiedB]
+      for (const t of [...mine, foreignAttempt]) yield* transactions.insert(t)
+      const search = (query: Omit<Payment.SearchQuery, "limit">) =>
+        Effect.map(transactions.search(accountId, { limit: 10, ...query }), (page) => idsOf(page.data))
+
+      expect(yield* search({})).toEqual(idsOf(newestFirst(mine)))
+      expect(yield* search({ merchant_reference: first.merchant_reference })).toEqual(idsOf([completed, failed]))
+      expect(yield* search({ status: ["failed", "pending"] })).toEqual(idsOf([pending, failed]))
+      expect(yield* search({ created_from: completed.created_at, created_to: tiedA.created_at })).toEqual(
+        idsOf([pending, completed])
+      )
+      expect(yield* search({ processing_profile: "eu", merchant_reference: second.merchant_reference })).toEqual(
+        idsOf(newestFirst([tiedA, tiedB]))
+      )
+      expect(yield* transactions.search(other, { limit: 10 })).toEqual({ data: [foreignAttempt], has_more: false })
+
+      const pages = yield* allPages((query) => transactions.search(accountId, query), { limit: 2 })
+      expect(pages.map((page) => page.has_more)).toEqual([true, true, false])
+      expect(pages.flatMap((page) => idsOf(page.data))).toEqual(idsOf(newestFirst(mine)))
+    }))
+
+  it.effect("transactions: listSettling gives processing captures with a provider id, oldest first, across accounts", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const transactions = yield* TransactionRepo
+      const first = yield* newOrder(yield* storedAccount)
+      const second = yield* newOrder(yield* storedAccount)
+      yield* orders.insert(first)
+      yield* orders.insert(second)
+      const capture = (order: Payment.Order, overrides: Partial<Payment.Transaction>) =>
+        newTransaction(order, { kind: "capture", status: "processing", ...overrides })
+
+      const older = yield* capture(second, { created_at: "2001-01-01T00:00:00.000Z" })
+      const newer = yield* capture(first, { created_at: "2001-01-01T00:00:00.001Z" })
+      const excluded = [
+        yield* capture(first, { provider_transaction_id: null }),
+        yield* capture(first, { status: "completed" }),
+        yield* capture(first, { kind: "authorization" }),
+        yield* capture(first, { status: "pending" })
+      ]
+      for (const t of [newer, ...excluded, older]) yield* transactions.insert(t)
+
+      const settling = yield* transactions.listSettling(10_000)
+      for (const t of settling) {
+        expect([t.kind, t.status, t.provider_transaction_id === null]).toEqual(["capture", "processing", false])
+      }
+      const created = settling.map((t) => Date.parse(t.created_at))
+      expect(created).toEqual([...created].sort((x, y) => x - y))
+      expect(idsOf(settling.filter((t) => t.order_id === first.id || t.order_id === second.id))).toEqual(
+        idsOf([older, newer])
+      )
+      expect(yield* transactions.listSettling(1)).toEqual(settling.slice(0, 1))
+
+      yield* transactions.update({ ...older, status: "completed", version: 2 })
+      expect(idsOf(yield* transactions.listSettling(10_000))).not.toContain(older.id)
+    }))
 }

@@ -1,12 +1,12 @@
 import { expect, layer } from "@effect/vitest"
-import { AccountRepo, CardVault } from "@tender/domain"
-import { Effect, Layer } from "effect"
+import { AccountRepo, CardVault, Errors, OrderRepo, Payment, UnitOfWork } from "@tender/domain"
+import { Cause, Effect, Exit, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import * as IdsRandom from "../src/crypto/IdsRandom.ts"
 import * as KeyHasherSha256 from "../src/crypto/KeyHasherSha256.ts"
 import { postgresStorage } from "../src/Infrastructure.ts"
 import { sharedConfig } from "./PgTestDatabase.ts"
-import { newAccount, storageContract } from "./StorageContract.ts"
+import { newAccount, newOrder, storageContract } from "./StorageContract.ts"
 
 const storage = Layer.unwrap(Effect.map(sharedConfig, postgresStorage)).pipe(
   Layer.provideMerge(Layer.merge(IdsRandom.layer, KeyHasherSha256.layer))
@@ -44,5 +44,78 @@ layer(storage, { excludeTestServices: true, timeout: "2 minutes" })("PostgreSQL 
       const columns = yield* sql<{ column_name: string }>`
         SELECT column_name FROM information_schema.columns WHERE table_name = 'card_vault'`
       expect(columns.map((c) => c.column_name)).not.toContain("number")
+    }))
+
+  it.effect("of 20 concurrent inserts of one reference from separate connections, exactly one is stored", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const orders = yield* OrderRepo
+      const uow = yield* UnitOfWork
+      const { account } = yield* newAccount()
+      yield* (yield* AccountRepo).insert(account)
+      const contenders = yield* Effect.forEach(
+        Array.from({ length: 20 }),
+        () => newOrder(account.id, { merchant_reference: "race-1" })
+      )
+      const backends = new Set<number>()
+      // Each insert holds its transaction open a moment, so the inserts overlap in the database.
+      const results = yield* Effect.forEach(
+        contenders,
+        (order) =>
+          Effect.result(uow.transaction(Effect.gen(function*() {
+            const [{ pid }] = yield* sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`
+            backends.add(pid)
+            yield* orders.insert(order)
+            yield* Effect.sleep("20 millis")
+          }))),
+        { concurrency: "unbounded" }
+      )
+      const failures = results.filter((r) => r._tag === "Failure")
+      expect(results.filter((r) => r._tag === "Success")).toHaveLength(1)
+      expect(failures).toHaveLength(19)
+      for (const f of failures) expect(f._tag === "Failure" && f.failure).toBeInstanceOf(Errors.DuplicateMerchantReferenceId)
+      expect(backends.size).toBeGreaterThan(1)
+      const [{ count }] = yield* sql<{ count: number }>`
+        SELECT count(*)::int AS count FROM orders WHERE account_id = ${account.id} AND merchant_reference = 'race-1'`
+      expect(count).toBe(1)
+    }))
+
+  it.effect("orders, transactions and events: one typed column per domain field", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const columns = yield* sql<{ table_name: string; column_name: string; data_type: string }>`
+        SELECT table_name, column_name, data_type FROM information_schema.columns
+        WHERE table_schema = current_schema() AND table_name IN ('orders', 'transactions', 'events')`
+      const of = (table: string) =>
+        Object.fromEntries(columns.filter((c) => c.table_name === table).map((c) => [c.column_name, c.data_type]))
+      const orders = of("orders")
+      const transactions = of("transactions")
+      const events = of("events")
+      expect(Object.keys(orders).sort()).toEqual(Object.keys(Payment.Order.fields).sort())
+      expect(Object.keys(transactions).sort()).toEqual(Object.keys(Payment.Transaction.fields).sort())
+      expect(Object.keys(events).sort()).toEqual(Object.keys(Payment.PaymentEvent.fields).sort())
+      expect([orders.amount, orders.received_amount, transactions.amount]).toEqual(["bigint", "bigint", "bigint"])
+      expect([orders.customer, orders.payment_instrument, transactions.payment_instrument, transactions.next_action, events.data])
+        .toEqual(["jsonb", "jsonb", "jsonb", "jsonb", "jsonb"])
+      for (const t of [orders.created_at, orders.updated_at, transactions.expires_at, events.created_at]) {
+        expect(t).toBe("timestamp with time zone")
+      }
+      // Byte-wise ids on any server's default collation: the memory adapter breaks ties the same way.
+      const collations = yield* sql<{ collation_name: string | null }>`
+        SELECT collation_name FROM information_schema.columns
+        WHERE table_schema = current_schema() AND table_name IN ('orders', 'transactions', 'events')
+          AND column_name = 'id'`
+      expect(collations.map((c) => c.collation_name)).toEqual(["C", "C", "C"])
+    }))
+
+  it.effect("an order refuses a card number where its card token goes", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const { account } = yield* newAccount()
+      yield* (yield* AccountRepo).insert(account)
+      const order = yield* newOrder(account.id, { card_token: "4242424242424242" })
+      const exit = yield* Effect.exit(orders.insert(order))
+      expect(Exit.isFailure(exit) && Cause.hasDies(exit.cause)).toBe(true)
+      expect(yield* orders.findAny(order.id)).toEqual(Option.none())
     }))
 })
