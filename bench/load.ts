@@ -1,0 +1,214 @@
+/**
+ * Load generation for the payments bench: autocannon for single requests, a small bounded loop of
+ * concurrent workers over an undici pool for operations of two requests (authorize, then capture).
+ * Both count 2xx and non-2xx responses, check each 2xx body for the expected payment status, and
+ * keep every latency (milliseconds, sub-millisecond precision) for the percentiles.
+ */
+import { randomBytes } from "node:crypto"
+import { performance } from "node:perf_hooks"
+import autocannon from "autocannon"
+import { Pool } from "undici"
+import { signatureHeader } from "@tender/adapters/Signature"
+
+export interface Target {
+  /** `http://127.0.0.1:<port>` */
+  readonly origin: string
+  readonly secretKey: string
+  readonly signingSecret: string
+}
+
+export interface Measurement {
+  readonly seconds: number
+  /** Operations whose every response was 2xx with the expected status in its body. */
+  readonly ok: number
+  readonly non2xx: number
+  /** 2xx with an unexpected body (e.g. status failed), counted apart from non-2xx. */
+  readonly wrongBody: number
+  /** Socket errors and timeouts. */
+  readonly errors: number
+  /** Latencies of the ok operations, sorted, in ms. */
+  readonly latencies: Float64Array
+  /** A few distinct non-2xx/wrong bodies, to say what went wrong. */
+  readonly samples: ReadonlyArray<string>
+}
+
+export const percentile = (sorted: Float64Array, p: number): number =>
+  sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]
+
+export const throughput = (m: Measurement) => m.ok / m.seconds
+
+/** A merchant_reference unique across runs and connections. */
+const runTag = randomBytes(4).toString("hex")
+let sequence = 0
+const reference = (prefix: string) => `${prefix}-${runTag}-${(sequence++).toString(36)}`
+
+export const paymentBody = (cardToken: string, ref: string, manual: boolean) =>
+  JSON.stringify({
+    amount: "10.00",
+    currency: "USD",
+    country: "US",
+    merchant_reference: ref,
+    ...(manual ? { capture_method: "manual" } : {}),
+    payment_method: {
+      code: "card",
+      details: { card_token: cardToken, stored_credential: { initiator: "merchant", reason: "unscheduled" } }
+    }
+  })
+
+export const signedHeaders = (target: Target, pathWithQuery: string, body: string): Record<string, string> => ({
+  "content-type": "application/json",
+  authorization: `Bearer ${target.secretKey}`,
+  "x-signature": signatureHeader(target.signingSecret, Math.floor(Date.now() / 1000), pathWithQuery, body)
+})
+
+class Recorder {
+  readonly latencies: Array<number> = []
+  ok = 0
+  non2xx = 0
+  wrongBody = 0
+  errors = 0
+  readonly samples = new Set<string>()
+
+  sample(status: number | string, body: string) {
+    if (this.samples.size < 5) this.samples.add(`${status} ${body.slice(0, 300)}`)
+  }
+
+  result(seconds: number): Measurement {
+    const latencies = Float64Array.from(this.latencies).sort()
+    return {
+      seconds,
+      ok: this.ok,
+      non2xx: this.non2xx,
+      wrongBody: this.wrongBody,
+      errors: this.errors,
+      latencies,
+      samples: [...this.samples]
+    }
+  }
+}
+
+/**
+ * (a) POST /v1/payments, a merchant-initiated card charge, under autocannon: `connections` keep one
+ * request each in flight for `seconds`. Every request gets a fresh merchant_reference and signature
+ * from `setupRequest`; `onResponse` checks the body says `completed`.
+ */
+export const chargeWithAutocannon = async (
+  target: Target,
+  cardToken: string,
+  options: { readonly connections: number; readonly seconds: number }
+): Promise<Measurement> => {
+  const recorder = new Recorder()
+  // onResponse (body checks) and the instance's "response" event (timing) fire one after the
+  // other, synchronously, for the same response: this carries the verdict from one to the other.
+  let lastOk = false
+  const started = performance.now()
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon({
+      url: target.origin,
+      connections: options.connections,
+      duration: options.seconds,
+      timeout: 30,
+      requests: [
+        {
+          method: "POST",
+          path: "/v1/payments",
+          setupRequest: (request) => {
+            const body = paymentBody(cardToken, reference("mit"), false)
+            return { ...request, body, headers: signedHeaders(target, "/v1/payments", body) }
+          },
+          onResponse: (status, body) => {
+            lastOk = false
+            if (status < 200 || status > 299) {
+              recorder.non2xx++
+              recorder.sample(status, body)
+            } else if (!body.includes(`"status":"completed"`)) {
+              recorder.wrongBody++
+              recorder.sample(status, body)
+            } else {
+              recorder.ok++
+              lastOk = true
+            }
+          }
+        }
+      ]
+    }, (error: unknown, result) => (error ? reject(error) : resolve(result)))
+    // The client's own response time (hrtime from write to last byte): autocannon's histogram
+    // rounds to whole milliseconds, this does not.
+    instance.on("response", (_client, _status, _bytes, responseTime) => {
+      if (lastOk) recorder.latencies.push(responseTime)
+      lastOk = false
+    })
+  })
+  const seconds = (performance.now() - started) / 1000
+  recorder.errors += result.errors // includes timeouts
+  // autocannon's own count must agree with ours: a mismatch means the bench itself is wrong.
+  if (result["2xx"] !== recorder.ok + recorder.wrongBody || result.non2xx !== recorder.non2xx) {
+    recorder.sample("bench", `autocannon counted ${result["2xx"]} 2xx / ${result.non2xx} non-2xx, onResponse ${recorder.ok + recorder.wrongBody} / ${recorder.non2xx}`)
+  }
+  return recorder.result(seconds)
+}
+
+/**
+ * (b) authorize + capture as one operation: `workers` loops, each over its own keep-alive
+ * connection, send POST /v1/payments with capture_method manual, then POST /v1/payments/capture
+ * with the order id, until `seconds` are up. An operation is ok when the first answers 2xx
+ * `authorized` and the second 2xx `completed`; its latency spans both requests.
+ */
+export const authorizeCaptureLoop = async (
+  target: Target,
+  cardToken: string,
+  options: { readonly connections: number; readonly seconds: number; readonly operations?: number }
+): Promise<Measurement> => {
+  const recorder = new Recorder()
+  const pool = new Pool(target.origin, { connections: options.connections, pipelining: 1, headersTimeout: 30_000, bodyTimeout: 30_000 })
+  const post = async (path: string, body: string) => {
+    const response = await pool.request({ method: "POST", path, headers: signedHeaders(target, path, body), body })
+    return { status: response.statusCode, text: await response.body.text() }
+  }
+  const started = performance.now()
+  const deadline = started + options.seconds * 1000
+  let remaining = options.operations ?? Number.POSITIVE_INFINITY
+  const worker = async () => {
+    // Bounded: one operation at a time until the deadline (or the operation count); a request is
+    // bounded by the timeouts above.
+    while (performance.now() < deadline && remaining-- > 0) {
+      const t0 = performance.now()
+      try {
+        const authorized = await post("/v1/payments", paymentBody(cardToken, reference("auth"), true))
+        if (authorized.status < 200 || authorized.status > 299) {
+          recorder.non2xx++
+          recorder.sample(`authorize ${authorized.status}`, authorized.text)
+          continue
+        }
+        const order = JSON.parse(authorized.text) as { order_id?: string; status?: string }
+        if (order.status !== "authorized" || typeof order.order_id !== "string") {
+          recorder.wrongBody++
+          recorder.sample(`authorize ${authorized.status}`, authorized.text)
+          continue
+        }
+        const captured = await post("/v1/payments/capture", JSON.stringify({ order_id: order.order_id }))
+        if (captured.status < 200 || captured.status > 299) {
+          recorder.non2xx++
+          recorder.sample(`capture ${captured.status}`, captured.text)
+          continue
+        }
+        if (!captured.text.includes(`"status":"completed"`)) {
+          recorder.wrongBody++
+          recorder.sample(`capture ${captured.status}`, captured.text)
+          continue
+        }
+        recorder.ok++
+        recorder.latencies.push(performance.now() - t0)
+      } catch (error) {
+        recorder.errors++
+        recorder.sample("error", String(error))
+        // A refused connection fails at once: do not spin on it.
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: options.connections }, worker))
+  const seconds = (performance.now() - started) / 1000
+  await pool.close()
+  return recorder.result(seconds)
+}

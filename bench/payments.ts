@@ -1,0 +1,502 @@
+/**
+ * Payments benchmark: Tender over its embedded PostgreSQL against bare node:http + pg baselines on
+ * the same PostgreSQL, in one run.
+ *
+ *   npm run bench                       # 10 s per scenario and server, 16 connections, 3 s warm-up each
+ *   npm run bench -- --duration 20 --connections 32 --rounds 2 --profile
+ *
+ * Starts `tender serve` (a child process, on a free loopback port, over a fresh temporary data dir
+ * with the rate limit lifted), creates three accounts with the CLI (Tender's, and one per baseline
+ * for the rows it writes), vaults 4242 4242 4242 4242, starts the baselines (bench/baseline.ts,
+ * child processes: `writes` does Tender's writes in one transaction; `tender-sql` sends the very
+ * statements Tender sends), then measures, for each round, each scenario on each server in turn:
+ *
+ *   charge             POST /v1/payments, a merchant-initiated card charge (autocannon)
+ *   authorize+capture  POST /v1/payments (capture_method manual), then POST /v1/payments/capture
+ *                      with its order id, timed as one operation (bench/load.ts)
+ *
+ * Prints a markdown table (ops/s, p50, p99, failures) with Tender/baseline ratios, then checks the
+ * database: every ok operation must have left a succeeded order. Any non-2xx, unexpected body,
+ * socket error or database mismatch makes the run say so loudly and exit 1. Every loop is
+ * time-bounded; the run ends by stopping the baselines and Tender (SIGTERM to the node process,
+ * which stops the embedded PostgreSQL it started), and deletes the data dir.
+ */
+import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
+import * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import { parseArgs } from "node:util"
+import pg from "pg"
+import {
+  authorizeCaptureLoop,
+  chargeWithAutocannon,
+  type Measurement,
+  paymentBody,
+  percentile,
+  signedHeaders,
+  type Target,
+  throughput
+} from "./load.ts"
+import * as Profile from "./profile.ts"
+
+const [major, minor] = process.versions.node.split(".").map(Number)
+if (major < 22 || (major === 22 && minor < 18)) {
+  console.error(`the bench needs Node 22.18 or later, this is ${process.version}: run it as \`npm run bench\`.`)
+  process.exit(2)
+}
+
+const { values: options } = parseArgs({
+  options: {
+    duration: { type: "string", default: "10" },
+    warmup: { type: "string", default: "3" },
+    connections: { type: "string", default: "16" },
+    rounds: { type: "string", default: "1" },
+    profile: { type: "boolean", default: false },
+    "keep-data": { type: "boolean", default: false },
+    help: { type: "boolean", default: false }
+  }
+})
+if (options.help) {
+  console.log(`npm run bench -- [--duration S=10] [--warmup S=3] [--connections N=16] [--rounds N=1] [--profile] [--keep-data]
+
+  --duration     seconds measured per scenario and server, per round
+  --warmup       seconds of unmeasured load before each measurement
+  --connections  concurrent connections (autocannon) / workers (authorize+capture)
+  --rounds       repeat the four measurements, interleaved; figures pool every round
+  --profile      run tender under --cpu-prof and print where its CPU time went
+  --keep-data    keep the temporary data dir (and the profile) instead of deleting them`)
+  process.exit(0)
+}
+const positive = (name: string, value: string) => {
+  const n = Number(value)
+  if (!Number.isFinite(n) || n <= 0) {
+    console.error(`--${name} must be a positive number, got ${value}`)
+    process.exit(2)
+  }
+  return n
+}
+const DURATION = positive("duration", options.duration)
+const WARMUP = Number(options.warmup)
+const CONNECTIONS = Math.round(positive("connections", options.connections))
+const ROUNDS = Math.round(positive("rounds", options.rounds))
+
+const ROOT = path.resolve(import.meta.dirname, "..")
+const CLI = path.join(ROOT, "packages/cli/bin/tender.js")
+const BASELINE = path.join(import.meta.dirname, "baseline.ts")
+const LOOPBACK = "127.0.0.1"
+
+// --- child processes ------------------------------------------------------------------------
+
+/** The last lines a child printed, to explain a failure. */
+const tail = (lines: Array<string>) => (chunk: Buffer) => {
+  lines.push(...chunk.toString("utf8").split("\n").filter((l) => l.trim() !== ""))
+  if (lines.length > 40) lines.splice(0, lines.length - 40)
+}
+
+interface Child {
+  readonly name: string
+  readonly process: ChildProcess
+  readonly output: Array<string>
+  readonly exited: Promise<number | null>
+}
+
+const start = (name: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv): Child => {
+  // process.execPath is the pinned Node 22 (npm scripts put node_modules/.bin first): signals go to
+  // node itself, not to a wrapper such as npx.
+  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] })
+  const output: Array<string> = []
+  child.stdout.on("data", tail(output))
+  child.stderr.on("data", tail(output))
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+  return { name, process: child, output, exited }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+const within = <A>(promise: Promise<A>, ms: number): Promise<A | "timeout"> =>
+  Promise.race([promise, sleep(ms).then(() => "timeout" as const)])
+
+/** SIGTERM, then SIGKILL if it has not exited in `graceMs`. */
+const stop = async (child: Child, graceMs: number) => {
+  if (child.process.exitCode !== null || child.process.signalCode !== null) return
+  child.process.kill("SIGTERM")
+  if ((await within(child.exited, graceMs)) === "timeout") {
+    console.error(`${child.name} did not exit ${graceMs / 1000} s after SIGTERM: killing it`)
+    child.process.kill("SIGKILL")
+    await within(child.exited, 5_000)
+  }
+}
+
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/**
+ * The embedded PostgreSQL outlives a Tender that was SIGKILLed: stop it by its postmaster.pid
+ * (SIGINT is PostgreSQL's fast shutdown), so the run never leaves a server behind.
+ */
+const stopOrphanPostgres = async (dataDir: string) => {
+  const pidFile = path.join(dataDir, "pg", "postmaster.pid")
+  if (!existsSync(pidFile)) return
+  const pid = Number(readFileSync(pidFile, "utf8").split("\n")[0])
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return
+  console.error(`PostgreSQL (pid ${pid}) is still running after tender exited: stopping it`)
+  process.kill(pid, "SIGINT")
+  for (let i = 0; i < 100 && isAlive(pid); i++) await sleep(200)
+  if (isAlive(pid)) process.kill(pid, "SIGKILL")
+}
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = net.createServer()
+    server.once("error", reject)
+    server.listen(0, LOOPBACK, () => {
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      server.close(() => resolve(port))
+    })
+  })
+
+/** Polls until the server answers any HTTP response, the child exits, or `ms` pass. */
+const waitForHttp = async (child: Child, origin: string, ms: number) => {
+  const deadline = Date.now() + ms
+  while (Date.now() < deadline) {
+    if (child.process.exitCode !== null) break
+    const answered = await fetch(`${origin}/v1/openapi.json`, { signal: AbortSignal.timeout(2_000) }).then(
+      () => true,
+      () => false
+    )
+    if (answered) return
+    await sleep(250)
+  }
+  throw new Error(`${child.name} did not start listening on ${origin}:\n${child.output.join("\n")}`)
+}
+
+const cli = (dataDir: string, env: NodeJS.ProcessEnv, args: ReadonlyArray<string>) =>
+  new Promise<unknown>((resolve, reject) => {
+    execFile(process.execPath, [CLI, ...args, "--json", "--data-dir", dataDir], { cwd: ROOT, env, timeout: 120_000 }, (error, stdout, stderr) => {
+      if (error !== null) reject(new Error(`tender ${args.join(" ")} failed: ${stderr || error.message}`))
+      else resolve(JSON.parse(stdout))
+    })
+  })
+
+// --- the figures ----------------------------------------------------------------------------
+
+type ServerName = "tender" | "baseline" | "baseline-tender-sql"
+const SERVERS: ReadonlyArray<ServerName> = ["tender", "baseline", "baseline-tender-sql"]
+
+interface Row {
+  readonly scenario: string
+  readonly server: ServerName
+  readonly measurement: Measurement | undefined
+  readonly skipped?: string
+}
+
+/** Pools rounds: total ok over total time; percentiles over every latency. */
+const pool = (ms: ReadonlyArray<Measurement>): Measurement => {
+  const latencies = Float64Array.from(ms.flatMap((m) => [...m.latencies])).sort()
+  return {
+    seconds: ms.reduce((s, m) => s + m.seconds, 0),
+    ok: ms.reduce((s, m) => s + m.ok, 0),
+    non2xx: ms.reduce((s, m) => s + m.non2xx, 0),
+    wrongBody: ms.reduce((s, m) => s + m.wrongBody, 0),
+    errors: ms.reduce((s, m) => s + m.errors, 0),
+    latencies,
+    samples: [...new Set(ms.flatMap((m) => m.samples))].slice(0, 5)
+  }
+}
+
+const failures = (m: Measurement) => m.non2xx + m.wrongBody + m.errors
+
+const fixed = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(digits) : "–")
+
+const table = (rows: ReadonlyArray<Row>) => {
+  const lines = [
+    "| scenario | server | ops/s | p50 ms | p99 ms | ok | non-2xx | bad body | socket errors |",
+    "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+  ]
+  const scenarios = [...new Set(rows.map((r) => r.scenario))]
+  for (const scenario of scenarios) {
+    const of = (server: ServerName) => rows.find((r) => r.scenario === scenario && r.server === server)
+    for (const server of SERVERS) {
+      const row = of(server)
+      if (row === undefined) continue
+      const m = row.measurement
+      lines.push(
+        m === undefined
+          ? `| ${scenario} | ${server} | not run: ${row.skipped ?? "?"} | | | | | | |`
+          : `| ${scenario} | ${server} | ${fixed(throughput(m), 1)} | ${fixed(percentile(m.latencies, 50), 2)} | ${
+            fixed(percentile(m.latencies, 99), 2)
+          } | ${m.ok} | ${m.non2xx} | ${m.wrongBody} | ${m.errors} |`
+      )
+    }
+    const t = of("tender")?.measurement
+    for (const server of ["baseline", "baseline-tender-sql"] as const) {
+      const b = of(server)?.measurement
+      if (t === undefined || b === undefined) continue
+      lines.push(
+        `| ${scenario} | **tender / ${server}** | **${fixed(throughput(t) / throughput(b), 2)}×** | **${
+          fixed(percentile(t.latencies, 50) / percentile(b.latencies, 50), 2)
+        }×** | ${fixed(percentile(t.latencies, 99) / percentile(b.latencies, 99), 2)}× | | | | |`
+      )
+    }
+  }
+  return lines.join("\n")
+}
+
+const machine = () => {
+  const cpus = os.cpus()
+  const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GiB`
+  return [
+    `date: ${new Date().toISOString()}`,
+    `machine: ${os.availableParallelism()} CPUs (nproc), ${cpus[0]?.model ?? "unknown CPU"}, ${gib(os.totalmem())} RAM (${gib(os.freemem())} free), load average ${
+      os.loadavg().map((l) => l.toFixed(2)).join(" ")
+    }`,
+    `node: ${process.version}, ${os.type()} ${os.release()} ${os.arch()}`,
+    `run: ${ROUNDS} round(s) × ${DURATION} s per scenario and server, ${WARMUP} s warm-up before each, ${CONNECTIONS} connections`
+  ].join("\n")
+}
+
+// --- the run --------------------------------------------------------------------------------
+
+const dataDir = mkdtempSync(path.join(os.tmpdir(), "tender-bench-"))
+const profileDir = path.join(dataDir, "profile")
+const children: Array<Child> = []
+let cleaning: Promise<void> | undefined
+
+/** Tender's CPU profile (--profile), read once it has exited. */
+const printProfile = () => {
+  const files = existsSync(profileDir) ? readdirSync(profileDir).filter((f) => f.endsWith(".cpuprofile")) : []
+  if (files.length === 0) return console.error("no CPU profile was written (did tender exit cleanly?)")
+  for (const file of files) {
+    console.log(`\nCPU profile of tender serve (${file}; under --cpu-prof, so slower than the figures above):`)
+    console.log(Profile.format(Profile.summarize(path.join(profileDir, file), 25)))
+  }
+}
+
+const cleanup = () =>
+  cleaning ??= (async () => {
+    // The baseline first (it holds pool connections to Tender's PostgreSQL), then Tender.
+    for (const child of [...children].reverse()) await stop(child, child.name === "tender" ? 60_000 : 10_000)
+    await stopOrphanPostgres(dataDir)
+    if (options.profile) printProfile()
+    if (!options["keep-data"]) rmSync(dataDir, { recursive: true, force: true })
+    else console.log(`data dir kept: ${dataDir}`)
+  })()
+
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    console.error(`\n${signal}: stopping the servers`)
+    void cleanup().finally(() => process.exit(130))
+  })
+}
+// Whatever happens, the run ends: scenarios + warm-ups + start-up, with a generous margin.
+const budgetMs = (ROUNDS * 6 * (DURATION + WARMUP + 40) + 300) * 1000
+const watchdog = setTimeout(() => {
+  console.error(`\nthe bench ran past its ${budgetMs / 1000} s budget: stopping the servers`)
+  void cleanup().finally(() => process.exit(1))
+}, budgetMs)
+watchdog.unref()
+
+const env: NodeJS.ProcessEnv = { ...process.env }
+// The bench's own embedded PostgreSQL and in-process locks/rate limits, whatever the shell has.
+for (const name of ["DATABASE_URL", "REDIS_URL", "TENDER_DATA_DIR", "PORT", "TENDER_VAULT_KEY"]) delete env[name]
+
+const main = async (): Promise<boolean> => {
+  console.log(machine())
+  console.log(`data dir: ${dataDir}`)
+
+  // 1. Tender, over a fresh embedded PostgreSQL, with the default rate limit out of the way.
+  const port = await freePort()
+  const origin = `http://${LOOPBACK}:${port}`
+  const tender = start(
+    "tender",
+    [...(options.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []), CLI, "serve", "--port", String(port), "--host", LOOPBACK, "--data-dir", dataDir],
+    { ...env, TENDER_RATE_LIMIT_PER_SECOND: "100000", TENDER_RATE_LIMIT_BURST: "100000" }
+  )
+  children.push(tender)
+  const t0 = Date.now()
+  await waitForHttp(tender, origin, 180_000)
+  console.log(`tender serve listening on ${origin} (${((Date.now() - t0) / 1000).toFixed(1)} s to start)`)
+
+  // 2. Accounts: Tender's, and one per baseline for the rows it writes.
+  const account = await cli(dataDir, env, ["accounts", "create", "--name", "bench"]) as {
+    account_id: string
+    secret_key: string
+    signing_secret: string
+  }
+  const target: Target = { origin, secretKey: account.secret_key, signingSecret: account.signing_secret }
+
+  // 3. The card, vaulted through the API.
+  const cardBody = JSON.stringify({ number: "4242424242424242", exp_month: 12, exp_year: new Date().getFullYear() + 3, cvc: "123" })
+  const tokenResponse = await fetch(`${origin}/v1/test_helpers/card_tokens`, {
+    method: "POST",
+    headers: signedHeaders(target, "/v1/test_helpers/card_tokens", cardBody),
+    body: cardBody
+  })
+  const tokenText = await tokenResponse.text()
+  if (!tokenResponse.ok) throw new Error(`card tokenization failed: ${tokenResponse.status} ${tokenText}`)
+  const cardToken = (JSON.parse(tokenText) as { token: string }).token
+  console.log(`account ${account.account_id} (tender), card ${cardToken}`)
+
+  // 4. The baselines, on the same PostgreSQL.
+  const startBaseline = async (name: ServerName, mode: string) => {
+    const own = await cli(dataDir, env, ["accounts", "create", "--name", `bench-${name}`]) as { account_id: string }
+    const child = start(name, [BASELINE, "--data-dir", dataDir, "--account", own.account_id, "--mode", mode], env)
+    children.push(child)
+    const port = await new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${name} did not start:\n${child.output.join("\n")}`)), 60_000)
+      const onData = (chunk: Buffer) => {
+        const match = /\{"listening":(\d+)\}/.exec(chunk.toString("utf8"))
+        if (match !== null) {
+          clearTimeout(timer)
+          child.process.stdout?.off("data", onData)
+          resolve(Number(match[1]))
+        }
+      }
+      child.process.stdout?.on("data", onData)
+      void child.exited.then(() => reject(new Error(`${name} exited:\n${child.output.join("\n")}`)))
+    })
+    const t: Target = { origin: `http://${LOOPBACK}:${port}`, secretKey: "unused", signingSecret: "unused" }
+    console.log(`${name} (--mode ${mode}) listening on ${t.origin}, writing as account ${own.account_id}`)
+    return { target: t, accountId: own.account_id }
+  }
+  const writes = await startBaseline("baseline", "writes")
+  const tenderSql = await startBaseline("baseline-tender-sql", "tender-sql")
+  const servers: Record<ServerName, { readonly target: Target; readonly accountId: string }> = {
+    tender: { target, accountId: account.account_id },
+    baseline: writes,
+    "baseline-tender-sql": tenderSql
+  }
+
+  // 5. One of each before any load: a server that cannot do it is reported, not hammered.
+  const expectedOk: Record<ServerName, number> = { tender: 0, baseline: 0, "baseline-tender-sql": 0 }
+  // A timed autocannon run ends by closing its connections with one request in flight on each:
+  // those requests may or may not have reached the database. Everything else completes.
+  const cut: Record<ServerName, number> = { tender: 0, baseline: 0, "baseline-tender-sql": 0 }
+  const usable: Record<ServerName, string> = { tender: "", baseline: "", "baseline-tender-sql": "" }
+  for (const name of SERVERS) {
+    const t = servers[name].target
+    // Built once, so the signature covers exactly the bytes sent.
+    const body = paymentBody(cardToken, `smoke-${name}-${Date.now()}`, false)
+    const charge = await fetch(`${t.origin}/v1/payments`, { method: "POST", headers: signedHeaders(t, "/v1/payments", body), body })
+      .then(async (r) => ({ status: r.status, text: await r.text() }), (e: unknown) => ({ status: 0, text: String(e) }))
+    const pair = await authorizeCaptureLoop(t, cardToken, { connections: 1, seconds: 30, operations: 1 })
+    const chargeOk = charge.status >= 200 && charge.status < 300 && charge.text.includes(`"status":"completed"`)
+    if (chargeOk) expectedOk[name]++
+    expectedOk[name] += pair.ok
+    if (!chargeOk) usable[name] = `POST /v1/payments answered ${charge.status} ${charge.text.slice(0, 300)}`
+    else if (pair.ok !== 1) usable[name] = `authorize+capture failed: ${pair.samples.join("; ")}`
+    if (usable[name] !== "") console.error(`\n!!! ${name} smoke test failed: ${usable[name]}\n`)
+  }
+
+  // 6. The measurements, interleaved per round.
+  const results = new Map<string, Array<Measurement>>()
+  const record = (key: string, m: Measurement) => results.set(key, [...(results.get(key) ?? []), m])
+  const scenarios = [
+    { scenario: "charge (MIT card, POST /v1/payments)", run: chargeWithAutocannon },
+    { scenario: "authorize+capture (2 requests)", run: authorizeCaptureLoop }
+  ] as const
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const { scenario, run } of scenarios) {
+      for (const name of SERVERS) {
+        const t = servers[name].target
+        if (usable[name] !== "") continue
+        const cuts = run === chargeWithAutocannon ? CONNECTIONS : 0
+        if (WARMUP > 0) {
+          expectedOk[name] += (await run(t, cardToken, { connections: CONNECTIONS, seconds: WARMUP })).ok
+          cut[name] += cuts
+        }
+        const m = await run(t, cardToken, { connections: CONNECTIONS, seconds: DURATION })
+        expectedOk[name] += m.ok
+        cut[name] += cuts
+        record(`${scenario}\u0000${name}`, m)
+        console.log(
+          `round ${round}: ${scenario.padEnd(38)} ${name.padEnd(19)} ${fixed(throughput(m), 1).padStart(8)} ops/s  p50 ${
+            fixed(percentile(m.latencies, 50), 2)
+          } ms  p99 ${fixed(percentile(m.latencies, 99), 2)} ms  ok ${m.ok}  failed ${failures(m)}`
+        )
+      }
+    }
+  }
+
+  // 7. The database agrees: one succeeded order per ok operation, per account, give or take the
+  //    requests cut at the end of timed runs (which may have left an order behind, in any status).
+  const info = JSON.parse(readFileSync(path.join(dataDir, "pg.json"), "utf8")) as { port: number; password: string }
+  const client = new pg.Client({ host: LOOPBACK, port: info.port, user: "postgres", password: info.password, database: "tender" })
+  await client.connect()
+  const dbChecks: Array<string> = []
+  let dbOk = true
+  try {
+    for (const name of SERVERS) {
+      const id = servers[name].accountId
+      const orders = await client.query<{ status: string; n: string }>(
+        "SELECT status, count(*) AS n FROM orders WHERE account_id = $1 GROUP BY status ORDER BY status",
+        [id]
+      )
+      const counts = await client.query<{ transactions: string; events: string }>(
+        `SELECT (SELECT count(*) FROM transactions WHERE account_id = $1) AS transactions,
+                (SELECT count(*) FROM events WHERE account_id = $1) AS events`,
+        [id]
+      )
+      const total = orders.rows.reduce((sum, r) => sum + Number(r.n), 0)
+      const succeeded = Number(orders.rows.find((r) => r.status === "succeeded")?.n ?? 0)
+      // Every ok operation left a succeeded order, and nothing else is there beyond the cut requests.
+      const agrees = succeeded >= expectedOk[name] && total - expectedOk[name] <= cut[name]
+      dbOk &&= agrees
+      dbChecks.push(
+        `${name}: orders ${orders.rows.map((r) => `${r.status} ${r.n}`).join(", ") || "none"}; transactions ${counts.rows[0].transactions}; events ${
+          counts.rows[0].events
+        } — ${agrees ? "agrees with" : "DOES NOT MATCH"} ${expectedOk[name]} ok operations (+ at most ${cut[name]} requests cut by the end of timed runs)`
+      )
+    }
+  } finally {
+    await client.end()
+  }
+
+  // 8. The report.
+  const rows: Array<Row> = scenarios.flatMap(({ scenario }) =>
+    SERVERS.map((server): Row => {
+      const ms = results.get(`${scenario}\u0000${server}`)
+      return ms === undefined
+        ? { scenario, server, measurement: undefined, skipped: "smoke test failed" }
+        : { scenario, server, measurement: pool(ms) }
+    })
+  )
+  console.log(`\n${machine()}\n\n${table(rows)}\n`)
+  console.log("database check:")
+  for (const line of dbChecks) console.log(`  ${line}`)
+
+  const failed = rows.filter((r) => r.measurement === undefined || failures(r.measurement) > 0)
+  for (const r of failed) {
+    if (r.measurement === undefined) continue
+    console.error(`\n${r.scenario} on ${r.server}: ${failures(r.measurement)} failed operations, e.g.:`)
+    for (const s of r.measurement.samples) console.error(`  ${s}`)
+  }
+  const clean = failed.length === 0 && dbOk
+  if (!clean) {
+    console.error("\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!")
+    console.error("!!! THIS RUN HAD ERRORS: failed requests, a skipped scenario or a database mismatch.")
+    console.error("!!! The figures above are not a valid measurement.")
+    console.error("!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!")
+  } else {
+    console.log("\nno errors: every request answered 2xx with the expected status, and the database agrees.")
+  }
+  return clean
+}
+
+let exitCode = 1
+try {
+  exitCode = (await main()) ? 0 : 1
+} catch (error) {
+  console.error(`\n!!! the bench failed: ${error instanceof Error ? error.message : String(error)}`)
+}
+await cleanup()
+clearTimeout(watchdog)
+process.exit(exitCode)
