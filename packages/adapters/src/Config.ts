@@ -13,6 +13,13 @@ export interface TenderConfig {
   readonly redisUrl?: string | undefined
   /** `TENDER_VAULT_KEY` (64 hex chars); unset in embedded mode → generated once into `dataDir`. */
   readonly vaultKey?: string | undefined
+  /**
+   * `TENDER_PUBLIC_URL`: the origin customers' browsers reach the server at (hosted pages, sandbox
+   * redirects). Unset → `serve` uses its own host and port.
+   */
+  readonly publicUrl?: string | undefined
+  /** `TENDER_SANDBOX_LATENCY_MS`: simulated latency of every sandbox provider call (default 0). */
+  readonly sandboxLatencyMs?: number | undefined
 }
 
 export const configFromEnv = (
@@ -23,5 +30,8 @@ export const configFromEnv = (
   dataDir: overrides.dataDir ?? env.TENDER_DATA_DIR ?? ".tender",
   databaseUrl: overrides.databaseUrl ?? (env.DATABASE_URL || undefined),
   redisUrl: overrides.redisUrl ?? (env.REDIS_URL || undefined),
-  vaultKey: overrides.vaultKey ?? (env.TENDER_VAULT_KEY || undefined)
+  vaultKey: overrides.vaultKey ?? (env.TENDER_VAULT_KEY || undefined),
+  publicUrl: overrides.publicUrl ?? (env.TENDER_PUBLIC_URL || undefined),
+  sandboxLatencyMs: overrides.sandboxLatencyMs ??
+    (env.TENDER_SANDBOX_LATENCY_MS ? Math.max(0, Number(env.TENDER_SANDBOX_LATENCY_MS) || 0) : undefined)
 })

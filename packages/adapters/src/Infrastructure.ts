@@ -20,6 +20,7 @@ import {
   type KeyHasher,
   type Locks,
   type OrderRepo,
+  type PaymentProvider,
   type RateLimiter,
   type TransactionRepo,
   type UnitOfWork
@@ -29,6 +30,7 @@ import type { SqlClient } from "effect/sql"
 import type { TenderConfig } from "./Config.ts"
 import { CardCipher, randomKey } from "./crypto/CardCipher.ts"
 import * as AccessTokenSignerHmac from "./crypto/AccessTokenSignerHmac.ts"
+import * as PaymentProviderSandbox from "./providers/sandbox/PaymentProviderSandbox.ts"
 import * as IdsRandom from "./crypto/IdsRandom.ts"
 import * as KeyHasherSha256 from "./crypto/KeyHasherSha256.ts"
 import * as VaultKey from "./crypto/VaultKey.ts"
@@ -64,7 +66,7 @@ export type StoragePorts =
   | OrderRepo
   | TransactionRepo
   | EventRepo
-export type Ports = StoragePorts | Locks | RateLimiter | Ids | KeyHasher | AccessTokenSigner
+export type Ports = StoragePorts | Locks | RateLimiter | Ids | KeyHasher | AccessTokenSigner | PaymentProvider
 
 /** Memory storage: no durability, a vault key that dies with the process. */
 export const memoryStorage: Layer.Layer<StoragePorts, never, Ids> = Layer.mergeAll(
@@ -111,10 +113,22 @@ const primitives: Layer.Layer<Ids | KeyHasher | AccessTokenSigner> = Layer.merge
   AccessTokenSignerHmac.layer
 )
 
+/** Where customers' browsers reach this server when nothing says otherwise. */
+export const DEFAULT_PUBLIC_URL = "http://127.0.0.1:8080"
+
+/**
+ * The payment provider. Test mode routes every method to the built-in sandbox (contract.md); no
+ * live provider is configured yet, and the Payments use case refuses live payments rather than
+ * sending them to the sandbox.
+ */
+export const provider = (config: TenderConfig): Layer.Layer<PaymentProvider> =>
+  PaymentProviderSandbox.layer({ publicUrl: config.publicUrl ?? DEFAULT_PUBLIC_URL, latencyMs: config.sandboxLatencyMs })
+
 export const layer = (config: TenderConfig): Layer.Layer<Ports, InfrastructureError> =>
   Layer.mergeAll(
     config.storage === "memory" ? memoryStorage : postgresStorage(config),
-    coordination(config)
+    coordination(config),
+    provider(config)
   ).pipe(Layer.provideMerge(primitives))
 
 /** Applies pending migrations (memory storage has none) and returns the names of those it applied. */

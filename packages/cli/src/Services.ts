@@ -5,6 +5,7 @@
  */
 import type { TenderConfig } from "@tender/adapters/Config"
 import * as Infrastructure from "@tender/adapters/Infrastructure"
+import type { InfrastructureError } from "@tender/adapters"
 import { UseCases } from "@tender/domain"
 import { type Context, Effect, Layer } from "effect"
 import type { Command } from "effect/cli"
@@ -32,4 +33,6 @@ export const useCaseCommand = <Id extends Layer.Success<ReturnType<typeof layer>
     useCase.use((service) => run(service, input)).pipe(
       Effect.flatMap((result) => Output.print(result, present(input), invocation.json)),
       Effect.provide(layer(invocation.config))
-    ))
+      // `Id` is one of the layer's services (the constraint above); the compiler cannot reduce
+      // Exclude<Id, …> for a type parameter, so the requirement is asserted gone.
+    ) as Effect.Effect<void, E | InfrastructureError>)

@@ -4,115 +4,27 @@
  * joins that instance (contract.md, Operator set-up), so the CLI and the running server share one
  * database, and a key rolled by the CLI is refused by the server at once.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
-import { createServer } from "node:net"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { fileURLToPath } from "node:url"
-import { EmbeddedPostgres } from "@tender/adapters"
 import { signatureHeader } from "@tender/adapters/Signature"
-import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { makeHome, type Served } from "./support/Tender.ts"
 
-const ROOT = fileURLToPath(new URL("../../..", import.meta.url))
-const NODE = join(ROOT, "node_modules/.bin/node")
-const BIN = join(ROOT, "packages/cli/bin/tender.js")
+const home = makeHome("tender-cli-")
+const tender = home.run
+const tenderJson = home.runJson
+const tenderJsonError = home.runJsonError
+const databaseRunning = home.databaseRunning
 
-const dataDir = mkdtempSync(join(tmpdir(), "tender-cli-"))
-
-/** The machine's settings must not leak in: these tests own their storage. */
-const env = (() => {
-  const copy: Record<string, string | undefined> = { ...process.env }
-  for (const name of ["DATABASE_URL", "REDIS_URL", "TENDER_VAULT_KEY", "TENDER_DATA_DIR", "PORT"]) delete copy[name]
-  return copy
-})()
-
-interface Run {
-  readonly code: number
-  readonly stdout: string
-  readonly stderr: string
-}
-
-const tender = (...args: ReadonlyArray<string>): Promise<Run> =>
-  new Promise((resolve) => {
-    execFile(NODE, [BIN, ...args, "--data-dir", dataDir], { cwd: ROOT, env, timeout: 90_000 }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1
-      resolve({ code, stdout, stderr })
-    })
-  })
-
-/** A command with `--json` prints exactly one JSON document on stdout and nothing on stderr. */
-const tenderJson = async (...args: ReadonlyArray<string>) => {
-  const run = await tender(...args, "--json")
-  expect(run, run.stderr).toMatchObject({ code: 0, stderr: "" })
-  return JSON.parse(run.stdout)
-}
-
-/** A failing command with `--json`: non-zero exit, empty stdout, one `{code, message}` object on stderr. */
-const tenderJsonError = async (...args: ReadonlyArray<string>) => {
-  const run = await tender(...args, "--json")
-  expect(run.code).not.toBe(0)
-  expect(run.stdout).toBe("")
-  const error = JSON.parse(run.stderr)
-  expect(typeof error.message).toBe("string")
-  return error
-}
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = createServer()
-    probe.once("error", reject)
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address()
-      probe.close(() => typeof address === "object" && address !== null ? resolve(address.port) : reject(address))
-    })
-  })
-
-let server: ChildProcess
-let serverLog = ""
+let served: Served
 let baseUrl = ""
 
-const waitForServer = async (deadline: number): Promise<void> => {
-  while (Date.now() < deadline) {
-    if (server.exitCode !== null) throw new Error(`serve exited with ${server.exitCode}:\n${serverLog}`)
-    const ok = await fetch(`${baseUrl}/v1/openapi.json`).then((r) => r.ok, () => false)
-    if (ok) return
-    await new Promise((r) => setTimeout(r, 250))
-  }
-  throw new Error(`serve did not answer in time:\n${serverLog}`)
-}
-
-/** SIGTERM, then SIGKILL if it has not exited within 30 s; resolves with how it ended. */
-const stopServer = (): Promise<{ readonly code: number | null; readonly signal: string | null }> =>
-  new Promise((resolve) => {
-    if (server.exitCode !== null || server.signalCode !== null) {
-      return resolve({ code: server.exitCode, signal: server.signalCode })
-    }
-    const force = setTimeout(() => server.kill("SIGKILL"), 30_000)
-    server.once("exit", (code, signal) => {
-      clearTimeout(force)
-      resolve({ code, signal })
-    })
-    server.kill("SIGTERM")
-  })
-
-const databaseRunning = () => Effect.runPromise(Effect.map(EmbeddedPostgres.status(dataDir), (s) => s.running))
-
 beforeAll(async () => {
-  const port = await freePort()
-  baseUrl = `http://127.0.0.1:${port}`
-  server = spawn(NODE, [BIN, "serve", "--port", String(port), "--data-dir", dataDir], { cwd: ROOT, env })
-  server.stdout?.on("data", (chunk) => (serverLog += chunk))
-  server.stderr?.on("data", (chunk) => (serverLog += chunk))
-  await waitForServer(Date.now() + 100_000)
+  served = await home.serve()
+  baseUrl = served.url
 }, 120_000)
 
 afterAll(async () => {
-  if (server !== undefined) await stopServer()
-  // A server whose owner died (SIGKILL) is adopted, and so stopped, by the next process to use it.
-  if (await databaseRunning()) await tender("migrate")
-  rmSync(dataDir, { recursive: true, force: true })
+  if (served !== undefined) await served.stop()
+  await home.cleanup()
 }, 120_000)
 
 /** A signed GET as a merchant's server sends it. */
@@ -245,9 +157,55 @@ describe("tender accounts", () => {
   })
 })
 
+describe("tender payments", () => {
+  const merchantPost = async (creds: { secret_key: string; signing_secret: string }, path: string, body: unknown) => {
+    const text = JSON.stringify(body)
+    const response = await fetch(baseUrl + path, {
+      method: "POST",
+      headers: {
+        authorization: `Bearer ${creds.secret_key}`,
+        "content-type": "application/json",
+        "x-signature": signatureHeader(creds.signing_secret, Math.floor(Date.now() / 1000), path, text)
+      },
+      body: text
+    })
+    return response.json() as Promise<any>
+  }
+
+  it("get, capture (partial, then the rest) and void an authorization of any account, by order id", async () => {
+    const shop = await tenderJson("accounts", "create", "--name", "Payments shop")
+    const { token } = await merchantPost(shop, "/v1/test_helpers/card_tokens", { number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })
+    const authorize = (reference: string) =>
+      merchantPost(shop, "/v1/payments", {
+        amount: "50.00",
+        currency: "USD",
+        country: "US",
+        merchant_reference: reference,
+        capture_method: "manual",
+        payment_method: { code: "card", details: { card_token: token, stored_credential: { initiator: "merchant" } } }
+      })
+    const auth = await authorize("cli-capture")
+    expect(auth.status).toBe("authorized")
+
+    expect(await tenderJson("payments", "get", auth.order_id)).toMatchObject({ id: auth.order_id, status: "authorized", captured_amount: 0 })
+    const part = await tenderJson("payments", "capture", auth.order_id, "--amount", "20.00", "--final", "false")
+    expect(part).toMatchObject({ status: "authorized", captured_amount: 20 })
+    const rest = await tenderJson("payments", "capture", auth.order_id)
+    expect(rest).toMatchObject({ status: "completed", captured_amount: 50 })
+    const text = await tender("payments", "get", auth.order_id)
+    expect(text.stdout).toMatch(/status\s+succeeded/)
+
+    const other = await authorize("cli-void")
+    expect(await tenderJson("payments", "void", other.order_id)).toMatchObject({ status: "canceled", voided_amount: 50 })
+    expect(await tenderJsonError("payments", "void", other.order_id)).toMatchObject({ code: "payment_unexpected_state" })
+    expect(await tenderJsonError("payments", "capture", "ord_doesnotexist00000000")).toMatchObject({ code: "order_not_found" })
+    expect(await tenderJsonError("payments", "capture", auth.order_id, "--amount", "abc")).toMatchObject({ code: "validation_failed", errors: [{ field: "amount" }] })
+  }, 60_000)
+})
+
 describe("after the server stops", () => {
   it("serve exits on SIGTERM and stops the embedded database it started", async () => {
-    expect((await stopServer()).signal).toBeNull()
+    expect((await served.stop()).signal).toBeNull()
     expect(await databaseRunning()).toBe(false)
   }, 60_000)
 

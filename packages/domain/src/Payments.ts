@@ -25,6 +25,7 @@ import {
   OrderNotFound,
   PaymentMethodNotFound,
   PaymentUnexpectedState,
+  PaymentUnroutable,
   ProviderUnavailable,
   TransactionNotFound,
   ValidationFailed
@@ -94,7 +95,9 @@ const encodeCursor = (row: { readonly created_at: string; readonly id: string })
 const decodeCursor = (cursor: string): SearchQuery["cursor"] | ValidationFailed => {
   try {
     const [created_at, id] = JSON.parse(atob(cursor.replace(/-/g, "+").replace(/_/g, "/")))
-    if (typeof created_at === "string" && typeof id === "string") return { created_at, id }
+    if (typeof created_at === "string" && typeof id === "string" && !Number.isNaN(Date.parse(created_at))) {
+      return { created_at: new Date(created_at).toISOString(), id }
+    }
   } catch {
     // falls through to the validation error
   }
@@ -432,6 +435,10 @@ export class Payments extends Context.Service<Payments, {
       const create = Effect.fn("Payments.create")(function*(account: Account, input: CreatePaymentInput) {
         const valid = validateCreate(account, input)
         if (valid instanceof Error) return yield* Effect.fail(valid)
+        // contract.md: the sandbox serves test mode only, and no live provider is configured yet.
+        if (account.mode === "live" && provider.name === "sandbox") {
+          return yield* new PaymentUnroutable({ message: "No live provider is configured for this account" })
+        }
         const card = valid.card_token !== undefined ? yield* revealCard(account.id, valid.card_token) : undefined
         const at = yield* now
         const order: Order = {

@@ -15,6 +15,7 @@ import { TestHelpersHandlers } from "./handlers/TestHelpersHandlers.ts"
 import { VaultHandlers } from "./handlers/VaultHandlers.ts"
 import { ApiKeyAuthLive, RequestValidationLive } from "./Middleware.ts"
 import * as Routes from "./Routes.ts"
+import * as SandboxPages from "./hosted/SandboxPages.ts"
 
 export interface ServerOptions {
   readonly port: number
@@ -46,7 +47,8 @@ const DocsRoute = HttpApiScalar.layer(Api, { path: DOCS_PATH })
 
 const routeTable = Routes.fromApi(Api, [
   { method: "GET", path: OPENAPI_PATH },
-  { method: "GET", path: DOCS_PATH }
+  { method: "GET", path: DOCS_PATH },
+  ...SandboxPages.SANDBOX_ROUTES
 ])
 
 /** The routes and the gateway, without a listening socket (tests can serve them on any server). */
@@ -54,6 +56,7 @@ export const app = (options: Omit<ServerOptions, "port" | "host">) =>
   Layer.mergeAll(
     ApiRoutes,
     DocsRoute,
+    SandboxPages.layer,
     Gateway.layer({
       maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
       defaultRateLimit: options.rateLimit ?? DEFAULT_RATE_LIMIT,

@@ -479,3 +479,9 @@ describe("asynchronous outcomes", () => {
     expectError(await post("/v1/test_helpers/orders/ord_whatever00000000000/simulate", { outcome: "succeed" }, live), 403, "forbidden")
   })
 })
+
+it("live accounts: no live provider is configured, so payments are unroutable rather than sent to the sandbox", async () => {
+  const live = await Effect.runPromise(server.accounts.create({ name: "live-payments", mode: "live" }))
+  const reply = await post("/v1/payments", { amount: "10.00", currency: "USD", country: "US", merchant_reference: ref("live"), payment_method: { code: "paypal" }, ...urls }, live)
+  expectError(reply, 404, "payment_unroutable")
+})

@@ -3,7 +3,7 @@
  * SIGINT or SIGTERM. Interruption closes the layer's scope, which stops the server and, when this
  * process started it, the embedded PostgreSQL.
  */
-import { Errors } from "@tender/domain"
+import { Errors, Workers } from "@tender/domain"
 import * as Server from "@tender/http/Server"
 import { Config, Effect, Layer } from "effect"
 import { Command, Flag } from "effect/cli"
@@ -37,6 +37,13 @@ export const serve = command(
     )
   },
   ({ host, port }, { config }) =>
-    Effect.flatMap(defaultRateLimit, (rateLimit) =>
-      Layer.launch(Server.layer({ port, host, rateLimit }).pipe(Layer.provide(Services.layer(config)))))
+    Effect.flatMap(defaultRateLimit, (rateLimit) => {
+      // Hosted pages and sandbox redirects need an address browsers can reach; without
+      // TENDER_PUBLIC_URL it is this server's own.
+      const local = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host
+      const withUrl = { ...config, publicUrl: config.publicUrl ?? `http://${local}:${port}` }
+      return Layer.launch(
+        Layer.merge(Server.layer({ port, host, rateLimit }), Workers.layer).pipe(Layer.provide(Services.layer(withUrl)))
+      )
+    })
 ).pipe(Command.withDescription("Run the merchant API, hosted pages and workers until SIGINT/SIGTERM"))

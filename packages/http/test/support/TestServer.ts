@@ -2,7 +2,8 @@
  * Starts the real server on a loopback port over the in-memory adapters, and signs requests the way
  * a merchant would. Used by every HTTP test.
  */
-import { Accounts, UseCases } from "@tender/domain"
+import { Accounts, EventRepo, type Payment, UseCases, Workers } from "@tender/domain"
+import { createServer as createNetServer } from "node:net"
 import { Infrastructure } from "@tender/adapters"
 import { signatureHeader } from "@tender/adapters/Signature"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
@@ -14,20 +15,35 @@ import * as Server from "../../src/Server.ts"
 export interface TestServer {
   readonly baseUrl: string
   readonly accounts: Accounts["Service"]
+  /** The events recorded for an order, oldest first (the outbox, read in-process). */
+  readonly events: (orderId: string) => Effect.Effect<ReadonlyArray<Payment.PaymentEvent>>
   readonly close: () => Promise<void>
 }
+
+/** A free loopback port, known before the server starts so hosted-page URLs can point at it. */
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const probe = createNetServer()
+    probe.once("error", reject)
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address()
+      probe.close(() => typeof address === "object" && address !== null ? resolve(address.port) : reject(address))
+    })
+  })
 
 export const startTestServer = async (
   options: Partial<Server.ServerOptions> = {},
   /** Routes added beside the API (e.g. one that fails, to see how the gateway renders a defect). */
   extraRoutes: Layer.Layer<never, never, HttpRouter.HttpRouter> = Layer.empty
 ): Promise<TestServer> => {
-  const infrastructure = Infrastructure.layer({ storage: "memory", dataDir: ".tender-test" })
-  const domain = UseCases.layer.pipe(
-    Layer.provideMerge(infrastructure)
-  )
-  const layer = HttpRouter.serve(Layer.merge(Server.app(options), extraRoutes), { disableLogger: true, disableListenLog: true }).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+  const port = await freePort()
+  const infrastructure = Infrastructure.layer({ storage: "memory", dataDir: ".tender-test", publicUrl: `http://127.0.0.1:${port}` })
+  const domain = UseCases.layer.pipe(Layer.provideMerge(infrastructure))
+  const layer = Layer.merge(
+    HttpRouter.serve(Layer.merge(Server.app(options), extraRoutes), { disableLogger: true, disableListenLog: true }),
+    Workers.layer
+  ).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" })),
     Layer.provideMerge(domain)
   )
   const scope = Effect.runSync(Scope.make())
@@ -37,6 +53,7 @@ export const startTestServer = async (
   return {
     baseUrl: `http://127.0.0.1:${address.port}`,
     accounts: Context.get(context, Accounts),
+    events: Context.get(context, EventRepo).listByOrder,
     close: () => Effect.runPromise(Scope.close(scope, Exit.void))
   }
 }

@@ -15,6 +15,11 @@ import * as SandboxIds from "./SandboxIds.ts"
 export interface SandboxOptions {
   /** The server's public origin, e.g. `https://pay.example.com`; hosted sandbox pages live under it. */
   readonly publicUrl: string
+  /**
+   * Simulated network latency of every call, in milliseconds (default 0). Real providers answer in
+   * tens to hundreds of milliseconds; benchmarks and race tests use this to keep calls in flight.
+   */
+  readonly latencyMs?: number | undefined
 }
 
 interface Approval {
@@ -258,7 +263,18 @@ export const make = (options: SandboxOptions): PaymentProvider["Service"] => {
     }
   })
 
-  return PaymentProvider.of({ name: "sandbox", authorizeCard, captureCard, voidCard, settlement, startPayment })
+  const latency = options.latencyMs ?? 0
+  const slow = <A extends ReadonlyArray<any>, B, E>(call: (...args: A) => Effect.Effect<B, E>) =>
+    latency <= 0 ? call : (...args: A) => Effect.andThen(Effect.sleep(latency), call(...args))
+
+  return PaymentProvider.of({
+    name: "sandbox",
+    authorizeCard: slow(authorizeCard),
+    captureCard: slow(captureCard),
+    voidCard: slow(voidCard),
+    settlement,
+    startPayment: slow(startPayment)
+  })
 }
 
 export const layer = (options: SandboxOptions): Layer.Layer<PaymentProvider> =>

@@ -1,0 +1,116 @@
+/**
+ * `tender` as operators run it, for end-to-end tests: child processes on Node 22 against one
+ * temporary data dir, `serve` processes on free ports, and cleanup of the embedded PostgreSQL they
+ * share (the process that started it stops it; one left running by a killed owner is adopted, and
+ * so stopped, by the next command).
+ */
+import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { mkdtempSync, rmSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { EmbeddedPostgres } from "@tender/adapters"
+import { Effect } from "effect"
+import { expect } from "vitest"
+
+export const ROOT = fileURLToPath(new URL("../../../..", import.meta.url))
+const NODE = join(ROOT, "node_modules/.bin/node")
+const BIN = join(ROOT, "packages/cli/bin/tender.js")
+
+/** The machine's settings must not leak in: these tests own their storage. */
+const cleanEnv = (extra: Record<string, string> = {}) => {
+  const copy: Record<string, string | undefined> = { ...process.env }
+  for (const name of ["DATABASE_URL", "REDIS_URL", "TENDER_VAULT_KEY", "TENDER_DATA_DIR", "PORT"]) delete copy[name]
+  return { ...copy, ...extra }
+}
+
+export interface Run {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const probe = createServer()
+    probe.once("error", reject)
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address()
+      probe.close(() => typeof address === "object" && address !== null ? resolve(address.port) : reject(address))
+    })
+  })
+
+export interface Served {
+  readonly url: string
+  readonly process: ChildProcess
+  readonly log: () => string
+  /** SIGTERM, then SIGKILL if it has not exited within 30 s; resolves with how it ended. */
+  readonly stop: () => Promise<{ readonly code: number | null; readonly signal: string | null }>
+}
+
+export const makeHome = (prefix: string) => {
+  const dataDir = mkdtempSync(join(tmpdir(), prefix))
+
+  const run = (...args: ReadonlyArray<string>): Promise<Run> =>
+    new Promise((resolve) => {
+      execFile(NODE, [BIN, ...args, "--data-dir", dataDir], { cwd: ROOT, env: cleanEnv(), timeout: 90_000 }, (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1
+        resolve({ code, stdout, stderr })
+      })
+    })
+
+  /** A command with `--json` prints exactly one JSON document on stdout and nothing on stderr. */
+  const runJson = async (...args: ReadonlyArray<string>) => {
+    const result = await run(...args, "--json")
+    expect(result, result.stderr).toMatchObject({ code: 0, stderr: "" })
+    return JSON.parse(result.stdout)
+  }
+
+  /** A failing command with `--json`: non-zero exit, empty stdout, one `{code, message}` object on stderr. */
+  const runJsonError = async (...args: ReadonlyArray<string>) => {
+    const result = await run(...args, "--json")
+    expect(result.code).not.toBe(0)
+    expect(result.stdout).toBe("")
+    const error = JSON.parse(result.stderr)
+    expect(typeof error.message).toBe("string")
+    return error
+  }
+
+  const serve = async (env: Record<string, string> = {}): Promise<Served> => {
+    const port = await freePort()
+    const url = `http://127.0.0.1:${port}`
+    let log = ""
+    const child = spawn(NODE, [BIN, "serve", "--port", String(port), "--data-dir", dataDir], { cwd: ROOT, env: cleanEnv(env) })
+    child.stdout?.on("data", (chunk) => (log += chunk))
+    child.stderr?.on("data", (chunk) => (log += chunk))
+    const deadline = Date.now() + 100_000
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`serve exited with ${child.exitCode}:\n${log}`)
+      if (await fetch(`${url}/v1/openapi.json`).then((r) => r.ok, () => false)) break
+      if (Date.now() > deadline) throw new Error(`serve did not answer in time:\n${log}`)
+      await new Promise((r) => setTimeout(r, 250))
+    }
+    const stop = () =>
+      new Promise<{ readonly code: number | null; readonly signal: string | null }>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve({ code: child.exitCode, signal: child.signalCode })
+        const force = setTimeout(() => child.kill("SIGKILL"), 30_000)
+        child.once("exit", (code, signal) => {
+          clearTimeout(force)
+          resolve({ code, signal })
+        })
+        child.kill("SIGTERM")
+      })
+    return { url, process: child, log: () => log, stop }
+  }
+
+  const databaseRunning = () => Effect.runPromise(Effect.map(EmbeddedPostgres.status(dataDir), (s) => s.running))
+
+  /** Stops whatever is left (adopting an orphaned database) and removes the data dir. */
+  const cleanup = async () => {
+    if (await databaseRunning()) await run("migrate")
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+
+  return { dataDir, run, runJson, runJsonError, serve, databaseRunning, cleanup }
+}
