@@ -17,7 +17,7 @@ export const TransactionMachine: Machine<TransactionStatus, TransactionTrigger> 
   finals: ["completed", "failed", "canceled", "returned"],
   transitions: [
     { from: ["initial"], trigger: "queued", to: "pending" },
-    { from: ["initial", "pending"], trigger: "sent", to: "processing" },
+    { from: ["initial"], trigger: "sent", to: "processing" },
     { from: IN_FLIGHT, trigger: "succeeded", to: "completed" },
     { from: IN_FLIGHT, trigger: "declined", to: "failed" },
     { from: IN_FLIGHT, trigger: "canceled", to: "canceled" },

@@ -5,6 +5,7 @@
 import { Accounts, EventRepo, type Payment, UseCases, Workers } from "@tender/domain"
 import { createServer as createNetServer } from "node:net"
 import { Infrastructure } from "@tender/adapters"
+import type { TenderConfig } from "@tender/adapters/Config"
 import { signatureHeader } from "@tender/adapters/Signature"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { createServer } from "node:http"
@@ -34,10 +35,11 @@ const freePort = () =>
 export const startTestServer = async (
   options: Partial<Server.ServerOptions> = {},
   /** Routes added beside the API (e.g. one that fails, to see how the gateway renders a defect). */
-  extraRoutes: Layer.Layer<never, never, HttpRouter.HttpRouter> = Layer.empty
+  extraRoutes: Layer.Layer<never, never, HttpRouter.HttpRouter> = Layer.empty,
+  storage: Pick<TenderConfig, "storage" | "dataDir"> = { storage: "memory", dataDir: ".tender-test" }
 ): Promise<TestServer> => {
   const port = await freePort()
-  const infrastructure = Infrastructure.layer({ storage: "memory", dataDir: ".tender-test", publicUrl: `http://127.0.0.1:${port}` })
+  const infrastructure = Infrastructure.layer({ ...storage, publicUrl: `http://127.0.0.1:${port}` })
   const domain = UseCases.layer.pipe(Layer.provideMerge(infrastructure))
   const layer = Layer.merge(
     HttpRouter.serve(Layer.merge(Server.app(options), extraRoutes), { disableLogger: true, disableListenLog: true }),

@@ -1,0 +1,17 @@
+/** The docs page of every state machine, rendered from the tables themselves. */
+import { AuthorizationMachine } from "./AuthorizationStatus.ts"
+import { OrderMachine } from "./OrderStatus.ts"
+import { toMarkdown } from "./StateMachine.ts"
+import { TransactionMachine } from "./TransactionStatus.ts"
+
+export const MACHINES = [OrderMachine, TransactionMachine, AuthorizationMachine] as const
+
+export const render = (): string =>
+  [
+    "# State machines",
+    "",
+    "Generated from the transition tables in `packages/domain/src` by `npm run docs:state-machines`;",
+    "do not edit by hand (a test fails when this page and the tables disagree).",
+    "",
+    ...MACHINES.map(toMarkdown)
+  ].join("\n")

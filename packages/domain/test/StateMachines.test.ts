@@ -1,0 +1,92 @@
+/**
+ * The transition tables held against the spec's own rows (States and transitions), and the docs
+ * page held against the tables.
+ */
+import { readFileSync } from "node:fs"
+import { describe, expect, it } from "vitest"
+import { AuthorizationMachine } from "../src/AuthorizationStatus.ts"
+import { OrderMachine } from "../src/OrderStatus.ts"
+import { isFinal, type Machine, step } from "../src/StateMachine.ts"
+import { render } from "../src/StateMachineDocs.ts"
+import { TransactionMachine } from "../src/TransactionStatus.ts"
+
+const edges = <S extends string, T extends string>(machine: Machine<S, T>) =>
+  new Set(machine.transitions.flatMap((t) => t.from.map((f) => `${f}→${t.to}`)))
+
+describe("Order (spec: States and transitions, Order)", () => {
+  it("has the spec's statuses and finals", () => {
+    expect([...OrderMachine.states].sort()).toEqual(
+      ["pending", "processing", "requires_action", "authorized", "succeeded", "failed", "canceled", "returned"].sort()
+    )
+    expect([...OrderMachine.finals].sort()).toEqual(["canceled", "failed", "returned", "succeeded"])
+  })
+
+  it.each([
+    // (attempt in progress) — declined attempt with retries remaining → pending
+    [["pending", "processing", "requires_action"], "attempt_declined_retry", "pending"],
+    // (manual-capture hold) — authorization succeeded → authorized
+    [["pending", "processing", "requires_action"], "authorization_succeeded", "authorized"],
+    // (under- or overpayment) — payment received with wrong amount → processing
+    [["pending", "processing", "requires_action"], "amount_mismatch", "processing"],
+    // processing (mismatch) — merchant declines and funds are sent back → returned
+    [["processing"], "mismatch_returned", "returned"]
+  ] as const)("spec row: %j on %s → %s", (froms, trigger, to) => {
+    for (const from of froms) expect(step(OrderMachine, from, trigger)).toBe(to)
+  })
+
+  it("a final status never changes", () => {
+    for (const final of OrderMachine.finals) {
+      for (const t of OrderMachine.transitions) expect(t.from).not.toContain(final)
+      expect(isFinal(OrderMachine, final)).toBe(true)
+    }
+  })
+
+  it("authorized leaves only when the authorization closes", () => {
+    expect(OrderMachine.transitions.filter((t) => t.from.includes("authorized")).map((t) => t.to).sort()).toEqual(["canceled", "succeeded"])
+  })
+})
+
+describe("Transaction (spec: initial → pending or processing; then → completed, failed, canceled or returned)", () => {
+  const inFlight = ["initial", "pending", "processing"]
+  const finals = ["completed", "failed", "canceled", "returned"]
+  const allowed = new Set([
+    "initial→pending",
+    "initial→processing",
+    ...inFlight.flatMap((from) => finals.map((to) => `${from}→${to}`))
+  ])
+
+  it("has the spec's statuses, finals, and no move outside the spec's", () => {
+    expect([...TransactionMachine.states]).toEqual([...inFlight, ...finals])
+    expect([...TransactionMachine.finals]).toEqual(finals)
+    for (const edge of edges(TransactionMachine)) expect(allowed).toContain(edge)
+  })
+
+  it("every allowed move is reachable, from each in-flight status", () => {
+    expect(edges(TransactionMachine)).toEqual(allowed)
+  })
+})
+
+describe("Manual-capture authorization (spec's table, row for row)", () => {
+  it.each([
+    ["partial_capture_settled", "authorized", "payment.partially_captured"],
+    ["final_capture_settled", "completed", "payment.succeeded"],
+    ["capture_reached_total", "completed", "payment.succeeded"],
+    ["capture_refused", "authorized", "payment.capture_failed"],
+    ["void_nothing_captured", "canceled", "payment.canceled"],
+    ["void_behind_captures", "completed", "payment.succeeded"]
+  ] as const)("authorized —%s→ %s, emits %s", (trigger, to, event) => {
+    expect(step(AuthorizationMachine, "authorized", trigger)).toBe(to)
+    expect(AuthorizationMachine.transitions.find((t) => t.trigger === trigger)?.emits).toEqual([event])
+  })
+
+  it("canceled — void (repeated) has no row: the use case answers 409 payment_unexpected_state", () => {
+    expect(step(AuthorizationMachine, "canceled", "void_nothing_captured")).toBeUndefined()
+    expect(step(AuthorizationMachine, "canceled", "void_behind_captures")).toBeUndefined()
+    expect(step(AuthorizationMachine, "completed", "final_capture_settled")).toBeUndefined()
+  })
+})
+
+it("docs/state-machines.md is rendered from these tables (npm run docs:state-machines)", () => {
+  const page = readFileSync(new URL("../../../docs/state-machines.md", import.meta.url), "utf8")
+  expect(page).toBe(render())
+})

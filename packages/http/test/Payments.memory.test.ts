@@ -1,0 +1,3 @@
+import { paymentsSuite } from "./PaymentsSuite.ts"
+
+paymentsSuite({ storage: "memory", dataDir: ".tender-test" })
