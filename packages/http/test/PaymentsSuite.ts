@@ -212,6 +212,34 @@ export const paymentsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">
   })
 
   describe("manual capture (the spec's authorization table)", () => {
+    it("event payloads: the envelope fields, payment_instrument, and the manual-capture fields on payment.succeeded", async () => {
+      await Effect.runPromise(server.accounts.addProfile(merchant.account_id, "events-profile", null)).catch(() => undefined)
+      const auth = await charge("4242424242424242", { capture_method: "manual", amount: "100.00", processing_profile: "events-profile" })
+      const part = await post("/v1/payments/capture", { order_id: auth.json.order_id, amount: "40.00", final: false })
+      const last = await post("/v1/payments/capture", { order_id: auth.json.order_id })
+      const recorded = await Effect.runPromise(server.events(auth.json.order_id))
+      expect(recorded.map((e) => e.type)).toEqual(["payment.authorized", "payment.partially_captured", "payment.succeeded"])
+      for (const event of recorded) {
+        expect(event).toMatchObject({ id: expect.stringMatching(/^evt_/), livemode: false, processing_profile: "events-profile", created_at: expect.any(String) })
+        expect(event.data).toMatchObject({
+          order_id: auth.json.order_id,
+          transaction_id: auth.json.transaction_id,
+          merchant_reference: auth.json.merchant_reference,
+          amount: 100,
+          currency: "USD",
+          payment_instrument: { type: "card", card_brand: "visa", last4_digits: "4242" }
+        })
+      }
+      expect(recorded[0].data).toMatchObject({ order_status: "authorized" })
+      expect(recorded[1].data).toMatchObject({ captured_amount: 40, capture_transaction_id: part.json.transaction_id, capture_provider_transaction_id: part.json.provider_transaction_id })
+      expect(recorded[2].data).toMatchObject({
+        order_status: "succeeded",
+        captured_amount: 100,
+        capture_transaction_id: last.json.transaction_id,
+        capture_provider_transaction_id: last.json.provider_transaction_id
+      })
+    })
+
     it("authorize → payment.authorized, no captured or voided amount on the response", async () => {
       const auth = await authorize("4242424242424242")
       expect(auth.json).toMatchObject({ status: "authorized", merchant_reference: expect.any(String) })
