@@ -64,7 +64,7 @@ if (options.help) {
   --warmup       seconds of unmeasured load before each measurement
   --connections  concurrent connections (autocannon) / workers (authorize+capture)
   --rounds       repeat the four measurements, interleaved; figures pool every round
-  --profile      run tender under --cpu-prof and print where its CPU time went
+  --profile      run the servers under --cpu-prof and print where their CPU time went
   --keep-data    keep the temporary data dir (and the profile) instead of deleting them`)
   process.exit(0)
 }
@@ -270,12 +270,19 @@ const profileDir = path.join(dataDir, "profile")
 const children: Array<Child> = []
 let cleaning: Promise<void> | undefined
 
-/** Tender's CPU profile (--profile), read once it has exited. */
+const cpuProf = () => (options.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [])
+
+/** The servers' CPU profiles (--profile), read once they have exited; named `CPU.<date>.<time>.<pid>.…`. */
 const printProfile = () => {
   const files = existsSync(profileDir) ? readdirSync(profileDir).filter((f) => f.endsWith(".cpuprofile")) : []
-  if (files.length === 0) return console.error("no CPU profile was written (did tender exit cleanly?)")
-  for (const file of files) {
-    console.log(`\nCPU profile of tender serve (${file}; under --cpu-prof, so slower than the figures above):`)
+  if (files.length === 0) return console.error("no CPU profile was written (did the servers exit cleanly?)")
+  for (const child of children) {
+    const file = files.find((f) => f.split(".")[3] === String(child.process.pid))
+    if (file === undefined) {
+      console.error(`no CPU profile from ${child.name}`)
+      continue
+    }
+    console.log(`\nCPU profile of ${child.name} (${file}; under --cpu-prof, so slower than the figures above):`)
     console.log(Profile.format(Profile.summarize(path.join(profileDir, file), 25)))
   }
 }
@@ -317,7 +324,7 @@ const main = async (): Promise<boolean> => {
   const origin = `http://${LOOPBACK}:${port}`
   const tender = start(
     "tender",
-    [...(options.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []), CLI, "serve", "--port", String(port), "--host", LOOPBACK, "--data-dir", dataDir],
+    [...cpuProf(), CLI, "serve", "--port", String(port), "--host", LOOPBACK, "--data-dir", dataDir],
     { ...env, TENDER_RATE_LIMIT_PER_SECOND: "100000", TENDER_RATE_LIMIT_BURST: "100000" }
   )
   children.push(tender)
@@ -348,7 +355,7 @@ const main = async (): Promise<boolean> => {
   // 4. The baselines, on the same PostgreSQL.
   const startBaseline = async (name: ServerName, mode: string) => {
     const own = await cli(dataDir, env, ["accounts", "create", "--name", `bench-${name}`]) as { account_id: string }
-    const child = start(name, [BASELINE, "--data-dir", dataDir, "--account", own.account_id, "--mode", mode], env)
+    const child = start(name, [...cpuProf(), BASELINE, "--data-dir", dataDir, "--account", own.account_id, "--mode", mode], env)
     children.push(child)
     const port = await new Promise<number>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`${name} did not start:\n${child.output.join("\n")}`)), 60_000)
