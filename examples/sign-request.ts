@@ -8,7 +8,7 @@
  * TENDER_URL defaults to http://127.0.0.1:8080. Exits non-zero when the response is not 2xx or its
  * signature does not verify.
  */
-import { signatureHeader, verifySignature } from "@tender/adapters/Signature"
+import { merchantHeaders, verifySignature } from "@tender/adapters/Signature"
 
 const [method = "GET", path = "/v1/payment-methods?country=US&currency=USD", body] = process.argv.slice(2)
 const secretKey = process.env.TENDER_SECRET_KEY
@@ -22,12 +22,8 @@ if (!secretKey || !signingSecret) {
 const now = () => Math.floor(Date.now() / 1000)
 const response = await fetch(baseUrl + path, {
   method,
-  headers: {
-    authorization: `Bearer ${secretKey}`,
-    // Sign the exact bytes that are sent: t + path with query + body.
-    "x-signature": signatureHeader(signingSecret, now(), path, body ?? ""),
-    ...(body !== undefined ? { "content-type": "application/json" } : {})
-  },
+  // Signs the exact bytes that are sent: t + path with query + body.
+  headers: merchantHeaders({ secret_key: secretKey, signing_secret: signingSecret }, path, body ?? ""),
   ...(body !== undefined ? { body } : {})
 })
 const text = await response.text()

@@ -80,3 +80,18 @@ export const verifySignature = (
   }
   return "invalid"
 }
+
+/**
+ * The headers a merchant's server sends with a request: the secret key, the signature of this
+ * exact path and body, and the JSON content type when there is a body.
+ */
+export const merchantHeaders = (
+  credentials: { readonly secret_key: string; readonly signing_secret: string },
+  pathWithQuery: string,
+  body: string = "",
+  timestampSeconds: number = Math.floor(Date.now() / 1000)
+): Record<string, string> => ({
+  authorization: `Bearer ${credentials.secret_key}`,
+  "x-signature": signatureHeader(credentials.signing_secret, timestampSeconds, pathWithQuery, body),
+  ...(body !== "" ? { "content-type": "application/json" } : {})
+})

@@ -4,7 +4,7 @@
  * joins that instance (contract.md, Operator set-up), so the CLI and the running server share one
  * database, and a key rolled by the CLI is refused by the server at once.
  */
-import { signatureHeader } from "@tender/adapters/Signature"
+import { merchantHeaders } from "@tender/adapters/Signature"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeHome, type Served } from "./support/Tender.ts"
 
@@ -29,12 +29,7 @@ afterAll(async () => {
 
 /** A signed GET as a merchant's server sends it. */
 const merchantGet = (secretKey: string, signingSecret: string, path: string) =>
-  fetch(baseUrl + path, {
-    headers: {
-      authorization: `Bearer ${secretKey}`,
-      "x-signature": signatureHeader(signingSecret, Math.floor(Date.now() / 1000), path, "")
-    }
-  })
+  fetch(baseUrl + path, { headers: merchantHeaders({ secret_key: secretKey, signing_secret: signingSecret }, path) })
 
 describe("tender serve", () => {
   it("answers on its port with the OpenAPI document", async () => {
@@ -160,15 +155,7 @@ describe("tender accounts", () => {
 describe("tender payments", () => {
   const merchantPost = async (creds: { secret_key: string; signing_secret: string }, path: string, body: unknown) => {
     const text = JSON.stringify(body)
-    const response = await fetch(baseUrl + path, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${creds.secret_key}`,
-        "content-type": "application/json",
-        "x-signature": signatureHeader(creds.signing_secret, Math.floor(Date.now() / 1000), path, text)
-      },
-      body: text
-    })
+    const response = await fetch(baseUrl + path, { method: "POST", headers: merchantHeaders(creds, path, text), body: text })
     return response.json() as Promise<any>
   }
 

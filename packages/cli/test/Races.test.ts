@@ -3,7 +3,7 @@
  * second joins the first's), and requests hit both at once. Correctness rests on the database (unique
  * references, row locks), so it holds with or without Redis.
  */
-import { signatureHeader } from "@tender/adapters/Signature"
+import { merchantHeaders } from "@tender/adapters/Signature"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeHome, type Served } from "./support/Tender.ts"
 
@@ -18,25 +18,12 @@ const SERVER_ENV = { TENDER_RATE_LIMIT_PER_SECOND: "100000", TENDER_RATE_LIMIT_B
 
 const post = async (server: Served, path: string, body: unknown) => {
   const text = JSON.stringify(body)
-  const response = await fetch(server.url + path, {
-    method: "POST",
-    headers: {
-      authorization: `Bearer ${merchant.secret_key}`,
-      "content-type": "application/json",
-      "x-signature": signatureHeader(merchant.signing_secret, Math.floor(Date.now() / 1000), path, text)
-    },
-    body: text
-  })
+  const response = await fetch(server.url + path, { method: "POST", headers: merchantHeaders(merchant, path, text), body: text })
   return { status: response.status, json: await response.json() as any }
 }
 
 const get = async (server: Served, path: string) => {
-  const response = await fetch(server.url + path, {
-    headers: {
-      authorization: `Bearer ${merchant.secret_key}`,
-      "x-signature": signatureHeader(merchant.signing_secret, Math.floor(Date.now() / 1000), path, "")
-    }
-  })
+  const response = await fetch(server.url + path, { headers: merchantHeaders(merchant, path) })
   return { status: response.status, json: await response.json() as any }
 }
 
