@@ -312,8 +312,11 @@ const watchdog = setTimeout(() => {
 watchdog.unref()
 
 const env: NodeJS.ProcessEnv = { ...process.env }
-// The bench's own embedded PostgreSQL and in-process locks/rate limits, whatever the shell has.
-for (const name of ["DATABASE_URL", "REDIS_URL", "TENDER_DATA_DIR", "PORT", "TENDER_VAULT_KEY"]) delete env[name]
+// The bench's own embedded PostgreSQL, in-process locks/rate limits and an instant sandbox provider
+// (as the baselines have no provider call), whatever the shell has.
+for (const name of ["DATABASE_URL", "REDIS_URL", "TENDER_DATA_DIR", "PORT", "TENDER_VAULT_KEY", "TENDER_SANDBOX_LATENCY_MS"]) {
+  delete env[name]
+}
 
 const main = async (): Promise<boolean> => {
   console.log(machine())
