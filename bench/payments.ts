@@ -63,7 +63,7 @@ if (options.help) {
   --duration     seconds measured per scenario and server, per round
   --warmup       seconds of unmeasured load before each measurement
   --connections  concurrent connections (autocannon) / workers (authorize+capture)
-  --rounds       repeat the four measurements, interleaved; figures pool every round
+  --rounds       repeat the six measurements, interleaved; figures pool every round
   --profile      run the servers under --cpu-prof and print where their CPU time went
   --keep-data    keep the temporary data dir (and the profile) instead of deleting them`)
   process.exit(0)
