@@ -235,9 +235,13 @@ export class Payments extends Context.Service<Payments, {
           onSome: Effect.succeed
         }))
 
-      /** Serialises provider calls per order (Redis across processes when configured). */
+      /**
+       * Serialises provider calls per order (Redis across processes when configured), and runs to
+       * the end once started: a client hanging up must not leave a claimed order or a reserved
+       * capture without the outcome of a provider call that may already have moved money.
+       */
       const guarded = <A, E, R>(orderId: string, effect: Effect.Effect<A, E, R>) =>
-        locks.withLock(`order:${orderId}`, effect, { waitMs: 30_000, ttlMs: 60_000 })
+        Effect.uninterruptible(locks.withLock(`order:${orderId}`, effect, { waitMs: 30_000, ttlMs: 60_000 }))
 
       // --- views --------------------------------------------------------------------------
 
@@ -467,12 +471,13 @@ export class Payments extends Context.Service<Payments, {
         const txn = yield* newTransaction(order, valid.capture_method === "manual" ? "authorization" : "payment", order.amount, {
           payment_instrument: card !== undefined ? cardInstrument(card.card, undefined) : null
         })
-        // The reference is claimed by the insert: a concurrent duplicate fails here, before any provider call.
-        yield* uow.transaction(Effect.gen(function*() {
+        // The reference is claimed by the insert: a concurrent duplicate fails here, before any provider
+        // call. From the claim on, nothing interrupts the attempt (see `guarded`).
+        const claim = uow.transaction(Effect.gen(function*() {
           yield* orders.insert(order)
           yield* transactions.insert(txn)
         }))
-        return yield* guarded(order.id, startAttempt(order, txn, valid, card))
+        return yield* Effect.uninterruptible(Effect.andThen(claim, guarded(order.id, startAttempt(order, txn, valid, card))))
       })
 
       const startAttempt = (
