@@ -41,6 +41,15 @@ export class TransactionRepo extends Context.Service<TransactionRepo, {
 export class EventRepo extends Context.Service<EventRepo, {
   append(event: PaymentEvent): Effect.Effect<void>
   listByOrder(orderId: string): Effect.Effect<ReadonlyArray<PaymentEvent>>
+  findAny(id: string): Effect.Effect<Option.Option<PaymentEvent>>
+  /** Newest first; `account_id` undefined = every account (operator); `created_from` inclusive. */
+  search(query: {
+    readonly account_id?: string | undefined
+    readonly type?: string | undefined
+    readonly created_from?: string | undefined
+    readonly limit: number
+    readonly cursor?: { readonly created_at: string; readonly id: string } | undefined
+  }): Effect.Effect<Page<PaymentEvent>>
 }>()("@tender/domain/EventRepo") {}
 
 export interface CardDetails {

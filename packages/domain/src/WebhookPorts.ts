@@ -1,0 +1,72 @@
+/** Ports of webhook delivery: endpoints, deliveries with their attempts, and the HTTP transport. */
+import { Context, type Effect, type Option } from "effect"
+import type { Conflict } from "./Errors.ts"
+import type { Page } from "./Payment.ts"
+import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery, WebhookEndpoint } from "./Webhook.ts"
+
+export class WebhookEndpointRepo extends Context.Service<WebhookEndpointRepo, {
+  insert(endpoint: WebhookEndpoint): Effect.Effect<void>
+  find(accountId: string, id: string): Effect.Effect<Option.Option<WebhookEndpoint>>
+  findAny(id: string): Effect.Effect<Option.Option<WebhookEndpoint>>
+  /** All of an account's endpoints, oldest first. */
+  list(accountId: string): Effect.Effect<ReadonlyArray<WebhookEndpoint>>
+  /** Writes `next` when the stored version is `next.version - 1`; otherwise `Conflict`. */
+  update(next: WebhookEndpoint): Effect.Effect<void, Conflict>
+  /** Removes the endpoint; its deliveries and their attempts stay (the log outlives it). */
+  delete(accountId: string, id: string): Effect.Effect<boolean>
+}>()("@tender/domain/WebhookEndpointRepo") {}
+
+export interface DeliveryQuery {
+  /** `undefined` = every account (operator). */
+  readonly account_id?: string | undefined
+  readonly endpoint_id?: string | undefined
+  readonly event_id?: string | undefined
+  readonly status?: ReadonlyArray<DeliveryStatus> | undefined
+  readonly created_from?: string | undefined
+  readonly limit: number
+  /** Strictly older than this row (newest first). */
+  readonly cursor?: { readonly created_at: string; readonly id: string } | undefined
+}
+
+export class WebhookDeliveryRepo extends Context.Service<WebhookDeliveryRepo, {
+  insert(delivery: WebhookDelivery): Effect.Effect<void>
+  find(accountId: string, id: string): Effect.Effect<Option.Option<WebhookDelivery>>
+  findAny(id: string): Effect.Effect<Option.Option<WebhookDelivery>>
+  search(query: DeliveryQuery): Effect.Effect<Page<WebhookDelivery>>
+  /**
+   * Claims up to `limit` deliveries due at `now` (status pending or failed, next_attempt_at <= now),
+   * oldest due first, skipping rows another worker holds (PostgreSQL: FOR UPDATE SKIP LOCKED) and
+   * endpoints in `excludeEndpoints`; each claimed row gets `next_attempt_at = leaseUntil`, so a
+   * worker that dies mid-attempt leaves it due again once the lease ends. Runs in its own unit of work.
+   */
+  claimDue(options: {
+    readonly now: string
+    readonly leaseUntil: string
+    readonly limit: number
+    readonly excludeEndpoints: ReadonlyArray<string>
+  }): Effect.Effect<ReadonlyArray<WebhookDelivery>>
+  /** Records one attempt and the delivery's new state together. */
+  recordAttempt(delivery: WebhookDelivery, attempt: DeliveryAttempt): Effect.Effect<void>
+  /** Writes a delivery's new state (manual retry). */
+  update(delivery: WebhookDelivery): Effect.Effect<void>
+  attempts(deliveryId: string): Effect.Effect<ReadonlyArray<DeliveryAttempt>>
+}>()("@tender/domain/WebhookDeliveryRepo") {}
+
+export type DeliveryOutcome =
+  | { readonly _tag: "Answered"; readonly status: number; readonly duration_ms: number }
+  | { readonly _tag: "Failed"; readonly error: string; readonly duration_ms: number }
+
+/** Port: POSTs one signed webhook and reports what happened (never fails: failures are outcomes). */
+export class WebhookTransport extends Context.Service<WebhookTransport, {
+  post(request: {
+    readonly url: string
+    readonly headers: Record<string, string>
+    readonly body: Uint8Array
+    readonly timeoutMs: number
+  }): Effect.Effect<DeliveryOutcome>
+}>()("@tender/domain/WebhookTransport") {}
+
+/** Port: the addresses a host name resolves to (SSRF checks of live-mode endpoint URLs). */
+export class HostResolver extends Context.Service<HostResolver, {
+  resolve(host: string): Effect.Effect<ReadonlyArray<string>>
+}>()("@tender/domain/HostResolver") {}
