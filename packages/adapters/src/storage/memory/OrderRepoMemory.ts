@@ -6,9 +6,10 @@
  */
 import { OrderRepo, type Payment } from "@tender/domain"
 import { Effect, Layer, Option, Result } from "effect"
-import { duplicateReference, lockOutsideUnitOfWork, staleWrite } from "../Conflicts.ts"
+import { duplicateReference, lockOutsideUnitOfWork } from "../Conflicts.ts"
 import { MemoryDatabase, table, type Writer } from "./MemoryDatabase.ts"
 import * as SearchMemory from "./SearchMemory.ts"
+import * as VersionedUpdateMemory from "./VersionedUpdateMemory.ts"
 
 export const orders = table<string, Payment.Order>("orders")
 /** `orders_direct_payment_reference_key`: account and reference → the direct payment's id. */
@@ -62,18 +63,14 @@ export const layer: Layer.Layer<OrderRepo, never, MemoryDatabase> = Layer.effect
       lock: (id) =>
         Effect.flatMap(db.inTransaction, (open) => open ? findAny(id) : Effect.die(lockOutsideUnitOfWork("OrderRepo"))),
       update: (next) =>
-        db.write((w) => {
-          const current = w.get(orders).get(next.id)
-          if (current === undefined || current.account_id !== next.account_id || current.version !== next.version - 1) {
-            return Result.fail(staleWrite("Order", next.id, next.version - 1))
-          }
-          release(w, current)
-          // A clash here is an update that changed the reference or subtype onto another direct
-          // payment's: PostgreSQL's unique index makes that a defect too.
-          if (!claim(w, next)) throw new Error(`OrderRepoMemory: update of ${next.id} duplicates a merchant_reference`)
-          w.mutable(orders).set(next.id, next)
-          return Result.succeed(undefined)
-        }),
+        db.write((w) =>
+          VersionedUpdateMemory.write(w, orders, "Order", next, (current) => {
+            release(w, current)
+            // A clash here is an update that changed the reference or subtype onto another direct
+            // payment's: PostgreSQL's unique index makes that a defect too.
+            if (!claim(w, next)) throw new Error(`OrderRepoMemory: update of ${next.id} duplicates a merchant_reference`)
+          })
+        ),
       search: (accountId, query) =>
         db.read((r) => SearchMemory.search(r.get(orders).values(), accountId, query, (order) => order.merchant_reference))
     })

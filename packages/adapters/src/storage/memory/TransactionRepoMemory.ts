@@ -1,10 +1,10 @@
 /** Transactions in memory: version-checked updates, reads scoped by account, PostgreSQL's orderings. */
 import { type Payment, TransactionRepo } from "@tender/domain"
 import { Effect, Layer, Option, Result } from "effect"
-import { staleWrite } from "../Conflicts.ts"
 import { MemoryDatabase, table } from "./MemoryDatabase.ts"
 import { orders } from "./OrderRepoMemory.ts"
 import * as SearchMemory from "./SearchMemory.ts"
+import * as VersionedUpdateMemory from "./VersionedUpdateMemory.ts"
 
 const transactions = table<string, Payment.Transaction>("transactions")
 
@@ -31,15 +31,7 @@ export const layer: Layer.Layer<TransactionRepo, never, MemoryDatabase> = Layer.
       find: (accountId, id) => Effect.map(findAny(id), Option.filter((t) => t.account_id === accountId)),
       findAny,
       listByOrder: (orderId) => list((t) => t.order_id === orderId),
-      update: (next) =>
-        db.write((w) => {
-          const current = w.get(transactions).get(next.id)
-          if (current === undefined || current.account_id !== next.account_id || current.version !== next.version - 1) {
-            return Result.fail(staleWrite("Transaction", next.id, next.version - 1))
-          }
-          w.mutable(transactions).set(next.id, next)
-          return Result.succeed(undefined)
-        }),
+      update: (next) => db.write((w) => VersionedUpdateMemory.write(w, transactions, "Transaction", next)),
       search: (accountId, query) =>
         db.read((r) =>
           SearchMemory.search(
