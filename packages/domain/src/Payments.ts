@@ -38,7 +38,6 @@ import { type PaymentEventType, eventData } from "./PaymentEvents.ts"
 import {
   type AuthorizeResult,
   type CaptureResult,
-  EventRepo,
   OrderRepo,
   PaymentProvider,
   TransactionRepo
@@ -56,6 +55,7 @@ import {
 import { CardVault, CvcStore, Locks, UnitOfWork, type VaultedCard } from "./Ports.ts"
 import { step } from "./StateMachine.ts"
 import { isInFlight, TransactionMachine, type TransactionTrigger } from "./TransactionStatus.ts"
+import { Outbox } from "./Webhooks.ts"
 
 /** A client secret (collect_card / collect_cvv) lives 15 minutes (spec). */
 export const CLIENT_SECRET_TTL_MS = 15 * 60 * 1000
@@ -148,7 +148,7 @@ export class Payments extends Context.Service<Payments, {
     Effect.gen(function*() {
       const orders = yield* OrderRepo
       const transactions = yield* TransactionRepo
-      const events = yield* EventRepo
+      const outbox = yield* Outbox
       const uow = yield* UnitOfWork
       const provider = yield* PaymentProvider
       const vault = yield* CardVault
@@ -202,7 +202,7 @@ export class Payments extends Context.Service<Payments, {
 
       const emit = (type: PaymentEventType, order: Order, txn: Transaction, extra: Parameters<typeof eventData>[2] = {}) =>
         Effect.gen(function*() {
-          yield* events.append({
+          yield* outbox.record({
             id: yield* ids.make("event"),
             account_id: order.account_id,
             type,

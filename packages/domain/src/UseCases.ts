@@ -7,5 +7,8 @@ import { Accounts } from "./Accounts.ts"
 import { CardTokens } from "./CardTokens.ts"
 import { Payments } from "./Payments.ts"
 import { VaultAccess } from "./VaultAccess.ts"
+import { Outbox, Webhooks } from "./Webhooks.ts"
 
-export const layer = Layer.mergeAll(Accounts.layer, CardTokens.layer, VaultAccess.layer, Payments.layer)
+export const layer = Layer.mergeAll(Accounts.layer, CardTokens.layer, VaultAccess.layer, Payments.layer, Webhooks.layer).pipe(
+  Layer.provideMerge(Outbox.layer)
+)

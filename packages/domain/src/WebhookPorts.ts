@@ -70,3 +70,8 @@ export class WebhookTransport extends Context.Service<WebhookTransport, {
 export class HostResolver extends Context.Service<HostResolver, {
   resolve(host: string): Effect.Effect<ReadonlyArray<string>>
 }>()("@tender/domain/HostResolver") {}
+
+/** Port: the `X-Signature` value for a payload (HMAC-SHA256 of t + path + body under the secret). */
+export class PayloadSigner extends Context.Service<PayloadSigner, {
+  sign(secret: string, timestampSeconds: number, path: string, body: Uint8Array): string
+}>()("@tender/domain/PayloadSigner") {}

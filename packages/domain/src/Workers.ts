@@ -4,6 +4,7 @@
  */
 import { Duration, Effect, Layer, Schedule } from "effect"
 import { Payments } from "./Payments.ts"
+import { type DispatchOptions, Webhooks } from "./Webhooks.ts"
 
 const every = <A, E, R>(name: string, interval: Duration.Input, round: Effect.Effect<A, E, R>) =>
   round.pipe(
@@ -20,4 +21,14 @@ export const settlement = Layer.effectDiscard(
   })
 )
 
-export const layer = settlement
+/** Delivers recorded events to webhook endpoints, at least once, on the retry schedule. */
+export const webhooks = (options: Partial<DispatchOptions> = {}) =>
+  Layer.effectDiscard(
+    Effect.gen(function*() {
+      const hooks = yield* Webhooks
+      yield* Effect.forkScoped(hooks.runDispatcher(options))
+    })
+  )
+
+export const layer = (options: { readonly webhooks?: Partial<DispatchOptions> } = {}) =>
+  Layer.merge(settlement, webhooks(options.webhooks))

@@ -8,6 +8,7 @@ import { PaymentMethodsApi } from "./api/PaymentMethodsApi.ts"
 import { PaymentsApi } from "./api/PaymentsApi.ts"
 import { TestHelpersApi } from "./api/TestHelpersApi.ts"
 import { VaultApi } from "./api/VaultApi.ts"
+import { WebhookDeliveriesApi, WebhookEndpointsApi } from "./api/WebhooksApi.ts"
 import { ApiKeyAuth, RequestValidation } from "./Middleware.ts"
 
 export class Api extends HttpApi.make("tender")
@@ -17,6 +18,8 @@ export class Api extends HttpApi.make("tender")
   .add(PaymentMethodsApi)
   .add(TestHelpersApi)
   .add(VaultApi)
+  .add(WebhookEndpointsApi)
+  .add(WebhookDeliveriesApi)
   .middleware(RequestValidation)
   .middleware(ApiKeyAuth)
   // Report every offending field at once (errors[]), not only the first.

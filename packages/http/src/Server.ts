@@ -13,6 +13,7 @@ import { PaymentMethodsHandlers } from "./handlers/PaymentMethodsHandlers.ts"
 import { OrdersHandlers, PaymentsHandlers, TransactionsHandlers } from "./handlers/PaymentsHandlers.ts"
 import { TestHelpersHandlers } from "./handlers/TestHelpersHandlers.ts"
 import { VaultHandlers } from "./handlers/VaultHandlers.ts"
+import { WebhookDeliveriesHandlers, WebhookEndpointsHandlers } from "./handlers/WebhooksHandlers.ts"
 import { ApiKeyAuthLive, RequestValidationLive } from "./Middleware.ts"
 import * as Routes from "./Routes.ts"
 import * as SandboxPages from "./hosted/SandboxPages.ts"
@@ -38,7 +39,9 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: OPENAPI_PATH }).pipe(
     TransactionsHandlers,
     PaymentMethodsHandlers,
     TestHelpersHandlers,
-    VaultHandlers
+    VaultHandlers,
+    WebhookEndpointsHandlers,
+    WebhookDeliveriesHandlers
   ]),
   Layer.provide([ApiKeyAuthLive, RequestValidationLive])
 )

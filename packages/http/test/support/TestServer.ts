@@ -43,7 +43,7 @@ export const startTestServer = async (
   const domain = UseCases.layer.pipe(Layer.provideMerge(infrastructure))
   const layer = Layer.merge(
     HttpRouter.serve(Layer.merge(Server.app(options), extraRoutes), { disableLogger: true, disableListenLog: true }),
-    Workers.layer
+    Workers.layer({ webhooks: { idleMs: 50 } })
   ).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" })),
     Layer.provideMerge(domain)

@@ -1,0 +1,6 @@
+/** The webhook signer: Tender's one signature scheme (Signature.ts), as the domain's port. */
+import { PayloadSigner } from "@tender/domain"
+import { Layer } from "effect"
+import { signatureHeader } from "../Signature.ts"
+
+export const layer = Layer.succeed(PayloadSigner, PayloadSigner.of({ sign: signatureHeader }))

@@ -1,0 +1,84 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { Webhook } from "@tender/domain"
+import { page } from "./PaymentSchemas.ts"
+
+const optional = Schema.optional
+const EndpointId = Schema.String.check(Schema.isPattern(/^we_[A-Za-z0-9]{8,64}$/))
+const DeliveryId = Schema.String.check(Schema.isPattern(/^wd_[A-Za-z0-9]{8,64}$/))
+
+export const EndpointView = Schema.Struct({
+  id: Schema.String,
+  url: Schema.String,
+  enabled_events: Schema.Array(Schema.String),
+  description: Schema.NullOr(Schema.String),
+  status: Schema.Literals(["enabled", "disabled"]),
+  created_at: Schema.String
+})
+
+export const DeliveryView = Schema.Struct({
+  id: Schema.String,
+  endpoint_id: Schema.String,
+  event_id: Schema.String,
+  event_type: Schema.String,
+  status: Schema.Literals(Webhook.DELIVERY_STATUSES),
+  attempt_count: Schema.Int,
+  next_attempt_at: Schema.NullOr(Schema.String),
+  last_attempt_at: Schema.NullOr(Schema.String),
+  created_at: Schema.String
+})
+
+export const AttemptView = Schema.Struct({
+  attempted_at: Schema.String,
+  status_code: Schema.NullOr(Schema.Int),
+  duration_ms: Schema.Int,
+  error: Schema.NullOr(Schema.String)
+})
+
+export class WebhookEndpointsApi extends HttpApiGroup.make("webhookEndpoints").add(
+  HttpApiEndpoint.post("create", "/v1/webhook_endpoints", {
+    payload: Schema.Struct({
+      url: Schema.String,
+      enabled_events: optional(Schema.Array(Schema.String)),
+      description: optional(Schema.String)
+    }),
+    success: EndpointView.pipe(HttpApiSchema.status(201))
+  }).annotate(OpenApi.Description, "Registers an endpoint (at most 16 per account). Live mode: https only, never a private address."),
+  HttpApiEndpoint.get("list", "/v1/webhook_endpoints", { success: Schema.Struct({ data: Schema.Array(EndpointView) }) }),
+  HttpApiEndpoint.get("get", "/v1/webhook_endpoints/:id", { params: { id: EndpointId }, success: EndpointView }),
+  HttpApiEndpoint.post("update", "/v1/webhook_endpoints/:id", {
+    params: { id: EndpointId },
+    payload: Schema.Struct({
+      url: optional(Schema.String),
+      enabled_events: optional(Schema.Array(Schema.String)),
+      description: optional(Schema.String),
+      status: optional(Schema.Literals(["enabled", "disabled"]))
+    }),
+    success: EndpointView
+  }),
+  HttpApiEndpoint.delete("delete", "/v1/webhook_endpoints/:id", {
+    params: { id: EndpointId },
+    success: Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) })
+  })
+) {}
+
+export class WebhookDeliveriesApi extends HttpApiGroup.make("webhookDeliveries").add(
+  HttpApiEndpoint.get("list", "/v1/webhook_deliveries", {
+    query: {
+      endpoint_id: optional(Schema.String),
+      event_id: optional(Schema.String),
+      status: optional(Schema.Literals(Webhook.DELIVERY_STATUSES)),
+      limit: optional(Schema.NumberFromString.check(Schema.isInt())),
+      cursor: optional(Schema.String)
+    },
+    success: page(DeliveryView)
+  }),
+  HttpApiEndpoint.get("get", "/v1/webhook_deliveries/:id", {
+    params: { id: DeliveryId },
+    success: Schema.Struct({ ...DeliveryView.fields, attempts: Schema.Array(AttemptView) })
+  }),
+  HttpApiEndpoint.post("retry", "/v1/webhook_deliveries/:id/retry", {
+    params: { id: DeliveryId },
+    success: DeliveryView
+  }).annotate(OpenApi.Description, "Makes a failed or exhausted delivery due now; otherwise 400 webhook_delivery_not_retryable.")
+) {}
