@@ -18,7 +18,7 @@ export interface ReceiverOptions {
   /** 0 picks a free port. */
   readonly port?: number
   readonly host?: string
-  /** The path of the registered endpoint URL; the only one this server answers on. */
+  /** The path of the registered endpoint URL, without its query; the only one this server answers on. */
   readonly path?: string
   /** Milliseconds since the epoch, like `Date.now`; injectable for tests. */
   readonly now?: () => number
@@ -84,8 +84,9 @@ export const startReceiver = async (options: ReceiverOptions): Promise<Receiver>
     const reply = (status: number, body: object) => {
       response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body))
     }
-    // The signed path is the registered one; a request anywhere else is not a delivery.
-    if (request.url !== path) return reply(404, { error: "not_found" })
+    // Tender signs the endpoint URL's path without its query, so a query (a routing token, say)
+    // may follow; a request to any other path is not a delivery.
+    if ((request.url ?? "").split("?")[0] !== path) return reply(404, { error: "not_found" })
     if (request.method !== "POST") return reply(405, { error: "method_not_allowed" })
 
     readRawBody(request).then(

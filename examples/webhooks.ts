@@ -136,8 +136,8 @@ export interface WebhookHandlerOptions {
   /** The account's signing secret (`whsec_…`): the same one that signs API requests. */
   readonly signingSecret: string
   /**
-   * The path of the endpoint URL you registered, e.g. `/webhooks/tender`. It is part of the signed
-   * string, so a delivery meant for another endpoint does not verify here.
+   * The path of the endpoint URL you registered, without its query, e.g. `/webhooks/tender`. It is
+   * part of the signed string, so a delivery meant for another endpoint does not verify here.
    */
   readonly path: string
   /** Milliseconds since the epoch, like `Date.now`; injectable for tests. */
