@@ -31,7 +31,9 @@ export interface ReceiverOptions {
 }
 
 export interface Receiver {
+  /** The endpoint's full URL, path included: the one to register with Tender. */
   readonly url: string
+  /** Accepted events in arrival order (duplicates and rejections are not added). */
   readonly accepted: Array<Envelope>
   readonly statuses: PaymentStatusBook
   close(): Promise<void>
