@@ -37,12 +37,18 @@ export interface Invocation {
 /**
  * A command whose handler sees its parsed input and the shared flags. Any typed failure of `run` is
  * an expected one (bad input, unknown account, conflict, storage unavailable): it is rendered once,
- * here; defects are left to the runtime.
+ * here; defects are left to the runtime. `run` may need what the CLI runtime provides to every
+ * command (`Command.Environment`: Stdio, Terminal, …), and nothing else.
  */
-export const command = <const Name extends string, const Config extends Command.Command.Config, E>(
+export const command = <
+  const Name extends string,
+  const Config extends Command.Command.Config,
+  E,
+  R extends Command.Environment = never
+>(
   name: Name,
   config: Config,
-  run: (input: Command.Command.Config.Infer<Config>, invocation: Invocation) => Effect.Effect<void, E>
+  run: (input: Command.Command.Config.Infer<Config>, invocation: Invocation) => Effect.Effect<void, E, R>
 ) =>
   Command.make(name, config, (input) =>
     Effect.gen(function*() {

@@ -12,10 +12,19 @@ import { type CliError, CliOutput } from "effect/cli"
 export interface Presentation<A> {
   readonly json: (value: A) => unknown
   readonly text: (value: A) => string
+  /**
+   * For a result that is printed in full and still fails the command (a batch where some items
+   * failed): the error to report on stderr after the result, so scripts get both the outcome of
+   * every item and a non-zero exit.
+   */
+  readonly failure?: (value: A) => Errors.DomainError | undefined
 }
 
-export const print = <A>(value: A, present: Presentation<A>, json: boolean): Effect.Effect<void> =>
-  Console.log(json ? JSON.stringify(present.json(value)) : present.text(value))
+export const print = <A>(value: A, present: Presentation<A>, json: boolean): Effect.Effect<void, Errors.DomainError> =>
+  Effect.andThen(Console.log(json ? JSON.stringify(present.json(value)) : present.text(value)), () => {
+    const failure = present.failure?.(value)
+    return failure === undefined ? Effect.void : Effect.fail(failure)
+  })
 
 /** The spec's error envelope, minus the `request_id` that only HTTP requests have. */
 export interface ErrorDocument {

@@ -5,8 +5,7 @@
  */
 import type { TenderConfig } from "@tender/adapters/Config"
 import * as Infrastructure from "@tender/adapters/Infrastructure"
-import type { InfrastructureError } from "@tender/adapters"
-import { UseCases } from "@tender/domain"
+import { type Errors, UseCases } from "@tender/domain"
 import { type Context, Effect, Layer } from "effect"
 import type { Command } from "effect/cli"
 import { command } from "./Cli.ts"
@@ -18,21 +17,26 @@ export const layer = (config: TenderConfig) =>
     Layer.provideMerge(Infrastructure.layer(config))
   )
 
+/** What `layer` provides: every use case and port. */
+export type Services = Layer.Success<ReturnType<typeof layer>>
+
 /**
  * A command that calls one use case over the configured storage and prints its result: the shape
- * of every operator command (accounts, payments, …).
+ * of every operator command (accounts, payments, …). `run` may use further services of the layer
+ * (another use case, to look up an account) and what the CLI runtime provides (Stdio, for progress).
  */
-export const useCaseCommand = <Id extends Layer.Success<ReturnType<typeof layer>>, S>(useCase: Context.Service<Id, S>) =>
+export const useCaseCommand = <Id extends Services, S>(useCase: Context.Service<Id, S>) =>
 <const Name extends string, const Config extends Command.Command.Config, A, E>(
   name: Name,
   config: Config,
-  run: (service: S, input: Command.Command.Config.Infer<Config>) => Effect.Effect<A, E>,
+  run: (service: S, input: Command.Command.Config.Infer<Config>) => Effect.Effect<A, E, Services | Command.Environment>,
   present: (input: Command.Command.Config.Infer<Config>) => Output.Presentation<A>
 ) =>
-  command(name, config, (input, invocation) =>
-    useCase.use((service) => run(service, input)).pipe(
-      Effect.flatMap((result) => Output.print(result, present(input), invocation.json)),
-      Effect.provide(layer(invocation.config))
-      // `Id` is one of the layer's services (the constraint above); the compiler cannot reduce
-      // Exclude<Id, …> for a type parameter, so the requirement is asserted gone.
-    ) as Effect.Effect<void, E | InfrastructureError>)
+  command(name, config, (input, invocation) => {
+    // Widened to every service of the layer, so that providing the layer leaves exactly the CLI
+    // runtime's part as a concrete type (the compiler cannot reduce Exclude<…> of a type parameter).
+    const program: Effect.Effect<void, E | Errors.DomainError, Services | Command.Environment> = useCase.use((service) =>
+      run(service, input)
+    ).pipe(Effect.flatMap((result) => Output.print(result, present(input), invocation.json)))
+    return Effect.provide(program, layer(invocation.config))
+  })
