@@ -3,12 +3,13 @@
  * SIGINT or SIGTERM. Interruption closes the layer's scope, which stops the server and, when this
  * process started it, the embedded PostgreSQL.
  */
-import { Errors, Workers } from "@tender/domain"
+import { Errors } from "@tender/domain"
 import * as Server from "@tender/http/Server"
 import { Config, Effect, Layer } from "effect"
 import { Command, Flag } from "effect/cli"
 import { command } from "../Cli.ts"
 import * as Services from "../Services.ts"
+import { workers } from "./Worker.ts"
 
 /** The default token bucket of accounts without their own (contract.md); each variable on its own. */
 const defaultRateLimit = Effect.gen(function*() {
@@ -21,13 +22,6 @@ const defaultRateLimit = Effect.gen(function*() {
   }
   return { perSecond, burst }
 })
-
-/**
- * `TENDER_WEBHOOK_LEASE_MS`: how long a claimed webhook delivery stays with this worker before another
- * may retry it (default: the 15 s attempt timeout plus 15 s). Shorter only for tests of crash recovery.
- */
-export const dispatchOptions = Effect.map(Config.option(Config.Int("TENDER_WEBHOOK_LEASE_MS")), (lease) =>
-  lease._tag === "Some" ? { leaseMs: lease.value } : {})
 
 export const serve = command(
   "serve",
@@ -44,13 +38,13 @@ export const serve = command(
     )
   },
   ({ host, port }, { config }) =>
-    Effect.flatMap(Effect.all([defaultRateLimit, dispatchOptions]), ([rateLimit, dispatch]) => {
+    Effect.flatMap(defaultRateLimit, (rateLimit) => {
       // Hosted pages and sandbox redirects need an address browsers can reach; without
       // TENDER_PUBLIC_URL it is this server's own.
       const local = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host
       const withUrl = { ...config, publicUrl: config.publicUrl ?? `http://${local}:${port}` }
       return Layer.launch(
-        Layer.merge(Server.layer({ port, host, rateLimit }), Workers.layer({ webhooks: dispatch })).pipe(Layer.provide(Services.layer(withUrl)))
+        Layer.merge(Server.layer({ port, host, rateLimit }), workers).pipe(Layer.provide(Services.layer(withUrl)))
       )
     })
 ).pipe(Command.withDescription("Run the merchant API, hosted pages and workers until SIGINT/SIGTERM"))
