@@ -5,6 +5,7 @@
 import * as m0001 from "./0001_accounts.ts"
 import * as m0002 from "./0002_card_vault.ts"
 import * as m0003 from "./0003_payments.ts"
+import * as m0004 from "./0004_webhooks.ts"
 
 export interface Migration {
   readonly name: string
@@ -15,5 +16,6 @@ export interface Migration {
 export const migrations: ReadonlyArray<Migration> = [
   { name: "0001_accounts", statements: m0001.statements },
   { name: "0002_card_vault", statements: m0002.statements },
-  { name: "0003_payments", statements: m0003.statements }
+  { name: "0003_payments", statements: m0003.statements },
+  { name: "0004_webhooks", statements: m0004.statements }
 ]
