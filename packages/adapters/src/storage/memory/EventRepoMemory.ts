@@ -1,8 +1,8 @@
 /** The event outbox in memory: rows of the same transactional tables as the changes they report. */
 import { EventRepo, type Payment } from "@tender/domain"
-import { Effect, Layer, Result } from "effect"
+import { Effect, Layer, Option, Result } from "effect"
 import { MemoryDatabase, table } from "./MemoryDatabase.ts"
-import { oldestFirst } from "./SearchMemory.ts"
+import * as SearchMemory from "./SearchMemory.ts"
 
 const events = table<string, Payment.PaymentEvent>("events")
 
@@ -17,6 +17,16 @@ export const layer: Layer.Layer<EventRepo, never, MemoryDatabase> = Layer.effect
           return Result.succeed(undefined)
         }),
       listByOrder: (orderId) =>
-        db.read((r) => [...r.get(events).values()].filter((e) => e.order_id === orderId).sort(oldestFirst))
+        db.read((r) => [...r.get(events).values()].filter((e) => e.order_id === orderId).sort(SearchMemory.oldestFirst)),
+      findAny: (id) => db.read((r) => Option.fromNullishOr(r.get(events).get(id))),
+      search: (query) => {
+        const since = SearchMemory.createdFrom(query.created_from)
+        return db.read((r) =>
+          SearchMemory.keyset(r.get(events).values(), (e) =>
+            (query.account_id === undefined || e.account_id === query.account_id) &&
+            (query.type === undefined || e.type === query.type) &&
+            since(e), query)
+        )
+      }
     }))
 )

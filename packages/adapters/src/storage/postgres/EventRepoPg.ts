@@ -2,8 +2,9 @@
 import { PgClient } from "@effect/sql-pg"
 import { EventRepo, Payment } from "@tender/domain"
 import { Effect, Layer, Schema } from "effect"
-import { type SqlClient, SqlSchema } from "effect/sql"
+import { type SqlClient, SqlSchema, type Statement } from "effect/sql"
 import { Timestamp } from "./Columns.ts"
+import * as SearchPg from "./SearchPg.ts"
 
 export const EventRow = Schema.Struct({ ...Payment.PaymentEvent.fields, created_at: Timestamp })
 
@@ -11,6 +12,7 @@ export const layer: Layer.Layer<EventRepo, never, SqlClient.SqlClient | PgClient
   EventRepo,
   Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
+    const from = sql`SELECT r.* FROM events r`
 
     const encode = Schema.encodeEffect(EventRow)
     const append = (event: Payment.PaymentEvent) =>
@@ -18,12 +20,26 @@ export const layer: Layer.Layer<EventRepo, never, SqlClient.SqlClient | PgClient
     const listByOrder = SqlSchema.findAll({
       Request: Schema.String,
       Result: EventRow,
-      execute: (orderId) => sql`SELECT e.* FROM events e WHERE e.order_id = ${orderId} ORDER BY e.created_at, e.id`
+      execute: (orderId) => sql`${from} WHERE r.order_id = ${orderId} ORDER BY r.created_at, r.id`
     })
+    const findAny = SqlSchema.findOneOption({
+      Request: Schema.String,
+      Result: EventRow,
+      execute: (id) => sql`${from} WHERE r.id = ${id}`
+    })
+    const page = SearchPg.keyset(sql, from, EventRow)
 
     return EventRepo.of({
       append: (event) => append(event).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("EventRepoPg.append")),
-      listByOrder: (orderId) => listByOrder(orderId).pipe(Effect.orDie)
+      listByOrder: (orderId) => listByOrder(orderId).pipe(Effect.orDie),
+      findAny: (id) => findAny(id).pipe(Effect.orDie),
+      search: (query) => {
+        const where: Array<Statement.Fragment> = []
+        if (query.account_id !== undefined) where.push(sql`r.account_id = ${query.account_id}`)
+        if (query.type !== undefined) where.push(sql`r.type = ${query.type}`)
+        if (query.created_from !== undefined) where.push(SearchPg.createdFrom(sql, query.created_from))
+        return page(where, query).pipe(Effect.withSpan("EventRepoPg.search"))
+      }
     })
   })
 )
