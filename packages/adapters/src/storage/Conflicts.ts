@@ -17,3 +17,10 @@ export const duplicateReference = (reference: string) =>
 /** A defect, not a refusal: outside a transaction a row lock would end with its statement, silently. */
 export const lockOutsideUnitOfWork = (what: string) =>
   new Error(`${what}.lock must run inside UnitOfWork.transaction`)
+
+/** A defect: deliveries are never deleted, so a write to one that is not stored is a bug upstream. */
+export const deliveryNotStored = (id: string) => new Error(`WebhookDeliveryRepo: no delivery ${id} to write`)
+
+/** A defect: an attempt belongs to the delivery whose state it is recorded with. */
+export const attemptOfAnotherDelivery = (attemptOf: string, delivery: string) =>
+  new Error(`WebhookDeliveryRepo: an attempt of ${attemptOf} recorded on ${delivery}`)

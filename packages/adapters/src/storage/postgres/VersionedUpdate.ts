@@ -1,5 +1,5 @@
 /**
- * The optimistic write every payment repository makes: a row lands only over the version before
+ * The optimistic write every versioned repository makes: a row lands only over the version before
  * it, and only in the account that owns it (an update never moves a row to another account).
  * Anything else is a lost race, reported as the domain's `Conflict`.
  */
@@ -14,7 +14,7 @@ interface Owned {
 }
 
 export const make = <A extends Owned, I extends Owned>(sql: SqlClient.SqlClient, options: {
-  readonly table: "orders" | "transactions"
+  readonly table: "orders" | "transactions" | "webhook_endpoints"
   /** The record's name in the conflict message and the span. */
   readonly what: string
   readonly Row: Schema.Codec<A, I>

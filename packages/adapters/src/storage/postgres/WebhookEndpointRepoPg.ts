@@ -1,0 +1,74 @@
+/**
+ * Webhook endpoints in PostgreSQL: reads by id scoped by account except the operator's `findAny`,
+ * version-checked updates, and deletes that leave the endpoint's deliveries in place (no cascade).
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Webhook, WebhookEndpointRepo } from "@tender/domain"
+import { Effect, Layer, Schema } from "effect"
+import { type SqlClient, SqlSchema } from "effect/sql"
+import { Timestamp } from "./Columns.ts"
+import * as VersionedUpdate from "./VersionedUpdate.ts"
+
+export const EndpointRow = Schema.Struct({
+  ...Webhook.WebhookEndpoint.fields,
+  created_at: Timestamp,
+  updated_at: Timestamp
+})
+
+const Key = Schema.Struct({ accountId: Schema.String, id: Schema.String })
+const Deleted = Schema.Struct({ id: Schema.String })
+
+export const layer: Layer.Layer<WebhookEndpointRepo, never, SqlClient.SqlClient | PgClient.PgClient> = Layer.effect(
+  WebhookEndpointRepo,
+  Effect.gen(function*() {
+    const sql = yield* PgClient.PgClient
+    const columns = (row: typeof EndpointRow.Encoded) => ({ ...row, enabled_events: sql.json(row.enabled_events) })
+    const from = sql`SELECT r.* FROM webhook_endpoints r`
+
+    const encode = Schema.encodeEffect(EndpointRow)
+    const insert = (endpoint: Webhook.WebhookEndpoint) =>
+      Effect.flatMap(encode(endpoint), (row) => sql`INSERT INTO webhook_endpoints ${sql.insert(columns(row))}`)
+    const update = VersionedUpdate.make(sql, {
+      table: "webhook_endpoints",
+      what: "WebhookEndpoint",
+      Row: EndpointRow,
+      columns
+    })
+    const find = SqlSchema.findOneOption({
+      Request: Key,
+      Result: EndpointRow,
+      execute: ({ accountId, id }) => sql`${from} WHERE r.id = ${id} AND r.account_id = ${accountId}`
+    })
+    const findAny = SqlSchema.findOneOption({
+      Request: Schema.String,
+      Result: EndpointRow,
+      execute: (id) => sql`${from} WHERE r.id = ${id}`
+    })
+    const list = SqlSchema.findAll({
+      Request: Schema.String,
+      Result: EndpointRow,
+      execute: (accountId) => sql`${from} WHERE r.account_id = ${accountId} ORDER BY r.created_at, r.id`
+    })
+    const remove = SqlSchema.findAll({
+      Request: Key,
+      Result: Deleted,
+      execute: ({ accountId, id }) =>
+        sql`DELETE FROM webhook_endpoints WHERE id = ${id} AND account_id = ${accountId} RETURNING id`
+    })
+
+    return WebhookEndpointRepo.of({
+      insert: (endpoint) =>
+        insert(endpoint).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("WebhookEndpointRepoPg.insert")),
+      find: (accountId, id) => find({ accountId, id }).pipe(Effect.orDie),
+      findAny: (id) => findAny(id).pipe(Effect.orDie),
+      list: (accountId) => list(accountId).pipe(Effect.orDie),
+      update,
+      delete: (accountId, id) =>
+        remove({ accountId, id }).pipe(
+          Effect.map((deleted) => deleted.length > 0),
+          Effect.orDie,
+          Effect.withSpan("WebhookEndpointRepoPg.delete")
+        )
+    })
+  })
+)
