@@ -18,7 +18,8 @@ export interface Searchable extends Stamped {
 
 export const instant = (iso: string) => Date.parse(iso)
 
-const compareKeys = (at: number, id: string, otherAt: number, otherId: string) =>
+/** Orders two (instant, id) keys; ids compare byte-wise. */
+export const compareKeys = (at: number, id: string, otherAt: number, otherId: string) =>
   at !== otherAt ? at - otherAt : id < otherId ? -1 : id > otherId ? 1 : 0
 
 /** `ORDER BY created_at, id`. */
