@@ -23,7 +23,9 @@ import {
   type PaymentProvider,
   type RateLimiter,
   type TransactionRepo,
-  type UnitOfWork
+  type UnitOfWork,
+  type WebhookDeliveryRepo,
+  type WebhookEndpointRepo
 } from "@tender/domain"
 import { Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
@@ -48,6 +50,8 @@ import { MemoryDatabase } from "./storage/memory/MemoryDatabase.ts"
 import * as OrderRepoMemory from "./storage/memory/OrderRepoMemory.ts"
 import * as TransactionRepoMemory from "./storage/memory/TransactionRepoMemory.ts"
 import * as UnitOfWorkMemory from "./storage/memory/UnitOfWorkMemory.ts"
+import * as WebhookDeliveryRepoMemory from "./storage/memory/WebhookDeliveryRepoMemory.ts"
+import * as WebhookEndpointRepoMemory from "./storage/memory/WebhookEndpointRepoMemory.ts"
 import * as AccountRepoPg from "./storage/postgres/AccountRepoPg.ts"
 import * as CardVaultPg from "./storage/postgres/CardVaultPg.ts"
 import * as EventRepoPg from "./storage/postgres/EventRepoPg.ts"
@@ -55,6 +59,8 @@ import * as OrderRepoPg from "./storage/postgres/OrderRepoPg.ts"
 import * as PgDatabase from "./storage/postgres/PgDatabase.ts"
 import * as TransactionRepoPg from "./storage/postgres/TransactionRepoPg.ts"
 import * as UnitOfWorkPg from "./storage/postgres/UnitOfWorkPg.ts"
+import * as WebhookDeliveryRepoPg from "./storage/postgres/WebhookDeliveryRepoPg.ts"
+import * as WebhookEndpointRepoPg from "./storage/postgres/WebhookEndpointRepoPg.ts"
 
 export { InfrastructureError }
 
@@ -66,6 +72,8 @@ export type StoragePorts =
   | OrderRepo
   | TransactionRepo
   | EventRepo
+  | WebhookEndpointRepo
+  | WebhookDeliveryRepo
 export type Ports = StoragePorts | Locks | RateLimiter | Ids | KeyHasher | AccessTokenSigner | PaymentProvider
 
 /** Memory storage: no durability, a vault key that dies with the process. */
@@ -76,7 +84,9 @@ export const memoryStorage: Layer.Layer<StoragePorts, never, Ids> = Layer.mergeA
   CvcStoreMemory.layer,
   OrderRepoMemory.layer,
   TransactionRepoMemory.layer,
-  EventRepoMemory.layer
+  EventRepoMemory.layer,
+  WebhookEndpointRepoMemory.layer,
+  WebhookDeliveryRepoMemory.layer
 ).pipe(Layer.provide(Layer.merge(MemoryDatabase.layer, CardCipher.layer(randomKey))))
 
 /**
@@ -95,7 +105,9 @@ export const postgresStorage = (
       CvcStoreMemory.layer,
       OrderRepoPg.layer,
       TransactionRepoPg.layer,
-      EventRepoPg.layer
+      EventRepoPg.layer,
+      WebhookEndpointRepoPg.layer,
+      WebhookDeliveryRepoPg.layer
     ).pipe(
       Layer.provide(CardCipher.layer(Effect.succeed(key))),
       Layer.provideMerge(PgDatabase.layer(config))
