@@ -1,6 +1,6 @@
 /**
- * The storage contract: what AccountRepo, UnitOfWork, CardVault, OrderRepo, TransactionRepo and
- * EventRepo promise, whatever holds the data. Each storage test file calls `storageContract(it)` inside a `layer(…)` block built on its
+ * The storage contract: what AccountRepo, UnitOfWork, CardVault, OrderRepo, TransactionRepo,
+ * EventRepo, WebhookEndpointRepo and WebhookDeliveryRepo promise, whatever holds the data. Each storage test file calls `storageContract(it)` inside a `layer(…)` block built on its
  * adapter, so memory and PostgreSQL pass exactly the same assertions.
  */
 import type { Vitest } from "@effect/vitest"
@@ -20,7 +20,10 @@ import {
   Payment,
   TRANSACTION_STATUSES,
   TransactionRepo,
-  UnitOfWork
+  UnitOfWork,
+  Webhook,
+  WebhookDeliveryRepo,
+  WebhookEndpointRepo
 } from "@tender/domain"
 import { Cause, Clock, Deferred, Effect, Exit, Fiber, Option } from "effect"
 
@@ -31,6 +34,8 @@ export type StorageServices =
   | OrderRepo
   | TransactionRepo
   | EventRepo
+  | WebhookEndpointRepo
+  | WebhookDeliveryRepo
   | Ids
   | KeyHasher
 
@@ -177,6 +182,86 @@ const newEvent = (order: Payment.Order, overrides: Partial<Payment.PaymentEvent>
     return event
   })
 
+/** An event of its own (no order), stored: a delivery's row needs its event. */
+const storedEvent = (accountId: string, overrides: Partial<Payment.PaymentEvent> = {}) =>
+  Effect.gen(function*() {
+    const event: Payment.PaymentEvent = {
+      id: yield* (yield* Ids).make("event"),
+      account_id: accountId,
+      type: "payment.succeeded",
+      created_at: T0,
+      livemode: false,
+      processing_profile: null,
+      order_id: null,
+      data: { payment: { id: "ord_unknown", amount: 1 } },
+      ...overrides
+    }
+    yield* (yield* EventRepo).append(event)
+    return event
+  })
+
+export const newEndpoint = (accountId: string, overrides: Partial<Webhook.WebhookEndpoint> = {}) =>
+  Effect.gen(function*() {
+    const endpoint: Webhook.WebhookEndpoint = {
+      id: yield* (yield* Ids).make("webhookEndpoint"),
+      account_id: accountId,
+      url: "https://shop.example/hooks?src=tender&ü=1",
+      enabled_events: ["payment.succeeded", "refund.failed"],
+      description: "Orders ☕",
+      status: "enabled",
+      created_at: T0,
+      updated_at: T0,
+      version: 1,
+      ...overrides
+    }
+    return endpoint
+  })
+
+/** A delivery of `event` to `endpointId`, due when the event was recorded (as the outbox makes them). */
+export const newDelivery = (
+  event: Payment.PaymentEvent,
+  endpointId: string,
+  overrides: Partial<Webhook.WebhookDelivery> = {}
+) =>
+  Effect.gen(function*() {
+    const delivery: Webhook.WebhookDelivery = {
+      id: yield* (yield* Ids).make("webhookDelivery"),
+      account_id: event.account_id,
+      endpoint_id: endpointId,
+      event_id: event.id,
+      event_type: event.type,
+      status: "pending",
+      attempts: 0,
+      next_attempt_at: event.created_at,
+      last_attempt_at: null,
+      created_at: event.created_at,
+      updated_at: event.created_at,
+      ...overrides
+    }
+    return delivery
+  })
+
+/**
+ * `claimDue` reads every account, so its tests keep to a window of time no other row is due in
+ * (deliveries elsewhere are due from T0 on, in 2025) and start by leasing whatever an earlier
+ * test left due in it to the far future.
+ */
+export const CLAIM_WINDOW = { from: "1980-01-01T00:00:00.000Z", to: "1980-01-02T00:00:00.000Z" } as const
+const FAR_FUTURE = "2999-01-01T00:00:00.000Z"
+
+export const clearClaimWindow = Effect.gen(function*() {
+  const deliveries = yield* WebhookDeliveryRepo
+  for (;;) {
+    const claimed = yield* deliveries.claimDue({
+      now: CLAIM_WINDOW.to,
+      leaseUntil: FAR_FUTURE,
+      limit: 1000,
+      excludeEndpoints: []
+    })
+    if (claimed.length < 1000) return
+  }
+})
+
 /** The rows of one test's account, newest first by (created_at, id): what every search must agree with. */
 const newestFirst = <A extends { readonly created_at: string; readonly id: string }>(rows: ReadonlyArray<A>) =>
   [...rows].sort((a, b) => a.created_at !== b.created_at ? (a.created_at < b.created_at ? 1 : -1) : a.id < b.id ? 1 : -1)
@@ -184,13 +269,13 @@ const newestFirst = <A extends { readonly created_at: string; readonly id: strin
 const idsOf = (rows: ReadonlyArray<{ readonly id: string }>) => rows.map((row) => row.id)
 
 /** Every page of a search, following the cursor from the last row of each page. */
-const allPages = <A extends { readonly created_at: string; readonly id: string }>(
-  search: (query: Payment.SearchQuery) => Effect.Effect<Payment.Page<A>>,
-  query: Payment.SearchQuery
+const allPages = <A extends { readonly created_at: string; readonly id: string }, Q extends Pick<Payment.SearchQuery, "limit" | "cursor">>(
+  search: (query: Q) => Effect.Effect<Payment.Page<A>>,
+  query: Q
 ) =>
   Effect.gen(function*() {
     const pages: Array<Payment.Page<A>> = []
-    let cursor: Payment.SearchQuery["cursor"] = undefined
+    let cursor: Q["cursor"] = undefined
     for (;;) {
       const page: Payment.Page<A> = yield* search({ ...query, cursor })
       pages.push(page)
@@ -904,5 +989,418 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
 
       yield* transactions.update({ ...older, status: "completed", version: 2 })
       expect(idsOf(yield* transactions.listSettling(10_000))).not.toContain(older.id)
+    }))
+
+  it.effect("events: findAny from any account; search newest first by account or all, type, created_from (inclusive)", () =>
+    Effect.gen(function*() {
+      const events = yield* EventRepo
+      const ids = yield* Ids
+      const owner = yield* storedAccount
+      const other = yield* storedAccount
+      // Types of this test only, so a search across accounts sees no other test's events.
+      const paid = `test.paid.${yield* ids.randomHex(6)}`
+      const failed = `test.failed.${yield* ids.randomHex(6)}`
+      const a = yield* storedEvent(owner, { type: paid, created_at: later(T0, 0) })
+      const b = yield* storedEvent(owner, { type: failed, created_at: later(T0, 1) })
+      const c = yield* storedEvent(owner, { type: paid, created_at: later(T0, 2), processing_profile: "eu" })
+      const d = yield* storedEvent(owner, { type: paid, created_at: later(T0, 3_000) })
+      const elsewhere = yield* storedEvent(other, { type: paid, created_at: later(T0, 1) })
+      const search = (query: Omit<Parameters<typeof events.search>[0], "limit">) =>
+        Effect.map(events.search({ limit: 10, ...query }), (page) => idsOf(page.data))
+
+      expect(yield* events.findAny(c.id)).toEqual(Option.some(c))
+      expect(yield* events.findAny("evt_doesnotexist000000")).toEqual(Option.none())
+      expect(yield* events.search({ account_id: owner, limit: 10 })).toEqual({ data: [d, c, b, a], has_more: false })
+      expect(yield* search({ account_id: owner, type: paid })).toEqual(idsOf([d, c, a]))
+      expect(yield* search({ account_id: owner, created_from: b.created_at })).toEqual(idsOf([d, c, b]))
+      expect(yield* search({ account_id: owner, created_from: "2025-03-01T11:00:00.124+01:00", type: paid })).toEqual(
+        idsOf([d, c])
+      )
+      expect(yield* search({ account_id: other })).toEqual([elsewhere.id])
+      // No account: the operator's view across accounts.
+      expect(yield* search({ type: paid })).toEqual(idsOf(newestFirst([a, c, d, elsewhere])))
+      expect(yield* search({ type: failed, account_id: other })).toEqual([])
+    }))
+
+  it.effect("events: search pages newest first with a cursor, ties broken by id", () =>
+    Effect.gen(function*() {
+      const events = yield* EventRepo
+      const accountId = yield* storedAccount
+      const tied = yield* Effect.forEach(Array.from({ length: 5 }), () => storedEvent(accountId))
+      const newest = yield* storedEvent(accountId, { created_at: later(T0, 1) })
+      const oldest = yield* storedEvent(accountId, { created_at: later(T0, -1) })
+      const expected = newestFirst([...tied, newest, oldest])
+
+      const pages = yield* allPages(events.search, { account_id: accountId, limit: 3 })
+      expect(pages.map((page) => [page.data.length, page.has_more])).toEqual([[3, true], [3, true], [1, false]])
+      expect(pages.flatMap((page) => idsOf(page.data))).toEqual(idsOf(expected))
+    }))
+
+  it.effect("webhook endpoints: insert, find scoped by account, findAny, list oldest first", () =>
+    Effect.gen(function*() {
+      const endpoints = yield* WebhookEndpointRepo
+      const owner = yield* storedAccount
+      const other = yield* storedAccount
+      const newer = yield* newEndpoint(owner, { created_at: later(T0, 1) })
+      const older = yield* newEndpoint(owner, { enabled_events: ["*"], description: null, status: "disabled" })
+      const tied = yield* newEndpoint(owner, { enabled_events: [] })
+      const foreign = yield* newEndpoint(other)
+      for (const endpoint of [newer, older, tied, foreign]) yield* endpoints.insert(endpoint)
+
+      expect(yield* endpoints.find(owner, newer.id)).toEqual(Option.some(newer))
+      expect(yield* endpoints.find(owner, older.id)).toEqual(Option.some(older))
+      expect(yield* endpoints.findAny(foreign.id)).toEqual(Option.some(foreign))
+      expect(yield* endpoints.find(other, newer.id)).toEqual(Option.none())
+      expect(yield* endpoints.find(owner, foreign.id)).toEqual(Option.none())
+      expect(yield* endpoints.findAny("we_doesnotexist000000")).toEqual(Option.none())
+      expect(yield* endpoints.list(owner)).toEqual([...newestFirst([older, tied]).reverse(), newer])
+      expect(yield* endpoints.list(other)).toEqual([foreign])
+      expect(yield* endpoints.list("acct_doesnotexist000000")).toEqual([])
+    }))
+
+  it.effect("webhook endpoints: updates on the version before; refuses a stale version, an unknown id and another account", () =>
+    Effect.gen(function*() {
+      const endpoints = yield* WebhookEndpointRepo
+      const owner = yield* storedAccount
+      const other = yield* storedAccount
+      const endpoint = yield* newEndpoint(owner)
+      yield* endpoints.insert(endpoint)
+
+      const v2: Webhook.WebhookEndpoint = {
+        ...endpoint,
+        url: "https://shop.example/v2",
+        enabled_events: ["*"],
+        description: null,
+        status: "disabled",
+        updated_at: later(T0),
+        version: 2
+      }
+      yield* endpoints.update(v2)
+      expect(yield* endpoints.find(owner, endpoint.id)).toEqual(Option.some(v2))
+
+      const stale = yield* Effect.flip(endpoints.update({ ...endpoint, url: "https://lost.example", version: 2 }))
+      expect(stale).toBeInstanceOf(Errors.Conflict)
+      expect(stale.message).toContain(endpoint.id)
+      expect((yield* Effect.flip(endpoints.update({ ...v2, id: "we_doesnotexist000000", version: 3 })))._tag).toBe("Conflict")
+      expect((yield* Effect.flip(endpoints.update({ ...v2, account_id: other, version: 3 })))._tag).toBe("Conflict")
+      expect(yield* endpoints.findAny(endpoint.id)).toEqual(Option.some(v2))
+    }))
+
+  it.effect("webhook endpoints: delete removes only the account's endpoint; its deliveries and attempts stay", () =>
+    Effect.gen(function*() {
+      const endpoints = yield* WebhookEndpointRepo
+      const deliveries = yield* WebhookDeliveryRepo
+      const owner = yield* storedAccount
+      const other = yield* storedAccount
+      const endpoint = yield* newEndpoint(owner)
+      const sibling = yield* newEndpoint(owner)
+      yield* endpoints.insert(endpoint)
+      yield* endpoints.insert(sibling)
+      const delivery = yield* newDelivery(yield* storedEvent(owner), endpoint.id)
+      yield* deliveries.insert(delivery)
+      const failed: Webhook.WebhookDelivery = {
+        ...delivery,
+        status: "failed",
+        attempts: 1,
+        next_attempt_at: later(T0, 5_000),
+        last_attempt_at: T0,
+        updated_at: T0
+      }
+      const attempt: Webhook.DeliveryAttempt = {
+        delivery_id: delivery.id,
+        attempted_at: T0,
+        status_code: 503,
+        duration_ms: 12,
+        error: "HTTP 503"
+      }
+      yield* deliveries.recordAttempt(failed, attempt)
+
+      expect(yield* endpoints.delete(other, endpoint.id)).toBe(false)
+      expect(yield* endpoints.find(owner, endpoint.id)).toEqual(Option.some(endpoint))
+      expect(yield* endpoints.delete(owner, endpoint.id)).toBe(true)
+      expect(yield* endpoints.delete(owner, endpoint.id)).toBe(false)
+      expect(yield* endpoints.findAny(endpoint.id)).toEqual(Option.none())
+      expect(yield* endpoints.list(owner)).toEqual([sibling])
+      expect(yield* deliveries.find(owner, delivery.id)).toEqual(Option.some(failed))
+      expect(yield* deliveries.attempts(delivery.id)).toEqual([attempt])
+      expect(idsOf((yield* deliveries.search({ endpoint_id: endpoint.id, limit: 10 })).data)).toEqual([delivery.id])
+    }))
+
+  it.effect("webhook deliveries: insert, find scoped by account, findAny; every status can be stored", () =>
+    Effect.gen(function*() {
+      const deliveries = yield* WebhookDeliveryRepo
+      const ids = yield* Ids
+      const owner = yield* storedAccount
+      const other = yield* storedAccount
+      const event = yield* storedEvent(owner, { type: "refund.failed" })
+      const endpointId = yield* ids.make("webhookEndpoint")
+      const stored: Array<Webhook.WebhookDelivery> = []
+      for (const status of Webhook.DELIVERY_STATUSES) {
+        const delivery = yield* newDelivery(event, endpointId, {
+          status,
+          attempts: 8,
+          next_attempt_at: status === "pending" || status === "failed" ? later(T0, 5_000) : null,
+          last_attempt_at: later(T0, 2),
+          updated_at: later(T0, 3)
+        })
+        yield* deliveries.insert(delivery)
+        stored.push(delivery)
+      }
+      for (const delivery of stored) {
+        expect(yield* deliveries.find(owner, delivery.id)).toEqual(Option.some(delivery))
+        expect(yield* deliveries.findAny(delivery.id)).toEqual(Option.some(delivery))
+        expect(yield* deliveries.find(other, delivery.id)).toEqual(Option.none())
+      }
+      expect(yield* deliveries.findAny("wd_doesnotexist000000")).toEqual(Option.none())
+      expect(yield* deliveries.attempts(stored[0].id)).toEqual([])
+    }))
+
+  it.effect("webhook deliveries: search filters by account or all, endpoint, event, status (any of), created_from (inclusive)", () =>
+    Effect.gen(function*() {
+      const deliveries = yield* WebhookDeliveryRepo
+      const ids = yield* Ids
+      const owner = yield* storedAccount
+      const other = yield* storedAccount
+      const first = yield* storedEvent(owner)
+      const second = yield* storedEvent(owner)
+      const foreignEvent = yield* storedEvent(other)
+      const hooks = yield* ids.make("webhookEndpoint")
+      const backup = yield* ids.make("webhookEndpoint")
+      const at = (ms: number) => ({ created_at: later(T0, ms) })
+      const a = yield* newDelivery(first, hooks, at(0))
+      const b = yield* newDelivery(first, backup, { status: "failed", ...at(1) })
+      const c = yield* newDelivery(second, hooks, { status: "succeeded", next_attempt_at: null, ...at(2) })
+      const d = yield* newDelivery(second, hooks, { status: "exhausted", next_attempt_at: null, ...at(3_000) })
+      // Storage does not tie an endpoint id to an account: sharing one shows the operator's search spans accounts.
+      const foreign = yield* newDelivery(foreignEvent, hooks, at(1))
+      for (const delivery of [c, a, foreign, d, b]) yield* deliveries.insert(delivery)
+      const search = (query: Omit<Parameters<typeof deliveries.search>[0], "limit">) =>
+        Effect.map(deliveries.search({ limit: 10, ...query }), (page) => idsOf(page.data))
+
+      expect(yield* deliveries.search({ account_id: owner, limit: 10 })).toEqual({ data: [d, c, b, a], has_more: false })
+      expect(yield* deliveries.search({ account_id: owner, limit: 3 })).toEqual({ data: [d, c, b], has_more: true })
+      expect(yield* search({ account_id: owner, endpoint_id: hooks })).toEqual(idsOf([d, c, a]))
+      expect(yield* search({ account_id: owner, event_id: first.id })).toEqual(idsOf([b, a]))
+      expect(yield* search({ account_id: owner, status: ["failed", "exhausted"] })).toEqual(idsOf([d, b]))
+      expect(yield* search({ account_id: owner, status: [] })).toEqual(idsOf([d, c, b, a]))
+      expect(yield* search({ account_id: owner, created_from: b.created_at })).toEqual(idsOf([d, c, b]))
+      expect(yield* search({ account_id: owner, created_from: "2025-03-01T11:00:00.124+01:00" })).toEqual(idsOf([d, c, b]))
+      expect(yield* search({ account_id: owner, endpoint_id: hooks, event_id: second.id, status: ["succeeded"] })).toEqual(
+        [c.id]
+      )
+      expect(yield* search({ account_id: other })).toEqual([foreign.id])
+      expect(yield* search({ account_id: other, event_id: first.id })).toEqual([])
+      expect(yield* search({ endpoint_id: hooks })).toEqual(idsOf(newestFirst([a, c, d, foreign])))
+      expect(yield* search({ event_id: foreignEvent.id })).toEqual([foreign.id])
+    }))
+
+  it.effect("webhook deliveries: search pages newest first with a cursor over three pages, ties broken by id", () =>
+    Effect.gen(function*() {
+      const deliveries = yield* WebhookDeliveryRepo
+      const accountId = yield* storedAccount
+      const event = yield* storedEvent(accountId)
+      const endpointId = yield* (yield* Ids).make("webhookEndpoint")
+      const tied = yield* Effect.forEach(Array.from({ length: 5 }), () => newDelivery(event, endpointId))
+      const newest = yield* newDelivery(event, endpointId, { created_at: later(T0, 1) })
+      const oldest = yield* newDelivery(event, endpointId, { created_at: later(T0, -1) })
+      const all = [...tied, newest, oldest]
+      for (const delivery of all) yield* deliveries.insert(delivery)
+      const expected = newestFirst(all)
+
+      for (const query of [{ account_id: accountId }, { endpoint_id: endpointId }]) {
+        const pages = yield* allPages(deliveries.search, { ...query, limit: 3 })
+        expect(pages.map((page) => [page.data.length, page.has_more])).toEqual([[3, true], [3, true], [1, false]])
+        expect(pages.flatMap((page) => page.data)).toEqual(expected)
+      }
+    }))
+
+  it.effect("webhook deliveries: claimDue takes due pending and failed ones, oldest due first, and leases them", () =>
+    Effect.gen(function*() {
+      const deliveries = yield* WebhookDeliveryRepo
+      yield* clearClaimWindow
+      const event = yield* storedEvent(yield* storedAccount)
+      const endpointId = yield* (yield* Ids).make("webhookEndpoint")
+      const due = (ms: number | null, overrides: Partial<Webhook.WebhookDelivery> = {}) =>
+        newDelivery(event, endpointId, { next_attempt_at: ms === null ? null : later(CLAIM_WINDOW.from, ms), ...overrides })
+      const now = later(CLAIM_WINDOW.from, 60_000)
+      const lease = later(now, 30_000)
+
+      const failed = yield* due(10_000, { status: "failed", attempts: 2, last_attempt_at: CLAIM_WINDOW.from })
+      const pending = yield* due(20_000)
+      const tiedA = yield* due(5_000)
+      const tiedB = yield* due(5_000)
+      const dueNow = yield* due(60_000)
+      const untouched = [
+        yield* due(60_001),
+        yield* due(0, { status: "succeeded" }),
+        yield* due(0, { status: "exhausted" }),
+        yield* due(null)
+      ]
+      for (const delivery of [pending, dueNow, failed, tiedB, ...untouched, tiedA]) yield* deliveries.insert(delivery)
+
+      const claimed = yield* deliveries.claimDue({ now, leaseUntil: lease, limit: 10, excludeEndpoints: [] })
+      const leased = (d: Webhook.WebhookDelivery) => ({ ...d, next_attempt_at: lease, updated_at: now })
+      expect(claimed).toEqual([...[tiedA, tiedB].sort((x, y) => (x.id < y.id ? -1 : 1)), failed, pending, dueNow].map(leased))
+      for (const delivery of claimed) expect(yield* deliveries.findAny(delivery.id)).toEqual(Option.some(delivery))
+      for (const delivery of untouched) expect(yield* deliveries.findAny(delivery.id)).toEqual(Option.some(delivery))
+      expect(yield* deliveries.claimDue({ now, leaseUntil: lease, limit: 10, excludeEndpoints: [] })).toEqual([])
+    }))
+
+  it.effect("webhook deliveries: claimDue takes at most the limit and skips excluded endpoints", () =>
+    Effect.gen(function*() {
+      const deliveries = yield* WebhookDeliveryRepo
+      const ids = yield* Ids
+      yield* clearClaimWindow
+      const event = yield* storedEvent(yield* storedAccount)
+      const slow = yield* ids.make("webhookEndpoint")
+      const fast = yield* ids.make("webhookEndpoint")
+      const third = yield* ids.make("webhookEndpoint")
+      const due = (endpointId: string, ms: number) =>
+        newDelivery(event, endpointId, { next_attempt_at: later(CLAIM_WINDOW.from, ms) })
+      const slowRows = [yield* due(slow, 1), yield* due(slow, 2), yield* due(slow, 3)]
+      const fastRows = [yield* due(fast, 4), yield* due(fast, 5)]
+      const thirdRow = yield* due(third, 0)
+      for (const delivery of [...fastRows, ...slowRows, thirdRow]) yield* deliveries.insert(delivery)
+      const claim = (limit: number, excludeEndpoints: ReadonlyArray<string>) =>
+        Effect.map(
+          deliveries.claimDue({
+            now: later(CLAIM_WINDOW.from, 60_000),
+            leaseUntil: later(CLAIM_WINDOW.from, 90_000),
+            limit,
+            excludeEndpoints
+          }),
+          idsOf
+        )
+
+      expect(yield* claim(2, [slow, third])).toEqual(idsOf(fastRows))
+      expect(yield* claim(2, [third])).toEqual(idsOf(slowRows.slice(0, 2)))
+      expect(yield* claim(5, [])).toEqual(idsOf([thirdRow, slowRows[2]]))
+      expect(yield* claim(5, [])).toEqual([])
+    }))
+
+  it.effect("webhook deliveries: a claimed delivery is not claimed again before its lease ends, and is once it has", () =>
+    Effect.gen(function*() {
+      const deliveries = yield* WebhookDeliveryRepo
+      yield* clearClaimWindow
+      const event = yield* storedEvent(yield* storedAccount)
+      const delivery = yield* newDelivery(event, yield* (yield* Ids).make("webhookEndpoint"), {
+        next_attempt_at: CLAIM_WINDOW.from
+      })
+      yield* deliveries.insert(delivery)
+      const at = (ms: number) => later(CLAIM_WINDOW.from, ms)
+      const claim = (now: number, lease: number) =>
+        Effect.map(
+          deliveries.claimDue({ now: at(now), leaseUntil: at(lease), limit: 10, excludeEndpoints: [] }),
+          (claimed) => claimed.map((d) => [d.id, d.next_attempt_at])
+        )
+
+      expect(yield* claim(1_000, 31_000)).toEqual([[delivery.id, at(31_000)]])
+      expect(yield* claim(2_000, 32_000)).toEqual([])
+      expect(yield* claim(30_999, 60_999)).toEqual([])
+      // The worker holding it died: once the lease ends the delivery is due again, for another lease.
+      expect(yield* claim(31_000, 61_000)).toEqual([[delivery.id, at(61_000)]])
+      expect(yield* claim(60_000, 90_000)).toEqual([])
+    }))
+
+  it.effect("webhook deliveries: recordAttempt stores the attempt with the delivery's new state; attempts oldest first", () =>
+    Effect.gen(function*() {
+      const deliveries = yield* WebhookDeliveryRepo
+      const uow = yield* UnitOfWork
+      const accountId = yield* storedAccount
+      const event = yield* storedEvent(accountId)
+      const delivery = yield* newDelivery(event, yield* (yield* Ids).make("webhookEndpoint"))
+      const sibling = yield* newDelivery(event, delivery.endpoint_id)
+      yield* deliveries.insert(delivery)
+      yield* deliveries.insert(sibling)
+      const attempt = (ms: number, outcome: Partial<Webhook.DeliveryAttempt>): Webhook.DeliveryAttempt => ({
+        delivery_id: delivery.id,
+        attempted_at: later(T0, ms),
+        status_code: null,
+        duration_ms: 15_000,
+        error: "timed out after 15000 ms",
+        ...outcome
+      })
+      const state = (attempts: number, status: Webhook.DeliveryStatus, ms: number): Webhook.WebhookDelivery => ({
+        ...delivery,
+        status,
+        attempts,
+        next_attempt_at: status === "failed" ? later(T0, ms + 5_000) : null,
+        last_attempt_at: later(T0, ms),
+        updated_at: later(T0, ms)
+      })
+
+      const timedOut = attempt(0, {})
+      yield* deliveries.recordAttempt(state(1, "failed", 0), timedOut)
+      expect(yield* deliveries.findAny(delivery.id)).toEqual(Option.some(state(1, "failed", 0)))
+      expect(yield* deliveries.attempts(delivery.id)).toEqual([timedOut])
+
+      // Recorded out of time order (a clock step back), and two at the same instant: time first, then the order recorded.
+      const refused = attempt(10_000, { duration_ms: 3, error: "connect ECONNREFUSED 127.0.0.1:9" })
+      const answered = attempt(10_000, { status_code: 500, duration_ms: 41, error: "HTTP 500" })
+      const early = attempt(-1, { status_code: 302, duration_ms: 0, error: "HTTP 302" })
+      const succeeded = attempt(20_000, { status_code: 204, duration_ms: 7, error: null })
+      yield* deliveries.recordAttempt(state(2, "failed", 10_000), refused)
+      yield* deliveries.recordAttempt(state(3, "failed", 10_000), answered)
+      yield* deliveries.recordAttempt(state(4, "failed", -1), early)
+      yield* deliveries.recordAttempt(state(5, "succeeded", 20_000), succeeded)
+      expect(yield* deliveries.attempts(delivery.id)).toEqual([early, timedOut, refused, answered, succeeded])
+      expect(yield* deliveries.findAny(delivery.id)).toEqual(Option.some(state(5, "succeeded", 20_000)))
+      expect(yield* deliveries.attempts(sibling.id)).toEqual([])
+      expect(yield* deliveries.findAny(sibling.id)).toEqual(Option.some(sibling))
+
+      // Inside a failed unit of work neither the attempt nor the state lands.
+      yield* Effect.flip(uow.transaction(Effect.andThen(
+        deliveries.recordAttempt({ ...state(1, "failed", 30_000), id: sibling.id }, { ...timedOut, delivery_id: sibling.id }),
+        Effect.fail(new Boom())
+      )))
+      expect(yield* deliveries.attempts(sibling.id)).toEqual([])
+      expect(yield* deliveries.findAny(sibling.id)).toEqual(Option.some(sibling))
+    }))
+
+  it.effect("webhook deliveries: recording an attempt on an unknown delivery, or with another delivery's attempt, is a defect", () =>
+    Effect.gen(function*() {
+      const deliveries = yield* WebhookDeliveryRepo
+      const event = yield* storedEvent(yield* storedAccount)
+      const delivery = yield* newDelivery(event, yield* (yield* Ids).make("webhookEndpoint"))
+      yield* deliveries.insert(delivery)
+      const attempt: Webhook.DeliveryAttempt = {
+        delivery_id: delivery.id,
+        attempted_at: T0,
+        status_code: 200,
+        duration_ms: 5,
+        error: null
+      }
+      const unknown = { ...delivery, id: "wd_doesnotexist000000" }
+      const defects = [
+        yield* Effect.exit(deliveries.recordAttempt(unknown, { ...attempt, delivery_id: unknown.id })),
+        yield* Effect.exit(deliveries.recordAttempt({ ...delivery, status: "succeeded" }, { ...attempt, delivery_id: unknown.id })),
+        yield* Effect.exit(deliveries.update(unknown))
+      ]
+      for (const exit of defects) expect(Exit.isFailure(exit) && Cause.hasDies(exit.cause)).toBe(true)
+      expect(yield* deliveries.findAny(delivery.id)).toEqual(Option.some(delivery))
+      expect(yield* deliveries.attempts(delivery.id)).toEqual([])
+      expect(yield* deliveries.attempts(unknown.id)).toEqual([])
+    }))
+
+  it.effect("webhook deliveries: update writes the delivery's progress (a manual retry makes it due)", () =>
+    Effect.gen(function*() {
+      const deliveries = yield* WebhookDeliveryRepo
+      const event = yield* storedEvent(yield* storedAccount)
+      const exhausted = yield* newDelivery(event, yield* (yield* Ids).make("webhookEndpoint"), {
+        status: "exhausted",
+        attempts: 8,
+        next_attempt_at: null,
+        last_attempt_at: later(T0, 99_000)
+      })
+      yield* deliveries.insert(exhausted)
+      const retried: Webhook.WebhookDelivery = {
+        ...exhausted,
+        status: "failed",
+        next_attempt_at: later(T0, 100_000),
+        updated_at: later(T0, 100_000)
+      }
+      yield* deliveries.update(retried)
+      expect(yield* deliveries.findAny(exhausted.id)).toEqual(Option.some(retried))
+      expect(yield* deliveries.attempts(exhausted.id)).toEqual([])
     }))
 }

@@ -1,12 +1,23 @@
 import { expect, layer } from "@effect/vitest"
-import { AccountRepo, CardVault, Errors, OrderRepo, Payment, UnitOfWork } from "@tender/domain"
-import { Cause, Effect, Exit, Layer, Option } from "effect"
+import {
+  AccountRepo,
+  CardVault,
+  Errors,
+  EventRepo,
+  Ids,
+  OrderRepo,
+  Payment,
+  UnitOfWork,
+  Webhook,
+  WebhookDeliveryRepo
+} from "@tender/domain"
+import { Cause, Clock, Deferred, Effect, Exit, Fiber, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import * as IdsRandom from "../src/crypto/IdsRandom.ts"
 import * as KeyHasherSha256 from "../src/crypto/KeyHasherSha256.ts"
 import { postgresStorage } from "../src/Infrastructure.ts"
 import { sharedConfig } from "./PgTestDatabase.ts"
-import { newAccount, newOrder, storageContract } from "./StorageContract.ts"
+import { CLAIM_WINDOW, clearClaimWindow, newAccount, newDelivery, newOrder, storageContract } from "./StorageContract.ts"
 
 const storage = Layer.unwrap(Effect.map(sharedConfig, postgresStorage)).pipe(
   Layer.provideMerge(Layer.merge(IdsRandom.layer, KeyHasherSha256.layer))
@@ -106,6 +117,97 @@ layer(storage, { excludeTestServices: true, timeout: "2 minutes" })("PostgreSQL 
         WHERE table_schema = current_schema() AND table_name IN ('orders', 'transactions', 'events')
           AND column_name = 'id'`
       expect(collations.map((c) => c.collation_name)).toEqual(["C", "C", "C"])
+    }))
+
+  it.effect("of two claimDue calls racing from separate connections over 50 due deliveries, each row goes to one", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const deliveries = yield* WebhookDeliveryRepo
+      const uow = yield* UnitOfWork
+      const ids = yield* Ids
+      yield* clearClaimWindow
+      const { account } = yield* newAccount()
+      yield* (yield* AccountRepo).insert(account)
+      const event: Payment.PaymentEvent = {
+        id: yield* ids.make("event"),
+        account_id: account.id,
+        type: "payment.succeeded",
+        created_at: CLAIM_WINDOW.from,
+        livemode: false,
+        processing_profile: null,
+        order_id: null,
+        data: {}
+      }
+      yield* (yield* EventRepo).append(event)
+      const endpointId = yield* ids.make("webhookEndpoint")
+      const due = yield* Effect.forEach(Array.from({ length: 50 }), () => newDelivery(event, endpointId))
+      for (const delivery of due) yield* deliveries.insert(delivery)
+
+      const claim = {
+        now: new Date(Date.parse(CLAIM_WINDOW.from) + 1_000).toISOString(),
+        leaseUntil: new Date(Date.parse(CLAIM_WINDOW.from) + 31_000).toISOString(),
+        limit: 30,
+        excludeEndpoints: []
+      }
+      const backend = sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.pipe(Effect.map(([row]) => row.pid))
+      // The first worker holds its claim uncommitted while the second claims: the second must skip
+      // the locked rows at once, not wait for them and not take them too.
+      const firstClaimed = yield* Deferred.make<void>()
+      const first = yield* Effect.forkChild(uow.transaction(Effect.gen(function*() {
+        const pid = yield* backend
+        const claimed = yield* deliveries.claimDue(claim)
+        yield* Deferred.succeed(firstClaimed, undefined)
+        yield* Effect.sleep("300 millis")
+        return { pid, claimed, committedAt: yield* Clock.currentTimeMillis }
+      })))
+      yield* Deferred.await(firstClaimed)
+      const second = yield* uow.transaction(Effect.gen(function*() {
+        const pid = yield* backend
+        const claimed = yield* deliveries.claimDue(claim)
+        return { pid, claimed, committedAt: yield* Clock.currentTimeMillis }
+      }))
+      const held = yield* Fiber.join(first)
+
+      expect(held.pid).not.toBe(second.pid)
+      expect(second.committedAt).toBeLessThan(held.committedAt)
+      expect([held.claimed.length, second.claimed.length]).toEqual([30, 20])
+      const claimedIds = [...held.claimed, ...second.claimed].map((d) => d.id)
+      expect(new Set(claimedIds).size).toBe(50)
+      expect([...claimedIds].sort()).toEqual(due.map((d) => d.id).sort())
+      expect(yield* deliveries.claimDue(claim)).toEqual([])
+    }))
+
+  it.effect("webhook tables: one typed column per domain field; attempts add only their order", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const columns = yield* sql<{ table_name: string; column_name: string; data_type: string }>`
+        SELECT table_name, column_name, data_type FROM information_schema.columns
+        WHERE table_schema = current_schema()
+          AND table_name IN ('webhook_endpoints', 'webhook_deliveries', 'webhook_attempts')`
+      const of = (table: string) =>
+        Object.fromEntries(columns.filter((c) => c.table_name === table).map((c) => [c.column_name, c.data_type]))
+      const endpoints = of("webhook_endpoints")
+      const deliveries = of("webhook_deliveries")
+      const attempts = of("webhook_attempts")
+      expect(Object.keys(endpoints).sort()).toEqual(Object.keys(Webhook.WebhookEndpoint.fields).sort())
+      expect(Object.keys(deliveries).sort()).toEqual(Object.keys(Webhook.WebhookDelivery.fields).sort())
+      expect(Object.keys(attempts).sort()).toEqual([...Object.keys(Webhook.DeliveryAttempt.fields), "seq"].sort())
+      expect(endpoints.enabled_events).toBe("jsonb")
+      for (const t of [deliveries.next_attempt_at, deliveries.last_attempt_at, deliveries.created_at, attempts.attempted_at]) {
+        expect(t).toBe("timestamp with time zone")
+      }
+      // No foreign key from a delivery to its endpoint: deleting an endpoint keeps its log.
+      const references = yield* sql<{ column_name: string; foreign_table: string }>`
+        SELECT kcu.column_name, ccu.table_name AS foreign_table
+        FROM information_schema.table_constraints tc
+        JOIN information_schema.key_column_usage kcu ON kcu.constraint_name = tc.constraint_name
+        JOIN information_schema.constraint_column_usage ccu ON ccu.constraint_name = tc.constraint_name
+        WHERE tc.constraint_type = 'FOREIGN KEY' AND tc.table_name = 'webhook_deliveries'
+        ORDER BY kcu.column_name`
+      expect(references.map((r) => [r.column_name, r.foreign_table])).toEqual([
+        ["account_id", "accounts"],
+        ["event_id", "events"]
+      ])
     }))
 
   it.effect("an order refuses a card number where its card token goes", () =>
