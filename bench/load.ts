@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto"
 import { performance } from "node:perf_hooks"
 import autocannon from "autocannon"
 import { Pool } from "undici"
-import { signatureHeader } from "@tender/adapters/Signature"
+import { merchantHeaders } from "@tender/adapters/Signature"
 
 export interface Target {
   /** `http://127.0.0.1:<port>` */
@@ -55,11 +55,9 @@ export const paymentBody = (cardToken: string, ref: string, manual: boolean) =>
     }
   })
 
-export const signedHeaders = (target: Target, pathWithQuery: string, body: string): Record<string, string> => ({
-  "content-type": "application/json",
-  authorization: `Bearer ${target.secretKey}`,
-  "x-signature": signatureHeader(target.signingSecret, Math.floor(Date.now() / 1000), pathWithQuery, body)
-})
+/** A merchant's signed request headers (`merchantHeaders`): the secret key, the signature, JSON. */
+export const signedHeaders = (target: Target, pathWithQuery: string, body: string): Record<string, string> =>
+  merchantHeaders({ secret_key: target.secretKey, signing_secret: target.signingSecret }, pathWithQuery, body)
 
 class Recorder {
   readonly latencies: Array<number> = []
@@ -148,20 +146,21 @@ export const chargeWithAutocannon = async (
   return recorder.result(seconds)
 }
 
+type Post = (path: string, body: string) => Promise<{ readonly status: number; readonly text: string }>
+
 /**
- * (b) authorize + capture as one operation: `workers` loops, each over its own keep-alive
- * connection, send POST /v1/payments with capture_method manual, then POST /v1/payments/capture
- * with the order id, until `seconds` are up. An operation is ok when the first answers 2xx
- * `authorized` and the second 2xx `completed`; its latency spans both requests.
+ * `connections` workers, each over its own keep-alive connection of an undici pool, run
+ * `operation` one at a time until `seconds` are up (or `operations` have started). An operation
+ * records its own verdict; one that throws counts as a socket error.
  */
-export const authorizeCaptureLoop = async (
+const closedLoop = async (
   target: Target,
-  cardToken: string,
-  options: { readonly connections: number; readonly seconds: number; readonly operations?: number }
+  options: { readonly connections: number; readonly seconds: number; readonly operations?: number },
+  operation: (post: Post, recorder: Recorder) => Promise<void>
 ): Promise<Measurement> => {
   const recorder = new Recorder()
   const pool = new Pool(target.origin, { connections: options.connections, pipelining: 1, headersTimeout: 30_000, bodyTimeout: 30_000 })
-  const post = async (path: string, body: string) => {
+  const post: Post = async (path, body) => {
     const response = await pool.request({ method: "POST", path, headers: signedHeaders(target, path, body), body })
     return { status: response.statusCode, text: await response.body.text() }
   }
@@ -172,33 +171,8 @@ export const authorizeCaptureLoop = async (
     // Bounded: one operation at a time until the deadline (or the operation count); a request is
     // bounded by the timeouts above.
     while (performance.now() < deadline && remaining-- > 0) {
-      const t0 = performance.now()
       try {
-        const authorized = await post("/v1/payments", paymentBody(cardToken, reference("auth"), true))
-        if (authorized.status < 200 || authorized.status > 299) {
-          recorder.non2xx++
-          recorder.sample(`authorize ${authorized.status}`, authorized.text)
-          continue
-        }
-        const order = JSON.parse(authorized.text) as { order_id?: string; status?: string }
-        if (order.status !== "authorized" || typeof order.order_id !== "string") {
-          recorder.wrongBody++
-          recorder.sample(`authorize ${authorized.status}`, authorized.text)
-          continue
-        }
-        const captured = await post("/v1/payments/capture", JSON.stringify({ order_id: order.order_id }))
-        if (captured.status < 200 || captured.status > 299) {
-          recorder.non2xx++
-          recorder.sample(`capture ${captured.status}`, captured.text)
-          continue
-        }
-        if (!captured.text.includes(`"status":"completed"`)) {
-          recorder.wrongBody++
-          recorder.sample(`capture ${captured.status}`, captured.text)
-          continue
-        }
-        recorder.ok++
-        recorder.latencies.push(performance.now() - t0)
+        await operation(post, recorder)
       } catch (error) {
         recorder.errors++
         recorder.sample("error", String(error))
@@ -212,3 +186,71 @@ export const authorizeCaptureLoop = async (
   await pool.close()
   return recorder.result(seconds)
 }
+
+/**
+ * (b) authorize + capture as one operation: POST /v1/payments with capture_method manual, then
+ * POST /v1/payments/capture with the order id. An operation is ok when the first answers 2xx
+ * `authorized` and the second 2xx `completed`; its latency spans both requests.
+ */
+export const authorizeCaptureLoop = (
+  target: Target,
+  cardToken: string,
+  options: { readonly connections: number; readonly seconds: number; readonly operations?: number }
+): Promise<Measurement> =>
+  closedLoop(target, options, async (post, recorder) => {
+    const t0 = performance.now()
+    const authorized = await post("/v1/payments", paymentBody(cardToken, reference("auth"), true))
+    if (authorized.status < 200 || authorized.status > 299) {
+      recorder.non2xx++
+      return recorder.sample(`authorize ${authorized.status}`, authorized.text)
+    }
+    const order = JSON.parse(authorized.text) as { order_id?: string; status?: string }
+    if (order.status !== "authorized" || typeof order.order_id !== "string") {
+      recorder.wrongBody++
+      return recorder.sample(`authorize ${authorized.status}`, authorized.text)
+    }
+    const captured = await post("/v1/payments/capture", JSON.stringify({ order_id: order.order_id }))
+    if (captured.status < 200 || captured.status > 299) {
+      recorder.non2xx++
+      return recorder.sample(`capture ${captured.status}`, captured.text)
+    }
+    if (!captured.text.includes(`"status":"completed"`)) {
+      recorder.wrongBody++
+      return recorder.sample(`capture ${captured.status}`, captured.text)
+    }
+    recorder.ok++
+    recorder.latencies.push(performance.now() - t0)
+  })
+
+/**
+ * The charge of (a) in a worker loop rather than autocannon, for callers that need each order id and
+ * the moment its response arrived (`performance.now()`, once the body is read): `onCharged` is
+ * called for every ok charge. Every request completes (no cut requests at the end).
+ */
+export const chargeLoop = (
+  target: Target,
+  cardToken: string,
+  options: {
+    readonly connections: number
+    readonly seconds: number
+    readonly operations?: number
+    readonly onCharged?: (orderId: string, at: number) => void
+  }
+): Promise<Measurement> =>
+  closedLoop(target, options, async (post, recorder) => {
+    const t0 = performance.now()
+    const charged = await post("/v1/payments", paymentBody(cardToken, reference("hook"), false))
+    const at = performance.now()
+    if (charged.status < 200 || charged.status > 299) {
+      recorder.non2xx++
+      return recorder.sample(charged.status, charged.text)
+    }
+    const order = JSON.parse(charged.text) as { order_id?: string; status?: string }
+    if (order.status !== "completed" || typeof order.order_id !== "string") {
+      recorder.wrongBody++
+      return recorder.sample(charged.status, charged.text)
+    }
+    recorder.ok++
+    recorder.latencies.push(at - t0)
+    options.onCharged?.(order.order_id, at)
+  })

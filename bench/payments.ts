@@ -21,13 +21,11 @@
  * time-bounded; the run ends by stopping the baselines and Tender (SIGTERM to the node process,
  * which stops the embedded PostgreSQL it started), and deletes the data dir.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process"
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
-import * as net from "node:net"
-import * as os from "node:os"
+import { existsSync, readdirSync } from "node:fs"
 import * as path from "node:path"
 import { parseArgs } from "node:util"
-import pg from "pg"
+import * as Harness from "./harness.ts"
+import { fixed, LOOPBACK, positive } from "./harness.ts"
 import {
   authorizeCaptureLoop,
   chargeWithAutocannon,
@@ -40,11 +38,7 @@ import {
 } from "./load.ts"
 import * as Profile from "./profile.ts"
 
-const [major, minor] = process.versions.node.split(".").map(Number)
-if (major < 22 || (major === 22 && minor < 18)) {
-  console.error(`the bench needs Node 22.18 or later, this is ${process.version}: run it as \`npm run bench\`.`)
-  process.exit(2)
-}
+Harness.requireNode("bench")
 
 const { values: options } = parseArgs({
   options: {
@@ -68,123 +62,12 @@ if (options.help) {
   --keep-data    keep the temporary data dir (and the profile) instead of deleting them`)
   process.exit(0)
 }
-const positive = (name: string, value: string) => {
-  const n = Number(value)
-  if (!Number.isFinite(n) || n <= 0) {
-    console.error(`--${name} must be a positive number, got ${value}`)
-    process.exit(2)
-  }
-  return n
-}
 const DURATION = positive("duration", options.duration)
 const WARMUP = Number(options.warmup)
 const CONNECTIONS = Math.round(positive("connections", options.connections))
 const ROUNDS = Math.round(positive("rounds", options.rounds))
 
-const ROOT = path.resolve(import.meta.dirname, "..")
-const CLI = path.join(ROOT, "packages/cli/bin/tender.js")
 const BASELINE = path.join(import.meta.dirname, "baseline.ts")
-const LOOPBACK = "127.0.0.1"
-
-// --- child processes ------------------------------------------------------------------------
-
-/** The last lines a child printed, to explain a failure. */
-const tail = (lines: Array<string>) => (chunk: Buffer) => {
-  lines.push(...chunk.toString("utf8").split("\n").filter((l) => l.trim() !== ""))
-  if (lines.length > 40) lines.splice(0, lines.length - 40)
-}
-
-interface Child {
-  readonly name: string
-  readonly process: ChildProcess
-  readonly output: Array<string>
-  readonly exited: Promise<number | null>
-}
-
-const start = (name: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv): Child => {
-  // process.execPath is the pinned Node 22 (npm scripts put node_modules/.bin first): signals go to
-  // node itself, not to a wrapper such as npx.
-  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] })
-  const output: Array<string> = []
-  child.stdout.on("data", tail(output))
-  child.stderr.on("data", tail(output))
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
-  return { name, process: child, output, exited }
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-const within = <A>(promise: Promise<A>, ms: number): Promise<A | "timeout"> =>
-  Promise.race([promise, sleep(ms).then(() => "timeout" as const)])
-
-/** SIGTERM, then SIGKILL if it has not exited in `graceMs`. */
-const stop = async (child: Child, graceMs: number) => {
-  if (child.process.exitCode !== null || child.process.signalCode !== null) return
-  child.process.kill("SIGTERM")
-  if ((await within(child.exited, graceMs)) === "timeout") {
-    console.error(`${child.name} did not exit ${graceMs / 1000} s after SIGTERM: killing it`)
-    child.process.kill("SIGKILL")
-    await within(child.exited, 5_000)
-  }
-}
-
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM"
-  }
-}
-
-/**
- * The embedded PostgreSQL outlives a Tender that was SIGKILLed: stop it by its postmaster.pid
- * (SIGINT is PostgreSQL's fast shutdown), so the run never leaves a server behind.
- */
-const stopOrphanPostgres = async (dataDir: string) => {
-  const pidFile = path.join(dataDir, "pg", "postmaster.pid")
-  if (!existsSync(pidFile)) return
-  const pid = Number(readFileSync(pidFile, "utf8").split("\n")[0])
-  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return
-  console.error(`PostgreSQL (pid ${pid}) is still running after tender exited: stopping it`)
-  process.kill(pid, "SIGINT")
-  for (let i = 0; i < 100 && isAlive(pid); i++) await sleep(200)
-  if (isAlive(pid)) process.kill(pid, "SIGKILL")
-}
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = net.createServer()
-    server.once("error", reject)
-    server.listen(0, LOOPBACK, () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
-
-/** Polls until the server answers any HTTP response, the child exits, or `ms` pass. */
-const waitForHttp = async (child: Child, origin: string, ms: number) => {
-  const deadline = Date.now() + ms
-  while (Date.now() < deadline) {
-    if (child.process.exitCode !== null) break
-    const answered = await fetch(`${origin}/v1/openapi.json`, { signal: AbortSignal.timeout(2_000) }).then(
-      () => true,
-      () => false
-    )
-    if (answered) return
-    await sleep(250)
-  }
-  throw new Error(`${child.name} did not start listening on ${origin}:\n${child.output.join("\n")}`)
-}
-
-const cli = (dataDir: string, env: NodeJS.ProcessEnv, args: ReadonlyArray<string>) =>
-  new Promise<unknown>((resolve, reject) => {
-    execFile(process.execPath, [CLI, ...args, "--json", "--data-dir", dataDir], { cwd: ROOT, env, timeout: 120_000 }, (error, stdout, stderr) => {
-      if (error !== null) reject(new Error(`tender ${args.join(" ")} failed: ${stderr || error.message}`))
-      else resolve(JSON.parse(stdout))
-    })
-  })
 
 // --- the figures ----------------------------------------------------------------------------
 
@@ -213,8 +96,6 @@ const pool = (ms: ReadonlyArray<Measurement>): Measurement => {
 }
 
 const failures = (m: Measurement) => m.non2xx + m.wrongBody + m.errors
-
-const fixed = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(digits) : "–")
 
 const table = (rows: ReadonlyArray<Row>) => {
   const lines = [
@@ -250,30 +131,15 @@ const table = (rows: ReadonlyArray<Row>) => {
   return lines.join("\n")
 }
 
-const machine = () => {
-  const cpus = os.cpus()
-  const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GiB`
-  return [
-    `date: ${new Date().toISOString()}`,
-    `machine: ${os.availableParallelism()} CPUs (nproc), ${cpus[0]?.model ?? "unknown CPU"}, ${gib(os.totalmem())} RAM (${gib(os.freemem())} free), load average ${
-      os.loadavg().map((l) => l.toFixed(2)).join(" ")
-    }`,
-    `node: ${process.version}, ${os.type()} ${os.release()} ${os.arch()}`,
-    `run: ${ROUNDS} round(s) × ${DURATION} s per scenario and server, ${WARMUP} s warm-up before each, ${CONNECTIONS} connections`
-  ].join("\n")
-}
+const machine = () =>
+  `${Harness.machine()}\nrun: ${ROUNDS} round(s) × ${DURATION} s per scenario and server, ${WARMUP} s warm-up before each, ${CONNECTIONS} connections`
 
 // --- the run --------------------------------------------------------------------------------
 
-const dataDir = mkdtempSync(path.join(os.tmpdir(), "tender-bench-"))
-const profileDir = path.join(dataDir, "profile")
-const children: Array<Child> = []
-let cleaning: Promise<void> | undefined
-
-const cpuProf = () => (options.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [])
+let profileDir = ""
 
 /** The servers' CPU profiles (--profile), read once they have exited; named `CPU.<date>.<time>.<pid>.…`. */
-const printProfile = () => {
+const printProfile = (children: ReadonlyArray<Harness.Child>) => {
   const files = existsSync(profileDir) ? readdirSync(profileDir).filter((f) => f.endsWith(".cpuprofile")) : []
   if (files.length === 0) return console.error("no CPU profile was written (did the servers exit cleanly?)")
   for (const child of children) {
@@ -287,78 +153,38 @@ const printProfile = () => {
   }
 }
 
-const cleanup = () =>
-  cleaning ??= (async () => {
-    // The baseline first (it holds pool connections to Tender's PostgreSQL), then Tender.
-    for (const child of [...children].reverse()) await stop(child, child.name === "tender" ? 60_000 : 10_000)
-    await stopOrphanPostgres(dataDir)
-    if (options.profile) printProfile()
-    if (!options["keep-data"]) rmSync(dataDir, { recursive: true, force: true })
-    else console.log(`data dir kept: ${dataDir}`)
-  })()
+const run = Harness.makeRun({
+  // Whatever happens, the run ends: scenarios + warm-ups + start-up, with a generous margin.
+  budgetMs: (ROUNDS * 6 * (DURATION + WARMUP + 40) + 300) * 1000,
+  keepData: options["keep-data"],
+  afterStop: (run) => {
+    if (options.profile) printProfile(run.children)
+  }
+})
+const { dataDir, env, children } = run
+profileDir = path.join(dataDir, "profile")
 
-for (const signal of ["SIGINT", "SIGTERM"] as const) {
-  process.on(signal, () => {
-    console.error(`\n${signal}: stopping the servers`)
-    void cleanup().finally(() => process.exit(130))
-  })
-}
-// Whatever happens, the run ends: scenarios + warm-ups + start-up, with a generous margin.
-const budgetMs = (ROUNDS * 6 * (DURATION + WARMUP + 40) + 300) * 1000
-const watchdog = setTimeout(() => {
-  console.error(`\nthe bench ran past its ${budgetMs / 1000} s budget: stopping the servers`)
-  void cleanup().finally(() => process.exit(1))
-}, budgetMs)
-watchdog.unref()
-
-const env: NodeJS.ProcessEnv = { ...process.env }
-// The bench's own embedded PostgreSQL, in-process locks/rate limits and an instant sandbox provider
-// (as the baselines have no provider call), whatever the shell has.
-for (const name of ["DATABASE_URL", "REDIS_URL", "TENDER_DATA_DIR", "PORT", "TENDER_VAULT_KEY", "TENDER_SANDBOX_LATENCY_MS"]) {
-  delete env[name]
-}
+const cpuProf = () => (options.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [])
 
 const main = async (): Promise<boolean> => {
   console.log(machine())
   console.log(`data dir: ${dataDir}`)
 
   // 1. Tender, over a fresh embedded PostgreSQL, with the default rate limit out of the way.
-  const port = await freePort()
-  const origin = `http://${LOOPBACK}:${port}`
-  const tender = start(
-    "tender",
-    [...cpuProf(), CLI, "serve", "--port", String(port), "--host", LOOPBACK, "--data-dir", dataDir],
-    { ...env, TENDER_RATE_LIMIT_PER_SECOND: "100000", TENDER_RATE_LIMIT_BURST: "100000" }
-  )
-  children.push(tender)
-  const t0 = Date.now()
-  await waitForHttp(tender, origin, 180_000)
-  console.log(`tender serve listening on ${origin} (${((Date.now() - t0) / 1000).toFixed(1)} s to start)`)
+  const { origin } = await Harness.startTender(run, { nodeArgs: cpuProf() })
 
   // 2. Accounts: Tender's, and one per baseline for the rows it writes.
-  const account = await cli(dataDir, env, ["accounts", "create", "--name", "bench"]) as {
-    account_id: string
-    secret_key: string
-    signing_secret: string
-  }
-  const target: Target = { origin, secretKey: account.secret_key, signingSecret: account.signing_secret }
+  const account = await run.createAccount("bench")
+  const target: Target = Harness.targetOf(origin, account)
 
   // 3. The card, vaulted through the API.
-  const cardBody = JSON.stringify({ number: "4242424242424242", exp_month: 12, exp_year: new Date().getFullYear() + 3, cvc: "123" })
-  const tokenResponse = await fetch(`${origin}/v1/test_helpers/card_tokens`, {
-    method: "POST",
-    headers: signedHeaders(target, "/v1/test_helpers/card_tokens", cardBody),
-    body: cardBody
-  })
-  const tokenText = await tokenResponse.text()
-  if (!tokenResponse.ok) throw new Error(`card tokenization failed: ${tokenResponse.status} ${tokenText}`)
-  const cardToken = (JSON.parse(tokenText) as { token: string }).token
+  const cardToken = await Harness.vaultCard(target)
   console.log(`account ${account.account_id} (tender), card ${cardToken}`)
 
   // 4. The baselines, on the same PostgreSQL.
   const startBaseline = async (name: ServerName, mode: string) => {
-    const own = await cli(dataDir, env, ["accounts", "create", "--name", `bench-${name}`]) as { account_id: string }
-    const child = start(name, [...cpuProf(), BASELINE, "--data-dir", dataDir, "--account", own.account_id, "--mode", mode], env)
+    const own = await run.createAccount(`bench-${name}`)
+    const child = Harness.start(name, [...cpuProf(), BASELINE, "--data-dir", dataDir, "--account", own.account_id, "--mode", mode], env)
     children.push(child)
     const port = await new Promise<number>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`${name} did not start:\n${child.output.join("\n")}`)), 60_000)
@@ -438,8 +264,7 @@ const main = async (): Promise<boolean> => {
 
   // 7. The database agrees: one succeeded order per ok operation, per account, give or take the
   //    requests cut at the end of timed runs (which may have left an order behind, in any status).
-  const info = JSON.parse(readFileSync(path.join(dataDir, "pg.json"), "utf8")) as { port: number; password: string }
-  const client = new pg.Client({ host: LOOPBACK, port: info.port, user: "postgres", password: info.password, database: "tender" })
+  const client = Harness.database(run)
   await client.connect()
   const dbChecks: Array<string> = []
   let dbOk = true
@@ -491,10 +316,7 @@ const main = async (): Promise<boolean> => {
   }
   const clean = failed.length === 0 && dbOk
   if (!clean) {
-    console.error("\n!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!")
-    console.error("!!! THIS RUN HAD ERRORS: failed requests, a skipped scenario or a database mismatch.")
-    console.error("!!! The figures above are not a valid measurement.")
-    console.error("!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!")
+    Harness.invalidBanner("failed requests, a skipped scenario or a database mismatch")
   } else {
     console.log("\nno errors: every request answered 2xx with the expected status, and the database agrees.")
   }
@@ -507,6 +329,4 @@ try {
 } catch (error) {
   console.error(`\n!!! the bench failed: ${error instanceof Error ? error.message : String(error)}`)
 }
-await cleanup()
-clearTimeout(watchdog)
-process.exit(exitCode)
+await run.finish(exitCode)
