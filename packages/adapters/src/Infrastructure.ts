@@ -1,6 +1,7 @@
 /**
  * The driven side, assembled from a `TenderConfig`: storage (PostgreSQL or memory), the card vault,
- * locks and rate limits (Redis or in-process), ids and key hashing. The HTTP server and the CLI
+ * locks and rate limits (Redis or in-process), ids and key hashing, and the webhook transport with
+ * the host resolver its URL checks use. The HTTP server and the CLI
  * compose their use cases over this one layer.
  *
  *   layer(config)    every port; with postgres storage it starts or joins the embedded PostgreSQL
@@ -16,6 +17,7 @@ import {
   type CardVault,
   type CvcStore,
   type EventRepo,
+  type HostResolver,
   type Ids,
   type KeyHasher,
   type Locks,
@@ -25,7 +27,8 @@ import {
   type TransactionRepo,
   type UnitOfWork,
   type WebhookDeliveryRepo,
-  type WebhookEndpointRepo
+  type WebhookEndpointRepo,
+  type WebhookTransport
 } from "@tender/domain"
 import { Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
@@ -61,6 +64,8 @@ import * as TransactionRepoPg from "./storage/postgres/TransactionRepoPg.ts"
 import * as UnitOfWorkPg from "./storage/postgres/UnitOfWorkPg.ts"
 import * as WebhookDeliveryRepoPg from "./storage/postgres/WebhookDeliveryRepoPg.ts"
 import * as WebhookEndpointRepoPg from "./storage/postgres/WebhookEndpointRepoPg.ts"
+import * as HostResolverDns from "./webhooks/HostResolverDns.ts"
+import * as WebhookTransportHttp from "./webhooks/WebhookTransportHttp.ts"
 
 export { InfrastructureError }
 
@@ -74,7 +79,16 @@ export type StoragePorts =
   | EventRepo
   | WebhookEndpointRepo
   | WebhookDeliveryRepo
-export type Ports = StoragePorts | Locks | RateLimiter | Ids | KeyHasher | AccessTokenSigner | PaymentProvider
+export type Ports =
+  | StoragePorts
+  | Locks
+  | RateLimiter
+  | Ids
+  | KeyHasher
+  | AccessTokenSigner
+  | PaymentProvider
+  | WebhookTransport
+  | HostResolver
 
 /** Memory storage: no durability, a vault key that dies with the process. */
 export const memoryStorage: Layer.Layer<StoragePorts, never, Ids> = Layer.mergeAll(
@@ -140,7 +154,9 @@ export const layer = (config: TenderConfig): Layer.Layer<Ports, InfrastructureEr
   Layer.mergeAll(
     config.storage === "memory" ? memoryStorage : postgresStorage(config),
     coordination(config),
-    provider(config)
+    provider(config),
+    WebhookTransportHttp.layer,
+    HostResolverDns.layer
   ).pipe(Layer.provideMerge(primitives))
 
 /** Applies pending migrations (memory storage has none) and returns the names of those it applied. */

@@ -6,11 +6,18 @@ import {
   CardTokens,
   CardVault,
   CvcStore,
+  EventRepo,
+  HostResolver,
   Ids,
   KeyHasher,
   Locks,
+  OrderRepo,
   RateLimiter,
-  UnitOfWork
+  TransactionRepo,
+  UnitOfWork,
+  WebhookDeliveryRepo,
+  WebhookEndpointRepo,
+  WebhookTransport
 } from "@tender/domain"
 import { Effect, Layer, Option } from "effect"
 import type { TenderConfig } from "../src/Config.ts"
@@ -31,6 +38,13 @@ describe("Infrastructure", () => {
       yield* RateLimiter
       yield* Ids
       yield* KeyHasher
+      yield* OrderRepo
+      yield* TransactionRepo
+      yield* EventRepo
+      yield* WebhookEndpointRepo
+      yield* WebhookDeliveryRepo
+      yield* WebhookTransport
+      expect(yield* (yield* HostResolver).resolve("[::1]")).toEqual(["::1"])
       const accounts = yield* Accounts
       const created = yield* accounts.create({ name: "Memory Shop", mode: "test" })
       const account = yield* accounts.enableVault(created.account_id)
