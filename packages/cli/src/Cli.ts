@@ -25,7 +25,7 @@ export const tender = Command.make("tender").pipe(
       Flag.withDefault(false)
     )
   }),
-  Command.withDescription("Tender operator CLI: run the server, migrate the database, manage merchant accounts")
+  Command.withDescription("Tender operator CLI: run the server and workers, migrate the database, operate on accounts, payments and webhooks")
 )
 
 /** The shared flags as every command sees them: the runtime configuration and the output mode. */
