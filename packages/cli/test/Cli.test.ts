@@ -4,6 +4,7 @@
  * joins that instance (contract.md, Operator set-up), so the CLI and the running server share one
  * database, and a key rolled by the CLI is refused by the server at once.
  */
+import { createServer, type Server } from "node:http"
 import { merchantHeaders } from "@tender/adapters/Signature"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeHome, type Served } from "./support/Tender.ts"
@@ -17,7 +18,26 @@ const databaseRunning = home.databaseRunning
 let served: Served
 let baseUrl = ""
 
+/**
+ * A merchant's webhook receiver on loopback: `/ok` answers 200 and anything else 500, so one event
+ * makes a delivery that succeeds and one that fails. Counts the requests to each.
+ */
+const hits = { ok: 0, failing: 0 }
+let receiver: Server | undefined
+let receiverUrl = ""
+
 beforeAll(async () => {
+  receiver = createServer((request, response) => {
+    request.resume()
+    request.on("end", () => {
+      const ok = request.url === "/ok"
+      hits[ok ? "ok" : "failing"]++
+      response.writeHead(ok ? 200 : 500).end()
+    })
+  })
+  await new Promise<void>((resolve) => receiver!.listen(0, "127.0.0.1", resolve))
+  const address = receiver.address()
+  receiverUrl = `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`
   served = await home.serve()
   baseUrl = served.url
 }, 120_000)
@@ -25,11 +45,33 @@ beforeAll(async () => {
 afterAll(async () => {
   if (served !== undefined) await served.stop()
   await home.cleanup()
+  if (receiver !== undefined) await new Promise((resolve) => receiver!.close(resolve))
 }, 120_000)
 
 /** A signed GET as a merchant's server sends it. */
 const merchantGet = (secretKey: string, signingSecret: string, path: string) =>
   fetch(baseUrl + path, { headers: merchantHeaders({ secret_key: secretKey, signing_secret: signingSecret }, path) })
+
+/** A signed POST as a merchant's server sends it; the parsed answer. */
+const merchantPost = async (creds: { secret_key: string; signing_secret: string }, path: string, body: unknown) => {
+  const text = JSON.stringify(body)
+  const response = await fetch(baseUrl + path, { method: "POST", headers: merchantHeaders(creds, path, text), body: text })
+  return response.json() as Promise<any>
+}
+
+/** Polls `probe` until it returns a value (the dispatcher works in the background). */
+const until = async <A>(probe: () => Promise<A | undefined>, timeoutMs = 45_000): Promise<A> => {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await probe()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error("timed out waiting for the dispatcher")
+    await new Promise((r) => setTimeout(r, 300))
+  }
+}
+
+const cardToken = async (creds: { secret_key: string; signing_secret: string }) =>
+  (await merchantPost(creds, "/v1/test_helpers/card_tokens", { number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })).token
 
 describe("tender serve", () => {
   it("answers on its port with the OpenAPI document", async () => {
@@ -153,15 +195,9 @@ describe("tender accounts", () => {
 })
 
 describe("tender payments", () => {
-  const merchantPost = async (creds: { secret_key: string; signing_secret: string }, path: string, body: unknown) => {
-    const text = JSON.stringify(body)
-    const response = await fetch(baseUrl + path, { method: "POST", headers: merchantHeaders(creds, path, text), body: text })
-    return response.json() as Promise<any>
-  }
-
   it("get, capture (partial, then the rest) and void an authorization of any account, by order id", async () => {
     const shop = await tenderJson("accounts", "create", "--name", "Payments shop")
-    const { token } = await merchantPost(shop, "/v1/test_helpers/card_tokens", { number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })
+    const token = await cardToken(shop)
     const authorize = (reference: string) =>
       merchantPost(shop, "/v1/payments", {
         amount: "50.00",
@@ -190,6 +226,153 @@ describe("tender payments", () => {
   }, 60_000)
 })
 
+/** The webhooks scenario's merchant and its failing deliveries, for the worker's tests after the server stops. */
+let hookShop: { account_id: string; secret_key: string; signing_secret: string }
+let failing: Array<string> = []
+
+describe("tender webhooks", () => {
+  type Delivery = { id: string; endpoint_id: string; status: string; attempt_count: number; next_attempt_at: string | null }
+  const endpoints = { ok: "", failing: "" }
+  const orders: Array<string> = []
+  let succeeded = ""
+
+  const deliveries = async (...filters: ReadonlyArray<string>): Promise<Array<Delivery>> =>
+    (await tenderJson("webhooks", "deliveries", "list", "--account", hookShop.account_id, ...filters)).data
+  const failedNow = async () => new Map((await deliveries("--status", "failed")).map((d) => [d.id, d]))
+
+  // Two endpoints, each subscribed to payment.succeeded; two payments, so two deliveries each.
+  beforeAll(async () => {
+    hookShop = await tenderJson("accounts", "create", "--name", "Webhooks shop")
+    for (const path of ["ok", "failing"] as const) {
+      const endpoint = await merchantPost(hookShop, "/v1/webhook_endpoints", { url: `${receiverUrl}/${path}`, enabled_events: ["payment.succeeded"] })
+      expect(endpoint).toMatchObject({ id: expect.stringMatching(/^we_/), status: "enabled" })
+      endpoints[path] = endpoint.id
+    }
+    const token = await cardToken(hookShop)
+    for (const reference of ["hooks-1", "hooks-2"]) {
+      const payment = await merchantPost(hookShop, "/v1/payments", {
+        amount: "10.00",
+        currency: "USD",
+        country: "US",
+        merchant_reference: reference,
+        payment_method: { code: "card", details: { card_token: token, stored_credential: { initiator: "merchant" } } }
+      })
+      expect(payment.status).toBe("completed")
+      orders.push(payment.order_id)
+    }
+  }, 60_000)
+
+  it("events list shows the payments' events; events show gives the envelope and its deliveries", async () => {
+    const listed = await tenderJson("webhooks", "events", "list", "--account", hookShop.account_id, "--type", "payment.succeeded")
+    expect(listed).toMatchObject({ has_more: false, next_cursor: null })
+    expect(listed.data.map((e: any) => e.data.order_id).sort()).toEqual([...orders].sort())
+    const [event] = listed.data
+    expect(event).toMatchObject({ id: expect.stringMatching(/^evt_/), type: "payment.succeeded", account_id: hookShop.account_id, livemode: false })
+
+    const shown = await tenderJson("webhooks", "events", "show", event.id)
+    expect(shown.event).toEqual(event)
+    expect(shown.deliveries.map((d: Delivery) => d.endpoint_id).sort()).toEqual([endpoints.ok, endpoints.failing].sort())
+    const text = await tender("webhooks", "events", "show", event.id)
+    expect(text.code).toBe(0)
+    expect(text.stdout).toMatch(/^type\s+payment\.succeeded$/m)
+    expect(text.stdout).toContain(`"order_id": "${event.data.order_id}"`)
+    expect(text.stdout).toMatch(/^ID\s+EVENT TYPE\s+ENDPOINT\s+STATUS\s+ATTEMPTS\s+NEXT ATTEMPT\s+CREATED$/m)
+
+    expect(await tenderJsonError("webhooks", "events", "show", "evt_doesnotexist0000")).toMatchObject({ code: "not_found" })
+    expect(await tenderJsonError("webhooks", "events", "list", "--account", "acct_doesnotexist0000")).toMatchObject({ code: "account_not_found" })
+  }, 60_000)
+
+  it("deliveries list --status failed shows the failing endpoint's deliveries once the dispatcher tried them", async () => {
+    // Wait out the automatic retry after 5 s as well: the next one is 5 minutes away, so from here
+    // on every attempt is one this test asked for.
+    const failed = await until(async () => {
+      const now = [...(await failedNow()).values()]
+      return now.length === 2 && now.every((d) => d.attempt_count === 2) ? now : undefined
+    })
+    for (const d of failed) {
+      expect(d).toMatchObject({ endpoint_id: endpoints.failing, status: "failed", next_attempt_at: expect.any(String) })
+    }
+    failing = failed.map((d) => d.id)
+    const ok = await deliveries("--status", "succeeded")
+    expect(ok.map((d) => d.endpoint_id)).toEqual([endpoints.ok, endpoints.ok])
+    succeeded = ok[0].id
+
+    const first = await tenderJson("webhooks", "deliveries", "list", "--account", hookShop.account_id, "--limit", "3")
+    expect(first).toMatchObject({ has_more: true, next_cursor: expect.any(String) })
+    const rest = await tenderJson("webhooks", "deliveries", "list", "--account", hookShop.account_id, "--limit", "3", "--cursor", first.next_cursor)
+    expect(rest).toMatchObject({ has_more: false, next_cursor: null })
+    expect([...first.data, ...rest.data].map((d: Delivery) => d.id).sort()).toEqual([...failing, ...ok.map((d) => d.id)].sort())
+
+    const text = await tender("webhooks", "deliveries", "list", "--account", hookShop.account_id, "--status", "failed")
+    expect(text.code).toBe(0)
+    const [header, ...rows] = text.stdout.trim().split("\n")
+    expect(header).toMatch(/^ID\s+EVENT TYPE\s+ENDPOINT\s+STATUS\s+ATTEMPTS\s+NEXT ATTEMPT\s+CREATED$/)
+    expect(rows.map((row) => row.split(/\s+/).slice(0, 5))).toEqual(
+      failing.map((id) => [id, "payment.succeeded", endpoints.failing, "failed", "2"])
+    )
+    expect(await tenderJsonError("webhooks", "deliveries", "list", "--status", "lost")).toMatchObject({ code: "validation_failed", errors: [{ field: "status" }] })
+    expect(await tenderJsonError("webhooks", "deliveries", "list", "--since", "yesterday")).toMatchObject({ code: "validation_failed", errors: [{ field: "since" }] })
+  }, 90_000)
+
+  it("deliveries retry ID retries a failed delivery, which the dispatcher attempts at once", async () => {
+    const [target] = failing
+    expect(await tenderJson("webhooks", "deliveries", "retry", target)).toEqual({ retried: [target], not_retryable: [], not_found: [] })
+    await until(async () => ((await failedNow()).get(target)?.attempt_count === 3 ? true : undefined))
+  }, 60_000)
+
+  it("retry of a succeeded delivery reports it not retryable and exits non-zero; so does an unknown id", async () => {
+    const run = await tender("webhooks", "deliveries", "retry", succeeded, "--json")
+    expect(run.code).not.toBe(0)
+    expect(JSON.parse(run.stdout)).toEqual({ retried: [], not_retryable: [succeeded], not_found: [] })
+    expect(JSON.parse(run.stderr)).toMatchObject({ code: "webhook_delivery_not_retryable" })
+
+    const text = await tender("webhooks", "deliveries", "retry", succeeded, "wd_doesnotexist0000")
+    expect(text.code).not.toBe(0)
+    expect(text.stdout.split("\n")[0]).toBe("retried 0, not retryable 1, not found 1")
+    expect(text.stderr.trim()).toBe(
+      `error: 2 of 2 deliveries could not be retried: ${succeeded} (not retryable), wd_doesnotexist0000 (not found)`
+    )
+  }, 60_000)
+
+  it("retry takes ids or --all-failed, and --since only with --all-failed", async () => {
+    expect(await tenderJsonError("webhooks", "deliveries", "retry")).toMatchObject({ code: "validation_failed", errors: [{ field: "id" }] })
+    expect(await tenderJsonError("webhooks", "deliveries", "retry", failing[0], "--all-failed"))
+      .toMatchObject({ code: "validation_failed", errors: [{ field: "all-failed" }] })
+    expect(await tenderJsonError("webhooks", "deliveries", "retry", failing[0], "--since", "2020-01-01T00:00:00Z"))
+      .toMatchObject({ code: "validation_failed", errors: [{ field: "since" }] })
+  }, 60_000)
+
+  it("retry --all-failed retries every failed delivery of the account, within --since", async () => {
+    const future = new Date(Date.now() + 3_600_000).toISOString()
+    const none = await tender("webhooks", "deliveries", "retry", "--all-failed", "--account", hookShop.account_id, "--since", future)
+    expect(none).toMatchObject({ code: 0, stdout: "retried 0, not retryable 0, not found 0\n", stderr: "" })
+
+    const before = await failedNow()
+    const all = await tenderJson("webhooks", "deliveries", "retry", "--all-failed", "--account", hookShop.account_id)
+    expect(all.retried.sort()).toEqual([...failing].sort())
+    expect(all).toMatchObject({ not_retryable: [], not_found: [] })
+    // Attempted again at once, each one (and only once).
+    await until(async () => {
+      const after = await failedNow()
+      return failing.every((id) => after.get(id)?.attempt_count === before.get(id)!.attempt_count + 1) ? true : undefined
+    })
+  }, 90_000)
+})
+
+describe("tender worker", () => {
+  it("joins the running server's database, runs until SIGTERM, then exits cleanly", async () => {
+    const worker = home.start(["worker"])
+    // Long enough to have joined the database and started both loops; a failure would end it.
+    await new Promise((r) => setTimeout(r, 5_000))
+    expect(worker.process.exitCode, worker.log()).toBeNull()
+    // Interrupted by the signal: the exit code of an interrupted Effect program, nothing logged.
+    expect(await worker.stop()).toEqual({ code: 130, signal: null })
+    expect(worker.log()).toBe("")
+    // The database belongs to the server, which the worker leaves running.
+    expect(await databaseRunning()).toBe(true)
+  }, 60_000)
+})
+
 describe("after the server stops", () => {
   it("serve exits on SIGTERM and stops the embedded database it started", async () => {
     expect((await served.stop()).signal).toBeNull()
@@ -201,4 +384,20 @@ describe("after the server stops", () => {
     expect(listed.data.map((a: { name: string }) => a.name)).toEqual(expect.arrayContaining(["Acme", "Live shop"]))
     expect(await databaseRunning()).toBe(false)
   }, 60_000)
+
+  it("worker alone starts the embedded database, delivers what is due, and stops it on SIGTERM", async () => {
+    // Retried with no server running: due now, and the worker is the only one to attempt it.
+    const [target] = failing
+    expect(await tenderJson("webhooks", "deliveries", "retry", target)).toEqual({ retried: [target], not_retryable: [], not_found: [] })
+    const before = hits.failing
+    const worker = home.start(["worker"])
+    await until(async () => (hits.failing > before ? true : undefined), 90_000)
+    // Recorded as well (the CLI joins the worker's database): failed again, one attempt more.
+    await until(async () => {
+      const listed = await tenderJson("webhooks", "deliveries", "list", "--account", hookShop.account_id, "--status", "failed")
+      return listed.data.some((d: { id: string }) => d.id === target) ? true : undefined
+    })
+    expect(await worker.stop()).toEqual({ code: 130, signal: null })
+    expect(await databaseRunning()).toBe(false)
+  }, 180_000)
 })

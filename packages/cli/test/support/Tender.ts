@@ -1,8 +1,8 @@
 /**
  * `tender` as operators run it, for end-to-end tests: child processes on Node 22 against one
- * temporary data dir, `serve` processes on free ports, and cleanup of the embedded PostgreSQL they
- * share (the process that started it stops it; one left running by a killed owner is adopted, and
- * so stopped, by the next command).
+ * temporary data dir, `serve` processes on free ports and other long-running ones (`worker`), and
+ * cleanup of the embedded PostgreSQL they share (the process that started it stops it; one left
+ * running by a killed owner is adopted, and so stopped, by the next command).
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -41,12 +41,17 @@ export const freePort = () =>
     })
   })
 
-export interface Served {
-  readonly url: string
+/** A long-running `tender` process (serve, worker). */
+export interface Running {
   readonly process: ChildProcess
+  /** Its stdout and stderr so far. */
   readonly log: () => string
   /** SIGTERM, then SIGKILL if it has not exited within 30 s; resolves with how it ended. */
   readonly stop: () => Promise<{ readonly code: number | null; readonly signal: string | null }>
+}
+
+export interface Served extends Running {
+  readonly url: string
 }
 
 export const makeHome = (prefix: string) => {
@@ -77,20 +82,12 @@ export const makeHome = (prefix: string) => {
     return error
   }
 
-  const serve = async (env: Record<string, string> = {}): Promise<Served> => {
-    const port = await freePort()
-    const url = `http://127.0.0.1:${port}`
+  /** Starts `tender ARGS…` in the background against this home's data dir. */
+  const start = (args: ReadonlyArray<string>, env: Record<string, string> = {}): Running => {
     let log = ""
-    const child = spawn(NODE, [BIN, "serve", "--port", String(port), "--data-dir", dataDir], { cwd: ROOT, env: cleanEnv(env) })
+    const child = spawn(NODE, [BIN, ...args, "--data-dir", dataDir], { cwd: ROOT, env: cleanEnv(env) })
     child.stdout?.on("data", (chunk) => (log += chunk))
     child.stderr?.on("data", (chunk) => (log += chunk))
-    const deadline = Date.now() + 100_000
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`serve exited with ${child.exitCode}:\n${log}`)
-      if (await fetch(`${url}/v1/openapi.json`).then((r) => r.ok, () => false)) break
-      if (Date.now() > deadline) throw new Error(`serve did not answer in time:\n${log}`)
-      await new Promise((r) => setTimeout(r, 250))
-    }
     const stop = () =>
       new Promise<{ readonly code: number | null; readonly signal: string | null }>((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve({ code: child.exitCode, signal: child.signalCode })
@@ -101,7 +98,21 @@ export const makeHome = (prefix: string) => {
         })
         child.kill("SIGTERM")
       })
-    return { url, process: child, log: () => log, stop }
+    return { process: child, log: () => log, stop }
+  }
+
+  const serve = async (env: Record<string, string> = {}): Promise<Served> => {
+    const port = await freePort()
+    const url = `http://127.0.0.1:${port}`
+    const running = start(["serve", "--port", String(port)], env)
+    const deadline = Date.now() + 100_000
+    for (;;) {
+      if (running.process.exitCode !== null) throw new Error(`serve exited with ${running.process.exitCode}:\n${running.log()}`)
+      if (await fetch(`${url}/v1/openapi.json`).then((r) => r.ok, () => false)) break
+      if (Date.now() > deadline) throw new Error(`serve did not answer in time:\n${running.log()}`)
+      await new Promise((r) => setTimeout(r, 250))
+    }
+    return { ...running, url }
   }
 
   const databaseRunning = () => Effect.runPromise(Effect.map(EmbeddedPostgres.status(dataDir), (s) => s.running))
@@ -112,5 +123,5 @@ export const makeHome = (prefix: string) => {
     rmSync(dataDir, { recursive: true, force: true })
   }
 
-  return { dataDir, run, runJson, runJsonError, serve, databaseRunning, cleanup }
+  return { dataDir, run, runJson, runJsonError, start, serve, databaseRunning, cleanup }
 }
