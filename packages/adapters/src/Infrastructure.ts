@@ -22,6 +22,7 @@ import {
   type KeyHasher,
   type Locks,
   type OrderRepo,
+  type PayloadSigner,
   type PaymentProvider,
   type RateLimiter,
   type TransactionRepo,
@@ -37,6 +38,7 @@ import { CardCipher, randomKey } from "./crypto/CardCipher.ts"
 import * as AccessTokenSignerHmac from "./crypto/AccessTokenSignerHmac.ts"
 import * as PaymentProviderSandbox from "./providers/sandbox/PaymentProviderSandbox.ts"
 import * as IdsRandom from "./crypto/IdsRandom.ts"
+import * as PayloadSignerHmac from "./crypto/PayloadSignerHmac.ts"
 import * as KeyHasherSha256 from "./crypto/KeyHasherSha256.ts"
 import * as VaultKey from "./crypto/VaultKey.ts"
 import { InfrastructureError } from "./InfrastructureError.ts"
@@ -86,6 +88,7 @@ export type Ports =
   | Ids
   | KeyHasher
   | AccessTokenSigner
+  | PayloadSigner
   | PaymentProvider
   | WebhookTransport
   | HostResolver
@@ -133,10 +136,11 @@ export const coordination = (config: TenderConfig): Layer.Layer<Locks | RateLimi
     ? Layer.merge(LocksRedis.layer, RateLimiterRedis.layer).pipe(Layer.provide(Redis.layer(config.redisUrl)))
     : Layer.merge(LocksMemory.layer, RateLimiterMemory.layer)
 
-const primitives: Layer.Layer<Ids | KeyHasher | AccessTokenSigner> = Layer.mergeAll(
+const primitives: Layer.Layer<Ids | KeyHasher | AccessTokenSigner | PayloadSigner> = Layer.mergeAll(
   IdsRandom.layer,
   KeyHasherSha256.layer,
-  AccessTokenSignerHmac.layer
+  AccessTokenSignerHmac.layer,
+  PayloadSignerHmac.layer
 )
 
 /** Where customers' browsers reach this server when nothing says otherwise. */

@@ -375,11 +375,14 @@ export class Webhooks extends Context.Service<Webhooks, {
             excludeEndpoints: saturated
           })
           // Within one claim an endpoint may still appear more often than its bound allows: the
-          // surplus is left for the next round (its lease makes it due again).
+          // surplus is handed back, due at once, for the next round (not left to wait out its lease).
           const taken: Array<WebhookDelivery> = []
           for (const d of claimed) {
             const n = inFlight.get(d.endpoint_id) ?? 0
-            if (n >= options.perEndpoint) continue
+            if (n >= options.perEndpoint) {
+              yield* deliveries.update({ ...d, next_attempt_at: iso(at) })
+              continue
+            }
             inFlight.set(d.endpoint_id, n + 1)
             taken.push(d)
           }

@@ -1,0 +1,80 @@
+/**
+ * The retry schedule under a test clock (no sleeping for hours): attempt now, then after 5 s, 5 min,
+ * 30 min, 2 h, 5 h, 10 h, 10 h (±10% jitter), then exhausted; every attempt recorded. The endpoint
+ * is a real loopback server answering 500.
+ */
+import { createServer, type Server } from "node:http"
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Option } from "effect"
+import { TestClock } from "effect/testing"
+import { Accounts, Outbox, UseCases, Webhook, WebhookDeliveryRepo, Webhooks } from "@tender/domain"
+import { Infrastructure } from "@tender/adapters"
+
+let receiver: Server
+let url = ""
+let hits = 0
+
+beforeAll(async () => {
+  receiver = createServer((_req, res) => {
+    hits++
+    res.writeHead(500).end("nope")
+  })
+  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
+  const address = receiver.address()
+  url = `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}/hooks`
+})
+afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())))
+
+const TestLayer = UseCases.layer.pipe(Layer.provideMerge(Infrastructure.layer({ storage: "memory", dataDir: ".tender-test" })))
+
+describe("webhook retry schedule", () => {
+  it.effect("attempts at 0, +5 s, +5 min, +30 min, +2 h, +5 h, +10 h, +10 h, then exhausted", () =>
+    Effect.gen(function*() {
+      const created = yield* (yield* Accounts).create({ name: "scheduled", mode: "test" })
+      const account = yield* (yield* Accounts).get(created.account_id)
+      const webhooks = yield* Webhooks
+      yield* webhooks.createEndpoint(account, { url })
+      yield* (yield* Outbox).record({
+        id: "evt_scheduletest0001",
+        account_id: account.id,
+        type: "payment.succeeded",
+        created_at: new Date(0).toISOString(),
+        livemode: false,
+        processing_profile: null,
+        order_id: null,
+        data: { order_id: "ord_x" }
+      })
+      const repo = yield* WebhookDeliveryRepo
+      const [delivery] = (yield* repo.search({ account_id: account.id, limit: 10 })).data
+      const due = () => Effect.map(repo.findAny(delivery.id), (d) => Option.getOrThrow(d))
+
+      expect(yield* webhooks.dispatchDue()).toBe(1)
+      let elapsed = 0
+      for (const [i, base] of Webhook.RETRY_DELAYS_MS.entries()) {
+        const state = yield* due()
+        expect(state).toMatchObject({ status: "failed", attempts: i + 1 })
+        const wait = Date.parse(state.next_attempt_at!) - elapsed
+        // the jitter keeps each wait within ±10% of the schedule
+        expect(wait).toBeGreaterThanOrEqual(base * 0.9)
+        expect(wait).toBeLessThanOrEqual(base * 1.1)
+        // just before it is due: nothing happens
+        yield* TestClock.adjust(wait - 1)
+        expect(yield* webhooks.dispatchDue()).toBe(0)
+        yield* TestClock.adjust(1)
+        elapsed += wait
+        expect(yield* webhooks.dispatchDue()).toBe(1)
+      }
+      const final = yield* due()
+      expect(final).toMatchObject({ status: "exhausted", attempts: Webhook.MAX_ATTEMPTS, next_attempt_at: null })
+      const attempts = yield* repo.attempts(delivery.id)
+      expect(attempts).toHaveLength(8)
+      expect(attempts.every((a) => a.status_code === 500 && a.error === "HTTP 500")).toBe(true)
+      // about 27.5 hours in all
+      expect(elapsed / 3_600_000).toBeGreaterThan(24)
+      expect(elapsed / 3_600_000).toBeLessThan(31)
+      // nothing more, however long we wait
+      yield* TestClock.adjust("48 hours")
+      expect(yield* webhooks.dispatchDue()).toBe(0)
+      expect(hits).toBe(8)
+    }).pipe(Effect.provide(TestLayer)))
+})
