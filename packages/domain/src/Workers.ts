@@ -22,7 +22,7 @@ export const settlement = Layer.effectDiscard(
 )
 
 /** Delivers recorded events to webhook endpoints, at least once, on the retry schedule. */
-export const webhooks = (options: Partial<DispatchOptions> = {}) =>
+export const webhooks = (options: Partial<DispatchOptions> & { readonly idleMs?: number } = {}) =>
   Layer.effectDiscard(
     Effect.gen(function*() {
       const hooks = yield* Webhooks
@@ -30,5 +30,5 @@ export const webhooks = (options: Partial<DispatchOptions> = {}) =>
     })
   )
 
-export const layer = (options: { readonly webhooks?: Partial<DispatchOptions> } = {}) =>
+export const layer = (options: { readonly webhooks?: Partial<DispatchOptions> & { readonly idleMs?: number } } = {}) =>
   Layer.merge(settlement, webhooks(options.webhooks))

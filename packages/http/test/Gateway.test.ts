@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
 import { HttpRouter } from "effect/http"
 import { verifySignature } from "@tender/adapters/Signature"
-import { type Credentials, type Reply, send, startTestServer, type TestServer } from "./support/TestServer.ts"
+import { type Credentials, type Reply, send, startTestServer, type TestServer } from "../src/testing/TestServer.ts"
 
 let server: TestServer
 let merchant: Credentials & { account_id: string }

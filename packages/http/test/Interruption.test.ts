@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { Effect } from "effect"
 import { merchantHeaders } from "@tender/adapters/Signature"
-import { type Credentials, send, startTestServer, type TestServer } from "./support/TestServer.ts"
+import { type Credentials, send, startTestServer, type TestServer } from "../src/testing/TestServer.ts"
 
 let server: TestServer
 let merchant: Credentials

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { TenderConfig } from "@tender/adapters/Config"
 import { Effect } from "effect"
-import { type Credentials, type Reply, send, startTestServer, type TestServer } from "./support/TestServer.ts"
+import { type Credentials, type Reply, send, startTestServer, type TestServer } from "../src/testing/TestServer.ts"
 
 /** The whole suite, over the storage given (memory, or PostgreSQL in a temporary data dir). */
 export const paymentsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">) => {

@@ -1,6 +1,7 @@
 /**
- * Starts the real server on a loopback port over the in-memory adapters, and signs requests the way
- * a merchant would. Used by every HTTP test.
+ * A test kit: starts the real server (API, hosted pages, workers) on a loopback port over the
+ * in-memory adapters (or PostgreSQL), and sends requests signed the way a merchant's server does.
+ * Tender's own HTTP and example tests use it; so can a service that embeds Tender.
  */
 import { Accounts, EventRepo, type Payment, UseCases, Workers } from "@tender/domain"
 import { createServer as createNetServer } from "node:net"
@@ -11,7 +12,7 @@ import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { HttpRouter, HttpServer } from "effect/http"
-import * as Server from "../../src/Server.ts"
+import * as Server from "../Server.ts"
 
 export interface TestServer {
   readonly baseUrl: string
