@@ -316,7 +316,8 @@ export class Webhooks extends Context.Service<Webhooks, {
         const endpoint = yield* endpoints.findAny(delivery.endpoint_id)
         const account = yield* accounts.findById(delivery.account_id as AccountId)
         let outcome: { readonly status_code: number | null; readonly error: string | null; readonly duration_ms: number }
-        if (Option.isNone(event) || Option.isNone(endpoint) || Option.isNone(account) || endpoint.value.status !== "enabled") {
+        const gone = Option.isNone(event) || Option.isNone(endpoint) || Option.isNone(account) || endpoint.value.status !== "enabled"
+        if (gone) {
           // Nothing to send to any more: recorded as a failed attempt so the log says why.
           outcome = { status_code: null, error: Option.isNone(endpoint) ? "endpoint deleted" : "endpoint disabled", duration_ms: 0 }
         } else {
@@ -345,7 +346,12 @@ export class Webhooks extends Context.Service<Webhooks, {
         const attempts = delivery.attempts + 1
         const succeeded = outcome.error === null
         const delay = succeeded ? undefined : nextAttemptDelay(attempts, yield* Random.next)
-        const status: DeliveryStatus = succeeded ? "succeeded" : delay === undefined || attempts >= MAX_ATTEMPTS ? "exhausted" : "failed"
+        // Nothing left to deliver to (endpoint deleted or disabled): no later attempt can succeed.
+        const status: DeliveryStatus = succeeded
+          ? "succeeded"
+          : gone || delay === undefined || attempts >= MAX_ATTEMPTS
+          ? "exhausted"
+          : "failed"
         yield* deliveries.recordAttempt(
           {
             ...delivery,

@@ -179,6 +179,22 @@ describe("delivery", () => {
     expect(received.filter((r) => r.body.includes(payment.order_id)).length).toBe(2)
   })
 
+  it("deliveries to a deleted endpoint end exhausted, the log kept", async () => {
+    const acct = await Effect.runPromise(server.accounts.create({ name: "deleter", mode: "test" }))
+    answer = 503
+    const endpoint = (await post("/v1/webhook_endpoints", { url: receiverUrl }, acct)).json
+    await pay(acct)
+    const failed = await until(async () => (await get(`/v1/webhook_deliveries?endpoint_id=${endpoint.id}&status=failed`, acct)).json.data[0])
+    await del(`/v1/webhook_endpoints/${endpoint.id}`, acct)
+    answer = 200
+    await post(`/v1/webhook_deliveries/${failed.id}/retry`, {}, acct)
+    const done = await until(async () => {
+      const d = (await get(`/v1/webhook_deliveries/${failed.id}`, acct)).json
+      return d.status === "exhausted" ? d : undefined
+    })
+    expect(done.attempts.map((a: { error: string }) => a.error)).toEqual(["HTTP 503", "endpoint deleted"])
+  })
+
   it("webhook_delivery_not_found (404), and another account's delivery is not found", async () => {
     expectError(await get("/v1/webhook_deliveries/wd_doesnotexist0000000"), 404, "webhook_delivery_not_found")
     expectError(await post("/v1/webhook_deliveries/wd_doesnotexist0000000/retry", {}), 404, "webhook_delivery_not_found")
