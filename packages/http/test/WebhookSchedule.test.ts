@@ -76,5 +76,13 @@ describe("webhook retry schedule", () => {
       yield* TestClock.adjust("48 hours")
       expect(yield* webhooks.dispatchDue()).toBe(0)
       expect(hits).toBe(8)
+      // a manual retry of the exhausted delivery: one more attempt, due at once; failing, exhausted again
+      const retried = yield* webhooks.retryDelivery(account, delivery.id)
+      expect(retried).toMatchObject({ status: "pending", attempt_count: Webhook.MAX_ATTEMPTS - 1 })
+      expect(yield* webhooks.dispatchDue()).toBe(1)
+      expect(yield* due()).toMatchObject({ status: "exhausted", next_attempt_at: null })
+      expect(yield* repo.attempts(delivery.id)).toHaveLength(9)
+      const again = yield* Effect.flip(webhooks.retryDelivery(account, "wd_doesnotexist000000"))
+      expect(again.code).toBe("webhook_delivery_not_found")
     }).pipe(Effect.provide(TestLayer)))
 })
