@@ -72,11 +72,14 @@ it("SIGKILL during deliveries, restart: every committed event is delivered at le
   const beforeRestart = new Set(hits.map((h) => h.id))
 
   served = await home.serve(ENV)
-  const end = Date.now() + 60_000
+  const end = Date.now() + 90_000
   while (new Set(hits.map((h) => h.id)).size < committed.size && Date.now() < end) await new Promise((r) => setTimeout(r, 100))
 
   const delivered = new Set(hits.map((h) => h.id))
-  expect([...committed].filter((id) => !delivered.has(id))).toEqual([])
+  const missing = [...committed].filter((id) => !delivered.has(id))
+  // On failure, say why: the delivery log and the restarted server's output.
+  const diagnosis = missing.length === 0 ? "" : JSON.stringify((await call("/v1/webhook_deliveries?limit=100")).data, null, 1) + "\n" + served.log().slice(-4000)
+  expect(missing, diagnosis).toEqual([])
   expect([...delivered].every((id) => committed.has(id))).toBe(true)
   // Duplicates are the same event: header and body agree, and ids repeat rather than multiply.
   expect(hits.every((h) => h.header === h.id)).toBe(true)
@@ -90,4 +93,4 @@ it("SIGKILL during deliveries, restart: every committed event is delivered at le
     await new Promise((r) => setTimeout(r, 200))
   }
   expect(statuses.filter((s) => s !== "succeeded")).toEqual([])
-}, 180_000)
+}, 240_000)
