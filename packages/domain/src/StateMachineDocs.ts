@@ -1,10 +1,11 @@
 /** The docs page of every state machine, rendered from the tables themselves. */
 import { AuthorizationMachine } from "./AuthorizationStatus.ts"
+import { SessionMachine } from "./CheckoutSession.ts"
 import { OrderMachine } from "./OrderStatus.ts"
 import { toMarkdown } from "./StateMachine.ts"
 import { TransactionMachine } from "./TransactionStatus.ts"
 
-export const MACHINES = [OrderMachine, TransactionMachine, AuthorizationMachine] as const
+export const MACHINES = [SessionMachine, OrderMachine, TransactionMachine, AuthorizationMachine] as const
 
 export const render = (): string =>
   [

@@ -5,6 +5,7 @@
 import { readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
 import { AuthorizationMachine } from "../src/AuthorizationStatus.ts"
+import { SessionMachine } from "../src/CheckoutSession.ts"
 import { OrderMachine } from "../src/OrderStatus.ts"
 import { isFinal, type Machine, step } from "../src/StateMachine.ts"
 import { render } from "../src/StateMachineDocs.ts"
@@ -12,6 +13,35 @@ import { TransactionMachine } from "../src/TransactionStatus.ts"
 
 const edges = <S extends string, T extends string>(machine: Machine<S, T>) =>
   new Set(machine.transitions.flatMap((t) => t.from.map((f) => `${f}→${t.to}`)))
+
+describe("Checkout session (spec: States and transitions, Checkout session)", () => {
+  it("final statuses: completed, failed, expired, canceled; a final status never changes", () => {
+    expect([...SessionMachine.finals]).toEqual(["completed", "failed", "expired", "canceled"])
+    for (const final of SessionMachine.finals) {
+      for (const t of SessionMachine.transitions) expect(t.from).not.toContain(final)
+    }
+  })
+
+  it.each([
+    [["open"], "external_step", "pending_action"],
+    [["pending_action"], "attempt_declined_retry", "open"],
+    [["open", "pending_action"], "payment_succeeded", "completed"],
+    [["open", "pending_action"], "last_attempt_declined", "failed"],
+    [["open", "pending_action"], "expired", "expired"],
+    [["open", "pending_action"], "canceled", "canceled"]
+  ] as const)("spec row: %j on %s → %s", (froms, trigger, to) => {
+    for (const from of froms) expect(step(SessionMachine, from, trigger)).toBe(to)
+  })
+
+  it("open and pending_action move between each other, and either to any final status — nothing else", () => {
+    const allowed = new Set([
+      "open→pending_action",
+      "pending_action→open",
+      ...["open", "pending_action"].flatMap((from) => ["completed", "failed", "expired", "canceled"].map((to) => `${from}→${to}`))
+    ])
+    expect(edges(SessionMachine)).toEqual(allowed)
+  })
+})
 
 describe("Order (spec: States and transitions, Order)", () => {
   it("has the spec's statuses and finals", () => {

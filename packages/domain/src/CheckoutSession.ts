@@ -1,0 +1,83 @@
+/**
+ * The hosted checkout session: it owns the customer's retries until it completes, fails, expires or
+ * is canceled (spec: Checkout session). Its transition table is the spec's, row for row.
+ */
+import { Schema } from "effect"
+import { define, type Machine } from "./StateMachine.ts"
+import { CaptureMethod, Customer, NextAction } from "./Payment.ts"
+
+export const SESSION_STATUSES = ["open", "pending_action", "completed", "failed", "expired", "canceled"] as const
+export type SessionStatus = (typeof SESSION_STATUSES)[number]
+
+export type SessionTrigger =
+  | "external_step"
+  | "attempt_declined_retry"
+  | "payment_succeeded"
+  | "last_attempt_declined"
+  | "expired"
+  | "canceled"
+
+const LIVE = ["open", "pending_action"] as const
+
+export const SessionMachine: Machine<SessionStatus, SessionTrigger> = define({
+  name: "Checkout session",
+  states: SESSION_STATUSES,
+  finals: ["completed", "failed", "expired", "canceled"],
+  transitions: [
+    { from: ["open"], trigger: "external_step", to: "pending_action", when: "the customer submits a payment needing an external step (redirect, 3-D Secure, QR, voucher); the session's next_action is set" },
+    { from: ["pending_action"], trigger: "attempt_declined_retry", to: "open", when: "attempts remain (max_payment_attempts not exhausted); the customer may retry" },
+    { from: LIVE, trigger: "payment_succeeded", to: "completed", when: "transaction_id is the settled transaction; for manual capture it means authorized, not captured", emits: ["checkout.session.completed"] },
+    { from: LIVE, trigger: "last_attempt_declined", to: "failed", when: "attempts exhausted", emits: ["checkout.session.failed"] },
+    { from: LIVE, trigger: "expired", to: "expired", when: "expires_at passed; applied when the session is next touched by the hosted page or the API (or the sweeper)", emits: ["checkout.session.expired"] },
+    { from: LIVE, trigger: "canceled", to: "canceled", when: "POST /v1/checkout/sessions/{id}/cancel, or the customer cancels on the hosted page", emits: ["checkout.session.canceled"] }
+  ]
+})
+
+/** max_payment_attempts: default 3, bounds 1–10 (the spec leaves them open; docs/decisions.md). */
+export const DEFAULT_MAX_ATTEMPTS = 3
+export const MAX_ATTEMPTS_BOUNDS = { min: 1, max: 10 } as const
+/** One hour unless `expires_at` is given; at most 24 hours ahead. */
+export const DEFAULT_LIFETIME_MS = 60 * 60 * 1000
+export const MAX_LIFETIME_MS = 24 * 60 * 60 * 1000
+
+export const LineItem = Schema.Struct({ name: Schema.String, quantity: Schema.Int, unit_amount: Schema.Int })
+export type LineItem = typeof LineItem.Type
+
+export const CheckoutSession = Schema.Struct({
+  id: Schema.String,
+  account_id: Schema.String,
+  livemode: Schema.Boolean,
+  order_id: Schema.String,
+  merchant_reference: Schema.String,
+  status: Schema.Literals(SESSION_STATUSES),
+  amount: Schema.Int,
+  currency: Schema.String,
+  country: Schema.NullOr(Schema.String),
+  capture_method: CaptureMethod,
+  /** Confining (several) or pre-selecting (one) methods; null = every method routable. */
+  payment_methods: Schema.NullOr(Schema.Array(Schema.String)),
+  straight_through: Schema.Boolean,
+  max_payment_attempts: Schema.Int,
+  attempts: Schema.Int,
+  expires_at: Schema.String,
+  transaction_id: Schema.NullOr(Schema.String),
+  next_action: Schema.NullOr(NextAction),
+  customer: Schema.NullOr(Customer),
+  success_url: Schema.String,
+  cancel_url: Schema.String,
+  locale: Schema.NullOr(Schema.String),
+  line_items: Schema.NullOr(Schema.Array(LineItem)),
+  collect_address: Schema.Boolean,
+  collect_phone: Schema.Boolean,
+  processing_profile: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  updated_at: Schema.String,
+  version: Schema.Int
+})
+export type CheckoutSession = typeof CheckoutSession.Type
+
+export const isLive = (status: SessionStatus): boolean => status === "open" || status === "pending_action"
+
+/** contract.md: a new session may reuse a reference only once the newest one ended expired, failed or canceled. */
+export const referenceBlocks = (status: SessionStatus): boolean =>
+  status === "open" || status === "pending_action" || status === "completed"
