@@ -151,11 +151,12 @@ type Post = (path: string, body: string) => Promise<{ readonly status: number; r
 /**
  * `connections` workers, each over its own keep-alive connection of an undici pool, run
  * `operation` one at a time until `seconds` are up (or `operations` have started). An operation
- * records its own verdict; one that throws counts as a socket error.
+ * records its own verdict; one that throws counts as a socket error. With `ratePerSecond` the
+ * operations start on a fixed schedule instead (open loop, as long as a worker is free for each).
  */
 const closedLoop = async (
   target: Target,
-  options: { readonly connections: number; readonly seconds: number; readonly operations?: number },
+  options: { readonly connections: number; readonly seconds: number; readonly operations?: number; readonly ratePerSecond?: number },
   operation: (post: Post, recorder: Recorder) => Promise<void>
 ): Promise<Measurement> => {
   const recorder = new Recorder()
@@ -167,10 +168,16 @@ const closedLoop = async (
   const started = performance.now()
   const deadline = started + options.seconds * 1000
   let remaining = options.operations ?? Number.POSITIVE_INFINITY
+  let scheduled = 0
   const worker = async () => {
     // Bounded: one operation at a time until the deadline (or the operation count); a request is
     // bounded by the timeouts above.
     while (performance.now() < deadline && remaining-- > 0) {
+      if (options.ratePerSecond !== undefined) {
+        const slot = started + (scheduled++ * 1000) / options.ratePerSecond
+        if (slot >= deadline) break
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, slot - performance.now())))
+      }
       try {
         await operation(post, recorder)
       } catch (error) {
@@ -234,6 +241,7 @@ export const chargeLoop = (
     readonly connections: number
     readonly seconds: number
     readonly operations?: number
+    readonly ratePerSecond?: number
     readonly onCharged?: (orderId: string, at: number) => void
   }
 ): Promise<Measurement> =>

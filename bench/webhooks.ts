@@ -2,7 +2,7 @@
  * Webhook delivery benchmark: how many deliveries per second `tender serve`'s in-process dispatcher
  * makes to loopback receivers, and how long after a payment's response the receiver gets its event.
  *
- *   npm run bench:webhooks                  # ~2 min: 10 s streams, 16 clients, a 2000-event backlog
+ *   npm run bench:webhooks                  # ~5 min: 10 s streams, 16 clients, a 2000-event backlog
  *   npm run bench:webhooks -- --duration 20 --connections 32 --backlog 4000
  *
  * Starts `tender serve` over a fresh data dir (bench/harness.ts, as the payments bench does), then
@@ -12,8 +12,11 @@
  * charges (POST /v1/payments, bench/load.ts), each of which records one `payment.succeeded` event and,
  * in the same transaction, one delivery per endpoint.
  *
- *   steady    1 endpoint, `--connections` clients charging for `--duration` s: deliveries/s and the
- *             lag from a charge's response at the client to its event's first POST at the receiver
+ *   paced     1 endpoint, charges started at a fixed `--rate` (10/s) for `--duration` s: the lag from a
+ *             charge's response at the client to its event's first POST at the receiver, when the
+ *             dispatcher is not the bottleneck
+ *   steady    1 endpoint, `--connections` clients charging as fast as they can for `--duration` s:
+ *             deliveries/s and the same lag
  *   fan-out   the same with 4 endpoints (4 receivers): 4 deliveries per event
  *   backlog   1 endpoint whose receiver holds its requests unanswered while `--backlog` events are
  *             created (the dispatcher's 4 slots for that endpoint stay taken, so every other delivery
@@ -44,18 +47,20 @@ const { values: options } = parseArgs({
     connections: { type: "string", default: "16" },
     backlog: { type: "string", default: "2000" },
     "backlog-seconds": { type: "string", default: "12" },
-    "drain-timeout": { type: "string", default: "60" },
+    rate: { type: "string", default: "10" },
+    "drain-timeout": { type: "string", default: "180" },
     "keep-data": { type: "boolean", default: false },
     help: { type: "boolean", default: false }
   }
 })
 if (options.help) {
-  console.log(`npm run bench:webhooks -- [--duration S=10] [--warmup S=3] [--connections N=16] [--backlog K=2000]
-                              [--backlog-seconds S=12] [--drain-timeout S=60] [--keep-data]
+  console.log(`npm run bench:webhooks -- [--duration S=10] [--warmup S=3] [--connections N=16] [--rate R=10]
+                              [--backlog K=2000] [--backlog-seconds S=12] [--drain-timeout S=180] [--keep-data]
 
-  --duration         seconds of charges in the steady and fan-out streams
+  --duration         seconds of charges in the paced, steady and fan-out streams
   --warmup           seconds of an unmeasured stream first (0: none)
-  --connections      concurrent clients creating payments
+  --connections      concurrent clients creating payments (steady, fan-out, backlog)
+  --rate             charges per second of the paced stream (open loop)
   --backlog          events to create while the backlog receiver holds its requests
   --backlog-seconds  at most this long to create them (under Tender's 15 s attempt timeout, so the
                      held attempts do not time out and retry)
@@ -68,13 +73,14 @@ const WARMUP = Number(options.warmup)
 const CONNECTIONS = Math.round(positive("connections", options.connections))
 const BACKLOG = Math.round(positive("backlog", options.backlog))
 const BACKLOG_SECONDS = Math.min(positive("backlog-seconds", options["backlog-seconds"]), 14)
+const RATE = positive("rate", options.rate)
 const DRAIN_TIMEOUT = positive("drain-timeout", options["drain-timeout"])
 /** No delivery at all this long after a stream: the dispatcher is not delivering; stop waiting. */
 const NOTHING_ARRIVED_MS = 15_000
 
 const run = Harness.makeRun({
   // Start-up, then per stream its load and drain, the backlog's build and drain, the checks.
-  budgetMs: (300 + (WARMUP + 2 * DURATION + BACKLOG_SECONDS) + 4 * (DRAIN_TIMEOUT + 10) + 120) * 1000,
+  budgetMs: (300 + (WARMUP + 3 * DURATION + BACKLOG_SECONDS) + 5 * (DRAIN_TIMEOUT + 10) + 120) * 1000,
   keepData: options["keep-data"]
 })
 
@@ -181,11 +187,13 @@ const explainPending = async (s: Scenario) => {
   }
 }
 
-const stream = async (s: Scenario, seconds: number) => {
+const stream = async (s: Scenario, seconds: number, ratePerSecond?: number) => {
   s.loadStart = performance.now()
   s.load = await chargeLoop(s.target, s.cardToken, {
-    connections: CONNECTIONS,
+    // Paced: enough clients that one is always free for the next slot.
+    connections: ratePerSecond === undefined ? CONNECTIONS : Math.max(4, Math.ceil(ratePerSecond / 10)),
     seconds,
+    ...(ratePerSecond === undefined ? {} : { ratePerSecond }),
     onCharged: (orderId, at) => s.charged.set(orderId, at)
   })
   s.loadEnd = performance.now()
@@ -393,7 +401,7 @@ const scenarios: Array<Scenario> = []
 const main = async (): Promise<boolean> => {
   console.log(Harness.machine())
   console.log(
-    `run: streams of ${DURATION} s, ${CONNECTIONS} clients, ${WARMUP} s warm-up; backlog of ${BACKLOG} events (at most ${BACKLOG_SECONDS} s to build); drain timeout ${DRAIN_TIMEOUT} s`
+    `run: streams of ${DURATION} s (paced: ${RATE}/s; steady, fan-out: ${CONNECTIONS} clients), ${WARMUP} s warm-up; backlog of ${BACKLOG} events (at most ${BACKLOG_SECONDS} s to build); drain timeout ${DRAIN_TIMEOUT} s`
   )
   console.log(`data dir: ${run.dataDir}`)
   const { origin } = await Harness.startTender(run)
@@ -406,6 +414,9 @@ const main = async (): Promise<boolean> => {
       throw new Error("no webhook delivery arrived during the warm-up: the figures would mean nothing")
     }
   }
+  const paced = await setUp(origin, "paced", 1)
+  scenarios.push(paced)
+  drained = (await stream(paced, DURATION, RATE)) && drained
   const steady = await setUp(origin, "steady", 1)
   scenarios.push(steady)
   drained = (await stream(steady, DURATION)) && drained
@@ -429,8 +440,8 @@ const main = async (): Promise<boolean> => {
   }
 
   console.log(`\n${Harness.machine()}`)
-  console.log(`run: streams of ${DURATION} s, ${CONNECTIONS} clients; backlog of ${BACKLOG} events\n`)
-  console.log(streamTable([steady, fanOut]))
+  console.log(`run: streams of ${DURATION} s (paced: ${RATE}/s; steady, fan-out: ${CONNECTIONS} clients); backlog of ${BACKLOG} events\n`)
+  console.log(streamTable([paced, steady, fanOut]))
   console.log("")
   console.log(backlogTable(held))
   console.log("\ncorrectness:")
