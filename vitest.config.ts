@@ -3,7 +3,8 @@ import { defineConfig } from "vitest/config"
 export default defineConfig({
   test: {
     include: ["packages/*/test/**/*.test.ts", "examples/**/*.test.ts"],
-    testTimeout: 30_000,
+    // Generous: the CLI tests spawn processes that join PostgreSQL, slow on a loaded 2-core runner.
+    testTimeout: 120_000,
     hookTimeout: 120_000,
     // The PostgreSQL suites share one embedded server per worker; two cores.
     maxWorkers: 2

@@ -4,6 +4,7 @@
  */
 import { Schema } from "effect"
 import { define, type Machine } from "./StateMachine.ts"
+import { toMajor } from "./Money.ts"
 import { CaptureMethod, Customer, NextAction } from "./Payment.ts"
 
 export const SESSION_STATUSES = ["open", "pending_action", "completed", "failed", "expired", "canceled"] as const
@@ -81,3 +82,49 @@ export const isLive = (status: SessionStatus): boolean => status === "open" || s
 /** contract.md: a new session may reuse a reference only once the newest one ended expired, failed or canceled. */
 export const referenceBlocks = (status: SessionStatus): boolean =>
   status === "open" || status === "pending_action" || status === "completed"
+
+/** The session record as the API shows it (and as session events carry it). */
+export const sessionView = (session: CheckoutSession, publicUrl: string) => {
+  const major = (minor: number) => toMajor(minor, session.currency)
+  return {
+    id: session.id,
+    url: `${publicUrl.replace(/\/+$/, "")}/checkout/${session.id}`,
+    status: session.status,
+    merchant_reference: session.merchant_reference,
+    order_id: session.order_id,
+    amount: major(session.amount),
+    currency: session.currency,
+    ...(session.country !== null ? { country: session.country } : {}),
+    // spec: `manual` echoed when set (also on GET and search)
+    ...(session.capture_method === "manual" ? { capture_method: "manual" as const } : {}),
+    payment_methods: session.payment_methods,
+    straight_through: session.straight_through,
+    max_payment_attempts: session.max_payment_attempts,
+    attempts: session.attempts,
+    expires_at: session.expires_at,
+    transaction_id: session.status === "completed" ? session.transaction_id : null,
+    next_action: session.status === "pending_action" ? session.next_action : null,
+    customer: session.customer,
+    success_url: session.success_url,
+    cancel_url: session.cancel_url,
+    locale: session.locale,
+    line_items: session.line_items?.map((i) => ({ name: i.name, quantity: i.quantity, unit_amount: major(i.unit_amount) })) ?? null,
+    collect_address: session.collect_address,
+    collect_phone: session.collect_phone,
+    processing_profile: session.processing_profile,
+    created_at: session.created_at
+  }
+}
+export type SessionView = ReturnType<typeof sessionView>
+
+/** Which session event a final status emits. */
+export const sessionEventOf = (status: SessionStatus): string | undefined =>
+  status === "completed"
+    ? "checkout.session.completed"
+    : status === "failed"
+    ? "checkout.session.failed"
+    : status === "expired"
+    ? "checkout.session.expired"
+    : status === "canceled"
+    ? "checkout.session.canceled"
+    : undefined

@@ -93,3 +93,10 @@ export const routable = (method: PaymentMethod, country: string, currency: strin
 /** Methods live for a country and currency, in catalog order. */
 export const methodsFor = (country: string, currency: string): ReadonlyArray<PaymentMethod> =>
   PAYMENT_METHODS.filter((m) => routable(m, country, currency))
+
+/**
+ * Where a currency is at home, for routing a checkout session that names no country (contract.md).
+ * ISO 4217 codes start with their country's code; the euro is routed as the Netherlands, so that
+ * iDEAL is offered beside cards and PayPal.
+ */
+export const homeCountry = (currency: string): string => (currency === "EUR" ? "NL" : currency.slice(0, 2))

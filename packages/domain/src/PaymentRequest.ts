@@ -60,7 +60,7 @@ export interface ValidPayment {
   readonly skip_cvv: boolean
 }
 
-const DOCUMENT_RULES: Record<NonNullable<PaymentMethod["document"]>, { readonly test: (d: string) => boolean; readonly describe: string }> = {
+export const DOCUMENT_RULES: Record<NonNullable<PaymentMethod["document"]>, { readonly test: (d: string) => boolean; readonly describe: string }> = {
   cpf: { test: (d) => /^\d{11}$/.test(d), describe: "a CPF of 11 digits" },
   curp_or_rfc: {
     test: (d) => /^[A-Z]{4}\d{6}[HM][A-Z]{5}[A-Z0-9]\d$/.test(d) || /^[A-Z&Ñ]{3,4}\d{6}[A-Z0-9]{3}$/.test(d),

@@ -17,9 +17,11 @@ import {
   AmountMismatchDecisionConflict,
   AmountMismatchDecisionInvalid,
   CaptureAmountExceedsAuthorized,
+  CheckoutSessionNotFound,
   Conflict,
   type DomainError,
   InvalidOrderStatusTransition,
+  InvalidSessionState,
   InvalidTransactionStatus,
   invalidField,
   OrderNotFound,
@@ -28,12 +30,15 @@ import {
   PaymentUnroutable,
   ProviderUnavailable,
   TransactionNotFound,
+  UnknownPaymentMethod,
   ValidationFailed
 } from "./Errors.ts"
+import { isValidIp } from "./Cidr.ts"
+import { findMethod, homeCountry, routable } from "./PaymentMethods.ts"
 import { Ids } from "./Ids.ts"
 import * as Money from "./Money.ts"
 import { OrderMachine, type OrderStatus, type OrderTrigger } from "./OrderStatus.ts"
-import type { NextAction, Order, Page, PaymentInstrument, SearchQuery, Transaction } from "./Payment.ts"
+import type { NextAction, Order, PaymentInstrument, Transaction } from "./Payment.ts"
 import { type PaymentEventType, eventData } from "./PaymentEvents.ts"
 import {
   type AuthorizeResult,
@@ -42,7 +47,7 @@ import {
   PaymentProvider,
   TransactionRepo
 } from "./PaymentPorts.ts"
-import { type CreatePaymentInput, validateCreate, type ValidPayment } from "./PaymentRequest.ts"
+import { type CreatePaymentInput, DOCUMENT_RULES, normalizeDocument, validateCreate, type ValidPayment } from "./PaymentRequest.ts"
 import {
   identifiersOf,
   major,
@@ -53,9 +58,12 @@ import {
   transactionView
 } from "./PaymentViews.ts"
 import { CardVault, CvcStore, Locks, UnitOfWork, type VaultedCard } from "./Ports.ts"
+import { search, type SearchInput, type SearchResult } from "./Search.ts"
 import { step } from "./StateMachine.ts"
 import { isInFlight, TransactionMachine, type TransactionTrigger } from "./TransactionStatus.ts"
 import { Outbox } from "./Webhooks.ts"
+import * as Session from "./CheckoutSession.ts"
+import { CheckoutSessionRepo, PublicUrl } from "./SessionPorts.ts"
 
 /** A client secret (collect_card / collect_cvv) lives 15 minutes (spec). */
 export const CLIENT_SECRET_TTL_MS = 15 * 60 * 1000
@@ -66,43 +74,21 @@ export interface PaymentTarget {
   readonly merchant_reference?: string | undefined
 }
 
+export interface SessionAttemptInput {
+  readonly payment_method: {
+    readonly code: string
+    readonly details?: { readonly card_token?: string | undefined; readonly document_id?: string | undefined } | undefined
+  }
+  readonly customer?: { readonly email?: string | undefined; readonly name?: string | undefined; readonly ip?: string | undefined } | undefined
+}
+
 export type SimulateOutcome = "succeed" | "fail" | "expire" | "underpay" | "overpay"
 export type ProviderOutcome = "succeed" | "fail" | "cancel" | "expire"
 
-export interface SearchInput {
-  readonly status?: ReadonlyArray<string> | undefined
-  readonly created_from?: string | undefined
-  readonly created_to?: string | undefined
-  readonly processing_profile?: string | undefined
-  readonly merchant_reference?: string | undefined
-  readonly limit?: number | undefined
-  readonly cursor?: string | undefined
-}
-
-export interface SearchResult<A> {
-  readonly data: ReadonlyArray<A>
-  readonly has_more: boolean
-  readonly next_cursor: string | null
-}
+export type { SearchInput, SearchResult } from "./Search.ts"
 
 /** The sandbox cards that stand for the customer when a test helper acts on a card form. */
 const SIMULATED_CARDS = { succeed: "4242424242424242", fail: "4000000000000002" } as const
-
-// Cursors are ASCII (timestamps and ids), so the platform's btoa/atob suffice (no Node APIs here).
-const encodeCursor = (row: { readonly created_at: string; readonly id: string }) =>
-  btoa(JSON.stringify([row.created_at, row.id])).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")
-
-const decodeCursor = (cursor: string): SearchQuery["cursor"] | ValidationFailed => {
-  try {
-    const [created_at, id] = JSON.parse(atob(cursor.replace(/-/g, "+").replace(/_/g, "/")))
-    if (typeof created_at === "string" && typeof id === "string" && !Number.isNaN(Date.parse(created_at))) {
-      return { created_at: new Date(created_at).toISOString(), id }
-    }
-  } catch {
-    // falls through to the validation error
-  }
-  return invalidField("cursor", "is not a cursor returned by this search")
-}
 
 const cardInstrument = (card: VaultedCard, country: string | undefined): PaymentInstrument => ({
   type: "card",
@@ -134,6 +120,11 @@ export class Payments extends Context.Service<Payments, {
   providerOutcome(transactionId: string, outcome: ProviderOutcome): Effect.Effect<{ readonly return_url: string | null }, Failure>
   /** The customer answers a 3-D Secure challenge; the merchant then calls 3ds/complete. */
   answerChallenge(transactionId: string, approved: boolean): Effect.Effect<{ readonly return_url: string | null }, Failure>
+  /**
+   * One attempt of a checkout session's customer: a transaction under the session's order, run like
+   * a direct payment's. The method must be offered by the session; a card arrives vaulted (token).
+   */
+  attemptSession(sessionId: string, input: SessionAttemptInput): Effect.Effect<void, Failure>
   /** Settles captures the provider accepted earlier (`settling`); returns how many settled. */
   settleDue(): Effect.Effect<number>
   /** Operator access by order id, whatever the account (CLI). */
@@ -149,6 +140,7 @@ export class Payments extends Context.Service<Payments, {
       const orders = yield* OrderRepo
       const transactions = yield* TransactionRepo
       const outbox = yield* Outbox
+      const sessions = yield* CheckoutSessionRepo
       const uow = yield* UnitOfWork
       const provider = yield* PaymentProvider
       const vault = yield* CardVault
@@ -212,6 +204,61 @@ export class Payments extends Context.Service<Payments, {
             order_id: order.id,
             data: eventData(order, txn, extra)
           })
+        })
+
+      // --- checkout sessions: an order of subtype `checkout` belongs to a session --------------
+
+      const sessionOf = (order: Order) =>
+        order.subtype !== "checkout"
+          ? Effect.succeed(Option.none<Session.CheckoutSession>())
+          : Effect.flatMap(sessions.findByOrder(order.id), (found) =>
+            Option.isNone(found) ? Effect.succeed(found) : sessions.lock(found.value.id))
+
+      /** A declined attempt: the session's customer may retry while attempts remain; a direct payment may not. */
+      const declineTrigger = (order: Order) =>
+        Effect.map(sessionOf(order), (session): OrderTrigger =>
+          Option.isSome(session) && Session.isLive(session.value.status) && session.value.attempts < session.value.max_payment_attempts
+            ? "attempt_declined_retry"
+            : "attempt_declined_final")
+
+      const emitSession = (session: Session.CheckoutSession, type: string) =>
+        Effect.gen(function*() {
+          yield* outbox.record({
+            id: yield* ids.make("event"),
+            account_id: session.account_id,
+            type,
+            created_at: yield* now,
+            livemode: session.livemode,
+            processing_profile: session.processing_profile,
+            order_id: session.order_id,
+            data: {
+              ...Session.sessionView(session, yield* PublicUrl),
+              // spec: checkout.session.completed carries capture_method, order_id, transaction_id
+              capture_method: session.capture_method
+            }
+          })
+        })
+
+      /** Moves the session behind an order with its attempt's outcome (in the same unit of work). */
+      const followSession = (order: Order, txn: Transaction, what: "succeeded" | "declined" | "action", at: string) =>
+        Effect.gen(function*() {
+          const found = yield* sessionOf(order)
+          // A final session never changes: a late outcome only moves the order (spec: after expiry).
+          if (Option.isNone(found) || !Session.isLive(found.value.status)) return
+          const session = found.value
+          const [trigger, changes]: [Session.SessionTrigger | undefined, Partial<Session.CheckoutSession>] =
+            what === "succeeded"
+              ? ["payment_succeeded", { transaction_id: txn.id, next_action: null }]
+              : what === "action"
+              ? [session.status === "open" ? "external_step" : undefined, { next_action: txn.next_action }]
+              : session.attempts < session.max_payment_attempts
+              ? [session.status === "pending_action" ? "attempt_declined_retry" : undefined, { next_action: null }]
+              : ["last_attempt_declined", { next_action: null }]
+          const status = trigger === undefined ? session.status : step(Session.SessionMachine, session.status, trigger)!
+          const next: Session.CheckoutSession = { ...session, ...changes, status, updated_at: at, version: session.version + 1 }
+          yield* orDieConflict(sessions.update(next))
+          const event = status !== session.status ? Session.sessionEventOf(status) : undefined
+          if (event !== undefined) yield* emitSession(next, event)
         })
 
       const persist = (order: Order | undefined, ...txns: ReadonlyArray<Transaction>) =>
@@ -340,9 +387,10 @@ export class Payments extends Context.Service<Payments, {
           const at = yield* now
           if (result === "unavailable") {
             const failedTxn = moveTransaction(txn, [...sentTriggers(txn), "declined"], { decline_code: "provider_unavailable" }, at)
-            const failedOrder = yield* moveOrder(order, [...orderIsSent(order), "attempt_declined_final"], at)
+            const failedOrder = yield* moveOrder(order, [...orderIsSent(order), yield* declineTrigger(order)], at)
             yield* persist(failedOrder, failedTxn)
             yield* emit("payment.failed", failedOrder, failedTxn)
+            yield* followSession(failedOrder, failedTxn, "declined", at)
             return { order: failedOrder, txn: failedTxn }
           }
           switch (result._tag) {
@@ -363,6 +411,7 @@ export class Payments extends Context.Service<Payments, {
               const next = manual ? moved : { ...moved, payment_instrument: done.payment_instrument }
               yield* persist(next, done)
               yield* emit(manual ? "payment.authorized" : "payment.succeeded", next, done)
+              yield* followSession(next, done, "succeeded", at)
               return { order: next, txn: done }
             }
             case "Declined": {
@@ -371,9 +420,10 @@ export class Payments extends Context.Service<Payments, {
                 provider_transaction_id: result.provider_transaction_id,
                 next_action: null
               }, at)
-              const failedOrder = yield* moveOrder(order, [...orderIsSent(order), "attempt_declined_final"], at)
+              const failedOrder = yield* moveOrder(order, [...orderIsSent(order), yield* declineTrigger(order)], at)
               yield* persist(failedOrder, failedTxn)
               yield* emit("payment.failed", failedOrder, failedTxn)
+              yield* followSession(failedOrder, failedTxn, "declined", at)
               return { order: failedOrder, txn: failedTxn }
             }
             case "ChallengeRequired": {
@@ -386,6 +436,7 @@ export class Payments extends Context.Service<Payments, {
               yield* persist(moved, waiting)
               // spec: payment.requires_action never fires for merchant-initiated charges
               if (!merchantInitiated) yield* emit("payment.requires_action", moved, waiting)
+              yield* followSession(moved, waiting, "action", at)
               return { order: moved, txn: waiting }
             }
           }
@@ -532,6 +583,7 @@ export class Payments extends Context.Service<Payments, {
           const moved = yield* moveOrder(current, ["action_required"], at)
           yield* persist(moved, waiting)
           yield* emit("payment.requires_action", moved, waiting)
+          yield* followSession(moved, waiting, "action", at)
           return snapshot(moved, waiting)
         })))
 
@@ -811,20 +863,27 @@ export class Payments extends Context.Service<Payments, {
             const next = { ...moved, received_amount: received }
             yield* orders.update(next)
             yield* emit(received < order.amount ? "payment.underpaid" : "payment.overpaid", next, txn, { received })
+            // The funds arrived: a hosted checkout completes now; a declined mismatch later returns them.
+            yield* followSession(next, txn, "succeeded", at)
             return next
           }
+          // Under a checkout session, a failed, canceled or expired attempt leaves the customer free
+          // to retry while attempts remain.
+          const retryable = order.subtype === "checkout" && outcome !== "succeed"
           const [txnTriggers, orderTrigger, declineCode]: [ReadonlyArray<TransactionTrigger>, OrderTrigger, string | null] =
             outcome === "succeed"
               ? [["succeeded"], "payment_settled", null]
               : outcome === "fail"
-              ? [["declined"], "attempt_declined_final", "payment_declined"]
+              ? [["declined"], yield* declineTrigger(order), "payment_declined"]
               : outcome === "cancel"
-              ? [["canceled"], "canceled", "canceled_by_customer"]
-              : [["canceled"], "expired", "expired"]
+              ? [["canceled"], retryable ? yield* declineTrigger(order) : "canceled", "canceled_by_customer"]
+              : [["canceled"], retryable ? yield* declineTrigger(order) : "expired", "expired"]
           const doneTxn = moveTransaction(txn, [...sentTriggers(txn), ...txnTriggers], { decline_code: declineCode }, at)
-          const doneOrder = yield* moveOrder(order, [...(order.status === "requires_action" ? ["action_completed" as const] : []), orderTrigger], at)
+          const moved = yield* moveOrder(order, [...(order.status === "requires_action" ? ["action_completed" as const] : []), orderTrigger], at)
+          const doneOrder = outcome === "succeed" ? { ...moved, payment_instrument: doneTxn.payment_instrument } : moved
           yield* persist(doneOrder, doneTxn)
           yield* emit(outcome === "succeed" ? "payment.succeeded" : "payment.failed", doneOrder, doneTxn)
+          yield* followSession(doneOrder, doneTxn, outcome === "succeed" ? "succeeded" : "declined", at)
           return doneOrder
         })))
 
@@ -914,6 +973,84 @@ export class Payments extends Context.Service<Payments, {
         return yield* viewOrder(decided)
       })
 
+
+      const attemptSession = Effect.fn("Payments.attemptSession")(function*(sessionId: string, input: SessionAttemptInput) {
+        const claimed = yield* orDieConflict(uow.transaction(Effect.gen(function*() {
+          const found = yield* sessions.lock(sessionId)
+          if (Option.isNone(found)) return yield* new CheckoutSessionNotFound({ message: `No checkout session ${sessionId}` })
+          const session = found.value
+          if (session.status !== "open") {
+            return yield* new InvalidSessionState({ message: `Checkout session ${session.id} is ${session.status}; an attempt needs it open` })
+          }
+          const method = findMethod(input.payment_method.code)
+          if (method === undefined) return yield* new UnknownPaymentMethod({ message: `Unknown payment method ${input.payment_method.code}` })
+          if (session.payment_methods !== null && !session.payment_methods.includes(method.code)) {
+            return yield* invalidField("payment_method.code", `${method.code} is not offered by this checkout session`)
+          }
+          const country = session.country ?? homeCountry(session.currency)
+          if (!routable(method, country, session.currency)) {
+            return yield* new PaymentUnroutable({ message: `${method.code} cannot be routed for ${country} / ${session.currency}` })
+          }
+          const details = input.payment_method.details
+          const errors: Array<{ field: string; message: string }> = []
+          let document: string | undefined
+          if (method.document !== undefined) {
+            const rule = DOCUMENT_RULES[method.document]
+            document = details?.document_id === undefined ? undefined : normalizeDocument(details.document_id)
+            if (document === undefined || !rule.test(document)) errors.push({ field: "payment_method.details.document_id", message: `must be ${rule.describe}` })
+            if (input.customer?.ip === undefined || !isValidIp(input.customer.ip)) errors.push({ field: "customer.ip", message: "is required: the shopper's IP address" })
+          }
+          if (method.code === "card" && details?.card_token === undefined) errors.push({ field: "payment_method.details.card_token", message: "is required: the card, vaulted" })
+          if (errors.length > 0) return yield* new ValidationFailed({ message: "Invalid attempt", errors })
+          const card = details?.card_token !== undefined && method.code === "card" ? yield* revealCard(session.account_id, details.card_token) : undefined
+          const order = yield* loadLocked(session.order_id)
+          const manual = session.capture_method === "manual" && method.code === "card"
+          const at = yield* now
+          const updated: Order = {
+            ...order,
+            payment_method: method.code,
+            capture_method: manual ? "manual" : "automatic",
+            country,
+            card_token: card?.card.token ?? null,
+            updated_at: at,
+            version: order.version + 1
+          }
+          yield* orders.update(updated)
+          yield* sessions.update({ ...session, attempts: session.attempts + 1, updated_at: at, version: session.version + 1 })
+          const txn = yield* newTransaction(updated, manual ? "authorization" : "payment", updated.amount, {
+            payment_instrument: card !== undefined ? cardInstrument(card.card, undefined) : null
+          })
+          yield* transactions.insert(txn)
+          return { order: updated, txn, card, method, document }
+        })))
+        yield* guarded(claimed.order.id, Effect.gen(function*() {
+          if (claimed.card !== undefined) {
+            const cvc = yield* cvcs.take(claimed.card.card.token)
+            yield* authorizeAttempt(claimed.order, claimed.txn, {
+              number: claimed.card.number,
+              exp_month: claimed.card.card.exp_month,
+              exp_year: claimed.card.card.exp_year,
+              cvc: Option.getOrUndefined(cvc)
+            }, { merchantInitiated: false, authenticated: false })
+            return
+          }
+          const started = yield* provider.startPayment({
+            reference: claimed.txn.id,
+            method: claimed.method.code,
+            amount: claimed.order.amount,
+            currency: claimed.order.currency,
+            country: claimed.order.country,
+            document_id: claimed.document,
+            customer_ip: input.customer?.ip
+          }).pipe(Effect.catchTag("ProviderUnavailable", () => Effect.succeed("unavailable" as const)))
+          if (started === "unavailable") {
+            yield* orDieConflict(recordAuthorization(claimed.order.id, claimed.txn.id, "unavailable", false))
+            return
+          }
+          yield* awaitCustomer(claimed.order, claimed.txn, started.next_action, started.provider_transaction_id)
+        }).pipe(Effect.catchTag("ProviderUnavailable", () => Effect.void)))
+      })
+
       // --- settlement worker --------------------------------------------------------------
 
       const settleOne = (capture: Transaction) =>
@@ -955,42 +1092,12 @@ export class Payments extends Context.Service<Payments, {
         return yield* viewOrder(found.value)
       })
 
-      const search = <Row extends { readonly created_at: string; readonly id: string }, View>(
-        input: SearchInput,
-        run: (query: SearchQuery) => Effect.Effect<Page<Row>>,
-        view: (row: Row) => Effect.Effect<View>
-      ) =>
-        Effect.gen(function*() {
-          const limit = input.limit ?? 20
-          if (!Number.isInteger(limit) || limit < 1 || limit > 100) return yield* invalidField("limit", "must be an integer from 1 to 100")
-          for (const field of ["created_from", "created_to"] as const) {
-            const value = input[field]
-            if (value !== undefined && Number.isNaN(Date.parse(value))) return yield* invalidField(field, "must be an ISO 8601 timestamp")
-          }
-          const cursor = input.cursor === undefined ? undefined : decodeCursor(input.cursor)
-          if (cursor instanceof Error) return yield* cursor
-          const page = yield* run({
-            status: input.status,
-            created_from: input.created_from === undefined ? undefined : new Date(input.created_from).toISOString(),
-            created_to: input.created_to === undefined ? undefined : new Date(input.created_to).toISOString(),
-            processing_profile: input.processing_profile,
-            merchant_reference: input.merchant_reference,
-            limit,
-            cursor
-          })
-          const last = page.data.at(-1)
-          return {
-            data: yield* Effect.forEach(page.data, view),
-            has_more: page.has_more,
-            next_cursor: page.has_more && last !== undefined ? encodeCursor(last) : null
-          }
-        })
-
       const orderOf = (accountId: string, orderId: string) =>
         Effect.map(orders.find(accountId, orderId), Option.getOrThrow)
 
       return Payments.of({
         create,
+        attemptSession,
         capture: Effect.fn("Payments.capture")(function*(account, input) {
           const orderId = yield* resolveTarget(account.id, input)
           return yield* captureOrder(orderId, input.amount, input.final ?? true)

@@ -25,3 +25,8 @@ export class CheckoutSessionRepo extends Context.Service<CheckoutSessionRepo, {
   /** Open or pending_action sessions whose expires_at <= now, oldest first, across accounts (the sweeper). */
   listOverdue(now: string, limit: number): Effect.Effect<ReadonlyArray<CheckoutSession>>
 }>()("@tender/domain/CheckoutSessionRepo") {}
+
+/** Where customers' browsers reach this server: hosted pages are addressed under it. */
+export const PublicUrl = Context.Reference<string>("@tender/domain/PublicUrl", {
+  defaultValue: () => "http://127.0.0.1:8080"
+})

@@ -6,9 +6,12 @@ import { Layer } from "effect"
 import { Accounts } from "./Accounts.ts"
 import { CardTokens } from "./CardTokens.ts"
 import { Payments } from "./Payments.ts"
+import { Sessions } from "./Sessions.ts"
 import { VaultAccess } from "./VaultAccess.ts"
 import { Outbox, Webhooks } from "./Webhooks.ts"
 
-export const layer = Layer.mergeAll(Accounts.layer, CardTokens.layer, VaultAccess.layer, Payments.layer, Webhooks.layer).pipe(
+const core = Layer.mergeAll(Accounts.layer, CardTokens.layer, VaultAccess.layer, Payments.layer, Webhooks.layer).pipe(
   Layer.provideMerge(Outbox.layer)
 )
+
+export const layer = Sessions.layer.pipe(Layer.provideMerge(core))

@@ -38,6 +38,7 @@ import {
   type WebhookDelivery,
   type WebhookEndpoint
 } from "./Webhook.ts"
+import { decodeInput, pageOf, type SearchResult } from "./Search.ts"
 import { HostResolver, PayloadSigner, WebhookDeliveryRepo, WebhookEndpointRepo, WebhookTransport } from "./WebhookPorts.ts"
 
 const iso = (ms: number) => DateTime.formatIso(DateTime.makeUnsafe(ms))
@@ -196,41 +197,20 @@ export interface DeliverySearchInput {
   readonly cursor?: string | undefined
 }
 
-export interface Page<A> {
-  readonly data: ReadonlyArray<A>
-  readonly has_more: boolean
-  readonly next_cursor: string | null
-}
-
-const encodeCursor = (row: { readonly created_at: string; readonly id: string }) =>
-  btoa(JSON.stringify([row.created_at, row.id])).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")
-
-const decodeCursor = (cursor: string): { created_at: string; id: string } | ValidationFailed => {
-  try {
-    const [created_at, id] = JSON.parse(atob(cursor.replace(/-/g, "+").replace(/_/g, "/")))
-    if (typeof created_at === "string" && typeof id === "string" && !Number.isNaN(Date.parse(created_at))) {
-      return { created_at: new Date(created_at).toISOString(), id }
-    }
-  } catch {
-    // falls through
-  }
-  return invalidField("cursor", "is not a cursor returned by this list")
-}
-
 export class Webhooks extends Context.Service<Webhooks, {
   createEndpoint(account: Account, input: { readonly url: string; readonly enabled_events?: ReadonlyArray<string> | undefined; readonly description?: string | undefined }): Effect.Effect<EndpointView, ValidationFailed | WebhookLimitExceeded>
   listEndpoints(account: Account): Effect.Effect<{ readonly data: ReadonlyArray<EndpointView> }>
   getEndpoint(account: Account, id: string): Effect.Effect<EndpointView, WebhookNotFound>
   updateEndpoint(account: Account, id: string, input: { readonly url?: string | undefined; readonly enabled_events?: ReadonlyArray<string> | undefined; readonly description?: string | undefined; readonly status?: "enabled" | "disabled" | undefined }): Effect.Effect<EndpointView, WebhookNotFound | ValidationFailed | Conflict>
   deleteEndpoint(account: Account, id: string): Effect.Effect<{ readonly id: string; readonly deleted: true }, WebhookNotFound>
-  listDeliveries(account: Account | undefined, input: DeliverySearchInput): Effect.Effect<Page<DeliveryView>, ValidationFailed>
+  listDeliveries(account: Account | undefined, input: DeliverySearchInput): Effect.Effect<SearchResult<DeliveryView>, ValidationFailed>
   getDelivery(account: Account | undefined, id: string): Effect.Effect<DeliveryView & { readonly attempts: ReadonlyArray<AttemptView> }, WebhookDeliveryNotFound>
   /** Makes a failed or exhausted delivery due now; anything else is `webhook_delivery_not_retryable`. */
   retryDelivery(account: Account | undefined, id: string): Effect.Effect<DeliveryView, WebhookDeliveryNotFound | WebhookDeliveryNotRetryable>
   /** One dispatcher round: claims what is due and delivers it; returns how many attempts ran. */
   dispatchDue(options?: Partial<DispatchOptions>): Effect.Effect<number>
   /** Operator: events of any account, newest first. */
-  listEvents(input: { readonly account_id?: string | undefined; readonly type?: string | undefined; readonly since?: string | undefined; readonly limit?: number | undefined; readonly cursor?: string | undefined }): Effect.Effect<Page<Envelope & { readonly account_id: string }>, ValidationFailed>
+  listEvents(input: { readonly account_id?: string | undefined; readonly type?: string | undefined; readonly since?: string | undefined; readonly limit?: number | undefined; readonly cursor?: string | undefined }): Effect.Effect<SearchResult<Envelope & { readonly account_id: string }>, ValidationFailed>
   getEvent(id: string): Effect.Effect<{ readonly event: Envelope & { readonly account_id: string }; readonly deliveries: ReadonlyArray<DeliveryView> }, NotFound>
   /** The dispatcher, until interrupted: claims as slots free up, attempts run concurrently. */
   runDispatcher(options?: Partial<DispatchOptions> & { readonly idleMs?: number }): Effect.Effect<never>
@@ -289,23 +269,8 @@ export class Webhooks extends Context.Service<Webhooks, {
           onSome: Effect.succeed
         }))
 
-      const pageOf = <Row extends { readonly created_at: string; readonly id: string }, View>(
-        rows: { readonly data: ReadonlyArray<Row>; readonly has_more: boolean },
-        view: (row: Row) => View
-      ): Page<View> => {
-        const last = rows.data.at(-1)
-        return { data: rows.data.map(view), has_more: rows.has_more, next_cursor: rows.has_more && last !== undefined ? encodeCursor(last) : null }
-      }
-
       const listInput = (input: { readonly limit?: number | undefined; readonly cursor?: string | undefined; readonly since?: string | undefined }) =>
-        Effect.gen(function*() {
-          const limit = input.limit ?? 20
-          if (!Number.isInteger(limit) || limit < 1 || limit > 100) return yield* invalidField("limit", "must be an integer from 1 to 100")
-          if (input.since !== undefined && Number.isNaN(Date.parse(input.since))) return yield* invalidField("since", "must be an ISO 8601 timestamp")
-          const cursor = input.cursor === undefined ? undefined : decodeCursor(input.cursor)
-          if (cursor instanceof Error) return yield* cursor
-          return { limit, cursor, created_from: input.since === undefined ? undefined : new Date(input.since).toISOString() }
-        })
+        Effect.map(decodeInput({ ...input, created_from: input.since }), ({ created_to: _, ...base }) => base)
 
       // --- the dispatcher --------------------------------------------------------------------
 
@@ -502,7 +467,7 @@ export class Webhooks extends Context.Service<Webhooks, {
             status: input.status,
             ...base
           })
-          return pageOf(rows, deliveryView)
+          return pageOf(rows, rows.data.map(deliveryView))
         }),
         getDelivery: Effect.fn("Webhooks.getDelivery")(function*(account, id) {
           const delivery = yield* loadDelivery(account, id)
@@ -531,7 +496,7 @@ export class Webhooks extends Context.Service<Webhooks, {
         listEvents: Effect.fn("Webhooks.listEvents")(function*(input) {
           const base = yield* listInput(input)
           const rows = yield* events.search({ account_id: input.account_id, type: input.type, ...base })
-          return pageOf(rows, (e) => ({ ...envelopeOf(e), account_id: e.account_id }))
+          return pageOf(rows, rows.data.map((e) => ({ ...envelopeOf(e), account_id: e.account_id })))
         }),
         getEvent: Effect.fn("Webhooks.getEvent")(function*(id) {
           const event = yield* events.findAny(id)

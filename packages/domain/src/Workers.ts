@@ -4,6 +4,7 @@
  */
 import { Duration, Effect, Layer, Schedule } from "effect"
 import { Payments } from "./Payments.ts"
+import { Sessions } from "./Sessions.ts"
 import { type DispatchOptions, Webhooks } from "./Webhooks.ts"
 
 const every = <A, E, R>(name: string, interval: Duration.Input, round: Effect.Effect<A, E, R>) =>
@@ -30,5 +31,13 @@ export const webhooks = (options: Partial<DispatchOptions> & { readonly idleMs?:
     })
   )
 
+/** Expires overdue checkout sessions (and emits their events) that nobody touched. */
+export const sessionSweeper = Layer.effectDiscard(
+  Effect.gen(function*() {
+    const sessions = yield* Sessions
+    yield* every("session sweeper", "5 seconds", sessions.expireOverdue())
+  })
+)
+
 export const layer = (options: { readonly webhooks?: Partial<DispatchOptions> & { readonly idleMs?: number } } = {}) =>
-  Layer.merge(settlement, webhooks(options.webhooks))
+  Layer.mergeAll(settlement, webhooks(options.webhooks), sessionSweeper)

@@ -1,0 +1,423 @@
+/**
+ * The Sessions use case: hosted checkout sessions. A session owns its order (subtype `checkout`) and
+ * the customer's attempts under it (Payments.attemptSession) until it completes, fails, expires or is
+ * canceled. Expiry is applied whenever a session is touched (API, hosted page) and by the sweeper.
+ */
+import { Clock, Context, DateTime, Effect, Layer, Option } from "effect"
+import type { Account } from "./Account.ts"
+import { activeProfile } from "./Account.ts"
+import { CardTokens } from "./CardTokens.ts"
+import type { CardInput } from "./CardTokens.ts"
+import * as Session from "./CheckoutSession.ts"
+import { isCountry } from "./Countries.ts"
+import {
+  CheckoutSessionNotFound,
+  type Conflict,
+  CountryNotAvailable,
+  type DomainError,
+  type FieldError,
+  invalidField,
+  InvalidSessionState,
+  MerchantReferenceRequired,
+  UnknownPaymentMethod,
+  ValidationFailed
+} from "./Errors.ts"
+import { Ids } from "./Ids.ts"
+import * as Money from "./Money.ts"
+import { OrderMachine } from "./OrderStatus.ts"
+import type { Order, Transaction } from "./Payment.ts"
+import { OrderRepo, TransactionRepo } from "./PaymentPorts.ts"
+import { findMethod, homeCountry, type PaymentMethod, PAYMENT_METHODS, routable } from "./PaymentMethods.ts"
+import { Payments } from "./Payments.ts"
+import * as Search from "./Search.ts"
+import type { SearchInput, SearchResult } from "./Search.ts"
+import { AccountRepo, UnitOfWork } from "./Ports.ts"
+import { CheckoutSessionRepo, PublicUrl } from "./SessionPorts.ts"
+import { step } from "./StateMachine.ts"
+import { isInFlight } from "./TransactionStatus.ts"
+import { Outbox } from "./Webhooks.ts"
+import type { AccountId } from "./Ids.ts"
+
+export interface CreateSessionInput {
+  readonly amount?: string | undefined
+  readonly currency?: string | undefined
+  readonly country?: string | undefined
+  readonly merchant_reference?: string | undefined
+  readonly success_url?: string | undefined
+  readonly cancel_url?: string | undefined
+  readonly capture_method?: string | undefined
+  readonly customer?: { readonly email?: string | undefined; readonly name?: string | undefined } | undefined
+  readonly payment_methods?: ReadonlyArray<string> | undefined
+  readonly straight_through?: boolean | undefined
+  readonly max_payment_attempts?: number | undefined
+  readonly expires_at?: string | undefined
+  readonly locale?: string | undefined
+  readonly line_items?: ReadonlyArray<{ readonly name: string; readonly quantity: number; readonly unit_amount: string }> | undefined
+  readonly collect_address?: boolean | undefined
+  readonly collect_phone?: boolean | undefined
+  readonly processing_profile?: string | undefined
+}
+
+/** What the hosted page needs to render a session. */
+export interface HostedView {
+  readonly session: Session.CheckoutSession
+  readonly merchant_name: string
+  readonly methods: ReadonlyArray<PaymentMethod>
+  readonly attempts_left: number
+  readonly last_decline: string | null
+}
+
+export interface SubmitInput {
+  readonly payment_method: {
+    readonly code: string
+    readonly details?: { readonly card?: CardInput | undefined; readonly card_token?: string | undefined; readonly document_id?: string | undefined } | undefined
+  }
+  readonly customer?: { readonly email?: string | undefined; readonly name?: string | undefined; readonly ip?: string | undefined } | undefined
+}
+
+const iso = (ms: number) => DateTime.formatIso(DateTime.makeUnsafe(ms))
+const isHttpUrl = (value: string) => {
+  try {
+    const url = new URL(value)
+    return url.protocol === "https:" || url.protocol === "http:"
+  } catch {
+    return false
+  }
+}
+
+export class Sessions extends Context.Service<Sessions, {
+  create(account: Account, input: CreateSessionInput): Effect.Effect<Session.SessionView, DomainError>
+  get(account: Account, id: string): Effect.Effect<Session.SessionView, CheckoutSessionNotFound>
+  byReference(account: Account, reference: string): Effect.Effect<Session.SessionView, CheckoutSessionNotFound>
+  search(account: Account, input: SearchInput): Effect.Effect<SearchResult<Session.SessionView>, ValidationFailed>
+  cancel(account: Account, id: string): Effect.Effect<Session.SessionView, CheckoutSessionNotFound | InvalidSessionState>
+  /** The test helper: acts as the customer submitting the hosted form. */
+  attempt(account: Account, id: string, input: SubmitInput): Effect.Effect<Session.SessionView, DomainError>
+  /** The sweeper: expires overdue sessions (and emits their events); returns how many. */
+  expireOverdue(): Effect.Effect<number>
+  /** Operator access (CLI), any account. */
+  operator: {
+    get(id: string): Effect.Effect<Session.SessionView, CheckoutSessionNotFound>
+    cancel(id: string): Effect.Effect<Session.SessionView, CheckoutSessionNotFound | InvalidSessionState>
+  }
+  hostedView(id: string): Effect.Effect<Option.Option<HostedView>>
+  submit(id: string, input: SubmitInput): Effect.Effect<HostedView, DomainError>
+  cancelByCustomer(id: string): Effect.Effect<HostedView, DomainError>
+}>()("@tender/domain/Sessions") {
+  static readonly layer = Layer.effect(
+    Sessions,
+    Effect.gen(function*() {
+      const sessions = yield* CheckoutSessionRepo
+      const orders = yield* OrderRepo
+      const transactions = yield* TransactionRepo
+      const accounts = yield* AccountRepo
+      const uow = yield* UnitOfWork
+      const outbox = yield* Outbox
+      const payments = yield* Payments
+      const cardTokens = yield* CardTokens
+      const ids = yield* Ids
+
+      const view = (session: Session.CheckoutSession) =>
+        Effect.gen(function*() {
+          return Session.sessionView(session, yield* PublicUrl)
+        })
+
+      const emit = (session: Session.CheckoutSession, type: string) =>
+        Effect.gen(function*() {
+          yield* outbox.record({
+            id: yield* ids.make("event"),
+            account_id: session.account_id,
+            type,
+            created_at: iso(yield* Clock.currentTimeMillis),
+            livemode: session.livemode,
+            processing_profile: session.processing_profile,
+            order_id: session.order_id,
+            data: { ...Session.sessionView(session, yield* PublicUrl), capture_method: session.capture_method }
+          })
+        })
+
+      /**
+       * Ends a live session (expired or canceled) in one unit of work: its event, and its order when
+       * no attempt is still out at a provider (such an attempt may still report, spec: after expiry).
+       */
+      const close = (sessionId: string, trigger: "expired" | "canceled") =>
+        uow.transaction(Effect.gen(function*() {
+          const session = Option.getOrThrow(yield* sessions.lock(sessionId))
+          const status = step(Session.SessionMachine, session.status, trigger)
+          if (status === undefined) {
+            return yield* new InvalidSessionState({ message: `Checkout session ${session.id} is ${session.status}; a final session never changes` })
+          }
+          const at = iso(yield* Clock.currentTimeMillis)
+          const next: Session.CheckoutSession = { ...session, status, next_action: null, updated_at: at, version: session.version + 1 }
+          yield* sessions.update(next)
+          const order = Option.getOrThrow(yield* orders.lock(session.order_id))
+          const attempts = yield* transactions.listByOrder(order.id)
+          const outstanding = attempts.some((t) => isInFlight(t.status) && t.provider_transaction_id !== null)
+          const orderNext = step(OrderMachine, order.status, trigger)
+          if (!outstanding && orderNext !== undefined) {
+            yield* orders.update({ ...order, status: orderNext, updated_at: at, version: order.version + 1 })
+            for (const t of attempts.filter((a) => isInFlight(a.status))) {
+              yield* transactions.update({ ...t, status: "canceled", updated_at: at, version: t.version + 1 })
+            }
+          }
+          yield* emit(next, Session.sessionEventOf(status)!)
+          return next
+        })).pipe(Effect.catchTag("Conflict", (e: Conflict) => Effect.die(e)))
+
+      /** Applies expiry when a session is touched: a GET shortly after expires_at may still say open (spec). */
+      const touch = (session: Session.CheckoutSession) =>
+        Effect.gen(function*() {
+          if (!Session.isLive(session.status) || Date.parse(session.expires_at) > (yield* Clock.currentTimeMillis)) return session
+          return yield* close(session.id, "expired").pipe(
+            // Someone else ended it meanwhile: read what they left.
+            Effect.catchTag("InvalidSessionState", () => Effect.map(sessions.findAny(session.id), Option.getOrThrow))
+          )
+        })
+
+      const load = (account: Account | undefined, id: string) =>
+        Effect.flatMap(account === undefined ? sessions.findAny(id) : sessions.find(account.id, id), Option.match({
+          onNone: () => Effect.fail(new CheckoutSessionNotFound({ message: `No checkout session ${id}` })),
+          onSome: touch
+        }))
+
+      const validate = (account: Account, input: CreateSessionInput, now: number) => {
+        const reference = input.merchant_reference?.trim() ?? ""
+        if (reference === "") return new MerchantReferenceRequired({ message: "merchant_reference is required" })
+        const errors: Array<FieldError> = []
+        const add = (field: string, message: string) => errors.push({ field, message })
+        const currency = input.currency ?? ""
+        if (!Money.isCurrency(currency)) add("currency", "must be an ISO 4217 code such as USD")
+        let amount = 0
+        if (input.amount === undefined) add("amount", "is required")
+        else if (Money.isCurrency(currency)) {
+          const parsed = Money.parseAmount(input.amount, currency)
+          if ("error" in parsed) add("amount", Money.amountErrorMessage(parsed.error, currency))
+          else amount = parsed.minor
+        }
+        if (input.country !== undefined && !isCountry(input.country)) add("country", "must be an ISO 3166-1 alpha-2 code")
+        for (const field of ["success_url", "cancel_url"] as const) {
+          const value = input[field]
+          if (value === undefined) add(field, "is required")
+          else if (!isHttpUrl(value)) add(field, "must be an http or https URL")
+        }
+        const max = input.max_payment_attempts ?? Session.DEFAULT_MAX_ATTEMPTS
+        if (!Number.isInteger(max) || max < Session.MAX_ATTEMPTS_BOUNDS.min || max > Session.MAX_ATTEMPTS_BOUNDS.max) {
+          add("max_payment_attempts", `must be an integer from ${Session.MAX_ATTEMPTS_BOUNDS.min} to ${Session.MAX_ATTEMPTS_BOUNDS.max}`)
+        }
+        let expiresAt = now + Session.DEFAULT_LIFETIME_MS
+        if (input.expires_at !== undefined) {
+          const parsed = Date.parse(input.expires_at)
+          if (Number.isNaN(parsed)) add("expires_at", "must be an ISO 8601 timestamp")
+          else if (parsed <= now) add("expires_at", "must be in the future")
+          else if (parsed > now + Session.MAX_LIFETIME_MS) add("expires_at", "must be at most 24 hours ahead")
+          else expiresAt = parsed
+        }
+        const methods = input.payment_methods
+        if (methods !== undefined) {
+          if (methods.length === 0) add("payment_methods", "must name at least one method")
+          const unknown = methods.find((m) => findMethod(m) === undefined)
+          if (unknown !== undefined) return new UnknownPaymentMethod({ message: `Unknown payment method ${unknown}` })
+        }
+        const manual = input.capture_method === "manual"
+        if (input.capture_method !== undefined && input.capture_method !== "manual" && input.capture_method !== "automatic") {
+          add("capture_method", "must be manual or automatic")
+        }
+        if (input.straight_through === true) {
+          const single = methods?.length === 1 ? findMethod(methods[0]) : undefined
+          if (single === undefined || single.next_action_type !== "redirect") {
+            add("straight_through", "needs exactly one payment method, a redirect method")
+          }
+        }
+        if (input.locale !== undefined && !/^[a-z]{2}(-[A-Z]{2})?$/.test(input.locale)) add("locale", "must be a language tag such as en or pt-BR")
+        const items = input.line_items ?? []
+        const lineItems = items.map((item, i) => {
+          if (item.name.trim() === "") add(`line_items[${i}].name`, "is required")
+          if (!Number.isInteger(item.quantity) || item.quantity < 1) add(`line_items[${i}].quantity`, "must be a positive integer")
+          const unit = Money.parseAmount(item.unit_amount, Money.isCurrency(currency) ? currency : "USD")
+          if ("error" in unit) add(`line_items[${i}].unit_amount`, Money.amountErrorMessage(unit.error, currency))
+          return { name: item.name, quantity: item.quantity, unit_amount: "minor" in unit ? unit.minor : 0 }
+        })
+        if (input.processing_profile !== undefined && activeProfile(account, input.processing_profile) === undefined) {
+          add("processing_profile", "is not an active processing profile of this account")
+        }
+        if (input.customer?.email !== undefined && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(input.customer.email)) add("customer.email", "must be an email address")
+        if (errors.length > 0) return new ValidationFailed({ message: `Invalid checkout session: ${errors.map((e) => e.field).join(", ")}`, errors })
+        const country = input.country ?? homeCountry(currency)
+        const offered = (methods ?? PAYMENT_METHODS.map((m) => m.code)).filter((m) => routable(findMethod(m)!, country, currency))
+        if (offered.length === 0) {
+          return new CountryNotAvailable({ message: `None of the session's payment methods can be routed for ${country} / ${currency}` })
+        }
+        if (manual && !offered.includes("card")) {
+          return invalidField("capture_method", "manual capture needs card among the session's payment methods")
+        }
+        return {
+          reference,
+          amount,
+          currency,
+          country: input.country ?? null,
+          routingCountry: country,
+          max,
+          expiresAt,
+          manual,
+          lineItems: input.line_items === undefined ? null : lineItems
+        }
+      }
+
+      const create = Effect.fn("Sessions.create")(function*(account: Account, input: CreateSessionInput) {
+        const nowMs = yield* Clock.currentTimeMillis
+        const valid = validate(account, input, nowMs)
+        if (valid instanceof Error) return yield* Effect.fail(valid as DomainError)
+        const at = iso(nowMs)
+        const publicUrl = yield* PublicUrl
+        const sessionId = yield* ids.make("checkoutSession")
+        const hosted = `${publicUrl.replace(/\/+$/, "")}/checkout/${sessionId}`
+        const order: Order = {
+          id: yield* ids.make("order"),
+          account_id: account.id,
+          livemode: account.mode === "live",
+          merchant_reference: valid.reference,
+          subtype: "checkout",
+          status: "pending",
+          amount: valid.amount,
+          currency: valid.currency,
+          country: valid.routingCountry,
+          payment_method: input.payment_methods?.length === 1 ? input.payment_methods[0] : "none",
+          capture_method: valid.manual ? "manual" : "automatic",
+          processing_profile: input.processing_profile ?? null,
+          customer: input.customer?.email !== undefined || input.customer?.name !== undefined ? { ...input.customer } as Order["customer"] : null,
+          // The provider's pages send the customer back to the hosted page, which knows what comes next.
+          success_url: hosted,
+          cancel_url: hosted,
+          card_token: null,
+          payment_instrument: null,
+          received_amount: null,
+          created_at: at,
+          updated_at: at,
+          version: 1
+        }
+        const session: Session.CheckoutSession = {
+          id: sessionId,
+          account_id: account.id,
+          livemode: order.livemode,
+          order_id: order.id,
+          merchant_reference: valid.reference,
+          status: "open",
+          amount: valid.amount,
+          currency: valid.currency,
+          country: valid.country,
+          capture_method: valid.manual ? "manual" : "automatic",
+          payment_methods: input.payment_methods ?? null,
+          straight_through: input.straight_through ?? false,
+          max_payment_attempts: valid.max,
+          attempts: 0,
+          expires_at: iso(valid.expiresAt),
+          transaction_id: null,
+          next_action: null,
+          customer: order.customer,
+          success_url: input.success_url!,
+          cancel_url: input.cancel_url!,
+          locale: input.locale ?? null,
+          line_items: valid.lineItems,
+          collect_address: input.collect_address ?? false,
+          collect_phone: input.collect_phone ?? false,
+          processing_profile: input.processing_profile ?? null,
+          created_at: at,
+          updated_at: at,
+          version: 1
+        }
+        yield* uow.transaction(Effect.gen(function*() {
+          yield* orders.insert(order)
+          yield* sessions.insert(session)
+        }))
+        // straight_through: the single redirect method starts at once; the session waits on it.
+        if (session.straight_through) yield* payments.attemptSession(session.id, { payment_method: { code: session.payment_methods![0] } })
+        return yield* view(Option.getOrThrow(yield* sessions.findAny(session.id)))
+      })
+
+      const merchantName = (accountId: string) =>
+        Effect.map(accounts.findById(accountId as AccountId), (a) => Option.match(a, { onNone: () => "", onSome: (x) => x.name }))
+
+      const hostedView = (id: string) =>
+        Effect.gen(function*() {
+          const found = yield* sessions.findAny(id)
+          if (Option.isNone(found)) return Option.none<HostedView>()
+          const session = yield* touch(found.value)
+          const country = session.country ?? homeCountry(session.currency)
+          const offered = (session.payment_methods ?? PAYMENT_METHODS.map((m) => m.code))
+            .map((code) => findMethod(code)!)
+            .filter((m) => routable(m, country, session.currency))
+          const attempts: ReadonlyArray<Transaction> = yield* transactions.listByOrder(session.order_id)
+          const last = [...attempts].reverse().find((t) => t.kind === "payment" || t.kind === "authorization")
+          return Option.some<HostedView>({
+            session,
+            merchant_name: yield* merchantName(session.account_id),
+            methods: offered,
+            attempts_left: Math.max(0, session.max_payment_attempts - session.attempts),
+            last_decline: last !== undefined && (last.status === "failed" || last.status === "canceled") ? last.decline_code : null
+          })
+        })
+
+      const submit = (id: string, input: SubmitInput) =>
+        Effect.gen(function*() {
+          const found = yield* sessions.findAny(id)
+          if (Option.isNone(found)) return yield* new CheckoutSessionNotFound({ message: `No checkout session ${id}` })
+          const session = yield* touch(found.value)
+          const details = input.payment_method.details
+          let cardToken = details?.card_token
+          if (details?.card !== undefined) {
+            const account = Option.getOrThrow(yield* accounts.findById(session.account_id as AccountId))
+            cardToken = (yield* cardTokens.tokenize(account, details.card)).token
+          }
+          yield* payments.attemptSession(session.id, {
+            payment_method: { code: input.payment_method.code, details: { card_token: cardToken, document_id: details?.document_id } },
+            customer: input.customer
+          })
+          return Option.getOrThrow(yield* hostedView(id))
+        })
+
+      const search = Effect.fn("Sessions.search")(function*(account: Account, input: SearchInput) {
+        return yield* Search.search(input, (q) => sessions.search(account.id, q), (s) => Effect.flatMap(touch(s), view))
+      })
+
+      return Sessions.of({
+        create,
+        get: (account, id) => Effect.flatMap(load(account, id), view),
+        byReference: (account, reference) =>
+          Effect.flatMap(sessions.findNewestByReference(account.id, reference), Option.match({
+            onNone: () => Effect.fail(new CheckoutSessionNotFound({ message: `No checkout session with merchant_reference ${reference}` })),
+            onSome: (s) => Effect.flatMap(touch(s), view)
+          })),
+        search,
+        cancel: (account, id) => Effect.flatMap(load(account, id), (s) => Effect.flatMap(close(s.id, "canceled"), view)),
+        attempt: (account, id, input) =>
+          Effect.gen(function*() {
+            yield* load(account, id)
+            yield* submit(id, input)
+            return yield* view(Option.getOrThrow(yield* sessions.findAny(id)))
+          }),
+        expireOverdue: Effect.fn("Sessions.expireOverdue")(function*() {
+          const due = yield* sessions.listOverdue(iso(yield* Clock.currentTimeMillis), 100)
+          let expired = 0
+          for (const s of due) {
+            const done = yield* close(s.id, "expired").pipe(Effect.as(true), Effect.catchTag("InvalidSessionState", () => Effect.succeed(false)))
+            if (done) expired++
+          }
+          return expired
+        }),
+        operator: {
+          get: (id) => Effect.flatMap(load(undefined, id), view),
+          cancel: (id) => Effect.flatMap(load(undefined, id), (s) => Effect.flatMap(close(s.id, "canceled"), view))
+        },
+        hostedView,
+        submit,
+        cancelByCustomer: (id) =>
+          Effect.gen(function*() {
+            const found = yield* sessions.findAny(id)
+            if (Option.isNone(found)) return yield* new CheckoutSessionNotFound({ message: `No checkout session ${id}` })
+            yield* close(found.value.id, "canceled")
+            return Option.getOrThrow(yield* hostedView(id))
+          })
+      })
+    })
+  )
+}
