@@ -6,6 +6,7 @@ import { HttpApi, OpenApi } from "effect/http-api"
 import { OrdersApi, TransactionsApi } from "./api/OrdersApi.ts"
 import { PaymentMethodsApi } from "./api/PaymentMethodsApi.ts"
 import { PaymentsApi } from "./api/PaymentsApi.ts"
+import { SessionsApi, SessionTestHelpersApi } from "./api/SessionsApi.ts"
 import { TestHelpersApi } from "./api/TestHelpersApi.ts"
 import { VaultApi } from "./api/VaultApi.ts"
 import { WebhookDeliveriesApi, WebhookEndpointsApi } from "./api/WebhooksApi.ts"
@@ -13,10 +14,12 @@ import { ApiKeyAuth, RequestValidation } from "./Middleware.ts"
 
 export class Api extends HttpApi.make("tender")
   .add(PaymentsApi)
+  .add(SessionsApi)
   .add(OrdersApi)
   .add(TransactionsApi)
   .add(PaymentMethodsApi)
   .add(TestHelpersApi)
+  .add(SessionTestHelpersApi)
   .add(VaultApi)
   .add(WebhookEndpointsApi)
   .add(WebhookDeliveriesApi)

@@ -11,6 +11,7 @@ import { Api } from "./Api.ts"
 import * as Gateway from "./Gateway.ts"
 import { PaymentMethodsHandlers } from "./handlers/PaymentMethodsHandlers.ts"
 import { OrdersHandlers, PaymentsHandlers, TransactionsHandlers } from "./handlers/PaymentsHandlers.ts"
+import { SessionsHandlers, SessionTestHelpersHandlers } from "./handlers/SessionsHandlers.ts"
 import { TestHelpersHandlers } from "./handlers/TestHelpersHandlers.ts"
 import { VaultHandlers } from "./handlers/VaultHandlers.ts"
 import { WebhookDeliveriesHandlers, WebhookEndpointsHandlers } from "./handlers/WebhooksHandlers.ts"
@@ -35,6 +36,8 @@ export const DOCS_PATH = "/docs"
 const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: OPENAPI_PATH }).pipe(
   Layer.provide([
     PaymentsHandlers,
+    SessionsHandlers,
+    SessionTestHelpersHandlers,
     OrdersHandlers,
     TransactionsHandlers,
     PaymentMethodsHandlers,

@@ -7,6 +7,7 @@
  */
 import { Money } from "@tender/domain"
 import { HttpServerResponse } from "effect/http"
+import QRCode from "qrcode"
 
 /** Markup that is already safe to emit. */
 export class Html {
@@ -57,6 +58,39 @@ export const money = (minor: number, currency: string): string => `${Money.toDec
 /** An ISO timestamp as a short, unambiguous UTC time (`2026-03-04 09:30 UTC`). */
 export const utcTime = (iso: string): string => `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`
 
+/**
+ * Money for a customer, in their locale (`R$ 10,50`, `10,50 €`, `$10.50`). The amount goes to Intl as
+ * a decimal string, so no float rounding creeps in, and the digits are Tender's exponent for the
+ * currency (Intl's own table differs for a few, e.g. COP). Falls back to `money` for a code Intl
+ * refuses.
+ */
+export const localMoney = (minor: number, currency: string, localeTag: string): string => {
+  const digits = Money.exponent(currency)
+  try {
+    const format = new Intl.NumberFormat(localeTag, {
+      style: "currency",
+      currency,
+      minimumFractionDigits: digits,
+      maximumFractionDigits: digits
+    })
+    // Intl formats decimal strings exactly (ES2023); the lib typings only admit numbers.
+    return format.format(Money.toDecimalString(minor, currency) as unknown as number)
+  } catch {
+    return money(minor, currency)
+  }
+}
+
+/** An ISO timestamp as a date and time in the customer's locale, always in UTC and saying so. */
+export const localTime = (iso: string, localeTag: string): string => {
+  const date = new Date(iso)
+  if (Number.isNaN(date.getTime())) return iso
+  try {
+    return `${new Intl.DateTimeFormat(localeTag, { dateStyle: "medium", timeStyle: "short", timeZone: "UTC" }).format(date)} UTC`
+  } catch {
+    return utcTime(iso)
+  }
+}
+
 const METHOD_NAMES: Readonly<Record<string, string>> = {
   card: "Card",
   paypal: "PayPal",
@@ -74,6 +108,36 @@ export const methodName = (code: string): string => METHOD_NAMES[code] ?? code
 
 /** Only web links are rendered as links; anything else (e.g. `javascript:`) stays plain text. */
 export const isWebUrl = (url: string): boolean => /^https?:\/\//i.test(url)
+
+/**
+ * Links a payment app may be opened with (`mach://…`, `bitcoin:…`) as well as web links; schemes
+ * that run code or read local data in the browser never are.
+ */
+export const isAppLink = (url: string): boolean => {
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase()
+  return scheme !== undefined && !["javascript", "vbscript", "data", "file", "blob", "about"].includes(scheme)
+}
+
+/** The quiet zone QR readers need around the code, in modules. */
+const QR_MARGIN = 4
+
+/**
+ * A QR code as an `<img>` whose source is an SVG data URL drawn here, synchronously, from the
+ * payload: the page stays one self-contained response (no image route, no third-party host).
+ */
+export const qrImage = (data: string, alt: string): Html => {
+  const { size, data: cells } = QRCode.create(data, { errorCorrectionLevel: "M" }).modules
+  let path = ""
+  for (let row = 0; row < size; row++) {
+    for (let col = 0; col < size; col++) {
+      if (cells[row * size + col]) path += `M${col + QR_MARGIN} ${row + QR_MARGIN}h1v1h-1z`
+    }
+  }
+  const extent = size + 2 * QR_MARGIN
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${extent} ${extent}" shape-rendering="crispEdges">` +
+    `<rect width="100%" height="100%" fill="#fff"/><path fill="#000" d="${path}"/></svg>`
+  return html`<img class="qr" src="${`data:image/svg+xml;base64,${Buffer.from(svg).toString("base64")}`}" alt="${alt}">`
+}
 
 const STYLE = `
 *{box-sizing:border-box}
@@ -99,6 +163,45 @@ button{font:inherit;font-weight:600;border:0;border-radius:8px;padding:.8rem 1re
 .status.good{color:#1a7f37}
 .status.bad{color:#cf222e}
 a{color:#0969da}
+h2{font-size:1rem;margin:1.25rem 0 .5rem}
+.merchant{margin:0;color:#57606a;font-weight:600}
+.amount{font-size:2rem;font-weight:700;margin:.1rem 0 .25rem;letter-spacing:-.01em}
+.muted{color:#57606a;font-size:.875rem;margin:0 0 .75rem}
+.items{list-style:none;margin:.75rem 0 0;padding:0;border-top:1px solid #eaeef2}
+.items li{display:flex;justify-content:space-between;gap:1rem;padding:.5rem 0;border-bottom:1px solid #eaeef2}
+.items .qty{display:block;color:#57606a;font-size:.875rem}
+.items .sum{font-weight:600;white-space:nowrap}
+.items .total{font-weight:700;border-bottom:0}
+.alert{background:#ffebe9;color:#82071e;border:1px solid #ffcecb;border-radius:8px;padding:.75rem;margin:1rem 0}
+.alert p{color:inherit;margin:0}
+.alert p+p{margin-top:.25rem}
+.hint{background:#fff8c5;border-radius:8px;padding:.5rem .75rem;font-size:.875rem;margin:.75rem 0 0}
+.method{border:1px solid #d0d7de;border-radius:10px;margin:.5rem 0;background:#fff}
+.method[open]{border-color:#0969da;box-shadow:0 0 0 1px #0969da}
+.method summary{cursor:pointer;padding:.85rem 1rem;list-style:none;display:flex;align-items:center;gap:.75rem}
+.method summary::-webkit-details-marker{display:none}
+.method summary::before{content:"";flex:none;width:1rem;height:1rem;border:2px solid #8c959f;border-radius:50%}
+.method[open] summary::before{border:5px solid #0969da}
+.method summary strong{display:block}
+.method summary span span{display:block;color:#57606a;font-size:.875rem}
+.method form{padding:0 1rem 1rem}
+label{display:block;font-weight:600;font-size:.875rem;margin:.85rem 0 .3rem}
+label .opt{font-weight:400;color:#57606a}
+input,select{font:inherit;width:100%;min-height:2.75rem;padding:.6rem .75rem;border:1px solid #8c959f;border-radius:8px;background:#fff;color:inherit}
+input:focus,select:focus,button:focus-visible,a:focus-visible,summary:focus-visible{outline:3px solid #0969da;outline-offset:1px}
+input[aria-invalid=true],select[aria-invalid=true]{border-color:#cf222e;border-width:2px}
+.field-error{color:#cf222e;font-size:.875rem;margin:.25rem 0 0}
+.pair{display:grid;grid-template-columns:1fr 1fr;gap:0 .75rem}
+fieldset{border:0;margin:0;padding:0;min-width:0}
+legend{font-weight:700;padding:0;margin:1.25rem 0 0}
+.button{display:block;text-align:center;text-decoration:none;font-weight:600;border-radius:8px;padding:.8rem 1rem}
+.button.primary{color:#fff}
+.button.neutral{color:#1f2328}
+.link{background:none;color:#0969da;font-weight:400;padding:.5rem;text-decoration:underline}
+.final{text-align:center}
+.final .mark{font-size:2.5rem;line-height:1;margin:.5rem 0 0}
+footer{text-align:center;color:#6e7781;font-size:.8125rem;margin-top:1rem}
+@media (max-width:360px){.pair{grid-template-columns:1fr}}
 `
 
 export interface PageOptions {
@@ -106,16 +209,24 @@ export interface PageOptions {
   readonly body: Html
   /** A strip across the top saying what this page is not (e.g. a live provider). */
   readonly banner?: string | undefined
+  /** The page's language (BCP 47), for screen readers, hyphenation and the browser's own widgets. */
+  readonly lang?: string | undefined
+  /**
+   * Reload the page after this many seconds: how a page without scripts notices an outcome that
+   * arrives elsewhere (a QR code paid from a phone).
+   */
+  readonly refreshSeconds?: number | undefined
 }
 
 export const page = (options: PageOptions): Html =>
   html`<!doctype html>
-<html lang="en">
+<html lang="${options.lang ?? "en"}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="robots" content="noindex">
-<title>${options.title}</title>
+${options.refreshSeconds !== undefined && html`<meta http-equiv="refresh" content="${Math.max(1, Math.round(options.refreshSeconds))}">
+`}<title>${options.title}</title>
 <style>${new Html(STYLE)}</style>
 </head>
 <body>
@@ -126,13 +237,32 @@ ${options.banner === undefined ? "" : html`<div class="banner" role="note">${opt
 `
 
 // Inline styles only, no scripts, no third-party anything; pages are per-payment and must not be
-// cached or framed.
-const PAGE_HEADERS = {
-  "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'",
+// cached or framed. No `form-action`: Chromium applies it to the redirects after a post too, and the
+// checkout's form ends in a 303 to the merchant's success_url or the provider's page.
+const csp = (imageSources: string) =>
+  `default-src 'none'; style-src 'unsafe-inline'; img-src ${imageSources}; frame-ancestors 'none'; base-uri 'none'`
+
+const pageHeaders = (imageSources: string) => ({
+  "content-security-policy": csp(imageSources),
   "cache-control": "no-store",
   "referrer-policy": "no-referrer",
   "x-content-type-options": "nosniff"
+})
+
+const PAGE_HEADERS = pageHeaders("'self' data:")
+const REMOTE_IMAGE_HEADERS = pageHeaders("'self' data: https:")
+
+export interface ResponseOptions {
+  /**
+   * Allow images from any https origin: only for a provider's QR image that comes as a URL with no
+   * payload to draw it from.
+   */
+  readonly remoteImages?: boolean | undefined
 }
 
-export const response = (document: Html, status = 200): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.text(document.value, { status, contentType: "text/html; charset=utf-8", headers: PAGE_HEADERS })
+export const response = (document: Html, status = 200, options: ResponseOptions = {}): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.text(document.value, {
+    status,
+    contentType: "text/html; charset=utf-8",
+    headers: options.remoteImages === true ? REMOTE_IMAGE_HEADERS : PAGE_HEADERS
+  })

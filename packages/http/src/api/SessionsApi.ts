@@ -1,0 +1,96 @@
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { CheckoutSession, Payment } from "@tender/domain"
+import { page, SearchRequest } from "./PaymentSchemas.ts"
+
+const optional = Schema.optional
+const SessionId = Schema.String.check(Schema.isPattern(/^cs_[A-Za-z0-9]{8,64}$/))
+
+export const SessionView = Schema.Struct({
+  id: Schema.String,
+  url: Schema.String,
+  status: Schema.Literals(CheckoutSession.SESSION_STATUSES),
+  merchant_reference: Schema.String,
+  order_id: Schema.String,
+  amount: Schema.Number,
+  currency: Schema.String,
+  country: optional(Schema.String),
+  capture_method: optional(Schema.Literal("manual")),
+  payment_methods: Schema.NullOr(Schema.Array(Schema.String)),
+  straight_through: Schema.Boolean,
+  max_payment_attempts: Schema.Int,
+  attempts: Schema.Int,
+  expires_at: Schema.String,
+  transaction_id: Schema.NullOr(Schema.String),
+  next_action: Schema.NullOr(Payment.NextAction),
+  customer: Schema.NullOr(Payment.Customer),
+  success_url: Schema.String,
+  cancel_url: Schema.String,
+  locale: Schema.NullOr(Schema.String),
+  line_items: Schema.NullOr(Schema.Array(Schema.Struct({ name: Schema.String, quantity: Schema.Int, unit_amount: Schema.Number }))),
+  collect_address: Schema.Boolean,
+  collect_phone: Schema.Boolean,
+  processing_profile: Schema.NullOr(Schema.String),
+  created_at: Schema.String
+})
+
+export const CreateSessionRequest = Schema.Struct({
+  amount: optional(Schema.String),
+  currency: optional(Schema.String),
+  country: optional(Schema.String),
+  merchant_reference: optional(Schema.String),
+  success_url: optional(Schema.String),
+  cancel_url: optional(Schema.String),
+  capture_method: optional(Schema.String),
+  customer: optional(Schema.Struct({ email: optional(Schema.String), name: optional(Schema.String) })),
+  payment_methods: optional(Schema.Array(Schema.String)),
+  straight_through: optional(Schema.Boolean),
+  max_payment_attempts: optional(Schema.Int),
+  expires_at: optional(Schema.String),
+  locale: optional(Schema.String),
+  line_items: optional(Schema.Array(Schema.Struct({ name: Schema.String, quantity: Schema.Int, unit_amount: Schema.String }))),
+  collect_address: optional(Schema.Boolean),
+  collect_phone: optional(Schema.Boolean),
+  processing_profile: optional(Schema.String)
+})
+
+export const AttemptRequest = Schema.Struct({
+  payment_method: Schema.Struct({
+    code: Schema.String,
+    details: optional(Schema.Struct({
+      card: optional(Schema.Struct({
+        number: Schema.String,
+        exp_month: Schema.Int,
+        exp_year: Schema.Int,
+        cvc: Schema.String,
+        holder_name: optional(Schema.String)
+      })),
+      card_token: optional(Schema.String),
+      document_id: optional(Schema.String)
+    }))
+  }),
+  customer: optional(Schema.Struct({ email: optional(Schema.String), name: optional(Schema.String), ip: optional(Schema.String) }))
+})
+
+export class SessionsApi extends HttpApiGroup.make("checkoutSessions").add(
+  HttpApiEndpoint.post("create", "/v1/checkout/sessions", {
+    payload: CreateSessionRequest,
+    success: SessionView.pipe(HttpApiSchema.status(201))
+  }).annotate(OpenApi.Description, "Creates a hosted checkout session; send the customer to its url."),
+  HttpApiEndpoint.get("get", "/v1/checkout/sessions/:id", { params: { id: SessionId }, success: SessionView }),
+  HttpApiEndpoint.get("byReference", "/v1/checkout/sessions/by-reference/:merchant_reference", {
+    params: { merchant_reference: Schema.String },
+    success: SessionView
+  }).annotate(OpenApi.Description, "The most recent session with the reference."),
+  HttpApiEndpoint.post("search", "/v1/checkout/sessions/search", { payload: SearchRequest, success: page(SessionView) }),
+  HttpApiEndpoint.post("cancel", "/v1/checkout/sessions/:id/cancel", { params: { id: SessionId }, success: SessionView })
+    .annotate(OpenApi.Description, "Cancels an open or pending_action session; a final one is 409 invalid_session_state.")
+) {}
+
+export class SessionTestHelpersApi extends HttpApiGroup.make("sessionTestHelpers").add(
+  HttpApiEndpoint.post("attempt", "/v1/test_helpers/checkout/sessions/:id/attempt", {
+    params: { id: SessionId },
+    payload: AttemptRequest,
+    success: SessionView
+  }).annotate(OpenApi.Description, "Test mode only: acts as the customer submitting the hosted form.")
+) {}

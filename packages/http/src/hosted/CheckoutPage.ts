@@ -1,0 +1,732 @@
+/**
+ * The hosted checkout page at a session's url (`/checkout/{id}`): what the customer sees from the
+ * merchant's "pay" button until they are sent back to the merchant.
+ *
+ * One server-rendered page, no scripts, so it works on any phone and every step survives a reload:
+ * - open: the amount, merchant and line items, then the methods the session allows (one form per
+ *   method, the only one shown directly when the session pre-selected it), with a decline and the
+ *   attempts left after a failed try;
+ * - pending_action: the step the customer must finish (the provider's page, a QR code, a voucher,
+ *   bank-transfer details);
+ * - completed, failed, expired, canceled: the outcome and the way back to the merchant.
+ *
+ * The form posts to this page (the service's own origin); the handler answers with a 303 every time
+ * it can (success_url, the provider's page, or back here), so a reload never submits twice.
+ *
+ * Public and unsigned like any payment page: the session id in the path is the key, and the
+ * `Sessions` use case decides what an id may still do.
+ */
+import { type CheckoutSession, Countries, Errors, type PaymentMethods, Sessions } from "@tender/domain"
+import { Effect, Option, Result } from "effect"
+import * as ByteSize from "effect/ByteSize"
+import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
+import * as ApiError from "../ApiError.ts"
+import { facts, Html, html, isAppLink, isWebUrl, localMoney, localTime, methodName, page, qrImage, response } from "./Html.ts"
+import { declineMessage, type Locale, type Messages, messages, resolveLocale } from "./i18n.ts"
+
+/** What the page reads: the `Sessions` use case's hosted view. */
+export interface CheckoutView {
+  readonly session: CheckoutSession.CheckoutSession
+  readonly merchant_name: string
+  /** The methods the customer may choose, confinement applied. */
+  readonly methods: ReadonlyArray<PaymentMethods.PaymentMethod>
+  readonly attempts_left: number
+  /** Decline code of the latest failed attempt. */
+  readonly last_decline: string | null
+}
+
+export const checkoutPath = (sessionId: string): string => `/checkout/${encodeURIComponent(sessionId)}`
+
+/** Shown on test-mode card forms: the sandbox's approved card (contract.md, Sandbox). */
+export const TEST_CARD = "4242 4242 4242 4242"
+
+/** The form's field names: the contract between the rendered form and the POST handler. */
+export const FIELD = {
+  method: "method",
+  cardNumber: "card_number",
+  cardExpiry: "card_expiry",
+  cardCvc: "card_cvc",
+  cardHolder: "card_holder",
+  document: "document_id",
+  email: "email",
+  phone: "phone",
+  line1: "address_line1",
+  city: "address_city",
+  postalCode: "address_postal_code",
+  country: "address_country"
+} as const
+export type Field = (typeof FIELD)[keyof typeof FIELD]
+
+/** Fields never written back into a re-rendered form: the card number and its security code. */
+const SECRET_FIELDS: ReadonlySet<Field> = new Set([FIELD.cardNumber, FIELD.cardCvc])
+
+export type FieldProblem = "required" | "invalid"
+
+/** A posted form being shown again: what was typed (secrets dropped) and what was wrong with it. */
+export interface FormState {
+  readonly method: string
+  readonly values: Readonly<Partial<Record<Field, string>>>
+  readonly problems: Readonly<Partial<Record<Field, FieldProblem>>>
+  /** A sentence over the form, already in the customer's language. */
+  readonly alert?: string | undefined
+}
+
+export interface RenderOptions {
+  readonly locale: Locale
+  /** The method whose form starts open, e.g. the one whose attempt was just declined. */
+  readonly openMethod?: string | undefined
+  readonly form?: FormState | undefined
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rendering
+
+interface Context {
+  readonly view: CheckoutView
+  readonly session: CheckoutSession.CheckoutSession
+  readonly locale: Locale
+  readonly t: Messages
+  readonly amount: string
+}
+
+const displayName = (t: Messages, code: string): string => t.methodNames[code] ?? methodName(code)
+
+const regionNames = new Map<string, ReadonlyArray<readonly [code: string, name: string]>>()
+
+/** Every country, named and sorted in the customer's language (built once per locale). */
+const countriesFor = (tag: string): ReadonlyArray<readonly [string, string]> => {
+  const cached = regionNames.get(tag)
+  if (cached !== undefined) return cached
+  const names = new Intl.DisplayNames([tag], { type: "region", fallback: "code" })
+  const list = [...Countries.COUNTRIES]
+    .map((code) => [code, names.of(code) ?? code] as const)
+    .sort((a, b) => a[1].localeCompare(b[1], tag))
+  regionNames.set(tag, list)
+  return list
+}
+
+const attribute = (name: string, value: string | number | undefined | false): Html =>
+  value === undefined || value === false ? new Html("") : html` ${new Html(name)}="${value}"`
+
+interface InputSpec {
+  readonly name: Field
+  readonly label: string
+  readonly type?: "text" | "email" | "tel"
+  readonly autocomplete?: string
+  readonly inputmode?: "numeric" | "email" | "tel"
+  readonly required?: boolean
+  readonly placeholder?: string
+  readonly pattern?: string
+  readonly maxlength?: number
+  /** A value to start with when the form is first shown (the session's email or country). */
+  readonly initial?: string | undefined
+}
+
+const fieldId = (method: string, name: Field) => `${method}-${name}`
+
+const problemOf = (form: FormState | undefined, method: string, name: Field): FieldProblem | undefined =>
+  form?.method === method ? form.problems[name] : undefined
+
+const valueOf = (form: FormState | undefined, method: string, name: Field, initial: string | undefined): string | undefined => {
+  if (SECRET_FIELDS.has(name)) return undefined
+  return form?.method === method ? form.values[name] ?? initial : initial
+}
+
+const labelFor = (ctx: Context, id: string, spec: { readonly label: string; readonly required?: boolean }) =>
+  html`<label for="${id}">${spec.label}${spec.required === true ? "" : html` <span class="opt">(${ctx.t.optional})</span>`}</label>`
+
+const problemText = (ctx: Context, id: string, problem: FieldProblem | undefined) =>
+  problem !== undefined &&
+  html`<p class="field-error" id="${id}-error">${problem === "required" ? ctx.t.fieldRequired : ctx.t.fieldInvalid}</p>`
+
+const input = (ctx: Context, form: FormState | undefined, method: string, spec: InputSpec): Html => {
+  const id = fieldId(method, spec.name)
+  const problem = problemOf(form, method, spec.name)
+  return html`<div>${labelFor(ctx, id, spec)}<input id="${id}" name="${spec.name}" type="${spec.type ?? "text"}"${
+    attribute("autocomplete", spec.autocomplete)
+  }${attribute("inputmode", spec.inputmode)}${attribute("placeholder", spec.placeholder)}${attribute("pattern", spec.pattern)}${
+    attribute("maxlength", spec.maxlength)
+  }${attribute("value", valueOf(form, method, spec.name, spec.initial))}${spec.required === true && new Html(" required")}${
+    problem !== undefined && html` aria-invalid="true" aria-describedby="${id}-error"`
+  }>${problemText(ctx, id, problem)}</div>`
+}
+
+const countrySelect = (ctx: Context, form: FormState | undefined, method: string): Html => {
+  const id = fieldId(method, FIELD.country)
+  const problem = problemOf(form, method, FIELD.country)
+  const chosen = valueOf(form, method, FIELD.country, ctx.session.country ?? undefined)
+  return html`<div>${labelFor(ctx, id, { label: ctx.t.country, required: true })}<select id="${id}" name="${FIELD.country}" autocomplete="country" required${
+    problem !== undefined && html` aria-invalid="true" aria-describedby="${id}-error"`
+  }><option value=""></option>${
+    countriesFor(ctx.locale.tag).map(([code, name]) =>
+      html`<option value="${code}"${code === chosen && new Html(" selected")}>${name}</option>`
+    )
+  }</select>${problemText(ctx, id, problem)}</div>`
+}
+
+const cardFields = (ctx: Context, form: FormState | undefined, method: string): Html =>
+  html`${
+    input(ctx, form, method, {
+      name: FIELD.cardNumber,
+      label: ctx.t.cardNumber,
+      autocomplete: "cc-number",
+      inputmode: "numeric",
+      required: true,
+      placeholder: "1234 1234 1234 1234",
+      pattern: "[0-9 \\-]{12,23}",
+      maxlength: 23
+    })
+  }<div class="pair">${
+    input(ctx, form, method, {
+      name: FIELD.cardExpiry,
+      label: ctx.t.expiry,
+      autocomplete: "cc-exp",
+      inputmode: "numeric",
+      required: true,
+      placeholder: ctx.t.expiryPlaceholder,
+      pattern: "\\s*[0-9]{1,2}\\s*[\\/\\-. ]?\\s*([0-9]{2}|[0-9]{4})\\s*",
+      maxlength: 9
+    })
+  }${
+    input(ctx, form, method, {
+      name: FIELD.cardCvc,
+      label: ctx.t.cvc,
+      autocomplete: "cc-csc",
+      inputmode: "numeric",
+      required: true,
+      placeholder: "123",
+      pattern: "[0-9]{3,4}",
+      maxlength: 4
+    })
+  }</div>${input(ctx, form, method, { name: FIELD.cardHolder, label: ctx.t.holderName, autocomplete: "cc-name", maxlength: 100 })}`
+
+/** The customer fields the session or the method asks for, the same for every method. */
+const customerFields = (ctx: Context, form: FormState | undefined, method: PaymentMethods.PaymentMethod): Html => {
+  const code = method.code
+  return html`${
+    method.document !== undefined &&
+    input(ctx, form, code, {
+      name: FIELD.document,
+      label: ctx.t.documents[method.document],
+      autocomplete: "off",
+      required: true,
+      maxlength: 32
+    })
+  }${
+    input(ctx, form, code, {
+      name: FIELD.email,
+      label: ctx.t.email,
+      type: "email",
+      autocomplete: "email",
+      inputmode: "email",
+      maxlength: 254,
+      initial: ctx.session.customer?.email
+    })
+  }${
+    ctx.session.collect_phone &&
+    input(ctx, form, code, { name: FIELD.phone, label: ctx.t.phone, type: "tel", autocomplete: "tel", inputmode: "tel", required: true, maxlength: 32 })
+  }${
+    ctx.session.collect_address &&
+    html`<fieldset><legend>${ctx.t.billingAddress}</legend>${
+      input(ctx, form, code, { name: FIELD.line1, label: ctx.t.addressLine1, autocomplete: "address-line1", required: true, maxlength: 200 })
+    }<div class="pair">${
+      input(ctx, form, code, { name: FIELD.postalCode, label: ctx.t.postalCode, autocomplete: "postal-code", required: true, maxlength: 20 })
+    }${input(ctx, form, code, { name: FIELD.city, label: ctx.t.city, autocomplete: "address-level2", required: true, maxlength: 100 })}</div>${
+      countrySelect(ctx, form, code)
+    }</fieldset>`
+  }`
+}
+
+const submitLabel = (ctx: Context, method: PaymentMethods.PaymentMethod): string => {
+  switch (method.next_action_type) {
+    case "redirect":
+      return ctx.t.continueTo(displayName(ctx.t, method.code))
+    case "qr":
+      return ctx.t.showQr
+    case "voucher":
+      return ctx.t.getVoucher
+    case "bank_transfer":
+      return ctx.t.getTransferDetails
+    default:
+      return ctx.t.pay(ctx.amount)
+  }
+}
+
+const isCard = (method: PaymentMethods.PaymentMethod) =>
+  method.next_action_type === "collect_card" || method.next_action_type === "collect_cvv"
+
+const methodForm = (ctx: Context, form: FormState | undefined, method: PaymentMethods.PaymentMethod): Html =>
+  html`<form method="post" action="${checkoutPath(ctx.session.id)}">
+<input type="hidden" name="${FIELD.method}" value="${method.code}">${
+    isCard(method) && !ctx.session.livemode && html`<p class="hint">${ctx.t.testCardHint(TEST_CARD)}</p>`
+  }${isCard(method) && cardFields(ctx, form, method.code)}${customerFields(ctx, form, method)}${
+    method.next_action_type === "redirect" && html`<p class="muted">${ctx.t.redirectNote(displayName(ctx.t, method.code))}</p>`
+  }<div class="actions"><button type="submit" class="primary">${submitLabel(ctx, method)}</button></div></form>`
+
+const cancelForm = (ctx: Context): Html =>
+  html`<form method="post" action="${checkoutPath(ctx.session.id)}/cancel" class="actions"><button type="submit" class="neutral">${ctx.t.cancel}</button></form>`
+
+const alertBox = (lines: ReadonlyArray<string>): Html =>
+  html`<div class="alert" role="alert">${lines.map((line, i) => i === 0 ? html`<p><strong>${line}</strong></p>` : html`<p>${line}</p>`)}</div>`
+
+const header = (ctx: Context): Html => {
+  const items = ctx.session.line_items ?? []
+  const { currency } = ctx.session
+  return html`<p class="merchant">${ctx.view.merchant_name}</p><p class="amount">${ctx.amount}</p><p class="muted">${
+    ctx.t.orderReference(ctx.session.merchant_reference)
+  }</p>${
+    items.length > 0 &&
+    html`<ul class="items" aria-label="${ctx.t.orderSummary}">${
+      items.map((item) =>
+        html`<li><span>${item.name}<span class="qty">${item.quantity} × ${localMoney(item.unit_amount, currency, ctx.locale.tag)}</span></span><span class="sum">${
+          localMoney(item.quantity * item.unit_amount, currency, ctx.locale.tag)
+        }</span></li>`
+      )
+    }<li class="total"><span>${ctx.t.total}</span><span class="sum">${ctx.amount}</span></li></ul>`
+  }`
+}
+
+const openBody = (ctx: Context, options: RenderOptions): Html => {
+  const { view, t } = ctx
+  const form = options.form
+  const alert = form?.alert !== undefined
+    ? alertBox([form.alert])
+    : view.last_decline !== null
+    ? alertBox([declineMessage(t, view.last_decline), `${t.tryAgain} ${t.attemptsLeft(view.attempts_left)}`])
+    : false
+  const [only] = view.methods
+  if (view.methods.length === 1 && only !== undefined) {
+    return html`${alert}<h1>${t.payWith(displayName(t, only.code))}</h1>${methodForm(ctx, form, only)}${cancelForm(ctx)}`
+  }
+  const open = form?.method ?? options.openMethod
+  // Exclusive accordion (`name`): one method open at a time, each with its own form, so only the
+  // visible form's required fields are checked when it is sent. No script needed.
+  return html`${alert}<h1>${t.chooseMethod}</h1>${
+    view.methods.map((method) =>
+      html`<details class="method" name="method"${method.code === open && new Html(" open")}><summary><span><strong>${
+        displayName(t, method.code)
+      }</strong><span>${t.methodHints[method.next_action_type]}</span></span></summary>${methodForm(ctx, form, method)}</details>`
+    )
+  }${cancelForm(ctx)}`
+}
+
+const deadline = (ctx: Context, iso: string | undefined): ReadonlyArray<readonly [string, Html | string]> =>
+  iso === undefined ? [] : [[ctx.t.payBefore, localTime(iso, ctx.locale.tag)]]
+
+const code = (text: string | undefined) => text !== undefined && html`<code>${text}</code>`
+
+const waitingTail = (ctx: Context): Html =>
+  html`<p class="muted">${ctx.t.waiting}</p><div class="actions"><a class="button neutral" href="${
+    checkoutPath(ctx.session.id)
+  }">${ctx.t.checkStatus}</a></div>`
+
+interface Step {
+  readonly body: Html
+  /** Seconds until the page reloads itself to pick up the outcome. */
+  readonly refreshSeconds?: number
+  /** The step shows a provider's QR image by URL (no payload to draw it from). */
+  readonly remoteImages?: boolean
+}
+
+const QR_REFRESH_SECONDS = 10
+
+const stepBody = (ctx: Context, action: CheckoutSession.CheckoutSession["next_action"]): Step => {
+  const { t } = ctx
+  switch (action?.type) {
+    case "redirect":
+      return {
+        body: html`<h1>${t.redirectTitle}</h1><p>${t.redirectText}</p>${
+          action.redirect_url !== undefined && isWebUrl(action.redirect_url) &&
+          html`<div class="actions"><a class="button primary" href="${action.redirect_url}">${t.continue}</a></div>`
+        }`
+      }
+    case "qr": {
+      const qr = action.qr ?? {}
+      const image = qr.data !== undefined
+        ? qrImage(qr.data, t.qrAlt)
+        : qr.image_url !== undefined && isWebUrl(qr.image_url)
+        ? html`<img class="qr" src="${qr.image_url}" alt="${t.qrAlt}">`
+        : false
+      const page = qr.redirect_url ?? action.redirect_url
+      const links = (qr.deep_links ?? []).filter((link) => isAppLink(link.url))
+      return {
+        refreshSeconds: QR_REFRESH_SECONDS,
+        remoteImages: qr.data === undefined && image !== false,
+        body: html`<h1>${t.qrTitle}</h1>${image !== false && html`<p>${t.qrText}</p>${image}`}${
+          qr.data !== undefined && html`<p>${t.qrCopy}</p><code class="code">${qr.data}</code>`
+        }${
+          facts([
+            [t.cryptoAddress, code(qr.address)],
+            [t.cryptoAmount, qr.amount],
+            ...deadline(ctx, action.expires_at)
+          ])
+        }<div class="actions">${
+          links.map((link, i) =>
+            html`<a class="button ${i === 0 ? "primary" : "neutral"}" href="${link.url}">${link.target === "app" ? t.openApp : t.payInBrowser}</a>`
+          )
+        }${
+          links.length === 0 && page !== undefined && isWebUrl(page) &&
+          html`<a class="button ${image === false ? "primary" : "neutral"}" href="${page}">${t.openPaymentPage}</a>`
+        }</div>${waitingTail(ctx)}`
+      }
+    }
+    case "voucher": {
+      const voucher = action.voucher
+      return {
+        body: html`<h1>${t.voucherTitle}</h1><p>${t.voucherText}</p>${
+          facts([[t.amount, ctx.amount], [t.reference, code(voucher?.reference)], ...deadline(ctx, action.expires_at)])
+        }${voucher?.barcode !== undefined && html`<p>${t.barcode}</p><code class="code">${voucher.barcode}</code>`}${
+          voucher !== undefined && isWebUrl(voucher.document_url) &&
+          html`<div class="actions"><a class="button primary" href="${voucher.document_url}">${t.openVoucher}</a></div>`
+        }${waitingTail(ctx)}`
+      }
+    }
+    case "bank_transfer": {
+      const transfer = action.bank_transfer
+      return {
+        body: html`<h1>${t.transferTitle}</h1><p>${t.transferText}</p>${
+          facts([
+            [t.amount, ctx.amount],
+            [t.clabe, code(transfer?.clabe)],
+            [t.bank, transfer?.bank_name],
+            [t.beneficiary, transfer?.beneficiary],
+            [t.reference, code(transfer?.reference)],
+            ...deadline(ctx, action.expires_at)
+          ])
+        }${waitingTail(ctx)}`
+      }
+    }
+    default:
+      // Nothing the customer can do on this page (a card step the hosted flow does not start): the
+      // outcome arrives on its own.
+      return { body: html`<h1>${t.redirectTitle}</h1>${waitingTail(ctx)}`, refreshSeconds: QR_REFRESH_SECONDS }
+  }
+}
+
+const backLink = (ctx: Context, url: string, tone: "primary" | "neutral"): Html | false =>
+  isWebUrl(url) &&
+  html`<div class="actions"><a class="button ${tone}" href="${url}">${ctx.t.returnTo(ctx.view.merchant_name)}</a></div>`
+
+const finalBody = (ctx: Context): Html => {
+  const { session, t, view } = ctx
+  switch (session.status) {
+    case "completed":
+      return html`<div class="final"><p class="mark status good" aria-hidden="true">✓</p><h1>${t.completedTitle}</h1><p>${
+        t.completedText(view.merchant_name)
+      }</p></div>${backLink(ctx, session.success_url, "primary")}`
+    case "failed":
+      return html`<div class="final"><p class="mark status bad" aria-hidden="true">✕</p><h1>${t.failedTitle}</h1></div>${
+        view.last_decline !== null && alertBox([declineMessage(t, view.last_decline)])
+      }<p>${t.failedText}</p>${backLink(ctx, session.cancel_url, "neutral")}`
+    case "expired":
+      return html`<div class="final"><h1>${t.expiredTitle}</h1><p>${t.expiredText}</p></div>${backLink(ctx, session.cancel_url, "neutral")}`
+    default:
+      return html`<div class="final"><h1>${t.canceledTitle}</h1><p>${t.canceledText}</p></div>${backLink(ctx, session.cancel_url, "neutral")}`
+  }
+}
+
+export interface RenderedPage {
+  readonly html: Html
+  /** Whether the response may load images from other https origins (see `Html.response`). */
+  readonly remoteImages: boolean
+}
+
+export const renderCheckoutPage = (view: CheckoutView, options: RenderOptions): RenderedPage => {
+  const { session } = view
+  const t = messages(options.locale)
+  const ctx: Context = { view, session, locale: options.locale, t, amount: localMoney(session.amount, session.currency, options.locale.tag) }
+  const step = session.status === "pending_action" ? stepBody(ctx, session.next_action) : undefined
+  const body = session.status === "open"
+    ? openBody(ctx, options)
+    : step !== undefined
+    ? html`${step.body}${cancelForm(ctx)}`
+    : finalBody(ctx)
+  return {
+    remoteImages: step?.remoteImages === true,
+    html: page({
+      title: `${t.checkout} · ${view.merchant_name}`,
+      lang: options.locale.tag,
+      banner: session.livemode ? undefined : t.testMode,
+      refreshSeconds: step?.refreshSeconds,
+      body: html`<div class="card">${header(ctx)}${body}</div><footer>${t.footer}</footer>`
+    })
+  }
+}
+
+export const renderCheckout = (view: CheckoutView, options: RenderOptions): Html => renderCheckoutPage(view, options).html
+
+export const renderNotFound = (locale: Locale): Html => {
+  const t = messages(locale)
+  return page({
+    title: t.notFoundTitle,
+    lang: locale.tag,
+    body: html`<div class="card"><h1>${t.notFoundTitle}</h1><p>${t.notFoundText}</p></div>`
+  })
+}
+
+// ---------------------------------------------------------------------------------------------
+// The posted form
+
+export interface SubmitInput {
+  readonly payment_method: {
+    readonly code: string
+    readonly details?: {
+      readonly card?: {
+        readonly number: string
+        readonly exp_month: number
+        readonly exp_year: number
+        readonly cvc: string
+        readonly holder_name?: string
+      }
+      readonly document_id?: string
+    }
+  }
+  readonly customer?: {
+    readonly email?: string
+    readonly ip?: string
+    readonly phone?: string
+    readonly address?: { readonly line1?: string; readonly city?: string; readonly postal_code?: string; readonly country?: string }
+  }
+}
+
+export type Parsed =
+  | { readonly _tag: "Valid"; readonly input: SubmitInput }
+  | { readonly _tag: "Invalid"; readonly problems: Readonly<Partial<Record<Field, FieldProblem>>> }
+
+/** `12/30`, `12 / 2030`, `1230` → month and four-digit year. */
+export const parseExpiry = (text: string): { readonly month: number; readonly year: number } | undefined => {
+  const match = /^\s*(\d{1,2})\s*[/\-. ]?\s*(\d{2}|\d{4})\s*$/.exec(text)
+  if (match === null) return undefined
+  const month = Number(match[1])
+  const year = match[2]!.length === 2 ? 2000 + Number(match[2]) : Number(match[2])
+  return month >= 1 && month <= 12 ? { month, year } : undefined
+}
+
+/**
+ * The posted fields as the use case's input, or which fields are missing or malformed. Only what
+ * the page can tell on its own is checked here (presence, shape); the use case validates the rest
+ * (Luhn, expiry in the past, document checksums) and its refusals are shown the same way.
+ */
+export const parseSubmission = (
+  session: CheckoutSession.CheckoutSession,
+  method: PaymentMethods.PaymentMethod,
+  read: (field: Field) => string,
+  clientIp: string | undefined
+): Parsed => {
+  const problems: Partial<Record<Field, FieldProblem>> = {}
+  const need = (field: Field): string => {
+    const value = read(field).trim()
+    if (value === "") problems[field] = "required"
+    return value
+  }
+  const optional = (field: Field): string | undefined => {
+    const value = read(field).trim()
+    return value === "" ? undefined : value
+  }
+
+  let card: NonNullable<NonNullable<SubmitInput["payment_method"]["details"]>["card"]> | undefined
+  if (isCard(method)) {
+    const number = need(FIELD.cardNumber).replace(/[\s-]/g, "")
+    if (number !== "" && !/^\d{12,19}$/.test(number)) problems[FIELD.cardNumber] = "invalid"
+    const expiryText = need(FIELD.cardExpiry)
+    const expiry = parseExpiry(expiryText)
+    if (expiryText !== "" && expiry === undefined) problems[FIELD.cardExpiry] = "invalid"
+    const cvc = need(FIELD.cardCvc)
+    if (cvc !== "" && !/^\d{3,4}$/.test(cvc)) problems[FIELD.cardCvc] = "invalid"
+    const holder = optional(FIELD.cardHolder)
+    if (expiry !== undefined) {
+      card = { number, exp_month: expiry.month, exp_year: expiry.year, cvc, ...(holder === undefined ? {} : { holder_name: holder }) }
+    }
+  }
+  const document = method.document === undefined ? undefined : need(FIELD.document)
+  const email = optional(FIELD.email)
+  const phone = session.collect_phone ? need(FIELD.phone) : undefined
+  let address: NonNullable<SubmitInput["customer"]>["address"]
+  if (session.collect_address) {
+    const country = need(FIELD.country).toUpperCase()
+    if (country !== "" && !Countries.isCountry(country)) problems[FIELD.country] = "invalid"
+    address = { line1: need(FIELD.line1), city: need(FIELD.city), postal_code: need(FIELD.postalCode), country }
+  }
+  if (Object.keys(problems).length > 0) return { _tag: "Invalid", problems }
+
+  const ip = method.required_fields.includes("customer.ip") ? clientIp : undefined
+  const customer = {
+    ...(email === undefined ? {} : { email }),
+    ...(ip === undefined ? {} : { ip }),
+    ...(phone === undefined ? {} : { phone }),
+    ...(address === undefined ? {} : { address })
+  }
+  const details = { ...(card === undefined ? {} : { card }), ...(document === undefined ? {} : { document_id: document }) }
+  return {
+    _tag: "Valid",
+    input: {
+      payment_method: { code: method.code, ...(Object.keys(details).length === 0 ? {} : { details }) },
+      ...(Object.keys(customer).length === 0 ? {} : { customer })
+    }
+  }
+}
+
+/** A `validation_failed` from the use case, pinned to the form's fields by the last path segment. */
+const FIELD_BY_PATH_END: Readonly<Record<string, Field>> = {
+  number: FIELD.cardNumber,
+  exp_month: FIELD.cardExpiry,
+  exp_year: FIELD.cardExpiry,
+  cvc: FIELD.cardCvc,
+  holder_name: FIELD.cardHolder,
+  document_id: FIELD.document,
+  email: FIELD.email,
+  phone: FIELD.phone,
+  line1: FIELD.line1,
+  city: FIELD.city,
+  postal_code: FIELD.postalCode,
+  country: FIELD.country
+}
+
+export const problemsFromError = (error: Errors.DomainError): Partial<Record<Field, FieldProblem>> => {
+  const problems: Partial<Record<Field, FieldProblem>> = {}
+  for (const { field } of error.errors ?? []) {
+    const name = FIELD_BY_PATH_END[field.split(".").pop() ?? ""]
+    if (name !== undefined) problems[name] = "invalid"
+  }
+  return problems
+}
+
+const UNAVAILABLE_CODES: ReadonlySet<string> = new Set([
+  Errors.UnknownPaymentMethod.code,
+  Errors.PaymentUnroutable.code,
+  Errors.CountryNotAvailable.code,
+  Errors.PaymentMethodNotFound.code,
+  Errors.PaymentMethodNotSupportedByProvider.code
+])
+
+/** A refusal of the use case in the customer's words; its English message is for the merchant's logs. */
+export const refusalMessage = (t: Messages, error: Errors.DomainError): string =>
+  error.code === Errors.ValidationFailed.code
+    ? t.formInvalid
+    : UNAVAILABLE_CODES.has(error.code)
+    ? t.methodUnavailable
+    : t.declines[error.code] ?? t.genericError
+
+// ---------------------------------------------------------------------------------------------
+// Routes
+
+/** A form post is a few hundred bytes; anything much larger is not from this page. */
+const MAX_FORM_BYTES = ByteSize.bytes(16 * 1024)
+
+const see = (location: string) => HttpServerResponse.redirect(location, { status: 303 })
+
+const requestContext = Effect.gen(function*() {
+  const { id } = yield* HttpRouter.params
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const sessions = yield* Sessions
+  const view: Option.Option<CheckoutView> = id === undefined ? Option.none() : yield* sessions.hostedView(id)
+  const acceptLanguage = request.headers["accept-language"]
+  return {
+    id: id ?? "",
+    request,
+    sessions,
+    view,
+    locale: resolveLocale(Option.getOrUndefined(view)?.session.locale, acceptLanguage)
+  }
+})
+
+const notFound = (locale: Locale) => response(renderNotFound(locale), 404)
+
+const show = (view: CheckoutView, options: RenderOptions, status = 200) => {
+  const rendered = renderCheckoutPage(view, options)
+  return response(rendered.html, status, { remoteImages: rendered.remoteImages })
+}
+
+const searchParam = (request: HttpServerRequest.HttpServerRequest, name: string): string | undefined =>
+  new URL(request.url, "http://localhost").searchParams.get(name) ?? undefined
+
+const getPage = Effect.gen(function*() {
+  const { locale, request, view } = yield* requestContext
+  if (Option.isNone(view)) return notFound(locale)
+  return show(view.value, { locale, openMethod: searchParam(request, FIELD.method) })
+})
+
+const readForm = (request: HttpServerRequest.HttpServerRequest) =>
+  request.urlParamsBody.pipe(
+    Effect.provideService(HttpIncomingMessage.MaxBodySize, MAX_FORM_BYTES),
+    // An unreadable or oversized body reads as an empty form: the page then asks for the fields.
+    Effect.orElseSucceed(() => UrlParams.empty)
+  )
+
+/** Where the browser goes once the use case took the attempt. */
+const afterSubmit = (view: CheckoutView, method: string): string => {
+  const { session } = view
+  const here = checkoutPath(session.id)
+  if (session.status === "completed" && isWebUrl(session.success_url)) return session.success_url
+  const redirect = session.next_action?.type === "redirect" ? session.next_action.redirect_url : undefined
+  if (session.status === "pending_action" && redirect !== undefined && isWebUrl(redirect)) return redirect
+  // A declined attempt: back to the form of the method just tried, which shows the decline.
+  if (session.status === "open") return `${here}?${FIELD.method}=${encodeURIComponent(method)}`
+  return here
+}
+
+const postPage = Effect.gen(function*() {
+  const { id, locale, request, sessions, view } = yield* requestContext
+  if (Option.isNone(view)) return notFound(locale)
+  const current = view.value
+  // Only an open session takes a new attempt; anything else shows where the session stands.
+  if (current.session.status !== "open") return see(checkoutPath(id))
+
+  const form = yield* readForm(request)
+  const read = (field: Field): string => Option.getOrElse(UrlParams.getFirst(form, field), () => "")
+  const t = messages(locale)
+  const posted = read(FIELD.method)
+  const method = current.methods.find((m) => m.code === posted) ??
+    (posted === "" && current.methods.length === 1 ? current.methods[0] : undefined)
+  const values = Object.fromEntries(Object.values(FIELD).map((field) => [field, read(field)]))
+  if (method === undefined) {
+    return show(current, { locale, form: { method: posted, values, problems: {}, alert: t.methodUnavailable } }, 400)
+  }
+
+  const parsed = parseSubmission(current.session, method, read, Option.getOrUndefined(request.remoteAddress))
+  if (parsed._tag === "Invalid") {
+    return show(current, { locale, form: { method: method.code, values, problems: parsed.problems, alert: t.formInvalid } }, 400)
+  }
+
+  const submitted = yield* Effect.result(sessions.submit(id, parsed.input))
+  if (Result.isSuccess(submitted)) return see(afterSubmit(submitted.success, method.code))
+
+  const error = submitted.failure
+  if (error.code === Errors.CheckoutSessionNotFound.code) return notFound(locale)
+  // The session moved on meanwhile (a second tab, a double click, expiry): show where it stands.
+  if (error.code === Errors.InvalidSessionState.code) return see(checkoutPath(id))
+  const now = Option.getOrElse(yield* sessions.hostedView(id), () => current)
+  return show(
+    now,
+    { locale, form: { method: method.code, values, problems: problemsFromError(error), alert: refusalMessage(t, error) } },
+    ApiError.statusOf(error.code)
+  )
+})
+
+const cancel = Effect.gen(function*() {
+  const { id, locale, sessions, view } = yield* requestContext
+  if (Option.isNone(view)) return notFound(locale)
+  const canceled = yield* Effect.result(sessions.cancelByCustomer(id))
+  if (Result.isSuccess(canceled) && isWebUrl(canceled.success.session.cancel_url)) {
+    return see(canceled.success.session.cancel_url)
+  }
+  // Already final (paid meanwhile, expired): the page shows that instead.
+  return see(checkoutPath(id))
+})
+
+const PAGE_ROUTE = "/checkout/:id"
+const CANCEL_ROUTE = "/checkout/:id/cancel"
+
+/** Method and path of every checkout route, for the gateway's route table (404 vs 405). */
+export const CHECKOUT_ROUTES: ReadonlyArray<{ readonly method: string; readonly path: string }> = [
+  { method: "GET", path: PAGE_ROUTE },
+  { method: "POST", path: PAGE_ROUTE },
+  { method: "POST", path: CANCEL_ROUTE }
+]
+
+/** The routes, to merge beside the API; they need the `Sessions` use case. */
+export const layer = HttpRouter.addAll([
+  HttpRouter.route("GET", PAGE_ROUTE, getPage),
+  HttpRouter.route("POST", PAGE_ROUTE, postPage),
+  HttpRouter.route("POST", CANCEL_ROUTE, cancel)
+])
