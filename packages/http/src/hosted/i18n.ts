@@ -145,7 +145,10 @@ export interface Messages {
   readonly footer: string
 }
 
-/** One/other plural forms through Intl, so each language's rule (not English's) decides. */
+/**
+ * One/other plural forms through Intl, so each language's rule (not English's) decides: Portuguese
+ * counts 0 as "one", for instance.
+ */
 const plural = (language: Language, one: (n: number) => string, other: (n: number) => string) => {
   const rules = new Intl.PluralRules(language)
   return (n: number) => rules.select(n) === "one" ? one(n) : other(n)
@@ -203,7 +206,7 @@ const en: Messages = {
   },
   declineFallback: "The payment did not go through.",
   tryAgain: "Try again or choose another payment method.",
-  attemptsLeft: plural("en", () => "1 attempt left.", (n) => `${n} attempts left.`),
+  attemptsLeft: plural("en", (n) => `${n} attempt left.`, (n) => `${n} attempts left.`),
   fieldRequired: "This field is required.",
   fieldInvalid: "Check this field.",
   formInvalid: "Some details are missing or not valid.",
@@ -301,7 +304,7 @@ const es: Messages = {
   },
   declineFallback: "El pago no se completó.",
   tryAgain: "Vuelve a intentarlo o elige otro método de pago.",
-  attemptsLeft: plural("es", () => "Te queda 1 intento.", (n) => `Te quedan ${n} intentos.`),
+  attemptsLeft: plural("es", (n) => `Te queda ${n} intento.`, (n) => `Te quedan ${n} intentos.`),
   fieldRequired: "Este campo es obligatorio.",
   fieldInvalid: "Revisa este campo.",
   formInvalid: "Faltan datos o no son válidos.",
@@ -399,7 +402,7 @@ const pt: Messages = {
   },
   declineFallback: "O pagamento não foi concluído.",
   tryAgain: "Tente novamente ou escolha outra forma de pagamento.",
-  attemptsLeft: plural("pt", () => "Resta 1 tentativa.", (n) => `Restam ${n} tentativas.`),
+  attemptsLeft: plural("pt", (n) => `Resta ${n} tentativa.`, (n) => `Restam ${n} tentativas.`),
   fieldRequired: "Este campo é obrigatório.",
   fieldInvalid: "Verifique este campo.",
   formInvalid: "Alguns dados estão faltando ou não são válidos.",
@@ -497,7 +500,7 @@ const nl: Messages = {
   },
   declineFallback: "De betaling is niet gelukt.",
   tryAgain: "Probeer het opnieuw of kies een andere betaalmethode.",
-  attemptsLeft: plural("nl", () => "Nog 1 poging over.", (n) => `Nog ${n} pogingen over.`),
+  attemptsLeft: plural("nl", (n) => `Nog ${n} poging over.`, (n) => `Nog ${n} pogingen over.`),
   fieldRequired: "Dit veld is verplicht.",
   fieldInvalid: "Controleer dit veld.",
   formInvalid: "Sommige gegevens ontbreken of zijn ongeldig.",
@@ -595,7 +598,7 @@ const de: Messages = {
   },
   declineFallback: "Die Zahlung ist nicht durchgegangen.",
   tryAgain: "Versuchen Sie es erneut oder wählen Sie eine andere Zahlungsart.",
-  attemptsLeft: plural("de", () => "Noch 1 Versuch.", (n) => `Noch ${n} Versuche.`),
+  attemptsLeft: plural("de", (n) => `Noch ${n} Versuch.`, (n) => `Noch ${n} Versuche.`),
   fieldRequired: "Dieses Feld ist erforderlich.",
   fieldInvalid: "Bitte prüfen Sie dieses Feld.",
   formInvalid: "Einige Angaben fehlen oder sind ungültig.",
