@@ -16,7 +16,7 @@
  * Public and unsigned like any payment page: the session id in the path is the key, and the
  * `Sessions` use case decides what an id may still do.
  */
-import { type CheckoutSession, Countries, Errors, type PaymentMethods, Sessions } from "@tender/domain"
+import { type CheckoutSession, Countries, Errors, type HostedView, type PaymentMethods, Sessions } from "@tender/domain"
 import { Effect, Option, Result } from "effect"
 import * as ByteSize from "effect/ByteSize"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
@@ -24,16 +24,8 @@ import * as ApiError from "../ApiError.ts"
 import { facts, Html, html, isAppLink, isWebUrl, localMoney, localTime, methodName, page, qrImage, response } from "./Html.ts"
 import { declineMessage, type Locale, type Messages, messages, resolveLocale } from "./i18n.ts"
 
-/** What the page reads: the `Sessions` use case's hosted view. */
-export interface CheckoutView {
-  readonly session: CheckoutSession.CheckoutSession
-  readonly merchant_name: string
-  /** The methods the customer may choose, confinement applied. */
-  readonly methods: ReadonlyArray<PaymentMethods.PaymentMethod>
-  readonly attempts_left: number
-  /** Decline code of the latest failed attempt. */
-  readonly last_decline: string | null
-}
+/** What the page reads: the `Sessions` use case's hosted view (methods already confined). */
+export type CheckoutView = HostedView
 
 export const checkoutPath = (sessionId: string): string => `/checkout/${encodeURIComponent(sessionId)}`
 
@@ -313,7 +305,8 @@ const openBody = (ctx: Context, options: RenderOptions): Html => {
 const deadline = (ctx: Context, iso: string | undefined): ReadonlyArray<readonly [string, Html | string]> =>
   iso === undefined ? [] : [[ctx.t.payBefore, localTime(iso, ctx.locale.tag)]]
 
-const code = (text: string | undefined) => text !== undefined && html`<code>${text}</code>`
+/** `undefined` (not `false`) when there is nothing, so `facts` leaves the row out. */
+const code = (text: string | undefined): Html | undefined => text === undefined ? undefined : html`<code>${text}</code>`
 
 const waitingTail = (ctx: Context): Html =>
   html`<p class="muted">${ctx.t.waiting}</p><div class="actions"><a class="button neutral" href="${
