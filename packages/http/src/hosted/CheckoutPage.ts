@@ -264,7 +264,7 @@ const alertBox = (lines: ReadonlyArray<string>): Html =>
 const header = (ctx: Context): Html => {
   const items = ctx.session.line_items ?? []
   const { currency } = ctx.session
-  return html`<p class="merchant">${ctx.view.merchant_name}</p><p class="amount">${ctx.amount}</p><p class="muted">${
+  return html`<header class="summary"><p class="merchant">${ctx.view.merchant_name}</p><p class="amount">${ctx.amount}</p><p class="muted">${
     ctx.t.orderReference(ctx.session.merchant_reference)
   }</p>${
     items.length > 0 &&
@@ -275,7 +275,7 @@ const header = (ctx: Context): Html => {
         }</span></li>`
       )
     }<li class="total"><span>${ctx.t.total}</span><span class="sum">${ctx.amount}</span></li></ul>`
-  }`
+  }</header>`
 }
 
 const openBody = (ctx: Context, options: RenderOptions): Html => {

@@ -165,13 +165,14 @@ button{font:inherit;font-weight:600;border:0;border-radius:8px;padding:.8rem 1re
 a{color:#0969da}
 h2{font-size:1rem;margin:1.25rem 0 .5rem}
 .merchant{margin:0;color:#57606a;font-weight:600}
-.amount{font-size:2rem;font-weight:700;margin:.1rem 0 .25rem;letter-spacing:-.01em}
+.amount{font-size:2rem;font-weight:700;margin:.1rem 0 .25rem;letter-spacing:-.01em;color:#1f2328}
 .muted{color:#57606a;font-size:.875rem;margin:0 0 .75rem}
 .items{list-style:none;margin:.75rem 0 0;padding:0;border-top:1px solid #eaeef2}
 .items li{display:flex;justify-content:space-between;gap:1rem;padding:.5rem 0;border-bottom:1px solid #eaeef2}
 .items .qty{display:block;color:#57606a;font-size:.875rem}
 .items .sum{font-weight:600;white-space:nowrap}
 .items .total{font-weight:700;border-bottom:0}
+.summary{margin-bottom:1.5rem}
 .alert{background:#ffebe9;color:#82071e;border:1px solid #ffcecb;border-radius:8px;padding:.75rem;margin:1rem 0}
 .alert p{color:inherit;margin:0}
 .alert p+p{margin-top:.25rem}
@@ -191,7 +192,7 @@ input,select{font:inherit;width:100%;min-height:2.75rem;padding:.6rem .75rem;bor
 input:focus,select:focus,button:focus-visible,a:focus-visible,summary:focus-visible{outline:3px solid #0969da;outline-offset:1px}
 input[aria-invalid=true],select[aria-invalid=true]{border-color:#cf222e;border-width:2px}
 .field-error{color:#cf222e;font-size:.875rem;margin:.25rem 0 0}
-.pair{display:grid;grid-template-columns:1fr 1fr;gap:0 .75rem}
+.pair{display:grid;grid-template-columns:1fr 1fr;gap:0 .75rem;align-items:end}
 fieldset{border:0;margin:0;padding:0;min-width:0}
 legend{font-weight:700;padding:0;margin:1.25rem 0 0}
 .button{display:block;text-align:center;text-decoration:none;font-weight:600;border-radius:8px;padding:.8rem 1rem}
@@ -218,6 +219,8 @@ export interface PageOptions {
   readonly refreshSeconds?: number | undefined
 }
 
+// The empty data: icon keeps browsers from asking for /favicon.ico, which only the API's JSON 404
+// would answer.
 export const page = (options: PageOptions): Html =>
   html`<!doctype html>
 <html lang="${options.lang ?? "en"}">
@@ -225,6 +228,7 @@ export const page = (options: PageOptions): Html =>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="robots" content="noindex">
+<link rel="icon" href="data:,">
 ${options.refreshSeconds !== undefined && html`<meta http-equiv="refresh" content="${Math.max(1, Math.round(options.refreshSeconds))}">
 `}<title>${options.title}</title>
 <style>${new Html(STYLE)}</style>
