@@ -17,6 +17,7 @@ import { VaultHandlers } from "./handlers/VaultHandlers.ts"
 import { WebhookDeliveriesHandlers, WebhookEndpointsHandlers } from "./handlers/WebhooksHandlers.ts"
 import { ApiKeyAuthLive, RequestValidationLive } from "./Middleware.ts"
 import * as Routes from "./Routes.ts"
+import * as CheckoutPage from "./hosted/CheckoutPage.ts"
 import * as SandboxPages from "./hosted/SandboxPages.ts"
 
 export interface ServerOptions {
@@ -54,7 +55,8 @@ const DocsRoute = HttpApiScalar.layer(Api, { path: DOCS_PATH })
 const routeTable = Routes.fromApi(Api, [
   { method: "GET", path: OPENAPI_PATH },
   { method: "GET", path: DOCS_PATH },
-  ...SandboxPages.SANDBOX_ROUTES
+  ...SandboxPages.SANDBOX_ROUTES,
+  ...CheckoutPage.CHECKOUT_ROUTES
 ])
 
 /** The routes and the gateway, without a listening socket (tests can serve them on any server). */
@@ -63,6 +65,7 @@ export const app = (options: Omit<ServerOptions, "port" | "host">) =>
     ApiRoutes,
     DocsRoute,
     SandboxPages.layer,
+    CheckoutPage.layer,
     Gateway.layer({
       maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
       defaultRateLimit: options.rateLimit ?? DEFAULT_RATE_LIMIT,
