@@ -1,0 +1,259 @@
+/**
+ * The hosted checkout page in a real browser: Debian's headless Chromium, driven by playwright-core,
+ * against the in-process server. Sessions are created through the signed API; their success_url and
+ * cancel_url point at a loopback "merchant" page served here, so the final redirect is observed
+ * where a merchant would see it.
+ *
+ * Screenshots of the page (English and Spanish, desktop and a 390×844 phone; the Pix QR step in
+ * Portuguese) are written to test-results/ (git-ignored) for a person to look at.
+ *
+ * Skipped only when /usr/bin/chromium is absent; .ci/run installs it.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { createServer, type Server } from "node:http"
+import type { AddressInfo } from "node:net"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { Effect } from "effect"
+import { type BrowserContext, chromium, type Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Credentials, send, startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+
+const CHROMIUM = "/usr/bin/chromium"
+const HAVE_CHROMIUM = existsSync(CHROMIUM)
+const SCREENSHOTS = resolve(import.meta.dirname, "../../../test-results/checkout")
+const PHONE = { width: 390, height: 844 }
+const DESKTOP = { width: 1280, height: 900 }
+
+/** The merchant's site: records every page the browser is sent to. */
+interface Shop {
+  readonly origin: string
+  readonly visits: Array<string>
+  readonly close: () => Promise<void>
+}
+
+const startShop = () =>
+  new Promise<Shop>((done) => {
+    const visits: Array<string> = []
+    const server: Server = createServer((request, response) => {
+      visits.push(request.url ?? "")
+      const heading = request.url?.startsWith("/thanks") ? "Thanks for your order" : "Your cart"
+      response.writeHead(200, { "content-type": "text/html; charset=utf-8" })
+      response.end(`<!doctype html><title>${heading}</title><h1>${heading}</h1>`)
+    })
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo
+      done({ origin: `http://127.0.0.1:${port}`, visits, close: () => new Promise((closed) => server.close(() => closed())) })
+    })
+  })
+
+describe.skipIf(!HAVE_CHROMIUM)(
+  HAVE_CHROMIUM ? "hosted checkout in headless Chromium" : `hosted checkout in headless Chromium: SKIPPED, ${CHROMIUM} is absent (.ci/run installs it)`,
+  () => {
+    let server: TestServer
+    let merchant: Credentials
+    let shop: Shop
+    let context: BrowserContext
+    let profile: string
+    let seq = 0
+    /** Console errors of every page, CSP violations included: the page must load without any. */
+    const consoleErrors: Array<string> = []
+
+    beforeAll(async () => {
+      mkdirSync(SCREENSHOTS, { recursive: true })
+      server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } })
+      merchant = await Effect.runPromise(server.accounts.create({ name: "Acme Coffee", mode: "test" }))
+      shop = await startShop()
+      profile = mkdtempSync(join(tmpdir(), "tender-chromium-"))
+      context = await chromium.launchPersistentContext(profile, {
+        executablePath: CHROMIUM,
+        headless: true,
+        args: [
+          "--headless",
+          "--no-sandbox",
+          "--disable-gpu",
+          "--disable-quic",
+          "--no-first-run",
+          "--disable-background-networking",
+          "--disable-component-update",
+          "--disable-sync"
+        ],
+        viewport: PHONE
+      })
+    })
+
+    afterAll(async () => {
+      await context?.close()
+      await shop?.close()
+      await server?.close()
+      if (profile !== undefined) rmSync(profile, { recursive: true, force: true })
+    })
+
+    const createSession = async (extra: Record<string, unknown> = {}) => {
+      const reply = await send(server, merchant, "POST", "/v1/checkout/sessions", {
+        body: JSON.stringify({
+          amount: "16.50",
+          currency: "USD",
+          merchant_reference: `browser-${Date.now()}-${++seq}`,
+          success_url: `${shop.origin}/thanks`,
+          cancel_url: `${shop.origin}/cart`,
+          line_items: [{ name: "Flat white", quantity: 2, unit_amount: "4.50" }, { name: "Croissant", quantity: 3, unit_amount: "2.50" }],
+          ...extra
+        })
+      })
+      expect(reply.status, reply.text).toBe(201)
+      const session = reply.json as { id: string; url: string }
+      // The page is opened at the url the API hands out, as a merchant would redirect to it.
+      expect(session.url).toBe(`${server.baseUrl}/checkout/${session.id}`)
+      return session
+    }
+
+    const sessionStatus = async (id: string) => (await send(server, merchant, "GET", `/v1/checkout/sessions/${id}`)).json.status
+
+    const openPage = async (options: { viewport?: { width: number; height: number }; acceptLanguage?: string } = {}): Promise<Page> => {
+      const page = await context.newPage()
+      await page.setViewportSize(options.viewport ?? PHONE)
+      await page.setExtraHTTPHeaders({ "accept-language": options.acceptLanguage ?? "en-US,en;q=0.9" })
+      page.on("console", (message) => {
+        if (message.type() === "error") consoleErrors.push(`${page.url()}: ${message.text()}`)
+      })
+      return page
+    }
+
+    /** The page's text with Intl's non-breaking spaces (in `R$ 87,90`) made plain. */
+    const mainText = async (page: Page) => (await page.locator("main").innerText()).replace(/[\u00a0\u202f]/g, " ")
+
+    const fillCard = async (page: Page, labels: { number: string; expiry: string; cvc: string; holder: string }, number: string) => {
+      await page.getByLabel(labels.number).fill(number)
+      await page.getByLabel(labels.expiry).fill("12/34")
+      await page.getByLabel(labels.cvc).fill("123")
+      await page.getByLabel(labels.holder).fill("Ana Lima")
+    }
+
+    const EN = { number: "Card number", expiry: "Expiry date", cvc: "Security code (CVC)", holder: "Name on card" }
+    const ES = { number: "Número de tarjeta", expiry: "Fecha de vencimiento", cvc: "Código de seguridad (CVC)", holder: "Nombre en la tarjeta" }
+
+    it("pays with the approved sandbox card and lands on success_url (English, phone and desktop)", { timeout: 60_000 }, async () => {
+      const session = await createSession({ payment_methods: ["card"], locale: "en" })
+      const desktop = await openPage({ viewport: DESKTOP })
+      await desktop.goto(session.url)
+      await desktop.screenshot({ path: join(SCREENSHOTS, "en-desktop-card.png"), fullPage: true })
+      await desktop.close()
+
+      const page = await openPage()
+      const response = await page.goto(session.url)
+      expect(response?.status()).toBe(200)
+      await expect(page.title()).resolves.toBe("Checkout · Acme Coffee")
+      expect(await page.locator("html").getAttribute("lang")).toBe("en")
+      expect(await page.getByRole("note").innerText()).toBe("Test mode · no real money moves")
+      const text = await mainText(page)
+      for (const shown of ["Acme Coffee", "$16.50", "Flat white", "2 × $4.50", "Croissant", "Pay with Card", "Test card: 4242 4242 4242 4242"]) {
+        expect(text).toContain(shown)
+      }
+      // Mobile-friendly: nothing wider than the phone.
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width)
+      await page.screenshot({ path: join(SCREENSHOTS, "en-phone-card.png"), fullPage: true })
+
+      await fillCard(page, EN, "4242 4242 4242 4242")
+      await Promise.all([page.waitForURL(`${shop.origin}/thanks`), page.getByRole("button", { name: "Pay $16.50" }).click()])
+      expect(await page.locator("h1").innerText()).toBe("Thanks for your order")
+      expect(shop.visits).toContain("/thanks")
+      expect(await sessionStatus(session.id)).toBe("completed")
+
+      // Back on the session's url: the final state, with the way to success_url.
+      await page.goto(session.url)
+      expect(await page.locator("h1").innerText()).toBe("Payment complete")
+      expect(await page.getByRole("link", { name: "Return to Acme Coffee" }).getAttribute("href")).toBe(`${shop.origin}/thanks`)
+      await page.close()
+    })
+
+    it("shows a decline in the customer's language, then takes the retry (Spanish, method chooser)", { timeout: 60_000 }, async () => {
+      const session = await createSession({ payment_methods: ["card", "paypal"], locale: "es" })
+      const page = await openPage()
+      await page.goto(session.url)
+      expect(await page.locator("html").getAttribute("lang")).toBe("es")
+      expect(await page.locator("h1").innerText()).toBe("Elige cómo pagar")
+      await page.screenshot({ path: join(SCREENSHOTS, "es-phone-chooser.png"), fullPage: true })
+
+      await page.getByText("Tarjeta de crédito o débito").click()
+      await fillCard(page, ES, "4000 0000 0000 0002")
+      await Promise.all([page.waitForURL(`${session.url}?method=card`), page.getByRole("button", { name: /^Pagar/ }).click()])
+      const alert = page.getByRole("alert")
+      expect(await alert.innerText()).toContain("Tu tarjeta fue rechazada.")
+      expect(await alert.innerText()).toContain("Te quedan 2 intentos.")
+      // The card form is open again, for the retry, and the declined number is not in the page.
+      await expect(page.getByLabel(ES.number).isVisible()).resolves.toBe(true)
+      expect(await page.content()).not.toContain("4000000000000002")
+      await page.screenshot({ path: join(SCREENSHOTS, "es-phone-declined.png"), fullPage: true })
+      expect(await sessionStatus(session.id)).toBe("open")
+
+      await fillCard(page, ES, "4242424242424242")
+      await Promise.all([page.waitForURL(`${shop.origin}/thanks`), page.getByRole("button", { name: /^Pagar/ }).click()])
+      expect(await sessionStatus(session.id)).toBe("completed")
+
+      const desktop = await openPage({ viewport: DESKTOP })
+      await desktop.goto(session.url)
+      expect(await desktop.locator("h1").innerText()).toBe("Pago completado")
+      await desktop.screenshot({ path: join(SCREENSHOTS, "es-desktop-completed.png"), fullPage: true })
+      await desktop.close()
+      await page.close()
+    })
+
+    it("ends in the failed state once attempts run out, with the way back to cancel_url", { timeout: 60_000 }, async () => {
+      const session = await createSession({ payment_methods: ["card"], max_payment_attempts: 1, locale: "de" })
+      const page = await openPage()
+      await page.goto(session.url)
+      await page.getByLabel("Kartennummer").fill("4000000000009995")
+      await page.getByLabel("Ablaufdatum").fill("12/34")
+      await page.getByLabel("Prüfnummer (CVC)").fill("123")
+      await Promise.all([page.waitForURL(session.url), page.getByRole("button", { name: /bezahlen$/ }).click()])
+      expect(await page.locator("h1").innerText()).toBe("Zahlung fehlgeschlagen")
+      expect(await page.getByRole("alert").innerText()).toContain("Ihre Karte ist nicht ausreichend gedeckt.")
+      expect(await page.locator("form").count()).toBe(0)
+      expect(await sessionStatus(session.id)).toBe("failed")
+      await Promise.all([page.waitForURL(`${shop.origin}/cart`), page.getByRole("link", { name: "Zurück zu Acme Coffee" }).click()])
+      await page.close()
+    })
+
+    it("cancels on the customer's word and sends them to cancel_url", { timeout: 60_000 }, async () => {
+      const session = await createSession({ locale: "nl" })
+      const page = await openPage()
+      await page.goto(session.url)
+      await Promise.all([page.waitForURL(`${shop.origin}/cart`), page.getByRole("button", { name: "Betaling annuleren" }).click()])
+      expect(await sessionStatus(session.id)).toBe("canceled")
+      await page.goto(session.url)
+      expect(await page.locator("h1").innerText()).toBe("Betaling geannuleerd")
+      await page.close()
+    })
+
+    it("Pix in Portuguese from Accept-Language: the QR code as an image, then paid on the sandbox page", { timeout: 60_000 }, async () => {
+      const session = await createSession({ amount: "87.90", currency: "BRL", country: "BR", payment_methods: ["pix", "card"], line_items: undefined })
+      const page = await openPage({ acceptLanguage: "pt-BR,pt;q=0.9,en;q=0.5" })
+      await page.goto(session.url)
+      expect(await page.locator("html").getAttribute("lang")).toBe("pt-BR")
+      await page.getByText("Escaneie um QR code com seu app").click()
+      await page.getByLabel("CPF").fill("529.982.247-25")
+      await Promise.all([page.waitForURL(session.url), page.getByRole("button", { name: "Gerar QR code" }).click()])
+      expect(await page.locator("h1").innerText()).toBe("Escaneie para pagar")
+      const qr = page.getByRole("img", { name: "QR code do pagamento" })
+      // Drawn and decoded: an image with real pixels, not a broken icon.
+      expect(await qr.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true)
+      expect(await mainText(page)).toContain("R$ 87,90")
+      expect(await sessionStatus(session.id)).toBe("pending_action")
+      await page.screenshot({ path: join(SCREENSHOTS, "pt-phone-pix-qr.png"), fullPage: true })
+
+      // The customer pays on the provider's page (the sandbox's), which sends them back to the
+      // session's page: paid, with the way on to the merchant.
+      await page.getByRole("link", { name: "Abrir a página de pagamento" }).click()
+      await Promise.all([page.waitForURL(session.url), page.getByRole("button", { name: "Succeed" }).click()])
+      expect(await sessionStatus(session.id)).toBe("completed")
+      expect(await page.locator("h1").innerText()).toBe("Pagamento concluído")
+      await Promise.all([page.waitForURL(`${shop.origin}/thanks`), page.getByRole("link", { name: "Voltar para Acme Coffee" }).click()])
+      await page.close()
+    })
+
+    it("loaded every page without a console error or a blocked resource", () => {
+      expect(consoleErrors).toEqual([])
+    })
+  }
+)
