@@ -14,6 +14,17 @@ export const duplicateReference = (reference: string) =>
     }`
   })
 
+/**
+ * contract.md: a session's reference is refused while the newest session with it is open,
+ * pending_action or completed; the merchant recovers that session by reference.
+ */
+export const duplicateSessionReference = (reference: string) =>
+  new Errors.DuplicateMerchantReferenceId({
+    message: `a session with this merchant_reference is still open, pending or completed; fetch it with GET /v1/checkout/sessions/by-reference/${
+      encodeURIComponent(reference)
+    }`
+  })
+
 /** A defect, not a refusal: outside a transaction a row lock would end with its statement, silently. */
 export const lockOutsideUnitOfWork = (what: string) =>
   new Error(`${what}.lock must run inside UnitOfWork.transaction`)
