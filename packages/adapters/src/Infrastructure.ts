@@ -15,6 +15,7 @@ import {
   type AccessTokenSigner,
   type AccountRepo,
   type CardVault,
+  type CheckoutSessionRepo,
   type CvcStore,
   type EventRepo,
   type HostResolver,
@@ -49,6 +50,7 @@ import * as RateLimiterRedis from "./ratelimit/RateLimiterRedis.ts"
 import { Redis } from "./redis/Redis.ts"
 import * as AccountRepoMemory from "./storage/memory/AccountRepoMemory.ts"
 import * as CardVaultMemory from "./storage/memory/CardVaultMemory.ts"
+import * as CheckoutSessionRepoMemory from "./storage/memory/CheckoutSessionRepoMemory.ts"
 import * as CvcStoreMemory from "./storage/memory/CvcStoreMemory.ts"
 import * as EventRepoMemory from "./storage/memory/EventRepoMemory.ts"
 import { MemoryDatabase } from "./storage/memory/MemoryDatabase.ts"
@@ -59,6 +61,7 @@ import * as WebhookDeliveryRepoMemory from "./storage/memory/WebhookDeliveryRepo
 import * as WebhookEndpointRepoMemory from "./storage/memory/WebhookEndpointRepoMemory.ts"
 import * as AccountRepoPg from "./storage/postgres/AccountRepoPg.ts"
 import * as CardVaultPg from "./storage/postgres/CardVaultPg.ts"
+import * as CheckoutSessionRepoPg from "./storage/postgres/CheckoutSessionRepoPg.ts"
 import * as EventRepoPg from "./storage/postgres/EventRepoPg.ts"
 import * as OrderRepoPg from "./storage/postgres/OrderRepoPg.ts"
 import * as PgDatabase from "./storage/postgres/PgDatabase.ts"
@@ -81,6 +84,7 @@ export type StoragePorts =
   | EventRepo
   | WebhookEndpointRepo
   | WebhookDeliveryRepo
+  | CheckoutSessionRepo
 export type Ports =
   | StoragePorts
   | Locks
@@ -103,7 +107,8 @@ export const memoryStorage: Layer.Layer<StoragePorts, never, Ids> = Layer.mergeA
   TransactionRepoMemory.layer,
   EventRepoMemory.layer,
   WebhookEndpointRepoMemory.layer,
-  WebhookDeliveryRepoMemory.layer
+  WebhookDeliveryRepoMemory.layer,
+  CheckoutSessionRepoMemory.layer
 ).pipe(Layer.provide(Layer.merge(MemoryDatabase.layer, CardCipher.layer(randomKey))))
 
 /**
@@ -124,7 +129,8 @@ export const postgresStorage = (
       TransactionRepoPg.layer,
       EventRepoPg.layer,
       WebhookEndpointRepoPg.layer,
-      WebhookDeliveryRepoPg.layer
+      WebhookDeliveryRepoPg.layer,
+      CheckoutSessionRepoPg.layer
     ).pipe(
       Layer.provide(CardCipher.layer(Effect.succeed(key))),
       Layer.provideMerge(PgDatabase.layer(config))

@@ -5,6 +5,7 @@ import {
   Accounts,
   CardTokens,
   CardVault,
+  CheckoutSessionRepo,
   CvcStore,
   EventRepo,
   HostResolver,
@@ -43,6 +44,7 @@ describe("Infrastructure", () => {
       yield* EventRepo
       yield* WebhookEndpointRepo
       yield* WebhookDeliveryRepo
+      yield* CheckoutSessionRepo
       yield* WebhookTransport
       expect(yield* (yield* HostResolver).resolve("[::1]")).toEqual(["::1"])
       const accounts = yield* Accounts

@@ -1,6 +1,6 @@
 /**
  * The storage contract: what AccountRepo, UnitOfWork, CardVault, OrderRepo, TransactionRepo,
- * EventRepo, WebhookEndpointRepo and WebhookDeliveryRepo promise, whatever holds the data. Each storage test file calls `storageContract(it)` inside a `layer(…)` block built on its
+ * EventRepo, WebhookEndpointRepo, WebhookDeliveryRepo and CheckoutSessionRepo promise, whatever holds the data. Each storage test file calls `storageContract(it)` inside a `layer(…)` block built on its
  * adapter, so memory and PostgreSQL pass exactly the same assertions.
  */
 import type { Vitest } from "@effect/vitest"
@@ -11,6 +11,8 @@ import {
   AccountRepo,
   Accounts,
   CardVault,
+  CheckoutSession,
+  CheckoutSessionRepo,
   Errors,
   EventRepo,
   Ids,
@@ -36,6 +38,7 @@ export type StorageServices =
   | EventRepo
   | WebhookEndpointRepo
   | WebhookDeliveryRepo
+  | CheckoutSessionRepo
   | Ids
   | KeyHasher
 
@@ -198,6 +201,55 @@ const storedEvent = (accountId: string, overrides: Partial<Payment.PaymentEvent>
     }
     yield* (yield* EventRepo).append(event)
     return event
+  })
+
+/**
+ * A fully populated open checkout session (an amount past 32 bits, every nullable column set, the
+ * lists and nested records non-empty), and its checkout order, stored now as the use case stores it
+ * first: a session's row needs its order. Its transaction is a name only.
+ */
+export const newSession = (accountId: string, overrides: Partial<CheckoutSession.CheckoutSession> = {}) =>
+  Effect.gen(function*() {
+    const ids = yield* Ids
+    const merchant_reference = overrides.merchant_reference ?? `ref-${yield* ids.randomHex(8)}`
+    const order = yield* newOrder(accountId, { subtype: "checkout", status: "pending", merchant_reference })
+    yield* (yield* OrderRepo).insert(order)
+    const session: CheckoutSession.CheckoutSession = {
+      id: yield* ids.make("checkoutSession"),
+      account_id: accountId,
+      livemode: false,
+      order_id: order.id,
+      merchant_reference,
+      status: "open",
+      amount: 3_000_000_000,
+      currency: "IDR",
+      country: "ID",
+      capture_method: "manual",
+      payment_methods: ["card", "ovo"],
+      straight_through: true,
+      max_payment_attempts: 3,
+      attempts: 1,
+      expires_at: later(T0, 3_600_000),
+      transaction_id: yield* ids.make("transaction"),
+      next_action: {
+        type: "qr",
+        expires_at: "2025-03-01T10:30:00.000Z",
+        qr: { data: "000201", deep_links: [{ label: "Open", url: "bank://pay", target: "app" }] }
+      },
+      customer: { email: "ada@example.com", name: "Ada Lovelace" },
+      success_url: "https://shop.example/ok?session={id}",
+      cancel_url: "https://shop.example/cancel",
+      locale: "id-ID",
+      line_items: [{ name: "Kopi ☕", quantity: 2, unit_amount: 1_500_000_000 }, { name: "Gula", quantity: 1, unit_amount: 0 }],
+      collect_address: true,
+      collect_phone: true,
+      processing_profile: "eu",
+      created_at: T0,
+      updated_at: T0,
+      version: 1,
+      ...overrides
+    }
+    return session
   })
 
 export const newEndpoint = (accountId: string, overrides: Partial<Webhook.WebhookEndpoint> = {}) =>
@@ -1402,5 +1454,359 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       yield* deliveries.update(retried)
       expect(yield* deliveries.findAny(exhausted.id)).toEqual(Option.some(retried))
       expect(yield* deliveries.attempts(exhausted.id)).toEqual([])
+    }))
+
+  it.effect("checkout sessions: inserts and finds by id, from any account (operator), by order and by reference", () =>
+    Effect.gen(function*() {
+      const sessions = yield* CheckoutSessionRepo
+      const accountId = yield* storedAccount
+      const full = yield* newSession(accountId)
+      const bare = yield* newSession(accountId, {
+        status: "pending_action",
+        amount: Number.MAX_SAFE_INTEGER,
+        country: null,
+        capture_method: "automatic",
+        payment_methods: null,
+        straight_through: false,
+        attempts: 0,
+        transaction_id: null,
+        next_action: null,
+        customer: null,
+        locale: null,
+        line_items: null,
+        collect_address: false,
+        collect_phone: false,
+        processing_profile: null
+      })
+      const empty = yield* newSession(accountId, { payment_methods: [], line_items: [], customer: {} })
+      for (const session of [full, bare, empty]) yield* sessions.insert(session)
+
+      for (const session of [full, bare, empty]) {
+        expect(yield* sessions.find(accountId, session.id)).toEqual(Option.some(session))
+        expect(yield* sessions.findAny(session.id)).toEqual(Option.some(session))
+        expect(yield* sessions.findByOrder(session.order_id)).toEqual(Option.some(session))
+        expect(yield* sessions.findNewestByReference(accountId, session.merchant_reference)).toEqual(Option.some(session))
+      }
+      expect(yield* sessions.find(accountId, "cs_doesnotexist000000")).toEqual(Option.none())
+      expect(yield* sessions.findAny("cs_doesnotexist000000")).toEqual(Option.none())
+      expect(yield* sessions.findByOrder("ord_doesnotexist000000")).toEqual(Option.none())
+      expect(yield* sessions.findNewestByReference(accountId, "ref-unknown")).toEqual(Option.none())
+    }))
+
+  it.effect("checkout sessions: a second session for the same order is a defect, and is not stored", () =>
+    Effect.gen(function*() {
+      const sessions = yield* CheckoutSessionRepo
+      const accountId = yield* storedAccount
+      const first = yield* newSession(accountId)
+      yield* sessions.insert(first)
+      const sameOrder = yield* newSession(accountId, { order_id: first.order_id })
+      const clash = yield* Effect.exit(sessions.insert(sameOrder))
+      expect(Exit.isFailure(clash) && Cause.hasDies(clash.cause)).toBe(true)
+      expect(yield* sessions.findAny(sameOrder.id)).toEqual(Option.none())
+      expect(yield* sessions.findByOrder(first.order_id)).toEqual(Option.some(first))
+      // Nor did it take the reference: its own is free for a session of its own.
+      yield* sessions.insert(yield* newSession(accountId, { merchant_reference: sameOrder.merchant_reference }))
+    }))
+
+  it.effect("checkout sessions: every status the domain defines can be stored", () =>
+    Effect.gen(function*() {
+      const sessions = yield* CheckoutSessionRepo
+      const accountId = yield* storedAccount
+      for (const status of CheckoutSession.SESSION_STATUSES) {
+        const session = yield* newSession(accountId, { status })
+        yield* sessions.insert(session)
+        expect(yield* sessions.find(accountId, session.id)).toEqual(Option.some(session))
+      }
+    }))
+
+  it.effect("checkout sessions: reads by account never return another account's session; another account may reuse the reference", () =>
+    Effect.gen(function*() {
+      const sessions = yield* CheckoutSessionRepo
+      const owner = yield* storedAccount
+      const other = yield* storedAccount
+      const session = yield* newSession(owner)
+      yield* sessions.insert(session)
+
+      expect(yield* sessions.find(other, session.id)).toEqual(Option.none())
+      expect(yield* sessions.findNewestByReference(other, session.merchant_reference)).toEqual(Option.none())
+      expect((yield* sessions.search(other, { limit: 100 })).data).toEqual([])
+      expect(idsOf((yield* sessions.search(owner, { limit: 100 })).data)).toEqual([session.id])
+
+      const elsewhere = yield* newSession(other, { merchant_reference: session.merchant_reference })
+      yield* sessions.insert(elsewhere)
+      expect(yield* sessions.findNewestByReference(other, session.merchant_reference)).toEqual(Option.some(elsewhere))
+      expect(yield* sessions.findNewestByReference(owner, session.merchant_reference)).toEqual(Option.some(session))
+    }))
+
+  it.effect("checkout sessions: a second session with the reference is refused while the first is open or pending_action", () =>
+    Effect.gen(function*() {
+      const sessions = yield* CheckoutSessionRepo
+      const accountId = yield* storedAccount
+      const first = yield* newSession(accountId, { merchant_reference: "order 42/ü" })
+      yield* sessions.insert(first)
+
+      const again = yield* newSession(accountId, { merchant_reference: first.merchant_reference, created_at: later(T0) })
+      const error = yield* Effect.flip(sessions.insert(again))
+      expect(error).toBeInstanceOf(Errors.DuplicateMerchantReferenceId)
+      expect(error.code).toBe("duplicate_merchant_reference_id")
+      expect(error.message).toBe(
+        "a session with this merchant_reference is still open, pending or completed; " +
+          "fetch it with GET /v1/checkout/sessions/by-reference/order%2042%2F%C3%BC"
+      )
+      expect(yield* sessions.findAny(again.id)).toEqual(Option.none())
+      expect(yield* sessions.findByOrder(again.order_id)).toEqual(Option.none())
+
+      const pending: CheckoutSession.CheckoutSession = { ...first, status: "pending_action", version: 2 }
+      yield* sessions.update(pending)
+      expect(yield* Effect.flip(sessions.insert(again))).toBeInstanceOf(Errors.DuplicateMerchantReferenceId)
+      // Back to open after a declined attempt: still the reference's holder.
+      yield* sessions.update({ ...pending, status: "open", version: 3 })
+      expect(yield* Effect.flip(sessions.insert(again))).toBeInstanceOf(Errors.DuplicateMerchantReferenceId)
+      expect(yield* sessions.findNewestByReference(accountId, first.merchant_reference)).toEqual(
+        Option.some({ ...pending, status: "open", version: 3 })
+      )
+    }))
+
+  it.effect("checkout sessions: once the newest ended expired, failed or canceled the reference is free again; by-reference returns the newest", () =>
+    Effect.gen(function*() {
+      const sessions = yield* CheckoutSessionRepo
+      const accountId = yield* storedAccount
+      const reference = "reused-ref"
+      let current = yield* newSession(accountId, { merchant_reference: reference })
+      yield* sessions.insert(current)
+      let step = 0
+      for (const ending of ["expired", "failed", "canceled"] as const) {
+        step++
+        const ended: CheckoutSession.CheckoutSession = { ...current, status: ending, version: current.version + 1 }
+        yield* sessions.update(ended)
+        expect(yield* sessions.findNewestByReference(accountId, reference)).toEqual(Option.some(ended))
+
+        const next = yield* newSession(accountId, { merchant_reference: reference, created_at: later(T0, step * 1000) })
+        yield* sessions.insert(next)
+        expect(yield* sessions.findNewestByReference(accountId, reference)).toEqual(Option.some(next))
+        // The new one holds the reference in turn.
+        const blocked = yield* newSession(accountId, { merchant_reference: reference, created_at: later(T0, step * 1000 + 1) })
+        expect(yield* Effect.flip(sessions.insert(blocked))).toBeInstanceOf(Errors.DuplicateMerchantReferenceId)
+        current = next
+      }
+      expect(idsOf((yield* sessions.search(accountId, { limit: 10, merchant_reference: reference })).data)).toHaveLength(4)
+    }))
+
+  it.effect("checkout sessions: a completed session keeps its reference for good", () =>
+    Effect.gen(function*() {
+      const sessions = yield* CheckoutSessionRepo
+      const accountId = yield* storedAccount
+      const first = yield* newSession(accountId)
+      yield* sessions.insert(first)
+      const completed: CheckoutSession.CheckoutSession = { ...first, status: "completed", next_action: null, version: 2 }
+      yield* sessions.update(completed)
+
+      const again = yield* newSession(accountId, { merchant_reference: first.merchant_reference, created_at: later(T0) })
+      expect(yield* Effect.flip(sessions.insert(again))).toBeInstanceOf(Errors.DuplicateMerchantReferenceId)
+      expect(yield* sessions.findAny(again.id)).toEqual(Option.none())
+      expect(yield* sessions.findNewestByReference(accountId, first.merchant_reference)).toEqual(Option.some(completed))
+    }))
+
+  it.effect("checkout sessions: a refused duplicate leaves the unit of work usable; a rolled-back insert frees the reference", () =>
+    Effect.gen(function*() {
+      const sessions = yield* CheckoutSessionRepo
+      const orders = yield* OrderRepo
+      const uow = yield* UnitOfWork
+      const accountId = yield* storedAccount
+      const first = yield* newSession(accountId)
+      yield* sessions.insert(first)
+      const again = yield* newSession(accountId, { merchant_reference: first.merchant_reference })
+      const order = yield* newOrder(accountId, { subtype: "checkout", merchant_reference: first.merchant_reference })
+
+      const refused = yield* uow.transaction(Effect.gen(function*() {
+        const error = yield* Effect.flip(sessions.insert(again))
+        // The use case answers the duplicate and records something in the same unit of work.
+        yield* orders.insert(order)
+        return error
+      }))
+      expect(refused).toBeInstanceOf(Errors.DuplicateMerchantReferenceId)
+      expect(yield* orders.find(accountId, order.id)).toEqual(Option.some(order))
+
+      const fresh = yield* newSession(accountId)
+      const failed = yield* Effect.flip(uow.transaction(Effect.gen(function*() {
+        yield* sessions.insert(fresh)
+        expect(yield* sessions.findAny(fresh.id)).toEqual(Option.some(fresh))
+        return yield* Effect.fail(new Boom())
+      })))
+      expect(failed).toBeInstanceOf(Boom)
+      expect(yield* sessions.findAny(fresh.id)).toEqual(Option.none())
+      expect(yield* sessions.findByOrder(fresh.order_id)).toEqual(Option.none())
+      expect(yield* sessions.findNewestByReference(accountId, fresh.merchant_reference)).toEqual(Option.none())
+      yield* sessions.insert(fresh)
+      expect(yield* sessions.findAny(fresh.id)).toEqual(Option.some(fresh))
+    }))
+
+  it.effect("checkout sessions: updates on the version before; refuses a stale version, an unknown id and another account", () =>
+    Effect.gen(function*() {
+      const sessions = yield* CheckoutSessionRepo
+      const accountId = yield* storedAccount
+      const other = yield* storedAccount
+      const session = yield* newSession(accountId)
+      yield* sessions.insert(session)
+
+      const v2: CheckoutSession.CheckoutSession = {
+        ...session,
+        status: "pending_action",
+        attempts: 2,
+        next_action: { type: "redirect", redirect_url: "https://acs.example/challenge" },
+        customer: null,
+        line_items: null,
+        updated_at: later(T0),
+        version: 2
+      }
+      yield* sessions.update(v2)
+      expect(yield* sessions.find(accountId, session.id)).toEqual(Option.some(v2))
+
+      const stale = yield* Effect.flip(sessions.update({ ...session, status: "canceled", version: 2 }))
+      expect(stale).toBeInstanceOf(Errors.Conflict)
+      expect(stale.message).toContain(session.id)
+      expect((yield* Effect.flip(sessions.update({ ...v2, id: "cs_doesnotexist000000", version: 3 })))._tag).toBe("Conflict")
+      expect((yield* Effect.flip(sessions.update({ ...v2, account_id: other, version: 3 })))._tag).toBe("Conflict")
+      expect(yield* sessions.findAny(session.id)).toEqual(Option.some(v2))
+      // A refused update did not free the reference either.
+      const again = yield* newSession(accountId, { merchant_reference: session.merchant_reference })
+      expect(yield* Effect.flip(sessions.insert(again))).toBeInstanceOf(Errors.DuplicateMerchantReferenceId)
+    }))
+
+  it.effect("checkout sessions: lock reads the session inside a unit of work; outside one it is a defect", () =>
+    Effect.gen(function*() {
+      const sessions = yield* CheckoutSessionRepo
+      const uow = yield* UnitOfWork
+      const session = yield* newSession(yield* storedAccount)
+      yield* sessions.insert(session)
+
+      expect(yield* uow.transaction(sessions.lock(session.id))).toEqual(Option.some(session))
+      expect(yield* uow.transaction(sessions.lock("cs_doesnotexist000000"))).toEqual(Option.none())
+      const outside = yield* Effect.exit(sessions.lock(session.id))
+      expect(Exit.isFailure(outside) && Cause.hasDies(outside.cause)).toBe(true)
+    }))
+
+  it.effect("checkout sessions: a locked session waits for the holder's unit of work, then reads its update", () =>
+    Effect.gen(function*() {
+      const sessions = yield* CheckoutSessionRepo
+      const uow = yield* UnitOfWork
+      const session = yield* newSession(yield* storedAccount, { attempts: 0 })
+      yield* sessions.insert(session)
+
+      const locked = yield* Deferred.make<void>()
+      const holder = yield* Effect.forkChild(uow.transaction(Effect.gen(function*() {
+        const current = Option.getOrThrow(yield* sessions.lock(session.id))
+        yield* Deferred.succeed(locked, undefined)
+        yield* Effect.sleep("300 millis")
+        yield* sessions.update({ ...current, status: "pending_action", attempts: 1, version: current.version + 1 })
+      })))
+      yield* Deferred.await(locked)
+      const asked = yield* Clock.currentTimeMillis
+      const seen = yield* uow.transaction(Effect.gen(function*() {
+        const current = Option.getOrThrow(yield* sessions.lock(session.id))
+        // Decided on what the holder wrote, so this write does not conflict.
+        yield* sessions.update({ ...current, status: "canceled", version: current.version + 1 })
+        return current
+      }))
+      const waited = (yield* Clock.currentTimeMillis) - asked
+      yield* Fiber.join(holder)
+
+      expect([seen.status, seen.attempts, seen.version]).toEqual(["pending_action", 1, 2])
+      expect(waited).toBeGreaterThanOrEqual(200)
+      expect(Option.map(yield* sessions.findAny(session.id), (s) => [s.status, s.attempts, s.version]))
+        .toEqual(Option.some(["canceled", 1, 3]))
+    }))
+
+  it.effect("checkout sessions: search filters by status (any of), created_from (inclusive), created_to (exclusive), profile, reference", () =>
+    Effect.gen(function*() {
+      const sessions = yield* CheckoutSessionRepo
+      const accountId = yield* storedAccount
+      const other = yield* storedAccount
+      const at = (ms: number) => later(T0, ms)
+      const a = yield* newSession(accountId, { status: "open", created_at: at(0), processing_profile: null })
+      const b = yield* newSession(accountId, { status: "completed", created_at: at(1) })
+      const c = yield* newSession(accountId, { status: "expired", created_at: at(2), processing_profile: "us" })
+      const d = yield* newSession(accountId, { status: "completed", created_at: at(3_000) })
+      const foreign = yield* newSession(other, { merchant_reference: c.merchant_reference, created_at: at(2) })
+      for (const session of [c, a, foreign, d, b]) yield* sessions.insert(session)
+      const search = (query: Omit<Payment.SearchQuery, "limit">) =>
+        Effect.map(sessions.search(accountId, { limit: 10, ...query }), (page) => idsOf(page.data))
+
+      expect(yield* search({})).toEqual(idsOf([d, c, b, a]))
+      expect(yield* search({ status: [] })).toEqual(idsOf([d, c, b, a]))
+      expect(yield* search({ status: ["completed"] })).toEqual(idsOf([d, b]))
+      expect(yield* search({ status: ["expired", "open"] })).toEqual(idsOf([c, a]))
+      expect(yield* search({ status: ["canceled"] })).toEqual([])
+      expect(yield* search({ created_from: b.created_at })).toEqual(idsOf([d, c, b]))
+      expect(yield* search({ created_to: c.created_at })).toEqual(idsOf([b, a]))
+      expect(yield* search({ created_from: b.created_at, created_to: d.created_at })).toEqual(idsOf([c, b]))
+      // Any ISO offset names the same instant.
+      expect(yield* search({ created_from: "2025-03-01T11:00:00.124+01:00" })).toEqual(idsOf([d, c, b]))
+      expect(yield* search({ processing_profile: "eu" })).toEqual(idsOf([d, b]))
+      expect(yield* search({ merchant_reference: c.merchant_reference })).toEqual([c.id])
+      expect(yield* search({ status: ["completed"], processing_profile: "eu", created_to: d.created_at })).toEqual([b.id])
+      expect(yield* sessions.search(accountId, { limit: 4 })).toEqual({ data: [d, c, b, a], has_more: false })
+      expect(yield* sessions.search(accountId, { limit: 3 })).toEqual({ data: [d, c, b], has_more: true })
+      expect(yield* sessions.search(other, { limit: 10 })).toEqual({ data: [foreign], has_more: false })
+    }))
+
+  it.effect("checkout sessions: search pages newest first with a cursor, ties on created_at broken by id", () =>
+    Effect.gen(function*() {
+      const sessions = yield* CheckoutSessionRepo
+      const accountId = yield* storedAccount
+      const tied = yield* Effect.forEach(Array.from({ length: 6 }), () => newSession(accountId))
+      const newest = yield* newSession(accountId, { created_at: later(T0, 1) })
+      const oldest = yield* newSession(accountId, { created_at: later(T0, -1) })
+      const all = [...tied, newest, oldest]
+      for (const session of all) yield* sessions.insert(session)
+      const expected = newestFirst(all)
+      expect(expected[0]).toBe(newest)
+      expect(expected.at(-1)).toBe(oldest)
+
+      const pages = yield* allPages((query) => sessions.search(accountId, query), { limit: 3 })
+      expect(pages.map((page) => [page.data.length, page.has_more])).toEqual([[3, true], [3, true], [2, false]])
+      expect(pages.flatMap((page) => idsOf(page.data))).toEqual(idsOf(expected))
+
+      const page = yield* sessions.search(accountId, { limit: 2, cursor: { created_at: T0, id: expected[3].id } })
+      expect(page).toEqual({ data: expected.slice(4, 6), has_more: true })
+    }))
+
+  it.effect("checkout sessions: listOverdue gives open and pending_action sessions past expires_at, oldest first, across accounts", () =>
+    Effect.gen(function*() {
+      const sessions = yield* CheckoutSessionRepo
+      const first = yield* storedAccount
+      const second = yield* storedAccount
+      // A window of time no other test's session expires in (theirs expire in 2025).
+      const now = "1985-06-01T12:00:00.000Z"
+      const ago = (ms: number) => new Date(Date.parse(now) - ms).toISOString()
+      const oldest = yield* newSession(second, { status: "pending_action", expires_at: ago(60_000) })
+      const middle = yield* newSession(first, { expires_at: ago(1) })
+      // Due exactly now: included (expires_at <= now).
+      const dueNow = yield* newSession(second, { expires_at: now })
+      const excluded = [
+        yield* newSession(first, { expires_at: "1985-06-01T12:00:00.001Z" }),
+        ...(yield* Effect.forEach(
+          ["completed", "failed", "expired", "canceled"] as const,
+          (status) => newSession(first, { status, expires_at: ago(120_000) })
+        ))
+      ]
+      for (const session of [middle, ...excluded, dueNow, oldest]) yield* sessions.insert(session)
+      const mine = new Set(idsOf([oldest, middle, dueNow, ...excluded]))
+
+      const overdue = yield* sessions.listOverdue(now, 10_000)
+      for (const s of overdue) {
+        expect(["open", "pending_action"]).toContain(s.status)
+        expect(Date.parse(s.expires_at)).toBeLessThanOrEqual(Date.parse(now))
+      }
+      const expiring = overdue.map((s) => Date.parse(s.expires_at))
+      expect(expiring).toEqual([...expiring].sort((x, y) => x - y))
+      expect(overdue.filter((s) => mine.has(s.id))).toEqual([oldest, middle, dueNow])
+      expect(yield* sessions.listOverdue(now, 1)).toEqual(overdue.slice(0, 1))
+      expect((yield* sessions.listOverdue(ago(30_000), 10_000)).filter((s) => mine.has(s.id))).toEqual([oldest])
+
+      yield* sessions.update({ ...oldest, status: "expired", version: 2 })
+      expect(idsOf((yield* sessions.listOverdue(now, 10_000)).filter((s) => mine.has(s.id)))).toEqual(
+        idsOf([middle, dueNow])
+      )
     }))
 }
