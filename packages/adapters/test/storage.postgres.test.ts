@@ -2,6 +2,8 @@ import { expect, layer } from "@effect/vitest"
 import {
   AccountRepo,
   CardVault,
+  CheckoutSession,
+  CheckoutSessionRepo,
   Errors,
   EventRepo,
   Ids,
@@ -17,7 +19,15 @@ import * as IdsRandom from "../src/crypto/IdsRandom.ts"
 import * as KeyHasherSha256 from "../src/crypto/KeyHasherSha256.ts"
 import { postgresStorage } from "../src/Infrastructure.ts"
 import { sharedConfig } from "./PgTestDatabase.ts"
-import { CLAIM_WINDOW, clearClaimWindow, newAccount, newDelivery, newOrder, storageContract } from "./StorageContract.ts"
+import {
+  CLAIM_WINDOW,
+  clearClaimWindow,
+  newAccount,
+  newDelivery,
+  newOrder,
+  newSession,
+  storageContract
+} from "./StorageContract.ts"
 
 const storage = Layer.unwrap(Effect.map(sharedConfig, postgresStorage)).pipe(
   Layer.provideMerge(Layer.merge(IdsRandom.layer, KeyHasherSha256.layer))
@@ -219,5 +229,108 @@ layer(storage, { excludeTestServices: true, timeout: "2 minutes" })("PostgreSQL 
       const exit = yield* Effect.exit(orders.insert(order))
       expect(Exit.isFailure(exit) && Cause.hasDies(exit.cause)).toBe(true)
       expect(yield* orders.findAny(order.id)).toEqual(Option.none())
+    }))
+
+  it.effect("of 20 concurrent session inserts of one reference from separate connections, exactly one is stored", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const sessions = yield* CheckoutSessionRepo
+      const uow = yield* UnitOfWork
+      const { account } = yield* newAccount()
+      yield* (yield* AccountRepo).insert(account)
+      // One session of the reference already ended: it must not count, nor be disturbed.
+      const ended = yield* newSession(account.id, {
+        merchant_reference: "session-race-1",
+        status: "expired",
+        created_at: "2025-03-01T09:00:00.000Z"
+      })
+      yield* sessions.insert(ended)
+      const contenders = yield* Effect.forEach(
+        Array.from({ length: 20 }),
+        () => newSession(account.id, { merchant_reference: "session-race-1" })
+      )
+      const backends = new Set<number>()
+      // Each insert holds its transaction open a moment, so the inserts overlap in the database.
+      const results = yield* Effect.forEach(
+        contenders,
+        (session) =>
+          Effect.result(uow.transaction(Effect.gen(function*() {
+            const [{ pid }] = yield* sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`
+            backends.add(pid)
+            yield* sessions.insert(session)
+            yield* Effect.sleep("20 millis")
+            return session
+          }))),
+        { concurrency: "unbounded" }
+      )
+      const failures = results.filter((r) => r._tag === "Failure")
+      const winners = results.flatMap((r) => (r._tag === "Success" ? [r.success] : []))
+      expect(winners).toHaveLength(1)
+      expect(failures).toHaveLength(19)
+      for (const f of failures) expect(f._tag === "Failure" && f.failure).toBeInstanceOf(Errors.DuplicateMerchantReferenceId)
+      expect(backends.size).toBeGreaterThan(1)
+      const rows = yield* sql<{ id: string; status: string }>`
+        SELECT id, status FROM checkout_sessions
+        WHERE account_id = ${account.id} AND merchant_reference = 'session-race-1' ORDER BY status`
+      expect(rows).toEqual([{ id: ended.id, status: "expired" }, { id: winners[0].id, status: "open" }])
+      expect(yield* sessions.findNewestByReference(account.id, "session-race-1")).toEqual(Option.some(winners[0]))
+    }))
+
+  it.effect("the database itself holds the session reference rule: a raw second live row is refused, an ended one is not", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const sessions = yield* CheckoutSessionRepo
+      const { account } = yield* newAccount()
+      yield* (yield* AccountRepo).insert(account)
+      const first = yield* newSession(account.id, { status: "completed" })
+      yield* sessions.insert(first)
+      // Copy the row under new ids, bypassing the repository.
+      const copy = (status: string) =>
+        Effect.gen(function*() {
+          const id = yield* (yield* Ids).make("checkoutSession")
+          const order = yield* newOrder(account.id, { subtype: "checkout", merchant_reference: first.merchant_reference })
+          yield* Effect.orDie((yield* OrderRepo).insert(order))
+          yield* sql`INSERT INTO checkout_sessions
+            SELECT ${id}, account_id, livemode, ${order.id}, merchant_reference, ${status}, amount, currency, country,
+              capture_method, payment_methods, straight_through, max_payment_attempts, attempts, expires_at,
+              transaction_id, next_action, customer, success_url, cancel_url, locale, line_items, collect_address,
+              collect_phone, processing_profile, created_at, updated_at, version
+            FROM checkout_sessions WHERE id = ${first.id}`
+          return id
+        })
+      for (const status of ["open", "pending_action", "completed"]) {
+        const refused = yield* Effect.flip(copy(status))
+        expect(refused.reason).toMatchObject({ _tag: "UniqueViolation", constraint: "checkout_sessions_live_reference_key" })
+      }
+      for (const status of ["expired", "failed", "canceled"]) yield* copy(status)
+      const [{ count }] = yield* sql<{ count: number }>`
+        SELECT count(*)::int AS count FROM checkout_sessions WHERE account_id = ${account.id}`
+      expect(count).toBe(4)
+    }))
+
+  it.effect("checkout sessions: one typed column per domain field", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const columns = yield* sql<{ column_name: string; data_type: string; collation_name: string | null }>`
+        SELECT column_name, data_type, collation_name FROM information_schema.columns
+        WHERE table_schema = current_schema() AND table_name = 'checkout_sessions'`
+      const types = Object.fromEntries(columns.map((c) => [c.column_name, c.data_type]))
+      expect(Object.keys(types).sort()).toEqual(Object.keys(CheckoutSession.CheckoutSession.fields).sort())
+      expect(types.amount).toBe("bigint")
+      expect([types.payment_methods, types.next_action, types.customer, types.line_items])
+        .toEqual(["jsonb", "jsonb", "jsonb", "jsonb"])
+      for (const t of [types.expires_at, types.created_at, types.updated_at]) expect(t).toBe("timestamp with time zone")
+      expect(columns.find((c) => c.column_name === "id")?.collation_name).toBe("C")
+    }))
+
+  it.effect("checkout sessions: a session's order must be stored", () =>
+    Effect.gen(function*() {
+      const sessions = yield* CheckoutSessionRepo
+      const { account } = yield* newAccount()
+      yield* (yield* AccountRepo).insert(account)
+      const orphan = yield* newSession(account.id, { order_id: "ord_doesnotexist000000" })
+      const refused = yield* Effect.exit(sessions.insert(orphan))
+      expect(Exit.isFailure(refused) && Cause.hasDies(refused.cause)).toBe(true)
+      expect(yield* sessions.findAny(orphan.id)).toEqual(Option.none())
     }))
 })
