@@ -243,12 +243,13 @@ describe.skipIf(!HAVE_CHROMIUM)(
       await page.screenshot({ path: join(SCREENSHOTS, "pt-phone-pix-qr.png"), fullPage: true })
 
       // The customer pays on the provider's page (the sandbox's), which sends them back to the
-      // session's page: paid, with the way on to the merchant.
+      // session's page: paid, and from there on to the merchant by itself.
       await page.getByRole("link", { name: "Abrir a página de pagamento" }).click()
       await Promise.all([page.waitForURL(session.url), page.getByRole("button", { name: "Succeed" }).click()])
       expect(await sessionStatus(session.id)).toBe("completed")
       expect(await page.locator("h1").innerText()).toBe("Pagamento concluído")
-      await Promise.all([page.waitForURL(`${shop.origin}/thanks`), page.getByRole("link", { name: "Voltar para Acme Coffee" }).click()])
+      expect(await page.getByRole("link", { name: "Voltar para Acme Coffee" }).getAttribute("href")).toBe(`${shop.origin}/thanks`)
+      await page.waitForURL(`${shop.origin}/thanks`, { timeout: 15_000 })
       await page.close()
     })
 

@@ -362,6 +362,8 @@ describe("checkout page: final states", () => {
     expect(markup).toContain("Pago completado")
     expect(markup).toContain("¡Gracias! Acme Coffee recibió tu pago.")
     expect(markup).toContain(`<a class="button primary" href="https://shop.test/ok">Volver a Acme Coffee</a>`)
+    // Customers return here from provider pages: the page goes on to success_url by itself.
+    expect(markup).toContain(`<meta http-equiv="refresh" content="4; url=https://shop.test/ok">`)
     expect(markup).not.toContain("<form")
   })
 
@@ -372,6 +374,8 @@ describe("checkout page: final states", () => {
     expect(failed).toContain("Für diese Zahlung sind keine Versuche mehr übrig.")
     expect(failed).toContain(`href="https://shop.test/cancel">Zurück zu Acme Coffee</a>`)
     expect(failed).not.toContain("<form")
+    // The customer reads why before leaving: no automatic forward on failure.
+    expect(failed).not.toContain(`http-equiv="refresh"`)
     expect(render(view({ status: "expired" }))).toContain("This payment link has expired")
     const canceled = render(view({ status: "canceled" }), { locale: locale("nl") })
     expect(canceled).toContain("Betaling geannuleerd")
@@ -381,6 +385,7 @@ describe("checkout page: final states", () => {
   it("never links a URL that is not a web address", () => {
     const markup = render(view({ status: "completed", success_url: "javascript:alert(1)" }))
     expect(markup).not.toContain("javascript:")
+    expect(markup).not.toContain(`http-equiv="refresh"`)
     expect(markup).toContain("Payment complete")
   })
 

@@ -8,7 +8,8 @@
  *   attempts left after a failed try;
  * - pending_action: the step the customer must finish (the provider's page, a QR code, a voucher,
  *   bank-transfer details);
- * - completed, failed, expired, canceled: the outcome and the way back to the merchant.
+ * - completed, failed, expired, canceled: the outcome and the way back to the merchant (a
+ *   completed page goes on to success_url by itself after a few seconds).
  *
  * The form posts to this page (the service's own origin); the handler answers with a 303 every time
  * it can (success_url, the provider's page, or back here), so a reload never submits twice.
@@ -323,6 +324,13 @@ interface Step {
 
 const QR_REFRESH_SECONDS = 10
 
+/**
+ * A completed session's page goes on to success_url by itself after this long: customers come
+ * back here from provider pages (and a QR page reloads into it), and the merchant expects them at
+ * success_url. Long enough to read "Payment complete"; the link is there for the impatient.
+ */
+const FORWARD_SECONDS = 4
+
 const stepBody = (ctx: Context, action: CheckoutSession.CheckoutSession["next_action"]): Step => {
   const { t } = ctx
   switch (action?.type) {
@@ -440,7 +448,11 @@ export const renderCheckoutPage = (view: CheckoutView, options: RenderOptions): 
       title: `${t.checkout} · ${view.merchant_name}`,
       lang: options.locale.tag,
       banner: session.livemode ? undefined : t.testMode,
-      refreshSeconds: step?.refreshSeconds,
+      refresh: step?.refreshSeconds !== undefined
+        ? { seconds: step.refreshSeconds }
+        : session.status === "completed"
+        ? { seconds: FORWARD_SECONDS, url: session.success_url }
+        : undefined,
       body: html`<div class="card">${header(ctx)}${body}</div><footer>${t.footer}</footer>`
     })
   }

@@ -213,10 +213,18 @@ export interface PageOptions {
   /** The page's language (BCP 47), for screen readers, hyphenation and the browser's own widgets. */
   readonly lang?: string | undefined
   /**
-   * Reload the page after this many seconds: how a page without scripts notices an outcome that
-   * arrives elsewhere (a QR code paid from a phone).
+   * Reload the page after `seconds`, or go on to `url`: how a page without scripts notices an
+   * outcome that arrives elsewhere (a QR code paid from a phone), or moves on once it is shown.
    */
-  readonly refreshSeconds?: number | undefined
+  readonly refresh?: { readonly seconds: number; readonly url?: string | undefined } | undefined
+}
+
+/** The meta refresh's content; none when asked to go somewhere that is not a web address. */
+const refreshContent = (refresh: PageOptions["refresh"]): string | undefined => {
+  if (refresh === undefined) return undefined
+  const seconds = Math.max(1, Math.round(refresh.seconds))
+  if (refresh.url === undefined) return String(seconds)
+  return isWebUrl(refresh.url) ? `${seconds}; url=${refresh.url}` : undefined
 }
 
 // The empty data: icon keeps browsers from asking for /favicon.ico, which only the API's JSON 404
@@ -229,7 +237,7 @@ export const page = (options: PageOptions): Html =>
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="robots" content="noindex">
 <link rel="icon" href="data:,">
-${options.refreshSeconds !== undefined && html`<meta http-equiv="refresh" content="${Math.max(1, Math.round(options.refreshSeconds))}">
+${refreshContent(options.refresh) !== undefined && html`<meta http-equiv="refresh" content="${refreshContent(options.refresh)}">
 `}<title>${options.title}</title>
 <style>${new Html(STYLE)}</style>
 </head>
