@@ -372,8 +372,8 @@ const check = async (s: Scenario, client: ReturnType<typeof Harness.database>): 
     `SELECT (SELECT count(*) FROM events WHERE account_id = $1) AS events,
             count(a.*) AS attempts,
             count(a.*) FILTER (WHERE a.error IS NOT NULL) AS failed,
-            percentile_cont(0.5) WITHIN GROUP (ORDER BY a.duration_ms) AS p50,
-            percentile_cont(0.99) WITHIN GROUP (ORDER BY a.duration_ms) AS p99
+            round(percentile_cont(0.5) WITHIN GROUP (ORDER BY a.duration_ms)::numeric, 1) AS p50,
+            round(percentile_cont(0.99) WITHIN GROUP (ORDER BY a.duration_ms)::numeric, 1) AS p99
      FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id WHERE d.account_id = $1`,
     [s.account.account_id]
   )
