@@ -24,6 +24,7 @@ import {
   type Locks,
   type OrderRepo,
   type PayloadSigner,
+  PublicUrl,
   type PaymentProvider,
   type RateLimiter,
   type TransactionRepo,
@@ -166,7 +167,9 @@ export const layer = (config: TenderConfig): Layer.Layer<Ports, InfrastructureEr
     coordination(config),
     provider(config),
     WebhookTransportHttp.layer,
-    HostResolverDns.layer
+    HostResolverDns.layer,
+    // Hosted pages (checkout sessions) are addressed under it.
+    Layer.succeed(PublicUrl, config.publicUrl ?? DEFAULT_PUBLIC_URL)
   ).pipe(Layer.provideMerge(primitives))
 
 /** Applies pending migrations (memory storage has none) and returns the names of those it applied. */

@@ -57,9 +57,21 @@ export const NextAction = Schema.Struct({
 })
 export type NextAction = typeof NextAction.Type
 
+export const Address = Schema.Struct({
+  line1: Schema.optional(Schema.String),
+  line2: Schema.optional(Schema.String),
+  city: Schema.optional(Schema.String),
+  state: Schema.optional(Schema.String),
+  postal_code: Schema.optional(Schema.String),
+  country: Schema.optional(Schema.String)
+})
+
 export const Customer = Schema.Struct({
   email: Schema.optional(Schema.String),
-  name: Schema.optional(Schema.String)
+  name: Schema.optional(Schema.String),
+  /** Collected by the hosted page when the session asks (collect_phone, collect_address). */
+  phone: Schema.optional(Schema.String),
+  address: Schema.optional(Address)
 })
 export type Customer = typeof Customer.Type
 

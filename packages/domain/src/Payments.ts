@@ -38,7 +38,7 @@ import { findMethod, homeCountry, routable } from "./PaymentMethods.ts"
 import { Ids } from "./Ids.ts"
 import * as Money from "./Money.ts"
 import { OrderMachine, type OrderStatus, type OrderTrigger } from "./OrderStatus.ts"
-import type { NextAction, Order, PaymentInstrument, Transaction } from "./Payment.ts"
+import type { Customer, NextAction, Order, PaymentInstrument, Transaction } from "./Payment.ts"
 import { type PaymentEventType, eventData } from "./PaymentEvents.ts"
 import {
   type AuthorizeResult,
@@ -79,7 +79,13 @@ export interface SessionAttemptInput {
     readonly code: string
     readonly details?: { readonly card_token?: string | undefined; readonly document_id?: string | undefined } | undefined
   }
-  readonly customer?: { readonly email?: string | undefined; readonly name?: string | undefined; readonly ip?: string | undefined } | undefined
+  readonly customer?: {
+    readonly email?: string | undefined
+    readonly name?: string | undefined
+    readonly ip?: string | undefined
+    readonly phone?: string | undefined
+    readonly address?: Customer["address"] | undefined
+  } | undefined
 }
 
 export type SimulateOutcome = "succeed" | "fail" | "expire" | "underpay" | "overpay"
@@ -141,6 +147,7 @@ export class Payments extends Context.Service<Payments, {
       const transactions = yield* TransactionRepo
       const outbox = yield* Outbox
       const sessions = yield* CheckoutSessionRepo
+      const publicUrl = yield* PublicUrl
       const uow = yield* UnitOfWork
       const provider = yield* PaymentProvider
       const vault = yield* CardVault
@@ -232,7 +239,7 @@ export class Payments extends Context.Service<Payments, {
             processing_profile: session.processing_profile,
             order_id: session.order_id,
             data: {
-              ...Session.sessionView(session, yield* PublicUrl),
+              ...Session.sessionView(session, publicUrl),
               // spec: checkout.session.completed carries capture_method, order_id, transaction_id
               capture_method: session.capture_method
             }
@@ -1006,8 +1013,12 @@ export class Payments extends Context.Service<Payments, {
           const order = yield* loadLocked(session.order_id)
           const manual = session.capture_method === "manual" && method.code === "card"
           const at = yield* now
+          // What the customer typed on the hosted page (the IP is a risk signal, never stored).
+          const { ip: _ip, ...typed } = input.customer ?? {}
+          const customer = Object.values(typed).some((v) => v !== undefined) ? { ...order.customer, ...typed } : order.customer
           const updated: Order = {
             ...order,
+            customer: customer as Order["customer"],
             payment_method: method.code,
             capture_method: manual ? "manual" : "automatic",
             country,

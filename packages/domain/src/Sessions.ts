@@ -25,7 +25,7 @@ import {
 import { Ids } from "./Ids.ts"
 import * as Money from "./Money.ts"
 import { OrderMachine } from "./OrderStatus.ts"
-import type { Order, Transaction } from "./Payment.ts"
+import type { Customer, Order, Transaction } from "./Payment.ts"
 import { OrderRepo, TransactionRepo } from "./PaymentPorts.ts"
 import { findMethod, homeCountry, type PaymentMethod, PAYMENT_METHODS, routable } from "./PaymentMethods.ts"
 import { Payments } from "./Payments.ts"
@@ -72,7 +72,13 @@ export interface SubmitInput {
     readonly code: string
     readonly details?: { readonly card?: CardInput | undefined; readonly card_token?: string | undefined; readonly document_id?: string | undefined } | undefined
   }
-  readonly customer?: { readonly email?: string | undefined; readonly name?: string | undefined; readonly ip?: string | undefined } | undefined
+  readonly customer?: {
+    readonly email?: string | undefined
+    readonly name?: string | undefined
+    readonly ip?: string | undefined
+    readonly phone?: string | undefined
+    readonly address?: Customer["address"] | undefined
+  } | undefined
 }
 
 const iso = (ms: number) => DateTime.formatIso(DateTime.makeUnsafe(ms))
@@ -116,11 +122,10 @@ export class Sessions extends Context.Service<Sessions, {
       const payments = yield* Payments
       const cardTokens = yield* CardTokens
       const ids = yield* Ids
+      // Read once: hosted pages live under the server's public URL for the life of the layer.
+      const publicUrl = yield* PublicUrl
 
-      const view = (session: Session.CheckoutSession) =>
-        Effect.gen(function*() {
-          return Session.sessionView(session, yield* PublicUrl)
-        })
+      const view = (session: Session.CheckoutSession) => Effect.succeed(Session.sessionView(session, publicUrl))
 
       const emit = (session: Session.CheckoutSession, type: string) =>
         Effect.gen(function*() {
@@ -132,7 +137,7 @@ export class Sessions extends Context.Service<Sessions, {
             livemode: session.livemode,
             processing_profile: session.processing_profile,
             order_id: session.order_id,
-            data: { ...Session.sessionView(session, yield* PublicUrl), capture_method: session.capture_method }
+            data: { ...Session.sessionView(session, publicUrl), capture_method: session.capture_method }
           })
         })
 
@@ -268,7 +273,6 @@ export class Sessions extends Context.Service<Sessions, {
         const valid = validate(account, input, nowMs)
         if (valid instanceof Error) return yield* Effect.fail(valid as DomainError)
         const at = iso(nowMs)
-        const publicUrl = yield* PublicUrl
         const sessionId = yield* ids.make("checkoutSession")
         const hosted = `${publicUrl.replace(/\/+$/, "")}/checkout/${sessionId}`
         const order: Order = {
@@ -341,7 +345,15 @@ export class Sessions extends Context.Service<Sessions, {
         Effect.gen(function*() {
           const found = yield* sessions.findAny(id)
           if (Option.isNone(found)) return Option.none<HostedView>()
-          const session = yield* touch(found.value)
+          let session = yield* touch(found.value)
+          // Back from a 3-D Secure challenge: the answer is in, so complete the authorization now
+          // (what `3ds/complete` does for a direct payment's merchant).
+          const latest = [...(yield* transactions.listByOrder(session.order_id))].reverse().find((t) => t.kind === "payment" || t.kind === "authorization")
+          if (session.status === "pending_action" && latest?.status === "processing" && (latest.three_ds === "approved" || latest.three_ds === "denied")) {
+            const account = Option.getOrThrow(yield* accounts.findById(session.account_id as AccountId))
+            yield* payments.completeThreeDs(account, session.order_id).pipe(Effect.ignore)
+            session = Option.getOrThrow(yield* sessions.findAny(id))
+          }
           const country = session.country ?? homeCountry(session.currency)
           const offered = (session.payment_methods ?? PAYMENT_METHODS.map((m) => m.code))
             .map((code) => findMethod(code)!)

@@ -8,7 +8,7 @@
  * worker that dies between the two leaves the delivery due again once the lease ends, and the next
  * attempt carries the same envelope id (receivers de-duplicate on it).
  */
-import { Clock, Context, DateTime, Effect, Layer, Option, Random } from "effect"
+import { Clock, Context, DateTime, Effect, Layer, Option, Queue, Random } from "effect"
 import type { Account } from "./Account.ts"
 import * as Cidr from "./Cidr.ts"
 import {
@@ -388,6 +388,9 @@ export class Webhooks extends Context.Service<Webhooks, {
           const idleMs = partial.idleMs ?? 200
           const inFlight = new Map<string, number>()
           let running = 0
+          // A finished attempt frees a slot: it wakes an idle loop at once rather than after idleMs,
+          // or one busy endpoint would be held to perEndpoint attempts per idle period.
+          const wake = yield* Queue.sliding<void>(1)
           for (;;) {
             const taken = yield* claimAndRun(options, inFlight, options.concurrency - running).pipe(
               Effect.catchCause((cause) => Effect.as(Effect.logError("webhook claim failed", cause), []))
@@ -396,14 +399,14 @@ export class Webhooks extends Context.Service<Webhooks, {
               running++
               yield* attempt(d).pipe(
                 Effect.catchCause((cause) => Effect.logError(`webhook attempt ${d.id} failed to record`, cause)),
-                Effect.ensuring(Effect.sync(() => {
+                Effect.ensuring(Effect.andThen(Effect.sync(() => {
                   running--
                   release(inFlight, d.endpoint_id)
-                })),
+                }), Queue.offer(wake, undefined))),
                 Effect.forkChild
               )
             }
-            yield* Effect.sleep(taken.length > 0 ? 0 : idleMs)
+            if (taken.length === 0) yield* Effect.raceFirst(Effect.sleep(idleMs), Queue.take(wake))
           }
         })
 

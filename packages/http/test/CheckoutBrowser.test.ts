@@ -253,6 +253,20 @@ describe.skipIf(!HAVE_CHROMIUM)(
       await page.close()
     })
 
+    it("3-D Secure: the card's challenge on the issuer's page, then back and on to success_url", { timeout: 60_000 }, async () => {
+      const session = await createSession({ payment_methods: ["card"], locale: "en" })
+      const page = await openPage()
+      await page.goto(session.url)
+      await fillCard(page, EN, "4000 0000 0000 3220")
+      await Promise.all([page.waitForURL(/\/sandbox\/3ds\//), page.getByRole("button", { name: "Pay $16.50" }).click()])
+      expect(await sessionStatus(session.id)).toBe("pending_action")
+      await Promise.all([page.waitForURL(session.url), page.getByRole("button", { name: "Approve" }).click()])
+      expect(await page.locator("h1").innerText()).toBe("Payment complete")
+      expect(await sessionStatus(session.id)).toBe("completed")
+      await page.waitForURL(`${shop.origin}/thanks`, { timeout: 15_000 })
+      await page.close()
+    })
+
     it("loaded every page without a console error or a blocked resource", () => {
       expect(consoleErrors).toEqual([])
     })

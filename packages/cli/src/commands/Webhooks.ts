@@ -4,7 +4,7 @@
  * failed deliveries again once a merchant's endpoint is back. The Webhooks use case decides what
  * may be retried, exactly as for `POST /v1/webhook_deliveries/{id}/retry`.
  */
-import { type Account, Accounts, type DeliveryView, type Envelope, Errors, type Page, Webhook, Webhooks } from "@tender/domain"
+import { type Account, Accounts, type DeliveryView, type Envelope, Errors, type Search, Webhook, Webhooks } from "@tender/domain"
 import { Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import type * as Output from "../Output.ts"
@@ -29,7 +29,7 @@ const accountOf = (id: Option.Option<string>) =>
 const orDash = (value: string | null) => value ?? "—"
 
 /** A page as a table, with how to fetch the next one. */
-const pageText = <A>(page: Page<A>, empty: string, table: (rows: ReadonlyArray<A>) => string) =>
+const pageText = <A>(page: Search.SearchResult<A>, empty: string, table: (rows: ReadonlyArray<A>) => string) =>
   page.data.length === 0
     ? empty
     : page.next_cursor === null
@@ -61,7 +61,7 @@ const listDeliveries = webhooksCommand(
         limit: Option.getOrUndefined(input.limit),
         cursor: Option.getOrUndefined(input.cursor)
       })),
-  (): Output.Presentation<Page<DeliveryView>> => ({
+  (): Output.Presentation<Search.SearchResult<DeliveryView>> => ({
     json: (page) => page,
     text: (page) => pageText(page, "No deliveries.", deliveriesTable)
   })
@@ -172,7 +172,7 @@ const listEvents = webhooksCommand(
         limit: Option.getOrUndefined(input.limit),
         cursor: Option.getOrUndefined(input.cursor)
       })),
-  (): Output.Presentation<Page<AccountEnvelope>> => ({
+  (): Output.Presentation<Search.SearchResult<AccountEnvelope>> => ({
     json: (page) => page,
     text: (page) =>
       pageText(page, "No events.", (rows) =>

@@ -17,7 +17,8 @@ export const layer: Layer.Layer<EventRepo, never, MemoryDatabase> = Layer.effect
           return Result.succeed(undefined)
         }),
       listByOrder: (orderId) =>
-        db.read((r) => [...r.get(events).values()].filter((e) => e.order_id === orderId).sort(SearchMemory.oldestFirst)),
+        // Insertion order: a Map keeps it, and it is the order the events were recorded in.
+        db.read((r) => [...r.get(events).values()].filter((e) => e.order_id === orderId)),
       findAny: (id) => db.read((r) => Option.fromNullishOr(r.get(events).get(id))),
       search: (query) => {
         const since = SearchMemory.createdFrom(query.created_from)
