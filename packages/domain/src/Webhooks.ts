@@ -270,7 +270,9 @@ export class Webhooks extends Context.Service<Webhooks, {
         }))
 
       const listInput = (input: { readonly limit?: number | undefined; readonly cursor?: string | undefined; readonly since?: string | undefined }) =>
-        Effect.map(decodeInput({ ...input, created_from: input.since }), ({ created_to: _, ...base }) => base)
+        input.since !== undefined && Number.isNaN(Date.parse(input.since))
+          ? Effect.fail(invalidField("since", "must be an ISO 8601 timestamp"))
+          : Effect.map(decodeInput({ ...input, created_from: input.since }), ({ created_to: _, ...base }) => base)
 
       // --- the dispatcher --------------------------------------------------------------------
 

@@ -17,8 +17,12 @@ export const layer: Layer.Layer<EventRepo, never, MemoryDatabase> = Layer.effect
           return Result.succeed(undefined)
         }),
       listByOrder: (orderId) =>
-        // Insertion order: a Map keeps it, and it is the order the events were recorded in.
-        db.read((r) => [...r.get(events).values()].filter((e) => e.order_id === orderId)),
+        // Oldest first; the sort is stable, so events of one millisecond keep their insertion order
+        // (a Map's), which is the order they were recorded in.
+        db.read((r) =>
+          [...r.get(events).values()].filter((e) => e.order_id === orderId).sort((a, b) =>
+            a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0
+          )),
       findAny: (id) => db.read((r) => Option.fromNullishOr(r.get(events).get(id))),
       search: (query) => {
         const since = SearchMemory.createdFrom(query.created_from)

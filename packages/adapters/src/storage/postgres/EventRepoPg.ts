@@ -20,7 +20,7 @@ export const layer: Layer.Layer<EventRepo, never, SqlClient.SqlClient | PgClient
     const listByOrder = SqlSchema.findAll({
       Request: Schema.String,
       Result: EventRow,
-      execute: (orderId) => sql`${from} WHERE r.order_id = ${orderId} ORDER BY r.seq`
+      execute: (orderId) => sql`${from} WHERE r.order_id = ${orderId} ORDER BY r.created_at, r.seq`
     })
     const findAny = SqlSchema.findOneOption({
       Request: Schema.String,
