@@ -373,6 +373,22 @@ describe("tender worker", () => {
   }, 60_000)
 })
 
+describe("tender sessions", () => {
+  it("get, list and cancel a checkout session of any account; a final one cannot be canceled", async () => {
+    const shop = await tenderJson("accounts", "create", "--name", "Sessions shop")
+    const path = "/v1/checkout/sessions"
+    const body = JSON.stringify({ amount: "12.00", currency: "USD", merchant_reference: "cli-session", success_url: "https://s.example/ok", cancel_url: "https://s.example/no" })
+    const created = await (await fetch(baseUrl + path, { method: "POST", headers: merchantHeaders(shop, path, body), body })).json() as { id: string }
+    expect(await tenderJson("sessions", "get", created.id)).toMatchObject({ id: created.id, status: "open", merchant_reference: "cli-session" })
+    const listed = await tenderJson("sessions", "list", "--account", shop.account_id)
+    expect(listed.data.map((s: { id: string }) => s.id)).toEqual([created.id])
+    expect(await tenderJson("sessions", "cancel", created.id)).toMatchObject({ status: "canceled" })
+    expect(await tenderJsonError("sessions", "cancel", created.id)).toMatchObject({ code: "invalid_session_state" })
+    expect((await tender("sessions", "get", created.id)).stdout).toMatch(/status\s+canceled/)
+    expect(await tenderJsonError("sessions", "get", "cs_doesnotexist00000000")).toMatchObject({ code: "checkout_session_not_found" })
+  }, 120_000)
+})
+
 describe("after the server stops", () => {
   it("serve exits on SIGTERM and stops the embedded database it started", async () => {
     expect((await served.stop()).signal).toBeNull()
