@@ -72,7 +72,28 @@ export const DOCUMENT_RULES: Record<NonNullable<PaymentMethod["document"]>, { re
 /** contract.md: punctuation (`.`, `-`, `/`, spaces) is stripped before the document is checked. */
 export const normalizeDocument = (document: string): string => document.replace(/[.\-/\s]/g, "").toUpperCase()
 
-const isHttpUrl = (value: string): boolean => {
+/**
+ * The request's `amount` and `currency`: a known ISO 4217 code, a decimal with at most its exponent
+ * of places. Problems are reported through `add`; the amount is in minor units (0 when invalid).
+ */
+export const checkMoney = (
+  input: { readonly amount?: string | undefined; readonly currency?: string | undefined },
+  add: (field: string, message: string) => void
+): { readonly amount: number; readonly currency: string } => {
+  const currency = input.currency ?? ""
+  if (!Money.isCurrency(currency)) add("currency", "must be an ISO 4217 code such as USD")
+  if (input.amount === undefined) add("amount", "is required")
+  else if (Money.isCurrency(currency)) {
+    const parsed = Money.parseAmount(input.amount, currency)
+    if ("error" in parsed) add("amount", Money.amountErrorMessage(parsed.error, currency))
+    else return { amount: parsed.minor, currency }
+  }
+  return { amount: 0, currency }
+}
+
+export const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
+
+export const isHttpUrl = (value: string): boolean => {
   try {
     const url = new URL(value)
     return url.protocol === "https:" || url.protocol === "http:"
@@ -95,16 +116,8 @@ export const validateCreate = (
   const add = (field: string, message: string) => errors.push({ field, message })
 
   if (reference.length > MAX_REFERENCE) add("merchant_reference", `must be at most ${MAX_REFERENCE} characters`)
-  const currency = input.currency ?? ""
-  if (!Money.isCurrency(currency)) add("currency", "must be an ISO 4217 code such as USD")
+  const { amount, currency } = checkMoney(input, add)
   if (!isCountry(input.country)) add("country", "must be an ISO 3166-1 alpha-2 code such as US")
-  let amount = 0
-  if (input.amount === undefined) add("amount", "is required")
-  else if (Money.isCurrency(currency)) {
-    const parsed = Money.parseAmount(input.amount, currency)
-    if ("error" in parsed) add("amount", Money.amountErrorMessage(parsed.error, currency))
-    else amount = parsed.minor
-  }
 
   const method = findMethod(input.payment_method.code)
   if (method === undefined) {
@@ -147,7 +160,7 @@ export const validateCreate = (
     add("customer.ip", "must be an IPv4 or IPv6 address")
   }
   const email = input.customer?.email
-  if (email !== undefined && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) add("customer.email", "must be an email address")
+  if (email !== undefined && !EMAIL.test(email)) add("customer.email", "must be an email address")
 
   let profile: string | null = null
   if (input.processing_profile !== undefined) {

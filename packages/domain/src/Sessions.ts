@@ -28,6 +28,7 @@ import { OrderMachine } from "./OrderStatus.ts"
 import type { Customer, Order, Transaction } from "./Payment.ts"
 import { OrderRepo, TransactionRepo } from "./PaymentPorts.ts"
 import { findMethod, homeCountry, type PaymentMethod, PAYMENT_METHODS, routable } from "./PaymentMethods.ts"
+import { checkMoney, EMAIL, isHttpUrl } from "./PaymentRequest.ts"
 import { Payments } from "./Payments.ts"
 import * as Search from "./Search.ts"
 import type { SearchInput, SearchResult } from "./Search.ts"
@@ -82,14 +83,6 @@ export interface SubmitInput {
 }
 
 const iso = (ms: number) => DateTime.formatIso(DateTime.makeUnsafe(ms))
-const isHttpUrl = (value: string) => {
-  try {
-    const url = new URL(value)
-    return url.protocol === "https:" || url.protocol === "http:"
-  } catch {
-    return false
-  }
-}
 
 export class Sessions extends Context.Service<Sessions, {
   create(account: Account, input: CreateSessionInput): Effect.Effect<Session.SessionView, DomainError>
@@ -190,15 +183,7 @@ export class Sessions extends Context.Service<Sessions, {
         if (reference === "") return new MerchantReferenceRequired({ message: "merchant_reference is required" })
         const errors: Array<FieldError> = []
         const add = (field: string, message: string) => errors.push({ field, message })
-        const currency = input.currency ?? ""
-        if (!Money.isCurrency(currency)) add("currency", "must be an ISO 4217 code such as USD")
-        let amount = 0
-        if (input.amount === undefined) add("amount", "is required")
-        else if (Money.isCurrency(currency)) {
-          const parsed = Money.parseAmount(input.amount, currency)
-          if ("error" in parsed) add("amount", Money.amountErrorMessage(parsed.error, currency))
-          else amount = parsed.minor
-        }
+        const { amount, currency } = checkMoney(input, add)
         if (input.country !== undefined && !isCountry(input.country)) add("country", "must be an ISO 3166-1 alpha-2 code")
         for (const field of ["success_url", "cancel_url"] as const) {
           const value = input[field]
@@ -245,7 +230,7 @@ export class Sessions extends Context.Service<Sessions, {
         if (input.processing_profile !== undefined && activeProfile(account, input.processing_profile) === undefined) {
           add("processing_profile", "is not an active processing profile of this account")
         }
-        if (input.customer?.email !== undefined && !/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(input.customer.email)) add("customer.email", "must be an email address")
+        if (input.customer?.email !== undefined && !EMAIL.test(input.customer.email)) add("customer.email", "must be an email address")
         if (errors.length > 0) return new ValidationFailed({ message: `Invalid checkout session: ${errors.map((e) => e.field).join(", ")}`, errors })
         const country = input.country ?? homeCountry(currency)
         const offered = (methods ?? PAYMENT_METHODS.map((m) => m.code)).filter((m) => routable(findMethod(m)!, country, currency))
