@@ -128,3 +128,16 @@ export const sessionEventOf = (status: SessionStatus): string | undefined =>
     : status === "canceled"
     ? "checkout.session.canceled"
     : undefined
+
+/**
+ * A session event (`checkout.session.*`): the session record, with `capture_method` always set
+ * (spec: checkout.session.completed carries capture_method, order_id, transaction_id).
+ */
+export const sessionEvent = (session: CheckoutSession, type: string, publicUrl: string) => ({
+  account_id: session.account_id,
+  type,
+  livemode: session.livemode,
+  processing_profile: session.processing_profile,
+  order_id: session.order_id,
+  data: { ...sessionView(session, publicUrl), capture_method: session.capture_method }
+})

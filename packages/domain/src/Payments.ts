@@ -202,10 +202,8 @@ export class Payments extends Context.Service<Payments, {
       const emit = (type: PaymentEventType, order: Order, txn: Transaction, extra: Parameters<typeof eventData>[2] = {}) =>
         Effect.gen(function*() {
           yield* outbox.record({
-            id: yield* ids.make("event"),
             account_id: order.account_id,
             type,
-            created_at: yield* now,
             livemode: order.livemode,
             processing_profile: order.processing_profile,
             order_id: order.id,
@@ -229,22 +227,7 @@ export class Payments extends Context.Service<Payments, {
             : "attempt_declined_final")
 
       const emitSession = (session: Session.CheckoutSession, type: string) =>
-        Effect.gen(function*() {
-          yield* outbox.record({
-            id: yield* ids.make("event"),
-            account_id: session.account_id,
-            type,
-            created_at: yield* now,
-            livemode: session.livemode,
-            processing_profile: session.processing_profile,
-            order_id: session.order_id,
-            data: {
-              ...Session.sessionView(session, publicUrl),
-              // spec: checkout.session.completed carries capture_method, order_id, transaction_id
-              capture_method: session.capture_method
-            }
-          })
-        })
+        outbox.record(Session.sessionEvent(session, type, publicUrl))
 
       /** Moves the session behind an order with its attempt's outcome (in the same unit of work). */
       const followSession = (order: Order, txn: Transaction, what: "succeeded" | "declined" | "action", at: string) =>

@@ -121,18 +121,7 @@ export class Sessions extends Context.Service<Sessions, {
       const view = (session: Session.CheckoutSession) => Effect.succeed(Session.sessionView(session, publicUrl))
 
       const emit = (session: Session.CheckoutSession, type: string) =>
-        Effect.gen(function*() {
-          yield* outbox.record({
-            id: yield* ids.make("event"),
-            account_id: session.account_id,
-            type,
-            created_at: iso(yield* Clock.currentTimeMillis),
-            livemode: session.livemode,
-            processing_profile: session.processing_profile,
-            order_id: session.order_id,
-            data: { ...Session.sessionView(session, publicUrl), capture_method: session.capture_method }
-          })
-        })
+        outbox.record(Session.sessionEvent(session, type, publicUrl))
 
       /**
        * Ends a live session (expired or canceled) in one unit of work: its event, and its order when

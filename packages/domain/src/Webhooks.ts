@@ -50,8 +50,12 @@ const now = Effect.map(Clock.currentTimeMillis, iso)
  * Records an event and fans it out to the account's subscribed endpoints. Call it inside the unit of
  * work of the change the event reports, so the change, the event and its deliveries commit together.
  */
+/** An event as its emitter states it; the outbox gives it its id and time. */
+export type EventDraft = Omit<PaymentEvent, "id" | "created_at">
+
 export class Outbox extends Context.Service<Outbox, {
-  record(event: PaymentEvent): Effect.Effect<void>
+  /** Records the event (a fresh `evt_…` id, created now) and returns it as stored. */
+  record(event: EventDraft): Effect.Effect<PaymentEvent>
 }>()("@tender/domain/Outbox") {
   static readonly layer = Layer.effect(
     Outbox,
@@ -61,7 +65,8 @@ export class Outbox extends Context.Service<Outbox, {
       const deliveries = yield* WebhookDeliveryRepo
       const ids = yield* Ids
       return Outbox.of({
-        record: Effect.fnUntraced(function*(event) {
+        record: Effect.fnUntraced(function*(draft) {
+          const event: PaymentEvent = { id: yield* ids.make("event"), created_at: yield* now, ...draft }
           yield* events.append(event)
           for (const endpoint of yield* endpoints.list(event.account_id)) {
             if (!matches(endpoint, event.type)) continue
@@ -79,6 +84,7 @@ export class Outbox extends Context.Service<Outbox, {
               updated_at: event.created_at
             })
           }
+          return event
         })
       })
     })

@@ -34,11 +34,10 @@ describe("webhook retry schedule", () => {
       const account = yield* (yield* Accounts).get(created.account_id)
       const webhooks = yield* Webhooks
       yield* webhooks.createEndpoint(account, { url })
+      // Recorded at the test clock's start (epoch 0).
       yield* (yield* Outbox).record({
-        id: "evt_scheduletest0001",
         account_id: account.id,
         type: "payment.succeeded",
-        created_at: new Date(0).toISOString(),
         livemode: false,
         processing_profile: null,
         order_id: null,
