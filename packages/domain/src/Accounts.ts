@@ -3,7 +3,8 @@
  * (suspend, allowlist, profiles, vault, keys, rate limit). Each change follows one rhythm: load,
  * ask the aggregate's pure function, persist with optimistic concurrency.
  */
-import { Clock, Context, DateTime, Effect, Layer, Option } from "effect"
+import { nowIso } from "./Time.ts"
+import { Context, Effect, Layer, Option } from "effect"
 import * as Account from "./Account.ts"
 import {
   AccountNotFound,
@@ -29,7 +30,6 @@ export interface CreatedAccount {
 
 export type AccountChange = "suspend" | "activate" | "vault_enable"
 
-const nowIso = Effect.map(Clock.currentTimeMillis, (ms) => DateTime.formatIso(DateTime.makeUnsafe(ms)))
 
 export class Accounts extends Context.Service<Accounts, {
   create(input: { readonly name: string; readonly mode: Account.AccountMode }): Effect.Effect<CreatedAccount, ValidationFailed>

@@ -10,7 +10,8 @@
  * attempt, so captures in flight count against the remainder), the second records the outcome.
  * The `Locks` port wraps the whole sequence so that one order never has two provider calls in flight.
  */
-import { Clock, Context, DateTime, Effect, Layer, Option } from "effect"
+import { isoOf, nowIso } from "./Time.ts"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import type { Account } from "./Account.ts"
 import * as Authorization from "./AuthorizationStatus.ts"
 import {
@@ -156,8 +157,6 @@ export class Payments extends Context.Service<Payments, {
       const ids = yield* Ids
 
       const nowMs = Clock.currentTimeMillis
-      const iso = (ms: number) => DateTime.formatIso(DateTime.makeUnsafe(ms))
-      const now = Effect.map(nowMs, iso)
 
       // --- pure moves through the state machines -------------------------------------------
 
@@ -336,7 +335,7 @@ export class Payments extends Context.Service<Payments, {
         fields: Partial<Transaction> = {}
       ) =>
         Effect.gen(function*() {
-          const at = yield* now
+          const at = yield* nowIso
           const txn: Transaction = {
             id: yield* ids.make("transaction"),
             order_id: order.id,
@@ -374,7 +373,7 @@ export class Payments extends Context.Service<Payments, {
         uow.transaction(Effect.gen(function*() {
           const order = yield* loadLocked(orderId)
           const txn = yield* loadTxn(txnId)
-          const at = yield* now
+          const at = yield* nowIso
           if (result === "unavailable") {
             const failedTxn = moveTransaction(txn, [...sentTriggers(txn), "declined"], { decline_code: "provider_unavailable" }, at)
             const failedOrder = yield* moveOrder(order, [...orderIsSent(order), yield* declineTrigger(order)], at)
@@ -472,7 +471,7 @@ export class Payments extends Context.Service<Payments, {
           const action: NextAction = {
             type,
             client_secret: `${order.id}_secret_${yield* ids.randomHex(16)}`,
-            expires_at: iso(expires)
+            expires_at: isoOf(expires)
           }
           return action
         })
@@ -485,7 +484,7 @@ export class Payments extends Context.Service<Payments, {
           return yield* new PaymentUnroutable({ message: "No live provider is configured for this account" })
         }
         const card = valid.card_token !== undefined ? yield* revealCard(account.id, valid.card_token) : undefined
-        const at = yield* now
+        const at = yield* nowIso
         const order: Order = {
           id: yield* ids.make("order"),
           account_id: account.id,
@@ -562,7 +561,7 @@ export class Payments extends Context.Service<Payments, {
         orDieConflict(uow.transaction(Effect.gen(function*() {
           const current = yield* loadLocked(order.id)
           const currentTxn = yield* loadTxn(txn.id)
-          const at = yield* now
+          const at = yield* nowIso
           // Card and CVC collection happen before anything reaches the provider: the attempt stays initial.
           const sent = action.type !== "collect_card" && action.type !== "collect_cvv"
           const waiting = moveTransaction(currentTxn, sent ? sentTriggers(currentTxn) : [], {
@@ -701,7 +700,7 @@ export class Payments extends Context.Service<Payments, {
             const capture = txns.find((t) => t.id === reserved.capture.id)!
             const books = bookOf(order, txns.filter((t) => t.id !== capture.id), "capture")
             if (books instanceof Error) return yield* Effect.die(books)
-            const at = yield* now
+            const at = yield* nowIso
             if (result === "unavailable" || result._tag === "Refused") {
               const failed = moveTransaction(capture, ["declined"], {
                 decline_code: result === "unavailable" ? "provider_unavailable" : result.decline_code
@@ -752,7 +751,7 @@ export class Payments extends Context.Service<Payments, {
             const order = yield* loadLocked(orderId)
             const txns = yield* transactions.listByOrder(order.id)
             const voidTxn = txns.find((t) => t.id === reserved.voidTxn.id)!
-            const at = yield* now
+            const at = yield* nowIso
             if (result === "unavailable" || result._tag === "Refused") {
               const failed = moveTransaction(voidTxn, ["declined"], {
                 decline_code: result === "unavailable" ? "provider_unavailable" : result.decline_code
@@ -834,7 +833,7 @@ export class Payments extends Context.Service<Payments, {
           if (txn.three_ds !== "required" || txn.status !== "processing") {
             return yield* new PaymentUnexpectedState({ message: `No 3-D Secure challenge is awaiting an answer on ${transactionId}` })
           }
-          yield* transactions.update(moveTransaction(txn, [], { three_ds: approved ? "approved" : "denied" }, yield* now))
+          yield* transactions.update(moveTransaction(txn, [], { three_ds: approved ? "approved" : "denied" }, yield* nowIso))
           return { return_url: approved ? locked.success_url : locked.cancel_url }
         })))
       })
@@ -847,7 +846,7 @@ export class Payments extends Context.Service<Payments, {
           if (!isInFlight(txn.status) || txn.payment_method === "card") {
             return yield* new PaymentUnexpectedState({ message: `Transaction ${txnId} is ${txn.status}; it awaits no provider outcome` })
           }
-          const at = yield* now
+          const at = yield* nowIso
           if (received !== undefined) {
             const moved = yield* moveOrder(order, ["amount_mismatch"], at)
             const next = { ...moved, received_amount: received }
@@ -952,7 +951,7 @@ export class Payments extends Context.Service<Payments, {
             return yield* new PaymentUnexpectedState({ message: `Order ${order.id} has no amount mismatch awaiting a decision` })
           }
           const attempt = latestAttempt(yield* transactions.listByOrder(order.id))!
-          const at = yield* now
+          const at = yield* nowIso
           const accept = input.decision === "accept"
           const txn = moveTransaction(attempt, [...sentTriggers(attempt), accept ? "succeeded" : "returned"], {}, at)
           const next = yield* moveOrder(order, [accept ? "mismatch_accepted" : "mismatch_returned"], at)
@@ -995,7 +994,7 @@ export class Payments extends Context.Service<Payments, {
           const card = details?.card_token !== undefined && method.code === "card" ? yield* revealCard(session.account_id, details.card_token) : undefined
           const order = yield* loadLocked(session.order_id)
           const manual = session.capture_method === "manual" && method.code === "card"
-          const at = yield* now
+          const at = yield* nowIso
           // What the customer typed on the hosted page (the IP is a risk signal, never stored).
           const { ip: _ip, ...typed } = input.customer ?? {}
           const customer = Object.values(typed).some((v) => v !== undefined) ? { ...order.customer, ...typed } : order.customer
@@ -1061,7 +1060,7 @@ export class Payments extends Context.Service<Payments, {
             if (current === undefined || current.status !== "processing") return false
             const books = bookOf(order, txns.filter((t) => t.id !== capture.id), "settle")
             if (books instanceof Error) return false
-            const at = yield* now
+            const at = yield* nowIso
             const settledTxn = moveTransaction(current, ["succeeded"], {}, at)
             yield* transactions.update(settledTxn)
             yield* settleCapture(order, books.auth, books.book, settledTxn, at)

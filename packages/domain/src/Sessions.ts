@@ -3,7 +3,8 @@
  * the customer's attempts under it (Payments.attemptSession) until it completes, fails, expires or is
  * canceled. Expiry is applied whenever a session is touched (API, hosted page) and by the sweeper.
  */
-import { Clock, Context, DateTime, Effect, Layer, Option } from "effect"
+import { isoOf } from "./Time.ts"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import type { Account } from "./Account.ts"
 import { activeProfile } from "./Account.ts"
 import { CardTokens } from "./CardTokens.ts"
@@ -82,7 +83,6 @@ export interface SubmitInput {
   } | undefined
 }
 
-const iso = (ms: number) => DateTime.formatIso(DateTime.makeUnsafe(ms))
 
 export class Sessions extends Context.Service<Sessions, {
   create(account: Account, input: CreateSessionInput): Effect.Effect<Session.SessionView, DomainError>
@@ -134,7 +134,7 @@ export class Sessions extends Context.Service<Sessions, {
           if (status === undefined) {
             return yield* new InvalidSessionState({ message: `Checkout session ${session.id} is ${session.status}; a final session never changes` })
           }
-          const at = iso(yield* Clock.currentTimeMillis)
+          const at = isoOf(yield* Clock.currentTimeMillis)
           const next: Session.CheckoutSession = { ...session, status, next_action: null, updated_at: at, version: session.version + 1 }
           yield* sessions.update(next)
           const order = Option.getOrThrow(yield* orders.lock(session.order_id))
@@ -246,7 +246,7 @@ export class Sessions extends Context.Service<Sessions, {
         const nowMs = yield* Clock.currentTimeMillis
         const valid = validate(account, input, nowMs)
         if (valid instanceof Error) return yield* Effect.fail(valid as DomainError)
-        const at = iso(nowMs)
+        const at = isoOf(nowMs)
         const sessionId = yield* ids.make("checkoutSession")
         const hosted = `${publicUrl.replace(/\/+$/, "")}/checkout/${sessionId}`
         const order: Order = {
@@ -288,7 +288,7 @@ export class Sessions extends Context.Service<Sessions, {
           straight_through: input.straight_through ?? false,
           max_payment_attempts: valid.max,
           attempts: 0,
-          expires_at: iso(valid.expiresAt),
+          expires_at: isoOf(valid.expiresAt),
           transaction_id: null,
           next_action: null,
           customer: order.customer,
@@ -382,7 +382,7 @@ export class Sessions extends Context.Service<Sessions, {
             return yield* view(Option.getOrThrow(yield* sessions.findAny(id)))
           }),
         expireOverdue: Effect.fn("Sessions.expireOverdue")(function*() {
-          const due = yield* sessions.listOverdue(iso(yield* Clock.currentTimeMillis), 100)
+          const due = yield* sessions.listOverdue(isoOf(yield* Clock.currentTimeMillis), 100)
           let expired = 0
           for (const s of due) {
             const done = yield* close(s.id, "expired").pipe(Effect.as(true), Effect.catchTag("InvalidSessionState", () => Effect.succeed(false)))

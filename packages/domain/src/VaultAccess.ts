@@ -3,7 +3,8 @@
  * 5 minutes). Only accounts with the vault enabled may mint them. A token is self-contained and
  * signed (see the `AccessTokenSigner` port), so any server process can verify it without storage.
  */
-import { Clock, Context, DateTime, Effect, Layer } from "effect"
+import { isoOf } from "./Time.ts"
+import { Clock, Context, Effect, Layer } from "effect"
 import type { Account } from "./Account.ts"
 import { VaultNotEnabled } from "./Errors.ts"
 
@@ -33,7 +34,7 @@ export class VaultAccess extends Context.Service<VaultAccess, {
           const expiresAt = (yield* Clock.currentTimeMillis) + ACCESS_TOKEN_TTL_MS
           return {
             token: yield* signer.mint(account, expiresAt),
-            expires_at: DateTime.formatIso(DateTime.makeUnsafe(expiresAt))
+            expires_at: isoOf(expiresAt)
           }
         }),
         check: Effect.fnUntraced(function*(account, token) {

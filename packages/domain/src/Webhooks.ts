@@ -8,7 +8,8 @@
  * worker that dies between the two leaves the delivery due again once the lease ends, and the next
  * attempt carries the same envelope id (receivers de-duplicate on it).
  */
-import { Clock, Context, DateTime, Effect, Layer, Option, Queue, Random } from "effect"
+import { isoOf, nowIso } from "./Time.ts"
+import { Clock, Context, Effect, Layer, Option, Queue, Random } from "effect"
 import type { Account } from "./Account.ts"
 import * as Cidr from "./Cidr.ts"
 import {
@@ -41,8 +42,6 @@ import {
 import { decodeInput, pageOf, type SearchResult } from "./Search.ts"
 import { HostResolver, PayloadSigner, WebhookDeliveryRepo, WebhookEndpointRepo, WebhookTransport } from "./WebhookPorts.ts"
 
-const iso = (ms: number) => DateTime.formatIso(DateTime.makeUnsafe(ms))
-const now = Effect.map(Clock.currentTimeMillis, iso)
 
 // --- the outbox ---------------------------------------------------------------------------
 
@@ -66,7 +65,7 @@ export class Outbox extends Context.Service<Outbox, {
       const ids = yield* Ids
       return Outbox.of({
         record: Effect.fnUntraced(function*(draft) {
-          const event: PaymentEvent = { id: yield* ids.make("event"), created_at: yield* now, ...draft }
+          const event: PaymentEvent = { id: yield* ids.make("event"), created_at: yield* nowIso, ...draft }
           yield* events.append(event)
           for (const endpoint of yield* endpoints.list(event.account_id)) {
             if (!matches(endpoint, event.type)) continue
@@ -330,11 +329,11 @@ export class Webhooks extends Context.Service<Webhooks, {
             ...delivery,
             status,
             attempts,
-            next_attempt_at: status === "failed" ? iso(at + delay!) : null,
-            last_attempt_at: iso(started),
-            updated_at: iso(at)
+            next_attempt_at: status === "failed" ? isoOf(at + delay!) : null,
+            last_attempt_at: isoOf(started),
+            updated_at: isoOf(at)
           },
-          { delivery_id: delivery.id, attempted_at: iso(started), ...outcome }
+          { delivery_id: delivery.id, attempted_at: isoOf(started), ...outcome }
         )
       })
 
@@ -348,8 +347,8 @@ export class Webhooks extends Context.Service<Webhooks, {
           const at = yield* Clock.currentTimeMillis
           const saturated = [...inFlight].filter(([, n]) => n >= options.perEndpoint).map(([id]) => id)
           const claimed = yield* deliveries.claimDue({
-            now: iso(at),
-            leaseUntil: iso(at + options.leaseMs),
+            now: isoOf(at),
+            leaseUntil: isoOf(at + options.leaseMs),
             limit: capacity,
             excludeEndpoints: saturated
           })
@@ -359,7 +358,7 @@ export class Webhooks extends Context.Service<Webhooks, {
           for (const d of claimed) {
             const n = inFlight.get(d.endpoint_id) ?? 0
             if (n >= options.perEndpoint) {
-              yield* deliveries.update({ ...d, next_attempt_at: iso(at) })
+              yield* deliveries.update({ ...d, next_attempt_at: isoOf(at) })
               continue
             }
             inFlight.set(d.endpoint_id, n + 1)
@@ -430,7 +429,7 @@ export class Webhooks extends Context.Service<Webhooks, {
           if ((yield* endpoints.list(account.id)).length >= MAX_ENDPOINTS) {
             return yield* new WebhookLimitExceeded({ message: `An account may have at most ${MAX_ENDPOINTS} webhook endpoints` })
           }
-          const at = yield* now
+          const at = yield* nowIso
           const endpoint: WebhookEndpoint = {
             id: yield* ids.make("webhookEndpoint"),
             account_id: account.id,
@@ -458,7 +457,7 @@ export class Webhooks extends Context.Service<Webhooks, {
             enabled_events: enabled,
             description: input.description ?? current.description,
             status: input.status ?? current.status,
-            updated_at: yield* now,
+            updated_at: yield* nowIso,
             version: current.version + 1
           }
           yield* endpoints.update(next)
@@ -491,7 +490,7 @@ export class Webhooks extends Context.Service<Webhooks, {
               message: `Delivery ${id} is ${delivery.status}; only failed or exhausted deliveries can be retried`
             })
           }
-          const at = yield* now
+          const at = yield* nowIso
           // An exhausted delivery gets one more attempt; failing it, it is exhausted again.
           const next: WebhookDelivery = {
             ...delivery,
