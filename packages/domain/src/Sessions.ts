@@ -26,11 +26,11 @@ import {
 import { Ids } from "./Ids.ts"
 import * as Money from "./Money.ts"
 import { OrderMachine } from "./OrderStatus.ts"
-import type { Customer, Order, Transaction } from "./Payment.ts"
+import type { Order, Transaction } from "./Payment.ts"
 import { OrderRepo, TransactionRepo } from "./PaymentPorts.ts"
 import { findMethod, homeCountry, type PaymentMethod, PAYMENT_METHODS, routable } from "./PaymentMethods.ts"
 import { checkMoney, EMAIL, isHttpUrl } from "./PaymentRequest.ts"
-import { Payments } from "./Payments.ts"
+import { Payments, type SessionAttemptInput } from "./Payments.ts"
 import * as Search from "./Search.ts"
 import type { SearchInput, SearchResult } from "./Search.ts"
 import { AccountRepo, UnitOfWork } from "./Ports.ts"
@@ -74,15 +74,8 @@ export interface SubmitInput {
     readonly code: string
     readonly details?: { readonly card?: CardInput | undefined; readonly card_token?: string | undefined; readonly document_id?: string | undefined } | undefined
   }
-  readonly customer?: {
-    readonly email?: string | undefined
-    readonly name?: string | undefined
-    readonly ip?: string | undefined
-    readonly phone?: string | undefined
-    readonly address?: Customer["address"] | undefined
-  } | undefined
+  readonly customer?: SessionAttemptInput["customer"]
 }
-
 
 export class Sessions extends Context.Service<Sessions, {
   create(account: Account, input: CreateSessionInput): Effect.Effect<Session.SessionView, DomainError>

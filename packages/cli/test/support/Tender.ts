@@ -6,11 +6,11 @@
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { EmbeddedPostgres } from "@tender/adapters"
+import { freePort } from "@tender/http/testing/TestServer"
 import { Effect } from "effect"
 import { expect } from "vitest"
 
@@ -31,15 +31,6 @@ export interface Run {
   readonly stderr: string
 }
 
-export const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = createServer()
-    probe.once("error", reject)
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address()
-      probe.close(() => typeof address === "object" && address !== null ? resolve(address.port) : reject(address))
-    })
-  })
 
 /** A long-running `tender` process (serve, worker). */
 export interface Running {

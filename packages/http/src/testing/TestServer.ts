@@ -23,7 +23,7 @@ export interface TestServer {
 }
 
 /** A free loopback port, known before the server starts so hosted-page URLs can point at it. */
-const freePort = () =>
+export const freePort = () =>
   new Promise<number>((resolve, reject) => {
     const probe = createNetServer()
     probe.once("error", reject)
