@@ -60,7 +60,7 @@ export interface ValidPayment {
   readonly skip_cvv: boolean
 }
 
-export const DOCUMENT_RULES: Record<NonNullable<PaymentMethod["document"]>, { readonly test: (d: string) => boolean; readonly describe: string }> = {
+const DOCUMENT_RULES: Record<NonNullable<PaymentMethod["document"]>, { readonly test: (d: string) => boolean; readonly describe: string }> = {
   cpf: { test: (d) => /^\d{11}$/.test(d), describe: "a CPF of 11 digits" },
   curp_or_rfc: {
     test: (d) => /^[A-Z]{4}\d{6}[HM][A-Z]{5}[A-Z0-9]\d$/.test(d) || /^[A-Z&Ñ]{3,4}\d{6}[A-Z0-9]{3}$/.test(d),
@@ -89,6 +89,32 @@ export const checkMoney = (
     else return { amount: parsed.minor, currency }
   }
   return { amount: 0, currency }
+}
+
+/**
+ * What a local method needs from the merchant (contract.md): the document of its country,
+ * punctuation stripped, and the shopper's IP. Returns the normalized document.
+ */
+export const checkLocalFields = (
+  method: PaymentMethod,
+  documentId: string | undefined,
+  ip: string | undefined,
+  add: (field: string, message: string) => void
+): string | undefined => {
+  if (method.document === undefined) {
+    if (ip !== undefined && !isValidIp(ip)) add("customer.ip", "must be an IPv4 or IPv6 address")
+    return undefined
+  }
+  const rule = DOCUMENT_RULES[method.document]
+  let document: string | undefined
+  if (documentId === undefined || documentId.trim() === "") add("payment_method.details.document_id", `is required for ${method.code}: ${rule.describe}`)
+  else {
+    document = normalizeDocument(documentId)
+    if (!rule.test(document)) add("payment_method.details.document_id", `must be ${rule.describe}`)
+  }
+  if (ip === undefined) add("customer.ip", `is required for ${method.code}: the shopper's IP address`)
+  else if (!isValidIp(ip)) add("customer.ip", "must be an IPv4 or IPv6 address")
+  return document
 }
 
 export const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
@@ -144,21 +170,7 @@ export const validateCreate = (
     } else if (!isHttpUrl(value)) add(field, "must be an http or https URL")
   }
 
-  let document: string | undefined
-  if (method.document !== undefined) {
-    const rule = DOCUMENT_RULES[method.document]
-    const raw = details?.document_id
-    if (raw === undefined || raw.trim() === "") add("payment_method.details.document_id", `is required for ${method.code}: ${rule.describe}`)
-    else {
-      document = normalizeDocument(raw)
-      if (!rule.test(document)) add("payment_method.details.document_id", `must be ${rule.describe}`)
-    }
-    const ip = input.customer?.ip
-    if (ip === undefined) add("customer.ip", `is required for ${method.code}: the shopper's IP address`)
-    else if (!isValidIp(ip)) add("customer.ip", "must be an IPv4 or IPv6 address")
-  } else if (input.customer?.ip !== undefined && !isValidIp(input.customer.ip)) {
-    add("customer.ip", "must be an IPv4 or IPv6 address")
-  }
+  const document = checkLocalFields(method, details?.document_id, input.customer?.ip, add)
   const email = input.customer?.email
   if (email !== undefined && !EMAIL.test(email)) add("customer.email", "must be an email address")
 

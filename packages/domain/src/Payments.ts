@@ -34,7 +34,6 @@ import {
   UnknownPaymentMethod,
   ValidationFailed
 } from "./Errors.ts"
-import { isValidIp } from "./Cidr.ts"
 import { findMethod, homeCountry, routable } from "./PaymentMethods.ts"
 import { Ids } from "./Ids.ts"
 import * as Money from "./Money.ts"
@@ -48,7 +47,7 @@ import {
   PaymentProvider,
   TransactionRepo
 } from "./PaymentPorts.ts"
-import { type CreatePaymentInput, DOCUMENT_RULES, normalizeDocument, validateCreate, type ValidPayment } from "./PaymentRequest.ts"
+import { checkLocalFields, type CreatePaymentInput, validateCreate, type ValidPayment } from "./PaymentRequest.ts"
 import {
   identifiersOf,
   major,
@@ -982,13 +981,7 @@ export class Payments extends Context.Service<Payments, {
           }
           const details = input.payment_method.details
           const errors: Array<{ field: string; message: string }> = []
-          let document: string | undefined
-          if (method.document !== undefined) {
-            const rule = DOCUMENT_RULES[method.document]
-            document = details?.document_id === undefined ? undefined : normalizeDocument(details.document_id)
-            if (document === undefined || !rule.test(document)) errors.push({ field: "payment_method.details.document_id", message: `must be ${rule.describe}` })
-            if (input.customer?.ip === undefined || !isValidIp(input.customer.ip)) errors.push({ field: "customer.ip", message: "is required: the shopper's IP address" })
-          }
+          const document = checkLocalFields(method, details?.document_id, input.customer?.ip, (field, message) => errors.push({ field, message }))
           if (method.code === "card" && details?.card_token === undefined) errors.push({ field: "payment_method.details.card_token", message: "is required: the card, vaulted" })
           if (errors.length > 0) return yield* new ValidationFailed({ message: "Invalid attempt", errors })
           const card = details?.card_token !== undefined && method.code === "card" ? yield* revealCard(session.account_id, details.card_token) : undefined
