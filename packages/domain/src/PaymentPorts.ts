@@ -35,6 +35,10 @@ export class TransactionRepo extends Context.Service<TransactionRepo, {
   search(accountId: string, query: SearchQuery): Effect.Effect<Page<Transaction>>
   /** Captures accepted by the provider and not settled yet, oldest first, across accounts (the settlement worker). */
   listSettling(limit: number): Effect.Effect<ReadonlyArray<Transaction>>
+  /** Provider calls reserved at or before `before` and not recorded, oldest first (the reconciliation worker). */
+  listPendingCalls(before: string, limit: number): Effect.Effect<ReadonlyArray<Transaction>>
+  /** Attempts still in flight whose payment window (`expires_at`) closed at or before `nowIso`, oldest expiry first. */
+  listExpiredWindows(nowIso: string, limit: number): Effect.Effect<ReadonlyArray<Transaction>>
 }>()("@tender/domain/TransactionRepo") {}
 
 /** The transactional outbox: events are appended in the same unit of work as the change they report. */
@@ -75,9 +79,21 @@ export type VoidResult =
   | { readonly _tag: "Voided"; readonly provider_transaction_id: string }
   | { readonly _tag: "Refused"; readonly decline_code: string }
 
+/** The provider may or may not have applied the call (timeout after sending, crash): never guessed. */
+export interface Unknown { readonly _tag: "Unknown"; readonly reason: string }
+export interface StartResult { readonly _tag: "Started"; readonly provider_transaction_id: string; readonly next_action: NextAction }
+export type LookupResult =
+  /** The provider never received this key; the key is now fenced: a later call with it fails with ProviderUnavailable. */
+  | { readonly _tag: "NotReceived" }
+  | { readonly _tag: "Authorize"; readonly result: AuthorizeResult }
+  | { readonly _tag: "Capture"; readonly result: CaptureResult }
+  | { readonly _tag: "Void"; readonly result: VoidResult }
+  | { readonly _tag: "Start"; readonly result: StartResult }
+
 export interface LocalPaymentRequest {
-  /** Our transaction id: the provider's idempotency key. */
+  /** Our transaction id. */
   readonly reference: string
+  readonly idempotency_key: string
   readonly method: string
   readonly amount: number
   readonly currency: string
@@ -87,13 +103,18 @@ export interface LocalPaymentRequest {
 }
 
 /**
- * Port: a payment provider. Every call carries our transaction id as its idempotency key, so a
- * retried call never moves money twice.
+ * Port: a payment provider. Every mutating call carries an idempotency key derived from our
+ * transaction id, so a retried call never moves money twice and `lookup` can tell what became of a
+ * call whose answer was lost. `ProviderUnavailable` means definitely not applied (connection
+ * refused, a fenced key); a call that may have been applied answers `Unknown`.
  */
 export class PaymentProvider extends Context.Service<PaymentProvider, {
   readonly name: string
+  /** Whose money it moves: test-mode accounts' (the sandbox) or live ones'. */
+  readonly mode: "test" | "live"
   authorizeCard(request: {
     readonly reference: string
+    readonly idempotency_key: string
     readonly card: CardDetails
     readonly amount: number
     readonly currency: string
@@ -101,26 +122,27 @@ export class PaymentProvider extends Context.Service<PaymentProvider, {
     readonly capture: boolean
     /** The 3-D Secure challenge was passed for this attempt. */
     readonly authenticated: boolean
-  }): Effect.Effect<AuthorizeResult, ProviderUnavailable>
+  }): Effect.Effect<AuthorizeResult | Unknown, ProviderUnavailable>
   captureCard(request: {
     readonly reference: string
+    readonly idempotency_key: string
     readonly authorization: string
     readonly amount: number
     readonly currency: string
     readonly final: boolean
     /** Captures that already settled on this authorization (multicapture check). */
     readonly previousCaptures: number
-  }): Effect.Effect<CaptureResult, ProviderUnavailable>
+  }): Effect.Effect<CaptureResult | Unknown, ProviderUnavailable>
   voidCard(request: {
     readonly reference: string
+    readonly idempotency_key: string
     readonly authorization: string
     readonly amount: number
-  }): Effect.Effect<VoidResult, ProviderUnavailable>
+  }): Effect.Effect<VoidResult | Unknown, ProviderUnavailable>
   /** Whether a `Settling` capture has settled. */
   settlement(providerTransactionId: string): Effect.Effect<"settled" | "pending", ProviderUnavailable>
   /** Starts a redirect, QR, voucher or bank-transfer payment: the customer's next action. */
-  startPayment(request: LocalPaymentRequest): Effect.Effect<
-    { readonly provider_transaction_id: string; readonly next_action: NextAction },
-    ProviderUnavailable
-  >
+  startPayment(request: LocalPaymentRequest): Effect.Effect<StartResult | Unknown, ProviderUnavailable>
+  /** What became of the call with this idempotency key (reconciliation); fences a key never received. */
+  lookup(idempotencyKey: string): Effect.Effect<LookupResult, ProviderUnavailable>
 }>()("@tender/domain/PaymentProvider") {}

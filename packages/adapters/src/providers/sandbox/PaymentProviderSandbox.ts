@@ -258,6 +258,7 @@ export const make = (options: SandboxOptions): PaymentProvider["Service"] => {
     }
     const now = yield* Clock.currentTimeMillis
     return {
+      _tag: "Started" as const,
       provider_transaction_id: SandboxIds.make("lpm", request.reference),
       next_action: start({ request, now, urls })
     }
@@ -269,11 +270,13 @@ export const make = (options: SandboxOptions): PaymentProvider["Service"] => {
 
   return PaymentProvider.of({
     name: "sandbox",
+    mode: "test",
     authorizeCard: slow(authorizeCard),
     captureCard: slow(captureCard),
     voidCard: slow(voidCard),
     settlement,
-    startPayment: slow(startPayment)
+    startPayment: slow(startPayment),
+    lookup: () => Effect.succeed({ _tag: "NotReceived" as const })
   })
 }
 
