@@ -92,6 +92,11 @@ export interface LocalPaymentRequest {
  */
 export class PaymentProvider extends Context.Service<PaymentProvider, {
   readonly name: string
+  /**
+   * Whose money this provider moves: test-mode accounts' (simulated) or live-mode accounts' (real).
+   * The domain routes by this, never by `name` (Routing.routeFor).
+   */
+  readonly mode: "test" | "live"
   authorizeCard(request: {
     readonly reference: string
     readonly card: CardDetails
