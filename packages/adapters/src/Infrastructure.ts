@@ -155,8 +155,8 @@ export const DEFAULT_PUBLIC_URL = "http://127.0.0.1:8080"
 
 /**
  * The payment provider. Test mode routes every method to the built-in sandbox (contract.md); no
- * live provider is configured yet, and the Payments use case refuses live payments rather than
- * sending them to the sandbox.
+ * live provider is configured yet, and the use cases refuse live payments and sessions
+ * (`Routing.routeFor`: the sandbox serves test mode) rather than sending them to the sandbox.
  */
 export const provider = (config: TenderConfig): Layer.Layer<PaymentProvider> =>
   PaymentProviderSandbox.layer({ publicUrl: config.publicUrl ?? DEFAULT_PUBLIC_URL, latencyMs: config.sandboxLatencyMs })

@@ -35,10 +35,11 @@ const approvedId = Effect.fnUntraced(function*(number: string) {
 const isDefect = <A, E>(exit: Exit.Exit<A, E>) => Exit.isFailure(exit) && Cause.hasDies(exit.cause)
 
 describe("PaymentProviderSandbox cards", () => {
-  it.effect("is the PaymentProvider named sandbox", () =>
+  it.effect("is the PaymentProvider named sandbox, serving test mode only", () =>
     Effect.gen(function*() {
       const fromLayer = yield* PaymentProvider
       expect(fromLayer.name).toBe("sandbox")
+      expect(fromLayer.mode).toBe("test")
     }).pipe(Effect.provide(PaymentProviderSandbox.layer({ publicUrl: PUBLIC_URL }))))
 
   it.effect.each(["4242424242424242", "5555555555554444", "378282246310005", "4000056655665556", "4111111111111111"])(

@@ -110,7 +110,10 @@ export interface LocalPaymentRequest {
  */
 export class PaymentProvider extends Context.Service<PaymentProvider, {
   readonly name: string
-  /** Whose money it moves: test-mode accounts' (the sandbox) or live ones'. */
+  /**
+   * Whose money this provider moves: test-mode accounts' (simulated) or live-mode accounts' (real).
+   * The domain routes by this, never by `name` (Routing.routeFor).
+   */
   readonly mode: "test" | "live"
   authorizeCard(request: {
     readonly reference: string

@@ -27,10 +27,11 @@ import { Ids } from "./Ids.ts"
 import * as Money from "./Money.ts"
 import * as OrderAggregate from "./OrderStatus.ts"
 import type { Order, Transaction } from "./Payment.ts"
-import { OrderRepo, TransactionRepo } from "./PaymentPorts.ts"
+import { OrderRepo, PaymentProvider, TransactionRepo } from "./PaymentPorts.ts"
 import { findMethod, homeCountry, type PaymentMethod, PAYMENT_METHODS, routable } from "./PaymentMethods.ts"
 import { checkMoney, EMAIL, isHttpUrl } from "./PaymentRequest.ts"
 import { Payments, type SessionAttemptInput } from "./Payments.ts"
+import { routeFor } from "./Routing.ts"
 import * as Search from "./Search.ts"
 import type { SearchInput, SearchResult } from "./Search.ts"
 import { AccountRepo, Locks, UnitOfWork } from "./Ports.ts"
@@ -108,6 +109,7 @@ export class Sessions extends Context.Service<Sessions, {
       const payments = yield* Payments
       const cardTokens = yield* CardTokens
       const ids = yield* Ids
+      const provider = yield* PaymentProvider
       // Read once: hosted pages live under the server's public URL for the life of the layer.
       const publicUrl = yield* PublicUrl
 
@@ -249,6 +251,9 @@ export class Sessions extends Context.Service<Sessions, {
         const nowMs = yield* Clock.currentTimeMillis
         const valid = validate(account, input, nowMs)
         if (valid instanceof Error) return yield* Effect.fail(valid as DomainError)
+        // Before anything is stored: a session no provider may carry must not exist (contract.md, Providers).
+        const unroutable = routeFor(provider, account.mode === "live")
+        if (unroutable !== undefined) return yield* unroutable
         const at = isoOf(nowMs)
         const sessionId = yield* ids.make("checkoutSession")
         const hosted = `${publicUrl.replace(/\/+$/, "")}/checkout/${sessionId}`
@@ -344,6 +349,9 @@ export class Sessions extends Context.Service<Sessions, {
         Effect.gen(function*() {
           const found = yield* sessions.findAny(id)
           if (Option.isNone(found)) return yield* new CheckoutSessionNotFound({ message: `No checkout session ${id}` })
+          // create refuses such sessions; this stops one stored any other way before any provider call.
+          const unroutable = routeFor(provider, found.value.livemode)
+          if (unroutable !== undefined) return yield* unroutable
           const session = yield* touch(found.value)
           const details = input.payment_method.details
           let cardToken = details?.card_token

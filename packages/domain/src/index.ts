@@ -22,6 +22,7 @@ export { AUTHORIZATION_STATUSES, AuthorizationMachine, type AuthorizationStatus,
 export * as Authorization from "./AuthorizationStatus.ts"
 export * from "./Faults.ts"
 export * from "./Payments.ts"
+export * as Routing from "./Routing.ts"
 export * as PaymentViews from "./PaymentViews.ts"
 export * as PaymentRequest from "./PaymentRequest.ts"
 export * as Workers from "./Workers.ts"

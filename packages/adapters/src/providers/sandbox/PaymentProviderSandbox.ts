@@ -270,6 +270,7 @@ export const make = (options: SandboxOptions): PaymentProvider["Service"] => {
 
   return PaymentProvider.of({
     name: "sandbox",
+    // A simulator: it serves test mode only (contract.md, Sandbox: "live mode never accepts them").
     mode: "test",
     authorizeCard: slow(authorizeCard),
     captureCard: slow(captureCard),
