@@ -109,6 +109,7 @@ export const newOrder = (accountId: string, overrides: Partial<Payment.Order> = 
       livemode: false,
       merchant_reference: `ref-${yield* ids.randomHex(8)}`,
       subtype: "direct_payment",
+      checkout_session_id: null,
       status: "authorized",
       amount: 3_000_000_000,
       currency: "IDR",
@@ -212,10 +213,11 @@ export const newSession = (accountId: string, overrides: Partial<CheckoutSession
   Effect.gen(function*() {
     const ids = yield* Ids
     const merchant_reference = overrides.merchant_reference ?? `ref-${yield* ids.randomHex(8)}`
-    const order = yield* newOrder(accountId, { subtype: "checkout", status: "pending", merchant_reference })
+    const id = overrides.id ?? (yield* ids.make("checkoutSession"))
+    const order = yield* newOrder(accountId, { subtype: "checkout", checkout_session_id: id, status: "pending", merchant_reference })
     yield* (yield* OrderRepo).insert(order)
     const session: CheckoutSession.CheckoutSession = {
-      id: yield* ids.make("checkoutSession"),
+      id,
       account_id: accountId,
       livemode: false,
       order_id: order.id,
@@ -599,6 +601,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       const full = yield* newOrder(accountId)
       const bare = yield* newOrder(accountId, {
         subtype: "checkout",
+        checkout_session_id: "cs_roundtrip0000000000",
         status: "pending",
         capture_method: "automatic",
         processing_profile: null,
@@ -704,6 +707,25 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       const direct = yield* newOrder(accountId, { merchant_reference: reference, created_at: later(T0, -60_000) })
       yield* orders.insert(direct)
       expect(yield* orders.findByReference(accountId, reference)).toEqual(Option.some(direct))
+    }))
+
+  it.effect("orders: a checkout order keeps its session's id through insert and update; a direct payment has none", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const sessions = yield* CheckoutSessionRepo
+      const accountId = yield* storedAccount
+      const session = yield* newSession(accountId)
+      yield* sessions.insert(session)
+      const stored = Option.getOrThrow(yield* orders.find(accountId, session.order_id))
+      expect([stored.subtype, stored.checkout_session_id]).toEqual(["checkout", session.id])
+
+      const v2: Payment.Order = { ...stored, status: "succeeded", version: 2 }
+      yield* orders.update(v2)
+      expect((yield* orders.findAny(stored.id)).pipe(Option.map((o) => o.checkout_session_id))).toEqual(Option.some(session.id))
+
+      const direct = yield* newOrder(accountId)
+      yield* orders.insert(direct)
+      expect((yield* orders.find(accountId, direct.id)).pipe(Option.map((o) => o.checkout_session_id))).toEqual(Option.some(null))
     }))
 
   it.effect("orders: updates on the version before; refuses a stale version, an unknown id and another account", () =>

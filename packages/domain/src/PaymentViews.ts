@@ -69,8 +69,10 @@ export interface TransactionView {
 
 export const major = (minor: number, currency: string) => Money.toMajor(minor, currency)
 
+/** spec, Payment: "Items of {identifier: string, type: checkout or order}": the order, and its session if any. */
 export const identifiersOf = (order: Order): ReadonlyArray<AdditionalIdentifier> => [
-  { identifier: order.id, type: "order" }
+  { identifier: order.id, type: "order" },
+  ...(order.checkout_session_id !== null ? [{ identifier: order.checkout_session_id, type: "checkout" as const }] : [])
 ]
 
 export const orderView = (

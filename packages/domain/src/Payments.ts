@@ -490,6 +490,7 @@ export class Payments extends Context.Service<Payments, {
           livemode: account.mode === "live",
           merchant_reference: valid.merchant_reference,
           subtype: "direct_payment",
+          checkout_session_id: null,
           status: "pending",
           amount: valid.amount,
           currency: valid.currency,

@@ -248,6 +248,7 @@ export class Sessions extends Context.Service<Sessions, {
           livemode: account.mode === "live",
           merchant_reference: valid.reference,
           subtype: "checkout",
+          checkout_session_id: sessionId,
           status: "pending",
           amount: valid.amount,
           currency: valid.currency,
