@@ -709,6 +709,28 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       expect(yield* orders.findByReference(accountId, reference)).toEqual(Option.some(direct))
     }))
 
+  it.effect("orders: listByReference gives every order of the account with the reference, newest first, ties by id, at most the limit", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const accountId = yield* storedAccount
+      const other = yield* storedAccount
+      const reference = "reused ref/ü"
+      const direct = yield* newOrder(accountId, { merchant_reference: reference, created_at: later(T0, -60_000) })
+      const expired = yield* newOrder(accountId, { merchant_reference: reference, subtype: "checkout" })
+      const sameInstant = yield* newOrder(accountId, { merchant_reference: reference, subtype: "checkout" })
+      const newest = yield* newOrder(accountId, { merchant_reference: reference, subtype: "checkout", created_at: later(T0) })
+      const elsewhere = yield* newOrder(other, { merchant_reference: reference })
+      const unrelated = yield* newOrder(accountId)
+      for (const order of [expired, newest, elsewhere, direct, unrelated, sameInstant]) yield* orders.insert(order)
+
+      const all = yield* orders.listByReference(accountId, reference, 100)
+      expect(all).toEqual(newestFirst([direct, expired, sameInstant, newest]))
+      expect(all[0]).toEqual(newest)
+      expect(yield* orders.listByReference(accountId, reference, 2)).toEqual(all.slice(0, 2))
+      expect(yield* orders.listByReference(other, reference, 100)).toEqual([elsewhere])
+      expect(yield* orders.listByReference(accountId, "ref-unknown", 100)).toEqual([])
+    }))
+
   it.effect("orders: a checkout order keeps its session's id through insert and update; a direct payment has none", () =>
     Effect.gen(function*() {
       const orders = yield* OrderRepo
