@@ -1087,6 +1087,55 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       expect(idsOf(yield* transactions.listSettling(10_000))).not.toContain(older.id)
     }))
 
+  it.effect("transactions: listExpiredWindows gives in-flight attempts past expires_at, soonest expiry first, across accounts", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const transactions = yield* TransactionRepo
+      const first = yield* newOrder(yield* storedAccount, { status: "requires_action" })
+      const second = yield* newOrder(yield* storedAccount, { status: "requires_action" })
+      yield* orders.insert(first)
+      yield* orders.insert(second)
+      // A window of time no other test's transaction expires in (theirs expire in 2025, or never).
+      const now = "1986-06-01T12:00:00.000Z"
+      const ago = (ms: number) => new Date(Date.parse(now) - ms).toISOString()
+      const attempt = (order: Payment.Order, overrides: Partial<Payment.Transaction>) =>
+        newTransaction(order, { kind: "payment", status: "pending", ...overrides })
+
+      const oldest = yield* attempt(second, { status: "initial", expires_at: ago(60_000) })
+      const processing = yield* attempt(first, { status: "processing", expires_at: ago(1) })
+      // Due exactly now: included (expires_at <= now); the same instant is ordered by id.
+      const [dueNowA, dueNowB] = [yield* attempt(first, { expires_at: now }), yield* attempt(second, { expires_at: now })]
+      const excluded = [
+        yield* attempt(first, { expires_at: "1986-06-01T12:00:00.001Z" }),
+        yield* attempt(first, { expires_at: null }),
+        ...(yield* Effect.forEach(
+          ["completed", "failed", "canceled", "returned"] as const,
+          (status) => attempt(first, { status, expires_at: ago(120_000) })
+        ))
+      ]
+      for (const t of [processing, ...excluded, dueNowB, oldest, dueNowA]) yield* transactions.insert(t)
+      const mine = new Set(idsOf([oldest, processing, dueNowA, dueNowB, ...excluded]))
+
+      const expired = yield* transactions.listExpiredWindows(now, 10_000)
+      for (const t of expired) {
+        expect(["initial", "pending", "processing"]).toContain(t.status)
+        expect(Date.parse(t.expires_at!)).toBeLessThanOrEqual(Date.parse(now))
+      }
+      const expiring = expired.map((t) => Date.parse(t.expires_at!))
+      expect(expiring).toEqual([...expiring].sort((x, y) => x - y))
+      const sameInstant = [dueNowA, dueNowB].sort((a, b) => (a.id < b.id ? -1 : 1))
+      expect(expired.filter((t) => mine.has(t.id))).toEqual([oldest, processing, ...sameInstant])
+      expect(yield* transactions.listExpiredWindows(now, 1)).toEqual(expired.slice(0, 1))
+      expect(idsOf((yield* transactions.listExpiredWindows(ago(30_000), 10_000)).filter((t) => mine.has(t.id)))).toEqual(
+        idsOf([oldest])
+      )
+
+      yield* transactions.update({ ...oldest, status: "canceled", version: 2 })
+      expect(idsOf((yield* transactions.listExpiredWindows(now, 10_000)).filter((t) => mine.has(t.id)))).toEqual(
+        idsOf([processing, ...sameInstant])
+      )
+    }))
+
   it.effect("events: findAny from any account; search newest first by account or all, type, created_from (inclusive)", () =>
     Effect.gen(function*() {
       const events = yield* EventRepo

@@ -40,6 +40,12 @@ export class TransactionRepo extends Context.Service<TransactionRepo, {
   search(accountId: string, query: SearchQuery): Effect.Effect<Page<Transaction>>
   /** Captures accepted by the provider and not settled yet, oldest first, across accounts (the settlement worker). */
   listSettling(limit: number): Effect.Effect<ReadonlyArray<Transaction>>
+  /**
+   * Attempts still in flight (initial, pending, processing) whose payment window has closed
+   * (`expires_at` set and at or before `nowIso`), soonest expiry first, ties by id, across accounts:
+   * what a window-expiry worker closes.
+   */
+  listExpiredWindows(nowIso: string, limit: number): Effect.Effect<ReadonlyArray<Transaction>>
 }>()("@tender/domain/TransactionRepo") {}
 
 /** The transactional outbox: events are appended in the same unit of work as the change they report. */

@@ -1,5 +1,5 @@
 /** Transactions in memory: version-checked updates, reads scoped by account, PostgreSQL's orderings. */
-import { type Payment, TransactionRepo } from "@tender/domain"
+import { isInFlight, type Payment, TransactionRepo } from "@tender/domain"
 import { Effect, Layer, Option, Result } from "effect"
 import { MemoryDatabase, table } from "./MemoryDatabase.ts"
 import { orders } from "./OrderRepoMemory.ts"
@@ -41,7 +41,16 @@ export const layer: Layer.Layer<TransactionRepo, never, MemoryDatabase> = Layer.
             (t) => r.get(orders).get(t.order_id)?.merchant_reference
           )
         ),
-      listSettling: (limit) => Effect.map(list(isSettling), (settling) => settling.slice(0, limit))
+      listSettling: (limit) => Effect.map(list(isSettling), (settling) => settling.slice(0, limit)),
+      listExpiredWindows: (now, limit) =>
+        db.read((r) => {
+          const at = SearchMemory.instant(now)
+          const expiry = (t: Payment.Transaction) => SearchMemory.instant(t.expires_at!)
+          return [...r.get(transactions).values()]
+            .filter((t) => t.expires_at !== null && isInFlight(t.status) && expiry(t) <= at)
+            .sort((a, b) => SearchMemory.compareKeys(expiry(a), a.id, expiry(b), b.id))
+            .slice(0, limit)
+        })
     })
   })
 )

@@ -19,6 +19,7 @@ export const TransactionRow = Schema.Struct({
 })
 
 const Key = Schema.Struct({ accountId: Schema.String, id: Schema.String })
+const Due = Schema.Struct({ now: Schema.String, limit: Schema.Int })
 
 export const layer: Layer.Layer<TransactionRepo, never, SqlClient.SqlClient | PgClient.PgClient> = Layer.effect(
   TransactionRepo,
@@ -60,6 +61,17 @@ export const layer: Layer.Layer<TransactionRepo, never, SqlClient.SqlClient | Pg
             WHERE r.kind = 'capture' AND r.status = 'processing' AND r.provider_transaction_id IS NOT NULL
             ORDER BY r.created_at, r.id LIMIT ${limit}`
     })
+    const listExpiredWindows = SqlSchema.findAll({
+      Request: Due,
+      Result: TransactionRow,
+      // Exactly the predicate and order of `transactions_window_idx` (migration 0007); the statuses
+      // are TransactionStatus's in-flight ones.
+      execute: ({ limit, now }) =>
+        sql`${from}
+            WHERE r.expires_at IS NOT NULL AND r.status IN ('initial', 'pending', 'processing')
+              AND r.expires_at <= ${now}
+            ORDER BY r.expires_at, r.id LIMIT ${limit}`
+    })
     const search = SearchPg.make(sql, {
       from,
       // Rows are already the account's; repeating the account lets `orders_reference_idx` find the orders.
@@ -77,7 +89,9 @@ export const layer: Layer.Layer<TransactionRepo, never, SqlClient.SqlClient | Pg
       listByOrder: (orderId) => listByOrder(orderId).pipe(Effect.orDie),
       update,
       search: (accountId, query) => search(accountId, query).pipe(Effect.withSpan("TransactionRepoPg.search")),
-      listSettling: (limit) => listSettling(limit).pipe(Effect.orDie, Effect.withSpan("TransactionRepoPg.listSettling"))
+      listSettling: (limit) => listSettling(limit).pipe(Effect.orDie, Effect.withSpan("TransactionRepoPg.listSettling")),
+      listExpiredWindows: (now, limit) =>
+        listExpiredWindows({ now, limit }).pipe(Effect.orDie, Effect.withSpan("TransactionRepoPg.listExpiredWindows"))
     })
   })
 )
