@@ -95,15 +95,16 @@ export const checkMoney = (
 
 /**
  * What a local method needs from the merchant (contract.md): the document of its country,
- * punctuation stripped, and the shopper's IP. Returns the normalized document.
+ * punctuation stripped, and the shopper's IP. Returns the normalized document. Any other method,
+ * or one not known (`undefined`), asks only that an IP given be well-formed.
  */
 export const checkLocalFields = (
-  method: PaymentMethod,
+  method: PaymentMethod | undefined,
   documentId: string | undefined,
   ip: string | undefined,
   add: (field: string, message: string) => void
 ): string | undefined => {
-  if (method.document === undefined) {
+  if (method?.document === undefined) {
     if (ip !== undefined && !isValidIp(ip)) add("customer.ip", "must be an IPv4 or IPv6 address")
     return undefined
   }
@@ -194,12 +195,7 @@ export const validateCreate = (
     } else if (!isHttpUrl(value)) add(field, "must be an http or https URL")
   }
 
-  const ip = input.customer?.ip
-  const document = method !== undefined
-    ? checkLocalFields(method, details?.document_id, ip, add)
-    : ip !== undefined && !isValidIp(ip)
-    ? (add("customer.ip", "must be an IPv4 or IPv6 address"), undefined)
-    : undefined
+  const document = checkLocalFields(method, details?.document_id, input.customer?.ip, add)
   const email = input.customer?.email
   if (email !== undefined && !EMAIL.test(email)) add("customer.email", "must be an email address")
 
@@ -229,6 +225,7 @@ export const validateCreate = (
     const others = errors.length > 1 ? `; invalid fields: ${fields}` : ""
     return first.make({ message: `${first.message}${others}`, errors })
   }
+  // A missing method has added its error already; the second test only narrows the type.
   if (errors.length > 0 || method === undefined) {
     return new ValidationFailed({ message: `Invalid payment: ${fields}`, errors })
   }
