@@ -37,6 +37,7 @@ const order = (overrides: Partial<Order> = {}): Order => ({
     success_url: null,
     cancel_url: null,
     card_token: null,
+    checkout_session_id: null,
     payment_instrument: null,
     received_amount: null,
     created_at: T0
