@@ -9,7 +9,7 @@ import { CardPaymentInProgress, ProviderUnavailable } from "../Errors.ts"
 import { Faults } from "../Faults.ts"
 import type { PendingCall, Transaction } from "../Payment.ts"
 import type { AuthorizeResult, StartResult, Unknown } from "../PaymentPorts.ts"
-import { revise } from "../StateMachine.ts"
+import { type Decided, revise } from "../StateMachine.ts"
 import * as Txn from "../TransactionStatus.ts"
 import { decided } from "./Kit.ts"
 import { type AttemptOutcome, record } from "./RecordAttempt.ts"
@@ -32,9 +32,19 @@ export const checkpoint = (step: StepName, boundary: "after_reserve" | "after_re
 export const idempotencyKey = (txn: Transaction, operation: Operation, round = 1) =>
   `${txn.id}:${operation}${round > 1 ? `:${round}` : ""}`
 
-/** Pure: the transaction with its call reserved; an attempt not yet sent moves to processing. */
-export const reserve = (txn: Transaction, operation: Operation, key: string, at: string): Effect.Effect<Transaction> => {
-  const pending_call: PendingCall = { key, operation, at }
+/**
+ * Pure: the transaction with its call reserved; an attempt not yet sent moves to processing.
+ * `merchantInitiated` rides along so that reconciliation records a lost answer as the caller would
+ * have (payment.requires_action never fires for merchant-initiated charges).
+ */
+export const reserve = (
+  txn: Transaction,
+  operation: Operation,
+  key: string,
+  at: string,
+  merchantInitiated = false
+): Effect.Effect<Decided<Transaction>> => {
+  const pending_call: PendingCall = { key, operation, at, ...(merchantInitiated ? { merchant_initiated: true } : {}) }
   return txn.status === "initial"
     ? Effect.map(decided(Txn.transition(txn, "sent", at, { pending_call })), (m) => m.next)
     : Effect.succeed(revise(txn, { pending_call }, at))
