@@ -10,6 +10,8 @@ import { describe, expect, it } from "@effect/vitest"
 import {
   type Account,
   Accounts,
+  type AuthorizeResult,
+  type CaptureResult,
   CardTokens,
   CheckoutSessionRepo,
   Errors,
@@ -22,7 +24,10 @@ import {
   Payments,
   PublicUrl,
   Sessions,
-  TransactionRepo
+  type StartResult,
+  TransactionRepo,
+  type Unknown,
+  type VoidResult
 } from "@tender/domain"
 import { Deferred, Effect, Fiber, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
@@ -53,50 +58,65 @@ type Operation = "authorize" | "capture" | "void" | "start"
 type Fate = "answer" | "lose" | "drop"
 
 /**
- * The test's handle on its provider: fates per operation, what the sandbox really answered (by
- * idempotency key: the provider's memory that `lookup` reads), whether `lookup` is reachable, and
- * an optional gate every card authorization waits on (to hold a call in flight).
+ * The test's handle on its provider: fates per operation; what the sandbox really answered, by
+ * idempotency key (the provider's memory, which `lookup` reads); the keys `lookup` fenced; whether
+ * `lookup` is reachable; and two optional waits of card authorizations, to hold one in flight:
+ * `gate` before the call reaches the provider, `hold` after the provider applied it.
  */
 interface Tap {
   readonly fates: Partial<Record<Operation, Fate>>
   readonly answered: Map<string, LookupResult>
+  /** The keys of the calls that reached the provider, in order. */
+  readonly calls: Array<string>
+  readonly fenced: Set<string>
   lookupDown: boolean
   gate?: Effect.Effect<void>
+  hold?: Effect.Effect<void>
 }
 
-const tap = (fates: Tap["fates"] = {}): Tap => ({ fates, answered: new Map(), lookupDown: false })
+const tap = (fates: Tap["fates"] = {}): Tap => ({ fates, answered: new Map(), calls: [], fenced: new Set(), lookupDown: false })
 
-const lost = { _tag: "Unknown", reason: "test" } as const
+const lost: Unknown = { _tag: "Unknown", reason: "test" }
 
-/** The sandbox behind a tap: it delegates, remembers the real answer, and answers per the fate. */
+/**
+ * The sandbox behind a tap. It keeps the port's contract (PaymentPorts.ts): a key `lookup` reported
+ * NotReceived is fenced, and a later call with it fails with ProviderUnavailable.
+ */
 const tapped = (t: Tap): PaymentProvider["Service"] => {
-  const through = <A extends { readonly _tag: string }, E>(
+  const through = <A extends { readonly _tag: string }>(
     operation: Operation,
     key: string,
-    call: Effect.Effect<A, E>,
+    call: Effect.Effect<A | Unknown, Errors.ProviderUnavailable>,
     remember: (answer: A) => LookupResult
   ) =>
     Effect.gen(function*() {
+      if (operation === "authorize" && t.gate !== undefined) yield* t.gate
+      if (t.fenced.has(key)) return yield* new Errors.ProviderUnavailable({ message: `key ${key} was fenced by a lookup (test)` })
       const fate = t.fates[operation] ?? "answer"
       if (fate === "drop") return lost
+      t.calls.push(key)
       const answer = yield* call
-      if (answer._tag !== "Unknown") t.answered.set(key, remember(answer))
+      if (answer._tag !== "Unknown") t.answered.set(key, remember(answer as A))
+      if (operation === "authorize" && t.hold !== undefined) yield* t.hold
       return fate === "lose" ? lost : answer
     })
   return PaymentProvider.of({
     ...sandbox,
     authorizeCard: (request) =>
-      Effect.andThen(
-        t.gate ?? Effect.void,
-        through("authorize", request.idempotency_key, sandbox.authorizeCard(request), (r) => ({ _tag: "Authorize", result: r as any }))
-      ),
-    captureCard: (request) => through("capture", request.idempotency_key, sandbox.captureCard(request), (r) => ({ _tag: "Capture", result: r as any })),
-    voidCard: (request) => through("void", request.idempotency_key, sandbox.voidCard(request), (r) => ({ _tag: "Void", result: r as any })),
-    startPayment: (request) => through("start", request.idempotency_key, sandbox.startPayment(request), (r) => ({ _tag: "Start", result: r as any })),
+      through<AuthorizeResult>("authorize", request.idempotency_key, sandbox.authorizeCard(request), (result) => ({ _tag: "Authorize", result })),
+    captureCard: (request) =>
+      through<CaptureResult>("capture", request.idempotency_key, sandbox.captureCard(request), (result) => ({ _tag: "Capture", result })),
+    voidCard: (request) => through<VoidResult>("void", request.idempotency_key, sandbox.voidCard(request), (result) => ({ _tag: "Void", result })),
+    startPayment: (request) =>
+      through<StartResult>("start", request.idempotency_key, sandbox.startPayment(request), (result) => ({ _tag: "Start", result })),
     lookup: (key) =>
-      t.lookupDown
-        ? Effect.fail(new Errors.ProviderUnavailable({ message: "the provider's lookup is unreachable (test)" }))
-        : Effect.succeed(t.answered.get(key) ?? { _tag: "NotReceived" as const })
+      Effect.suspend(() => {
+        if (t.lookupDown) return Effect.fail(new Errors.ProviderUnavailable({ message: "the provider's lookup is unreachable (test)" }))
+        const known = t.answered.get(key)
+        if (known !== undefined) return Effect.succeed(known)
+        t.fenced.add(key)
+        return Effect.succeed<LookupResult>({ _tag: "NotReceived" })
+      })
   })
 }
 
@@ -195,9 +215,7 @@ const sessionOf = (id: string) =>
 const codeOf = <A, E extends { readonly code: string }, R>(effect: Effect.Effect<A, E, R>) => Effect.map(Effect.flip(effect), (e) => e.code)
 
 const newSession = (account: Account.Account, input: { readonly methods: ReadonlyArray<string>; readonly currency?: string; readonly country?: string; readonly max?: number }) =>
-  Effect.flatMap(Effect.gen(function*() {
-    return yield* Sessions
-  }), (s) =>
+  Effect.flatMap(sessionsService, (s) =>
     s.create(account, {
       amount: "30.00",
       currency: input.currency ?? "USD",
@@ -207,6 +225,10 @@ const newSession = (account: Account.Account, input: { readonly methods: Readonl
       max_payment_attempts: input.max ?? 2,
       ...urls
     })).pipe(Effect.orDie)
+
+const sessionsService = Effect.gen(function*() {
+  return yield* Sessions
+})
 
 const payCard = (sessionId: string, token: string) =>
   Effect.flatMap(payments, (p) => p.attemptSession(sessionId, { payment_method: { code: "card", details: { card_token: token } } })).pipe(
@@ -840,6 +862,134 @@ describe("reconcileDue (a provider whose answer was lost)", () => {
       expect(yield* p.reconcileDue({ graceMs: 60_000, horizonMs: DAY })).toBe(0)
       yield* TestClock.adjust("1 minute")
       expect(yield* p.reconcileDue({ graceMs: 60_000, horizonMs: DAY })).toBe(1)
+    }).pipe(Effect.provide(world(t)))
+  })
+
+  it.effect.each([
+    ["capture", ["payment.authorized", "payment.capture_failed"]],
+    ["void", ["payment.authorized"]]
+  ] as const)("a %s the provider never received: failed with provider_unavailable, the authorization stands", ([operation, events]) => {
+    const t = tap({ [operation]: "drop" })
+    return Effect.gen(function*() {
+      const account = yield* merchant
+      const p = yield* payments
+      const held = yield* authorize(account, "4242424242424242")
+      const verb = operation === "capture" ? p.capture(account, { order_id: held.order_id }) : p.void(account, { order_id: held.order_id })
+      expect(yield* codeOf(verb)).toBe("card_payment_in_progress")
+      yield* expectInFlight(held.order_id, operation, ["authorized"], ["payment.authorized"])
+      const after = yield* reconcileOnce(held.order_id)
+      expect([after.order.status, after.txn.kind, after.txn.status, after.txn.decline_code]).toEqual(["authorized", operation, "failed", "provider_unavailable"])
+      expect(after.events).toEqual(events)
+    }).pipe(Effect.provide(world(t)))
+  })
+
+  it.effect("a session attempt: the session waits (no second attempt, no cancel); reconciliation completes it once", () => {
+    const t = tap({ authorize: "lose" })
+    return Effect.gen(function*() {
+      const account = yield* merchant
+      const session = yield* newSession(account, { methods: ["card"], max: 3 })
+      // The customer's page shows the session, not the 409: the attempt call itself succeeds.
+      yield* payCard(session.id, yield* tokenize(account, "4242424242424242"))
+      yield* expectInFlight(session.order_id, "authorize", IN_FLIGHT, [])
+      expect((yield* sessionOf(session.id)).status).toBe("open")
+      expect(yield* codeOf(payCard(session.id, yield* tokenize(account, "5555555555554444")))).toBe("card_payment_in_progress")
+      expect(yield* codeOf(Effect.flatMap(sessionsService, (s) => s.cancel(account, session.id)))).toBe("card_payment_in_progress")
+      const { order, txns, events } = yield* reconcileOnce(session.order_id)
+      expect(txns.map((x) => x.status)).toEqual(["completed"])
+      expect(order.status).toBe("succeeded")
+      expect(yield* sessionOf(session.id)).toMatchObject({ status: "completed", transaction_id: txns[0]!.id })
+      expect(events).toEqual(["payment.succeeded", "checkout.session.completed"])
+    }).pipe(Effect.provide(world(t)))
+  })
+
+  it.effect("a session attempt whose lost answer was a decline, attempts left: the session open again, no payment.failed", () => {
+    const t = tap({ authorize: "lose" })
+    return Effect.gen(function*() {
+      const account = yield* merchant
+      const session = yield* newSession(account, { methods: ["card"], max: 2 })
+      yield* payCard(session.id, yield* tokenize(account, "4000000000000002"))
+      const { order, txn, events } = yield* reconcileOnce(session.order_id)
+      expect([order.status, txn.status, txn.decline_code]).toEqual(["pending", "failed", "card_declined"])
+      expect((yield* sessionOf(session.id)).status).toBe("open")
+      expect(events).toEqual([])
+    }).pipe(Effect.provide(world(t)))
+  })
+
+  it.effect("a local method's start: reconciliation records the customer's next action", () => {
+    const t = tap({ start: "lose" })
+    return Effect.gen(function*() {
+      const account = yield* merchant
+      const reference = ref("lost-start")
+      expect(yield* codeOf(create(account, { ...urls, amount: "50.00", currency: "USD", country: "US", merchant_reference: reference, payment_method: { code: "paypal" } })))
+        .toBe("card_payment_in_progress")
+      const orderId = Option.getOrThrow(yield* (yield* OrderRepo).findByReference(account.id, reference)).id
+      yield* expectInFlight(orderId, "start", IN_FLIGHT, [])
+      const { order, txn, events } = yield* reconcileOnce(orderId)
+      expect([order.status, txn.status, txn.next_action?.type]).toEqual(["requires_action", "processing", "redirect"])
+      expect(events).toEqual(["payment.requires_action"])
+    }).pipe(Effect.provide(world(t)))
+  })
+
+  it.effect("3-D Secure completion: the authorization after the challenge, lost, then reconciled once", () => {
+    const t = tap()
+    return Effect.gen(function*() {
+      const account = yield* merchant
+      const p = yield* payments
+      const token = yield* tokenize(account, "4000000000003220")
+      const started = yield* create(account, {
+        amount: "40.00", currency: "USD", country: "US", merchant_reference: ref("3ds-lost"), collect_cvv: false,
+        payment_method: { code: "card", details: { card_token: token } }
+      })
+      yield* p.answerChallenge(started.transaction_id, true)
+      t.fates.authorize = "lose"
+      expect(yield* codeOf(p.completeThreeDs(account, started.order_id))).toBe("card_payment_in_progress")
+      // Idempotent while the call is unresolved: the same requires_action snapshot, no second call.
+      expect(yield* p.completeThreeDs(account, started.order_id)).toMatchObject({ status: "requires_action" })
+      expect(t.calls).toEqual([`${started.transaction_id}:authorize`, `${started.transaction_id}:authorize:2`])
+      const { order, txn, events } = yield* reconcileOnce(started.order_id)
+      expect([order.status, txn.status]).toEqual(["succeeded", "completed"])
+      expect(events).toEqual(["payment.requires_action", "payment.succeeded"])
+    }).pipe(Effect.provide(world(t)))
+  })
+
+  it.effect("the caller's answer arriving after reconciliation recorded it: recorded once, the caller sees that outcome", () => {
+    const t = tap()
+    return Effect.gen(function*() {
+      const account = yield* merchant
+      const applied = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      t.hold = Effect.andThen(Deferred.succeed(applied, undefined), Deferred.await(release))
+      const reference = ref("late-answer")
+      const caller = yield* Effect.forkChild(charge(account, "4242424242424242", { merchant_reference: reference }))
+      yield* Deferred.await(applied)
+      const orderId = Option.getOrThrow(yield* (yield* OrderRepo).findByReference(account.id, reference)).id
+      expect(yield* (yield* payments).reconcileDue(now)).toBe(1)
+      yield* Deferred.succeed(release, undefined)
+      expect(yield* Fiber.join(caller)).toMatchObject({ status: "completed" })
+      const { txn, events } = yield* stored(orderId)
+      expect([txn.status, txn.pending_call]).toEqual(["completed", null])
+      expect(events).toEqual(["payment.succeeded"])
+    }).pipe(Effect.provide(world(t)))
+  })
+
+  it.effect("a call still on its way when reconciliation fenced its key: it fails at the provider, recorded once as provider_unavailable", () => {
+    const t = tap()
+    return Effect.gen(function*() {
+      const account = yield* merchant
+      const entered = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      t.gate = Effect.andThen(Deferred.succeed(entered, undefined), Deferred.await(release))
+      const reference = ref("fenced")
+      const caller = yield* Effect.forkChild(charge(account, "4242424242424242", { merchant_reference: reference }))
+      yield* Deferred.await(entered)
+      const orderId = Option.getOrThrow(yield* (yield* OrderRepo).findByReference(account.id, reference)).id
+      expect(yield* (yield* payments).reconcileDue(now)).toBe(1)
+      yield* Deferred.succeed(release, undefined)
+      expect(yield* codeOf(Fiber.join(caller))).toBe("provider_unavailable")
+      expect(t.calls).toEqual([])
+      const { order, txn, events } = yield* stored(orderId)
+      expect([order.status, txn.status, txn.decline_code]).toEqual(["failed", "failed", "provider_unavailable"])
+      expect(events).toEqual(["payment.failed"])
     }).pipe(Effect.provide(world(t)))
   })
 })
