@@ -617,6 +617,39 @@ describe("providerOutcome (a redirect payment)", () => {
       expect(yield* codeOf(p.providerOutcome(started.transaction_id, "succeed"))).toBe("payment_unexpected_state")
       expect((yield* stored(started.order_id)).events).toEqual(["payment.requires_action", event])
     }).pipe(Effect.provide(world())))
+
+  /** A session whose only method is a redirect, with the customer sent to the provider. */
+  const redirected = (account: Account.Account, max: number) =>
+    Effect.gen(function*() {
+      const session = yield* newSession(account, { methods: ["paypal"], max })
+      yield* (yield* payments).attemptSession(session.id, { payment_method: { code: "paypal" } })
+      expect((yield* sessionOf(session.id)).status).toBe("pending_action")
+      return { session, txn: (yield* stored(session.order_id)).txn }
+    })
+
+  it.effect("under a session with attempts left, the customer cancels at the provider: the session open again, no payment.failed", () =>
+    Effect.gen(function*() {
+      const account = yield* merchant
+      const { session, txn } = yield* redirected(account, 2)
+      yield* (yield* payments).providerOutcome(txn.id, "cancel")
+      const { order, events } = yield* stored(session.order_id)
+      expect(yield* sessionOf(session.id)).toMatchObject({ status: "open", next_action: null })
+      expect(order.status).toBe("pending")
+      expect(events).toEqual(["payment.requires_action"])
+    }).pipe(Effect.provide(world())))
+
+  it.effect("an attempt started at the provider reports after its session was canceled: the order takes the outcome, the session stays canceled", () =>
+    Effect.gen(function*() {
+      const account = yield* merchant
+      const { session, txn } = yield* redirected(account, 2)
+      yield* Effect.flatMap(sessionsService, (s) => s.cancel(account, session.id))
+      expect((yield* stored(session.order_id)).order.status).toBe("requires_action")
+      yield* (yield* payments).providerOutcome(txn.id, "succeed")
+      const { order, events } = yield* stored(session.order_id)
+      expect(order.status).toBe("succeeded")
+      expect((yield* sessionOf(session.id)).status).toBe("canceled")
+      expect(events).toEqual(["payment.requires_action", "checkout.session.canceled", "payment.succeeded"])
+    }).pipe(Effect.provide(world())))
 })
 
 // --- simulate ---------------------------------------------------------------------------------
@@ -699,6 +732,14 @@ describe("decideAmountMismatch (crypto)", () => {
 // --- window expiry ----------------------------------------------------------------------------
 
 describe("expireWindows", () => {
+  /** A pix session whose customer has the QR (its window: 30 minutes). */
+  const pixSession = (account: Account.Account, max: number) =>
+    Effect.gen(function*() {
+      const session = yield* newSession(account, { methods: ["pix"], currency: "BRL", country: "BR", max })
+      yield* (yield* payments).attemptSession(session.id, { payment_method: { code: "pix", details: { document_id: "12345678909" } }, customer: { ip: "200.1.2.3" } })
+      return session
+    })
+
   it.effect("a pix QR past expires_at: transaction canceled (expired), order canceled, payment.failed exactly once", () =>
     Effect.gen(function*() {
       const account = yield* merchant
@@ -719,8 +760,7 @@ describe("expireWindows", () => {
     Effect.gen(function*() {
       const account = yield* merchant
       const p = yield* payments
-      const session = yield* newSession(account, { methods: ["pix"], currency: "BRL", country: "BR", max: 2 })
-      yield* p.attemptSession(session.id, { payment_method: { code: "pix", details: { document_id: "12345678909" } }, customer: { ip: "200.1.2.3" } })
+      const session = yield* pixSession(account, 2)
       expect((yield* sessionOf(session.id)).status).toBe("pending_action")
       yield* TestClock.adjust("31 minutes")
       expect(yield* p.expireWindows()).toBe(1)
@@ -729,6 +769,20 @@ describe("expireWindows", () => {
       expect((yield* sessionOf(session.id))).toMatchObject({ status: "open", next_action: null })
       expect([order.status, txn.status, txn.decline_code]).toEqual(["pending", "canceled", "expired"])
       expect(events).toEqual(["payment.requires_action"])
+    }).pipe(Effect.provide(world())))
+
+  it.effect("under a session on its last attempt: the session failed, payment.failed then checkout.session.failed", () =>
+    Effect.gen(function*() {
+      const account = yield* merchant
+      const p = yield* payments
+      const session = yield* pixSession(account, 1)
+      yield* TestClock.adjust("31 minutes")
+      expect(yield* p.expireWindows()).toBe(1)
+      expect(yield* p.expireWindows()).toBe(0)
+      const { order, txn, events } = yield* stored(session.order_id)
+      expect((yield* sessionOf(session.id)).status).toBe("failed")
+      expect([order.status, txn.status, txn.decline_code]).toEqual(["failed", "canceled", "expired"])
+      expect(events).toEqual(["payment.requires_action", "payment.failed", "checkout.session.failed"])
     }).pipe(Effect.provide(world())))
 
   it.effect("a collect_cvv client secret past its 15 minutes closes the same way", () =>
