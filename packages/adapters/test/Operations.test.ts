@@ -361,6 +361,17 @@ describe("attempt (checkout session)", () => {
       expect(events).toEqual([])
     }).pipe(Effect.provide(world())))
 
+  it.effect("the provider unreachable (4000000000000119): a declined attempt on the session (provider_unavailable), retry left", () =>
+    Effect.gen(function*() {
+      const account = yield* merchant
+      const session = yield* newSession(account, { methods: ["card"], max: 2 })
+      yield* payCard(session.id, yield* tokenize(account, "4000000000000119"))
+      const { order, txn, events } = yield* stored(session.order_id)
+      expect((yield* sessionOf(session.id)).status).toBe("open")
+      expect([order.status, txn.status, txn.decline_code, txn.pending_call]).toEqual(["pending", "failed", "provider_unavailable", null])
+      expect(events).toEqual([])
+    }).pipe(Effect.provide(world())))
+
   it.effect("the last permitted attempt declined: payment.failed, then checkout.session.failed", () =>
     Effect.gen(function*() {
       const account = yield* merchant
@@ -437,6 +448,8 @@ describe("capture", () => {
         ["capture", "completed", 7000]
       ])
       expect(events).toEqual(["payment.authorized", "payment.partially_captured", "payment.succeeded"])
+      // spec: a capture response carries the id of that capture
+      expect([part.transaction_id, rest.transaction_id]).toEqual([txns[1]!.id, txns[2]!.id])
       // spec: payment.succeeded carries captured_amount, capture_transaction_id, capture_provider_transaction_id
       expect(payloads[2]!.data).toMatchObject({
         captured_amount: 100,
@@ -488,6 +501,58 @@ describe("capture", () => {
       expect(events).toEqual(["payment.authorized", "payment.succeeded"])
     }).pipe(Effect.provide(world())))
 
+  it.effect("final: false reaching the authorized total closes the authorization all the same", () =>
+    Effect.gen(function*() {
+      const account = yield* merchant
+      const held = yield* authorize(account, "4242424242424242")
+      expect(yield* (yield* payments).capture(account, { order_id: held.order_id, amount: "100.00", final: false }))
+        .toMatchObject({ status: "completed", captured_amount: 100 })
+      const { order, events } = yield* stored(held.order_id)
+      expect(order.status).toBe("succeeded")
+      expect(events).toEqual(["payment.authorized", "payment.succeeded"])
+    }).pipe(Effect.provide(world())))
+
+  it.effect("multicapture not granted (4000000000000044): the second capture fails multicapture_not_supported", () =>
+    Effect.gen(function*() {
+      const account = yield* merchant
+      const held = yield* authorize(account, "4000000000000044")
+      const p = yield* payments
+      yield* p.capture(account, { order_id: held.order_id, amount: "30.00", final: false })
+      yield* later
+      expect(yield* p.capture(account, { order_id: held.order_id, amount: "30.00", final: false })).toMatchObject({ status: "failed", captured_amount: 30 })
+      const { order, txn, events } = yield* stored(held.order_id)
+      expect(order.status).toBe("authorized")
+      expect([txn.status, txn.decline_code]).toEqual(["failed", "multicapture_not_supported"])
+      expect(events).toEqual(["payment.authorized", "payment.partially_captured", "payment.capture_failed"])
+    }).pipe(Effect.provide(world())))
+
+  it.effect("pre-flight: above or not within the authorized amount, above the remainder counting a settling capture", () =>
+    Effect.gen(function*() {
+      const account = yield* merchant
+      const held = yield* authorize(account, "4000000000000341")
+      const p = yield* payments
+      const target = { order_id: held.order_id, final: false }
+      expect(yield* codeOf(p.capture(account, { ...target, amount: "100.01" }))).toBe("capture_amount_exceeds_authorized")
+      expect(yield* codeOf(p.capture(account, { ...target, amount: "0" }))).toBe("capture_amount_exceeds_authorized")
+      expect(yield* p.capture(account, { ...target, amount: "30.00" })).toMatchObject({ status: "settling" })
+      expect(yield* codeOf(p.capture(account, { ...target, amount: "70.01" }))).toBe("capture_amount_exceeds_remaining")
+      // A void waits for the settling capture.
+      expect(yield* codeOf(p.void(account, { order_id: held.order_id }))).toBe("card_payment_in_progress")
+      expect((yield* stored(held.order_id)).txns).toHaveLength(2)
+    }).pipe(Effect.provide(world())))
+
+  it.effect("a manual-capture checkout session: completed at authorization, payment.succeeded only at the capture", () =>
+    Effect.gen(function*() {
+      const account = yield* merchant
+      const session = yield* Effect.flatMap(sessionsService, (s) =>
+        s.create(account, { amount: "30.00", currency: "USD", merchant_reference: ref("manual-session"), capture_method: "manual", payment_methods: ["card"], ...urls }))
+      yield* payCard(session.id, yield* tokenize(account, "4242424242424242"))
+      expect((yield* sessionOf(session.id)).status).toBe("completed")
+      expect((yield* stored(session.order_id)).events).toEqual(["payment.authorized", "checkout.session.completed"])
+      expect(yield* (yield* payments).capture(account, { order_id: session.order_id })).toMatchObject({ status: "completed", captured_amount: 30 })
+      expect((yield* stored(session.order_id)).events).toEqual(["payment.authorized", "checkout.session.completed", "payment.succeeded"])
+    }).pipe(Effect.provide(world())))
+
   it.effect("a capture's transaction id does not name the authorization: invalid_transaction_status", () =>
     Effect.gen(function*() {
       const account = yield* merchant
@@ -511,6 +576,7 @@ describe("void", () => {
       const { order, txns, events } = yield* stored(held.order_id)
       expect(order.status).toBe("canceled")
       expect(txns.map((t) => [t.kind, t.status])).toEqual([["authorization", "completed"], ["void", "canceled"]])
+      expect(voided.transaction_id).toBe(txns[1]!.id)
       expect(events).toEqual(["payment.authorized", "payment.canceled"])
       expect(yield* codeOf(p.void(account, { order_id: held.order_id }))).toBe("payment_unexpected_state")
       expect((yield* stored(held.order_id)).events).toEqual(["payment.authorized", "payment.canceled"])
@@ -580,6 +646,22 @@ describe("completeThreeDs", () => {
       yield* p.answerChallenge(started.transaction_id, true)
       expect(yield* p.completeThreeDs(account, started.order_id)).toMatchObject({ status: "authorized", provider_transaction_id: null })
       expect((yield* stored(started.order_id)).events).toEqual(["payment.requires_action", "payment.authorized"])
+    }).pipe(Effect.provide(world())))
+
+  it.effect.each([
+    [true, "completed", ["payment.requires_action", "payment.succeeded", "checkout.session.completed"]],
+    [false, "open", ["payment.requires_action"]]
+  ] as const)("under a session, the challenge answered %s: the session %s", ([approved, sessionStatus, events]) =>
+    Effect.gen(function*() {
+      const account = yield* merchant
+      const p = yield* payments
+      const session = yield* newSession(account, { methods: ["card"], max: 2 })
+      yield* payCard(session.id, yield* tokenize(account, "4000000000003220"))
+      expect(yield* sessionOf(session.id)).toMatchObject({ status: "pending_action", next_action: { type: "redirect" } })
+      yield* p.answerChallenge((yield* stored(session.order_id)).txn.id, approved)
+      yield* p.completeThreeDs(account, session.order_id)
+      expect((yield* sessionOf(session.id)).status).toBe(sessionStatus)
+      expect((yield* stored(session.order_id)).events).toEqual(events)
     }).pipe(Effect.provide(world())))
 
   it.effect("the challenge denied: failed with authentication_failed, payment.failed once", () =>
@@ -719,6 +801,18 @@ describe("decideAmountMismatch (crypto)", () => {
       const { order, txn, events } = yield* stored(orderId)
       expect([order.status, txn.status]).toEqual(["returned", "returned"])
       expect(events).toEqual(["payment.requires_action", "payment.underpaid", "payment.returned"])
+    }).pipe(Effect.provide(world())))
+
+  it.effect("under a checkout session: the session completes on arrival; payment.returned follows checkout.session.completed", () =>
+    Effect.gen(function*() {
+      const account = yield* merchant
+      const p = yield* payments
+      const session = yield* newSession(account, { methods: ["crypto"] })
+      yield* p.attemptSession(session.id, { payment_method: { code: "crypto" } })
+      yield* p.simulate(account, session.order_id, { outcome: "overpay", amount: "31.00" })
+      expect((yield* sessionOf(session.id)).status).toBe("completed")
+      expect((yield* p.decideAmountMismatch(account, session.order_id, { decision: "decline", refund_destination: { address: "tb1qrefund" } })).status).toBe("returned")
+      expect((yield* stored(session.order_id)).events).toEqual(["payment.requires_action", "payment.overpaid", "checkout.session.completed", "payment.returned"])
     }).pipe(Effect.provide(world())))
 
   it.effect("no mismatch awaiting a decision: payment_unexpected_state", () =>
