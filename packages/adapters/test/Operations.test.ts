@@ -121,11 +121,11 @@ const tapped = (t: Tap): PaymentProvider["Service"] => {
 }
 
 /** Memory storage, in-process locks, the (tapped) sandbox, and the use cases over them. */
-const world = (t: Tap = tap()) => {
+const world = (t: Tap = tap(), provider: PaymentProvider["Service"] = tapped(t)) => {
   const ports = Layer.mergeAll(
     memoryStorage,
     LocksMemory.layer,
-    Layer.succeed(PaymentProvider, tapped(t)),
+    Layer.succeed(PaymentProvider, provider),
     Layer.succeed(PublicUrl, PUBLIC_URL)
   ).pipe(Layer.provideMerge(Layer.merge(IdsRandom.layer, KeyHasherSha256.layer)))
   return Sessions.layer.pipe(
@@ -1014,9 +1014,9 @@ describe("reconcileDue (a provider whose answer was lost)", () => {
   })
 
   it.effect.each([
-    ["capture", ["payment.authorized", "payment.capture_failed"]],
-    ["void", ["payment.authorized"]]
-  ] as const)("a %s the provider never received: failed with provider_unavailable, the authorization stands", ([operation, events]) => {
+    ["capture", ["payment.authorized", "payment.capture_failed"], "completed"],
+    ["void", ["payment.authorized"], "canceled"]
+  ] as const)("a %s the provider never received: failed with provider_unavailable, the authorization stands", ([operation, events, retried]) => {
     const t = tap({ [operation]: "drop" })
     return Effect.gen(function*() {
       const account = yield* merchant
@@ -1028,7 +1028,31 @@ describe("reconcileDue (a provider whose answer was lost)", () => {
       const after = yield* reconcileOnce(held.order_id)
       expect([after.order.status, after.txn.kind, after.txn.status, after.txn.decline_code]).toEqual(["authorized", operation, "failed", "provider_unavailable"])
       expect(after.events).toEqual(events)
+      // The authorization stands: the same verb, once the provider hears it, goes through.
+      t.fates[operation] = "answer"
+      yield* later
+      expect((yield* verb).status).toBe(retried)
     }).pipe(Effect.provide(world(t)))
+  })
+
+  it.effect.each([
+    ["answered", "answer"],
+    ["lost, then reconciled", "lose"]
+  ] as const)("an issuer demanding 3-D Secure on a merchant-initiated charge, %s: requires_action, never payment.requires_action", ([_, fate]) => {
+    // An issuer that challenges whatever the charge: the sandbox's challenge card, never told it was authenticated.
+    const t = tap({ authorize: fate })
+    const provider = tapped(t)
+    const issuer = { ...provider, authorizeCard: (request: Parameters<typeof provider.authorizeCard>[0]) => provider.authorizeCard({ ...request, authenticated: false }) }
+    return Effect.gen(function*() {
+      const account = yield* merchant
+      const reference = ref("mit-3ds")
+      yield* Effect.exit(charge(account, "4000000000003220", { merchant_reference: reference }))
+      const orderId = Option.getOrThrow(yield* (yield* OrderRepo).findByReference(account.id, reference)).id
+      yield* (yield* payments).reconcileDue(now)
+      const { order, txn, events } = yield* stored(orderId)
+      expect([order.status, txn.status, txn.three_ds, txn.pending_call]).toEqual(["requires_action", "processing", "required", null])
+      expect(events).toEqual([])
+    }).pipe(Effect.provide(world(t, issuer)))
   })
 
   it.effect("a session attempt: the session waits (no second attempt, no cancel); reconciliation completes it once", () => {
