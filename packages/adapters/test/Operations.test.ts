@@ -330,6 +330,12 @@ describe("provider_transaction_id (spec Payment: settlement reference, null befo
       const captured = yield* (yield* payments).capture(account, { order_id: held.order_id })
       expect(captured.status).toBe("completed")
       expect(captured.provider_transaction_id).toEqual(expect.any(String))
+      // The events say the same: none on payment.authorized; the capture's on payment.succeeded
+      // (for manual capture the spec names it capture_provider_transaction_id).
+      const { payloads } = yield* stored(held.order_id)
+      expect(payloads.map((e) => e.type)).toEqual(["payment.authorized", "payment.succeeded"])
+      expect(payloads[0]!.data.provider_transaction_id).toBeNull()
+      expect(payloads[1]!.data.capture_provider_transaction_id).toBe(captured.provider_transaction_id)
     }).pipe(Effect.provide(world())))
 
   it.effect("null on a requires_action redirect; set once the payment completed", () =>
@@ -343,6 +349,43 @@ describe("provider_transaction_id (spec Payment: settlement reference, null befo
         ["payment.requires_action", true],
         ["payment.succeeded", false]
       ])
+    }).pipe(Effect.provide(world())))
+})
+
+// --- payment_instrument -----------------------------------------------------------------------
+
+describe("payment_instrument (spec: on every attempt on a stored instrument; on an order only once it succeeded)", () => {
+  it.effect("a failed attempt carries it, its failed order none; the succeeded retry's order carries the final one", () =>
+    Effect.gen(function*() {
+      const account = yield* merchant
+      const session = yield* newSession(account, { methods: ["card"], max: 2 })
+      yield* payCard(session.id, yield* tokenize(account, "4000000000000002"))
+      const declined = yield* stored(session.order_id)
+      expect(declined.txn.payment_instrument).toMatchObject({ type: "card", last4_digits: "0002", holder_name: "Ada Lovelace" })
+      expect(declined.order.payment_instrument).toBeNull()
+      yield* payCard(session.id, yield* tokenize(account, "5555555555554444"))
+      const paid = yield* stored(session.order_id)
+      expect(paid.txns.map((t) => t.payment_instrument?.last4_digits)).toEqual(["0002", "4444"])
+      expect(paid.order.payment_instrument).toMatchObject({ type: "card", last4_digits: "4444" })
+    }).pipe(Effect.provide(world())))
+
+  it.effect("manual capture: none on the authorized order, the card once the capture settled it", () =>
+    Effect.gen(function*() {
+      const account = yield* merchant
+      const held = yield* authorize(account, "4242424242424242")
+      expect((yield* stored(held.order_id)).order.payment_instrument).toBeNull()
+      yield* (yield* payments).capture(account, { order_id: held.order_id })
+      expect((yield* stored(held.order_id)).order.payment_instrument).toMatchObject({ type: "card", last4_digits: "4242" })
+    }).pipe(Effect.provide(world())))
+
+  it.effect("a redirect method carries none", () =>
+    Effect.gen(function*() {
+      const account = yield* merchant
+      const started = yield* local(account, "paypal")
+      yield* (yield* payments).providerOutcome(started.transaction_id, "succeed")
+      const { order, txn, payloads } = yield* stored(started.order_id)
+      expect([order.status, order.payment_instrument, txn.payment_instrument]).toEqual(["succeeded", null, null])
+      expect(payloads.every((e) => !("payment_instrument" in e.data))).toBe(true)
     }).pipe(Effect.provide(world())))
 })
 
@@ -637,6 +680,27 @@ describe("completeThreeDs", () => {
       expect(txns.map((t) => [t.status, t.three_ds, t.pending_call])).toEqual([["completed", "approved", null]])
       expect(events).toEqual(["payment.requires_action", "payment.succeeded"])
     }).pipe(Effect.provide(world())))
+
+  it.effect("two completions at once: one authorization call, both see its outcome", () => {
+    const t = tap()
+    return Effect.gen(function*() {
+      const account = yield* merchant
+      const p = yield* payments
+      const started = yield* challenged(account, "automatic")
+      yield* p.answerChallenge(started.transaction_id, true)
+      const entered = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      t.gate = Effect.andThen(Deferred.succeed(entered, undefined), Deferred.await(release))
+      const first = yield* Effect.forkChild(p.completeThreeDs(account, started.order_id))
+      yield* Deferred.await(entered)
+      const second = yield* Effect.forkChild(p.completeThreeDs(account, started.order_id))
+      yield* Deferred.succeed(release, undefined)
+      expect((yield* Fiber.join(first)).status).toBe("completed")
+      expect((yield* Fiber.join(second)).status).toBe("completed")
+      expect(t.calls).toEqual([`${started.transaction_id}:authorize`, `${started.transaction_id}:authorize:2`])
+      expect((yield* stored(started.order_id)).events).toEqual(["payment.requires_action", "payment.succeeded"])
+    }).pipe(Effect.provide(world(t)))
+  })
 
   it.effect("manual capture: the challenge passed settles to authorized", () =>
     Effect.gen(function*() {
