@@ -211,6 +211,23 @@ const sessionOf = (id: string) =>
     return Option.getOrThrow(yield* (yield* CheckoutSessionRepo).findAny(id))
   })
 
+/**
+ * A payment_unexpected_state refusal: the spec says its message names the verb, the current status
+ * and the expected one.
+ */
+const expectUnexpectedState = <A, E extends { readonly code: string; readonly message: string }, R>(
+  effect: Effect.Effect<A, E, R>,
+  verb: string,
+  current: string
+) =>
+  Effect.gen(function*() {
+    const error = yield* Effect.flip(effect)
+    expect(error.code).toBe("payment_unexpected_state")
+    expect(error.message).toContain(verb)
+    expect(error.message).toContain(current)
+    expect(error.message).toContain("authorized")
+  })
+
 /** The spec's error code an operation failed with. */
 const codeOf = <A, E extends { readonly code: string }, R>(effect: Effect.Effect<A, E, R>) => Effect.map(Effect.flip(effect), (e) => e.code)
 
@@ -444,6 +461,21 @@ describe("attempt (checkout session)", () => {
       expect(events).toEqual(["payment.succeeded", "checkout.session.completed"])
     }).pipe(Effect.provide(world())))
 
+  it.effect("past expires_at, the customer's attempt touches the session: expired, no transaction", () =>
+    Effect.gen(function*() {
+      const account = yield* merchant
+      const session = yield* newSession(account, { methods: ["card"], max: 2 })
+      yield* TestClock.setTime(Date.parse(session.expires_at))
+      const sessions = yield* sessionsService
+      const token = yield* tokenize(account, "4242424242424242")
+      expect(yield* codeOf(sessions.attempt(account, session.id, { payment_method: { code: "card", details: { card_token: token } } })))
+        .toBe("invalid_session_state")
+      const { order, txns, events } = yield* stored(session.order_id)
+      expect((yield* sessionOf(session.id)).status).toBe("expired")
+      expect([order.status, txns.length]).toEqual(["canceled", 0])
+      expect(events).toEqual(["checkout.session.expired"])
+    }).pipe(Effect.provide(world())))
+
   it.effect("a second attempt while the first is at the provider: card_payment_in_progress, no second transaction", () => {
     const t = tap()
     return Effect.gen(function*() {
@@ -507,7 +539,7 @@ describe("capture", () => {
       const held = yield* authorize(account, "4242424242424242")
       const p = yield* payments
       expect(yield* p.capture(account, { merchant_reference: held.merchant_reference, amount: "40.00" })).toMatchObject({ status: "completed", captured_amount: 40 })
-      expect(yield* codeOf(p.capture(account, { order_id: held.order_id, amount: "10.00" }))).toBe("payment_unexpected_state")
+      yield* expectUnexpectedState(p.capture(account, { order_id: held.order_id, amount: "10.00" }), "capture", "completed")
       const { order, txns, events } = yield* stored(held.order_id)
       expect(order.status).toBe("succeeded")
       expect(txns).toHaveLength(2)
@@ -591,7 +623,10 @@ describe("capture", () => {
         s.create(account, { amount: "30.00", currency: "USD", merchant_reference: ref("manual-session"), capture_method: "manual", payment_methods: ["card"], ...urls }))
       yield* payCard(session.id, yield* tokenize(account, "4242424242424242"))
       expect((yield* sessionOf(session.id)).status).toBe("completed")
-      expect((yield* stored(session.order_id)).events).toEqual(["payment.authorized", "checkout.session.completed"])
+      const authorized = yield* stored(session.order_id)
+      expect(authorized.events).toEqual(["payment.authorized", "checkout.session.completed"])
+      // spec: the payload carries capture_method (manual when set), order_id, transaction_id
+      expect(authorized.payloads[1]!.data).toMatchObject({ capture_method: "manual", order_id: session.order_id, transaction_id: authorized.txn.id })
       expect(yield* (yield* payments).capture(account, { order_id: session.order_id })).toMatchObject({ status: "completed", captured_amount: 30 })
       expect((yield* stored(session.order_id)).events).toEqual(["payment.authorized", "checkout.session.completed", "payment.succeeded"])
     }).pipe(Effect.provide(world())))
@@ -621,7 +656,7 @@ describe("void", () => {
       expect(txns.map((t) => [t.kind, t.status])).toEqual([["authorization", "completed"], ["void", "canceled"]])
       expect(voided.transaction_id).toBe(txns[1]!.id)
       expect(events).toEqual(["payment.authorized", "payment.canceled"])
-      expect(yield* codeOf(p.void(account, { order_id: held.order_id }))).toBe("payment_unexpected_state")
+      yield* expectUnexpectedState(p.void(account, { order_id: held.order_id }), "void", "canceled")
       expect((yield* stored(held.order_id)).events).toEqual(["payment.authorized", "payment.canceled"])
     }).pipe(Effect.provide(world())))
 
@@ -646,7 +681,21 @@ describe("void", () => {
       const held = yield* authorize(account, "4242424242424242")
       const p = yield* payments
       yield* p.capture(account, { order_id: held.order_id })
-      expect(yield* codeOf(p.void(account, { order_id: held.order_id }))).toBe("payment_unexpected_state")
+      yield* expectUnexpectedState(p.void(account, { order_id: held.order_id }), "void", "completed")
+    }).pipe(Effect.provide(world())))
+
+  it.effect("an automatic-capture card payment, or a non-card one: payment_unexpected_state for capture and void", () =>
+    Effect.gen(function*() {
+      const account = yield* merchant
+      const p = yield* payments
+      const sale = yield* charge(account, "4242424242424242")
+      const redirect = yield* local(account, "paypal")
+      for (const target of [{ order_id: sale.order_id }, { order_id: redirect.order_id }]) {
+        expect(yield* codeOf(p.capture(account, target))).toBe("payment_unexpected_state")
+        expect(yield* codeOf(p.void(account, target))).toBe("payment_unexpected_state")
+      }
+      expect((yield* stored(sale.order_id)).txns).toHaveLength(1)
+      expect((yield* stored(redirect.order_id)).txns).toHaveLength(1)
     }).pipe(Effect.provide(world())))
 })
 
@@ -1012,6 +1061,24 @@ describe("reconcileDue (a provider whose answer was lost)", () => {
       expect(yield* codeOf((yield* payments).capture(account, { order_id: held.order_id, amount: "1.00" }))).toBe("payment_unexpected_state")
       const { order, txn, events } = yield* reconcileOnce(held.order_id)
       expect([order.status, txn.kind, txn.status]).toEqual(["succeeded", "capture", "completed"])
+      expect(events).toEqual(["payment.authorized", "payment.succeeded"])
+    }).pipe(Effect.provide(world(t)))
+  })
+
+  it.effect("capture accepted for later, its answer lost: reconciliation records it settling, the worker settles it", () => {
+    const t = tap({ capture: "lose" })
+    return Effect.gen(function*() {
+      const account = yield* merchant
+      const p = yield* payments
+      const held = yield* authorize(account, "4000000000000341")
+      yield* Effect.flip(p.capture(account, { order_id: held.order_id }))
+      const recorded = yield* reconcileOnce(held.order_id)
+      expect([recorded.order.status, recorded.txn.status]).toEqual(["authorized", "processing"])
+      expect(recorded.events).toEqual(["payment.authorized"])
+      yield* TestClock.adjust(PaymentProviderSandbox.SETTLE_AFTER_MS)
+      expect(yield* p.settleDue()).toBe(1)
+      const { order, txn, events } = yield* stored(held.order_id)
+      expect([order.status, txn.status]).toEqual(["succeeded", "completed"])
       expect(events).toEqual(["payment.authorized", "payment.succeeded"])
     }).pipe(Effect.provide(world(t)))
   })
