@@ -228,6 +228,17 @@ const expectUnexpectedState = <A, E extends { readonly code: string; readonly me
     expect(error.message).toContain("authorized")
   })
 
+/** A wait a test opens: `reached` once a call waits on it, `open` lets it through. */
+const barrier = Effect.gen(function*() {
+  const reached = yield* Deferred.make<void>()
+  const opened = yield* Deferred.make<void>()
+  return {
+    wait: Effect.andThen(Deferred.succeed(reached, undefined), Deferred.await(opened)),
+    reached: Deferred.await(reached),
+    open: Deferred.succeed(opened, undefined)
+  }
+})
+
 /** The spec's error code an operation failed with. */
 const codeOf = <A, E extends { readonly code: string }, R>(effect: Effect.Effect<A, E, R>) => Effect.map(Effect.flip(effect), (e) => e.code)
 
@@ -327,13 +338,23 @@ describe("create", () => {
       expect(events).toEqual(["payment.requires_action"])
     }).pipe(Effect.provide(world())))
 
-  it.effect("the same merchant_reference twice: duplicate_merchant_reference_id, one order", () =>
-    Effect.gen(function*() {
+  it.effect("the same merchant_reference while the first create is at the provider: duplicate_merchant_reference_id, one call", () => {
+    const t = tap()
+    return Effect.gen(function*() {
       const account = yield* merchant
+      const gate = yield* barrier
+      t.gate = gate.wait
       const reference = ref("dup")
-      yield* charge(account, "4242424242424242", { merchant_reference: reference })
+      const first = yield* Effect.forkChild(charge(account, "4242424242424242", { merchant_reference: reference }))
+      yield* gate.reached
       expect(yield* codeOf(charge(account, "4242424242424242", { merchant_reference: reference }))).toBe("duplicate_merchant_reference_id")
-    }).pipe(Effect.provide(world())))
+      yield* gate.open
+      const paid = yield* Fiber.join(first)
+      expect(paid.status).toBe("completed")
+      expect(t.calls).toHaveLength(1)
+      expect((yield* stored(paid.order_id)).events).toEqual(["payment.succeeded"])
+    }).pipe(Effect.provide(world(t)))
+  })
 })
 
 // --- provider_transaction_id ------------------------------------------------------------------
@@ -482,16 +503,15 @@ describe("attempt (checkout session)", () => {
       const account = yield* merchant
       const session = yield* newSession(account, { methods: ["card"], max: 3 })
       const token = yield* tokenize(account, "4242424242424242")
-      const entered = yield* Deferred.make<void>()
-      const release = yield* Deferred.make<void>()
-      t.gate = Effect.andThen(Deferred.succeed(entered, undefined), Deferred.await(release))
+      const gate = yield* barrier
+      t.gate = gate.wait
       const first = yield* Effect.forkChild(payCard(session.id, token))
-      yield* Deferred.await(entered)
+      yield* gate.reached
       expect(yield* codeOf(payCard(session.id, yield* tokenize(account, "5555555555554444")))).toBe("card_payment_in_progress")
       const during = yield* stored(session.order_id)
       expect(during.txns).toHaveLength(1)
       expect(during.txn.pending_call).not.toBeNull()
-      yield* Deferred.succeed(release, undefined)
+      yield* gate.open
       yield* Fiber.join(first)
       const after = yield* stored(session.order_id)
       expect(after.txns.map((x) => x.status)).toEqual(["completed"])
@@ -737,13 +757,12 @@ describe("completeThreeDs", () => {
       const p = yield* payments
       const started = yield* challenged(account, "automatic")
       yield* p.answerChallenge(started.transaction_id, true)
-      const entered = yield* Deferred.make<void>()
-      const release = yield* Deferred.make<void>()
-      t.gate = Effect.andThen(Deferred.succeed(entered, undefined), Deferred.await(release))
+      const gate = yield* barrier
+      t.gate = gate.wait
       const first = yield* Effect.forkChild(p.completeThreeDs(account, started.order_id))
-      yield* Deferred.await(entered)
+      yield* gate.reached
       const second = yield* Effect.forkChild(p.completeThreeDs(account, started.order_id))
-      yield* Deferred.succeed(release, undefined)
+      yield* gate.open
       expect((yield* Fiber.join(first)).status).toBe("completed")
       expect((yield* Fiber.join(second)).status).toBe("completed")
       expect(t.calls).toEqual([`${started.transaction_id}:authorize`, `${started.transaction_id}:authorize:2`])
@@ -1259,15 +1278,14 @@ describe("reconcileDue (a provider whose answer was lost)", () => {
     const t = tap()
     return Effect.gen(function*() {
       const account = yield* merchant
-      const applied = yield* Deferred.make<void>()
-      const release = yield* Deferred.make<void>()
-      t.hold = Effect.andThen(Deferred.succeed(applied, undefined), Deferred.await(release))
+      const gate = yield* barrier
+      t.hold = gate.wait
       const reference = ref("late-answer")
       const caller = yield* Effect.forkChild(charge(account, "4242424242424242", { merchant_reference: reference }))
-      yield* Deferred.await(applied)
+      yield* gate.reached
       const orderId = Option.getOrThrow(yield* (yield* OrderRepo).findByReference(account.id, reference)).id
       expect(yield* (yield* payments).reconcileDue(now)).toBe(1)
-      yield* Deferred.succeed(release, undefined)
+      yield* gate.open
       expect(yield* Fiber.join(caller)).toMatchObject({ status: "completed" })
       const { txn, events } = yield* stored(orderId)
       expect([txn.status, txn.pending_call]).toEqual(["completed", null])
@@ -1279,15 +1297,14 @@ describe("reconcileDue (a provider whose answer was lost)", () => {
     const t = tap()
     return Effect.gen(function*() {
       const account = yield* merchant
-      const entered = yield* Deferred.make<void>()
-      const release = yield* Deferred.make<void>()
-      t.gate = Effect.andThen(Deferred.succeed(entered, undefined), Deferred.await(release))
+      const gate = yield* barrier
+      t.gate = gate.wait
       const reference = ref("fenced")
       const caller = yield* Effect.forkChild(charge(account, "4242424242424242", { merchant_reference: reference }))
-      yield* Deferred.await(entered)
+      yield* gate.reached
       const orderId = Option.getOrThrow(yield* (yield* OrderRepo).findByReference(account.id, reference)).id
       expect(yield* (yield* payments).reconcileDue(now)).toBe(1)
-      yield* Deferred.succeed(release, undefined)
+      yield* gate.open
       expect(yield* codeOf(Fiber.join(caller))).toBe("provider_unavailable")
       expect(t.calls).toEqual([])
       const { order, txn, events } = yield* stored(orderId)
