@@ -169,6 +169,10 @@ const payments = Effect.gen(function*() {
   return yield* Payments
 })
 
+const sessionsService = Effect.gen(function*() {
+  return yield* Sessions
+})
+
 const create = (account: Account.Account, input: CreatePaymentInput) => Effect.flatMap(payments, (p) => p.create(account, input))
 
 /** A merchant-initiated card charge: authorizes in the create itself. */
@@ -253,10 +257,6 @@ const newSession = (account: Account.Account, input: { readonly methods: Readonl
       max_payment_attempts: input.max ?? 2,
       ...urls
     })).pipe(Effect.orDie)
-
-const sessionsService = Effect.gen(function*() {
-  return yield* Sessions
-})
 
 const payCard = (sessionId: string, token: string) =>
   Effect.flatMap(payments, (p) => p.attemptSession(sessionId, { payment_method: { code: "card", details: { card_token: token } } })).pipe(
@@ -1189,7 +1189,9 @@ describe("reconcileDue (a provider whose answer was lost)", () => {
     ["answered", "answer"],
     ["lost, then reconciled", "lose"]
   ] as const)("an issuer demanding 3-D Secure on a merchant-initiated charge, %s: requires_action, never payment.requires_action", ([_, fate]) => {
-    // An issuer that challenges whatever the charge: the sandbox's challenge card, never told it was authenticated.
+    // An issuer that challenges whatever the charge: the sandbox's challenge card, never told it was
+    // authenticated. Spec (Events): payment.requires_action is "never for merchant-initiated card
+    // charges", and RecordAttempt records an outcome "the same whatever brought it".
     const t = tap({ authorize: fate })
     const provider = tapped(t)
     const issuer = { ...provider, authorizeCard: (request: Parameters<typeof provider.authorizeCard>[0]) => provider.authorizeCard({ ...request, authenticated: false }) }
