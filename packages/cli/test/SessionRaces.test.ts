@@ -13,7 +13,10 @@ import type pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeHome, type Merchant, merchantClient, type Reply, type Served } from "./support/Tender.ts"
 
-const LATENCY_MS = 120
+const LATENCY_MS = 150
+/** Cancel-vs-attempt rounds, and how many run at once (each on its own session and order). */
+const ITERATIONS = 200
+const LANES = 4
 const SERVER_ENV = {
   TENDER_RATE_LIMIT_PER_SECOND: "100000",
   TENDER_RATE_LIMIT_BURST: "100000",
@@ -24,7 +27,7 @@ const home = makeHome("tender-session-races-")
 const servers: Array<Served> = []
 let merchant: Merchant
 let token = ""
-let db: pg.Client
+let db: pg.Pool
 let seq = 0
 
 const { post, get } = merchantClient(() => merchant)
@@ -106,8 +109,11 @@ beforeAll(async () => {
   merchant = await home.runJson("accounts", "create", "--name", "session racer")
   const tokenized = await post(on(0), "/v1/test_helpers/card_tokens", { number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })
   token = tokenized.json.token
-  db = await home.database()
+  db = home.database()
   ledgerKept = (await db.query<{ kept: boolean }>("SELECT to_regclass('sandbox_ledger') IS NOT NULL AS kept")).rows[0].kept
+  // One whole attempt on each process first: the burst below then meets warm code paths and
+  // connection pools, not a first request's start-up cost (which can outlast LATENCY_MS).
+  for (const i of [0, 1]) expect((await attempt(on(i), (await openSession(i)).id)).json.status).toBe("completed")
   console.log(ledgerKept ? "sandbox_ledger present: provider calls counted in it" : "no sandbox_ledger table: provider calls counted as transactions")
 }, 240_000)
 
@@ -129,7 +135,7 @@ describe("checkout-session attempts across two server processes, one PostgreSQL"
     // machine) finds the session completed: invalid_session_state, equally refused before any
     // provider call. Nothing else; and the race is real only if at least one met the call in flight.
     const refused = answers.filter((a) => a !== "200")
-    for (const a of refused) expect(["409 card_payment_in_progress", "409 invalid_session_state"]).toContain(a)
+    expect(refused.filter((a) => a !== "409 card_payment_in_progress" && a !== "409 invalid_session_state"), answers.join(", ")).toEqual([])
     expect(refused.filter((a) => a === "409 card_payment_in_progress").length, answers.join(", ")).toBeGreaterThanOrEqual(1)
     console.log(`10 concurrent attempts: ${answers.join(", ")}`)
 
@@ -145,4 +151,138 @@ describe("checkout-session attempts across two server processes, one PostgreSQL"
     if (ledgerKept) expect(state.providerCalls).toBe(1)
     expect(deadlocks()).toEqual([])
   })
+
+  it("cancel racing an attempt, 200 times at seeded random offsets → no 5xx, no deadlock, every end state consistent, both outcomes seen", async () => {
+    const seed = Number(process.env.TENDER_RACE_SEED ?? Math.floor(Math.random() * 2 ** 32))
+    console.log(`cancel vs attempt: seed ${seed} (TENDER_RACE_SEED=${seed} replays these offsets)`)
+    const random = mulberry32(seed)
+    // Offsets over twice the provider's latency: cancel lands before the claim, during the call,
+    // and after the record. The claim commits within the first few milliseconds, so a quarter of
+    // the rounds aim there (0–20 ms), where cancel and the claim meet on the rows' locks.
+    const plan = Array.from({ length: ITERATIONS }, (_, i) => ({
+      i,
+      offset: Math.floor(random() < 0.25 ? random() * 20 : random() * 2 * LATENCY_MS)
+    }))
+
+    const results: Array<Round> = []
+    const queue = [...plan]
+    // A few rounds at once, so 200 fit in the time.
+    await Promise.all(Array.from({ length: LANES }, async () => {
+      for (let next = queue.shift(); next !== undefined; next = queue.shift()) results.push(await round(next.i, next.offset))
+    }))
+
+    const fivexx = results.filter((r) => r.statuses.some((s) => s >= 500))
+    expect(fivexx.map(describeRound), "5xx").toEqual([])
+    const inconsistent = results.filter((r) => r.problems.length > 0)
+    expect(inconsistent.map(describeRound), `inconsistent end states (seed ${seed})`).toEqual([])
+    expect(deadlocks()).toEqual([])
+
+    const tally = new Map<string, number>()
+    for (const r of results) tally.set(`${r.outcome}: cancel ${r.cancel}, attempt ${r.attempt}`, (tally.get(`${r.outcome}: cancel ${r.cancel}, attempt ${r.attempt}`) ?? 0) + 1)
+    const offsets = (outcome: Round["outcome"]) => results.filter((r) => r.outcome === outcome).map((r) => r.offset)
+    console.log([
+      `cancel vs attempt, seed ${seed}:`,
+      ...[...tally].sort().map(([k, n]) => `  ${String(n).padStart(3)} × ${k}`),
+      `  canceled at offsets ≤ ${Math.max(...offsets("canceled"))} ms; completed at offsets ≥ ${Math.min(...offsets("completed"))} ms`,
+      `  attempt replies took ${quantiles(results.map((r) => r.observed.attemptTook))} ms (min, median, max); cancel sent ${quantiles(results.map((r) => r.observed.cancelSentAt - r.offset))} ms late`
+    ].join("\n"))
+    // The race is real only if both endings happened.
+    expect(results.filter((r) => r.outcome === "canceled").length).toBeGreaterThanOrEqual(1)
+    expect(results.filter((r) => r.outcome === "completed").length).toBeGreaterThanOrEqual(1)
+  }, 300_000)
 })
+
+/** A small seeded PRNG (mulberry32): the same seed gives the same offsets. */
+const mulberry32 = (seed: number) => () => {
+  seed = (seed + 0x6D2B79F5) | 0
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+}
+
+const quantiles = (values: ReadonlyArray<number>) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return [sorted[0], sorted[Math.floor(sorted.length / 2)], sorted[sorted.length - 1]].join(", ")
+}
+
+interface Round {
+  readonly i: number
+  readonly offset: number
+  readonly cancel: string
+  readonly attempt: string
+  readonly outcome: "canceled" | "completed" | "neither"
+  readonly statuses: ReadonlyArray<number>
+  readonly problems: ReadonlyArray<string>
+  readonly observed: { readonly cancelSentAt: number; readonly attemptTook: number } & Record<string, unknown>
+}
+
+const describeRound = (r: Round) =>
+  `iteration ${r.i}, offset ${r.offset} ms: cancel ${r.cancel}, attempt ${r.attempt}; ${r.problems.join("; ")}; observed ${JSON.stringify(r.observed)}`
+
+/**
+ * One round: a fresh session; the attempt on one process and, `offset` ms after it was sent, the
+ * cancel on the other; then the end state, judged against the only two consistent ones.
+ */
+const round = async (i: number, offset: number): Promise<Round> => {
+  const session = await openSession(i)
+  const sent = Date.now()
+  const attempted = attempt(on(i), session.id).then((reply) => ({ reply, took: Date.now() - sent }))
+  await new Promise((resolve) => setTimeout(resolve, offset))
+  const cancelSent = Date.now() - sent
+  const canceled = await cancel(on(i + 1), session.id)
+  const { reply: attemptReply, took } = await attempted
+  const state = await stateOf(session)
+  const problems: Array<string> = []
+  const check = (ok: boolean, what: string) => {
+    if (!ok) problems.push(what)
+  }
+  const completedTxns = state.transactions.filter((t) => t.status === "completed")
+  const count = (type: string) => state.events.filter((e) => e === type).length
+  let outcome: Round["outcome"] = "neither"
+  if (canceled.status === 200) {
+    // Cancel won: nothing was taken, and the attempt either never claimed the session or its
+    // transaction did not complete.
+    outcome = "canceled"
+    check(canceled.json.status === "canceled", "cancel answered 200 with a session not canceled")
+    check(state.session.status === "canceled", `session ${state.session.status}, not canceled`)
+    check(state.order.status === "canceled", `order ${state.order.status}, not canceled`)
+    check(completedTxns.length === 0, `a canceled session's order has a completed transaction (${completedTxns.map((t) => t.id)})`)
+    check(attemptReply.status === 409 || (attemptReply.status === 200 && attemptReply.json.status !== "completed"), `attempt ${said(attemptReply)} / ${attemptReply.json?.status}`)
+    check(count("payment.succeeded") === 0 && count("checkout.session.completed") === 0, "a canceled session's order emitted payment.succeeded or checkout.session.completed")
+    check(count("checkout.session.canceled") === 1, `checkout.session.canceled emitted ${count("checkout.session.canceled")} times`)
+    // Cancel refuses while a call is out, and the card is approved: a call the provider applied
+    // for this order would be money taken behind a canceled session.
+    check(state.providerCalls === undefined || state.providerCalls === 0, `the provider applied ${state.providerCalls} calls for a canceled session's order`)
+  } else if (canceled.status === 409) {
+    // The attempt won (cancel met it at the provider, or after it recorded): the money was taken once.
+    outcome = "completed"
+    check(["card_payment_in_progress", "invalid_session_state"].includes(canceled.json?.code), `cancel 409 with code ${canceled.json?.code}`)
+    check(attemptReply.status === 200 && attemptReply.json.status === "completed", `attempt ${said(attemptReply)} / ${attemptReply.json?.status}`)
+    check(state.session.status === "completed", `session ${state.session.status}, not completed`)
+    check(state.order.status === "succeeded", `order ${state.order.status}, not succeeded`)
+    check(state.transactions.length === 1 && completedTxns.length === 1, `transactions ${JSON.stringify(state.transactions.map((t) => t.status))}, not one completed`)
+    check(JSON.stringify(state.events) === JSON.stringify(["payment.succeeded", "checkout.session.completed"]), `events ${state.events.join(", ")}`)
+    check(state.providerCalls === undefined || state.providerCalls === 1, `${state.providerCalls} provider calls`)
+  } else {
+    problems.push(`cancel answered ${said(canceled)}`)
+  }
+  return {
+    i,
+    offset,
+    cancel: said(canceled),
+    attempt: said(attemptReply),
+    outcome,
+    statuses: [canceled.status, attemptReply.status, ...state.reads.map((r) => r.status)],
+    problems,
+    observed: {
+      cancelSentAt: cancelSent,
+      attemptTook: took,
+      session: state.session.status,
+      attempts: state.session.attempts,
+      order: state.order.status,
+      transactions: state.transactions.map((t) => `${t.kind}:${t.status}`),
+      events: state.events,
+      providerCalls: state.providerCalls
+    }
+  }
+}

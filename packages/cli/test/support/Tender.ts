@@ -139,18 +139,17 @@ export const makeHome = (prefix: string) => {
     return { ...running, url }
   }
 
-  /** A client of the embedded PostgreSQL the served processes share (connected; the caller ends it). */
-  const database = async () => {
+  /** A pool of clients of the embedded PostgreSQL the served processes share (the caller ends it). */
+  const database = () => {
     const info = JSON.parse(readFileSync(join(dataDir, "pg.json"), "utf8")) as { port: number; password: string }
-    const client = new pg.Client({
+    return new pg.Pool({
       host: EmbeddedPostgres.HOST,
       port: info.port,
       user: EmbeddedPostgres.USER,
       password: info.password,
-      database: EmbeddedPostgres.DATABASE
+      database: EmbeddedPostgres.DATABASE,
+      max: 4
     })
-    await client.connect()
-    return client
   }
 
   const databaseRunning = () => Effect.runPromise(Effect.map(EmbeddedPostgres.status(dataDir), (s) => s.running))
