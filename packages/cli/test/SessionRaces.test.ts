@@ -65,8 +65,8 @@ const eventsOf = async (orderId: string) =>
 
 /**
  * The sandbox's own record of the calls it applied (`sandbox_ledger`, keyed by idempotency key,
- * `order_reference` = our transaction id) when this build keeps one: authorizations and starts
- * for these transactions. `undefined` when there is no ledger to ask.
+ * `order_reference` = our transaction id) when this build keeps one: the authorizations and
+ * starts for these transactions. `undefined` when there is no ledger to ask.
  */
 let ledgerKept = false
 const providerCalls = async (transactionIds: ReadonlyArray<string>) =>
@@ -74,6 +74,18 @@ const providerCalls = async (transactionIds: ReadonlyArray<string>) =>
     ? Number((await db.query<{ n: string }>(
       "SELECT count(*) AS n FROM sandbox_ledger WHERE order_reference = ANY($1) AND operation IN ('authorize', 'start')",
       [transactionIds]
+    )).rows[0].n)
+    : undefined
+
+/** The database's clock, to count what the sandbox applied from then on. */
+const databaseNow = async () => (await db.query<{ now: Date }>("SELECT now() AS now")).rows[0].now
+
+/** Every authorization the sandbox applied since `since`, whoever's transaction it was for (one that left no trace in Tender too). */
+const providerCallsSince = async (since: Date) =>
+  ledgerKept
+    ? Number((await db.query<{ n: string }>(
+      "SELECT count(*) AS n FROM sandbox_ledger WHERE created_at >= $1 AND operation IN ('authorize', 'start')",
+      [since]
     )).rows[0].n)
     : undefined
 
@@ -127,6 +139,7 @@ afterAll(async () => {
 describe("checkout-session attempts across two server processes, one PostgreSQL", () => {
   it("10 concurrent attempts on one session → one 200, one provider call, the others 409 before reaching the provider", async () => {
     const session = await openSession(0)
+    const since = await databaseNow()
     const replies = await Promise.all(Array.from({ length: 10 }, (_, i) => attempt(on(i), session.id)))
     const answers = replies.map(said)
     expect(answers.filter((a) => a === "200"), answers.join(", ")).toHaveLength(1)
@@ -148,7 +161,10 @@ describe("checkout-session attempts across two server processes, one PostgreSQL"
     expect(state.transactions).toEqual([expect.objectContaining({ id: winner.transaction_id, kind: "payment", status: "completed" })])
     expect(state.order).toMatchObject({ status: "succeeded", transactions: [winner.transaction_id] })
     expect(state.events).toEqual(["payment.succeeded", "checkout.session.completed"])
-    if (ledgerKept) expect(state.providerCalls).toBe(1)
+    if (ledgerKept) {
+      expect(state.providerCalls).toBe(1)
+      expect(await providerCallsSince(since)).toBe(1)
+    }
     expect(deadlocks()).toEqual([])
   })
 
@@ -164,6 +180,7 @@ describe("checkout-session attempts across two server processes, one PostgreSQL"
       offset: Math.floor(random() < 0.25 ? random() * 20 : random() * 2 * LATENCY_MS)
     }))
 
+    const since = await databaseNow()
     const results: Array<Round> = []
     const queue = [...plan]
     // A few rounds at once, so 200 fit in the time.
@@ -176,6 +193,8 @@ describe("checkout-session attempts across two server processes, one PostgreSQL"
     const inconsistent = results.filter((r) => r.problems.length > 0)
     expect(inconsistent.map(describeRound), `inconsistent end states (seed ${seed})`).toEqual([])
     expect(deadlocks()).toEqual([])
+    // The sandbox authorized once per completed round and never for a canceled one.
+    if (ledgerKept) expect(await providerCallsSince(since)).toBe(results.filter((r) => r.outcome === "completed").length)
 
     const tally = new Map<string, number>()
     for (const r of results) tally.set(`${r.outcome}: cancel ${r.cancel}, attempt ${r.attempt}`, (tally.get(`${r.outcome}: cancel ${r.cancel}, attempt ${r.attempt}`) ?? 0) + 1)
@@ -246,6 +265,7 @@ const round = async (i: number, offset: number): Promise<Round> => {
     check(canceled.json.status === "canceled", "cancel answered 200 with a session not canceled")
     check(state.session.status === "canceled", `session ${state.session.status}, not canceled`)
     check(state.order.status === "canceled", `order ${state.order.status}, not canceled`)
+    check(state.session.attempts === state.transactions.length, `${state.session.attempts} attempts counted for ${state.transactions.length} transactions`)
     check(completedTxns.length === 0, `a canceled session's order has a completed transaction (${completedTxns.map((t) => t.id)})`)
     check(attemptReply.status === 409 || (attemptReply.status === 200 && attemptReply.json.status !== "completed"), `attempt ${said(attemptReply)} / ${attemptReply.json?.status}`)
     check(count("payment.succeeded") === 0 && count("checkout.session.completed") === 0, "a canceled session's order emitted payment.succeeded or checkout.session.completed")
@@ -259,6 +279,7 @@ const round = async (i: number, offset: number): Promise<Round> => {
     check(["card_payment_in_progress", "invalid_session_state"].includes(canceled.json?.code), `cancel 409 with code ${canceled.json?.code}`)
     check(attemptReply.status === 200 && attemptReply.json.status === "completed", `attempt ${said(attemptReply)} / ${attemptReply.json?.status}`)
     check(state.session.status === "completed", `session ${state.session.status}, not completed`)
+    check(state.session.attempts === 1 && state.session.transaction_id === attemptReply.json?.transaction_id, `session counts ${state.session.attempts} attempts, transaction ${state.session.transaction_id}`)
     check(state.order.status === "succeeded", `order ${state.order.status}, not succeeded`)
     check(state.transactions.length === 1 && completedTxns.length === 1, `transactions ${JSON.stringify(state.transactions.map((t) => t.status))}, not one completed`)
     check(JSON.stringify(state.events) === JSON.stringify(["payment.succeeded", "checkout.session.completed"]), `events ${state.events.join(", ")}`)
