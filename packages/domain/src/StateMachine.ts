@@ -113,6 +113,17 @@ export const apply = <S extends string, T extends string, R extends Stateful<S>>
 
 const bump = (record: Stateful<string>) => (record.version === undefined ? {} : { version: record.version + 1 })
 
+/**
+ * An aggregate's `transition(record, triggers, at, changes)`: `apply` over its table, a refused move
+ * turned into the aggregate's own error.
+ */
+export const transitionOf = <S extends string, T extends string, R extends Stateful<S>, E>(
+  machine: Machine<S, T>,
+  refuse: (record: R, move: string) => E
+) =>
+(record: R, triggers: T | ReadonlyArray<T>, at: string, changes: Changes<R> = {}): Result.Result<Moved<R>, E> =>
+  Result.mapError(apply(machine, record, triggers, at, changes), (e) => refuse(record, describeMove(e)))
+
 /** A change of fields that keeps the status (a next action, a 3-D Secure answer): never a status. */
 export const revise = <R extends Stateful<string>>(record: R, changes: Changes<R>, at: string): Decided<R> =>
   ({

@@ -77,27 +77,36 @@ export const inDoubt = (what: string) =>
   })
 
 /**
- * Call → record for an attempt whose call is reserved (`txn.pending_call`). A definitely-unreachable
- * provider is recorded as a decline (`provider_unavailable`) and answers 502; an unknown answer
- * leaves the attempt in flight and answers 409 `card_payment_in_progress`.
+ * Call → record, after the reserve: the crash points around it, a definitely-unreachable provider
+ * recorded (then 502 `provider_unavailable`), an unknown answer left in flight (409
+ * `card_payment_in_progress`, for reconciliation).
  */
+export const callAndRecord = <A extends { readonly _tag: string }, B, E, R>(
+  step: StepName,
+  what: string,
+  call: Effect.Effect<A | Unknown, ProviderUnavailable>,
+  recordAnswer: (answer: A | "unavailable") => Effect.Effect<B, E, R>,
+  unreachableMessage: string
+) =>
+  Effect.gen(function*() {
+    yield* checkpoint(step, "after_reserve")
+    const answer = yield* call.pipe(Effect.catchTag("ProviderUnavailable", () => Effect.succeed("unavailable" as const)))
+    if (answer !== "unavailable" && answer._tag === "Unknown") return yield* inDoubt(what)
+    const recorded = yield* recordAnswer(answer as A | "unavailable")
+    yield* checkpoint(step, "after_record")
+    if (answer === "unavailable") return yield* new ProviderUnavailable({ message: unreachableMessage })
+    return recorded
+  })
+
+/** Call → record for an attempt whose call is reserved (`txn.pending_call`). */
 export const runAttempt = (
   step: StepName,
   txn: Transaction,
   call: Effect.Effect<AuthorizeResult | StartResult | Unknown, ProviderUnavailable>,
   merchantInitiated: boolean
 ) =>
-  Effect.gen(function*() {
-    const key = txn.pending_call!.key
-    yield* checkpoint(step, "after_reserve")
-    const answer = yield* call.pipe(Effect.map((a) => attemptOutcome(a, merchantInitiated)), Effect.catchTag("ProviderUnavailable", () => Effect.succeed(unreachable)))
-    if (answer._tag === "Unknown") return yield* inDoubt("payment")
-    const recorded = yield* record(txn.order_id, txn.id, answer, key)
-    yield* checkpoint(step, "after_record")
-    if (answer === unreachable) {
-      return yield* new ProviderUnavailable({ message: "The payment provider is unreachable; the attempt was recorded as failed" })
-    }
-    return recorded
-  })
+  callAndRecord(step, "payment", call, (answer) =>
+    record(txn.order_id, txn.id, answer === "unavailable" ? unreachable : attemptOutcome(answer, merchantInitiated) as AttemptOutcome, txn.pending_call!.key),
+    "The payment provider is unreachable; the attempt was recorded as failed")
 
 export const isUnknown = <A extends { readonly _tag: string }>(a: A | Unknown): a is Unknown => a._tag === "Unknown"
