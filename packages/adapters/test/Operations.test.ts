@@ -148,6 +148,13 @@ const urls = { success_url: "https://merchant.example/ok", cancel_url: "https://
  */
 const later = TestClock.adjust("1 second")
 
+/**
+ * Reconciliation as another process runs it: the same storage and provider, its own in-process
+ * locks (this process's order lock cannot keep it off a call still in flight here).
+ */
+const reconcileElsewhere = (options: Parameters<Payments["Service"]["reconcileDue"]>[0]) =>
+  Effect.flatMap(payments, (p) => p.reconcileDue(options)).pipe(Effect.provide(Layer.fresh(Payments.layer).pipe(Layer.provide(Layer.fresh(LocksMemory.layer)))))
+
 /** The clock at START and a fresh test-mode account. */
 const merchant = Effect.gen(function*() {
   yield* TestClock.setTime(START)
@@ -765,7 +772,7 @@ describe("completeThreeDs", () => {
       yield* gate.open
       expect((yield* Fiber.join(first)).status).toBe("completed")
       expect((yield* Fiber.join(second)).status).toBe("completed")
-      expect(t.calls).toEqual([`${started.transaction_id}:authorize`, `${started.transaction_id}:authorize:2`])
+      expect(t.calls).toEqual([`${started.transaction_id}:authorize`, expect.stringMatching(new RegExp(`^${started.transaction_id}:authorize:\\d+$`))])
       expect((yield* stored(started.order_id)).events).toEqual(["payment.requires_action", "payment.succeeded"])
     }).pipe(Effect.provide(world(t)))
   })
@@ -852,17 +859,34 @@ describe("providerOutcome (a redirect payment)", () => {
       expect(events).toEqual(["payment.requires_action"])
     }).pipe(Effect.provide(world())))
 
-  it.effect("an attempt started at the provider reports after its session was canceled: the order takes the outcome, the session stays canceled", () =>
+  it.effect("a cancel ends the attempt the customer started at the provider: a late success is refused, the order never takes money", () =>
     Effect.gen(function*() {
       const account = yield* merchant
       const { session, txn } = yield* redirected(account, 2)
       yield* Effect.flatMap(sessionsService, (s) => s.cancel(account, session.id))
-      expect((yield* stored(session.order_id)).order.status).toBe("requires_action")
-      yield* (yield* payments).providerOutcome(txn.id, "succeed")
+      const closed = yield* stored(session.order_id)
+      expect([closed.order.status, closed.txn.status, closed.txn.decline_code]).toEqual(["canceled", "canceled", "session_canceled"])
+      expect(yield* codeOf((yield* payments).providerOutcome(txn.id, "succeed"))).toBe("payment_unexpected_state")
       const { order, events } = yield* stored(session.order_id)
-      expect(order.status).toBe("succeeded")
-      expect((yield* sessionOf(session.id)).status).toBe("canceled")
-      expect(events).toEqual(["payment.requires_action", "checkout.session.canceled", "payment.succeeded"])
+      expect(order.status).toBe("canceled")
+      expect(events).toEqual(["payment.requires_action", "checkout.session.canceled"])
+    }).pipe(Effect.provide(world())))
+
+  it.effect("spec: an attempt started at the provider \"can still report its outcome after expiry\", within a bounded window", () =>
+    Effect.gen(function*() {
+      const account = yield* merchant
+      const { session, txn } = yield* redirected(account, 2)
+      yield* TestClock.adjust("2 hours")
+      expect(yield* Effect.flatMap(sessionsService, (s) => s.expireOverdue())).toBe(1)
+      const open = yield* stored(session.order_id)
+      expect([open.order.status, open.txn.status]).toEqual(["requires_action", "processing"])
+      // Nobody came back: the window after expiry closes it, releasing the order without payment.failed.
+      yield* TestClock.adjust("61 minutes")
+      expect(yield* (yield* payments).expireWindows()).toBe(1)
+      const { order, txn: closed, events } = yield* stored(session.order_id)
+      expect([order.status, closed.id, closed.status, closed.decline_code]).toEqual(["canceled", txn.id, "canceled", "expired"])
+      expect((yield* sessionOf(session.id)).status).toBe("expired")
+      expect(events).toEqual(["payment.requires_action", "checkout.session.expired"])
     }).pipe(Effect.provide(world())))
 })
 
@@ -1269,7 +1293,7 @@ describe("reconcileDue (a provider whose answer was lost)", () => {
       expect(yield* codeOf(p.completeThreeDs(account, started.order_id))).toBe("card_payment_in_progress")
       // Idempotent while the call is unresolved: the same requires_action snapshot, no second call.
       expect(yield* p.completeThreeDs(account, started.order_id)).toMatchObject({ status: "requires_action" })
-      expect(t.calls).toEqual([`${started.transaction_id}:authorize`, `${started.transaction_id}:authorize:2`])
+      expect(t.calls).toEqual([`${started.transaction_id}:authorize`, expect.stringMatching(new RegExp(`^${started.transaction_id}:authorize:\\d+$`))])
       const { order, txn, events } = yield* reconcileOnce(started.order_id)
       expect([order.status, txn.status]).toEqual(["succeeded", "completed"])
       expect(events).toEqual(["payment.requires_action", "payment.succeeded"])
@@ -1286,7 +1310,7 @@ describe("reconcileDue (a provider whose answer was lost)", () => {
       const caller = yield* Effect.forkChild(charge(account, "4242424242424242", { merchant_reference: reference }))
       yield* gate.reached
       const orderId = Option.getOrThrow(yield* (yield* OrderRepo).findByReference(account.id, reference)).id
-      expect(yield* (yield* payments).reconcileDue(now)).toBe(1)
+      expect(yield* reconcileElsewhere(now)).toBe(1)
       yield* gate.open
       expect(yield* Fiber.join(caller)).toMatchObject({ status: "completed" })
       const { txn, events } = yield* stored(orderId)
@@ -1305,7 +1329,7 @@ describe("reconcileDue (a provider whose answer was lost)", () => {
       const caller = yield* Effect.forkChild(charge(account, "4242424242424242", { merchant_reference: reference }))
       yield* gate.reached
       const orderId = Option.getOrThrow(yield* (yield* OrderRepo).findByReference(account.id, reference)).id
-      expect(yield* (yield* payments).reconcileDue(now)).toBe(1)
+      expect(yield* reconcileElsewhere(now)).toBe(1)
       yield* gate.open
       expect(yield* codeOf(Fiber.join(caller))).toBe("provider_unavailable")
       expect(t.calls).toEqual([])

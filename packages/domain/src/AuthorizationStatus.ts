@@ -64,9 +64,15 @@ const verbError = (verb: string, book: AuthorizationBook) =>
  */
 export const planCapture = (
   book: AuthorizationBook,
-  requested: number | undefined
-): { readonly amount: number } | PaymentUnexpectedState | CaptureAmountExceedsAuthorized | CaptureAmountExceedsRemaining => {
+  requested: number | undefined,
+  final = false
+): { readonly amount: number } | PaymentUnexpectedState | CaptureAmountExceedsAuthorized | CaptureAmountExceedsRemaining | CardPaymentInProgress => {
   if (book.status !== "authorized" || book.closing) return verbError("capture", book)
+  // A final capture closes the authorization when it settles: captures still settling must settle
+  // first, or their later settlement would land on a closed authorization.
+  if (final && book.inFlight > 0) {
+    return new CardPaymentInProgress({ message: "A capture for this payment is still settling; make the final capture once it settles" })
+  }
   const left = remaining(book)
   if (requested === undefined) {
     return left > 0 ? { amount: left } : new CaptureAmountExceedsRemaining({ message: "Nothing remains to capture (captures in flight count)" })

@@ -41,6 +41,8 @@ export const MAX_ATTEMPTS_BOUNDS = { min: 1, max: 10 } as const
 /** One hour unless `expires_at` is given; at most 24 hours ahead. */
 export const DEFAULT_LIFETIME_MS = 60 * 60 * 1000
 export const MAX_LIFETIME_MS = 24 * 60 * 60 * 1000
+/** After expiry, how long an attempt the customer started at a provider may still report (then it is closed). */
+export const LATE_OUTCOME_WINDOW_MS = 60 * 60 * 1000
 
 export const LineItem = Schema.Struct({ name: Schema.String, quantity: Schema.Int, unit_amount: Schema.Int })
 export type LineItem = typeof LineItem.Type

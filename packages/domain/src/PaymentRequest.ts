@@ -29,7 +29,7 @@ export interface CreatePaymentInput {
     readonly code?: string | undefined
     readonly details?: {
       readonly card_token?: string | undefined
-      readonly stored_credential?: { readonly initiator: string; readonly reason?: string | undefined } | undefined
+      readonly stored_credential?: { readonly initiator?: string | undefined; readonly reason?: string | undefined } | undefined
       readonly document_id?: string | undefined
     } | undefined
   } | undefined
@@ -179,7 +179,9 @@ export const validateCreate = (
     add("payment_method.details.card_token", "is only accepted for card payments")
   }
   const initiator = details?.stored_credential?.initiator
-  if (initiator !== undefined && initiator !== "merchant" && initiator !== "customer") {
+  if (details?.stored_credential !== undefined && initiator === undefined) {
+    add("payment_method.details.stored_credential.initiator", "is required: merchant or customer")
+  } else if (initiator !== undefined && initiator !== "merchant" && initiator !== "customer") {
     add("payment_method.details.stored_credential.initiator", "must be merchant or customer")
   }
   const merchantInitiated = initiator === "merchant"

@@ -38,7 +38,8 @@ import { AccountRepo, Locks, UnitOfWork } from "./Ports.ts"
 import { CheckoutSessionRepo, PublicUrl } from "./SessionPorts.ts"
 import * as Txn from "./TransactionStatus.ts"
 import { isInFlight } from "./TransactionStatus.ts"
-import { decided, guarded, lockOrder, saveOrder, saveSession, saveTxn, unitOfWork } from "./operations/Kit.ts"
+import { callInFlight, decided, guarded, latestAttempt, lockOrder, saveOrder, saveSession, saveTxn, unitOfWork } from "./operations/Kit.ts"
+import { revise } from "./StateMachine.ts"
 import { Outbox } from "./Webhooks.ts"
 import type { AccountId } from "./Ids.ts"
 
@@ -119,31 +120,37 @@ export class Sessions extends Context.Service<Sessions, {
       const context = yield* Effect.context<OrderRepo | TransactionRepo | CheckoutSessionRepo | Outbox | UnitOfWork | Locks>()
 
       /**
-       * Ends a live session (expired or canceled) under the lock order (the order, then the session):
-       * its event, and its order when no attempt is out with the customer at a provider (such an
-       * attempt may still report, spec: after expiry). While an attempt's provider call is in flight
-       * the session cannot end: 409 `card_payment_in_progress` (a canceled session must never
-       * hide an order that took the money).
+       * Ends a live session (expired or canceled) under the lock order (the order, then the session),
+       * and its order with it. A provider call still in flight (`pending_call`) blocks the end: 409
+       * `card_payment_in_progress`. Otherwise a cancel ends every attempt with the session, so no
+       * later outcome can settle the order of a canceled session; an expiry leaves an attempt the
+       * customer already started at a provider to report (spec: "can still report its outcome after
+       * expiry"), inside a bounded window after which the window-expiry worker closes it.
        */
       const close = (session: Session.CheckoutSession, trigger: "expired" | "canceled") =>
         guarded(session.order_id, unitOfWork(Effect.gen(function*() {
           const order = yield* lockOrder(session.order_id)
           const current = Option.getOrThrow(yield* sessions.lock(session.id))
           const attempts = yield* transactions.listByOrder(order.id)
-          if (attempts.some((t) => t.pending_call !== null)) {
+          if (attempts.some(callInFlight)) {
             return yield* new CardPaymentInProgress({ message: `An attempt on checkout session ${session.id} is at the provider; try again once it is recorded` })
           }
           const at = isoOf(yield* Clock.currentTimeMillis)
           const moved = Session.transition(current, trigger, at, { next_action: null })
           if (Result.isFailure(moved)) return yield* Effect.fail(moved.failure)
           yield* saveSession(moved.success)
-          const outstanding = attempts.some((t) => isInFlight(t.status) && t.provider_transaction_id !== null)
+          const open = attempts.filter((t) => isInFlight(t.status))
+          const started = (t: Transaction) => trigger === "expired" && t.provider_transaction_id !== null
+          for (const t of open.filter(started)) {
+            // Bounded: an abandoned provider page must not keep the order open for ever.
+            const bound = isoOf(Date.parse(at) + Session.LATE_OUTCOME_WINDOW_MS)
+            if (t.expires_at === null || t.expires_at > bound) yield* saveTxn(revise(t, { expires_at: bound }, at))
+          }
+          if (open.some(started)) return moved.success.next
           const orderMoved = OrderAggregate.transition(order, "session_closed", at)
-          if (!outstanding && Result.isSuccess(orderMoved)) {
-            yield* saveOrder(orderMoved.success.next)
-            for (const t of attempts.filter((a) => isInFlight(a.status))) {
-              yield* saveTxn((yield* decided(Txn.transition(t, "canceled", at, { decline_code: trigger }))).next)
-            }
+          if (Result.isSuccess(orderMoved)) yield* saveOrder(orderMoved.success.next)
+          for (const t of open) {
+            yield* saveTxn((yield* decided(Txn.transition(t, "canceled", at, { decline_code: `session_${trigger}`, next_action: null }))).next)
           }
           return moved.success.next
         }))).pipe(
@@ -325,7 +332,7 @@ export class Sessions extends Context.Service<Sessions, {
           let session = yield* touch(found.value)
           // Back from a 3-D Secure challenge: the answer is in, so complete the authorization now
           // (what `3ds/complete` does for a direct payment's merchant).
-          const latest = [...(yield* transactions.listByOrder(session.order_id))].reverse().find((t) => t.kind === "payment" || t.kind === "authorization")
+          const latest = latestAttempt(yield* transactions.listByOrder(session.order_id))
           if (session.status === "pending_action" && latest?.status === "processing" && (latest.three_ds === "approved" || latest.three_ds === "denied")) {
             const account = Option.getOrThrow(yield* accounts.findById(session.account_id as AccountId))
             yield* payments.completeThreeDs(account, session.order_id).pipe(Effect.ignore)
@@ -336,7 +343,7 @@ export class Sessions extends Context.Service<Sessions, {
             .map((code) => findMethod(code)!)
             .filter((m) => routable(m, country, session.currency))
           const attempts: ReadonlyArray<Transaction> = yield* transactions.listByOrder(session.order_id)
-          const last = [...attempts].reverse().find((t) => t.kind === "payment" || t.kind === "authorization")
+          const last = latestAttempt(attempts)
           return Option.some<HostedView>({
             session,
             merchant_name: yield* merchantName(session.account_id),

@@ -332,6 +332,9 @@ export const paymentsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">
       await post("/v1/payments/capture", { order_id: auth.json.order_id, amount: "70.00", final: false })
       expectError(await post("/v1/payments/capture", { order_id: auth.json.order_id, amount: "40.00", final: false }), 400, "capture_amount_exceeds_remaining")
       expectError(await post("/v1/payments/void", { order_id: auth.json.order_id }), 409, "card_payment_in_progress")
+      // A final capture would close the authorization before the settling one lands on it.
+      expectError(await post("/v1/payments/capture", { order_id: auth.json.order_id, amount: "10.00" }), 409, "card_payment_in_progress")
+      expect((await post("/v1/payments/capture", { order_id: auth.json.order_id, amount: "10.00", final: false })).json.status).toBe("settling")
     })
   })
 
@@ -538,6 +541,10 @@ export const paymentsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">
       const under = await pay("crypto", "US", "USD")
       const waiting = await post(`/v1/test_helpers/orders/${under.json.order_id}/simulate`, { outcome: "underpay", amount: "20.00" })
       expect(waiting.json.status).toBe("processing")
+      // Only the merchant's decision moves an order awaiting it: no later outcome overrides it.
+      for (const outcome of [{ outcome: "underpay", amount: "10.00" }, { outcome: "succeed" }, { outcome: "fail" }, { outcome: "expire" }]) {
+        expectError(await post(`/v1/test_helpers/orders/${under.json.order_id}/simulate`, outcome), 409, "payment_unexpected_state")
+      }
       expectError(await post(`/v1/orders/${under.json.order_id}/amount_mismatch_decision`, { decision: "decline" }), 400, "amount_mismatch_decision_invalid")
       const accepted = await post(`/v1/orders/${under.json.order_id}/amount_mismatch_decision`, { decision: "accept" })
       expect(accepted.json.status).toBe("succeeded")

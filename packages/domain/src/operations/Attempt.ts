@@ -16,7 +16,7 @@ import {
   ValidationFailed
 } from "../Errors.ts"
 import type { Order } from "../Payment.ts"
-import { OrderRepo, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
+import { PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
 import { findMethod, homeCountry, routable } from "../PaymentMethods.ts"
 import { checkLocalFields } from "../PaymentRequest.ts"
 import { CvcStore } from "../Ports.ts"
@@ -26,7 +26,7 @@ import { CheckoutSessionRepo } from "../SessionPorts.ts"
 import { revise } from "../StateMachine.ts"
 import { isInFlight } from "../TransactionStatus.ts"
 import { cardDetails, revealCard } from "./Cards.ts"
-import { cardInstrument, decided, lockOrder, newTransaction, nowIso, unitOfWork } from "./Kit.ts"
+import { callInFlight, cardInstrument, decided, guarded, lockOrder, newTransaction, nowIso, saveOrder, unitOfWork } from "./Kit.ts"
 import { idempotencyKey, reserve, runAttempt } from "./ProviderStep.ts"
 
 export interface SessionAttemptInput {
@@ -48,7 +48,6 @@ export const attempt = (sessionId: string, input: SessionAttemptInput) => Effect
 
 const run = Effect.fn("Payments.attemptSession")(function*(sessionId: string, input: SessionAttemptInput) {
   const sessions = yield* CheckoutSessionRepo
-  const orders = yield* OrderRepo
   const transactions = yield* TransactionRepo
   const provider = yield* PaymentProvider
   // The session's order is fixed at creation: read it unlocked, then lock order → session.
@@ -64,7 +63,7 @@ const run = Effect.fn("Payments.attemptSession")(function*(sessionId: string, in
     const unroutable = routeFor(provider, session.livemode)
     if (unroutable !== undefined) return yield* unroutable
     const previous = yield* transactions.listByOrder(order.id)
-    if (previous.some((t) => t.pending_call !== null || (isInFlight(t.status) && t.next_action === null))) {
+    if (previous.some((t) => callInFlight(t) || (isInFlight(t.status) && t.next_action === null))) {
       return yield* new CardPaymentInProgress({ message: `An attempt on checkout session ${session.id} is already in progress` })
     }
     const method = findMethod(input.payment_method.code)
@@ -95,7 +94,7 @@ const run = Effect.fn("Payments.attemptSession")(function*(sessionId: string, in
       country,
       card_token: card?.card.token ?? null
     }))).next
-    yield* orders.update(updated)
+    yield* saveOrder(updated)
     yield* sessions.update(revise(session, { attempts: session.attempts + 1 }, at))
     const born = yield* newTransaction(updated, manual ? "authorization" : "payment", updated.amount, {
       payment_instrument: card !== undefined ? cardInstrument(card.card, undefined) : null
@@ -126,8 +125,9 @@ const run = Effect.fn("Payments.attemptSession")(function*(sessionId: string, in
       document_id: claimed.document,
       customer_ip: input.customer?.ip
     })
-  // The customer sees the outcome on the session; a provider outage is a declined attempt there.
-  yield* runAttempt("attempt", txn, call, false).pipe(
-    Effect.catchTags({ ProviderUnavailable: () => Effect.void, CardPaymentInProgress: () => Effect.void })
+  // The customer sees the outcome on the session; a provider outage is a declined attempt there, an
+  // answer in doubt (or a lock wait past its bound) is left to reconciliation.
+  yield* guarded(order.id, runAttempt("attempt", txn, call, false)).pipe(
+    Effect.catchTags({ ProviderUnavailable: () => Effect.void, CardPaymentInProgress: () => Effect.void, Conflict: () => Effect.void })
   )
 })

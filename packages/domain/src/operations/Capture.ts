@@ -93,7 +93,7 @@ export const capture = (orderId: string, amountText: string | undefined, final: 
       if (books instanceof Error) return yield* Effect.fail(books)
       const requested = parseCaptureAmount(amountText, order.currency)
       if (requested instanceof Error) return yield* Effect.fail(requested)
-      const plan = Authorization.planCapture(books.book, requested)
+      const plan = Authorization.planCapture(books.book, requested, final)
       if (plan instanceof Error) return yield* Effect.fail(plan)
       const born = yield* newTransaction(order, "capture", plan.amount, {
         parent_transaction_id: books.auth.id,
@@ -145,7 +145,10 @@ export const settleDue = Effect.fn("Payments.settleDue")(function*() {
   const due = yield* (yield* TransactionRepo).listSettling(50)
   let settled = 0
   for (const c of due) {
-    if (yield* settleOne(c).pipe(Effect.catchCause(() => Effect.succeed(false)))) settled++
+    const done = yield* settleOne(c).pipe(
+      Effect.catchCause((cause) => Effect.as(Effect.logWarning(`settlement of ${c.id} failed`, cause), false))
+    )
+    if (done) settled++
   }
   return settled
 })

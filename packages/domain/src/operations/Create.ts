@@ -13,7 +13,7 @@ import { type CreatePaymentInput, validateCreate, type ValidPayment } from "../P
 import { CvcStore } from "../Ports.ts"
 import { routeFor } from "../Routing.ts"
 import { cardDetails, clientSecretAction, revealCard, type RevealedCard } from "./Cards.ts"
-import { cardInstrument, decided, newTransaction, nowIso, snapshot, unitOfWork } from "./Kit.ts"
+import { cardInstrument, decided, guarded, newTransaction, nowIso, snapshot, unitOfWork } from "./Kit.ts"
 import { idempotencyKey, reserve, runAttempt } from "./ProviderStep.ts"
 import { type AttemptOutcome, record } from "./RecordAttempt.ts"
 
@@ -78,7 +78,9 @@ export const create = Effect.fn("Payments.create")(function*(account: Account, i
     yield* orders.insert(order)
     yield* transactions.insert(txn)
   }))
-  return yield* Effect.uninterruptible(Effect.andThen(claim, proceed(order, txn, valid, plan)))
+  // The order's lock is held from the call to its record, so reconciliation never asks about a call
+  // its caller is still waiting on.
+  return yield* Effect.uninterruptible(Effect.andThen(claim, guarded(order.id, proceed(order, txn, valid, plan))))
 })
 
 const proceed = (order: Order, txn: Transaction, valid: ValidPayment, plan: Plan) =>

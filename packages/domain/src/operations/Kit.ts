@@ -8,7 +8,7 @@
  */
 import { Effect, Option, Result } from "effect"
 import * as Session from "../CheckoutSession.ts"
-import { type DomainError, Conflict } from "../Errors.ts"
+import { Conflict } from "../Errors.ts"
 import { Ids } from "../Ids.ts"
 import type { Order, PaymentInstrument, Transaction } from "../Payment.ts"
 import { type CaptureFacts, eventData, type PaymentEventType } from "../PaymentEvents.ts"
@@ -199,8 +199,9 @@ export const viewOrder = (order: Order) =>
     return orderView(order, txns, order.capture_method === "manual" && order.status !== "pending" ? capturedOf(txns) : undefined)
   })
 
+/** A provider call reserved and not recorded yet: the outcome is in doubt until it is. */
+export const callInFlight = (t: Transaction): boolean => t.pending_call !== null
+
 /** The payment attempt of an order (payment or authorization), newest first. */
 export const latestAttempt = (txns: ReadonlyArray<Transaction>) =>
   [...txns].reverse().find((t) => t.kind === "payment" || t.kind === "authorization")
-
-export type Failure = DomainError

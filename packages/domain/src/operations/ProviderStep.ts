@@ -16,8 +16,14 @@ import { type AttemptOutcome, record } from "./RecordAttempt.ts"
 
 export type Operation = PendingCall["operation"]
 
+/**
+ * How long Tender waits for a provider's answer. Shorter than reconciliation's grace (60 s by
+ * default), so reconciliation never asks about a call its caller still waits on.
+ */
+export const PROVIDER_CALL_TIMEOUT_MS = 30_000
+
 /** Step names of the crash tests: `<op>.after_reserve`, `<op>.after_record`. */
-export type StepName = "create" | "attempt" | "capture" | "void" | "complete3ds"
+export type StepName = "create" | "attempt" | "capture" | "void" | "complete3ds" | "simulate"
 
 export const checkpoint = (step: StepName, boundary: "after_reserve" | "after_record") =>
   Effect.gen(function*() {
@@ -90,7 +96,12 @@ export const callAndRecord = <A extends { readonly _tag: string }, B, E, R>(
 ) =>
   Effect.gen(function*() {
     yield* checkpoint(step, "after_reserve")
-    const answer = yield* call.pipe(Effect.catchTag("ProviderUnavailable", () => Effect.succeed("unavailable" as const)))
+    // The call alone may be cut short (the step around it is uninterruptible): past the timeout it
+    // may or may not have been applied, so it is in doubt, never guessed.
+    const answer = yield* Effect.interruptible(call).pipe(
+      Effect.timeoutOrElse({ duration: PROVIDER_CALL_TIMEOUT_MS, orElse: () => Effect.succeed<Unknown>({ _tag: "Unknown", reason: "timeout" }) }),
+      Effect.catchTag("ProviderUnavailable", () => Effect.succeed("unavailable" as const))
+    )
     if (answer !== "unavailable" && answer._tag === "Unknown") return yield* inDoubt(what)
     const recorded = yield* recordAnswer(answer as A | "unavailable")
     yield* checkpoint(step, "after_record")
@@ -109,4 +120,3 @@ export const runAttempt = (
     record(txn.order_id, txn.id, answer === "unavailable" ? unreachable : attemptOutcome(answer, merchantInitiated) as AttemptOutcome, txn.pending_call!.key),
     "The payment provider is unreachable; the attempt was recorded as failed")
 
-export const isUnknown = <A extends { readonly _tag: string }>(a: A | Unknown): a is Unknown => a._tag === "Unknown"

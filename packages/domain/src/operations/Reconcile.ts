@@ -12,7 +12,7 @@ import { isoOf } from "../Time.ts"
 import { recordCapture } from "./Capture.ts"
 import { guarded } from "./Kit.ts"
 import { attemptOutcome, unreachable } from "./ProviderStep.ts"
-import { record } from "./RecordAttempt.ts"
+import { type AttemptOutcome, record } from "./RecordAttempt.ts"
 import { recordVoid } from "./Void.ts"
 
 export interface ReconcileOptions {
@@ -24,22 +24,29 @@ export interface ReconcileOptions {
 
 export const DEFAULT_RECONCILE: ReconcileOptions = { graceMs: 60_000, horizonMs: 24 * 60 * 60 * 1000 }
 
-/** Applies what the provider said about one pending call. */
-const apply = (txn: Transaction, key: string, answer: LookupResult | "unanswerable") => {
-  const notApplied = answer === "unanswerable" || answer._tag === "NotReceived"
-  switch (txn.pending_call!.operation) {
-    case "capture":
-      return recordCapture(txn.order_id, txn.id, notApplied ? "unavailable" : (answer as Extract<LookupResult, { _tag: "Capture" }>).result, key)
-    case "void":
-      return recordVoid(txn.order_id, txn.id, notApplied ? "unavailable" : (answer as Extract<LookupResult, { _tag: "Void" }>).result, key)
-    default: {
-      if (notApplied) return record(txn.order_id, txn.id, unreachable, key)
-      const result = (answer as Extract<LookupResult, { _tag: "Authorize" | "Start" }>).result
-      const outcome = attemptOutcome(result, txn.pending_call!.merchant_initiated === true)
-      return outcome._tag === "Unknown" ? Effect.void : record(txn.order_id, txn.id, outcome, key)
+/** A lookup answering another operation than the call's is the provider adapter's bug. */
+const mismatched = (txn: Transaction, answer: LookupResult) =>
+  Effect.die(new Error(`The provider answered a ${answer._tag} lookup for the ${txn.pending_call!.operation} call of ${txn.id}`))
+
+/** Applies what the provider said about one pending call, through the call's own record step. */
+const apply = (txn: Transaction, key: string, answer: LookupResult | "unanswerable") =>
+  Effect.gen(function*() {
+    const notApplied = answer === "unanswerable" || answer._tag === "NotReceived"
+    switch (txn.pending_call!.operation) {
+      case "capture":
+        if (notApplied) return yield* recordCapture(txn.order_id, txn.id, "unavailable", key)
+        return answer._tag === "Capture" ? yield* recordCapture(txn.order_id, txn.id, answer.result, key) : yield* mismatched(txn, answer)
+      case "void":
+        if (notApplied) return yield* recordVoid(txn.order_id, txn.id, "unavailable", key)
+        return answer._tag === "Void" ? yield* recordVoid(txn.order_id, txn.id, answer.result, key) : yield* mismatched(txn, answer)
+      default: {
+        if (notApplied) return yield* record(txn.order_id, txn.id, unreachable, key)
+        if (answer._tag !== "Authorize" && answer._tag !== "Start") return yield* mismatched(txn, answer)
+        const outcome = attemptOutcome(answer.result, txn.pending_call!.merchant_initiated === true) as AttemptOutcome
+        return yield* record(txn.order_id, txn.id, outcome, key)
+      }
     }
-  }
-}
+  })
 
 const reconcileOne = (candidate: Transaction, now: number, options: ReconcileOptions) =>
   guarded(candidate.order_id, Effect.gen(function*() {

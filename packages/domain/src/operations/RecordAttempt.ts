@@ -7,7 +7,7 @@
  */
 import { Effect, Option, Result } from "effect"
 import * as Session from "../CheckoutSession.ts"
-import type { DomainError } from "../Errors.ts"
+import { type DomainError, PaymentUnexpectedState } from "../Errors.ts"
 import * as OrderAggregate from "../OrderStatus.ts"
 import type { OrderTrigger } from "../OrderStatus.ts"
 import type { NextAction, Order, Transaction } from "../Payment.ts"
@@ -37,12 +37,26 @@ export interface Decision {
 
 const collects = (action: NextAction) => action.type === "collect_card" || action.type === "collect_cvv"
 
-/** The order's triggers for a declined or closed attempt: a session's customer may retry while attempts remain. */
+/**
+ * The order's trigger for a declined or closed attempt: a session's customer may retry while
+ * attempts remain; a window closing behind a session that already ended releases the order as the
+ * session's end did (its event told the merchant); a declined last attempt fails it.
+ */
 const endTrigger = (order: Order, session: Option.Option<Session.CheckoutSession>, closed?: "canceled" | "expired"): OrderTrigger => {
   if (Option.isSome(session) && Session.canRetry(session.value)) return "attempt_declined_retry"
+  if (closed !== undefined && Option.isSome(session) && !Session.isLive(session.value.status)) return "session_closed"
   if (closed !== undefined && order.subtype !== "checkout") return closed
   return "attempt_declined_final"
 }
+
+/**
+ * How long a customer step at a provider (a redirect, a 3-D Secure challenge) stays open when the
+ * provider names no window: abandoned pages must not keep orders in flight for ever.
+ */
+export const CUSTOMER_STEP_WINDOW_MS = 60 * 60 * 1000
+
+const windowOf = (action: NextAction, at: string): string =>
+  action.expires_at ?? new Date(Date.parse(at) + CUSTOMER_STEP_WINDOW_MS).toISOString()
 
 /** Pure: the moves an outcome makes. A transition the tables refuse is an error value. */
 export const decide = (
@@ -53,6 +67,10 @@ export const decide = (
   at: string
 ): Result.Result<Decision, DomainError> =>
   Result.gen(function*() {
+    // Funds arrived with the wrong amount: only the merchant's decision moves the order now.
+    if (order.received_amount !== null) {
+      return yield* Result.fail(new PaymentUnexpectedState({ message: `Order ${order.id} awaits the merchant's amount-mismatch decision` }))
+    }
     const sent: ReadonlyArray<OrderTrigger> = order.status === "pending" ? ["attempt_sent"] : []
     const live = Option.getOrUndefined(session)
     const follow = (o: Session.AttemptOutcome) => (live === undefined ? undefined : Session.follow(live, o, at))
@@ -93,7 +111,13 @@ export const decide = (
       }
       case "Challenge": {
         const action: NextAction = { type: "redirect", redirect_url: outcome.challenge_url }
-        const fields = { provider_transaction_id: outcome.provider_transaction_id, three_ds: "required" as const, next_action: action, pending_call: null }
+        const fields = {
+          provider_transaction_id: outcome.provider_transaction_id,
+          three_ds: "required" as const,
+          next_action: action,
+          expires_at: windowOf(action, at),
+          pending_call: null
+        }
         const waiting = txn.status === "initial" ? (yield* Txn.transition(txn, "sent", at, fields)).next : revise(txn, fields, at)
         const moved = yield* OrderAggregate.transition(order, [...sent, outcome.merchantInitiated ? "merchant_action_required" : "action_required"], at)
         return { order: moved, txn: waiting, session: follow({ _tag: "AwaitsCustomer", next_action: action }) }
@@ -103,7 +127,7 @@ export const decide = (
         const fields = {
           next_action: outcome.next_action,
           provider_transaction_id: outcome.provider_transaction_id,
-          expires_at: outcome.next_action.expires_at ?? null,
+          expires_at: windowOf(outcome.next_action, at),
           pending_call: null
         }
         const waiting = txn.status === "initial" && !collects(outcome.next_action)
@@ -117,7 +141,8 @@ export const decide = (
           received_amount: outcome.received
         })
         // The funds arrived: a hosted checkout completes now; a declined mismatch later returns them.
-        return { order: moved, txn: undefined, session: follow({ _tag: "Succeeded", transaction_id: txn.id }) }
+        // The payment window no longer applies: the attempt waits on the merchant.
+        return { order: moved, txn: revise(txn, { expires_at: null }, at), session: follow({ _tag: "Succeeded", transaction_id: txn.id }) }
       }
     }
   })

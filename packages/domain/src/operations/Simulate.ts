@@ -9,7 +9,7 @@ import * as Money from "../Money.ts"
 import { OrderRepo, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
 import { isInFlight } from "../TransactionStatus.ts"
 import { cardDetails, revealCard } from "./Cards.ts"
-import { guarded, latestAttempt, loadTxn, lockOrder, nowIso, saveTxn, unitOfWork, viewOrder } from "./Kit.ts"
+import { callInFlight, guarded, latestAttempt, loadTxn, lockOrder, nowIso, saveTxn, unitOfWork, viewOrder } from "./Kit.ts"
 import { answerChallenge } from "./ThreeDs.ts"
 import { applyOutcome } from "./Outcome.ts"
 import { idempotencyKey, reserve, runAttempt } from "./ProviderStep.ts"
@@ -56,14 +56,15 @@ export const simulate = Effect.fn("Payments.simulate")(function*(
         const reserved = yield* unitOfWork(Effect.gen(function*() {
           yield* lockOrder(order.id)
           const current = yield* loadTxn(attempt.id)
-          if (current.next_action?.type !== "collect_cvv" && current.next_action?.type !== "collect_card") {
+          // A form already submitted (its call in doubt) is left to reconciliation, never sent again.
+          if (callInFlight(current) || (current.next_action?.type !== "collect_cvv" && current.next_action?.type !== "collect_card")) {
             return yield* new PaymentUnexpectedState({ message: `Order ${order.id} has no card form awaiting the customer` })
           }
           const txn = yield* reserve(current, "authorize", idempotencyKey(current, "authorize"), yield* nowIso)
           yield* saveTxn(txn)
           return txn
         }))
-        yield* runAttempt("create", reserved, provider.authorizeCard({
+        yield* runAttempt("simulate", reserved, provider.authorizeCard({
           reference: reserved.id,
           idempotency_key: reserved.pending_call!.key,
           card: saved !== undefined

@@ -33,10 +33,12 @@ export const completeThreeDs = Effect.fn("Payments.completeThreeDs")(function*(a
       return snapshot(recorded.order, recorded.txn)
     }
     const card = yield* revealCard(account.id, order.card_token ?? "")
-    // The authorization after the challenge is the attempt's second authorize call: its own key.
+    // The authorization after a challenge is another authorize call of the attempt: its own key,
+    // one per round (the row's version), should the issuer challenge again.
     const reserved = yield* unitOfWork(Effect.gen(function*() {
       yield* lockOrder(order.id)
-      const txn = yield* reserve(yield* loadTxn(attempt.id), "authorize", idempotencyKey(attempt, "authorize", 2), yield* nowIso)
+      const current = yield* loadTxn(attempt.id)
+      const txn = yield* reserve(current, "authorize", idempotencyKey(current, "authorize", current.version), yield* nowIso)
       yield* saveTxn(txn)
       return txn
     }))

@@ -20,7 +20,7 @@ export const recordVoid = (orderId: string, voidId: string, answer: VoidResult |
     const voidTxn = txns.find((t) => t.id === voidId)!
     const captured = capturedOf(txns)
     if (voidTxn.pending_call?.key !== key) {
-      return snapshot(order, voidTxn, voidTxn.status === "canceled" ? { voided: voidTxn.amount, captured } : { as: "failed" })
+      return snapshot(order, voidTxn, voidTxn.status === "canceled" ? { voided: voidTxn.amount, ...(captured > 0 ? { captured } : {}) } : { as: "failed" })
     }
     const at = yield* nowIso
     if (answer === "unavailable" || answer._tag === "Refused") {

@@ -80,7 +80,7 @@ export const CreatePaymentRequest = Schema.Struct({
     code: optional(Schema.String),
     details: optional(Schema.Struct({
       card_token: optional(Schema.String),
-      stored_credential: optional(Schema.Struct({ initiator: Schema.String, reason: optional(Schema.String) })),
+      stored_credential: optional(Schema.Struct({ initiator: optional(Schema.String), reason: optional(Schema.String) })),
       document_id: optional(Schema.String)
     }))
   })),
