@@ -1,0 +1,34 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Faults } from "@tender/domain"
+import { Effect, Exit, Layer } from "effect"
+import * as FaultsEnv from "../src/Faults.ts"
+import { InfrastructureError } from "../src/InfrastructureError.ts"
+
+describe("TENDER_FAULT", () => {
+  it.effect("kills on the n-th time its point is reached, once, and ignores every other point", () =>
+    Effect.gen(function*() {
+      const kills: Array<number> = []
+      let reached = 0
+      const faults = FaultsEnv.make({ point: "capture.after_reserve", n: 3 }, () => void kills.push(reached))
+      for (const point of ["capture.after_reserve", "void.after_reserve", "capture.after_reserve", "capture.after_record", "capture.after_reserve", "capture.after_reserve"]) {
+        if (point === "capture.after_reserve") reached += 1
+        yield* faults.at(point)
+      }
+      // Killed when the point was reached the third time, not before and not again.
+      expect(kills).toEqual([3])
+    }))
+
+  it("parses <point>@<n> and refuses anything else", () => {
+    expect(FaultsEnv.parse("provider.authorize.applied@2")).toEqual({ point: "provider.authorize.applied", n: 2 })
+    for (const bad of ["create.after_reserve", "create.after_reserve@0", "@1", "x@-1", "x@1.5"]) {
+      expect(FaultsEnv.parse(bad)).toBeInstanceOf(InfrastructureError)
+    }
+  })
+
+  it.effect("unset is no faults; a malformed value fails the layer", () =>
+    Effect.gen(function*() {
+      yield* Effect.provide(Faults.use((faults) => faults.at("anything")), FaultsEnv.layer(undefined))
+      const exit = yield* Effect.exit(Effect.scoped(Layer.build(FaultsEnv.layer("nonsense"))))
+      expect(Exit.isFailure(exit)).toBe(true)
+    }))
+})
