@@ -75,9 +75,22 @@ export type VoidResult =
   | { readonly _tag: "Voided"; readonly provider_transaction_id: string }
   | { readonly _tag: "Refused"; readonly decline_code: string }
 
+/** The provider may or may not have applied the call (timeout after sending, crash): never guessed. */
+export interface Unknown { readonly _tag: "Unknown"; readonly reason: string }
+export interface StartResult { readonly _tag: "Started"; readonly provider_transaction_id: string; readonly next_action: NextAction }
+export type LookupResult =
+  /** The provider never received this key; the key is now fenced: a later call with it fails with ProviderUnavailable. */
+  | { readonly _tag: "NotReceived" }
+  | { readonly _tag: "Authorize"; readonly result: AuthorizeResult }
+  | { readonly _tag: "Capture"; readonly result: CaptureResult }
+  | { readonly _tag: "Void"; readonly result: VoidResult }
+  | { readonly _tag: "Start"; readonly result: StartResult }
+
 export interface LocalPaymentRequest {
-  /** Our transaction id: the provider's idempotency key. */
+  /** Our transaction id: ids and hosted pages derive from it. */
   readonly reference: string
+  /** A retry with the same key gets the first call's answer and moves no money again. */
+  readonly idempotency_key: string
   readonly method: string
   readonly amount: number
   readonly currency: string
@@ -87,13 +100,18 @@ export interface LocalPaymentRequest {
 }
 
 /**
- * Port: a payment provider. Every call carries our transaction id as its idempotency key, so a
- * retried call never moves money twice.
+ * Port: a payment provider. Every mutating call carries an idempotency key, so a retried call never
+ * moves money twice, and `lookup` asks what became of a call whose answer was lost.
+ *
+ * Failing with `ProviderUnavailable` means the call was definitely not applied (connection refused,
+ * a fenced key); a call that may have been applied answers `Unknown` instead, and only `lookup`
+ * settles it.
  */
 export class PaymentProvider extends Context.Service<PaymentProvider, {
   readonly name: string
   authorizeCard(request: {
     readonly reference: string
+    readonly idempotency_key: string
     readonly card: CardDetails
     readonly amount: number
     readonly currency: string
@@ -101,26 +119,27 @@ export class PaymentProvider extends Context.Service<PaymentProvider, {
     readonly capture: boolean
     /** The 3-D Secure challenge was passed for this attempt. */
     readonly authenticated: boolean
-  }): Effect.Effect<AuthorizeResult, ProviderUnavailable>
+  }): Effect.Effect<AuthorizeResult | Unknown, ProviderUnavailable>
   captureCard(request: {
     readonly reference: string
+    readonly idempotency_key: string
     readonly authorization: string
     readonly amount: number
     readonly currency: string
     readonly final: boolean
     /** Captures that already settled on this authorization (multicapture check). */
     readonly previousCaptures: number
-  }): Effect.Effect<CaptureResult, ProviderUnavailable>
+  }): Effect.Effect<CaptureResult | Unknown, ProviderUnavailable>
   voidCard(request: {
     readonly reference: string
+    readonly idempotency_key: string
     readonly authorization: string
     readonly amount: number
-  }): Effect.Effect<VoidResult, ProviderUnavailable>
+  }): Effect.Effect<VoidResult | Unknown, ProviderUnavailable>
   /** Whether a `Settling` capture has settled. */
   settlement(providerTransactionId: string): Effect.Effect<"settled" | "pending", ProviderUnavailable>
   /** Starts a redirect, QR, voucher or bank-transfer payment: the customer's next action. */
-  startPayment(request: LocalPaymentRequest): Effect.Effect<
-    { readonly provider_transaction_id: string; readonly next_action: NextAction },
-    ProviderUnavailable
-  >
+  startPayment(request: LocalPaymentRequest): Effect.Effect<StartResult | Unknown, ProviderUnavailable>
+  /** What the provider did with the call made under `idempotencyKey`; fences the key when it never arrived. */
+  lookup(idempotencyKey: string): Effect.Effect<LookupResult, ProviderUnavailable>
 }>()("@tender/domain/PaymentProvider") {}

@@ -8,6 +8,7 @@ import * as m0003 from "./0003_payments.ts"
 import * as m0004 from "./0004_webhooks.ts"
 import * as m0005 from "./0005_checkout_sessions.ts"
 import * as m0006 from "./0006_event_sequence.ts"
+import * as m0009 from "./0009_sandbox_ledger.ts"
 
 export interface Migration {
   readonly name: string
@@ -21,5 +22,7 @@ export const migrations: ReadonlyArray<Migration> = [
   { name: "0003_payments", statements: m0003.statements },
   { name: "0004_webhooks", statements: m0004.statements },
   { name: "0005_checkout_sessions", statements: m0005.statements },
-  { name: "0006_event_sequence", statements: m0006.statements }
+  { name: "0006_event_sequence", statements: m0006.statements },
+  // 0007 and 0008 are taken by work on other branches.
+  { name: "0009_sandbox_ledger", statements: m0009.statements }
 ]
