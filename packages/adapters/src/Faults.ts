@@ -2,9 +2,10 @@
  * Fault injection for the crash tests: `TENDER_FAULT=<point>@<n>` kills this process with SIGKILL
  * the n-th time `point` is reached (see the domain's Faults port for the points). SIGKILL, not an
  * exit: no finalizer runs, no connection closes politely, no buffered write is flushed, which is
- * what a crash or a pulled plug does. Unset: `Faults.none`.
+ * what a crash or a pulled plug does. Unset: nothing is provided, and the domain's default (no
+ * faults) stands.
  */
-import { Faults } from "@tender/domain"
+import { type FaultPoints, Faults } from "@tender/domain"
 import { Effect, Layer } from "effect"
 import { InfrastructureError } from "./InfrastructureError.ts"
 
@@ -28,20 +29,20 @@ const killNow = (): void => {
 }
 
 /** `kill` is injectable so the counting can be tested without dying. */
-export const make = (trigger: Trigger, kill: () => void = killNow): Faults["Service"] => {
+export const make = (trigger: Trigger, kill: () => void = killNow): FaultPoints => {
   let reached = 0
-  return Faults.of({
+  return {
     at: (point) =>
       point !== trigger.point ? Effect.void : Effect.sync(() => {
         reached += 1
         if (reached === trigger.n) kill()
       })
-  })
+  }
 }
 
 /** The faults of `TENDER_FAULT` (`config.fault`); a malformed value fails the start. */
-export const layer = (spec: string | undefined): Layer.Layer<Faults, InfrastructureError> => {
-  if (spec === undefined) return Faults.none
+export const layer = (spec: string | undefined): Layer.Layer<never, InfrastructureError> => {
+  if (spec === undefined) return Layer.empty
   const trigger = parse(spec)
-  return trigger instanceof InfrastructureError ? Layer.effect(Faults, Effect.fail(trigger)) : Layer.succeed(Faults, make(trigger))
+  return trigger instanceof InfrastructureError ? Layer.effectDiscard(Effect.fail(trigger)) : Layer.succeed(Faults, make(trigger))
 }

@@ -20,7 +20,6 @@ import {
   type CheckoutSessionRepo,
   type CvcStore,
   type EventRepo,
-  type Faults,
   type HostResolver,
   type Ids,
   type KeyHasher,
@@ -106,7 +105,6 @@ export type Ports =
   | PaymentProvider
   | WebhookTransport
   | HostResolver
-  | Faults
 
 /** Memory storage: no durability, a vault key that dies with the process. */
 export const memoryStorage: Layer.Layer<StoragePorts, never, Ids> = Layer.mergeAll(
@@ -167,10 +165,10 @@ export const DEFAULT_PUBLIC_URL = "http://127.0.0.1:8080"
 
 /**
  * The payment provider. Test mode routes every method to the built-in sandbox (contract.md); no
- * live provider is configured yet, and the Payments use case refuses live payments rather than
- * sending them to the sandbox.
+ * live provider is configured yet, and the use cases refuse live payments and sessions
+ * (`Routing.routeFor`: the sandbox serves test mode) rather than sending them to the sandbox.
  */
-export const provider = (config: TenderConfig): Layer.Layer<PaymentProvider, never, SandboxLedger | Faults> =>
+export const provider = (config: TenderConfig): Layer.Layer<PaymentProvider, never, SandboxLedger> =>
   PaymentProviderSandbox.layer({ publicUrl: config.publicUrl ?? DEFAULT_PUBLIC_URL, latencyMs: config.sandboxLatencyMs })
 
 export const layer = (config: TenderConfig): Layer.Layer<Ports, InfrastructureError> =>

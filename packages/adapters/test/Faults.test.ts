@@ -25,9 +25,12 @@ describe("TENDER_FAULT", () => {
     }
   })
 
-  it.effect("unset is no faults; a malformed value fails the layer", () =>
+  it.effect("unset leaves the domain's default (no faults); set replaces it; a malformed value fails the layer", () =>
     Effect.gen(function*() {
-      yield* Effect.provide(Faults.use((faults) => faults.at("anything")), FaultsEnv.layer(undefined))
+      const unset = yield* Effect.provide(Effect.service(Faults), FaultsEnv.layer(undefined))
+      expect(unset).toBe(yield* Faults)
+      const armed = yield* Effect.provide(Effect.service(Faults), FaultsEnv.layer("nowhere.reached@1"))
+      expect(armed).not.toBe(yield* Faults)
       const exit = yield* Effect.exit(Effect.scoped(Layer.build(FaultsEnv.layer("nonsense"))))
       expect(Exit.isFailure(exit)).toBe(true)
     }))

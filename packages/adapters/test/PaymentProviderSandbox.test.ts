@@ -1,5 +1,5 @@
 import { describe, expect, it, layer, type Vitest } from "@effect/vitest"
-import { type CardDetails, Errors, Faults, PaymentProvider, UnitOfWork } from "@tender/domain"
+import { type CardDetails, Errors, type FaultPoints, PaymentProvider, UnitOfWork } from "@tender/domain"
 import type { LocalPaymentRequest } from "@tender/domain"
 import { Cause, Effect, Exit, Layer } from "effect"
 import { SqlClient } from "effect/sql"
@@ -14,7 +14,7 @@ import * as UnitOfWorkPg from "../src/storage/postgres/UnitOfWorkPg.ts"
 import { sharedConfig } from "./PgTestDatabase.ts"
 
 const PUBLIC_URL = "https://tender.test"
-const noFaults = Faults.of({ at: () => Effect.void })
+const noFaults: FaultPoints = { at: () => Effect.void }
 const ledger = SandboxLedgerMemory.make()
 const provider = PaymentProviderSandbox.make({ publicUrl: PUBLIC_URL }, { ledger, faults: noFaults })
 /** Another server process: it shares nothing with `provider` but the ids it is handed and the provider's own ledger. */
@@ -49,13 +49,12 @@ const approvedId = Effect.fnUntraced(function*(number: string) {
 const isDefect = <A, E>(exit: Exit.Exit<A, E>) => Exit.isFailure(exit) && Cause.hasDies(exit.cause)
 
 describe("PaymentProviderSandbox cards", () => {
-  it.effect("is the PaymentProvider named sandbox", () =>
+  it.effect("is the PaymentProvider named sandbox, serving test mode only", () =>
     Effect.gen(function*() {
       const fromLayer = yield* PaymentProvider
       expect(fromLayer.name).toBe("sandbox")
-    }).pipe(Effect.provide(PaymentProviderSandbox.layer({ publicUrl: PUBLIC_URL }).pipe(
-      Layer.provide(Layer.merge(SandboxLedgerMemory.layer, Faults.none))
-    ))))
+      expect(fromLayer.mode).toBe("test")
+    }).pipe(Effect.provide(PaymentProviderSandbox.layer({ publicUrl: PUBLIC_URL }).pipe(Layer.provide(SandboxLedgerMemory.layer)))))
 
   it.effect.each(["4242424242424242", "5555555555554444", "378282246310005", "4000056655665556", "4111111111111111"])(
     "approves %s with multicapture granted",
@@ -373,7 +372,7 @@ describe("LocalDocuments", () => {
 /** A sandbox over the ledger in context, recording the fault points it reaches. */
 const sandboxOverLedger = Effect.gen(function*() {
   const points: Array<string> = []
-  const faults = Faults.of({ at: (point) => Effect.sync(() => void points.push(point)) })
+  const faults: FaultPoints = { at: (point) => Effect.sync(() => void points.push(point)) }
   const sandbox = PaymentProviderSandbox.make({ publicUrl: PUBLIC_URL }, { ledger: yield* SandboxLedger, faults })
   return { sandbox, points }
 })

@@ -161,6 +161,7 @@ export const newTransaction = (order: Payment.Order, overrides: Partial<Payment.
       next_action: null,
       three_ds: "approved",
       expires_at: null,
+      pending_call: null,
       created_at: order.created_at,
       updated_at: order.created_at,
       version: 1,

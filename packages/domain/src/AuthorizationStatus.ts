@@ -3,7 +3,8 @@
  * when a final capture settles, when the captured total reaches `amount`, or on void. Captures in
  * flight (accepted, not settled: `settling`) count against the remainder.
  */
-import { define, type Machine } from "./StateMachine.ts"
+import { Result } from "effect"
+import { apply, define, describeMove, type Machine } from "./StateMachine.ts"
 import {
   CaptureAmountExceedsAuthorized,
   CaptureAmountExceedsRemaining,
@@ -97,3 +98,13 @@ export const settledTrigger = (
   final: boolean
 ): "partial_capture_settled" | "final_capture_settled" | "capture_reached_total" =>
   book.captured + captureAmount >= book.amount ? "capture_reached_total" : final ? "final_capture_settled" : "partial_capture_settled"
+
+/** The authorization's move on a trigger: its next status and the events its table row emits. */
+export const transition = (
+  status: AuthorizationStatus,
+  trigger: AuthorizationTrigger
+): Result.Result<{ readonly status: AuthorizationStatus; readonly events: ReadonlyArray<string> }, PaymentUnexpectedState> =>
+  Result.mapBoth(apply(AuthorizationMachine, { status, updated_at: "", version: 0 }, trigger, ""), {
+    onFailure: (e) => new PaymentUnexpectedState({ message: describeMove(e) }),
+    onSuccess: (m) => ({ status: m.next.status, events: m.events })
+  })

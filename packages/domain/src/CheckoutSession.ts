@@ -2,8 +2,9 @@
  * The hosted checkout session: it owns the customer's retries until it completes, fails, expires or
  * is canceled (spec: Checkout session). Its transition table is the spec's, row for row.
  */
-import { Schema } from "effect"
-import { define, type Machine } from "./StateMachine.ts"
+import { Result, Schema } from "effect"
+import { InvalidSessionState } from "./Errors.ts"
+import { apply, type Changes, define, describeMove, type Machine, type Moved } from "./StateMachine.ts"
 import { toMajor } from "./Money.ts"
 import { CaptureMethod, Customer, NextAction } from "./Payment.ts"
 
@@ -117,18 +118,6 @@ export const sessionView = (session: CheckoutSession, publicUrl: string) => {
 }
 export type SessionView = ReturnType<typeof sessionView>
 
-/** Which session event a final status emits. */
-export const sessionEventOf = (status: SessionStatus): string | undefined =>
-  status === "completed"
-    ? "checkout.session.completed"
-    : status === "failed"
-    ? "checkout.session.failed"
-    : status === "expired"
-    ? "checkout.session.expired"
-    : status === "canceled"
-    ? "checkout.session.canceled"
-    : undefined
-
 /**
  * A session event (`checkout.session.*`): the session record, with `capture_method` always set
  * (spec: checkout.session.completed carries capture_method, order_id, transaction_id).
@@ -141,3 +130,55 @@ export const sessionEvent = (session: CheckoutSession, type: string, publicUrl: 
   order_id: session.order_id,
   data: { ...sessionView(session, publicUrl), capture_method: session.capture_method }
 })
+
+export const transition = (
+  session: CheckoutSession,
+  trigger: SessionTrigger,
+  at: string,
+  changes: Changes<CheckoutSession> = {}
+): Result.Result<Moved<CheckoutSession>, InvalidSessionState> =>
+  Result.mapError(
+    apply(SessionMachine, session, trigger, at, changes),
+    (e) => new InvalidSessionState({ message: `Checkout session ${session.id}: ${describeMove(e)}; a final session never changes` })
+  )
+
+/** A new session: `open`. */
+export const born = (fields: Omit<CheckoutSession, "status" | "version" | "updated_at">): CheckoutSession => ({
+  ...fields,
+  status: "open",
+  updated_at: fields.created_at,
+  version: 1
+})
+
+/** What became of an attempt under the session's order. */
+export type AttemptOutcome =
+  | { readonly _tag: "Succeeded"; readonly transaction_id: string }
+  | { readonly _tag: "Declined" }
+  | { readonly _tag: "AwaitsCustomer"; readonly next_action: CheckoutSession["next_action"] }
+
+/** Whether a declined attempt leaves the customer a retry. */
+export const canRetry = (session: CheckoutSession): boolean =>
+  isLive(session.status) && session.attempts < session.max_payment_attempts
+
+/**
+ * How the session follows its attempt's outcome (pure): the next row and its events, or undefined
+ * when nothing changes. A final session never changes: a late outcome moves only the order.
+ */
+export const follow = (
+  session: CheckoutSession,
+  outcome: AttemptOutcome,
+  at: string
+): Moved<CheckoutSession> | undefined => {
+  if (!isLive(session.status)) return undefined
+  const moved = (trigger: SessionTrigger, changes: Changes<CheckoutSession>) =>
+    Result.getOrThrowWith(transition(session, trigger, at, changes), (e) => e)
+  switch (outcome._tag) {
+    case "Succeeded":
+      return moved("payment_succeeded", { transaction_id: outcome.transaction_id, next_action: null })
+    case "AwaitsCustomer":
+      return session.status === "open" ? moved("external_step", { next_action: outcome.next_action }) : undefined
+    case "Declined":
+      if (!canRetry(session)) return moved("last_attempt_declined", { next_action: null })
+      return session.status === "pending_action" ? moved("attempt_declined_retry", { next_action: null }) : undefined
+  }
+}

@@ -1,18 +1,15 @@
 /**
- * Port: named points in the code where a test may crash the process (fault injection). Production
- * composes `Faults.none`; the crash tests compose an adapter that kills the process on the n-th time
- * a chosen point is reached, to prove that every step boundary recovers.
- *
- * Points: `<op>.after_reserve` and `<op>.after_record` in the payment operations (op: create,
- * capture, void, attempt); `provider.<op>.received` and `provider.<op>.applied` in the sandbox
- * provider (op: authorize, capture, void, start).
+ * Fault injection points: the operations name their step boundaries (`<op>.after_reserve`,
+ * `<op>.after_record`) so that crash tests can kill a real process exactly there. A reference with
+ * a default that does nothing: production and embedding never provide it; the crash tests' server
+ * does (packages/adapters' Faults layer, from TENDER_FAULT).
  */
-import { Context, Effect, Layer } from "effect"
+import { Context, type Effect, Effect as E } from "effect"
 
-export class Faults extends Context.Service<Faults, {
-  /** Marks that `point` was reached; returns normally unless a fault is armed there. */
+export interface FaultPoints {
   at(point: string): Effect.Effect<void>
-}>()("@tender/domain/Faults") {
-  /** No faults: every point is a no-op. */
-  static readonly none: Layer.Layer<Faults> = Layer.succeed(Faults, Faults.of({ at: () => Effect.void }))
 }
+
+export const Faults: Context.Reference<FaultPoints> = Context.Reference<FaultPoints>("@tender/domain/Faults", {
+  defaultValue: () => ({ at: () => E.void })
+})

@@ -1,8 +1,13 @@
 /**
- * The order's state machine: the net result across a payment's attempts. The spec's Order table
- * gives four rows; the others complete the lifecycle every flow needs (docs/state-machines.md).
+ * The Order aggregate: the net result across a payment's attempts. The spec's Order table gives four
+ * rows; the others complete the lifecycle every flow needs (docs/state-machines.md). The `emits`
+ * column is the only list of the payment events an order's move produces; manual-capture closes
+ * emit through the authorization's table instead (AuthorizationStatus.ts).
  */
-import { define, type Machine } from "./StateMachine.ts"
+import { Result } from "effect"
+import { InvalidOrderStatusTransition } from "./Errors.ts"
+import type { Order } from "./Payment.ts"
+import { apply, type Changes, define, describeMove, type Machine, type Moved } from "./StateMachine.ts"
 
 export const ORDER_STATUSES = [
   "pending",
@@ -19,6 +24,7 @@ export type OrderStatus = (typeof ORDER_STATUSES)[number]
 export type OrderTrigger =
   | "attempt_sent"
   | "action_required"
+  | "merchant_action_required"
   | "action_completed"
   | "attempt_declined_retry"
   | "attempt_declined_final"
@@ -26,11 +32,13 @@ export type OrderTrigger =
   | "authorization_succeeded"
   | "authorization_closed_settled"
   | "authorization_voided"
-  | "amount_mismatch"
+  | "underpaid"
+  | "overpaid"
   | "mismatch_accepted"
   | "mismatch_returned"
   | "expired"
   | "canceled"
+  | "session_closed"
 
 const IN_FLIGHT = ["pending", "processing", "requires_action"] as const
 
@@ -40,22 +48,46 @@ export const OrderMachine: Machine<OrderStatus, OrderTrigger> = define({
   finals: ["succeeded", "failed", "canceled", "returned"],
   transitions: [
     { from: ["pending"], trigger: "attempt_sent", to: "processing" },
-    { from: ["pending", "processing"], trigger: "action_required", to: "requires_action" },
+    { from: ["pending", "processing"], trigger: "action_required", to: "requires_action", emits: ["payment.requires_action"] },
+    // spec: payment.requires_action "never for merchant-initiated card charges"
+    { from: ["pending", "processing"], trigger: "merchant_action_required", to: "requires_action", when: "a merchant-initiated charge" },
     { from: ["requires_action"], trigger: "action_completed", to: "processing" },
-    // spec: (attempt in progress) — declined attempt with retries remaining → pending
-    { from: IN_FLIGHT, trigger: "attempt_declined_retry", to: "pending", when: "retries remaining" },
-    { from: IN_FLIGHT, trigger: "attempt_declined_final", to: "failed", when: "no retry remains" },
-    { from: IN_FLIGHT, trigger: "payment_settled", to: "succeeded" },
+    // spec: (attempt in progress) — declined attempt with retries remaining → pending. No payment.failed:
+    // that event is "final, no retry on the same payment".
+    { from: IN_FLIGHT, trigger: "attempt_declined_retry", to: "pending", when: "retries remaining (a checkout session's)" },
+    { from: IN_FLIGHT, trigger: "attempt_declined_final", to: "failed", when: "no retry remains", emits: ["payment.failed"] },
+    { from: IN_FLIGHT, trigger: "payment_settled", to: "succeeded", emits: ["payment.succeeded"] },
     // spec: (manual-capture hold) — authorization succeeded → authorized
-    { from: IN_FLIGHT, trigger: "authorization_succeeded", to: "authorized" },
-    { from: ["authorized"], trigger: "authorization_closed_settled", to: "succeeded", when: "a final capture settled, or a void behind settled captures" },
-    { from: ["authorized"], trigger: "authorization_voided", to: "canceled", when: "nothing captured" },
+    { from: IN_FLIGHT, trigger: "authorization_succeeded", to: "authorized", emits: ["payment.authorized"] },
+    { from: ["authorized"], trigger: "authorization_closed_settled", to: "succeeded", when: "a final capture settled, or a void behind settled captures (the authorization's row emits)" },
+    { from: ["authorized"], trigger: "authorization_voided", to: "canceled", when: "nothing captured (the authorization's row emits)" },
     // spec: (under- or overpayment) — payment received with wrong amount → processing
-    { from: IN_FLIGHT, trigger: "amount_mismatch", to: "processing", when: "stays until the merchant decides" },
-    { from: ["processing"], trigger: "mismatch_accepted", to: "succeeded" },
+    { from: IN_FLIGHT, trigger: "underpaid", to: "processing", when: "stays until the merchant decides", emits: ["payment.underpaid"] },
+    { from: IN_FLIGHT, trigger: "overpaid", to: "processing", when: "stays until the merchant decides", emits: ["payment.overpaid"] },
+    { from: ["processing"], trigger: "mismatch_accepted", to: "succeeded", emits: ["payment.succeeded"] },
     // spec: processing (mismatch) — merchant declines and funds are sent back → returned
-    { from: ["processing"], trigger: "mismatch_returned", to: "returned" },
-    { from: IN_FLIGHT, trigger: "expired", to: "canceled" },
-    { from: IN_FLIGHT, trigger: "canceled", to: "canceled" }
+    { from: ["processing"], trigger: "mismatch_returned", to: "returned", emits: ["payment.returned"] },
+    { from: IN_FLIGHT, trigger: "expired", to: "canceled", when: "the payment window closed", emits: ["payment.failed"] },
+    { from: IN_FLIGHT, trigger: "canceled", to: "canceled", when: "the customer canceled at the provider", emits: ["payment.failed"] },
+    { from: IN_FLIGHT, trigger: "session_closed", to: "canceled", when: "its checkout session expired or was canceled (the session's event tells)" }
   ]
+})
+
+export const transition = (
+  order: Order,
+  triggers: OrderTrigger | ReadonlyArray<OrderTrigger>,
+  at: string,
+  changes: Changes<Order> = {}
+): Result.Result<Moved<Order>, InvalidOrderStatusTransition> =>
+  Result.mapError(
+    apply(OrderMachine, order, triggers, at, changes),
+    (e) => new InvalidOrderStatusTransition({ message: `Order ${order.id}: ${describeMove(e)}` })
+  )
+
+/** A new order: `pending` until its first attempt is sent. */
+export const born = (fields: Omit<Order, "status" | "version" | "updated_at">): Order => ({
+  ...fields,
+  status: "pending",
+  updated_at: fields.created_at,
+  version: 1
 })

@@ -105,6 +105,18 @@ export type Order = typeof Order.Type
 
 export const ThreeDsStatus = Schema.Literals(["required", "approved", "denied"])
 
+/**
+ * A provider call reserved and not yet recorded: its idempotency key, what it does, and when it was
+ * reserved. Set in the unit of work that reserves, cleared by the one that records; a row left with
+ * one (a crash, a timeout) is what the reconciliation worker asks the provider about.
+ */
+export const PendingCall = Schema.Struct({
+  key: Schema.String,
+  operation: Schema.Literals(["authorize", "capture", "void", "start"]),
+  at: Schema.String
+})
+export type PendingCall = typeof PendingCall.Type
+
 export const Transaction = Schema.Struct({
   id: Schema.String,
   order_id: Schema.String,
@@ -130,6 +142,7 @@ export const Transaction = Schema.Struct({
   next_action: Schema.NullOr(NextAction),
   three_ds: Schema.NullOr(ThreeDsStatus),
   expires_at: Schema.NullOr(Schema.String),
+  pending_call: Schema.NullOr(PendingCall),
   created_at: Schema.String,
   updated_at: Schema.String,
   version: Schema.Int

@@ -4,7 +4,7 @@
  * `capture_provider_transaction_id` for manual capture).
  */
 import type { Order, Transaction } from "./Payment.ts"
-import { identifiersOf, major } from "./PaymentViews.ts"
+import { identifiersOf, major, settlementReference } from "./PaymentViews.ts"
 
 export type PaymentEventType =
   | "payment.succeeded"
@@ -38,7 +38,7 @@ export const eventData = (
   currency: order.currency,
   payment_method: order.payment_method,
   capture_method: order.capture_method,
-  provider_transaction_id: transaction.provider_transaction_id,
+  provider_transaction_id: settlementReference(transaction),
   additional_identifiers: identifiersOf(order),
   ...(transaction.decline_code !== null ? { decline_code: transaction.decline_code } : {}),
   ...(transaction.next_action !== null && transaction.status !== "completed" ? { next_action: transaction.next_action } : {}),
@@ -49,7 +49,7 @@ export const eventData = (
       ...(extra.capture.capture !== undefined
         ? {
           capture_transaction_id: extra.capture.capture.id,
-          capture_provider_transaction_id: extra.capture.capture.provider_transaction_id
+          capture_provider_transaction_id: settlementReference(extra.capture.capture)
         }
         : {})
     }

@@ -35,6 +35,10 @@ export class TransactionRepo extends Context.Service<TransactionRepo, {
   search(accountId: string, query: SearchQuery): Effect.Effect<Page<Transaction>>
   /** Captures accepted by the provider and not settled yet, oldest first, across accounts (the settlement worker). */
   listSettling(limit: number): Effect.Effect<ReadonlyArray<Transaction>>
+  /** Provider calls reserved at or before `before` and not recorded, oldest first (the reconciliation worker). */
+  listPendingCalls(before: string, limit: number): Effect.Effect<ReadonlyArray<Transaction>>
+  /** Attempts still in flight whose payment window (`expires_at`) closed at or before `nowIso`, oldest expiry first. */
+  listExpiredWindows(nowIso: string, limit: number): Effect.Effect<ReadonlyArray<Transaction>>
 }>()("@tender/domain/TransactionRepo") {}
 
 /** The transactional outbox: events are appended in the same unit of work as the change they report. */
@@ -87,9 +91,8 @@ export type LookupResult =
   | { readonly _tag: "Start"; readonly result: StartResult }
 
 export interface LocalPaymentRequest {
-  /** Our transaction id: ids and hosted pages derive from it. */
+  /** Our transaction id. */
   readonly reference: string
-  /** A retry with the same key gets the first call's answer and moves no money again. */
   readonly idempotency_key: string
   readonly method: string
   readonly amount: number
@@ -100,15 +103,18 @@ export interface LocalPaymentRequest {
 }
 
 /**
- * Port: a payment provider. Every mutating call carries an idempotency key, so a retried call never
- * moves money twice, and `lookup` asks what became of a call whose answer was lost.
- *
- * Failing with `ProviderUnavailable` means the call was definitely not applied (connection refused,
- * a fenced key); a call that may have been applied answers `Unknown` instead, and only `lookup`
- * settles it.
+ * Port: a payment provider. Every mutating call carries an idempotency key derived from our
+ * transaction id, so a retried call never moves money twice and `lookup` can tell what became of a
+ * call whose answer was lost. `ProviderUnavailable` means definitely not applied (connection
+ * refused, a fenced key); a call that may have been applied answers `Unknown`.
  */
 export class PaymentProvider extends Context.Service<PaymentProvider, {
   readonly name: string
+  /**
+   * Whose money this provider moves: test-mode accounts' (simulated) or live-mode accounts' (real).
+   * The domain routes by this, never by `name` (Routing.routeFor).
+   */
+  readonly mode: "test" | "live"
   authorizeCard(request: {
     readonly reference: string
     readonly idempotency_key: string
@@ -140,6 +146,6 @@ export class PaymentProvider extends Context.Service<PaymentProvider, {
   settlement(providerTransactionId: string): Effect.Effect<"settled" | "pending", ProviderUnavailable>
   /** Starts a redirect, QR, voucher or bank-transfer payment: the customer's next action. */
   startPayment(request: LocalPaymentRequest): Effect.Effect<StartResult | Unknown, ProviderUnavailable>
-  /** What the provider did with the call made under `idempotencyKey`; fences the key when it never arrived. */
+  /** What became of the call with this idempotency key (reconciliation); fences a key never received. */
   lookup(idempotencyKey: string): Effect.Effect<LookupResult, ProviderUnavailable>
 }>()("@tender/domain/PaymentProvider") {}

@@ -69,6 +69,14 @@ export interface TransactionView {
 
 export const major = (minor: number, currency: string) => Money.toMajor(minor, currency)
 
+/**
+ * spec, Payment: provider_transaction_id is the "Settlement/charge reference; null before
+ * settlement". We keep the provider's reference from its first answer (follow-ups and reconciliation
+ * need it) and show it once the transaction settled: a completed payment or capture.
+ */
+export const settlementReference = (t: Transaction): string | null =>
+  t.status === "completed" && (t.kind === "payment" || t.kind === "capture") ? t.provider_transaction_id : null
+
 export const identifiersOf = (order: Order): ReadonlyArray<AdditionalIdentifier> => [
   { identifier: order.id, type: "order" }
 ]
@@ -110,7 +118,7 @@ export const transactionView = (order: Order, t: Transaction): TransactionView =
   payment_method: t.payment_method,
   processing_profile: t.processing_profile,
   provider: t.provider,
-  provider_transaction_id: t.provider_transaction_id,
+  provider_transaction_id: settlementReference(t),
   decline_code: t.decline_code,
   parent_transaction_id: t.parent_transaction_id,
   // spec: on every attempt that ran on a stored instrument, failed ones included

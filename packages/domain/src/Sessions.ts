@@ -4,7 +4,7 @@
  * canceled. Expiry is applied whenever a session is touched (API, hosted page) and by the sweeper.
  */
 import { isoOf } from "./Time.ts"
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option, Result } from "effect"
 import type { Account } from "./Account.ts"
 import { activeProfile } from "./Account.ts"
 import { CardTokens } from "./CardTokens.ts"
@@ -12,8 +12,8 @@ import type { CardInput } from "./CardTokens.ts"
 import * as Session from "./CheckoutSession.ts"
 import { isCountry } from "./Countries.ts"
 import {
+  CardPaymentInProgress,
   CheckoutSessionNotFound,
-  type Conflict,
   CountryNotAvailable,
   type DomainError,
   type FieldError,
@@ -25,18 +25,20 @@ import {
 } from "./Errors.ts"
 import { Ids } from "./Ids.ts"
 import * as Money from "./Money.ts"
-import { OrderMachine } from "./OrderStatus.ts"
+import * as OrderAggregate from "./OrderStatus.ts"
 import type { Order, Transaction } from "./Payment.ts"
-import { OrderRepo, TransactionRepo } from "./PaymentPorts.ts"
+import { OrderRepo, PaymentProvider, TransactionRepo } from "./PaymentPorts.ts"
 import { findMethod, homeCountry, type PaymentMethod, PAYMENT_METHODS, routable } from "./PaymentMethods.ts"
 import { checkMoney, EMAIL, isHttpUrl } from "./PaymentRequest.ts"
 import { Payments, type SessionAttemptInput } from "./Payments.ts"
+import { routeFor } from "./Routing.ts"
 import * as Search from "./Search.ts"
 import type { SearchInput, SearchResult } from "./Search.ts"
-import { AccountRepo, UnitOfWork } from "./Ports.ts"
+import { AccountRepo, Locks, UnitOfWork } from "./Ports.ts"
 import { CheckoutSessionRepo, PublicUrl } from "./SessionPorts.ts"
-import { step } from "./StateMachine.ts"
+import * as Txn from "./TransactionStatus.ts"
 import { isInFlight } from "./TransactionStatus.ts"
+import { decided, guarded, lockOrder, saveOrder, saveSession, saveTxn, unitOfWork } from "./operations/Kit.ts"
 import { Outbox } from "./Webhooks.ts"
 import type { AccountId } from "./Ids.ts"
 
@@ -82,7 +84,7 @@ export class Sessions extends Context.Service<Sessions, {
   get(account: Account, id: string): Effect.Effect<Session.SessionView, CheckoutSessionNotFound>
   byReference(account: Account, reference: string): Effect.Effect<Session.SessionView, CheckoutSessionNotFound>
   search(account: Account, input: SearchInput): Effect.Effect<SearchResult<Session.SessionView>, ValidationFailed>
-  cancel(account: Account, id: string): Effect.Effect<Session.SessionView, CheckoutSessionNotFound | InvalidSessionState>
+  cancel(account: Account, id: string): Effect.Effect<Session.SessionView, CheckoutSessionNotFound | InvalidSessionState | CardPaymentInProgress>
   /** The test helper: acts as the customer submitting the hosted form. */
   attempt(account: Account, id: string, input: SubmitInput): Effect.Effect<Session.SessionView, DomainError>
   /** The sweeper: expires overdue sessions (and emits their events); returns how many. */
@@ -90,7 +92,7 @@ export class Sessions extends Context.Service<Sessions, {
   /** Operator access (CLI), any account. */
   operator: {
     get(id: string): Effect.Effect<Session.SessionView, CheckoutSessionNotFound>
-    cancel(id: string): Effect.Effect<Session.SessionView, CheckoutSessionNotFound | InvalidSessionState>
+    cancel(id: string): Effect.Effect<Session.SessionView, CheckoutSessionNotFound | InvalidSessionState | CardPaymentInProgress>
   }
   hostedView(id: string): Effect.Effect<Option.Option<HostedView>>
   submit(id: string, input: SubmitInput): Effect.Effect<HostedView, DomainError>
@@ -104,53 +106,63 @@ export class Sessions extends Context.Service<Sessions, {
       const transactions = yield* TransactionRepo
       const accounts = yield* AccountRepo
       const uow = yield* UnitOfWork
-      const outbox = yield* Outbox
       const payments = yield* Payments
       const cardTokens = yield* CardTokens
       const ids = yield* Ids
+      const provider = yield* PaymentProvider
       // Read once: hosted pages live under the server's public URL for the life of the layer.
       const publicUrl = yield* PublicUrl
 
       const view = (session: Session.CheckoutSession) => Effect.succeed(Session.sessionView(session, publicUrl))
 
-      const emit = (session: Session.CheckoutSession, type: string) =>
-        outbox.record(Session.sessionEvent(session, type, publicUrl))
+
+      const context = yield* Effect.context<OrderRepo | TransactionRepo | CheckoutSessionRepo | Outbox | UnitOfWork | Locks>()
 
       /**
-       * Ends a live session (expired or canceled) in one unit of work: its event, and its order when
-       * no attempt is still out at a provider (such an attempt may still report, spec: after expiry).
+       * Ends a live session (expired or canceled) under the lock order (the order, then the session):
+       * its event, and its order when no attempt is out with the customer at a provider (such an
+       * attempt may still report, spec: after expiry). While an attempt's provider call is in flight
+       * the session cannot end: 409 `card_payment_in_progress` (a canceled session must never
+       * hide an order that took the money).
        */
-      const close = (sessionId: string, trigger: "expired" | "canceled") =>
-        uow.transaction(Effect.gen(function*() {
-          const session = Option.getOrThrow(yield* sessions.lock(sessionId))
-          const status = step(Session.SessionMachine, session.status, trigger)
-          if (status === undefined) {
-            return yield* new InvalidSessionState({ message: `Checkout session ${session.id} is ${session.status}; a final session never changes` })
+      const close = (session: Session.CheckoutSession, trigger: "expired" | "canceled") =>
+        guarded(session.order_id, unitOfWork(Effect.gen(function*() {
+          const order = yield* lockOrder(session.order_id)
+          const current = Option.getOrThrow(yield* sessions.lock(session.id))
+          const attempts = yield* transactions.listByOrder(order.id)
+          if (attempts.some((t) => t.pending_call !== null)) {
+            return yield* new CardPaymentInProgress({ message: `An attempt on checkout session ${session.id} is at the provider; try again once it is recorded` })
           }
           const at = isoOf(yield* Clock.currentTimeMillis)
-          const next: Session.CheckoutSession = { ...session, status, next_action: null, updated_at: at, version: session.version + 1 }
-          yield* sessions.update(next)
-          const order = Option.getOrThrow(yield* orders.lock(session.order_id))
-          const attempts = yield* transactions.listByOrder(order.id)
+          const moved = Session.transition(current, trigger, at, { next_action: null })
+          if (Result.isFailure(moved)) return yield* Effect.fail(moved.failure)
+          yield* saveSession(moved.success)
           const outstanding = attempts.some((t) => isInFlight(t.status) && t.provider_transaction_id !== null)
-          const orderNext = step(OrderMachine, order.status, trigger)
-          if (!outstanding && orderNext !== undefined) {
-            yield* orders.update({ ...order, status: orderNext, updated_at: at, version: order.version + 1 })
+          const orderMoved = OrderAggregate.transition(order, "session_closed", at)
+          if (!outstanding && Result.isSuccess(orderMoved)) {
+            yield* saveOrder(orderMoved.success.next)
             for (const t of attempts.filter((a) => isInFlight(a.status))) {
-              yield* transactions.update({ ...t, status: "canceled", updated_at: at, version: t.version + 1 })
+              yield* saveTxn((yield* decided(Txn.transition(t, "canceled", at, { decline_code: trigger }))).next)
             }
           }
-          yield* emit(next, Session.sessionEventOf(status)!)
-          return next
-        })).pipe(Effect.catchTag("Conflict", (e: Conflict) => Effect.die(e)))
+          return moved.success.next
+        }))).pipe(
+          // The order's lock stayed held past the wait: a provider step is still running on it.
+          Effect.catchTag("Conflict", () =>
+            Effect.fail(new CardPaymentInProgress({ message: `An attempt on checkout session ${session.id} is at the provider; try again shortly` }))),
+          Effect.provideContext(context)
+        )
 
       /** Applies expiry when a session is touched: a GET shortly after expires_at may still say open (spec). */
       const touch = (session: Session.CheckoutSession) =>
         Effect.gen(function*() {
           if (!Session.isLive(session.status) || Date.parse(session.expires_at) > (yield* Clock.currentTimeMillis)) return session
-          return yield* close(session.id, "expired").pipe(
-            // Someone else ended it meanwhile: read what they left.
-            Effect.catchTag("InvalidSessionState", () => Effect.map(sessions.findAny(session.id), Option.getOrThrow))
+          return yield* close(session, "expired").pipe(
+            // Someone else ended it meanwhile, or an attempt is at the provider: read what is there.
+            Effect.catchTags({
+              InvalidSessionState: () => Effect.map(sessions.findAny(session.id), Option.getOrThrow),
+              CardPaymentInProgress: () => Effect.map(sessions.findAny(session.id), Option.getOrThrow)
+            })
           )
         })
 
@@ -239,16 +251,18 @@ export class Sessions extends Context.Service<Sessions, {
         const nowMs = yield* Clock.currentTimeMillis
         const valid = validate(account, input, nowMs)
         if (valid instanceof Error) return yield* Effect.fail(valid as DomainError)
+        // Before anything is stored: a session no provider may carry must not exist (contract.md, Providers).
+        const unroutable = routeFor(provider, account.mode === "live")
+        if (unroutable !== undefined) return yield* unroutable
         const at = isoOf(nowMs)
         const sessionId = yield* ids.make("checkoutSession")
         const hosted = `${publicUrl.replace(/\/+$/, "")}/checkout/${sessionId}`
-        const order: Order = {
+        const order: Order = OrderAggregate.born({
           id: yield* ids.make("order"),
           account_id: account.id,
           livemode: account.mode === "live",
           merchant_reference: valid.reference,
           subtype: "checkout",
-          status: "pending",
           amount: valid.amount,
           currency: valid.currency,
           country: valid.routingCountry,
@@ -262,17 +276,14 @@ export class Sessions extends Context.Service<Sessions, {
           card_token: null,
           payment_instrument: null,
           received_amount: null,
-          created_at: at,
-          updated_at: at,
-          version: 1
-        }
-        const session: Session.CheckoutSession = {
+          created_at: at
+        })
+        const session: Session.CheckoutSession = Session.born({
           id: sessionId,
           account_id: account.id,
           livemode: order.livemode,
           order_id: order.id,
           merchant_reference: valid.reference,
-          status: "open",
           amount: valid.amount,
           currency: valid.currency,
           country: valid.country,
@@ -292,10 +303,8 @@ export class Sessions extends Context.Service<Sessions, {
           collect_address: input.collect_address ?? false,
           collect_phone: input.collect_phone ?? false,
           processing_profile: input.processing_profile ?? null,
-          created_at: at,
-          updated_at: at,
-          version: 1
-        }
+          created_at: at
+        })
         yield* uow.transaction(Effect.gen(function*() {
           yield* orders.insert(order)
           yield* sessions.insert(session)
@@ -340,6 +349,9 @@ export class Sessions extends Context.Service<Sessions, {
         Effect.gen(function*() {
           const found = yield* sessions.findAny(id)
           if (Option.isNone(found)) return yield* new CheckoutSessionNotFound({ message: `No checkout session ${id}` })
+          // create refuses such sessions; this stops one stored any other way before any provider call.
+          const unroutable = routeFor(provider, found.value.livemode)
+          if (unroutable !== undefined) return yield* unroutable
           const session = yield* touch(found.value)
           const details = input.payment_method.details
           let cardToken = details?.card_token
@@ -367,7 +379,7 @@ export class Sessions extends Context.Service<Sessions, {
             onSome: (s) => Effect.flatMap(touch(s), view)
           })),
         search,
-        cancel: (account, id) => Effect.flatMap(load(account, id), (s) => Effect.flatMap(close(s.id, "canceled"), view)),
+        cancel: (account, id) => Effect.flatMap(load(account, id), (s) => Effect.flatMap(close(s, "canceled"), view)),
         attempt: (account, id, input) =>
           Effect.gen(function*() {
             yield* load(account, id)
@@ -378,14 +390,17 @@ export class Sessions extends Context.Service<Sessions, {
           const due = yield* sessions.listOverdue(isoOf(yield* Clock.currentTimeMillis), 100)
           let expired = 0
           for (const s of due) {
-            const done = yield* close(s.id, "expired").pipe(Effect.as(true), Effect.catchTag("InvalidSessionState", () => Effect.succeed(false)))
+            const done = yield* close(s, "expired").pipe(
+              Effect.as(true),
+              Effect.catchTags({ InvalidSessionState: () => Effect.succeed(false), CardPaymentInProgress: () => Effect.succeed(false) })
+            )
             if (done) expired++
           }
           return expired
         }),
         operator: {
           get: (id) => Effect.flatMap(load(undefined, id), view),
-          cancel: (id) => Effect.flatMap(load(undefined, id), (s) => Effect.flatMap(close(s.id, "canceled"), view))
+          cancel: (id) => Effect.flatMap(load(undefined, id), (s) => Effect.flatMap(close(s, "canceled"), view))
         },
         hostedView,
         submit,
@@ -393,7 +408,7 @@ export class Sessions extends Context.Service<Sessions, {
           Effect.gen(function*() {
             const found = yield* sessions.findAny(id)
             if (Option.isNone(found)) return yield* new CheckoutSessionNotFound({ message: `No checkout session ${id}` })
-            yield* close(found.value.id, "canceled")
+            yield* close(found.value, "canceled")
             return Option.getOrThrow(yield* hostedView(id))
           })
       })

@@ -4,13 +4,15 @@
  * from the same rows.
  */
 
+import { Result } from "effect"
+
 export interface Transition<S extends string, T extends string> {
   readonly from: ReadonlyArray<S>
   readonly trigger: T
   readonly to: S
   /** The condition in the spec's words, when a row has one. */
   readonly when?: string
-  /** Events the transition emits (documentation; the use case writes them). */
+  /** Events the transition emits: `apply` returns exactly these, so the table is their one home. */
   readonly emits?: ReadonlyArray<string>
 }
 
@@ -56,3 +58,59 @@ export const toMarkdown = <S extends string, T extends string>(machine: Machine<
     ""
   ].join("\n")
 }
+
+/** A record with a status: the aggregates' rows. */
+export interface Stateful<S extends string> {
+  readonly status: S
+  readonly updated_at: string
+  readonly version: number
+}
+
+/** What a transition produced: the next row (version bumped) and the events its table rows emit. */
+export interface Moved<R> {
+  readonly next: R
+  readonly events: ReadonlyArray<string>
+}
+
+/** The table has no row for this move. Each aggregate turns it into its own domain error. */
+export interface NoSuchMove {
+  readonly machine: string
+  readonly from: string
+  readonly trigger: string
+}
+
+/** Fields a transition may set beside the status; status, version and updated_at are its own. */
+export type Changes<R> = Partial<Omit<R, "status" | "version" | "updated_at">>
+
+/**
+ * The one place where a status changes: applies the triggers in turn through the table, bumps the
+ * version, and collects the events of every row taken, from the table's `emits` column.
+ */
+export const apply = <S extends string, T extends string, R extends Stateful<S>>(
+  machine: Machine<S, T>,
+  record: R,
+  triggers: T | ReadonlyArray<T>,
+  at: string,
+  changes: Changes<R> = {}
+): Result.Result<Moved<R>, NoSuchMove> => {
+  let status = record.status
+  const events: Array<string> = []
+  for (const trigger of typeof triggers === "string" ? [triggers as T] : triggers as ReadonlyArray<T>) {
+    const row = machine.transitions.find((t) => t.trigger === trigger && t.from.includes(status))
+    if (row === undefined) return Result.fail({ machine: machine.name, from: status, trigger })
+    status = row.to
+    events.push(...(row.emits ?? []))
+  }
+  return Result.succeed({ next: { ...record, ...changes, status, updated_at: at, version: record.version + 1 }, events })
+}
+
+/** A change of fields that keeps the status (a next action, a 3-D Secure answer): never a status. */
+export const revise = <R extends Stateful<string>>(record: R, changes: Changes<R>, at: string): R => ({
+  ...record,
+  ...changes,
+  status: record.status,
+  updated_at: at,
+  version: record.version + 1
+})
+
+export const describeMove = (e: NoSuchMove): string => `${e.machine} cannot go from ${e.from} on ${e.trigger}`

@@ -1,8 +1,12 @@
 /**
- * A transaction is one attempt at the provider. The spec: initial → pending or processing; then →
- * completed, failed, canceled or returned; treat initial, pending and processing all as in flight.
+ * The Transaction aggregate: one attempt at the provider. The spec: initial → pending or processing;
+ * then → completed, failed, canceled or returned; treat initial, pending and processing all as in
+ * flight. Transactions emit no events of their own: the order or the authorization they belong to does.
  */
-import { define, type Machine } from "./StateMachine.ts"
+import { Result } from "effect"
+import { InvalidTransactionStatus } from "./Errors.ts"
+import type { Transaction } from "./Payment.ts"
+import { apply, type Changes, define, describeMove, type Machine, type Moved } from "./StateMachine.ts"
 
 export const TRANSACTION_STATUSES = ["initial", "pending", "processing", "completed", "failed", "canceled", "returned"] as const
 export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number]
@@ -17,12 +21,36 @@ export const TransactionMachine: Machine<TransactionStatus, TransactionTrigger> 
   finals: ["completed", "failed", "canceled", "returned"],
   transitions: [
     { from: ["initial"], trigger: "queued", to: "pending" },
-    { from: ["initial"], trigger: "sent", to: "processing" },
+    { from: ["initial"], trigger: "sent", to: "processing", when: "reserved for a provider call, or handed to the customer at the provider" },
     { from: IN_FLIGHT, trigger: "succeeded", to: "completed" },
-    { from: IN_FLIGHT, trigger: "declined", to: "failed" },
-    { from: IN_FLIGHT, trigger: "canceled", to: "canceled" },
+    { from: IN_FLIGHT, trigger: "declined", to: "failed", when: "declined or errored; decline_code says why" },
+    // spec: canceled — "Void released the hold, or session cancelled or expired"
+    { from: IN_FLIGHT, trigger: "canceled", to: "canceled", when: "a void released the hold; a window or session closed" },
     { from: IN_FLIGHT, trigger: "returned", to: "returned" }
   ]
 })
 
 export const isInFlight = (status: TransactionStatus): boolean => (IN_FLIGHT as ReadonlyArray<string>).includes(status)
+
+/** Moves through `sent` first when the attempt was never sent (outcomes may arrive on `initial`). */
+export const viaSent = (txn: Transaction, trigger: TransactionTrigger): ReadonlyArray<TransactionTrigger> =>
+  txn.status === "initial" ? ["sent", trigger] : [trigger]
+
+export const transition = (
+  txn: Transaction,
+  triggers: TransactionTrigger | ReadonlyArray<TransactionTrigger>,
+  at: string,
+  changes: Changes<Transaction> = {}
+): Result.Result<Moved<Transaction>, InvalidTransactionStatus> =>
+  Result.mapError(
+    apply(TransactionMachine, txn, triggers, at, changes),
+    (e) => new InvalidTransactionStatus({ message: `Transaction ${txn.id}: ${describeMove(e)}` })
+  )
+
+/** A new transaction: `initial`, not yet sent to a provider. */
+export const born = (fields: Omit<Transaction, "status" | "version" | "updated_at">): Transaction => ({
+  ...fields,
+  status: "initial",
+  updated_at: fields.created_at,
+  version: 1
+})

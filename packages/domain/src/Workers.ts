@@ -3,7 +3,8 @@
  * its scope closes; a failed round is logged and the next round runs as usual.
  */
 import { Duration, Effect, Layer, Schedule } from "effect"
-import { Payments } from "./Payments.ts"
+import { Payments, type ReconcileOptions } from "./Payments.ts"
+import { DEFAULT_RECONCILE } from "./operations/Reconcile.ts"
 import { Sessions } from "./Sessions.ts"
 import { type DispatchOptions, Webhooks } from "./Webhooks.ts"
 
@@ -22,6 +23,20 @@ export const settlement = Layer.effectDiscard(
   })
 )
 
+/**
+ * Reconciles provider calls whose answer was never recorded (a crash, a lost answer), and closes
+ * payment windows and client secrets that expired unpaid.
+ */
+export const reconciliation = (options: Partial<ReconcileOptions> = {}) =>
+  Layer.effectDiscard(
+    Effect.gen(function*() {
+      const payments = yield* Payments
+      const settings = { ...DEFAULT_RECONCILE, ...options }
+      yield* every("reconciliation", "1 second", payments.reconcileDue(settings))
+      yield* every("window expiry", "5 seconds", payments.expireWindows())
+    })
+  )
+
 /** Delivers recorded events to webhook endpoints, at least once, on the retry schedule. */
 export const webhooks = (options: Partial<DispatchOptions> & { readonly idleMs?: number } = {}) =>
   Layer.effectDiscard(
@@ -39,5 +54,7 @@ export const sessionSweeper = Layer.effectDiscard(
   })
 )
 
-export const layer = (options: { readonly webhooks?: Partial<DispatchOptions> & { readonly idleMs?: number } } = {}) =>
-  Layer.mergeAll(settlement, webhooks(options.webhooks), sessionSweeper)
+export const layer = (options: {
+  readonly webhooks?: Partial<DispatchOptions> & { readonly idleMs?: number }
+  readonly reconcile?: Partial<ReconcileOptions>
+} = {}) => Layer.mergeAll(settlement, webhooks(options.webhooks), sessionSweeper, reconciliation(options.reconcile))

@@ -57,7 +57,8 @@ describe("Order (spec: States and transitions, Order)", () => {
     // (manual-capture hold) — authorization succeeded → authorized
     [["pending", "processing", "requires_action"], "authorization_succeeded", "authorized"],
     // (under- or overpayment) — payment received with wrong amount → processing
-    [["pending", "processing", "requires_action"], "amount_mismatch", "processing"],
+    [["pending", "processing", "requires_action"], "underpaid", "processing"],
+    [["pending", "processing", "requires_action"], "overpaid", "processing"],
     // processing (mismatch) — merchant declines and funds are sent back → returned
     [["processing"], "mismatch_returned", "returned"]
   ] as const)("spec row: %j on %s → %s", (froms, trigger, to) => {

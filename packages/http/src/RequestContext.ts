@@ -4,7 +4,7 @@
  */
 import { Context, Effect } from "effect"
 import type { Account } from "@tender/domain/Account"
-import type { Errors } from "@tender/domain"
+import { Errors } from "@tender/domain"
 import * as ApiError from "./ApiError.ts"
 
 export interface RequestState {
@@ -19,6 +19,15 @@ export const CurrentRequest = Context.Reference<RequestState>("@tender/http/Curr
 
 /** The authenticated account, provided to every endpoint behind the API-key middleware. */
 export class CurrentAccount extends Context.Service<CurrentAccount, Account>()("@tender/http/CurrentAccount") {}
+
+/**
+ * The authenticated account, for a test helper: they act only for test-mode accounts (contract.md:
+ * live mode → 403 forbidden), as a helper drives the sandbox and a live account must never reach it.
+ */
+export const CurrentTestAccount = Effect.flatMap(CurrentAccount, (account) =>
+  account.mode === "test"
+    ? Effect.succeed(account)
+    : Effect.fail(new Errors.Forbidden({ message: "Test helpers are available to test-mode accounts only" })))
 
 /**
  * Runs a use case for a handler: its domain errors become the envelope for their status, with this

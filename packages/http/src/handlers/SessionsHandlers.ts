@@ -1,8 +1,8 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { Errors, Sessions } from "@tender/domain"
+import { Sessions } from "@tender/domain"
 import { Api } from "../Api.ts"
-import { CurrentAccount, run } from "../RequestContext.ts"
+import { CurrentAccount, CurrentTestAccount, run } from "../RequestContext.ts"
 
 export const SessionsHandlers = HttpApiBuilder.group(
   Api,
@@ -25,12 +25,6 @@ export const SessionTestHelpersHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const sessions = yield* Sessions
     return handlers.handle("attempt", ({ params, payload }) =>
-      Effect.gen(function*() {
-        const account = yield* CurrentAccount
-        if (account.mode !== "test") {
-          return yield* new Errors.Forbidden({ message: "Test helpers are available to test-mode accounts only" })
-        }
-        return yield* sessions.attempt(account, params.id, payload)
-      }).pipe(run))
+      Effect.flatMap(CurrentTestAccount, (account) => sessions.attempt(account, params.id, payload)).pipe(run))
   })
 )

@@ -1,8 +1,8 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { CardTokens, Errors, Payments } from "@tender/domain"
+import { CardTokens, Payments } from "@tender/domain"
 import { Api } from "../Api.ts"
-import { CurrentAccount, run } from "../RequestContext.ts"
+import { CurrentTestAccount, run } from "../RequestContext.ts"
 
 export const TestHelpersHandlers = HttpApiBuilder.group(
   Api,
@@ -12,7 +12,7 @@ export const TestHelpersHandlers = HttpApiBuilder.group(
     const payments = yield* Payments
     return handlers.handle("createCardToken", ({ payload }) =>
       Effect.gen(function*() {
-        const account = yield* testAccount
+        const account = yield* CurrentTestAccount
         const card = yield* cardTokens.tokenize(account, payload)
         return {
           token: card.token,
@@ -25,12 +25,6 @@ export const TestHelpersHandlers = HttpApiBuilder.group(
         }
       }).pipe(run))
       .handle("simulate", ({ params, payload }) =>
-        Effect.flatMap(testAccount, (account) => payments.simulate(account, params.order_id, payload)).pipe(run))
+        Effect.flatMap(CurrentTestAccount, (account) => payments.simulate(account, params.order_id, payload)).pipe(run))
   })
 )
-
-/** The test helpers act only for test-mode accounts (contract.md: live mode → 403 forbidden). */
-const testAccount = Effect.flatMap(CurrentAccount, (account) =>
-  account.mode === "test"
-    ? Effect.succeed(account)
-    : Effect.fail(new Errors.Forbidden({ message: "Test helpers are available to test-mode accounts only" })))

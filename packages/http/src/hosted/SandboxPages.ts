@@ -2,7 +2,8 @@
  * The sandbox provider's hosted pages: what a customer sees when a test-mode payment sends them
  * "to the provider" (redirect and QR methods, 3-D Secure challenges, vouchers and bank transfers),
  * with buttons that decide the outcome. Public and unsigned like any provider page: the transaction
- * id in the path is the only key, and the pages act only on attempts still awaiting the customer.
+ * id in the path is the only key, and the pages act only on test-mode attempts still awaiting the
+ * customer.
  *
  * Every page is plainly labelled "Tender sandbox" so that nobody mistakes it for a live provider.
  */
@@ -215,7 +216,10 @@ const notFound = () => response(renderNotFound(), 404)
 const currentAttempt = Effect.fnUntraced(function*() {
   const { id } = yield* HttpRouter.params
   const payments = yield* Payments
-  const attempt = id === undefined ? Option.none() : yield* payments.hostedAttempt(id)
+  const found = id === undefined ? Option.none<Attempt>() : yield* payments.hostedAttempt(id)
+  // The sandbox serves test mode only: a live attempt is not one of its payments, so its pages
+  // neither show it nor take an outcome for it (no live money is ever "paid" by a button here).
+  const attempt = Option.filter(found, ({ order, transaction }) => !order.livemode && !transaction.livemode)
   return { payments, attempt }
 })
 

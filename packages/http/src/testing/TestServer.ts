@@ -19,6 +19,8 @@ export interface TestServer {
   readonly accounts: Accounts["Service"]
   /** The events recorded for an order, oldest first (the outbox, read in-process). */
   readonly events: (orderId: string) => Effect.Effect<ReadonlyArray<Payment.PaymentEvent>>
+  /** Runs an effect over the server's own ports, e.g. to store a record that no request can create. */
+  readonly run: <A, E>(effect: Effect.Effect<A, E, Infrastructure.Ports>) => Promise<A>
   readonly close: () => Promise<void>
 }
 
@@ -57,6 +59,7 @@ export const startTestServer = async (
     baseUrl: `http://127.0.0.1:${address.port}`,
     accounts: Context.get(context, Accounts),
     events: Context.get(context, EventRepo).listByOrder,
+    run: (effect) => Effect.runPromise(Effect.provideContext(effect, context)),
     close: () => Effect.runPromise(Scope.close(scope, Exit.void))
   }
 }

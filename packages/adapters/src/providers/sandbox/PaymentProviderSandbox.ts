@@ -9,7 +9,7 @@
  * whose answer Tender lost. A key `lookup` found unused is fenced, so a late copy of that call can
  * never be applied after Tender was told it was not.
  */
-import { Card, Errors, Faults, Money, type Payment, PaymentProvider } from "@tender/domain"
+import { Card, Errors, type FaultPoints, Faults, Money, type Payment, PaymentProvider } from "@tender/domain"
 import type { AuthorizeResult, CaptureResult, LocalPaymentRequest, LookupResult, StartResult, VoidResult } from "@tender/domain"
 import { Clock, DateTime, Effect, Layer } from "effect"
 import * as LocalDocuments from "./LocalDocuments.ts"
@@ -215,7 +215,7 @@ export interface Sandbox extends Port {
 
 export const make = (
   options: SandboxOptions,
-  services: { readonly ledger: SandboxLedger["Service"]; readonly faults: Faults["Service"] }
+  services: { readonly ledger: SandboxLedger["Service"]; readonly faults: FaultPoints }
 ): Sandbox => {
   const urls = sandboxUrls(options.publicUrl)
   const { faults, ledger } = services
@@ -339,6 +339,8 @@ export const make = (
 
   return {
     name: "sandbox",
+    // A simulator: it serves test mode only (contract.md, Sandbox: "live mode never accepts them").
+    mode: "test",
     authorizeCard: slow((request) => applyOnce("authorize", request, decideAuthorization(request))),
     captureCard: slow((request) => applyOnce("capture", request, decideCapture(request))),
     voidCard: slow((request) => applyOnce("void", request, decideVoid(request))),
@@ -351,7 +353,7 @@ export const make = (
 }
 
 /** The sandbox over the ledger of the configured storage, with the process's fault points. */
-export const layer = (options: SandboxOptions): Layer.Layer<PaymentProvider, never, SandboxLedger | Faults> =>
+export const layer = (options: SandboxOptions): Layer.Layer<PaymentProvider, never, SandboxLedger> =>
   Layer.effect(
     PaymentProvider,
     Effect.gen(function*() {

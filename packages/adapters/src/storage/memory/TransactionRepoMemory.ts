@@ -1,5 +1,5 @@
 /** Transactions in memory: version-checked updates, reads scoped by account, PostgreSQL's orderings. */
-import { type Payment, TransactionRepo } from "@tender/domain"
+import { isInFlight, type Payment, TransactionRepo } from "@tender/domain"
 import { Effect, Layer, Option, Result } from "effect"
 import { MemoryDatabase, table } from "./MemoryDatabase.ts"
 import { orders } from "./OrderRepoMemory.ts"
@@ -41,7 +41,21 @@ export const layer: Layer.Layer<TransactionRepo, never, MemoryDatabase> = Layer.
             (t) => r.get(orders).get(t.order_id)?.merchant_reference
           )
         ),
-      listSettling: (limit) => Effect.map(list(isSettling), (settling) => settling.slice(0, limit))
+      listSettling: (limit) => Effect.map(list(isSettling), (settling) => settling.slice(0, limit)),
+      listExpiredWindows: (now, limit) =>
+        db.read((r) =>
+          [...r.get(transactions).values()]
+            .filter((t) => isInFlight(t.status) && t.expires_at !== null && Date.parse(t.expires_at) <= Date.parse(now))
+            .sort((a, b) => Date.parse(a.expires_at!) - Date.parse(b.expires_at!) || a.id.localeCompare(b.id))
+            .slice(0, limit)
+        ),
+      listPendingCalls: (before, limit) =>
+        db.read((r) =>
+          [...r.get(transactions).values()]
+            .filter((t) => t.pending_call !== null && t.pending_call.at <= before)
+            .sort((a, b) => a.pending_call!.at.localeCompare(b.pending_call!.at) || a.id.localeCompare(b.id))
+            .slice(0, limit)
+        )
     })
   })
 )

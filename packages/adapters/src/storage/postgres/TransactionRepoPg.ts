@@ -28,7 +28,8 @@ export const layer: Layer.Layer<TransactionRepo, never, SqlClient.SqlClient | Pg
     const columns = (row: typeof TransactionRow.Encoded) => ({
       ...row,
       payment_instrument: json(row.payment_instrument),
-      next_action: json(row.next_action)
+      next_action: json(row.next_action),
+      pending_call: json(row.pending_call)
     })
     const from = sql`SELECT r.* FROM transactions r`
 
@@ -60,6 +61,23 @@ export const layer: Layer.Layer<TransactionRepo, never, SqlClient.SqlClient | Pg
             WHERE r.kind = 'capture' AND r.status = 'processing' AND r.provider_transaction_id IS NOT NULL
             ORDER BY r.created_at, r.id LIMIT ${limit}`
     })
+    const listPendingCalls = SqlSchema.findAll({
+      Request: Schema.Struct({ before: Schema.String, limit: Schema.Int }),
+      Result: TransactionRow,
+      // The predicate of `transactions_pending_call_idx`: ISO timestamps of one format order as text.
+      execute: ({ before, limit }) =>
+        sql`${from}
+            WHERE r.pending_call IS NOT NULL AND (r.pending_call->>'at') <= ${before}
+            ORDER BY (r.pending_call->>'at'), r.id LIMIT ${limit}`
+    })
+    const listExpiredWindows = SqlSchema.findAll({
+      Request: Schema.Struct({ now: Schema.String, limit: Schema.Int }),
+      Result: TransactionRow,
+      execute: ({ now, limit }) =>
+        sql`${from}
+            WHERE r.status IN ('initial', 'pending', 'processing') AND r.expires_at IS NOT NULL AND r.expires_at <= ${now}
+            ORDER BY r.expires_at, r.id LIMIT ${limit}`
+    })
     const search = SearchPg.make(sql, {
       from,
       // Rows are already the account's; repeating the account lets `orders_reference_idx` find the orders.
@@ -77,7 +95,11 @@ export const layer: Layer.Layer<TransactionRepo, never, SqlClient.SqlClient | Pg
       listByOrder: (orderId) => listByOrder(orderId).pipe(Effect.orDie),
       update,
       search: (accountId, query) => search(accountId, query).pipe(Effect.withSpan("TransactionRepoPg.search")),
-      listSettling: (limit) => listSettling(limit).pipe(Effect.orDie, Effect.withSpan("TransactionRepoPg.listSettling"))
+      listSettling: (limit) => listSettling(limit).pipe(Effect.orDie, Effect.withSpan("TransactionRepoPg.listSettling")),
+      listExpiredWindows: (now, limit) =>
+        listExpiredWindows({ now, limit }).pipe(Effect.orDie, Effect.withSpan("TransactionRepoPg.listExpiredWindows")),
+      listPendingCalls: (before, limit) =>
+        listPendingCalls({ before, limit }).pipe(Effect.orDie, Effect.withSpan("TransactionRepoPg.listPendingCalls"))
     })
   })
 )

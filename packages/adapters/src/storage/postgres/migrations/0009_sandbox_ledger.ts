@@ -1,7 +1,7 @@
 /**
  * The sandbox provider's own log (SandboxLedgerPg): one row per idempotency key, the answer it gave,
- * or a fence when a lookup found the key unused. Numbers 0007 and 0008 are reserved by other
- * branches.
+ * or a fence when a lookup found the key unused. Number 0007 is reserved by another
+ * branch.
  */
 export const statements = [
   `CREATE TABLE sandbox_ledger (

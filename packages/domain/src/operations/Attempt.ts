@@ -1,0 +1,131 @@
+/**
+ * Operation: one attempt of a checkout session's customer (the hosted form, or its test helper): a
+ * transaction under the session's order, run like a direct payment's. Claim (under the order's
+ * row, then the session's: at most one attempt in flight per session, refused with 409
+ * `card_payment_in_progress` before any provider call) → call → record.
+ */
+import { Effect, Option } from "effect"
+import type { Customer } from "../Payment.ts"
+import {
+  CardPaymentInProgress,
+  CheckoutSessionNotFound,
+  InvalidSessionState,
+  invalidField,
+  PaymentUnroutable,
+  UnknownPaymentMethod,
+  ValidationFailed
+} from "../Errors.ts"
+import type { Order } from "../Payment.ts"
+import { OrderRepo, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
+import { findMethod, homeCountry, routable } from "../PaymentMethods.ts"
+import { checkLocalFields } from "../PaymentRequest.ts"
+import { CvcStore } from "../Ports.ts"
+import { routeFor } from "../Routing.ts"
+import { CheckoutSessionRepo } from "../SessionPorts.ts"
+import { revise } from "../StateMachine.ts"
+import { isInFlight } from "../TransactionStatus.ts"
+import { cardDetails, revealCard } from "./Cards.ts"
+import { cardInstrument, lockOrder, newTransaction, nowIso, unitOfWork } from "./Kit.ts"
+import { idempotencyKey, reserve, runAttempt } from "./ProviderStep.ts"
+
+export interface SessionAttemptInput {
+  readonly payment_method: {
+    readonly code: string
+    readonly details?: { readonly card_token?: string | undefined; readonly document_id?: string | undefined } | undefined
+  }
+  readonly customer?: {
+    readonly email?: string | undefined
+    readonly name?: string | undefined
+    readonly ip?: string | undefined
+    readonly phone?: string | undefined
+    readonly address?: Customer["address"] | undefined
+  } | undefined
+}
+
+/** Runs to the end once started: a claimed attempt's provider call must reach its record. */
+export const attempt = (sessionId: string, input: SessionAttemptInput) => Effect.uninterruptible(run(sessionId, input))
+
+const run = Effect.fn("Payments.attemptSession")(function*(sessionId: string, input: SessionAttemptInput) {
+  const sessions = yield* CheckoutSessionRepo
+  const orders = yield* OrderRepo
+  const transactions = yield* TransactionRepo
+  const provider = yield* PaymentProvider
+  // The session's order is fixed at creation: read it unlocked, then lock order → session.
+  const unlocked = yield* sessions.findAny(sessionId)
+  if (Option.isNone(unlocked)) return yield* new CheckoutSessionNotFound({ message: `No checkout session ${sessionId}` })
+  const claimed = yield* unitOfWork(Effect.gen(function*() {
+    const order = yield* lockOrder(unlocked.value.order_id)
+    const session = Option.getOrThrow(yield* sessions.lock(sessionId))
+    if (session.status !== "open") {
+      return yield* new InvalidSessionState({ message: `Checkout session ${session.id} is ${session.status}; an attempt needs it open` })
+    }
+    // Live money never reaches the sandbox, whatever path the attempt came by.
+    const unroutable = routeFor(provider, session.livemode)
+    if (unroutable !== undefined) return yield* unroutable
+    const previous = yield* transactions.listByOrder(order.id)
+    if (previous.some((t) => t.pending_call !== null || (isInFlight(t.status) && t.next_action === null))) {
+      return yield* new CardPaymentInProgress({ message: `An attempt on checkout session ${session.id} is already in progress` })
+    }
+    const method = findMethod(input.payment_method.code)
+    if (method === undefined) return yield* new UnknownPaymentMethod({ message: `Unknown payment method ${input.payment_method.code}` })
+    if (session.payment_methods !== null && !session.payment_methods.includes(method.code)) {
+      return yield* invalidField("payment_method.code", `${method.code} is not offered by this checkout session`)
+    }
+    const country = session.country ?? homeCountry(session.currency)
+    if (!routable(method, country, session.currency)) {
+      return yield* new PaymentUnroutable({ message: `${method.code} cannot be routed for ${country} / ${session.currency}` })
+    }
+    const details = input.payment_method.details
+    const errors: Array<{ field: string; message: string }> = []
+    const document = checkLocalFields(method, details?.document_id, input.customer?.ip, (field, message) => errors.push({ field, message }))
+    if (method.code === "card" && details?.card_token === undefined) errors.push({ field: "payment_method.details.card_token", message: "is required: the card, vaulted" })
+    if (errors.length > 0) return yield* new ValidationFailed({ message: "Invalid attempt", errors })
+    const card = details?.card_token !== undefined && method.code === "card" ? yield* revealCard(session.account_id, details.card_token) : undefined
+    const manual = session.capture_method === "manual" && method.code === "card"
+    const at = yield* nowIso
+    // What the customer typed on the hosted page (the IP is a risk signal, never stored).
+    const { ip: _ip, ...typed } = input.customer ?? {}
+    const customer = Object.values(typed).some((v) => v !== undefined) ? { ...order.customer, ...typed } : order.customer
+    const updated: Order = revise(order, {
+      customer: customer as Order["customer"],
+      payment_method: method.code,
+      capture_method: manual ? "manual" : "automatic",
+      country,
+      card_token: card?.card.token ?? null
+    }, at)
+    yield* orders.update(updated)
+    yield* sessions.update(revise(session, { attempts: session.attempts + 1 }, at))
+    const born = yield* newTransaction(updated, manual ? "authorization" : "payment", updated.amount, {
+      payment_instrument: card !== undefined ? cardInstrument(card.card, undefined) : null
+    })
+    const operation = card !== undefined ? "authorize" : "start"
+    const txn = yield* reserve(born, operation, idempotencyKey(born, operation), at)
+    yield* transactions.insert(txn)
+    return { order: updated, txn, card, method, document }
+  }))
+  const { order, txn, card } = claimed
+  const call = card !== undefined
+    ? provider.authorizeCard({
+      reference: txn.id,
+      idempotency_key: txn.pending_call!.key,
+      card: cardDetails(card, Option.getOrUndefined(yield* (yield* CvcStore).take(card.card.token))),
+      amount: order.amount,
+      currency: order.currency,
+      capture: order.capture_method === "automatic",
+      authenticated: false
+    })
+    : provider.startPayment({
+      reference: txn.id,
+      idempotency_key: txn.pending_call!.key,
+      method: claimed.method.code,
+      amount: order.amount,
+      currency: order.currency,
+      country: order.country,
+      document_id: claimed.document,
+      customer_ip: input.customer?.ip
+    })
+  // The customer sees the outcome on the session; a provider outage is a declined attempt there.
+  yield* runAttempt("attempt", txn, call, false).pipe(
+    Effect.catchTags({ ProviderUnavailable: () => Effect.void, CardPaymentInProgress: () => Effect.void })
+  )
+})

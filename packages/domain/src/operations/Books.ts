@@ -1,0 +1,39 @@
+/** The manual-capture authorization's books, derived from the order and its transactions. */
+import type { AuthorizationBook } from "../AuthorizationStatus.ts"
+import { PaymentUnexpectedState } from "../Errors.ts"
+import type { Order, Transaction } from "../Payment.ts"
+import { isInFlight } from "../TransactionStatus.ts"
+
+export interface Books {
+  readonly auth: Transaction
+  readonly book: AuthorizationBook
+  readonly captures: ReadonlyArray<Transaction>
+}
+
+/** Refuses non-card or automatic payments (`payment_unexpected_state`). */
+export const booksOf = (order: Order, txns: ReadonlyArray<Transaction>, verb: string): Books | PaymentUnexpectedState => {
+  const auth = txns.find((t) => t.kind === "authorization" && t.status === "completed")
+  if (order.capture_method !== "manual" || auth === undefined) {
+    return new PaymentUnexpectedState({
+      message: `Cannot ${verb} payment ${order.id}: it is ${order.payment_method === "card" ? `a ${order.capture_method}-capture payment in status ${order.status}` : `a ${order.payment_method} payment`}; expected an authorized manual-capture card payment`
+    })
+  }
+  const captures = txns.filter((t) => t.kind === "capture" && t.parent_transaction_id === auth.id)
+  const settled = captures.filter((t) => t.status === "completed")
+  const inFlight = captures.filter((t) => isInFlight(t.status))
+  // A void at the provider closes the authorization as surely as a final capture does.
+  const voiding = txns.some((t) => t.kind === "void" && isInFlight(t.status))
+  return {
+    auth,
+    captures,
+    book: {
+      status: order.status === "authorized" ? "authorized" : order.status === "succeeded" ? "completed" : "canceled",
+      amount: auth.amount,
+      captured: settled.reduce((s, t) => s + t.amount, 0),
+      inFlight: inFlight.reduce((s, t) => s + t.amount, 0),
+      closing: voiding || inFlight.some((t) => t.final === true),
+      settledCaptures: settled.length,
+      multicapture: auth.multicapture === true
+    }
+  }
+}

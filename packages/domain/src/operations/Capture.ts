@@ -1,0 +1,160 @@
+/**
+ * Operation: capture a manual-capture authorization (POST /v1/payments/capture, `tender payments
+ * capture`). Reserve (the capture, in flight, counts against the remainder at once) → call → record.
+ * The settlement worker settles captures the provider accepted for later (`settleDue`).
+ */
+import { Effect } from "effect"
+import * as Authorization from "../AuthorizationStatus.ts"
+import { CaptureAmountExceedsAuthorized, invalidField, ProviderUnavailable } from "../Errors.ts"
+import * as Money from "../Money.ts"
+import * as OrderAggregate from "../OrderStatus.ts"
+import type { Order, Transaction } from "../Payment.ts"
+import { type CaptureResult, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
+import { revise } from "../StateMachine.ts"
+import * as Txn from "../TransactionStatus.ts"
+import { type Books, booksOf } from "./Books.ts"
+import { decided, emit, guarded, lockOrder, newTransaction, nowIso, saveOrder, saveTxn, snapshot, unitOfWork } from "./Kit.ts"
+import { checkpoint, idempotencyKey, inDoubt, reserve } from "./ProviderStep.ts"
+
+const parseCaptureAmount = (amount: string | undefined, currency: string) => {
+  if (amount === undefined) return undefined
+  const parsed = Money.parseAmount(amount, currency)
+  if ("minor" in parsed) return parsed.minor
+  return parsed.error === "not_positive"
+    ? new CaptureAmountExceedsAuthorized({ message: "The capture amount must be positive" })
+    : invalidField("amount", Money.amountErrorMessage(parsed.error, currency))
+}
+
+/**
+ * A settled capture on the books: the authorization's row (partial, final, total) and its event,
+ * and the order's close. Shared by the capture's record and the settlement worker.
+ */
+export const settleCapture = (order: Order, books: Books, capture: Transaction, at: string) =>
+  Effect.gen(function*() {
+    const trigger = Authorization.settledTrigger(books.book, capture.amount, capture.final === true)
+    const auth = yield* decided(Authorization.transition(books.book.status, trigger))
+    const captured = books.book.captured + capture.amount
+    const facts = { capture: { captured, capture } }
+    if (auth.status === "authorized") {
+      yield* emit(auth.events, order, books.auth, facts)
+      return { order, captured }
+    }
+    const moved = yield* decided(OrderAggregate.transition(order, "authorization_closed_settled", at, {
+      payment_instrument: books.auth.payment_instrument
+    }))
+    yield* saveOrder(moved.next)
+    yield* emit(auth.events, moved.next, books.auth, facts)
+    return { order: moved.next, captured }
+  })
+
+/** The record step of a capture; a no-op answering the current state when `key` was recorded already. */
+export const recordCapture = (orderId: string, captureId: string, answer: CaptureResult | "unavailable", key: string) =>
+  unitOfWork(Effect.gen(function*() {
+    const order = yield* lockOrder(orderId)
+    const txns = yield* (yield* TransactionRepo).listByOrder(order.id)
+    const capture = txns.find((t) => t.id === captureId)!
+    const books = booksOf(order, txns.filter((t) => t.id !== capture.id), "capture")
+    if (books instanceof Error) return yield* Effect.die(books)
+    if (capture.pending_call?.key !== key) {
+      return snapshot(order, capture, { status: capture.status === "failed" ? "failed" : capture.status === "completed" ? undefined : "settling", captured: books.book.captured })
+    }
+    const at = yield* nowIso
+    if (answer === "unavailable" || answer._tag === "Refused") {
+      const failed = yield* decided(Txn.transition(capture, "declined", at, {
+        decline_code: answer === "unavailable" ? "provider_unavailable" : answer.decline_code,
+        pending_call: null
+      }))
+      yield* saveTxn(failed.next)
+      const refused = yield* decided(Authorization.transition(books.book.status, "capture_refused"))
+      yield* emit(refused.events, order, books.auth, { capture: { captured: books.book.captured, capture: failed.next } })
+      return snapshot(order, failed.next, { status: "failed", captured: books.book.captured })
+    }
+    if (answer._tag === "Settling") {
+      const settling = revise(capture, { provider_transaction_id: answer.provider_transaction_id, pending_call: null }, at)
+      yield* saveTxn(settling)
+      return snapshot(order, settling, { status: "settling", captured: books.book.captured })
+    }
+    const settled = yield* decided(Txn.transition(capture, "succeeded", at, {
+      provider_transaction_id: answer.provider_transaction_id,
+      pending_call: null
+    }))
+    yield* saveTxn(settled.next)
+    const closed = yield* settleCapture(order, books, settled.next, at)
+    return snapshot(closed.order, settled.next, { captured: closed.captured })
+  }))
+
+export const capture = (orderId: string, amountText: string | undefined, final: boolean) =>
+  guarded(orderId, Effect.gen(function*() {
+    const provider = yield* PaymentProvider
+    const reserved = yield* unitOfWork(Effect.gen(function*() {
+      const order = yield* lockOrder(orderId)
+      const transactions = yield* TransactionRepo
+      const books = booksOf(order, yield* transactions.listByOrder(order.id), "capture")
+      if (books instanceof Error) return yield* Effect.fail(books)
+      const requested = parseCaptureAmount(amountText, order.currency)
+      if (requested instanceof Error) return yield* Effect.fail(requested)
+      const plan = Authorization.planCapture(books.book, requested)
+      if (plan instanceof Error) return yield* Effect.fail(plan)
+      const born = yield* newTransaction(order, "capture", plan.amount, {
+        parent_transaction_id: books.auth.id,
+        final,
+        payment_instrument: books.auth.payment_instrument
+      })
+      const txn = yield* reserve(born, "capture", idempotencyKey(born, "capture"), yield* nowIso)
+      yield* transactions.insert(txn)
+      return { auth: books.auth, capture: txn, previous: books.captures.filter((c) => c.status !== "failed").length }
+    }))
+    yield* checkpoint("capture", "after_reserve")
+    const key = reserved.capture.pending_call!.key
+    const answer = yield* provider.captureCard({
+      reference: reserved.capture.id,
+      idempotency_key: key,
+      authorization: reserved.auth.provider_transaction_id ?? "",
+      amount: reserved.capture.amount,
+      currency: reserved.capture.currency,
+      final,
+      previousCaptures: reserved.previous
+    }).pipe(Effect.catchTag("ProviderUnavailable", () => Effect.succeed("unavailable" as const)))
+    if (answer !== "unavailable" && answer._tag === "Unknown") return yield* inDoubt("capture")
+    const recorded = yield* recordCapture(orderId, reserved.capture.id, answer, key)
+    yield* checkpoint("capture", "after_record")
+    if (answer === "unavailable") {
+      return yield* new ProviderUnavailable({ message: "The card service is unreachable; the capture was recorded as failed and the authorization stands" })
+    }
+    return recorded
+  }))
+
+/** Settles one capture the provider accepted for later, when the provider says it settled. */
+const settleOne = (capture: Transaction) =>
+  guarded(capture.order_id, Effect.gen(function*() {
+    if (capture.provider_transaction_id === null) return false
+    const provider = yield* PaymentProvider
+    const state = yield* provider.settlement(capture.provider_transaction_id).pipe(
+      Effect.catchTag("ProviderUnavailable", () => Effect.succeed("pending" as const))
+    )
+    if (state !== "settled") return false
+    return yield* unitOfWork(Effect.gen(function*() {
+      const order = yield* lockOrder(capture.order_id)
+      const txns = yield* (yield* TransactionRepo).listByOrder(order.id)
+      const current = txns.find((t) => t.id === capture.id)
+      if (current === undefined || current.status !== "processing" || current.pending_call !== null) return false
+      const books = booksOf(order, txns.filter((t) => t.id !== capture.id), "settle")
+      if (books instanceof Error) return false
+      const at = yield* nowIso
+      const settled = yield* decided(Txn.transition(current, "succeeded", at))
+      yield* saveTxn(settled.next)
+      yield* settleCapture(order, books, settled.next, at)
+      return true
+    }))
+  }))
+
+/** The settlement worker's round: settles due captures; returns how many settled. */
+export const settleDue = Effect.fn("Payments.settleDue")(function*() {
+  const due = yield* (yield* TransactionRepo).listSettling(50)
+  let settled = 0
+  for (const c of due) {
+    if (yield* settleOne(c).pipe(Effect.catchCause(() => Effect.succeed(false)))) settled++
+  }
+  return settled
+})
+

@@ -1,0 +1,42 @@
+/** Card material for a provider call: the vaulted card revealed, and client-secret actions. */
+import { Clock, Effect, Option } from "effect"
+import { PaymentMethodNotFound } from "../Errors.ts"
+import { Ids } from "../Ids.ts"
+import type { NextAction, Order } from "../Payment.ts"
+import type { CardDetails } from "../PaymentPorts.ts"
+import { CardVault, type VaultedCard } from "../Ports.ts"
+import { isoOf } from "../Time.ts"
+
+/** A client secret (collect_card / collect_cvv) lives 15 minutes (spec). */
+export const CLIENT_SECRET_TTL_MS = 15 * 60 * 1000
+
+export interface RevealedCard {
+  readonly card: VaultedCard
+  readonly number: string
+}
+
+export const revealCard = (accountId: string, token: string) =>
+  Effect.gen(function*() {
+    const vault = yield* CardVault
+    const card = yield* vault.find(accountId as VaultedCard["account_id"], token)
+    const number = yield* vault.reveal(accountId as VaultedCard["account_id"], token)
+    if (Option.isNone(card) || Option.isNone(number)) {
+      return yield* new PaymentMethodNotFound({ message: `No card ${token} in this account's vault` })
+    }
+    return { card: card.value, number: number.value } satisfies RevealedCard
+  })
+
+export const cardDetails = (revealed: RevealedCard, cvc: string | undefined): CardDetails => ({
+  number: revealed.number,
+  exp_month: revealed.card.exp_month,
+  exp_year: revealed.card.exp_year,
+  cvc
+})
+
+export const clientSecretAction = (type: "collect_card" | "collect_cvv", order: Order) =>
+  Effect.gen(function*() {
+    const ids = yield* Ids
+    const expires = (yield* Clock.currentTimeMillis) + CLIENT_SECRET_TTL_MS
+    const action: NextAction = { type, client_secret: `${order.id}_secret_${yield* ids.randomHex(16)}`, expires_at: isoOf(expires) }
+    return action
+  })

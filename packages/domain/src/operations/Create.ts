@@ -1,0 +1,117 @@
+/**
+ * Operation: create a direct payment (POST /v1/payments). Validate → claim (the order and its
+ * attempt, the reference taken by the insert, the provider call reserved, one unit of work) →
+ * call → record → respond.
+ */
+import { Effect, Option } from "effect"
+import type { Account } from "../Account.ts"
+import { Ids } from "../Ids.ts"
+import * as OrderAggregate from "../OrderStatus.ts"
+import type { Order, Transaction } from "../Payment.ts"
+import { OrderRepo, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
+import { type CreatePaymentInput, validateCreate, type ValidPayment } from "../PaymentRequest.ts"
+import { CvcStore } from "../Ports.ts"
+import { routeFor } from "../Routing.ts"
+import { cardDetails, clientSecretAction, revealCard, type RevealedCard } from "./Cards.ts"
+import { cardInstrument, newTransaction, nowIso, snapshot, unitOfWork } from "./Kit.ts"
+import { idempotencyKey, reserve, runAttempt } from "./ProviderStep.ts"
+import { type AttemptOutcome, record } from "./RecordAttempt.ts"
+
+/** What the create does after the claim: call the provider, or wait on the customer. */
+type Plan =
+  | { readonly _tag: "Authorize"; readonly card: RevealedCard }
+  | { readonly _tag: "Start" }
+  | { readonly _tag: "AwaitCustomer"; readonly type: "collect_card" | "collect_cvv" }
+
+const planOf = (valid: ValidPayment, card: RevealedCard | undefined): Plan => {
+  if (valid.method.code !== "card") return { _tag: "Start" }
+  if (card === undefined) return { _tag: "AwaitCustomer", type: "collect_card" }
+  if (!valid.merchant_initiated && !valid.skip_cvv) return { _tag: "AwaitCustomer", type: "collect_cvv" }
+  return { _tag: "Authorize", card }
+}
+
+export const create = Effect.fn("Payments.create")(function*(account: Account, input: CreatePaymentInput) {
+  const valid = validateCreate(account, input)
+  if (valid instanceof Error) return yield* Effect.fail(valid)
+  const provider = yield* PaymentProvider
+  const unroutable = routeFor(provider, account.mode === "live")
+  if (unroutable !== undefined) return yield* unroutable
+  const card = valid.card_token !== undefined ? yield* revealCard(account.id, valid.card_token) : undefined
+  const plan = planOf(valid, card)
+  const ids = yield* Ids
+  const at = yield* nowIso
+  const order: Order = OrderAggregate.born({
+    id: yield* ids.make("order"),
+    account_id: account.id,
+    livemode: account.mode === "live",
+    merchant_reference: valid.merchant_reference,
+    subtype: "direct_payment",
+    amount: valid.amount,
+    currency: valid.currency,
+    country: valid.country,
+    payment_method: valid.method.code,
+    capture_method: valid.capture_method,
+    processing_profile: valid.processing_profile,
+    customer: valid.customer,
+    success_url: valid.success_url,
+    cancel_url: valid.cancel_url,
+    card_token: valid.card_token ?? null,
+    payment_instrument: null,
+    received_amount: null,
+    created_at: at
+  })
+  const born = yield* newTransaction(order, valid.capture_method === "manual" ? "authorization" : "payment", order.amount, {
+    payment_instrument: card !== undefined ? cardInstrument(card.card, undefined) : null
+  })
+  const txn: Transaction = plan._tag === "AwaitCustomer"
+    ? born
+    : yield* reserve(born, plan._tag === "Authorize" ? "authorize" : "start", idempotencyKey(born, plan._tag === "Authorize" ? "authorize" : "start"), at)
+  const orders = yield* OrderRepo
+  const transactions = yield* TransactionRepo
+  // The reference is claimed by the insert: a concurrent duplicate fails here, before any provider
+  // call. From the claim on, nothing interrupts the attempt: its outcome must be recorded.
+  const claim = unitOfWork(Effect.gen(function*() {
+    yield* orders.insert(order)
+    yield* transactions.insert(txn)
+  }))
+  return yield* Effect.uninterruptible(Effect.andThen(claim, proceed(order, txn, valid, plan)))
+})
+
+const proceed = (order: Order, txn: Transaction, valid: ValidPayment, plan: Plan) =>
+  Effect.gen(function*() {
+    const provider = yield* PaymentProvider
+    switch (plan._tag) {
+      case "AwaitCustomer": {
+        const outcome: AttemptOutcome = { _tag: "AwaitsCustomer", next_action: yield* clientSecretAction(plan.type, order), provider_transaction_id: null }
+        const recorded = yield* record(order.id, txn.id, outcome)
+        return snapshot(recorded.order, recorded.txn)
+      }
+      case "Authorize": {
+        const cvc = valid.merchant_initiated ? Option.none<string>() : yield* (yield* CvcStore).take(plan.card.card.token)
+        const recorded = yield* runAttempt("create", txn, provider.authorizeCard({
+          reference: txn.id,
+          idempotency_key: txn.pending_call!.key,
+          card: cardDetails(plan.card, Option.getOrUndefined(cvc)),
+          amount: order.amount,
+          currency: order.currency,
+          capture: order.capture_method === "automatic",
+          // merchant-initiated charges are exempt from the customer's authentication
+          authenticated: valid.merchant_initiated
+        }), valid.merchant_initiated)
+        return snapshot(recorded.order, recorded.txn)
+      }
+      case "Start": {
+        const recorded = yield* runAttempt("create", txn, provider.startPayment({
+          reference: txn.id,
+          idempotency_key: txn.pending_call!.key,
+          method: valid.method.code,
+          amount: order.amount,
+          currency: order.currency,
+          country: order.country,
+          document_id: valid.document_id,
+          customer_ip: valid.customer_ip
+        }), false)
+        return snapshot(recorded.order, recorded.txn)
+      }
+    }
+  })

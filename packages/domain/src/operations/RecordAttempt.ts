@@ -1,0 +1,144 @@
+/**
+ * The record step of a payment attempt (a direct payment's, or one under a checkout session): what
+ * the provider, the customer or the clock said, applied to the transaction, its order and its
+ * session in one unit of work. Create, session attempts, 3-D Secure, provider outcomes,
+ * reconciliation and window expiry all record through here, so an outcome means the same whatever
+ * brought it. `decide` is pure; `record` loads under lock, decides, persists.
+ */
+import { Effect, Option, Result } from "effect"
+import * as Session from "../CheckoutSession.ts"
+import type { DomainError } from "../Errors.ts"
+import * as OrderAggregate from "../OrderStatus.ts"
+import type { OrderTrigger } from "../OrderStatus.ts"
+import type { NextAction, Order, Transaction } from "../Payment.ts"
+import { type Moved, revise } from "../StateMachine.ts"
+import * as Txn from "../TransactionStatus.ts"
+import { emit, lockOrder, lockSessionOf, loadTxn, nowIso, saveOrder, saveSession, saveTxn, unitOfWork } from "./Kit.ts"
+
+export type AttemptOutcome =
+  /** Money moved (automatic capture, a local method paid) or is held (manual capture). */
+  | { readonly _tag: "Approved"; readonly provider_transaction_id: string | null; readonly multicapture: boolean }
+  | { readonly _tag: "Declined"; readonly decline_code: string; readonly provider_transaction_id: string | null }
+  /** 3-D Secure: the customer answers the issuer's challenge first. */
+  | { readonly _tag: "Challenge"; readonly provider_transaction_id: string; readonly challenge_url: string; readonly merchantInitiated: boolean }
+  /** A customer step: redirect, QR, voucher, bank transfer (sent), or card/CVC collection (not sent). */
+  | { readonly _tag: "AwaitsCustomer"; readonly next_action: NextAction; readonly provider_transaction_id: string | null }
+  /** The customer canceled at the provider, or the payment window closed. */
+  | { readonly _tag: "Closed"; readonly how: "canceled" | "expired" }
+  /** Crypto: funds arrived with the wrong amount; the merchant decides. */
+  | { readonly _tag: "Mismatch"; readonly received: number }
+
+export interface Decision {
+  readonly order: Moved<Order> | undefined
+  readonly txn: Transaction
+  readonly session: Moved<Session.CheckoutSession> | undefined
+}
+
+const collects = (action: NextAction) => action.type === "collect_card" || action.type === "collect_cvv"
+
+/** The order's triggers for a declined or closed attempt: a session's customer may retry while attempts remain. */
+const endTrigger = (order: Order, session: Option.Option<Session.CheckoutSession>, closed?: "canceled" | "expired"): OrderTrigger => {
+  if (Option.isSome(session) && Session.canRetry(session.value)) return "attempt_declined_retry"
+  if (closed !== undefined && order.subtype !== "checkout") return closed
+  return "attempt_declined_final"
+}
+
+/** Pure: the moves an outcome makes. A transition the tables refuse is an error value. */
+export const decide = (
+  order: Order,
+  txn: Transaction,
+  session: Option.Option<Session.CheckoutSession>,
+  outcome: AttemptOutcome,
+  at: string
+): Result.Result<Decision, DomainError> =>
+  Result.gen(function*() {
+    const sent: ReadonlyArray<OrderTrigger> = order.status === "pending" ? ["attempt_sent"] : []
+    const live = Option.getOrUndefined(session)
+    const follow = (o: Session.AttemptOutcome) => (live === undefined ? undefined : Session.follow(live, o, at))
+    switch (outcome._tag) {
+      case "Approved": {
+        const manual = order.capture_method === "manual"
+        const done = yield* Txn.transition(txn, Txn.viaSent(txn, "succeeded"), at, {
+          provider_transaction_id: outcome.provider_transaction_id ?? txn.provider_transaction_id,
+          multicapture: manual ? outcome.multicapture : null,
+          next_action: null,
+          three_ds: txn.three_ds === null ? null : "approved",
+          pending_call: null
+        })
+        const moved = yield* OrderAggregate.transition(order, [...sent, manual ? "authorization_succeeded" : "payment_settled"], at, {
+          // spec: the order carries the instrument once it succeeded
+          payment_instrument: manual ? order.payment_instrument : done.next.payment_instrument
+        })
+        return { order: moved, txn: done.next, session: follow({ _tag: "Succeeded", transaction_id: txn.id }) }
+      }
+      case "Declined": {
+        const failed = yield* Txn.transition(txn, Txn.viaSent(txn, "declined"), at, {
+          decline_code: outcome.decline_code,
+          provider_transaction_id: outcome.provider_transaction_id ?? txn.provider_transaction_id,
+          next_action: null,
+          pending_call: null
+        })
+        const moved = yield* OrderAggregate.transition(order, endTrigger(order, session), at)
+        return { order: moved, txn: failed.next, session: follow({ _tag: "Declined" }) }
+      }
+      case "Closed": {
+        const closed = yield* Txn.transition(txn, "canceled", at, {
+          decline_code: outcome.how === "canceled" ? "canceled_by_customer" : "expired",
+          next_action: null,
+          pending_call: null
+        })
+        const moved = yield* OrderAggregate.transition(order, endTrigger(order, session, outcome.how), at)
+        return { order: moved, txn: closed.next, session: follow({ _tag: "Declined" }) }
+      }
+      case "Challenge": {
+        const action: NextAction = { type: "redirect", redirect_url: outcome.challenge_url }
+        const fields = { provider_transaction_id: outcome.provider_transaction_id, three_ds: "required" as const, next_action: action, pending_call: null }
+        const waiting = txn.status === "initial" ? (yield* Txn.transition(txn, "sent", at, fields)).next : revise(txn, fields, at)
+        const moved = yield* OrderAggregate.transition(order, [...sent, outcome.merchantInitiated ? "merchant_action_required" : "action_required"], at)
+        return { order: moved, txn: waiting, session: follow({ _tag: "AwaitsCustomer", next_action: action }) }
+      }
+      case "AwaitsCustomer": {
+        // Card and CVC collection happen before anything reaches the provider: the attempt stays initial.
+        const fields = {
+          next_action: outcome.next_action,
+          provider_transaction_id: outcome.provider_transaction_id,
+          expires_at: outcome.next_action.expires_at ?? null,
+          pending_call: null
+        }
+        const waiting = txn.status === "initial" && !collects(outcome.next_action)
+          ? (yield* Txn.transition(txn, "sent", at, fields)).next
+          : revise(txn, fields, at)
+        const moved = yield* OrderAggregate.transition(order, "action_required", at)
+        return { order: moved, txn: waiting, session: follow({ _tag: "AwaitsCustomer", next_action: outcome.next_action }) }
+      }
+      case "Mismatch": {
+        const moved = yield* OrderAggregate.transition(order, outcome.received < order.amount ? "underpaid" : "overpaid", at, {
+          received_amount: outcome.received
+        })
+        // The funds arrived: a hosted checkout completes now; a declined mismatch later returns them.
+        return { order: moved, txn, session: follow({ _tag: "Succeeded", transaction_id: txn.id }) }
+      }
+    }
+  })
+
+/**
+ * Records an outcome on an attempt, in one unit of work under the order's row lock (then the
+ * session's). `expectedKey`: the provider call this answers; when that call was recorded meanwhile
+ * (reconciliation raced the caller), nothing changes and the current rows are returned.
+ */
+export const record = (orderId: string, txnId: string, outcome: AttemptOutcome, expectedKey?: string) =>
+  unitOfWork(Effect.gen(function*() {
+    const order = yield* lockOrder(orderId)
+    const txn = yield* loadTxn(txnId)
+    if (expectedKey !== undefined && txn.pending_call?.key !== expectedKey) return { order, txn }
+    const session = yield* lockSessionOf(order)
+    const decision = decide(order, txn, session, outcome, yield* nowIso)
+    if (Result.isFailure(decision)) return yield* Effect.fail(decision.failure)
+    const { order: moved, txn: nextTxn, session: sessionMoved } = decision.success
+    if (nextTxn !== txn) yield* saveTxn(nextTxn)
+    if (moved !== undefined) yield* saveOrder(moved.next)
+    const nextOrder = moved?.next ?? order
+    yield* emit(moved?.events ?? [], nextOrder, nextTxn, outcome._tag === "Mismatch" ? { received: outcome.received } : {})
+    yield* saveSession(sessionMoved)
+    return { order: nextOrder, txn: nextTxn }
+  }))

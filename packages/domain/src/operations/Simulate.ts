@@ -1,0 +1,85 @@
+/**
+ * Test mode: POST /v1/test_helpers/orders/{id}/simulate acts as the customer or the provider on the
+ * order's pending attempt (contract.md). It drives the same operations a real customer would.
+ */
+import { Clock, Effect, Option } from "effect"
+import type { Account } from "../Account.ts"
+import { invalidField, OrderNotFound, PaymentUnexpectedState } from "../Errors.ts"
+import * as Money from "../Money.ts"
+import { OrderRepo, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
+import { isInFlight } from "../TransactionStatus.ts"
+import { cardDetails, revealCard } from "./Cards.ts"
+import { guarded, latestAttempt, loadTxn, lockOrder, nowIso, saveTxn, unitOfWork, viewOrder } from "./Kit.ts"
+import { answerChallenge } from "./ThreeDs.ts"
+import { applyOutcome } from "./Outcome.ts"
+import { idempotencyKey, reserve, runAttempt } from "./ProviderStep.ts"
+
+export type SimulateOutcome = "succeed" | "fail" | "expire" | "underpay" | "overpay"
+
+/** The sandbox cards (contract.md) that stand for the customer when the helper fills a card form. */
+const SIMULATED_CARDS = { succeed: "4242424242424242", fail: "4000000000000002" } as const
+
+export const simulate = Effect.fn("Payments.simulate")(function*(
+  account: Account,
+  orderId: string,
+  input: { readonly outcome: SimulateOutcome; readonly amount?: string | undefined }
+) {
+  const orders = yield* OrderRepo
+  const found = yield* orders.find(account.id, orderId)
+  if (Option.isNone(found)) return yield* new OrderNotFound({ message: `No order ${orderId}` })
+  const order = found.value
+  const attempt = latestAttempt(yield* (yield* TransactionRepo).listByOrder(order.id))
+  if (attempt === undefined || !isInFlight(attempt.status)) {
+    return yield* new PaymentUnexpectedState({ message: `Order ${order.id} is ${order.status}; no attempt is pending` })
+  }
+  if (input.outcome === "underpay" || input.outcome === "overpay") {
+    if (order.payment_method !== "crypto") return yield* invalidField("outcome", "underpay and overpay apply to crypto payments only")
+    const received = input.amount === undefined ? undefined : Money.parseAmountOption(input.amount, order.currency)
+    if (received === undefined || Option.isNone(received)) {
+      return yield* invalidField("amount", "is required: the amount received, as a decimal string")
+    }
+    if (input.outcome === "underpay" ? received.value >= order.amount : received.value <= order.amount) {
+      return yield* invalidField("amount", `must be ${input.outcome === "underpay" ? "below" : "above"} the order amount`)
+    }
+    yield* applyOutcome(order.id, attempt.id, "succeed", received.value)
+  } else if (attempt.payment_method === "card") {
+    if (attempt.three_ds === "required") {
+      yield* answerChallenge(attempt.id, input.outcome === "succeed")
+    } else if (attempt.next_action?.type === "collect_cvv" || attempt.next_action?.type === "collect_card") {
+      if (input.outcome === "expire") return yield* invalidField("outcome", "a card form awaiting the customer can succeed or fail")
+      // The customer submits the form: the saved card with its CVC, or a sandbox card typed in.
+      const saved = attempt.next_action.type === "collect_cvv" ? yield* revealCard(account.id, order.card_token ?? "") : undefined
+      const number = saved !== undefined && input.outcome === "succeed" ? saved.number : SIMULATED_CARDS[input.outcome]
+      const expYear = new Date(yield* Clock.currentTimeMillis).getUTCFullYear() + 3
+      const provider = yield* PaymentProvider
+      yield* guarded(order.id, Effect.gen(function*() {
+        const reserved = yield* unitOfWork(Effect.gen(function*() {
+          yield* lockOrder(order.id)
+          const current = yield* loadTxn(attempt.id)
+          if (current.next_action?.type !== "collect_cvv" && current.next_action?.type !== "collect_card") {
+            return yield* new PaymentUnexpectedState({ message: `Order ${order.id} has no card form awaiting the customer` })
+          }
+          const txn = yield* reserve(current, "authorize", idempotencyKey(current, "authorize"), yield* nowIso)
+          yield* saveTxn(txn)
+          return txn
+        }))
+        yield* runAttempt("create", reserved, provider.authorizeCard({
+          reference: reserved.id,
+          idempotency_key: reserved.pending_call!.key,
+          card: saved !== undefined
+            ? cardDetails({ ...saved, number }, "123")
+            : { number, exp_month: 12, exp_year: expYear, cvc: "123" },
+          amount: order.amount,
+          currency: order.currency,
+          capture: order.capture_method === "automatic",
+          authenticated: false
+        }), false)
+      })).pipe(Effect.catchTag("ProviderUnavailable", () => Effect.void))
+    } else {
+      return yield* new PaymentUnexpectedState({ message: `Order ${order.id} has no customer step to simulate` })
+    }
+  } else {
+    yield* applyOutcome(order.id, attempt.id, input.outcome === "expire" ? "expire" : input.outcome)
+  }
+  return yield* viewOrder(Option.getOrThrow(yield* orders.find(account.id, orderId)))
+})

@@ -1,0 +1,69 @@
+/**
+ * Operations of 3-D Secure: the customer answers the issuer's challenge (hosted sandbox page), then
+ * the merchant completes it server-to-server (POST /v1/payments/{id}/3ds/complete, idempotent).
+ */
+import { Effect, Option } from "effect"
+import type { Account } from "../Account.ts"
+import { OrderNotFound, PaymentUnexpectedState, TransactionNotFound } from "../Errors.ts"
+import { OrderRepo, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
+import { revise } from "../StateMachine.ts"
+import { cardDetails, revealCard } from "./Cards.ts"
+import { guarded, latestAttempt, loadTxn, lockOrder, nowIso, saveTxn, snapshot, unitOfWork } from "./Kit.ts"
+import { idempotencyKey, reserve, runAttempt } from "./ProviderStep.ts"
+import { record } from "./RecordAttempt.ts"
+
+export const completeThreeDs = Effect.fn("Payments.completeThreeDs")(function*(account: Account, orderId: string) {
+  const orders = yield* OrderRepo
+  const found = yield* orders.find(account.id, orderId)
+  if (Option.isNone(found)) return yield* new OrderNotFound({ message: `No order ${orderId}` })
+  return yield* guarded(orderId, Effect.gen(function*() {
+    const transactions = yield* TransactionRepo
+    const provider = yield* PaymentProvider
+    const order = Option.getOrThrow(yield* orders.find(account.id, orderId))
+    const attempt = latestAttempt(yield* transactions.listByOrder(order.id))
+    if (attempt === undefined || attempt.payment_method !== "card") {
+      return yield* new PaymentUnexpectedState({ message: `Payment ${order.id} is not a card payment; 3-D Secure does not apply` })
+    }
+    // Idempotent: unanswered → the same requires_action snapshot; already decided → the outcome.
+    if (attempt.status !== "processing" || attempt.pending_call !== null || (attempt.three_ds !== "approved" && attempt.three_ds !== "denied")) {
+      return snapshot(order, attempt)
+    }
+    if (attempt.three_ds === "denied") {
+      const recorded = yield* record(order.id, attempt.id, { _tag: "Declined", decline_code: "authentication_failed", provider_transaction_id: attempt.provider_transaction_id })
+      return snapshot(recorded.order, recorded.txn)
+    }
+    const card = yield* revealCard(account.id, order.card_token ?? "")
+    // The authorization after the challenge is the attempt's second authorize call: its own key.
+    const reserved = yield* unitOfWork(Effect.gen(function*() {
+      yield* lockOrder(order.id)
+      const txn = yield* reserve(yield* loadTxn(attempt.id), "authorize", idempotencyKey(attempt, "authorize", 2), yield* nowIso)
+      yield* saveTxn(txn)
+      return txn
+    }))
+    const recorded = yield* runAttempt("complete3ds", reserved, provider.authorizeCard({
+      reference: reserved.id,
+      idempotency_key: reserved.pending_call!.key,
+      card: cardDetails(card, undefined),
+      amount: order.amount,
+      currency: order.currency,
+      capture: order.capture_method === "automatic",
+      authenticated: true
+    }), false)
+    return snapshot(recorded.order, recorded.txn)
+  }))
+})
+
+/** The customer answers a 3-D Secure challenge; returns where to send them. */
+export const answerChallenge = Effect.fn("Payments.answerChallenge")(function*(transactionId: string, approved: boolean) {
+  const found = yield* (yield* TransactionRepo).findAny(transactionId)
+  if (Option.isNone(found)) return yield* new TransactionNotFound({ message: `No transaction ${transactionId}` })
+  return yield* unitOfWork(Effect.gen(function*() {
+    const order = yield* lockOrder(found.value.order_id)
+    const txn = yield* loadTxn(transactionId)
+    if (txn.three_ds !== "required" || txn.status !== "processing") {
+      return yield* new PaymentUnexpectedState({ message: `No 3-D Secure challenge is awaiting an answer on ${transactionId}` })
+    }
+    yield* saveTxn(revise(txn, { three_ds: approved ? "approved" : "denied" }, yield* nowIso))
+    return { return_url: approved ? order.success_url : order.cancel_url }
+  }))
+})

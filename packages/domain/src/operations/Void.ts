@@ -1,0 +1,93 @@
+/**
+ * Operation: void a manual-capture authorization (POST /v1/payments/void, `tender payments void`):
+ * release what remains. Reserve → call → record. A successful void transaction ends `canceled`
+ * (spec, Transaction: "canceled — Void released the hold").
+ */
+import { Effect } from "effect"
+import * as Authorization from "../AuthorizationStatus.ts"
+import { ProviderUnavailable } from "../Errors.ts"
+import * as OrderAggregate from "../OrderStatus.ts"
+import { PaymentProvider, TransactionRepo, type VoidResult } from "../PaymentPorts.ts"
+import * as Txn from "../TransactionStatus.ts"
+import { booksOf } from "./Books.ts"
+import { capturedOf, decided, emit, guarded, lockOrder, newTransaction, nowIso, saveOrder, saveTxn, snapshot, unitOfWork } from "./Kit.ts"
+import { checkpoint, idempotencyKey, inDoubt, reserve } from "./ProviderStep.ts"
+
+/** The record step of a void; a no-op answering the current state when `key` was recorded already. */
+export const recordVoid = (orderId: string, voidId: string, answer: VoidResult | "unavailable", key: string) =>
+  unitOfWork(Effect.gen(function*() {
+    const order = yield* lockOrder(orderId)
+    const txns = yield* (yield* TransactionRepo).listByOrder(order.id)
+    const voidTxn = txns.find((t) => t.id === voidId)!
+    const captured = capturedOf(txns)
+    if (voidTxn.pending_call?.key !== key) {
+      return snapshot(order, voidTxn, voidTxn.status === "canceled" ? { voided: voidTxn.amount, captured } : { status: "failed" })
+    }
+    const at = yield* nowIso
+    if (answer === "unavailable" || answer._tag === "Refused") {
+      const failed = yield* decided(Txn.transition(voidTxn, "declined", at, {
+        decline_code: answer === "unavailable" ? "provider_unavailable" : answer.decline_code,
+        pending_call: null
+      }))
+      yield* saveTxn(failed.next)
+      return snapshot(order, failed.next, { status: "failed" })
+    }
+    const books = booksOf(order, txns.filter((t) => t.id !== voidId), "void")
+    if (books instanceof Error) return yield* Effect.die(books)
+    const done = yield* decided(Txn.transition(voidTxn, "canceled", at, {
+      provider_transaction_id: answer.provider_transaction_id,
+      pending_call: null
+    }))
+    yield* saveTxn(done.next)
+    const released = voidTxn.amount
+    if (captured === 0) {
+      const auth = yield* decided(Authorization.transition(books.book.status, "void_nothing_captured"))
+      const canceled = yield* decided(OrderAggregate.transition(order, "authorization_voided", at))
+      yield* saveOrder(canceled.next)
+      yield* emit(auth.events, canceled.next, books.auth, { voided: released })
+      return snapshot(canceled.next, done.next, { voided: released })
+    }
+    const auth = yield* decided(Authorization.transition(books.book.status, "void_behind_captures"))
+    const closed = yield* decided(OrderAggregate.transition(order, "authorization_closed_settled", at, {
+      payment_instrument: books.auth.payment_instrument
+    }))
+    yield* saveOrder(closed.next)
+    const lastCapture = [...txns].reverse().find((t) => t.kind === "capture" && t.status === "completed")
+    yield* emit(auth.events, closed.next, books.auth, { capture: { captured, capture: lastCapture }, voided: released })
+    return snapshot(closed.next, done.next, { captured, voided: released })
+  }))
+
+export const voidAuthorization = (orderId: string) =>
+  guarded(orderId, Effect.gen(function*() {
+    const provider = yield* PaymentProvider
+    const reserved = yield* unitOfWork(Effect.gen(function*() {
+      const order = yield* lockOrder(orderId)
+      const transactions = yield* TransactionRepo
+      const books = booksOf(order, yield* transactions.listByOrder(order.id), "void")
+      if (books instanceof Error) return yield* Effect.fail(books)
+      const plan = Authorization.planVoid(books.book)
+      if (plan instanceof Error) return yield* Effect.fail(plan)
+      const born = yield* newTransaction(order, "void", plan.release, {
+        parent_transaction_id: books.auth.id,
+        payment_instrument: books.auth.payment_instrument
+      })
+      const txn = yield* reserve(born, "void", idempotencyKey(born, "void"), yield* nowIso)
+      yield* transactions.insert(txn)
+      return { auth: books.auth, voidTxn: txn }
+    }))
+    yield* checkpoint("void", "after_reserve")
+    const key = reserved.voidTxn.pending_call!.key
+    const answer = yield* provider.voidCard({
+      reference: reserved.voidTxn.id,
+      idempotency_key: key,
+      authorization: reserved.auth.provider_transaction_id ?? "",
+      amount: reserved.voidTxn.amount
+    }).pipe(Effect.catchTag("ProviderUnavailable", () => Effect.succeed("unavailable" as const)))
+    if (answer !== "unavailable" && answer._tag === "Unknown") return yield* inDoubt("void")
+    const recorded = yield* recordVoid(orderId, reserved.voidTxn.id, answer, key)
+    yield* checkpoint("void", "after_record")
+    if (answer === "unavailable") {
+      return yield* new ProviderUnavailable({ message: "The card service is unreachable; the void was recorded as failed and the authorization stands" })
+    }
+    return recorded
+  }))

@@ -1,0 +1,204 @@
+/**
+ * The aggregates' pure transition functions: the one place a status changes, the events taken from
+ * the table's `emits` column, and no status assigned anywhere else in the domain.
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs"
+import { join } from "node:path"
+import { Option, Result } from "effect"
+import { describe, expect, it } from "vitest"
+import * as Authorization from "../src/AuthorizationStatus.ts"
+import * as Session from "../src/CheckoutSession.ts"
+import * as OrderAggregate from "../src/OrderStatus.ts"
+import type { Order, Transaction } from "../src/Payment.ts"
+import * as Txn from "../src/TransactionStatus.ts"
+import { decide } from "../src/operations/RecordAttempt.ts"
+
+const T0 = "2026-11-01T10:00:00.000Z"
+const T1 = "2026-11-01T10:00:01.000Z"
+
+const order = (overrides: Partial<Order> = {}): Order => ({
+  ...OrderAggregate.born({
+    id: "ord_1",
+    account_id: "acct_1",
+    livemode: false,
+    merchant_reference: "r-1",
+    subtype: "direct_payment",
+    amount: 1000,
+    currency: "USD",
+    country: "US",
+    payment_method: "card",
+    capture_method: "automatic",
+    processing_profile: null,
+    customer: null,
+    success_url: null,
+    cancel_url: null,
+    card_token: null,
+    payment_instrument: null,
+    received_amount: null,
+    created_at: T0
+  }),
+  ...overrides
+})
+
+const txn = (overrides: Partial<Transaction> = {}): Transaction => ({
+  ...Txn.born({
+    id: "txn_1",
+    order_id: "ord_1",
+    account_id: "acct_1",
+    livemode: false,
+    kind: "payment",
+    amount: 1000,
+    currency: "USD",
+    payment_method: "card",
+    processing_profile: null,
+    provider: "sandbox",
+    provider_transaction_id: null,
+    decline_code: null,
+    payment_instrument: null,
+    parent_transaction_id: null,
+    final: null,
+    multicapture: null,
+    next_action: null,
+    three_ds: null,
+    expires_at: null,
+    pending_call: null,
+    created_at: T0
+  }),
+  ...overrides
+})
+
+const session = (overrides: Partial<Session.CheckoutSession> = {}): Session.CheckoutSession => ({
+  ...Session.born({
+    id: "cs_1",
+    account_id: "acct_1",
+    livemode: false,
+    order_id: "ord_1",
+    merchant_reference: "r-1",
+    amount: 1000,
+    currency: "USD",
+    country: null,
+    capture_method: "automatic",
+    payment_methods: null,
+    straight_through: false,
+    max_payment_attempts: 3,
+    attempts: 1,
+    expires_at: T1,
+    transaction_id: null,
+    next_action: null,
+    customer: null,
+    success_url: "https://m.example/ok",
+    cancel_url: "https://m.example/no",
+    locale: null,
+    line_items: null,
+    collect_address: false,
+    collect_phone: false,
+    processing_profile: null,
+    created_at: T0
+  }),
+  ...overrides
+})
+
+describe("transition", () => {
+  it("moves through the table, bumps the version, and returns exactly the events of the rows taken", () => {
+    const moved = Result.getOrThrow(OrderAggregate.transition(order(), ["attempt_sent", "payment_settled"], T1))
+    expect(moved.next).toMatchObject({ status: "succeeded", version: 2, updated_at: T1 })
+    expect(moved.events).toEqual(["payment.succeeded"])
+  })
+
+  it("a move the table lacks is an error value naming the move, and changes nothing", () => {
+    const done = order({ status: "succeeded" })
+    const refused = OrderAggregate.transition(done, "payment_settled", T1)
+    expect(Result.isFailure(refused)).toBe(true)
+    if (Result.isFailure(refused)) expect(refused.failure.code).toBe("invalid_order_status_transition")
+    expect(done.status).toBe("succeeded")
+  })
+
+  it("spec, Events: payment.failed is \"final, no retry on the same payment\": a retryable decline emits none", () => {
+    expect(Result.getOrThrow(OrderAggregate.transition(order(), "attempt_declined_retry", T1)).events).toEqual([])
+    expect(Result.getOrThrow(OrderAggregate.transition(order(), "attempt_declined_final", T1)).events).toEqual(["payment.failed"])
+  })
+
+  it("spec, Events: payment.requires_action \"never for merchant-initiated card charges\"", () => {
+    expect(Result.getOrThrow(OrderAggregate.transition(order(), "merchant_action_required", T1)).events).toEqual([])
+    expect(Result.getOrThrow(OrderAggregate.transition(order(), "action_required", T1)).events).toEqual(["payment.requires_action"])
+  })
+
+  it("the authorization's rows emit its events", () => {
+    expect(Result.getOrThrow(Authorization.transition("authorized", "void_nothing_captured"))).toEqual({ status: "canceled", events: ["payment.canceled"] })
+    expect(Result.isFailure(Authorization.transition("canceled", "void_nothing_captured"))).toBe(true)
+  })
+
+  it("a session's final status never changes", () => {
+    const done = session({ status: "completed" })
+    expect(Result.isFailure(Session.transition(done, "canceled", T1))).toBe(true)
+    expect(Session.follow(done, { _tag: "Declined" }, T1)).toBeUndefined()
+  })
+})
+
+describe("decide (the record step of an attempt, pure)", () => {
+  it("a declined session attempt with attempts left: transaction failed, order pending, no payment.failed, session open", () => {
+    const d = Result.getOrThrow(decide(order({ subtype: "checkout", status: "processing" }), txn({ status: "processing" }), Option.some(session({ attempts: 1 })), {
+      _tag: "Declined",
+      decline_code: "card_declined",
+      provider_transaction_id: null
+    }, T1))
+    expect(d.txn.status).toBe("failed")
+    expect(d.order?.next.status).toBe("pending")
+    expect(d.order?.events).toEqual([])
+    expect(d.session).toBeUndefined()
+  })
+
+  it("the last permitted attempt declined: payment.failed once, the session failed", () => {
+    const d = Result.getOrThrow(decide(order({ subtype: "checkout", status: "processing" }), txn({ status: "processing" }), Option.some(session({ attempts: 3 })), {
+      _tag: "Declined",
+      decline_code: "card_declined",
+      provider_transaction_id: null
+    }, T1))
+    expect(d.order?.events).toEqual(["payment.failed"])
+    expect(d.session?.next.status).toBe("failed")
+    expect(d.session?.events).toEqual(["checkout.session.failed"])
+  })
+
+  it("an approval clears the pending call and keeps the provider's reference", () => {
+    const pending = txn({ status: "processing", pending_call: { key: "txn_1:authorize", operation: "authorize", at: T0 } })
+    const d = Result.getOrThrow(decide(order({ status: "processing" }), pending, Option.none(), {
+      _tag: "Approved",
+      provider_transaction_id: "pay_1",
+      multicapture: false
+    }, T1))
+    expect(d.txn).toMatchObject({ status: "completed", pending_call: null, provider_transaction_id: "pay_1" })
+    expect(d.order?.events).toEqual(["payment.succeeded"])
+  })
+
+  it("an expired window on a direct payment: transaction canceled (never sent through processing), order canceled, payment.failed", () => {
+    const d = Result.getOrThrow(decide(order({ status: "requires_action" }), txn({ status: "initial", expires_at: T0 }), Option.none(), { _tag: "Closed", how: "expired" }, T1))
+    expect(d.txn).toMatchObject({ status: "canceled", decline_code: "expired", version: 2 })
+    expect(d.order?.next.status).toBe("canceled")
+    expect(d.order?.events).toEqual(["payment.failed"])
+  })
+
+  it("a final transaction refuses another outcome (an error value, not a throw)", () => {
+    const r = decide(order({ status: "succeeded" }), txn({ status: "completed" }), Option.none(), { _tag: "Closed", how: "expired" }, T1)
+    expect(Result.isFailure(r)).toBe(true)
+  })
+})
+
+/** Files allowed to name a status in an object literal: the aggregates (tables, births) and views. */
+const TRANSITION_MODULES = new Set(["OrderStatus.ts", "TransactionStatus.ts", "CheckoutSession.ts", "AuthorizationStatus.ts", "StateMachine.ts", "Webhook.ts"])
+
+const sources = (dir: string): Array<string> =>
+  readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name)
+    return statSync(path).isDirectory() ? sources(path) : name.endsWith(".ts") ? [path] : []
+  })
+
+it("nothing in the domain assigns a status outside the aggregates' transition modules", () => {
+  const root = new URL("../src", import.meta.url).pathname
+  const offenders = sources(root)
+    .filter((path) => !TRANSITION_MODULES.has(path.split("/").pop()!))
+    .flatMap((path) =>
+      readFileSync(path, "utf8").split("\n").flatMap((line, i) =>
+        // an assignment (`x.status = …`) or a record literal's status (`status: "…"`, `status: next`)
+        /\.status\s*=[^=]|^\s*status:\s*["'a-z]/.test(line) && !/^\s*(\/\/|\*)/.test(line) ? [`${path.slice(root.length)}:${i + 1}: ${line.trim()}`] : []))
+  expect(offenders).toEqual([])
+})
