@@ -6,7 +6,8 @@
  *
  *   - every order is final (succeeded, failed, canceled, returned) or awaiting (authorized,
  *     requires_action, or pending for a checkout whose session awaits the customer's next try);
- *   - no transaction is left initial or processing (an outstanding provider call);
+ *   - no transaction keeps an outstanding provider call (`pending_call`), and none is left initial
+ *     or processing at all (every flow here ends at the provider);
  *   - for every manual-capture order, completed captures + the released void ≤ the authorization;
  *   - the sandbox's own ledger (sandbox_ledger, the provider's log, which survives the crash) shows
  *     at most one approved authorization per order, and Tender's records agree with it: every call
@@ -224,7 +225,7 @@ const drive = async (server: Served, requests: ReadonlyArray<Request>): Promise<
 const FINAL = ["succeeded", "failed", "canceled", "returned"]
 const AWAITING = ["authorized", "requires_action"]
 
-/** Orders neither final nor awaiting, and transactions left mid-call: what recovery must clear. */
+/** Orders neither final nor awaiting, and provider calls never recorded: what recovery must clear. */
 const unsettled = async () => {
   const orders = await db.query(
     `SELECT o.id, o.status, o.subtype FROM orders o
@@ -235,8 +236,8 @@ const unsettled = async () => {
     [merchant.account_id, FINAL, AWAITING]
   )
   const transactions = await db.query(
-    `SELECT t.id, t.order_id, t.kind, t.status FROM transactions t
-     WHERE t.account_id = $1 AND t.status IN ('initial', 'processing')`,
+    `SELECT t.id, t.order_id, t.kind, t.status, t.pending_call FROM transactions t
+     WHERE t.account_id = $1 AND t.pending_call IS NOT NULL`,
     [merchant.account_id]
   )
   return { orders: orders.rows, transactions: transactions.rows }
@@ -251,7 +252,7 @@ const waitForRecovery = async (round: number) => {
       const ids = [...new Set([...left.orders.map((o) => o.id), ...left.transactions.map((t) => t.order_id)])]
       const detail = await db.query(
         `SELECT o.id, o.status, o.subtype, o.capture_method,
-           (SELECT json_agg(json_build_object('id', t.id, 'kind', t.kind, 'status', t.status, 'amount', t.amount,
+           (SELECT json_agg(json_build_object('id', t.id, 'kind', t.kind, 'status', t.status, 'amount', t.amount, 'pending_call', t.pending_call,
               'ledger', (SELECT json_agg(json_build_object('key', l.idempotency_key, 'op', l.operation, 'result', l.result))
                          FROM sandbox_ledger l WHERE l.order_reference = t.id)) ORDER BY t.created_at)
             FROM transactions t WHERE t.order_id = o.id) AS transactions
@@ -277,8 +278,9 @@ const violations = async () => {
                         WHERE order_id = o.id AND kind = 'authorization' AND status = 'completed') auth ON true
      LEFT JOIN LATERAL (SELECT coalesce(sum(amount), 0) AS amount FROM transactions
                         WHERE order_id = o.id AND kind = 'capture' AND status = 'completed') cap ON true
+     -- a void that released the hold ends canceled (spec, Transaction)
      LEFT JOIN LATERAL (SELECT coalesce(sum(amount), 0) AS amount FROM transactions
-                        WHERE order_id = o.id AND kind = 'void' AND status = 'completed') voi ON true
+                        WHERE order_id = o.id AND kind = 'void' AND status = 'canceled') voi ON true
      WHERE o.account_id = $1 AND o.capture_method = 'manual' AND cap.amount + voi.amount > auth.amount`,
     account
   )
@@ -296,7 +298,8 @@ const violations = async () => {
   )
   // Tender and the provider disagree on a call's outcome: money moved that Tender recorded as not
   // moved, or Tender recorded money that never moved. Per transaction, the provider applied it
-  // when its ledger holds a successful answer for it.
+  // when its ledger holds a successful answer for it; Tender, when the transaction did not fail
+  // (an attempt), completed (a capture) or ended canceled (a void that released the hold).
   const disagreements = await db.query(
     `SELECT t.id, t.order_id, t.kind, t.status, applied.results FROM transactions t
      LEFT JOIN LATERAL (
@@ -306,10 +309,19 @@ const violations = async () => {
               OR (l.operation = 'void' AND l.result->>'_tag' = 'Voided')) AS moved
        FROM sandbox_ledger l WHERE l.order_reference = t.id) applied ON true
      WHERE t.account_id = $1 AND t.kind IN ('payment', 'authorization', 'capture', 'void')
-       AND (t.status = 'completed') <> coalesce(applied.moved, false)`,
+       AND (CASE t.kind WHEN 'capture' THEN t.status = 'completed'
+                        WHEN 'void' THEN t.status = 'canceled'
+                        ELSE t.status <> 'failed' END) <> coalesce(applied.moved, false)`,
+    account
+  )
+  // Left mid-way with no provider call to reconcile: nothing would ever finish it.
+  const stalled = await db.query(
+    `SELECT t.id, t.order_id, t.kind, t.status FROM transactions t
+     WHERE t.account_id = $1 AND t.status IN ('initial', 'processing')`,
     account
   )
   return {
+    stalled: stalled.rows,
     overdrawn: overdrawn.rows,
     charged: charged.rows,
     unknownToTender: unknownToTender.rows,
@@ -348,6 +360,7 @@ it(`SIGKILL at every step boundary, ${ROUNDS * SERVERS_PER_ROUND} times; after a
   const schedule: Array<string> = []
   for (let round = 0; round < ROUNDS; round++) {
     // Arm this round's servers (in parallel: starting is the slow part) and prepare their batches.
+    const roundStart = Date.now()
     const plans = Array.from({ length: SERVERS_PER_ROUND }, draw)
     const servers = await Promise.all(plans.map(async (plan) => {
       const [server, requests] = await Promise.all([
@@ -357,15 +370,21 @@ it(`SIGKILL at every step boundary, ${ROUNDS * SERVERS_PER_ROUND} times; after a
       armed.add(server)
       return { server, plan, requests }
     }))
+    const t1 = Date.now()
     const outcomes = await Promise.all(servers.map(({ server, requests }) => drive(server, requests)))
+    const t2 = Date.now()
     servers.forEach(({ plan }, i) => schedule.push(`r${round} ${plan.point}@${plan.n}${outcomes[i] ? "" : " (not reached)"}`))
     kills += outcomes.filter(Boolean).length
 
     // The restart, without a fault: it reconciles what the dead servers left in flight.
     await restartClean()
+    const t3 = Date.now()
     await waitForRecovery(round)
+    console.log(`Faults.test: round ${round}: ${outcomes.filter(Boolean).length} kills; armed servers up in ${t1 - roundStart} ms, ` +
+      `dead in ${t2 - t1} ms; restarted in ${t3 - t2} ms, recovered in ${Date.now() - t3} ms`)
     const found = await violations()
     expect(found, `FAULT_SEED=${SEED} round ${round}\n${schedule.join("\n")}`).toEqual({
+      stalled: [],
       overdrawn: [],
       charged: [],
       unknownToTender: [],
