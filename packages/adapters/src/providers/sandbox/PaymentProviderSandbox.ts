@@ -290,8 +290,8 @@ export const make = (
         return { _tag: "Refused", decline_code: "multicapture_not_supported" }
       }
       if (flags.settlesLater) {
-        // Stateless means the acceptance time rides in the id; a retry made later restarts the
-        // settlement window, which only delays a settlement that was never reported.
+        // The acceptance time rides in the id, so `settlement` needs no ledger; a retry with the
+        // same key gets the first id back (the ledger), and with it the first acceptance time.
         const since = yield* Clock.currentTimeMillis
         return { _tag: "Settling", provider_transaction_id: SandboxIds.make("cap", request.reference, { settlesLater: true, since }) }
       }
