@@ -109,6 +109,7 @@ export const newOrder = (accountId: string, overrides: Partial<Payment.Order> = 
       livemode: false,
       merchant_reference: `ref-${yield* ids.randomHex(8)}`,
       subtype: "direct_payment",
+      checkout_session_id: null,
       status: "authorized",
       amount: 3_000_000_000,
       currency: "IDR",
@@ -213,10 +214,11 @@ export const newSession = (accountId: string, overrides: Partial<CheckoutSession
   Effect.gen(function*() {
     const ids = yield* Ids
     const merchant_reference = overrides.merchant_reference ?? `ref-${yield* ids.randomHex(8)}`
-    const order = yield* newOrder(accountId, { subtype: "checkout", status: "pending", merchant_reference })
+    const id = overrides.id ?? (yield* ids.make("checkoutSession"))
+    const order = yield* newOrder(accountId, { subtype: "checkout", checkout_session_id: id, status: "pending", merchant_reference })
     yield* (yield* OrderRepo).insert(order)
     const session: CheckoutSession.CheckoutSession = {
-      id: yield* ids.make("checkoutSession"),
+      id,
       account_id: accountId,
       livemode: false,
       order_id: order.id,
@@ -600,6 +602,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       const full = yield* newOrder(accountId)
       const bare = yield* newOrder(accountId, {
         subtype: "checkout",
+        checkout_session_id: "cs_roundtrip0000000000",
         status: "pending",
         capture_method: "automatic",
         processing_profile: null,
@@ -705,6 +708,47 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       const direct = yield* newOrder(accountId, { merchant_reference: reference, created_at: later(T0, -60_000) })
       yield* orders.insert(direct)
       expect(yield* orders.findByReference(accountId, reference)).toEqual(Option.some(direct))
+    }))
+
+  it.effect("orders: listByReference gives every order of the account with the reference, newest first, ties by id, at most the limit", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const accountId = yield* storedAccount
+      const other = yield* storedAccount
+      const reference = "reused ref/ü"
+      const direct = yield* newOrder(accountId, { merchant_reference: reference, created_at: later(T0, -60_000) })
+      const expired = yield* newOrder(accountId, { merchant_reference: reference, subtype: "checkout" })
+      const sameInstant = yield* newOrder(accountId, { merchant_reference: reference, subtype: "checkout" })
+      const newest = yield* newOrder(accountId, { merchant_reference: reference, subtype: "checkout", created_at: later(T0) })
+      const elsewhere = yield* newOrder(other, { merchant_reference: reference })
+      const unrelated = yield* newOrder(accountId)
+      for (const order of [expired, newest, elsewhere, direct, unrelated, sameInstant]) yield* orders.insert(order)
+
+      const all = yield* orders.listByReference(accountId, reference, 100)
+      expect(all).toEqual(newestFirst([direct, expired, sameInstant, newest]))
+      expect(all[0]).toEqual(newest)
+      expect(yield* orders.listByReference(accountId, reference, 2)).toEqual(all.slice(0, 2))
+      expect(yield* orders.listByReference(other, reference, 100)).toEqual([elsewhere])
+      expect(yield* orders.listByReference(accountId, "ref-unknown", 100)).toEqual([])
+    }))
+
+  it.effect("orders: a checkout order keeps its session's id through insert and update; a direct payment has none", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const sessions = yield* CheckoutSessionRepo
+      const accountId = yield* storedAccount
+      const session = yield* newSession(accountId)
+      yield* sessions.insert(session)
+      const stored = Option.getOrThrow(yield* orders.find(accountId, session.order_id))
+      expect([stored.subtype, stored.checkout_session_id]).toEqual(["checkout", session.id])
+
+      const v2: Payment.Order = { ...stored, status: "succeeded", version: 2 }
+      yield* orders.update(v2)
+      expect((yield* orders.findAny(stored.id)).pipe(Option.map((o) => o.checkout_session_id))).toEqual(Option.some(session.id))
+
+      const direct = yield* newOrder(accountId)
+      yield* orders.insert(direct)
+      expect((yield* orders.find(accountId, direct.id)).pipe(Option.map((o) => o.checkout_session_id))).toEqual(Option.some(null))
     }))
 
   it.effect("orders: updates on the version before; refuses a stale version, an unknown id and another account", () =>
@@ -1042,6 +1086,55 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
 
       yield* transactions.update({ ...older, status: "completed", version: 2 })
       expect(idsOf(yield* transactions.listSettling(10_000))).not.toContain(older.id)
+    }))
+
+  it.effect("transactions: listExpiredWindows gives in-flight attempts past expires_at, soonest expiry first, across accounts", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const transactions = yield* TransactionRepo
+      const first = yield* newOrder(yield* storedAccount, { status: "requires_action" })
+      const second = yield* newOrder(yield* storedAccount, { status: "requires_action" })
+      yield* orders.insert(first)
+      yield* orders.insert(second)
+      // A window of time no other test's transaction expires in (theirs expire in 2025, or never).
+      const now = "1986-06-01T12:00:00.000Z"
+      const ago = (ms: number) => new Date(Date.parse(now) - ms).toISOString()
+      const attempt = (order: Payment.Order, overrides: Partial<Payment.Transaction>) =>
+        newTransaction(order, { kind: "payment", status: "pending", ...overrides })
+
+      const oldest = yield* attempt(second, { status: "initial", expires_at: ago(60_000) })
+      const processing = yield* attempt(first, { status: "processing", expires_at: ago(1) })
+      // Due exactly now: included (expires_at <= now); the same instant is ordered by id.
+      const [dueNowA, dueNowB] = [yield* attempt(first, { expires_at: now }), yield* attempt(second, { expires_at: now })]
+      const excluded = [
+        yield* attempt(first, { expires_at: "1986-06-01T12:00:00.001Z" }),
+        yield* attempt(first, { expires_at: null }),
+        ...(yield* Effect.forEach(
+          ["completed", "failed", "canceled", "returned"] as const,
+          (status) => attempt(first, { status, expires_at: ago(120_000) })
+        ))
+      ]
+      for (const t of [processing, ...excluded, dueNowB, oldest, dueNowA]) yield* transactions.insert(t)
+      const mine = new Set(idsOf([oldest, processing, dueNowA, dueNowB, ...excluded]))
+
+      const expired = yield* transactions.listExpiredWindows(now, 10_000)
+      for (const t of expired) {
+        expect(["initial", "pending", "processing"]).toContain(t.status)
+        expect(Date.parse(t.expires_at!)).toBeLessThanOrEqual(Date.parse(now))
+      }
+      const expiring = expired.map((t) => Date.parse(t.expires_at!))
+      expect(expiring).toEqual([...expiring].sort((x, y) => x - y))
+      const sameInstant = [dueNowA, dueNowB].sort((a, b) => (a.id < b.id ? -1 : 1))
+      expect(expired.filter((t) => mine.has(t.id))).toEqual([oldest, processing, ...sameInstant])
+      expect(yield* transactions.listExpiredWindows(now, 1)).toEqual(expired.slice(0, 1))
+      expect(idsOf((yield* transactions.listExpiredWindows(ago(30_000), 10_000)).filter((t) => mine.has(t.id)))).toEqual(
+        idsOf([oldest])
+      )
+
+      yield* transactions.update({ ...oldest, status: "canceled", version: 2 })
+      expect(idsOf((yield* transactions.listExpiredWindows(now, 10_000)).filter((t) => mine.has(t.id)))).toEqual(
+        idsOf([processing, ...sameInstant])
+      )
     }))
 
   it.effect("events: findAny from any account; search newest first by account or all, type, created_from (inclusive)", () =>

@@ -81,6 +81,8 @@ export const Order = Schema.Struct({
   livemode: Schema.Boolean,
   merchant_reference: Schema.String,
   subtype: OrderSubtype,
+  /** A checkout order's session (spec: `additional_identifiers` type `checkout`); null for direct payments. */
+  checkout_session_id: Schema.NullOr(Schema.String),
   status: Schema.Literals(ORDER_STATUSES),
   amount: Schema.Int,
   currency: Schema.String,

@@ -14,6 +14,11 @@ export class OrderRepo extends Context.Service<OrderRepo, {
   findAny(id: string): Effect.Effect<Option.Option<Order>>
   findByReference(accountId: string, reference: string): Effect.Effect<Option.Option<Order>>
   /**
+   * The account's orders with the reference, newest first (created_at, then id), at most `limit`:
+   * a direct payment and checkout orders may share one, so a by-reference target must see them all.
+   */
+  listByReference(accountId: string, reference: string, limit: number): Effect.Effect<ReadonlyArray<Order>>
+  /**
    * Reads the order and holds it until the enclosing unit of work ends (PostgreSQL: `FOR UPDATE`),
    * so captures, voids and 3-D Secure completion on one order are serialised across processes.
    */
@@ -37,7 +42,11 @@ export class TransactionRepo extends Context.Service<TransactionRepo, {
   listSettling(limit: number): Effect.Effect<ReadonlyArray<Transaction>>
   /** Provider calls reserved at or before `before` and not recorded, oldest first (the reconciliation worker). */
   listPendingCalls(before: string, limit: number): Effect.Effect<ReadonlyArray<Transaction>>
-  /** Attempts still in flight whose payment window (`expires_at`) closed at or before `nowIso`, oldest expiry first. */
+  /**
+   * Attempts still in flight (initial, pending, processing) whose payment window has closed
+   * (`expires_at` set and at or before `nowIso`), soonest expiry first, ties by id, across accounts:
+   * what a window-expiry worker closes.
+   */
   listExpiredWindows(nowIso: string, limit: number): Effect.Effect<ReadonlyArray<Transaction>>
 }>()("@tender/domain/TransactionRepo") {}
 

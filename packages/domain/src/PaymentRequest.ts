@@ -9,6 +9,7 @@ import { isValidIp } from "./Cidr.ts"
 import { isCountry } from "./Countries.ts"
 import {
   CountryRequired,
+  type ErrorProps,
   type FieldError,
   MerchantReferenceRequired,
   PaymentUnroutable,
@@ -23,14 +24,15 @@ export interface CreatePaymentInput {
   readonly amount?: string | undefined
   readonly currency?: string | undefined
   readonly country?: string | undefined
-  readonly payment_method: {
-    readonly code: string
+  /** Optional on the wire so that its absence is reported with every other offending field. */
+  readonly payment_method?: {
+    readonly code?: string | undefined
     readonly details?: {
       readonly card_token?: string | undefined
       readonly stored_credential?: { readonly initiator: string; readonly reason?: string | undefined } | undefined
       readonly document_id?: string | undefined
     } | undefined
-  }
+  } | undefined
   readonly merchant_reference?: string | undefined
   readonly success_url?: string | undefined
   readonly cancel_url?: string | undefined
@@ -93,15 +95,16 @@ export const checkMoney = (
 
 /**
  * What a local method needs from the merchant (contract.md): the document of its country,
- * punctuation stripped, and the shopper's IP. Returns the normalized document.
+ * punctuation stripped, and the shopper's IP. Returns the normalized document. Any other method,
+ * or one not known (`undefined`), asks only that an IP given be well-formed.
  */
 export const checkLocalFields = (
-  method: PaymentMethod,
+  method: PaymentMethod | undefined,
   documentId: string | undefined,
   ip: string | undefined,
   add: (field: string, message: string) => void
 ): string | undefined => {
-  if (method.document === undefined) {
+  if (method?.document === undefined) {
     if (ip !== undefined && !isValidIp(ip)) add("customer.ip", "must be an IPv4 or IPv6 address")
     return undefined
   }
@@ -130,29 +133,51 @@ export const isHttpUrl = (value: string): boolean => {
 
 const MAX_REFERENCE = 255
 
+/** The spec's dedicated codes of a create, in the order they take the envelope (docs/decisions.md). */
+type DedicatedError = MerchantReferenceRequired | CountryRequired | UnknownPaymentMethod
+
+/**
+ * Every field is checked in one pass, so one answer names every offending field (spec, Handling
+ * rules). A problem with a dedicated code (missing reference or country, unknown method) gives
+ * that code, the first of them in the order above, and its `errors[]` still lists every offending
+ * field; otherwise `validation_failed`. Routing is judged only on a request with no field error.
+ */
 export const validateCreate = (
   account: Account,
   input: CreatePaymentInput
-): ValidPayment | ValidationFailed | MerchantReferenceRequired | CountryRequired | UnknownPaymentMethod | PaymentUnroutable => {
-  const reference = input.merchant_reference?.trim() ?? ""
-  if (reference === "") return new MerchantReferenceRequired({ message: "merchant_reference is required" })
-  if (input.country === undefined || input.country === "") return new CountryRequired({ message: "country is required" })
-
+): ValidPayment | ValidationFailed | DedicatedError | PaymentUnroutable => {
   const errors: Array<FieldError> = []
   const add = (field: string, message: string) => errors.push({ field, message })
+  const dedicated: Array<{ readonly message: string; readonly make: (props: ErrorProps) => DedicatedError }> = []
 
-  if (reference.length > MAX_REFERENCE) add("merchant_reference", `must be at most ${MAX_REFERENCE} characters`)
+  const reference = input.merchant_reference?.trim() ?? ""
+  if (reference === "") {
+    add("merchant_reference", "is required")
+    dedicated.push({ message: "merchant_reference is required", make: (props) => new MerchantReferenceRequired(props) })
+  } else if (reference.length > MAX_REFERENCE) add("merchant_reference", `must be at most ${MAX_REFERENCE} characters`)
+
   const { amount, currency } = checkMoney(input, add)
-  if (!isCountry(input.country)) add("country", "must be an ISO 3166-1 alpha-2 code such as US")
 
-  const method = findMethod(input.payment_method.code)
-  if (method === undefined) {
-    return new UnknownPaymentMethod({ message: `Unknown payment_method.code "${input.payment_method.code}"` })
+  const country = input.country ?? ""
+  if (country === "") {
+    add("country", "is required")
+    dedicated.push({ message: "country is required", make: (props) => new CountryRequired(props) })
+  } else if (!isCountry(country)) add("country", "must be an ISO 3166-1 alpha-2 code such as US")
+
+  const code = input.payment_method?.code
+  const method = code === undefined ? undefined : findMethod(code)
+  if (code === undefined) add("payment_method.code", "is required")
+  else if (method === undefined) {
+    add("payment_method.code", `"${code}" is not a known payment method`)
+    dedicated.push({ message: `Unknown payment_method.code "${code}"`, make: (props) => new UnknownPaymentMethod(props) })
   }
 
-  const details = input.payment_method.details
+  // Checks that depend on the method run only when it is known; the others run regardless.
+  const details = input.payment_method?.details
   const cardToken = details?.card_token
-  if (cardToken !== undefined && method.code !== "card") add("payment_method.details.card_token", "is only accepted for card payments")
+  if (cardToken !== undefined && method !== undefined && method.code !== "card") {
+    add("payment_method.details.card_token", "is only accepted for card payments")
+  }
   const initiator = details?.stored_credential?.initiator
   if (initiator !== undefined && initiator !== "merchant" && initiator !== "customer") {
     add("payment_method.details.stored_credential.initiator", "must be merchant or customer")
@@ -187,18 +212,25 @@ export const validateCreate = (
       add("capture_method", "must be manual or automatic")
     } else if (input.capture_method === "manual") {
       captureMethod = "manual"
-      if (method.code !== "card") add("capture_method", "manual capture is for card payments only")
-      else if (cardToken === undefined) {
+      if (method !== undefined && method.code !== "card") add("capture_method", "manual capture is for card payments only")
+      else if (method !== undefined && cardToken === undefined) {
         add("capture_method", "manual capture requires payment_method.details.card_token (a card collected fresh cannot use it)")
       }
     }
   }
 
-  if (errors.length > 0) {
-    return new ValidationFailed({ message: `Invalid payment: ${errors.map((e) => e.field).join(", ")}`, errors })
+  const fields = errors.map((e) => e.field).join(", ")
+  const first = dedicated[0]
+  if (first !== undefined) {
+    const others = errors.length > 1 ? `; invalid fields: ${fields}` : ""
+    return first.make({ message: `${first.message}${others}`, errors })
   }
-  if (!routable(method, input.country, currency)) {
-    return new PaymentUnroutable({ message: `${method.code} cannot be routed for ${input.country} / ${currency}` })
+  // A missing method has added its error already; the second test only narrows the type.
+  if (errors.length > 0 || method === undefined) {
+    return new ValidationFailed({ message: `Invalid payment: ${fields}`, errors })
+  }
+  if (!routable(method, country, currency)) {
+    return new PaymentUnroutable({ message: `${method.code} cannot be routed for ${country} / ${currency}` })
   }
   const customer: Customer | null = input.customer?.email !== undefined || input.customer?.name !== undefined
     ? {
@@ -209,7 +241,7 @@ export const validateCreate = (
   return {
     amount,
     currency,
-    country: input.country,
+    country,
     method,
     merchant_reference: reference,
     success_url: input.success_url ?? null,

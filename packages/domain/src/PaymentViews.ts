@@ -77,8 +77,10 @@ export const major = (minor: number, currency: string) => Money.toMajor(minor, c
 export const settlementReference = (t: Transaction): string | null =>
   t.status === "completed" && (t.kind === "payment" || t.kind === "capture") ? t.provider_transaction_id : null
 
+/** spec, Payment: "Items of {identifier: string, type: checkout or order}": the order, and its session if any. */
 export const identifiersOf = (order: Order): ReadonlyArray<AdditionalIdentifier> => [
-  { identifier: order.id, type: "order" }
+  { identifier: order.id, type: "order" },
+  ...(order.checkout_session_id !== null ? [{ identifier: order.checkout_session_id, type: "checkout" as const }] : [])
 ]
 
 export const orderView = (

@@ -263,6 +263,7 @@ export class Sessions extends Context.Service<Sessions, {
           livemode: account.mode === "live",
           merchant_reference: valid.reference,
           subtype: "checkout",
+          checkout_session_id: sessionId,
           amount: valid.amount,
           currency: valid.currency,
           country: valid.routingCountry,

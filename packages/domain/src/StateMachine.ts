@@ -59,11 +59,11 @@ export const toMarkdown = <S extends string, T extends string>(machine: Machine<
   ].join("\n")
 }
 
-/** A record with a status: the aggregates' rows. */
+/** A record with a status: the aggregates' rows (versioned when their updates are version-checked). */
 export interface Stateful<S extends string> {
   readonly status: S
   readonly updated_at: string
-  readonly version: number
+  readonly version?: number
 }
 
 /** What a transition produced: the next row (version bumped) and the events its table rows emit. */
@@ -101,8 +101,10 @@ export const apply = <S extends string, T extends string, R extends Stateful<S>>
     status = row.to
     events.push(...(row.emits ?? []))
   }
-  return Result.succeed({ next: { ...record, ...changes, status, updated_at: at, version: record.version + 1 }, events })
+  return Result.succeed({ next: { ...record, ...changes, status, updated_at: at, ...bump(record) }, events })
 }
+
+const bump = (record: Stateful<string>) => (record.version === undefined ? {} : { version: record.version + 1 })
 
 /** A change of fields that keeps the status (a next action, a 3-D Secure answer): never a status. */
 export const revise = <R extends Stateful<string>>(record: R, changes: Changes<R>, at: string): R => ({
@@ -110,7 +112,7 @@ export const revise = <R extends Stateful<string>>(record: R, changes: Changes<R
   ...changes,
   status: record.status,
   updated_at: at,
-  version: record.version + 1
+  ...bump(record)
 })
 
 export const describeMove = (e: NoSuchMove): string => `${e.machine} cannot go from ${e.from} on ${e.trigger}`

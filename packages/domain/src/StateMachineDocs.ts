@@ -4,8 +4,9 @@ import { SessionMachine } from "./CheckoutSession.ts"
 import { OrderMachine } from "./OrderStatus.ts"
 import { toMarkdown } from "./StateMachine.ts"
 import { TransactionMachine } from "./TransactionStatus.ts"
+import { DeliveryMachine } from "./Webhook.ts"
 
-export const MACHINES = [SessionMachine, OrderMachine, TransactionMachine, AuthorizationMachine] as const
+export const MACHINES = [SessionMachine, OrderMachine, TransactionMachine, AuthorizationMachine, DeliveryMachine] as const
 
 export const render = (): string =>
   [

@@ -3,7 +3,8 @@
  * records it, to one delivery per subscribed endpoint of its account; the dispatcher then delivers
  * each at least once on the contract's schedule.
  */
-import { Schema } from "effect"
+import { Result, Schema } from "effect"
+import { apply, type Changes, define, describeMove, type Machine, type Moved } from "./StateMachine.ts"
 
 /** At most this many endpoints per account (spec: a maximum exists; contract.md: 16). */
 export const MAX_ENDPOINTS = 16
@@ -63,6 +64,25 @@ export type WebhookEndpoint = typeof WebhookEndpoint.Type
 export const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "exhausted"] as const
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number]
 
+export type DeliveryTrigger = "attempt_succeeded" | "attempt_failed" | "attempt_failed_final" | "retried"
+
+/**
+ * A delivery of one event to one endpoint (contract.md, Webhook endpoints and deliveries): attempted
+ * on the retry schedule until it succeeds or is exhausted; an operator or merchant retries a failed
+ * or exhausted one (POST /v1/webhook_deliveries/{id}/retry).
+ */
+export const DeliveryMachine: Machine<DeliveryStatus, DeliveryTrigger> = define({
+  name: "Webhook delivery",
+  states: DELIVERY_STATUSES,
+  finals: ["succeeded"],
+  transitions: [
+    { from: ["pending", "failed"], trigger: "attempt_succeeded", to: "succeeded", when: "the endpoint answered 2xx" },
+    { from: ["pending", "failed"], trigger: "attempt_failed", to: "failed", when: "a later attempt is scheduled" },
+    { from: ["pending", "failed"], trigger: "attempt_failed_final", to: "exhausted", when: "the schedule ran out, or the endpoint is gone or disabled" },
+    { from: ["failed", "exhausted"], trigger: "retried", to: "pending", when: "a manual retry (exhausted: one more attempt)" }
+  ]
+})
+
 export const WebhookDelivery = Schema.Struct({
   id: Schema.String,
   account_id: Schema.String,
@@ -103,3 +123,18 @@ export const nextAttemptDelay = (attempts: number, random: number): number | und
   if (base === undefined) return undefined
   return Math.round(base * (0.9 + 0.2 * random))
 }
+
+export const transition = (
+  delivery: WebhookDelivery,
+  trigger: DeliveryTrigger,
+  at: string,
+  changes: Changes<WebhookDelivery> = {}
+): Result.Result<Moved<WebhookDelivery>, string> =>
+  Result.mapError(apply(DeliveryMachine, delivery, trigger, at, changes), describeMove)
+
+/** A new delivery: `pending`, due at once. */
+export const born = (fields: Omit<WebhookDelivery, "status" | "updated_at">): WebhookDelivery => ({
+  ...fields,
+  status: "pending",
+  updated_at: fields.created_at
+})

@@ -9,7 +9,7 @@
  * attempt carries the same envelope id (receivers de-duplicate on it).
  */
 import { isoOf, nowIso } from "./Time.ts"
-import { Clock, Context, Effect, Layer, Option, Queue, Random } from "effect"
+import { Clock, Context, Effect, Layer, Option, Queue, Random, Result } from "effect"
 import type { Account } from "./Account.ts"
 import * as Cidr from "./Cidr.ts"
 import {
@@ -31,6 +31,7 @@ import {
   ATTEMPT_TIMEOUT_MS,
   type DeliveryAttempt,
   type DeliveryStatus,
+  type DeliveryTrigger,
   EVENT_TYPES,
   matches,
   MAX_ATTEMPTS,
@@ -39,6 +40,7 @@ import {
   type WebhookDelivery,
   type WebhookEndpoint
 } from "./Webhook.ts"
+import * as Webhook from "./Webhook.ts"
 import { decodeInput, pageOf, type SearchResult } from "./Search.ts"
 import { HostResolver, PayloadSigner, WebhookDeliveryRepo, WebhookEndpointRepo, WebhookTransport } from "./WebhookPorts.ts"
 
@@ -69,19 +71,17 @@ export class Outbox extends Context.Service<Outbox, {
           yield* events.append(event)
           for (const endpoint of yield* endpoints.list(event.account_id)) {
             if (!matches(endpoint, event.type)) continue
-            yield* deliveries.insert({
+            yield* deliveries.insert(Webhook.born({
               id: yield* ids.make("webhookDelivery"),
               account_id: event.account_id,
               endpoint_id: endpoint.id,
               event_id: event.id,
               event_type: event.type,
-              status: "pending",
               attempts: 0,
               next_attempt_at: event.created_at,
               last_attempt_at: null,
-              created_at: event.created_at,
-              updated_at: event.created_at
-            })
+              created_at: event.created_at
+            }))
           }
           return event
         })
@@ -319,22 +319,19 @@ export class Webhooks extends Context.Service<Webhooks, {
         const succeeded = outcome.error === null
         const delay = succeeded ? undefined : nextAttemptDelay(attempts, yield* Random.next)
         // Nothing left to deliver to (endpoint deleted or disabled): no later attempt can succeed.
-        const status: DeliveryStatus = succeeded
-          ? "succeeded"
+        const trigger: DeliveryTrigger = succeeded
+          ? "attempt_succeeded"
           : gone || delay === undefined || attempts >= MAX_ATTEMPTS
-          ? "exhausted"
-          : "failed"
-        yield* deliveries.recordAttempt(
-          {
-            ...delivery,
-            status,
-            attempts,
-            next_attempt_at: status === "failed" ? isoOf(at + delay!) : null,
-            last_attempt_at: isoOf(started),
-            updated_at: isoOf(at)
-          },
-          { delivery_id: delivery.id, attempted_at: isoOf(started), ...outcome }
-        )
+          ? "attempt_failed_final"
+          : "attempt_failed"
+        const moved = Webhook.transition(delivery, trigger, isoOf(at), {
+          attempts,
+          next_attempt_at: trigger === "attempt_failed" ? isoOf(at + delay!) : null,
+          last_attempt_at: isoOf(started)
+        })
+        // The claim only hands out pending or failed deliveries: any other is a bug.
+        if (Result.isFailure(moved)) return yield* Effect.die(new Error(moved.failure))
+        yield* deliveries.recordAttempt(moved.success.next, { delivery_id: delivery.id, attempted_at: isoOf(started), ...outcome })
       })
 
       /**
@@ -485,20 +482,18 @@ export class Webhooks extends Context.Service<Webhooks, {
         }),
         retryDelivery: Effect.fn("Webhooks.retryDelivery")(function*(account, id) {
           const delivery = yield* loadDelivery(account, id)
-          if (delivery.status !== "failed" && delivery.status !== "exhausted") {
+          const at = yield* nowIso
+          // An exhausted delivery gets one more attempt; failing it, it is exhausted again.
+          const moved = Webhook.transition(delivery, "retried", at, {
+            attempts: delivery.status === "exhausted" ? MAX_ATTEMPTS - 1 : delivery.attempts,
+            next_attempt_at: at
+          })
+          if (Result.isFailure(moved)) {
             return yield* new WebhookDeliveryNotRetryable({
               message: `Delivery ${id} is ${delivery.status}; only failed or exhausted deliveries can be retried`
             })
           }
-          const at = yield* nowIso
-          // An exhausted delivery gets one more attempt; failing it, it is exhausted again.
-          const next: WebhookDelivery = {
-            ...delivery,
-            status: "pending",
-            attempts: delivery.status === "exhausted" ? MAX_ATTEMPTS - 1 : delivery.attempts,
-            next_attempt_at: at,
-            updated_at: at
-          }
+          const next = moved.success.next
           yield* deliveries.update(next)
           return deliveryView(next)
         }),

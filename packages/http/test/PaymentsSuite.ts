@@ -348,6 +348,61 @@ export const paymentsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">
       expectError(await post("/v1/payments", body), 400, "country_required")
     })
 
+    describe("spec, Handling rules: \"For `validation_failed`, `errors[]` lists the offending fields.\"", () => {
+      const refused = async (body: Record<string, unknown>, status: number, code: string) => {
+        const reply = await post("/v1/payments", body)
+        expectError(reply, status, code)
+        return (reply.json.errors ?? []).map((e: { field: string }) => e.field).sort()
+      }
+
+      it("a body of currency alone names every missing field in one answer", async () => {
+        // The missing reference keeps its own code (merchant_reference_required); errors[] has the rest.
+        expect(await refused({ currency: "USD" }, 400, "merchant_reference_required")).toEqual([
+          "amount", "cancel_url", "country", "merchant_reference", "payment_method.code", "success_url"
+        ])
+      })
+
+      it("validation_failed lists every offending field, not the first", async () => {
+        const body = {
+          ...base(),
+          amount: "10.001",
+          country: "ZZ",
+          success_url: "ftp://merchant.example/ok",
+          customer: { email: "not-an-email", ip: "300.1.1.1" },
+          processing_profile: "nope",
+          capture_method: "sometimes"
+        }
+        expect(await refused(body, 400, "validation_failed")).toEqual([
+          "amount", "capture_method", "country", "customer.email", "customer.ip", "processing_profile", "success_url"
+        ])
+      })
+
+      it("precedence: merchant_reference_required, then country_required, then unknown_payment_method; errors[] always complete", async () => {
+        const { merchant_reference: _r, country: _c, ...neither } = base()
+        expect(await refused({ ...neither, payment_method: { code: "sofort" }, amount: "1.001" }, 400, "merchant_reference_required"))
+          .toEqual(["amount", "country", "merchant_reference", "payment_method.code"])
+        const { country: _, ...noCountry } = base()
+        expect(await refused({ ...noCountry, payment_method: { code: "sofort" }, amount: "abc" }, 400, "country_required"))
+          .toEqual(["amount", "country", "payment_method.code"])
+        expect(await refused({ ...base(), payment_method: { code: "sofort" }, amount: "-1", cancel_url: "nope" }, 400, "unknown_payment_method"))
+          .toEqual(["amount", "cancel_url", "payment_method.code"])
+        // Alone, each dedicated code names just its own field.
+        expect(await refused({ ...base(), payment_method: { code: "sofort" } }, 400, "unknown_payment_method")).toEqual(["payment_method.code"])
+      })
+
+      it("a method's own checks still run beside other errors; routing is judged only on a valid body", async () => {
+        const pix = { ...base(), country: "BR", currency: "BRL", payment_method: { code: "pix" }, amount: "1.234" }
+        expect(await refused(pix, 400, "validation_failed")).toEqual(["amount", "customer.ip", "payment_method.details.document_id"])
+        // ideal cannot route to US / USD, but the bad amount is what the merchant must hear about.
+        expect(await refused({ ...base(), payment_method: { code: "ideal" }, amount: "0.001" }, 400, "validation_failed")).toEqual(["amount"])
+      })
+
+      it("wrong JSON types are refused by the schema, every one of them", async () => {
+        expect(await refused({ ...base(), amount: 10, currency: 840, payment_method: { code: 7 } }, 400, "validation_failed"))
+          .toEqual(["amount", "currency", "payment_method.code"])
+      })
+    })
+
     it("duplicate_merchant_reference_id (409) for any repeat, whatever its body", async () => {
       const body = base()
       expect((await post("/v1/payments", body)).status).toBe(200)

@@ -16,6 +16,7 @@ const order = (overrides: Partial<Payment.Order> = {}): Payment.Order => ({
   livemode: false,
   merchant_reference: "order-42",
   subtype: "direct_payment",
+  checkout_session_id: null,
   status: "requires_action",
   amount: 1050,
   currency: "BRL",

@@ -84,6 +84,19 @@ describe("create", () => {
   })
 })
 
+describe("additional_identifiers", () => {
+  it("spec, Payment: \"Items of {identifier: string, type: checkout or order}\": a session's order names its session in reads and events", async () => {
+    const s = (await post("/v1/checkout/sessions", base())).json
+    const expected = [{ identifier: s.order_id, type: "order" }, { identifier: s.id, type: "checkout" }]
+    expect((await get(`/v1/orders/${s.order_id}`)).json.additional_identifiers).toEqual(expected)
+    const paid = await attempt(s.id, card("4242424242424242"))
+    expect((await get(`/v1/transactions/${paid.json.transaction_id}`)).json.additional_identifiers).toEqual(expected)
+    const payments = (await Effect.runPromise(server.events(s.order_id))).filter((e) => e.type.startsWith("payment."))
+    expect(payments.map((e) => e.type)).toEqual(["payment.succeeded"])
+    for (const event of payments) expect(event.data.additional_identifiers).toEqual(expected)
+  })
+})
+
 describe("the session table", () => {
   it("open → (declined, attempts remain) open → completed: transaction_id is the settled one", async () => {
     const s = (await post("/v1/checkout/sessions", base())).json

@@ -56,7 +56,7 @@ export const recordCapture = (orderId: string, captureId: string, answer: Captur
     const books = booksOf(order, txns.filter((t) => t.id !== capture.id), "capture")
     if (books instanceof Error) return yield* Effect.die(books)
     if (capture.pending_call?.key !== key) {
-      return snapshot(order, capture, { status: capture.status === "failed" ? "failed" : capture.status === "completed" ? undefined : "settling", captured: books.book.captured })
+      return snapshot(order, capture, { as: capture.status === "failed" ? "failed" : capture.status === "completed" ? undefined : "settling", captured: books.book.captured })
     }
     const at = yield* nowIso
     if (answer === "unavailable" || answer._tag === "Refused") {
@@ -67,12 +67,12 @@ export const recordCapture = (orderId: string, captureId: string, answer: Captur
       yield* saveTxn(failed.next)
       const refused = yield* decided(Authorization.transition(books.book.status, "capture_refused"))
       yield* emit(refused.events, order, books.auth, { capture: { captured: books.book.captured, capture: failed.next } })
-      return snapshot(order, failed.next, { status: "failed", captured: books.book.captured })
+      return snapshot(order, failed.next, { as: "failed", captured: books.book.captured })
     }
     if (answer._tag === "Settling") {
       const settling = revise(capture, { provider_transaction_id: answer.provider_transaction_id, pending_call: null }, at)
       yield* saveTxn(settling)
-      return snapshot(order, settling, { status: "settling", captured: books.book.captured })
+      return snapshot(order, settling, { as: "settling", captured: books.book.captured })
     }
     const settled = yield* decided(Txn.transition(capture, "succeeded", at, {
       provider_transaction_id: answer.provider_transaction_id,

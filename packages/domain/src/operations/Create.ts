@@ -56,6 +56,7 @@ export const create = Effect.fn("Payments.create")(function*(account: Account, i
     success_url: valid.success_url,
     cancel_url: valid.cancel_url,
     card_token: valid.card_token ?? null,
+    checkout_session_id: null,
     payment_instrument: null,
     received_amount: null,
     created_at: at

@@ -169,9 +169,10 @@ const paymentStatus = (order: Order): PaymentSnapshot["status"] => {
 export const snapshot = (
   order: Order,
   txn: Transaction,
-  extra: { readonly status?: PaymentSnapshot["status"]; readonly captured?: number; readonly voided?: number } = {}
+  /** `as`: the payment status to show when the verb's own outcome differs from the order's (a refused capture). */
+  extra: { readonly as?: PaymentSnapshot["status"] | undefined; readonly captured?: number; readonly voided?: number } = {}
 ): PaymentSnapshot => {
-  const status = extra.status ?? paymentStatus(order)
+  const status = extra.as ?? paymentStatus(order)
   const data = eventData(order, txn)
   return {
     order_id: order.id,

@@ -1,42 +1,80 @@
-/** Which authorization a capture or void names: exactly one of order_id, transaction_id, merchant_reference. */
+/**
+ * Which payment a capture or void names: exactly one of `order_id`, `transaction_id` (the
+ * authorization's) or `merchant_reference`. Kept apart from the Payments use case so that every
+ * verb that takes a target resolves it the same way.
+ *
+ * A reference is not always one payment: checkout sessions may reuse a reference once the earlier
+ * session ended (contract.md, Idempotency), and a direct payment and a session may share one. A
+ * reference that matches more than one order is refused with `merchant_reference_ambiguous` (spec:
+ * "Reference matches more than one transaction") rather than guessed; the merchant then names the
+ * payment by `order_id` or `transaction_id`.
+ */
 import { Effect, Option } from "effect"
-import { InvalidTransactionStatus, OrderNotFound, TransactionNotFound, ValidationFailed } from "../Errors.ts"
+import {
+  InvalidTransactionStatus,
+  MerchantReferenceAmbiguous,
+  OrderNotFound,
+  TransactionNotFound,
+  ValidationFailed
+} from "../Errors.ts"
 import { OrderRepo, TransactionRepo } from "../PaymentPorts.ts"
 
+/** The authorization a capture or void names: exactly one of the three. */
 export interface PaymentTarget {
   readonly order_id?: string | undefined
   readonly transaction_id?: string | undefined
   readonly merchant_reference?: string | undefined
 }
 
-export const resolveTarget = (accountId: string, target: PaymentTarget) =>
+const IDENTIFIERS = ["order_id", "transaction_id", "merchant_reference"] as const
+
+export type TargetError =
+  | ValidationFailed
+  | TransactionNotFound
+  | InvalidTransactionStatus
+  | OrderNotFound
+  | MerchantReferenceAmbiguous
+
+/** The id of the order the target names, in the account. */
+export const resolveTarget = (
+  accountId: string,
+  target: PaymentTarget
+): Effect.Effect<string, TargetError, OrderRepo | TransactionRepo> =>
   Effect.gen(function*() {
-    const given = (["order_id", "transaction_id", "merchant_reference"] as const).filter((k) => target[k] !== undefined)
+    const given = IDENTIFIERS.filter((k) => target[k] !== undefined)
     if (given.length !== 1) {
       return yield* new ValidationFailed({
         message: "Name the authorization with exactly one of order_id, transaction_id, merchant_reference",
-        errors: (given.length === 0 ? ["order_id", "transaction_id", "merchant_reference"] : given).map((field) => ({
+        errors: (given.length === 0 ? IDENTIFIERS : given).map((field) => ({
           field,
           message: "exactly one of order_id, transaction_id, merchant_reference is required"
         }))
       })
     }
     if (target.transaction_id !== undefined) {
-      const txn = yield* Effect.flatMap((yield* TransactionRepo).find(accountId, target.transaction_id), Option.match({
-        onNone: () => Effect.fail(new TransactionNotFound({ message: `No transaction ${target.transaction_id}` })),
-        onSome: Effect.succeed
-      }))
-      if (txn.kind !== "authorization") {
-        return yield* new InvalidTransactionStatus({ message: `Transaction ${txn.id} is a ${txn.kind}; name the authorization's transaction_id` })
+      const found = yield* (yield* TransactionRepo).find(accountId, target.transaction_id)
+      if (Option.isNone(found)) return yield* new TransactionNotFound({ message: `No transaction ${target.transaction_id}` })
+      if (found.value.kind !== "authorization") {
+        return yield* new InvalidTransactionStatus({
+          message: `Transaction ${found.value.id} is a ${found.value.kind}; name the authorization's transaction_id`
+        })
       }
-      return txn.order_id
+      return found.value.order_id
     }
     const orders = yield* OrderRepo
-    const found = target.order_id !== undefined
-      ? yield* orders.find(accountId, target.order_id)
-      : yield* orders.findByReference(accountId, target.merchant_reference!)
-    if (Option.isNone(found)) {
-      return yield* new OrderNotFound({ message: `No order ${target.order_id ?? `with merchant_reference ${target.merchant_reference}`}` })
+    if (target.order_id !== undefined) {
+      const found = yield* orders.find(accountId, target.order_id)
+      if (Option.isNone(found)) return yield* new OrderNotFound({ message: `No order ${target.order_id}` })
+      return found.value.id
     }
-    return found.value.id
+    const reference = target.merchant_reference!
+    // Two rows are enough to know the reference is not unique.
+    const matches = yield* orders.listByReference(accountId, reference, 2)
+    if (matches.length === 0) return yield* new OrderNotFound({ message: `No order with merchant_reference ${reference}` })
+    if (matches.length > 1) {
+      return yield* new MerchantReferenceAmbiguous({
+        message: `merchant_reference ${reference} matches more than one payment; name it by order_id or transaction_id`
+      })
+    }
+    return matches[0].id
   })

@@ -21,7 +21,7 @@ export const recordVoid = (orderId: string, voidId: string, answer: VoidResult |
     const voidTxn = txns.find((t) => t.id === voidId)!
     const captured = capturedOf(txns)
     if (voidTxn.pending_call?.key !== key) {
-      return snapshot(order, voidTxn, voidTxn.status === "canceled" ? { voided: voidTxn.amount, captured } : { status: "failed" })
+      return snapshot(order, voidTxn, voidTxn.status === "canceled" ? { voided: voidTxn.amount, captured } : { as: "failed" })
     }
     const at = yield* nowIso
     if (answer === "unavailable" || answer._tag === "Refused") {
@@ -30,7 +30,7 @@ export const recordVoid = (orderId: string, voidId: string, answer: VoidResult |
         pending_call: null
       }))
       yield* saveTxn(failed.next)
-      return snapshot(order, failed.next, { status: "failed" })
+      return snapshot(order, failed.next, { as: "failed" })
     }
     const books = booksOf(order, txns.filter((t) => t.id !== voidId), "void")
     if (books instanceof Error) return yield* Effect.die(books)

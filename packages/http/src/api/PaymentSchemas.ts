@@ -69,20 +69,21 @@ export const TransactionView = Schema.Struct({
   updated_at: Schema.String
 })
 
-// Amounts, currency, country and reference are optional here so the domain can answer with the
-// spec's specific codes (merchant_reference_required, country_required) rather than a schema error.
+// Every field is optional here: the domain checks presence together with every other rule, so one
+// answer names every offending field (spec, Handling rules) and keeps the spec's specific codes
+// (merchant_reference_required, country_required). The schema refuses only wrong JSON types.
 export const CreatePaymentRequest = Schema.Struct({
   amount: optional(Schema.String),
   currency: optional(Schema.String),
   country: optional(Schema.String),
-  payment_method: Schema.Struct({
-    code: Schema.String,
+  payment_method: optional(Schema.Struct({
+    code: optional(Schema.String),
     details: optional(Schema.Struct({
       card_token: optional(Schema.String),
       stored_credential: optional(Schema.Struct({ initiator: Schema.String, reason: optional(Schema.String) })),
       document_id: optional(Schema.String)
     }))
-  }),
+  })),
   merchant_reference: optional(Schema.String),
   success_url: optional(Schema.String),
   cancel_url: optional(Schema.String),

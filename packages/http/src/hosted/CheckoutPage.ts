@@ -698,8 +698,9 @@ const postPage = Effect.gen(function*() {
 
   const error = submitted.failure
   if (error.code === Errors.CheckoutSessionNotFound.code) return notFound(locale)
-  // The session moved on meanwhile (a second tab, a double click, expiry): show where it stands.
-  if (error.code === Errors.InvalidSessionState.code) return see(checkoutPath(id))
+  // The session moved on meanwhile (a second tab, a double click, expiry), or the first click's
+  // attempt is still at the provider: show where it stands.
+  if (error.code === Errors.InvalidSessionState.code || error.code === Errors.CardPaymentInProgress.code) return see(checkoutPath(id))
   const now = Option.getOrElse(yield* sessions.hostedView(id), () => current)
   return show(
     now,

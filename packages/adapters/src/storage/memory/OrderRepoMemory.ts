@@ -42,6 +42,12 @@ export const layer: Layer.Layer<OrderRepo, never, MemoryDatabase> = Layer.effect
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
     const findAny = (id: string) => db.read((r) => Option.fromNullishOr(r.get(orders).get(id)))
+    const withReference = (accountId: string, reference: string) =>
+      db.read((r) =>
+        [...r.get(orders).values()].filter((order) =>
+          order.account_id === accountId && order.merchant_reference === reference
+        )
+      )
 
     return OrderRepo.of({
       insert: (order) =>
@@ -54,12 +60,10 @@ export const layer: Layer.Layer<OrderRepo, never, MemoryDatabase> = Layer.effect
       find: (accountId, id) => Effect.map(findAny(id), Option.filter((order) => order.account_id === accountId)),
       findAny,
       findByReference: (accountId, reference) =>
-        db.read((r) => {
-          const candidates = [...r.get(orders).values()].filter((order) =>
-            order.account_id === accountId && order.merchant_reference === reference
-          )
-          return Option.fromNullishOr(candidates.sort(preferred)[0])
-        }),
+        Effect.map(withReference(accountId, reference), (candidates) => Option.fromNullishOr(candidates.sort(preferred)[0])),
+      listByReference: (accountId, reference, limit) =>
+        Effect.map(withReference(accountId, reference), (candidates) =>
+          candidates.sort((a, b) => SearchMemory.oldestFirst(b, a)).slice(0, limit)),
       lock: (id) =>
         Effect.flatMap(db.inTransaction, (open) => open ? findAny(id) : Effect.die(lockOutsideUnitOfWork("OrderRepo"))),
       update: (next) =>

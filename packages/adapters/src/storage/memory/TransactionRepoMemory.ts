@@ -43,12 +43,15 @@ export const layer: Layer.Layer<TransactionRepo, never, MemoryDatabase> = Layer.
         ),
       listSettling: (limit) => Effect.map(list(isSettling), (settling) => settling.slice(0, limit)),
       listExpiredWindows: (now, limit) =>
-        db.read((r) =>
-          [...r.get(transactions).values()]
-            .filter((t) => isInFlight(t.status) && t.expires_at !== null && Date.parse(t.expires_at) <= Date.parse(now))
-            .sort((a, b) => Date.parse(a.expires_at!) - Date.parse(b.expires_at!) || a.id.localeCompare(b.id))
+        db.read((r) => {
+          const at = SearchMemory.instant(now)
+          const expiry = (t: Payment.Transaction) => SearchMemory.instant(t.expires_at!)
+          return [...r.get(transactions).values()]
+            .filter((t) => t.expires_at !== null && isInFlight(t.status) && expiry(t) <= at)
+            .sort((a, b) => SearchMemory.compareKeys(expiry(a), a.id, expiry(b), b.id))
             .slice(0, limit)
-        ),
+        })
+,
       listPendingCalls: (before, limit) =>
         db.read((r) =>
           [...r.get(transactions).values()]

@@ -23,6 +23,7 @@ export const OrderRow = Schema.Struct({
 const Inserted = Schema.Struct({ id: Schema.String })
 const Key = Schema.Struct({ accountId: Schema.String, id: Schema.String })
 const Reference = Schema.Struct({ accountId: Schema.String, reference: Schema.String })
+const ReferencePage = Schema.Struct({ ...Reference.fields, limit: Schema.Int })
 
 export const layer: Layer.Layer<OrderRepo, never, SqlClient.SqlClient | PgClient.PgClient> = Layer.effect(
   OrderRepo,
@@ -71,6 +72,13 @@ export const layer: Layer.Layer<OrderRepo, never, SqlClient.SqlClient | PgClient
         sql`${from} WHERE r.account_id = ${accountId} AND r.merchant_reference = ${reference}
             ORDER BY r.subtype = 'direct_payment' DESC, r.created_at DESC, r.id DESC LIMIT 1`
     })
+    const listByReference = SqlSchema.findAll({
+      Request: ReferencePage,
+      Result: OrderRow,
+      execute: ({ accountId, limit, reference }) =>
+        sql`${from} WHERE r.account_id = ${accountId} AND r.merchant_reference = ${reference}
+            ORDER BY r.created_at DESC, r.id DESC LIMIT ${limit}`
+    })
     const search = SearchPg.make(sql, {
       from,
       reference: (reference) => sql`r.merchant_reference = ${reference}`,
@@ -91,6 +99,8 @@ export const layer: Layer.Layer<OrderRepo, never, SqlClient.SqlClient | PgClient
       find: (accountId, id) => find({ accountId, id }).pipe(Effect.orDie),
       findAny: (id) => findAny(id).pipe(Effect.orDie),
       findByReference: (accountId, reference) => findByReference({ accountId, reference }).pipe(Effect.orDie),
+      listByReference: (accountId, reference, limit) =>
+        listByReference({ accountId, reference, limit }).pipe(Effect.orDie),
       lock: (id) =>
         Effect.flatMap(inTransaction, (open) =>
           open ? lock(id).pipe(Effect.orDie) : Effect.die(lockOutsideUnitOfWork("OrderRepo"))),

@@ -19,6 +19,7 @@ export const TransactionRow = Schema.Struct({
 })
 
 const Key = Schema.Struct({ accountId: Schema.String, id: Schema.String })
+const Due = Schema.Struct({ now: Schema.String, limit: Schema.Int })
 
 export const layer: Layer.Layer<TransactionRepo, never, SqlClient.SqlClient | PgClient.PgClient> = Layer.effect(
   TransactionRepo,
@@ -71,11 +72,14 @@ export const layer: Layer.Layer<TransactionRepo, never, SqlClient.SqlClient | Pg
             ORDER BY (r.pending_call->>'at'), r.id LIMIT ${limit}`
     })
     const listExpiredWindows = SqlSchema.findAll({
-      Request: Schema.Struct({ now: Schema.String, limit: Schema.Int }),
+      Request: Due,
       Result: TransactionRow,
-      execute: ({ now, limit }) =>
+      // Exactly the predicate and order of `transactions_window_idx` (migration 0007); the statuses
+      // are TransactionStatus's in-flight ones.
+      execute: ({ limit, now }) =>
         sql`${from}
-            WHERE r.status IN ('initial', 'pending', 'processing') AND r.expires_at IS NOT NULL AND r.expires_at <= ${now}
+            WHERE r.expires_at IS NOT NULL AND r.status IN ('initial', 'pending', 'processing')
+              AND r.expires_at <= ${now}
             ORDER BY r.expires_at, r.id LIMIT ${limit}`
     })
     const search = SearchPg.make(sql, {

@@ -5,6 +5,5 @@
  */
 export const statements = [
   `ALTER TABLE transactions ADD COLUMN pending_call jsonb`,
-  `CREATE INDEX transactions_window_idx ON transactions (expires_at, id) WHERE status IN ('initial', 'pending', 'processing') AND expires_at IS NOT NULL`,
   `CREATE INDEX transactions_pending_call_idx ON transactions ((pending_call->>'at'), id) WHERE pending_call IS NOT NULL`
 ]

@@ -1,7 +1,6 @@
 /**
  * The sandbox provider's own log (SandboxLedgerPg): one row per idempotency key, the answer it gave,
- * or a fence when a lookup found the key unused. Number 0007 is reserved by another
- * branch.
+ * or a fence when a lookup found the key unused.
  */
 export const statements = [
   `CREATE TABLE sandbox_ledger (

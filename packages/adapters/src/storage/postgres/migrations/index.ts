@@ -8,6 +8,7 @@ import * as m0003 from "./0003_payments.ts"
 import * as m0004 from "./0004_webhooks.ts"
 import * as m0005 from "./0005_checkout_sessions.ts"
 import * as m0006 from "./0006_event_sequence.ts"
+import * as m0007 from "./0007_order_session.ts"
 import * as m0008 from "./0008_pending_calls.ts"
 import * as m0009 from "./0009_sandbox_ledger.ts"
 
@@ -24,7 +25,7 @@ export const migrations: ReadonlyArray<Migration> = [
   { name: "0004_webhooks", statements: m0004.statements },
   { name: "0005_checkout_sessions", statements: m0005.statements },
   { name: "0006_event_sequence", statements: m0006.statements },
-  // 0007 is taken by work on another branch.
+  { name: "0007_order_session", statements: m0007.statements },
   { name: "0008_pending_calls", statements: m0008.statements },
   { name: "0009_sandbox_ledger", statements: m0009.statements }
 ]
