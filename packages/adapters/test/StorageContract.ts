@@ -6,6 +6,7 @@
 import type { Vitest } from "@effect/vitest"
 import { expect } from "@effect/vitest"
 import {
+  StateMachine,
   type Account,
   type AccountId,
   AccountRepo,
@@ -137,6 +138,9 @@ export const newOrder = (accountId: string, overrides: Partial<Payment.Order> = 
     }
     return order
   })
+
+/** The contract writes arbitrary rows on purpose: what a transition would decide is not its concern. */
+const decided = <R>(row: R) => row as StateMachine.Decided<R>
 
 export const newTransaction = (order: Payment.Order, overrides: Partial<Payment.Transaction> = {}) =>
   Effect.gen(function*() {
@@ -385,17 +389,17 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       yield* repo.insert(account)
 
       const v2: Account.Account = { ...account, status: "suspended", updated_at: later(account.updated_at), version: 2 }
-      yield* repo.update(v2)
+      yield* repo.update(decided(v2))
       expect(yield* repo.findById(account.id)).toEqual(Option.some(v2))
 
       // Written against version 1 again: someone else got there first.
       const stale: Account.Account = { ...account, name: "Lost update", version: 2 }
-      const error = yield* Effect.flip(repo.update(stale))
+      const error = yield* Effect.flip(repo.update(decided(stale)))
       expect(error).toBeInstanceOf(Errors.Conflict)
       expect(error.code).toBe("conflict")
       expect(yield* repo.findById(account.id)).toEqual(Option.some(v2))
 
-      const unknown = yield* Effect.flip(repo.update({ ...v2, id: "acct_doesnotexist000000" as AccountId, version: 3 }))
+      const unknown = yield* Effect.flip(repo.update(decided({ ...v2, id: "acct_doesnotexist000000" as AccountId, version: 3 })))
       expect(unknown).toBeInstanceOf(Errors.Conflict)
     }))
 
@@ -420,7 +424,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
         version: 2
       }
       expect(dropped.hash).toBe(yield* hasher.hash(revokedKey))
-      yield* repo.update(v2)
+      yield* repo.update(decided(v2))
 
       expect(yield* repo.findBySecretKeyHash(yield* hasher.hash(freshKey))).toEqual(Option.some(v2))
       expect(yield* repo.findBySecretKeyHash(yield* hasher.hash(secretKey))).toEqual(Option.some(v2))
@@ -445,7 +449,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       yield* repo.insert(account)
       const results = yield* Effect.forEach(
         Array.from({ length: 10 }, (_, i) => i),
-        (i) => Effect.result(repo.update({ ...account, name: `Writer ${i}`, version: 2 })),
+        (i) => Effect.result(repo.update(decided({ ...account, name: `Writer ${i}`, version: 2 }))),
         { concurrency: "unbounded" }
       )
       const winners = results.filter((r) => r._tag === "Success")
@@ -464,7 +468,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       const { account } = yield* newAccount()
       const failed = yield* Effect.flip(uow.transaction(Effect.gen(function*() {
         yield* repo.insert(account)
-        yield* repo.update({ ...account, name: "Renamed", version: 2 })
+        yield* repo.update(decided({ ...account, name: "Renamed", version: 2 }))
         // Inside, the transaction reads its own writes.
         expect(Option.map(yield* repo.findById(account.id), (a) => a.name)).toEqual(Option.some("Renamed"))
         return yield* Effect.fail(new Boom())
@@ -481,7 +485,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       const { account } = yield* newAccount()
       const result = yield* uow.transaction(Effect.gen(function*() {
         yield* repo.insert(account)
-        yield* repo.update({ ...account, name: "Renamed", version: 2 })
+        yield* repo.update(decided({ ...account, name: "Renamed", version: 2 }))
         return "done"
       }))
       expect(result).toBe("done")
@@ -743,7 +747,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       expect([stored.subtype, stored.checkout_session_id]).toEqual(["checkout", session.id])
 
       const v2: Payment.Order = { ...stored, status: "succeeded", version: 2 }
-      yield* orders.update(v2)
+      yield* orders.update(decided(v2))
       expect((yield* orders.findAny(stored.id)).pipe(Option.map((o) => o.checkout_session_id))).toEqual(Option.some(session.id))
 
       const direct = yield* newOrder(accountId)
@@ -760,14 +764,14 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       yield* orders.insert(order)
 
       const v2: Payment.Order = { ...order, status: "succeeded", received_amount: null, updated_at: later(T0), version: 2 }
-      yield* orders.update(v2)
+      yield* orders.update(decided(v2))
       expect(yield* orders.find(accountId, order.id)).toEqual(Option.some(v2))
 
-      const stale = yield* Effect.flip(orders.update({ ...order, status: "canceled", version: 2 }))
+      const stale = yield* Effect.flip(orders.update(decided({ ...order, status: "canceled", version: 2 })))
       expect(stale).toBeInstanceOf(Errors.Conflict)
       expect(stale.message).toContain(order.id)
-      expect((yield* Effect.flip(orders.update({ ...v2, id: "ord_doesnotexist000000", version: 3 })))._tag).toBe("Conflict")
-      expect((yield* Effect.flip(orders.update({ ...v2, account_id: other, version: 3 })))._tag).toBe("Conflict")
+      expect((yield* Effect.flip(orders.update(decided({ ...v2, id: "ord_doesnotexist000000", version: 3 }))))._tag).toBe("Conflict")
+      expect((yield* Effect.flip(orders.update(decided({ ...v2, account_id: other, version: 3 }))))._tag).toBe("Conflict")
       expect(yield* orders.findAny(order.id)).toEqual(Option.some(v2))
     }))
 
@@ -820,14 +824,14 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
         const current = Option.getOrThrow(yield* orders.lock(order.id))
         yield* Deferred.succeed(locked, undefined)
         yield* Effect.sleep("300 millis")
-        yield* orders.update({ ...current, status: "succeeded", version: current.version + 1 })
+        yield* orders.update(decided({ ...current, status: "succeeded", version: current.version + 1 }))
       })))
       yield* Deferred.await(locked)
       const asked = yield* Clock.currentTimeMillis
       const seen = yield* uow.transaction(Effect.gen(function*() {
         const current = Option.getOrThrow(yield* orders.lock(order.id))
         // Decided on what the holder wrote, so this write does not conflict.
-        yield* orders.update({ ...current, received_amount: 1, version: current.version + 1 })
+        yield* orders.update(decided({ ...current, received_amount: 1, version: current.version + 1 }))
         return current
       }))
       const waited = (yield* Clock.currentTimeMillis) - asked
@@ -931,12 +935,12 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       yield* transactions.insert(attempt)
 
       const v2: Payment.Transaction = { ...attempt, status: "failed", decline_code: "insufficient_funds", version: 2 }
-      yield* transactions.update(v2)
+      yield* transactions.update(decided(v2))
       expect(yield* transactions.findAny(attempt.id)).toEqual(Option.some(v2))
-      expect(yield* Effect.flip(transactions.update({ ...attempt, status: "completed", version: 2 }))).toBeInstanceOf(
+      expect(yield* Effect.flip(transactions.update(decided({ ...attempt, status: "completed", version: 2 })))).toBeInstanceOf(
         Errors.Conflict
       )
-      expect((yield* Effect.flip(transactions.update({ ...v2, account_id: other, version: 3 })))._tag).toBe("Conflict")
+      expect((yield* Effect.flip(transactions.update(decided({ ...v2, account_id: other, version: 3 }))))._tag).toBe("Conflict")
       expect(yield* transactions.findAny(attempt.id)).toEqual(Option.some(v2))
     }))
 
@@ -1084,7 +1088,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       )
       expect(yield* transactions.listSettling(1)).toEqual(settling.slice(0, 1))
 
-      yield* transactions.update({ ...older, status: "completed", version: 2 })
+      yield* transactions.update(decided({ ...older, status: "completed", version: 2 }))
       expect(idsOf(yield* transactions.listSettling(10_000))).not.toContain(older.id)
     }))
 
@@ -1131,7 +1135,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
         idsOf([oldest])
       )
 
-      yield* transactions.update({ ...oldest, status: "canceled", version: 2 })
+      yield* transactions.update(decided({ ...oldest, status: "canceled", version: 2 }))
       expect(idsOf((yield* transactions.listExpiredWindows(now, 10_000)).filter((t) => mine.has(t.id)))).toEqual(
         idsOf([processing, ...sameInstant])
       )
@@ -1520,7 +1524,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       const defects = [
         yield* Effect.exit(deliveries.recordAttempt(unknown, { ...attempt, delivery_id: unknown.id })),
         yield* Effect.exit(deliveries.recordAttempt({ ...delivery, status: "succeeded" }, { ...attempt, delivery_id: unknown.id })),
-        yield* Effect.exit(deliveries.update(unknown))
+        yield* Effect.exit(deliveries.update(decided(unknown)))
       ]
       for (const exit of defects) expect(Exit.isFailure(exit) && Cause.hasDies(exit.cause)).toBe(true)
       expect(yield* deliveries.findAny(delivery.id)).toEqual(Option.some(delivery))
@@ -1545,7 +1549,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
         next_attempt_at: later(T0, 100_000),
         updated_at: later(T0, 100_000)
       }
-      yield* deliveries.update(retried)
+      yield* deliveries.update(decided(retried))
       expect(yield* deliveries.findAny(exhausted.id)).toEqual(Option.some(retried))
       expect(yield* deliveries.attempts(exhausted.id)).toEqual([])
     }))
@@ -1651,10 +1655,10 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       expect(yield* sessions.findByOrder(again.order_id)).toEqual(Option.none())
 
       const pending: CheckoutSession.CheckoutSession = { ...first, status: "pending_action", version: 2 }
-      yield* sessions.update(pending)
+      yield* sessions.update(decided(pending))
       expect(yield* Effect.flip(sessions.insert(again))).toBeInstanceOf(Errors.DuplicateMerchantReferenceId)
       // Back to open after a declined attempt: still the reference's holder.
-      yield* sessions.update({ ...pending, status: "open", version: 3 })
+      yield* sessions.update(decided({ ...pending, status: "open", version: 3 }))
       expect(yield* Effect.flip(sessions.insert(again))).toBeInstanceOf(Errors.DuplicateMerchantReferenceId)
       expect(yield* sessions.findNewestByReference(accountId, first.merchant_reference)).toEqual(
         Option.some({ ...pending, status: "open", version: 3 })
@@ -1672,7 +1676,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       for (const ending of ["expired", "failed", "canceled"] as const) {
         step++
         const ended: CheckoutSession.CheckoutSession = { ...current, status: ending, version: current.version + 1 }
-        yield* sessions.update(ended)
+        yield* sessions.update(decided(ended))
         expect(yield* sessions.findNewestByReference(accountId, reference)).toEqual(Option.some(ended))
 
         const next = yield* newSession(accountId, { merchant_reference: reference, created_at: later(T0, step * 1000) })
@@ -1693,7 +1697,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       const first = yield* newSession(accountId)
       yield* sessions.insert(first)
       const completed: CheckoutSession.CheckoutSession = { ...first, status: "completed", next_action: null, version: 2 }
-      yield* sessions.update(completed)
+      yield* sessions.update(decided(completed))
 
       const again = yield* newSession(accountId, { merchant_reference: first.merchant_reference, created_at: later(T0) })
       expect(yield* Effect.flip(sessions.insert(again))).toBeInstanceOf(Errors.DuplicateMerchantReferenceId)
@@ -1753,14 +1757,14 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
         updated_at: later(T0),
         version: 2
       }
-      yield* sessions.update(v2)
+      yield* sessions.update(decided(v2))
       expect(yield* sessions.find(accountId, session.id)).toEqual(Option.some(v2))
 
-      const stale = yield* Effect.flip(sessions.update({ ...session, status: "canceled", version: 2 }))
+      const stale = yield* Effect.flip(sessions.update(decided({ ...session, status: "canceled", version: 2 })))
       expect(stale).toBeInstanceOf(Errors.Conflict)
       expect(stale.message).toContain(session.id)
-      expect((yield* Effect.flip(sessions.update({ ...v2, id: "cs_doesnotexist000000", version: 3 })))._tag).toBe("Conflict")
-      expect((yield* Effect.flip(sessions.update({ ...v2, account_id: other, version: 3 })))._tag).toBe("Conflict")
+      expect((yield* Effect.flip(sessions.update(decided({ ...v2, id: "cs_doesnotexist000000", version: 3 }))))._tag).toBe("Conflict")
+      expect((yield* Effect.flip(sessions.update(decided({ ...v2, account_id: other, version: 3 }))))._tag).toBe("Conflict")
       expect(yield* sessions.findAny(session.id)).toEqual(Option.some(v2))
       // A refused update did not free the reference either.
       const again = yield* newSession(accountId, { merchant_reference: session.merchant_reference })
@@ -1792,14 +1796,14 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
         const current = Option.getOrThrow(yield* sessions.lock(session.id))
         yield* Deferred.succeed(locked, undefined)
         yield* Effect.sleep("300 millis")
-        yield* sessions.update({ ...current, status: "pending_action", attempts: 1, version: current.version + 1 })
+        yield* sessions.update(decided({ ...current, status: "pending_action", attempts: 1, version: current.version + 1 }))
       })))
       yield* Deferred.await(locked)
       const asked = yield* Clock.currentTimeMillis
       const seen = yield* uow.transaction(Effect.gen(function*() {
         const current = Option.getOrThrow(yield* sessions.lock(session.id))
         // Decided on what the holder wrote, so this write does not conflict.
-        yield* sessions.update({ ...current, status: "canceled", version: current.version + 1 })
+        yield* sessions.update(decided({ ...current, status: "canceled", version: current.version + 1 }))
         return current
       }))
       const waited = (yield* Clock.currentTimeMillis) - asked
@@ -1898,7 +1902,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       expect(yield* sessions.listOverdue(now, 1)).toEqual(overdue.slice(0, 1))
       expect((yield* sessions.listOverdue(ago(30_000), 10_000)).filter((s) => mine.has(s.id))).toEqual([oldest])
 
-      yield* sessions.update({ ...oldest, status: "expired", version: 2 })
+      yield* sessions.update(decided({ ...oldest, status: "expired", version: 2 }))
       expect(idsOf((yield* sessions.listOverdue(now, 10_000)).filter((s) => mine.has(s.id)))).toEqual(
         idsOf([middle, dueNow])
       )

@@ -3,29 +3,19 @@
  * second joins the first's), and requests hit both at once. Correctness rests on the database (unique
  * references, row locks), so it holds with or without Redis.
  */
-import { merchantHeaders } from "@tender/adapters/Signature"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeHome, type Served } from "./support/Tender.ts"
+import { makeHome, type Merchant, merchantClient, type Served } from "./support/Tender.ts"
 
 const home = makeHome("tender-races-")
 const servers: Array<Served> = []
-let merchant: { secret_key: string; signing_secret: string }
+let merchant: Merchant
 let token = ""
 
 // Provider calls take 40 ms, as a real provider's would: captures stay in flight long enough that
 // the other process reserves while they are, which is the case the remainder rule must get right.
 const SERVER_ENV = { TENDER_RATE_LIMIT_PER_SECOND: "100000", TENDER_RATE_LIMIT_BURST: "100000", TENDER_SANDBOX_LATENCY_MS: "40" }
 
-const post = async (server: Served, path: string, body: unknown) => {
-  const text = JSON.stringify(body)
-  const response = await fetch(server.url + path, { method: "POST", headers: merchantHeaders(merchant, path, text), body: text })
-  return { status: response.status, json: await response.json() as any }
-}
-
-const get = async (server: Served, path: string) => {
-  const response = await fetch(server.url + path, { headers: merchantHeaders(merchant, path) })
-  return { status: response.status, json: await response.json() as any }
-}
+const { post, get } = merchantClient(() => merchant)
 
 /** Request i goes to server i mod 2. */
 const on = (i: number) => servers[i % servers.length]

@@ -4,7 +4,7 @@
  */
 import { Result, Schema } from "effect"
 import { InvalidSessionState } from "./Errors.ts"
-import { apply, type Changes, define, describeMove, type Machine, type Moved } from "./StateMachine.ts"
+import { type Changes, define, type Machine, type Moved, transitionOf } from "./StateMachine.ts"
 import { toMajor } from "./Money.ts"
 import { CaptureMethod, Customer, NextAction } from "./Payment.ts"
 
@@ -131,16 +131,8 @@ export const sessionEvent = (session: CheckoutSession, type: string, publicUrl: 
   data: { ...sessionView(session, publicUrl), capture_method: session.capture_method }
 })
 
-export const transition = (
-  session: CheckoutSession,
-  trigger: SessionTrigger,
-  at: string,
-  changes: Changes<CheckoutSession> = {}
-): Result.Result<Moved<CheckoutSession>, InvalidSessionState> =>
-  Result.mapError(
-    apply(SessionMachine, session, trigger, at, changes),
-    (e) => new InvalidSessionState({ message: `Checkout session ${session.id}: ${describeMove(e)}; a final session never changes` })
-  )
+export const transition = transitionOf(SessionMachine, (session: CheckoutSession, move) =>
+  new InvalidSessionState({ message: `Checkout session ${session.id}: ${move}; a final session never changes` }))
 
 /** A new session: `open`. */
 export const born = (fields: Omit<CheckoutSession, "status" | "version" | "updated_at">): CheckoutSession => ({

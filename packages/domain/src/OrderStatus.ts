@@ -4,10 +4,9 @@
  * column is the only list of the payment events an order's move produces; manual-capture closes
  * emit through the authorization's table instead (AuthorizationStatus.ts).
  */
-import { Result } from "effect"
 import { InvalidOrderStatusTransition } from "./Errors.ts"
 import type { Order } from "./Payment.ts"
-import { apply, type Changes, define, describeMove, type Machine, type Moved } from "./StateMachine.ts"
+import { define, type Machine, transitionOf } from "./StateMachine.ts"
 
 export const ORDER_STATUSES = [
   "pending",
@@ -73,16 +72,8 @@ export const OrderMachine: Machine<OrderStatus, OrderTrigger> = define({
   ]
 })
 
-export const transition = (
-  order: Order,
-  triggers: OrderTrigger | ReadonlyArray<OrderTrigger>,
-  at: string,
-  changes: Changes<Order> = {}
-): Result.Result<Moved<Order>, InvalidOrderStatusTransition> =>
-  Result.mapError(
-    apply(OrderMachine, order, triggers, at, changes),
-    (e) => new InvalidOrderStatusTransition({ message: `Order ${order.id}: ${describeMove(e)}` })
-  )
+export const transition = transitionOf(OrderMachine, (order: Order, move) =>
+  new InvalidOrderStatusTransition({ message: `Order ${order.id}: ${move}` }))
 
 /** A new order: `pending` until its first attempt is sent. */
 export const born = (fields: Omit<Order, "status" | "version" | "updated_at">): Order => ({

@@ -115,7 +115,9 @@ export const ThreeDsStatus = Schema.Literals(["required", "approved", "denied"])
 export const PendingCall = Schema.Struct({
   key: Schema.String,
   operation: Schema.Literals(["authorize", "capture", "void", "start"]),
-  at: Schema.String
+  at: Schema.String,
+  /** A merchant-initiated charge (no customer present). */
+  merchant_initiated: Schema.optional(Schema.Boolean)
 })
 export type PendingCall = typeof PendingCall.Type
 

@@ -3,6 +3,7 @@
  * the provider. All storage calls made inside `UnitOfWork.transaction` commit or roll back together.
  */
 import { Context, type Effect, type Option } from "effect"
+import type { Decided } from "./StateMachine.ts"
 import type { Conflict, DuplicateMerchantReferenceId, ProviderUnavailable } from "./Errors.ts"
 import type { NextAction, Order, Page, PaymentEvent, SearchQuery, Transaction } from "./Payment.ts"
 
@@ -24,7 +25,7 @@ export class OrderRepo extends Context.Service<OrderRepo, {
    */
   lock(id: string): Effect.Effect<Option.Option<Order>>
   /** Writes `next` when the stored version is `next.version - 1`; otherwise `Conflict`. */
-  update(next: Order): Effect.Effect<void, Conflict>
+  update(next: Decided<Order>): Effect.Effect<void, Conflict>
   search(accountId: string, query: SearchQuery): Effect.Effect<Page<Order>>
 }>()("@tender/domain/OrderRepo") {}
 
@@ -35,7 +36,7 @@ export class TransactionRepo extends Context.Service<TransactionRepo, {
   /** Every transaction of an order, oldest first. */
   listByOrder(orderId: string): Effect.Effect<ReadonlyArray<Transaction>>
   /** Writes `next` when the stored version is `next.version - 1`; otherwise `Conflict`. */
-  update(next: Transaction): Effect.Effect<void, Conflict>
+  update(next: Decided<Transaction>): Effect.Effect<void, Conflict>
   /** `merchant_reference` filters on the order's reference. */
   search(accountId: string, query: SearchQuery): Effect.Effect<Page<Transaction>>
   /** Captures accepted by the provider and not settled yet, oldest first, across accounts (the settlement worker). */

@@ -1,5 +1,6 @@
 /** Storage of checkout sessions. */
 import { Context, type Effect, type Option } from "effect"
+import type { Decided } from "./StateMachine.ts"
 import type { CheckoutSession } from "./CheckoutSession.ts"
 import type { Conflict, DuplicateMerchantReferenceId } from "./Errors.ts"
 import type { Page, SearchQuery } from "./Payment.ts"
@@ -19,7 +20,7 @@ export class CheckoutSessionRepo extends Context.Service<CheckoutSessionRepo, {
   /** Reads and holds the session until the enclosing unit of work ends (PostgreSQL: FOR UPDATE). */
   lock(id: string): Effect.Effect<Option.Option<CheckoutSession>>
   /** Writes `next` when the stored version is `next.version - 1`; otherwise `Conflict`. */
-  update(next: CheckoutSession): Effect.Effect<void, Conflict>
+  update(next: Decided<CheckoutSession>): Effect.Effect<void, Conflict>
   /** Newest first; filters as orders (status any-of, created_from/to, processing_profile, merchant_reference). */
   search(accountId: string, query: SearchQuery): Effect.Effect<Page<CheckoutSession>>
   /** Open or pending_action sessions whose expires_at <= now, oldest first, across accounts (the sweeper). */

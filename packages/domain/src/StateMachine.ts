@@ -66,9 +66,16 @@ export interface Stateful<S extends string> {
   readonly version?: number
 }
 
+declare const DecidedRow: unique symbol
+/**
+ * A row produced by `apply` (a transition) or `revise`: the only kind the aggregates' repositories
+ * take in `update`, so no code patches a stored row's fields but through these two.
+ */
+export type Decided<R> = R & { readonly [DecidedRow]: true }
+
 /** What a transition produced: the next row (version bumped) and the events its table rows emit. */
 export interface Moved<R> {
-  readonly next: R
+  readonly next: Decided<R>
   readonly events: ReadonlyArray<string>
 }
 
@@ -101,18 +108,30 @@ export const apply = <S extends string, T extends string, R extends Stateful<S>>
     status = row.to
     events.push(...(row.emits ?? []))
   }
-  return Result.succeed({ next: { ...record, ...changes, status, updated_at: at, ...bump(record) }, events })
+  return Result.succeed({ next: { ...record, ...changes, status, updated_at: at, ...bump(record) } as Decided<R>, events })
 }
 
 const bump = (record: Stateful<string>) => (record.version === undefined ? {} : { version: record.version + 1 })
 
+/**
+ * An aggregate's `transition(record, triggers, at, changes)`: `apply` over its table, a refused move
+ * turned into the aggregate's own error.
+ */
+export const transitionOf = <S extends string, T extends string, R extends Stateful<S>, E>(
+  machine: Machine<S, T>,
+  refuse: (record: R, move: string) => E
+) =>
+(record: R, triggers: T | ReadonlyArray<T>, at: string, changes: Changes<R> = {}): Result.Result<Moved<R>, E> =>
+  Result.mapError(apply(machine, record, triggers, at, changes), (e) => refuse(record, describeMove(e)))
+
 /** A change of fields that keeps the status (a next action, a 3-D Secure answer): never a status. */
-export const revise = <R extends Stateful<string>>(record: R, changes: Changes<R>, at: string): R => ({
-  ...record,
-  ...changes,
-  status: record.status,
-  updated_at: at,
-  ...bump(record)
-})
+export const revise = <R extends Stateful<string>>(record: R, changes: Changes<R>, at: string): Decided<R> =>
+  ({
+    ...record,
+    ...changes,
+    status: record.status,
+    updated_at: at,
+    ...bump(record)
+  }) as Decided<R>
 
 export const describeMove = (e: NoSuchMove): string => `${e.machine} cannot go from ${e.from} on ${e.trigger}`

@@ -3,10 +3,9 @@
  * then → completed, failed, canceled or returned; treat initial, pending and processing all as in
  * flight. Transactions emit no events of their own: the order or the authorization they belong to does.
  */
-import { Result } from "effect"
 import { InvalidTransactionStatus } from "./Errors.ts"
 import type { Transaction } from "./Payment.ts"
-import { apply, type Changes, define, describeMove, type Machine, type Moved } from "./StateMachine.ts"
+import { define, type Machine, transitionOf } from "./StateMachine.ts"
 
 export const TRANSACTION_STATUSES = ["initial", "pending", "processing", "completed", "failed", "canceled", "returned"] as const
 export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number]
@@ -36,16 +35,8 @@ export const isInFlight = (status: TransactionStatus): boolean => (IN_FLIGHT as 
 export const viaSent = (txn: Transaction, trigger: TransactionTrigger): ReadonlyArray<TransactionTrigger> =>
   txn.status === "initial" ? ["sent", trigger] : [trigger]
 
-export const transition = (
-  txn: Transaction,
-  triggers: TransactionTrigger | ReadonlyArray<TransactionTrigger>,
-  at: string,
-  changes: Changes<Transaction> = {}
-): Result.Result<Moved<Transaction>, InvalidTransactionStatus> =>
-  Result.mapError(
-    apply(TransactionMachine, txn, triggers, at, changes),
-    (e) => new InvalidTransactionStatus({ message: `Transaction ${txn.id}: ${describeMove(e)}` })
-  )
+export const transition = transitionOf(TransactionMachine, (txn: Transaction, move) =>
+  new InvalidTransactionStatus({ message: `Transaction ${txn.id}: ${move}` }))
 
 /** A new transaction: `initial`, not yet sent to a provider. */
 export const born = (fields: Omit<Transaction, "status" | "version" | "updated_at">): Transaction => ({

@@ -3,8 +3,8 @@
  * records it, to one delivery per subscribed endpoint of its account; the dispatcher then delivers
  * each at least once on the contract's schedule.
  */
-import { Result, Schema } from "effect"
-import { apply, type Changes, define, describeMove, type Machine, type Moved } from "./StateMachine.ts"
+import { Schema } from "effect"
+import { define, type Machine, transitionOf } from "./StateMachine.ts"
 
 /** At most this many endpoints per account (spec: a maximum exists; contract.md: 16). */
 export const MAX_ENDPOINTS = 16
@@ -124,13 +124,7 @@ export const nextAttemptDelay = (attempts: number, random: number): number | und
   return Math.round(base * (0.9 + 0.2 * random))
 }
 
-export const transition = (
-  delivery: WebhookDelivery,
-  trigger: DeliveryTrigger,
-  at: string,
-  changes: Changes<WebhookDelivery> = {}
-): Result.Result<Moved<WebhookDelivery>, string> =>
-  Result.mapError(apply(DeliveryMachine, delivery, trigger, at, changes), describeMove)
+export const transition = transitionOf(DeliveryMachine, (_: WebhookDelivery, move) => move)
 
 /** A new delivery: `pending`, due at once. */
 export const born = (fields: Omit<WebhookDelivery, "status" | "updated_at">): WebhookDelivery => ({

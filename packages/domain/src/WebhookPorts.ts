@@ -1,5 +1,6 @@
 /** Ports of webhook delivery: endpoints, deliveries with their attempts, and the HTTP transport. */
 import { Context, type Effect, type Option } from "effect"
+import type { Decided } from "./StateMachine.ts"
 import type { Conflict } from "./Errors.ts"
 import type { Page } from "./Payment.ts"
 import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery, WebhookEndpoint } from "./Webhook.ts"
@@ -48,7 +49,7 @@ export class WebhookDeliveryRepo extends Context.Service<WebhookDeliveryRepo, {
   /** Records one attempt and the delivery's new state together. */
   recordAttempt(delivery: WebhookDelivery, attempt: DeliveryAttempt): Effect.Effect<void>
   /** Writes a delivery's new state (manual retry). */
-  update(delivery: WebhookDelivery): Effect.Effect<void>
+  update(delivery: Decided<WebhookDelivery>): Effect.Effect<void>
   attempts(deliveryId: string): Effect.Effect<ReadonlyArray<DeliveryAttempt>>
 }>()("@tender/domain/WebhookDeliveryRepo") {}
 

@@ -41,6 +41,7 @@ import {
   type WebhookEndpoint
 } from "./Webhook.ts"
 import * as Webhook from "./Webhook.ts"
+import * as StateMachine from "./StateMachine.ts"
 import { decodeInput, pageOf, type SearchResult } from "./Search.ts"
 import { HostResolver, PayloadSigner, WebhookDeliveryRepo, WebhookEndpointRepo, WebhookTransport } from "./WebhookPorts.ts"
 
@@ -355,7 +356,7 @@ export class Webhooks extends Context.Service<Webhooks, {
           for (const d of claimed) {
             const n = inFlight.get(d.endpoint_id) ?? 0
             if (n >= options.perEndpoint) {
-              yield* deliveries.update({ ...d, next_attempt_at: isoOf(at) })
+              yield* deliveries.update(StateMachine.revise(d, { next_attempt_at: isoOf(at) }, d.updated_at))
               continue
             }
             inFlight.set(d.endpoint_id, n + 1)

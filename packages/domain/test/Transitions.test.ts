@@ -147,7 +147,7 @@ describe("decide (the record step of an attempt, pure)", () => {
       decline_code: "card_declined",
       provider_transaction_id: null
     }, T1))
-    expect(d.txn.status).toBe("failed")
+    expect(d.txn?.status).toBe("failed")
     expect(d.order?.next.status).toBe("pending")
     expect(d.order?.events).toEqual([])
     expect(d.session).toBeUndefined()

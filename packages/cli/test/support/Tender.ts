@@ -2,16 +2,20 @@
  * `tender` as operators run it, for end-to-end tests: child processes on Node 22 against one
  * temporary data dir, `serve` processes on free ports and other long-running ones (`worker`), and
  * cleanup of the embedded PostgreSQL they share (the process that started it stops it; one left
- * running by a killed owner is adopted, and so stopped, by the next command).
+ * running by a killed owner is adopted, and so stopped, by the next command); requests signed as a
+ * merchant's server signs them, to any of the served processes; a client of the shared PostgreSQL
+ * for what no endpoint shows (an order's events).
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { EmbeddedPostgres } from "@tender/adapters"
+import { merchantHeaders } from "@tender/adapters/Signature"
 import { freePort } from "@tender/http/testing/TestServer"
 import { Effect } from "effect"
+import pg from "pg"
 import { expect } from "vitest"
 
 export const ROOT = fileURLToPath(new URL("../../../..", import.meta.url))
@@ -43,6 +47,35 @@ export interface Running {
 
 export interface Served extends Running {
   readonly url: string
+}
+
+export interface Merchant {
+  readonly secret_key: string
+  readonly signing_secret: string
+}
+
+export interface Reply {
+  readonly status: number
+  readonly json: any
+}
+
+/** The merchant's server: signed API requests to whichever `serve` process it is given. */
+export const merchantClient = (merchant: () => Merchant) => {
+  /** A POST with a JSON body, or with none when `body` is undefined. */
+  const post = async (server: Served, path: string, body?: unknown): Promise<Reply> => {
+    const text = body === undefined ? "" : JSON.stringify(body)
+    const response = await fetch(server.url + path, {
+      method: "POST",
+      headers: merchantHeaders(merchant(), path, text),
+      ...(text === "" ? {} : { body: text })
+    })
+    return { status: response.status, json: await response.json() }
+  }
+  const get = async (server: Served, path: string): Promise<Reply> => {
+    const response = await fetch(server.url + path, { headers: merchantHeaders(merchant(), path) })
+    return { status: response.status, json: await response.json() }
+  }
+  return { post, get }
 }
 
 export const makeHome = (prefix: string) => {
@@ -106,6 +139,19 @@ export const makeHome = (prefix: string) => {
     return { ...running, url }
   }
 
+  /** A pool of clients of the embedded PostgreSQL the served processes share (the caller ends it). */
+  const database = () => {
+    const info = JSON.parse(readFileSync(join(dataDir, "pg.json"), "utf8")) as { port: number; password: string }
+    return new pg.Pool({
+      host: EmbeddedPostgres.HOST,
+      port: info.port,
+      user: EmbeddedPostgres.USER,
+      password: info.password,
+      database: EmbeddedPostgres.DATABASE,
+      max: 4
+    })
+  }
+
   const databaseRunning = () => Effect.runPromise(Effect.map(EmbeddedPostgres.status(dataDir), (s) => s.running))
 
   /** Stops whatever is left (adopting an orphaned database) and removes the data dir. */
@@ -114,5 +160,5 @@ export const makeHome = (prefix: string) => {
     rmSync(dataDir, { recursive: true, force: true })
   }
 
-  return { dataDir, run, runJson, runJsonError, start, serve, databaseRunning, cleanup }
+  return { dataDir, run, runJson, runJsonError, start, serve, database, databaseRunning, cleanup }
 }

@@ -21,11 +21,12 @@ import { findMethod, homeCountry, routable } from "../PaymentMethods.ts"
 import { checkLocalFields } from "../PaymentRequest.ts"
 import { CvcStore } from "../Ports.ts"
 import { routeFor } from "../Routing.ts"
+import * as OrderAggregate from "../OrderStatus.ts"
 import { CheckoutSessionRepo } from "../SessionPorts.ts"
 import { revise } from "../StateMachine.ts"
 import { isInFlight } from "../TransactionStatus.ts"
 import { cardDetails, revealCard } from "./Cards.ts"
-import { cardInstrument, lockOrder, newTransaction, nowIso, unitOfWork } from "./Kit.ts"
+import { cardInstrument, decided, lockOrder, newTransaction, nowIso, unitOfWork } from "./Kit.ts"
 import { idempotencyKey, reserve, runAttempt } from "./ProviderStep.ts"
 
 export interface SessionAttemptInput {
@@ -86,13 +87,14 @@ const run = Effect.fn("Payments.attemptSession")(function*(sessionId: string, in
     // What the customer typed on the hosted page (the IP is a risk signal, never stored).
     const { ip: _ip, ...typed } = input.customer ?? {}
     const customer = Object.values(typed).some((v) => v !== undefined) ? { ...order.customer, ...typed } : order.customer
-    const updated: Order = revise(order, {
+    // The attempt goes out now (processing): the order takes the customer's choices with it.
+    const updated = (yield* decided(OrderAggregate.transition(order, "attempt_sent", at, {
       customer: customer as Order["customer"],
       payment_method: method.code,
       capture_method: manual ? "manual" : "automatic",
       country,
       card_token: card?.card.token ?? null
-    }, at)
+    }))).next
     yield* orders.update(updated)
     yield* sessions.update(revise(session, { attempts: session.attempts + 1 }, at))
     const born = yield* newTransaction(updated, manual ? "authorization" : "payment", updated.amount, {

@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import * as Authorization from "../AuthorizationStatus.ts"
-import { CaptureAmountExceedsAuthorized, invalidField, ProviderUnavailable } from "../Errors.ts"
+import { CaptureAmountExceedsAuthorized, invalidField } from "../Errors.ts"
 import * as Money from "../Money.ts"
 import * as OrderAggregate from "../OrderStatus.ts"
 import type { Order, Transaction } from "../Payment.ts"
@@ -14,7 +14,7 @@ import { revise } from "../StateMachine.ts"
 import * as Txn from "../TransactionStatus.ts"
 import { type Books, booksOf } from "./Books.ts"
 import { decided, emit, guarded, lockOrder, newTransaction, nowIso, saveOrder, saveTxn, snapshot, unitOfWork } from "./Kit.ts"
-import { checkpoint, idempotencyKey, inDoubt, reserve } from "./ProviderStep.ts"
+import { callAndRecord, idempotencyKey, reserve } from "./ProviderStep.ts"
 
 const parseCaptureAmount = (amount: string | undefined, currency: string) => {
   if (amount === undefined) return undefined
@@ -104,9 +104,8 @@ export const capture = (orderId: string, amountText: string | undefined, final: 
       yield* transactions.insert(txn)
       return { auth: books.auth, capture: txn, previous: books.captures.filter((c) => c.status !== "failed").length }
     }))
-    yield* checkpoint("capture", "after_reserve")
     const key = reserved.capture.pending_call!.key
-    const answer = yield* provider.captureCard({
+    return yield* callAndRecord("capture", "capture", provider.captureCard({
       reference: reserved.capture.id,
       idempotency_key: key,
       authorization: reserved.auth.provider_transaction_id ?? "",
@@ -114,14 +113,7 @@ export const capture = (orderId: string, amountText: string | undefined, final: 
       currency: reserved.capture.currency,
       final,
       previousCaptures: reserved.previous
-    }).pipe(Effect.catchTag("ProviderUnavailable", () => Effect.succeed("unavailable" as const)))
-    if (answer !== "unavailable" && answer._tag === "Unknown") return yield* inDoubt("capture")
-    const recorded = yield* recordCapture(orderId, reserved.capture.id, answer, key)
-    yield* checkpoint("capture", "after_record")
-    if (answer === "unavailable") {
-      return yield* new ProviderUnavailable({ message: "The card service is unreachable; the capture was recorded as failed and the authorization stands" })
-    }
-    return recorded
+    }), (answer) => recordCapture(orderId, reserved.capture.id, answer, key), "The card service is unreachable; the capture was recorded as failed and the authorization stands")
   }))
 
 /** Settles one capture the provider accepted for later, when the provider says it settled. */

@@ -13,7 +13,7 @@ import { type CreatePaymentInput, validateCreate, type ValidPayment } from "../P
 import { CvcStore } from "../Ports.ts"
 import { routeFor } from "../Routing.ts"
 import { cardDetails, clientSecretAction, revealCard, type RevealedCard } from "./Cards.ts"
-import { cardInstrument, newTransaction, nowIso, snapshot, unitOfWork } from "./Kit.ts"
+import { cardInstrument, decided, newTransaction, nowIso, snapshot, unitOfWork } from "./Kit.ts"
 import { idempotencyKey, reserve, runAttempt } from "./ProviderStep.ts"
 import { type AttemptOutcome, record } from "./RecordAttempt.ts"
 
@@ -40,7 +40,7 @@ export const create = Effect.fn("Payments.create")(function*(account: Account, i
   const plan = planOf(valid, card)
   const ids = yield* Ids
   const at = yield* nowIso
-  const order: Order = OrderAggregate.born({
+  const born: Order = OrderAggregate.born({
     id: yield* ids.make("order"),
     account_id: account.id,
     livemode: account.mode === "live",
@@ -61,12 +61,15 @@ export const create = Effect.fn("Payments.create")(function*(account: Account, i
     received_amount: null,
     created_at: at
   })
-  const born = yield* newTransaction(order, valid.capture_method === "manual" ? "authorization" : "payment", order.amount, {
+  const attempt = yield* newTransaction(born, valid.capture_method === "manual" ? "authorization" : "payment", born.amount, {
     payment_instrument: card !== undefined ? cardInstrument(card.card, undefined) : null
   })
+  // A provider call is reserved with the claim: the attempt goes out (processing) with its key.
+  const operation = plan._tag === "Authorize" ? "authorize" as const : "start" as const
+  const order: Order = plan._tag === "AwaitCustomer" ? born : (yield* decided(OrderAggregate.transition(born, "attempt_sent", at))).next
   const txn: Transaction = plan._tag === "AwaitCustomer"
-    ? born
-    : yield* reserve(born, plan._tag === "Authorize" ? "authorize" : "start", idempotencyKey(born, plan._tag === "Authorize" ? "authorize" : "start"), at)
+    ? attempt
+    : yield* reserve(attempt, operation, idempotencyKey(attempt, operation), at, valid.merchant_initiated)
   const orders = yield* OrderRepo
   const transactions = yield* TransactionRepo
   // The reference is claimed by the insert: a concurrent duplicate fails here, before any provider

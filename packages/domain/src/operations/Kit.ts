@@ -16,7 +16,7 @@ import { OrderRepo, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
 import { identifiersOf, major, orderView, type PaymentSnapshot } from "../PaymentViews.ts"
 import { Locks, UnitOfWork, type VaultedCard } from "../Ports.ts"
 import { CheckoutSessionRepo, PublicUrl } from "../SessionPorts.ts"
-import type { Moved } from "../StateMachine.ts"
+import type { Decided, Moved } from "../StateMachine.ts"
 import { nowIso } from "../Time.ts"
 import * as Txn from "../TransactionStatus.ts"
 import { Outbox } from "../Webhooks.ts"
@@ -93,8 +93,8 @@ export const emit = (
     }
   })
 
-export const saveOrder = (next: Order) => Effect.gen(function*() { yield* (yield* OrderRepo).update(next) })
-export const saveTxn = (next: Transaction) => Effect.gen(function*() { yield* (yield* TransactionRepo).update(next) })
+export const saveOrder = (next: Decided<Order>) => Effect.gen(function*() { yield* (yield* OrderRepo).update(next) })
+export const saveTxn = (next: Decided<Transaction>) => Effect.gen(function*() { yield* (yield* TransactionRepo).update(next) })
 
 /** Persists a session's move and its events (`checkout.session.*`, from the session's table). */
 export const saveSession = (moved: Moved<Session.CheckoutSession> | undefined) =>

@@ -9,7 +9,7 @@ import { CardPaymentInProgress, ProviderUnavailable } from "../Errors.ts"
 import { Faults } from "../Faults.ts"
 import type { PendingCall, Transaction } from "../Payment.ts"
 import type { AuthorizeResult, StartResult, Unknown } from "../PaymentPorts.ts"
-import { revise } from "../StateMachine.ts"
+import { type Decided, revise } from "../StateMachine.ts"
 import * as Txn from "../TransactionStatus.ts"
 import { decided } from "./Kit.ts"
 import { type AttemptOutcome, record } from "./RecordAttempt.ts"
@@ -32,9 +32,19 @@ export const checkpoint = (step: StepName, boundary: "after_reserve" | "after_re
 export const idempotencyKey = (txn: Transaction, operation: Operation, round = 1) =>
   `${txn.id}:${operation}${round > 1 ? `:${round}` : ""}`
 
-/** Pure: the transaction with its call reserved; an attempt not yet sent moves to processing. */
-export const reserve = (txn: Transaction, operation: Operation, key: string, at: string): Effect.Effect<Transaction> => {
-  const pending_call: PendingCall = { key, operation, at }
+/**
+ * Pure: the transaction with its call reserved; an attempt not yet sent moves to processing.
+ * `merchantInitiated` rides along so that reconciliation records a lost answer as the caller would
+ * have (payment.requires_action never fires for merchant-initiated charges).
+ */
+export const reserve = (
+  txn: Transaction,
+  operation: Operation,
+  key: string,
+  at: string,
+  merchantInitiated = false
+): Effect.Effect<Decided<Transaction>> => {
+  const pending_call: PendingCall = { key, operation, at, ...(merchantInitiated ? { merchant_initiated: true } : {}) }
   return txn.status === "initial"
     ? Effect.map(decided(Txn.transition(txn, "sent", at, { pending_call })), (m) => m.next)
     : Effect.succeed(revise(txn, { pending_call }, at))
@@ -67,27 +77,36 @@ export const inDoubt = (what: string) =>
   })
 
 /**
- * Call → record for an attempt whose call is reserved (`txn.pending_call`). A definitely-unreachable
- * provider is recorded as a decline (`provider_unavailable`) and answers 502; an unknown answer
- * leaves the attempt in flight and answers 409 `card_payment_in_progress`.
+ * Call → record, after the reserve: the crash points around it, a definitely-unreachable provider
+ * recorded (then 502 `provider_unavailable`), an unknown answer left in flight (409
+ * `card_payment_in_progress`, for reconciliation).
  */
+export const callAndRecord = <A extends { readonly _tag: string }, B, E, R>(
+  step: StepName,
+  what: string,
+  call: Effect.Effect<A | Unknown, ProviderUnavailable>,
+  recordAnswer: (answer: A | "unavailable") => Effect.Effect<B, E, R>,
+  unreachableMessage: string
+) =>
+  Effect.gen(function*() {
+    yield* checkpoint(step, "after_reserve")
+    const answer = yield* call.pipe(Effect.catchTag("ProviderUnavailable", () => Effect.succeed("unavailable" as const)))
+    if (answer !== "unavailable" && answer._tag === "Unknown") return yield* inDoubt(what)
+    const recorded = yield* recordAnswer(answer as A | "unavailable")
+    yield* checkpoint(step, "after_record")
+    if (answer === "unavailable") return yield* new ProviderUnavailable({ message: unreachableMessage })
+    return recorded
+  })
+
+/** Call → record for an attempt whose call is reserved (`txn.pending_call`). */
 export const runAttempt = (
   step: StepName,
   txn: Transaction,
   call: Effect.Effect<AuthorizeResult | StartResult | Unknown, ProviderUnavailable>,
   merchantInitiated: boolean
 ) =>
-  Effect.gen(function*() {
-    const key = txn.pending_call!.key
-    yield* checkpoint(step, "after_reserve")
-    const answer = yield* call.pipe(Effect.map((a) => attemptOutcome(a, merchantInitiated)), Effect.catchTag("ProviderUnavailable", () => Effect.succeed(unreachable)))
-    if (answer._tag === "Unknown") return yield* inDoubt("payment")
-    const recorded = yield* record(txn.order_id, txn.id, answer, key)
-    yield* checkpoint(step, "after_record")
-    if (answer === unreachable) {
-      return yield* new ProviderUnavailable({ message: "The payment provider is unreachable; the attempt was recorded as failed" })
-    }
-    return recorded
-  })
+  callAndRecord(step, "payment", call, (answer) =>
+    record(txn.order_id, txn.id, answer === "unavailable" ? unreachable : attemptOutcome(answer, merchantInitiated) as AttemptOutcome, txn.pending_call!.key),
+    "The payment provider is unreachable; the attempt was recorded as failed")
 
 export const isUnknown = <A extends { readonly _tag: string }>(a: A | Unknown): a is Unknown => a._tag === "Unknown"

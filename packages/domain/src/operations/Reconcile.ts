@@ -35,7 +35,7 @@ const apply = (txn: Transaction, key: string, answer: LookupResult | "unanswerab
     default: {
       if (notApplied) return record(txn.order_id, txn.id, unreachable, key)
       const result = (answer as Extract<LookupResult, { _tag: "Authorize" | "Start" }>).result
-      const outcome = attemptOutcome(result, false)
+      const outcome = attemptOutcome(result, txn.pending_call!.merchant_initiated === true)
       return outcome._tag === "Unknown" ? Effect.void : record(txn.order_id, txn.id, outcome, key)
     }
   }

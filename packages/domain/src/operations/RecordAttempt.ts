@@ -11,7 +11,7 @@ import type { DomainError } from "../Errors.ts"
 import * as OrderAggregate from "../OrderStatus.ts"
 import type { OrderTrigger } from "../OrderStatus.ts"
 import type { NextAction, Order, Transaction } from "../Payment.ts"
-import { type Moved, revise } from "../StateMachine.ts"
+import { type Decided, type Moved, revise } from "../StateMachine.ts"
 import * as Txn from "../TransactionStatus.ts"
 import { emit, lockOrder, lockSessionOf, loadTxn, nowIso, saveOrder, saveSession, saveTxn, unitOfWork } from "./Kit.ts"
 
@@ -30,7 +30,8 @@ export type AttemptOutcome =
 
 export interface Decision {
   readonly order: Moved<Order> | undefined
-  readonly txn: Transaction
+  /** The attempt's next row; undefined when the outcome leaves it as it is (a crypto mismatch). */
+  readonly txn: Decided<Transaction> | undefined
   readonly session: Moved<Session.CheckoutSession> | undefined
 }
 
@@ -116,7 +117,7 @@ export const decide = (
           received_amount: outcome.received
         })
         // The funds arrived: a hosted checkout completes now; a declined mismatch later returns them.
-        return { order: moved, txn, session: follow({ _tag: "Succeeded", transaction_id: txn.id }) }
+        return { order: moved, txn: undefined, session: follow({ _tag: "Succeeded", transaction_id: txn.id }) }
       }
     }
   })
@@ -134,8 +135,9 @@ export const record = (orderId: string, txnId: string, outcome: AttemptOutcome, 
     const session = yield* lockSessionOf(order)
     const decision = decide(order, txn, session, outcome, yield* nowIso)
     if (Result.isFailure(decision)) return yield* Effect.fail(decision.failure)
-    const { order: moved, txn: nextTxn, session: sessionMoved } = decision.success
-    if (nextTxn !== txn) yield* saveTxn(nextTxn)
+    const { order: moved, txn: changed, session: sessionMoved } = decision.success
+    if (changed !== undefined) yield* saveTxn(changed)
+    const nextTxn = changed ?? txn
     if (moved !== undefined) yield* saveOrder(moved.next)
     const nextOrder = moved?.next ?? order
     yield* emit(moved?.events ?? [], nextOrder, nextTxn, outcome._tag === "Mismatch" ? { received: outcome.received } : {})

@@ -5,13 +5,12 @@
  */
 import { Effect } from "effect"
 import * as Authorization from "../AuthorizationStatus.ts"
-import { ProviderUnavailable } from "../Errors.ts"
 import * as OrderAggregate from "../OrderStatus.ts"
 import { PaymentProvider, TransactionRepo, type VoidResult } from "../PaymentPorts.ts"
 import * as Txn from "../TransactionStatus.ts"
 import { booksOf } from "./Books.ts"
 import { capturedOf, decided, emit, guarded, lockOrder, newTransaction, nowIso, saveOrder, saveTxn, snapshot, unitOfWork } from "./Kit.ts"
-import { checkpoint, idempotencyKey, inDoubt, reserve } from "./ProviderStep.ts"
+import { callAndRecord, idempotencyKey, reserve } from "./ProviderStep.ts"
 
 /** The record step of a void; a no-op answering the current state when `key` was recorded already. */
 export const recordVoid = (orderId: string, voidId: string, answer: VoidResult | "unavailable", key: string) =>
@@ -75,19 +74,11 @@ export const voidAuthorization = (orderId: string) =>
       yield* transactions.insert(txn)
       return { auth: books.auth, voidTxn: txn }
     }))
-    yield* checkpoint("void", "after_reserve")
     const key = reserved.voidTxn.pending_call!.key
-    const answer = yield* provider.voidCard({
+    return yield* callAndRecord("void", "void", provider.voidCard({
       reference: reserved.voidTxn.id,
       idempotency_key: key,
       authorization: reserved.auth.provider_transaction_id ?? "",
       amount: reserved.voidTxn.amount
-    }).pipe(Effect.catchTag("ProviderUnavailable", () => Effect.succeed("unavailable" as const)))
-    if (answer !== "unavailable" && answer._tag === "Unknown") return yield* inDoubt("void")
-    const recorded = yield* recordVoid(orderId, reserved.voidTxn.id, answer, key)
-    yield* checkpoint("void", "after_record")
-    if (answer === "unavailable") {
-      return yield* new ProviderUnavailable({ message: "The card service is unreachable; the void was recorded as failed and the authorization stands" })
-    }
-    return recorded
+    }), (answer) => recordVoid(orderId, reserved.voidTxn.id, answer, key), "The card service is unreachable; the void was recorded as failed and the authorization stands")
   }))
