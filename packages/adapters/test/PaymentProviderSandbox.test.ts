@@ -1,5 +1,5 @@
 import { describe, expect, it, layer, type Vitest } from "@effect/vitest"
-import { type CardDetails, Errors, type FaultPoints, PaymentProvider, UnitOfWork } from "@tender/domain"
+import { type CardDetails, Errors, type FaultPoints, Faults, PaymentProvider, UnitOfWork } from "@tender/domain"
 import type { LocalPaymentRequest } from "@tender/domain"
 import { Cause, Effect, Exit, Layer } from "effect"
 import { SqlClient } from "effect/sql"
@@ -14,11 +14,10 @@ import * as UnitOfWorkPg from "../src/storage/postgres/UnitOfWorkPg.ts"
 import { sharedConfig } from "./PgTestDatabase.ts"
 
 const PUBLIC_URL = "https://tender.test"
-const noFaults: FaultPoints = { at: () => Effect.void }
 const ledger = SandboxLedgerMemory.make()
-const provider = PaymentProviderSandbox.make({ publicUrl: PUBLIC_URL }, { ledger, faults: noFaults })
+const provider = PaymentProviderSandbox.make({ publicUrl: PUBLIC_URL }, ledger)
 /** Another server process: it shares nothing with `provider` but the ids it is handed and the provider's own ledger. */
-const otherProcess = PaymentProviderSandbox.make({ publicUrl: PUBLIC_URL }, { ledger, faults: noFaults })
+const otherProcess = PaymentProviderSandbox.make({ publicUrl: PUBLIC_URL }, ledger)
 
 let keys = 0
 /** A key never used before: most calls here are first calls. */
@@ -332,7 +331,7 @@ describe("PaymentProviderSandbox local methods", () => {
 
   it.effect("escapes the reference in URLs and ignores a trailing slash on the public URL", () =>
     Effect.gen(function*() {
-      const slashed = PaymentProviderSandbox.make({ publicUrl: `${PUBLIC_URL}/` }, { ledger, faults: noFaults })
+      const slashed = PaymentProviderSandbox.make({ publicUrl: `${PUBLIC_URL}/` }, ledger)
       const { next_action } = yield* slashed.startPayment(localRequest("paypal", "USD", 100, "txn/../x"))
       expect(next_action.redirect_url).toBe(`${PUBLIC_URL}/sandbox/redirect/txn%2F..%2Fx`)
     }))
@@ -369,13 +368,15 @@ describe("LocalDocuments", () => {
 
 // --- the ledger: what the sandbox applied, per idempotency key --------------------------------
 
-/** A sandbox over the ledger in context, recording the fault points it reaches. */
-const sandboxOverLedger = Effect.gen(function*() {
+/** A sandbox over the ledger in context. */
+const sandboxOverLedger = Effect.map(Effect.service(SandboxLedger), (ledger) => ({ sandbox: PaymentProviderSandbox.make({ publicUrl: PUBLIC_URL }, ledger) }))
+
+/** Runs `effect` with fault points that only record where they were reached. */
+const recordingPoints = <A, E, R>(effect: (points: ReadonlyArray<string>) => Effect.Effect<A, E, R>) => {
   const points: Array<string> = []
-  const faults: FaultPoints = { at: (point) => Effect.sync(() => void points.push(point)) }
-  const sandbox = PaymentProviderSandbox.make({ publicUrl: PUBLIC_URL }, { ledger: yield* SandboxLedger, faults })
-  return { sandbox, points }
-})
+  const recorder: FaultPoints = { at: (point) => Effect.sync(() => void points.push(point)) }
+  return Effect.provideService(effect(points), Faults, recorder)
+}
 
 /** Fresh per test run: the PostgreSQL ledger is shared by every run on the database. */
 const runKey = (name: string) => `${name}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2)}`
@@ -430,14 +431,17 @@ const ledgerContract = (it: Vitest.MethodsNonLive<SandboxLedger>) => {
 
   it.effect("answers NotReceived for an unused key and fences it: the call can never be applied afterwards", () =>
     Effect.gen(function*() {
-      const { sandbox, points } = yield* sandboxOverLedger
+      const { sandbox } = yield* sandboxOverLedger
       const key = runKey("fenced")
       expect(yield* sandbox.lookup(key)).toEqual({ _tag: "NotReceived" })
-      const late = yield* Effect.flip(sandbox.authorizeCard(authorization(key)))
-      expect(late).toBeInstanceOf(Errors.ProviderUnavailable)
+      yield* recordingPoints((points) =>
+        Effect.gen(function*() {
+          const late = yield* Effect.flip(sandbox.authorizeCard(authorization(key)))
+          expect(late).toBeInstanceOf(Errors.ProviderUnavailable)
+          // The call arrived but was not applied: no `applied` point.
+          expect(points).toEqual(["provider.authorize.received"])
+        }))
       expect(yield* sandbox.lookup(key)).toEqual({ _tag: "NotReceived" })
-      // The call arrived but was not applied: no `applied` point.
-      expect(points).toEqual(["provider.authorize.received"])
     }))
 
   it.effect("stores nothing for the unreachable card: a lookup finds the key unused", () =>
@@ -450,11 +454,14 @@ const ledgerContract = (it: Vitest.MethodsNonLive<SandboxLedger>) => {
 
   it.effect("passes the received and applied points of each call, applied only once the answer is kept", () =>
     Effect.gen(function*() {
-      const { sandbox, points } = yield* sandboxOverLedger
-      const authorized = yield* sandbox.authorizeCard(authorization(runKey("points")))
-      const auth = authorized._tag === "Approved" ? authorized.provider_transaction_id : ""
-      yield* sandbox.voidCard({ reference: "txn_pv", idempotency_key: runKey("pv"), authorization: auth, amount: 1000 })
-      expect(points).toEqual(["provider.authorize.received", "provider.authorize.applied", "provider.void.received", "provider.void.applied"])
+      const { sandbox } = yield* sandboxOverLedger
+      yield* recordingPoints((points) =>
+        Effect.gen(function*() {
+          const authorized = yield* sandbox.authorizeCard(authorization(runKey("points")))
+          const auth = authorized._tag === "Approved" ? authorized.provider_transaction_id : ""
+          yield* sandbox.voidCard({ reference: "txn_pv", idempotency_key: runKey("pv"), authorization: auth, amount: 1000 })
+          expect(points).toEqual(["provider.authorize.received", "provider.authorize.applied", "provider.void.received", "provider.void.applied"])
+        }))
     }))
 
   it.effect("treats a key reused for another operation as a defect", () =>

@@ -9,7 +9,7 @@
  * whose answer Tender lost. A key `lookup` found unused is fenced, so a late copy of that call can
  * never be applied after Tender was told it was not.
  */
-import { Card, Errors, type FaultPoints, Faults, Money, type Payment, PaymentProvider } from "@tender/domain"
+import { Card, Errors, Faults, Money, type Payment, PaymentProvider } from "@tender/domain"
 import type { AuthorizeResult, CaptureResult, LocalPaymentRequest, LookupResult, StartResult, VoidResult } from "@tender/domain"
 import { Clock, DateTime, Effect, Layer } from "effect"
 import * as LocalDocuments from "./LocalDocuments.ts"
@@ -213,12 +213,8 @@ export interface Sandbox extends Port {
   startPayment(request: LocalPaymentRequest): Effect.Effect<StartResult, Errors.ProviderUnavailable>
 }
 
-export const make = (
-  options: SandboxOptions,
-  services: { readonly ledger: SandboxLedger["Service"]; readonly faults: FaultPoints }
-): Sandbox => {
+export const make = (options: SandboxOptions, ledger: SandboxLedger["Service"]): Sandbox => {
   const urls = sandboxUrls(options.publicUrl)
-  const { faults, ledger } = services
 
   /**
    * One mutating call: decide the answer, then keep whichever answer the ledger holds for the key
@@ -231,6 +227,8 @@ export const make = (
     decide: Effect.Effect<Results[K], Errors.ProviderUnavailable>
   ): Effect.Effect<Results[K], Errors.ProviderUnavailable> =>
     Effect.gen(function*() {
+      // Read per call, like the operations' checkpoints: whoever runs the call decides the faults.
+      const faults = yield* Faults
       yield* faults.at(`provider.${operation}.received`)
       const result = yield* decide
       const held = yield* ledger.claim(request.idempotency_key, {
@@ -352,11 +350,6 @@ export const make = (
   }
 }
 
-/** The sandbox over the ledger of the configured storage, with the process's fault points. */
+/** The sandbox over the ledger of the configured storage. */
 export const layer = (options: SandboxOptions): Layer.Layer<PaymentProvider, never, SandboxLedger> =>
-  Layer.effect(
-    PaymentProvider,
-    Effect.gen(function*() {
-      return make(options, { ledger: yield* SandboxLedger, faults: yield* Faults })
-    })
-  )
+  Layer.effect(PaymentProvider, Effect.map(Effect.service(SandboxLedger), (ledger) => make(options, ledger)))
