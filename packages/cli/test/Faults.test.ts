@@ -14,9 +14,11 @@
  *     the provider applied is recorded as done, and nothing is recorded as done that it did not apply.
  *
  * The schedule (operation, point, n per server) comes from a seeded PRNG: the seed is printed, and
- * FAULT_SEED replays a run. Each round arms several servers at once (starting a server is the slow
- * part); every armed server gets a batch of concurrent operations and dies when the n-th of them
- * reaches its point, with the others in flight at various steps.
+ * FAULT_SEED replays the schedule (not the exact interleaving of concurrent requests). Each round
+ * arms several servers at once (starting a server is the slow part) while the clean server makes
+ * their targets; the clean server then stops, every armed server gets a batch of concurrent
+ * operations and dies when the n-th of them reaches its point, with the others in flight at various
+ * steps; then the clean server starts again: the restart, alone in recovering.
  *
  * The test process owns the embedded PostgreSQL, so no server's death takes the database with it.
  * No REDIS_URL: the in-process locks die with the process, as they would in a real crash.
