@@ -20,6 +20,8 @@ export interface TenderConfig {
   readonly publicUrl?: string | undefined
   /** `TENDER_SANDBOX_LATENCY_MS`: simulated latency of every sandbox provider call (default 0). */
   readonly sandboxLatencyMs?: number | undefined
+  /** `TENDER_FAULT=<point>@<n>`: crash tests only; kills the process the n-th time `point` is reached (Faults.ts). */
+  readonly fault?: string | undefined
 }
 
 export const configFromEnv = (
@@ -33,5 +35,6 @@ export const configFromEnv = (
   vaultKey: overrides.vaultKey ?? (env.TENDER_VAULT_KEY || undefined),
   publicUrl: overrides.publicUrl ?? (env.TENDER_PUBLIC_URL || undefined),
   sandboxLatencyMs: overrides.sandboxLatencyMs ??
-    (env.TENDER_SANDBOX_LATENCY_MS ? Math.max(0, Number(env.TENDER_SANDBOX_LATENCY_MS) || 0) : undefined)
+    (env.TENDER_SANDBOX_LATENCY_MS ? Math.max(0, Number(env.TENDER_SANDBOX_LATENCY_MS) || 0) : undefined),
+  fault: overrides.fault ?? (env.TENDER_FAULT || undefined)
 })

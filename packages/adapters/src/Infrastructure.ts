@@ -5,7 +5,9 @@
  * compose their use cases over this one layer.
  *
  *   layer(config)    every port; with postgres storage it starts or joins the embedded PostgreSQL
- *                    (DATABASE_URL unset) and applies pending migrations before it is ready.
+ *                    (DATABASE_URL unset) and applies pending migrations before it is ready. The
+ *                    fault points of `TENDER_FAULT` (Faults.ts) come with it, one counter for the
+ *                    use cases and the sandbox alike.
  *   migrate(config)  applies pending migrations and returns the names it applied.
  *
  * Layers are memoised by reference: call `layer(config)` once, at the edge, and share the result
@@ -38,7 +40,11 @@ import type { SqlClient } from "effect/sql"
 import type { TenderConfig } from "./Config.ts"
 import { CardCipher, randomKey } from "./crypto/CardCipher.ts"
 import * as AccessTokenSignerHmac from "./crypto/AccessTokenSignerHmac.ts"
+import * as FaultsEnv from "./Faults.ts"
 import * as PaymentProviderSandbox from "./providers/sandbox/PaymentProviderSandbox.ts"
+import type { SandboxLedger } from "./providers/sandbox/SandboxLedger.ts"
+import * as SandboxLedgerMemory from "./providers/sandbox/SandboxLedgerMemory.ts"
+import * as SandboxLedgerPg from "./providers/sandbox/SandboxLedgerPg.ts"
 import * as IdsRandom from "./crypto/IdsRandom.ts"
 import * as PayloadSignerHmac from "./crypto/PayloadSignerHmac.ts"
 import * as KeyHasherSha256 from "./crypto/KeyHasherSha256.ts"
@@ -86,6 +92,8 @@ export type StoragePorts =
   | WebhookEndpointRepo
   | WebhookDeliveryRepo
   | CheckoutSessionRepo
+  /** The sandbox provider's own log lives beside Tender's storage (memory with memory, PostgreSQL with PostgreSQL). */
+  | SandboxLedger
 export type Ports =
   | StoragePorts
   | Locks
@@ -109,7 +117,8 @@ export const memoryStorage: Layer.Layer<StoragePorts, never, Ids> = Layer.mergeA
   EventRepoMemory.layer,
   WebhookEndpointRepoMemory.layer,
   WebhookDeliveryRepoMemory.layer,
-  CheckoutSessionRepoMemory.layer
+  CheckoutSessionRepoMemory.layer,
+  SandboxLedgerMemory.layer
 ).pipe(Layer.provide(Layer.merge(MemoryDatabase.layer, CardCipher.layer(randomKey))))
 
 /**
@@ -131,7 +140,8 @@ export const postgresStorage = (
       EventRepoPg.layer,
       WebhookEndpointRepoPg.layer,
       WebhookDeliveryRepoPg.layer,
-      CheckoutSessionRepoPg.layer
+      CheckoutSessionRepoPg.layer,
+      SandboxLedgerPg.layer
     ).pipe(
       Layer.provide(CardCipher.layer(Effect.succeed(key))),
       Layer.provideMerge(PgDatabase.layer(config))
@@ -158,19 +168,21 @@ export const DEFAULT_PUBLIC_URL = "http://127.0.0.1:8080"
  * live provider is configured yet, and the use cases refuse live payments and sessions
  * (`Routing.routeFor`: the sandbox serves test mode) rather than sending them to the sandbox.
  */
-export const provider = (config: TenderConfig): Layer.Layer<PaymentProvider> =>
+export const provider = (config: TenderConfig): Layer.Layer<PaymentProvider, never, SandboxLedger> =>
   PaymentProviderSandbox.layer({ publicUrl: config.publicUrl ?? DEFAULT_PUBLIC_URL, latencyMs: config.sandboxLatencyMs })
 
 export const layer = (config: TenderConfig): Layer.Layer<Ports, InfrastructureError> =>
   Layer.mergeAll(
-    config.storage === "memory" ? memoryStorage : postgresStorage(config),
     coordination(config),
     provider(config),
     WebhookTransportHttp.layer,
     HostResolverDns.layer,
     // Hosted pages (checkout sessions) are addressed under it.
     Layer.succeed(PublicUrl, config.publicUrl ?? DEFAULT_PUBLIC_URL)
-  ).pipe(Layer.provideMerge(primitives))
+  ).pipe(
+    Layer.provideMerge(config.storage === "memory" ? memoryStorage : postgresStorage(config)),
+    Layer.provideMerge(Layer.merge(primitives, FaultsEnv.layer(config.fault)))
+  )
 
 /** Applies pending migrations (memory storage has none) and returns the names of those it applied. */
 export const migrate = (config: TenderConfig): Effect.Effect<ReadonlyArray<string>, InfrastructureError> =>

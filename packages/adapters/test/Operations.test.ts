@@ -36,6 +36,7 @@ import * as KeyHasherSha256 from "../src/crypto/KeyHasherSha256.ts"
 import { memoryStorage } from "../src/Infrastructure.ts"
 import * as LocksMemory from "../src/locks/LocksMemory.ts"
 import * as PaymentProviderSandbox from "../src/providers/sandbox/PaymentProviderSandbox.ts"
+import * as SandboxLedgerMemory from "../src/providers/sandbox/SandboxLedgerMemory.ts"
 
 // --- the world ------------------------------------------------------------------------------
 
@@ -45,7 +46,7 @@ const START = Date.parse("2026-11-26T03:00:00.000Z")
 const HOUR = 60 * 60 * 1000
 const DAY = 24 * HOUR
 
-const sandbox = PaymentProviderSandbox.make({ publicUrl: PUBLIC_URL })
+const sandbox = PaymentProviderSandbox.make({ publicUrl: PUBLIC_URL }, SandboxLedgerMemory.make())
 
 type Operation = "authorize" | "capture" | "void" | "start"
 

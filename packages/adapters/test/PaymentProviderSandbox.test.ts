@@ -1,21 +1,34 @@
-import { describe, expect, it } from "@effect/vitest"
-import { type CardDetails, Errors, PaymentProvider } from "@tender/domain"
+import { describe, expect, it, layer, type Vitest } from "@effect/vitest"
+import { type CardDetails, Errors, type FaultPoints, Faults, PaymentProvider, UnitOfWork } from "@tender/domain"
 import type { LocalPaymentRequest } from "@tender/domain"
-import { Cause, Effect, Exit } from "effect"
+import { Cause, Effect, Exit, Layer } from "effect"
+import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import * as LocalDocuments from "../src/providers/sandbox/LocalDocuments.ts"
 import * as PaymentProviderSandbox from "../src/providers/sandbox/PaymentProviderSandbox.ts"
+import { SandboxLedger } from "../src/providers/sandbox/SandboxLedger.ts"
+import * as SandboxLedgerMemory from "../src/providers/sandbox/SandboxLedgerMemory.ts"
+import * as SandboxLedgerPg from "../src/providers/sandbox/SandboxLedgerPg.ts"
+import * as PgDatabase from "../src/storage/postgres/PgDatabase.ts"
+import * as UnitOfWorkPg from "../src/storage/postgres/UnitOfWorkPg.ts"
+import { sharedConfig } from "./PgTestDatabase.ts"
 
 const PUBLIC_URL = "https://tender.test"
-const provider = PaymentProviderSandbox.make({ publicUrl: PUBLIC_URL })
-/** Another server process: it shares nothing with `provider` but the ids it is handed. */
-const otherProcess = PaymentProviderSandbox.make({ publicUrl: PUBLIC_URL })
+const ledger = SandboxLedgerMemory.make()
+const provider = PaymentProviderSandbox.make({ publicUrl: PUBLIC_URL }, ledger)
+/** Another server process: it shares nothing with `provider` but the ids it is handed and the provider's own ledger. */
+const otherProcess = PaymentProviderSandbox.make({ publicUrl: PUBLIC_URL }, ledger)
+
+let keys = 0
+/** A key never used before: most calls here are first calls. */
+const newKey = () => `key_${++keys}`
 
 const card = (number: string): CardDetails => ({ number, exp_month: 12, exp_year: 2030, cvc: "123" })
 
 const authorize = (number: string, options: { capture?: boolean; authenticated?: boolean; reference?: string } = {}) =>
   provider.authorizeCard({
     reference: options.reference ?? "txn_auth",
+    idempotency_key: newKey(),
     card: card(number),
     amount: 1000,
     currency: "USD",
@@ -24,7 +37,7 @@ const authorize = (number: string, options: { capture?: boolean; authenticated?:
   })
 
 const capture = (authorization: string, previousCaptures = 0, reference = `txn_cap_${previousCaptures}`) =>
-  provider.captureCard({ reference, authorization, amount: 500, currency: "USD", final: false, previousCaptures })
+  provider.captureCard({ reference, idempotency_key: newKey(), authorization, amount: 500, currency: "USD", final: false, previousCaptures })
 
 const approvedId = Effect.fnUntraced(function*(number: string) {
   const result = yield* authorize(number)
@@ -40,7 +53,7 @@ describe("PaymentProviderSandbox cards", () => {
       const fromLayer = yield* PaymentProvider
       expect(fromLayer.name).toBe("sandbox")
       expect(fromLayer.mode).toBe("test")
-    }).pipe(Effect.provide(PaymentProviderSandbox.layer({ publicUrl: PUBLIC_URL }))))
+    }).pipe(Effect.provide(PaymentProviderSandbox.layer({ publicUrl: PUBLIC_URL }).pipe(Layer.provide(SandboxLedgerMemory.layer)))))
 
   it.effect.each(["4242424242424242", "5555555555554444", "378282246310005", "4000056655665556", "4111111111111111"])(
     "approves %s with multicapture granted",
@@ -64,6 +77,7 @@ describe("PaymentProviderSandbox cards", () => {
       // Another process reads the missing grant from the id alone.
       const elsewhere = yield* otherProcess.captureCard({
         reference: "txn_cap_other",
+        idempotency_key: newKey(),
         authorization: id,
         amount: 100,
         currency: "USD",
@@ -104,7 +118,7 @@ describe("PaymentProviderSandbox cards", () => {
       for (const previous of [0, 1]) {
         expect(yield* capture(id, previous)).toEqual({ _tag: "Refused", decline_code: "capture_refused" })
       }
-      expect(yield* otherProcess.captureCard({ reference: "r", authorization: id, amount: 1, currency: "USD", final: true, previousCaptures: 0 }))
+      expect(yield* otherProcess.captureCard({ reference: "r", idempotency_key: newKey(), authorization: id, amount: 1, currency: "USD", final: true, previousCaptures: 0 }))
         .toEqual({ _tag: "Refused", decline_code: "capture_refused" })
       expect(yield* authorize("4000000000000259", { capture: true })).toMatchObject({ _tag: "Declined", decline_code: "capture_refused" })
     }))
@@ -155,18 +169,18 @@ describe("PaymentProviderSandbox cards", () => {
   it.effect("voids an authorization; refuses to capture or void an id it never issued", () =>
     Effect.gen(function*() {
       const id = yield* approvedId("4242424242424242")
-      const voided = yield* provider.voidCard({ reference: "txn_void", authorization: id, amount: 1000 })
+      const voided = yield* provider.voidCard({ reference: "txn_void", idempotency_key: newKey(), authorization: id, amount: 1000 })
       expect(voided).toMatchObject({ _tag: "Voided" })
       expect(voided._tag === "Voided" && voided.provider_transaction_id).toMatch(/^sbx_void_/)
       const declined = yield* authorize("4000000000000002")
       for (const foreign of ["ch_123", declined._tag === "Declined" ? declined.provider_transaction_id ?? "" : ""]) {
         expect(yield* capture(foreign)).toEqual({ _tag: "Refused", decline_code: "authorization_not_found" })
-        expect(yield* provider.voidCard({ reference: "txn_void", authorization: foreign, amount: 1 }))
+        expect(yield* provider.voidCard({ reference: "txn_void", idempotency_key: newKey(), authorization: foreign, amount: 1 }))
           .toEqual({ _tag: "Refused", decline_code: "authorization_not_found" })
       }
     }))
 
-  it.effect("answers the same reference with the same result, in any process", () =>
+  it.effect("derives ids from the reference alone, so any process can follow up on them", () =>
     Effect.gen(function*() {
       const request = {
         reference: "txn_same",
@@ -176,24 +190,13 @@ describe("PaymentProviderSandbox cards", () => {
         capture: false,
         authenticated: false
       }
-      const first = yield* provider.authorizeCard(request)
-      expect(yield* provider.authorizeCard(request)).toEqual(first)
-      expect(yield* otherProcess.authorizeCard(request)).toEqual(first)
-      expect((yield* provider.authorizeCard({ ...request, reference: "txn_other" })).provider_transaction_id)
+      const first = yield* provider.authorizeCard({ ...request, idempotency_key: newKey() })
+      expect(yield* otherProcess.authorizeCard({ ...request, idempotency_key: newKey() })).toEqual(first)
+      expect((yield* provider.authorizeCard({ ...request, reference: "txn_other", idempotency_key: newKey() })).provider_transaction_id)
         .not.toBe(first.provider_transaction_id)
-
-      const id = yield* approvedId("4242424242424242")
-      const captured = yield* capture(id, 0, "txn_cap_same")
-      expect(yield* otherProcess.captureCard({ reference: "txn_cap_same", authorization: id, amount: 500, currency: "USD", final: false, previousCaptures: 0 }))
-        .toEqual(captured)
-      const voided = yield* provider.voidCard({ reference: "txn_void_same", authorization: id, amount: 1000 })
-      expect(yield* otherProcess.voidCard({ reference: "txn_void_same", authorization: id, amount: 1000 })).toEqual(voided)
-
-      const settling = yield* approvedId("4000000000000341")
-      expect(yield* capture(settling, 0, "txn_settle_same")).toEqual(yield* capture(settling, 0, "txn_settle_same"))
-
       const start = { ...localRequest("boleto", "BRL", 1050), reference: "txn_lpm_same" }
-      expect(yield* otherProcess.startPayment(start)).toEqual(yield* provider.startPayment(start))
+      expect(yield* otherProcess.startPayment({ ...start, idempotency_key: newKey() }))
+        .toEqual(yield* provider.startPayment({ ...start, idempotency_key: newKey() }))
     }))
 
   it.effect("never puts the card number in an id", () =>
@@ -206,6 +209,7 @@ describe("PaymentProviderSandbox cards", () => {
 
 const localRequest = (method: string, currency: string, amount: number, reference = "txn_local"): LocalPaymentRequest => ({
   reference,
+  idempotency_key: newKey(),
   method,
   amount,
   currency,
@@ -327,7 +331,7 @@ describe("PaymentProviderSandbox local methods", () => {
 
   it.effect("escapes the reference in URLs and ignores a trailing slash on the public URL", () =>
     Effect.gen(function*() {
-      const slashed = PaymentProviderSandbox.make({ publicUrl: `${PUBLIC_URL}/` })
+      const slashed = PaymentProviderSandbox.make({ publicUrl: `${PUBLIC_URL}/` }, ledger)
       const { next_action } = yield* slashed.startPayment(localRequest("paypal", "USD", 100, "txn/../x"))
       expect(next_action.redirect_url).toBe(`${PUBLIC_URL}/sandbox/redirect/txn%2F..%2Fx`)
     }))
@@ -360,4 +364,167 @@ describe("LocalDocuments", () => {
     expect(LocalDocuments.coinAmount(1, 6_000_000)).toBe("0.00000017")
     expect(LocalDocuments.coinAmount(6_000_000, 6_000_000)).toBe("1.00000000")
   })
+})
+
+// --- the ledger: what the sandbox applied, per idempotency key --------------------------------
+
+/** A sandbox over the ledger in context. */
+const sandboxOverLedger = Effect.map(Effect.service(SandboxLedger), (ledger) => ({ sandbox: PaymentProviderSandbox.make({ publicUrl: PUBLIC_URL }, ledger) }))
+
+/** Runs `effect` with fault points that only record where they were reached. */
+const recordingPoints = <A, E, R>(effect: (points: ReadonlyArray<string>) => Effect.Effect<A, E, R>) => {
+  const points: Array<string> = []
+  const recorder: FaultPoints = { at: (point) => Effect.sync(() => void points.push(point)) }
+  return Effect.provideService(effect(points), Faults, recorder)
+}
+
+/** Fresh per test run: the PostgreSQL ledger is shared by every run on the database. */
+const runKey = (name: string) => `${name}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2)}`
+
+const authorization = (key: string, number = "4242424242424242") => ({
+  reference: `txn_${key}`,
+  idempotency_key: key,
+  card: card(number),
+  amount: 1000,
+  currency: "USD",
+  capture: false,
+  authenticated: false
+})
+
+const ledgerContract = (it: Vitest.MethodsNonLive<SandboxLedger>) => {
+  it.effect("replays the first answer to a key, even when the retry would be decided otherwise", () =>
+    Effect.gen(function*() {
+      const { sandbox } = yield* sandboxOverLedger
+      const { sandbox: elsewhere } = yield* sandboxOverLedger
+      const key = runKey("auth")
+      const first = yield* sandbox.authorizeCard(authorization(key))
+      expect(first._tag).toBe("Approved")
+      // A declining card under the same key still gets the approval: the key, not the request, decides.
+      expect(yield* sandbox.authorizeCard(authorization(key, "4000000000000002"))).toEqual(first)
+      expect(yield* elsewhere.authorizeCard(authorization(key))).toEqual(first)
+
+      const auth = first._tag === "Approved" ? first.provider_transaction_id : ""
+      const captureKey = runKey("cap")
+      const captureRequest = { reference: "txn_cap", idempotency_key: captureKey, authorization: auth, amount: 500, currency: "USD", final: false, previousCaptures: 0 }
+      const captured = yield* sandbox.captureCard(captureRequest)
+      expect(captured._tag).toBe("Settled")
+      // Would be refused as a second capture without multicapture bookkeeping; the replay ignores it.
+      expect(yield* elsewhere.captureCard({ ...captureRequest, previousCaptures: 7, authorization: "ch_foreign" })).toEqual(captured)
+    }))
+
+  it.effect("looks up what it applied, for every kind of call", () =>
+    Effect.gen(function*() {
+      const { sandbox } = yield* sandboxOverLedger
+      const keys = { authorize: runKey("a"), capture: runKey("c"), void: runKey("v"), start: runKey("s") }
+      const authorized = yield* sandbox.authorizeCard(authorization(keys.authorize))
+      const auth = authorized._tag === "Approved" ? authorized.provider_transaction_id : ""
+      const captured = yield* sandbox.captureCard({ reference: "txn_c", idempotency_key: keys.capture, authorization: auth, amount: 100, currency: "USD", final: false, previousCaptures: 0 })
+      const voided = yield* sandbox.voidCard({ reference: "txn_v", idempotency_key: keys.void, authorization: auth, amount: 900 })
+      const started = yield* sandbox.startPayment({ ...localRequest("pix", "BRL", 1000, "txn_s"), idempotency_key: keys.start })
+      expect(started._tag).toBe("Started")
+
+      expect(yield* sandbox.lookup(keys.authorize)).toEqual({ _tag: "Authorize", result: authorized })
+      expect(yield* sandbox.lookup(keys.capture)).toEqual({ _tag: "Capture", result: captured })
+      expect(yield* sandbox.lookup(keys.void)).toEqual({ _tag: "Void", result: voided })
+      expect(yield* sandbox.lookup(keys.start)).toEqual({ _tag: "Start", result: started })
+    }))
+
+  it.effect("answers NotReceived for an unused key and fences it: the call can never be applied afterwards", () =>
+    Effect.gen(function*() {
+      const { sandbox } = yield* sandboxOverLedger
+      const key = runKey("fenced")
+      expect(yield* sandbox.lookup(key)).toEqual({ _tag: "NotReceived" })
+      yield* recordingPoints((points) =>
+        Effect.gen(function*() {
+          const late = yield* Effect.flip(sandbox.authorizeCard(authorization(key)))
+          expect(late).toBeInstanceOf(Errors.ProviderUnavailable)
+          // The call arrived but was not applied: no `applied` point.
+          expect(points).toEqual(["provider.authorize.received"])
+        }))
+      expect(yield* sandbox.lookup(key)).toEqual({ _tag: "NotReceived" })
+    }))
+
+  it.effect("stores nothing for the unreachable card: a lookup finds the key unused", () =>
+    Effect.gen(function*() {
+      const { sandbox } = yield* sandboxOverLedger
+      const key = runKey("unreachable")
+      expect(yield* Effect.flip(sandbox.authorizeCard(authorization(key, "4000000000000119")))).toBeInstanceOf(Errors.ProviderUnavailable)
+      expect(yield* sandbox.lookup(key)).toEqual({ _tag: "NotReceived" })
+    }))
+
+  it.effect("passes the received and applied points of each call, applied only once the answer is kept", () =>
+    Effect.gen(function*() {
+      const { sandbox } = yield* sandboxOverLedger
+      yield* recordingPoints((points) =>
+        Effect.gen(function*() {
+          const authorized = yield* sandbox.authorizeCard(authorization(runKey("points")))
+          const auth = authorized._tag === "Approved" ? authorized.provider_transaction_id : ""
+          yield* sandbox.voidCard({ reference: "txn_pv", idempotency_key: runKey("pv"), authorization: auth, amount: 1000 })
+          expect(points).toEqual(["provider.authorize.received", "provider.authorize.applied", "provider.void.received", "provider.void.applied"])
+        }))
+    }))
+
+  it.effect("treats a key reused for another operation as a defect", () =>
+    Effect.gen(function*() {
+      const { sandbox } = yield* sandboxOverLedger
+      const key = runKey("reused")
+      const authorized = yield* sandbox.authorizeCard(authorization(key))
+      const auth = authorized._tag === "Approved" ? authorized.provider_transaction_id : ""
+      const exit = yield* Effect.exit(sandbox.voidCard({ reference: "txn_r", idempotency_key: key, authorization: auth, amount: 1000 }))
+      expect(isDefect(exit)).toBe(true)
+    }))
+}
+
+layer(SandboxLedgerMemory.layer, { excludeTestServices: true })("SandboxLedgerMemory", (it) => {
+  ledgerContract(it)
+})
+
+const pgLedger = SandboxLedgerPg.layer.pipe(
+  Layer.provideMerge(UnitOfWorkPg.layer),
+  Layer.provideMerge(Layer.unwrap(Effect.map(sharedConfig, PgDatabase.layer)))
+)
+
+layer(pgLedger, { excludeTestServices: true, timeout: "2 minutes" })("SandboxLedgerPg", (it) => {
+  ledgerContract(it)
+
+  it.effect("applies one call per key when processes race it: one answer, one row", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      // Separate sandboxes stand for separate Tender processes; the pool gives each call its own connection.
+      const sandboxes = yield* Effect.all(Array.from({ length: 8 }, () => sandboxOverLedger))
+      const key = runKey("race")
+      // Half approve, half decline if decided afresh: a double application would show as two answers.
+      const answers = yield* Effect.all(
+        sandboxes.map(({ sandbox }, i) => sandbox.authorizeCard(authorization(key, i % 2 === 0 ? "4242424242424242" : "4000000000000002"))),
+        { concurrency: "unbounded" }
+      )
+      expect(new Set(answers.map((a) => JSON.stringify(a))).size).toBe(1)
+      const rows = yield* sql<{ n: string }>`SELECT count(*)::text AS n FROM sandbox_ledger WHERE idempotency_key = ${key}`
+      expect(rows[0]!.n).toBe("1")
+      expect(yield* sandboxes[0]!.sandbox.lookup(key)).toEqual({ _tag: "Authorize", result: answers[0] })
+    }))
+
+  it.effect("a call racing a lookup either is applied and found, or is fenced and refused", () =>
+    Effect.gen(function*() {
+      const { sandbox } = yield* sandboxOverLedger
+      for (let round = 0; round < 10; round++) {
+        const key = runKey(`fence_race_${round}`)
+        const [call, lookup] = yield* Effect.all([
+          Effect.exit(sandbox.authorizeCard(authorization(key))),
+          sandbox.lookup(key)
+        ], { concurrency: 2 })
+        if (lookup._tag === "NotReceived") expect(Exit.isFailure(call)).toBe(true)
+        else expect(call).toEqual(Exit.succeed(lookup._tag === "Authorize" ? lookup.result : undefined))
+      }
+    }))
+
+  it.effect("commits its row at once, even when Tender's unit of work around the call rolls back", () =>
+    Effect.gen(function*() {
+      const { sandbox } = yield* sandboxOverLedger
+      const uow = yield* UnitOfWork
+      const key = runKey("uow")
+      const exit = yield* Effect.exit(uow.transaction(Effect.andThen(sandbox.authorizeCard(authorization(key)), Effect.fail("rollback"))))
+      expect(Exit.isFailure(exit)).toBe(true)
+      expect((yield* sandbox.lookup(key))._tag).toBe("Authorize")
+    }))
 })

@@ -1,14 +1,19 @@
 /**
  * The built-in sandbox provider (contract.md, "Sandbox (test mode) provider"): a deterministic
  * simulator. Card outcomes are decided by the card number; local methods answer with hosted sandbox
- * pages under `publicUrl`. It keeps no state: what a follow-up call needs travels inside the ids it
- * returns (see SandboxIds.ts), and every id and document derives from our reference, so a retried
- * call gets the same answer from any process.
+ * pages under `publicUrl`. What a follow-up call needs travels inside the ids it returns (see
+ * SandboxIds.ts), and every id and document derives from our reference.
+ *
+ * Like a real provider it keeps a log of what it applied (SandboxLedger), keyed by the call's
+ * idempotency key: a retry gets the first answer back, and `lookup` tells what became of a call
+ * whose answer Tender lost. A key `lookup` found unused is fenced, so a late copy of that call can
+ * never be applied after Tender was told it was not.
  */
-import { Card, Errors, Money, type Payment, PaymentProvider } from "@tender/domain"
-import type { AuthorizeResult, CaptureResult, LocalPaymentRequest, VoidResult } from "@tender/domain"
+import { Card, Errors, Faults, Money, type Payment, PaymentProvider } from "@tender/domain"
+import type { AuthorizeResult, CaptureResult, LocalPaymentRequest, LookupResult, StartResult, VoidResult } from "@tender/domain"
 import { Clock, DateTime, Effect, Layer } from "effect"
 import * as LocalDocuments from "./LocalDocuments.ts"
+import { type Applied, FENCED, type Operation, type Results, SandboxLedger } from "./SandboxLedger.ts"
 import { type SandboxUrls, sandboxUrls } from "./SandboxPaths.ts"
 import * as SandboxIds from "./SandboxIds.ts"
 
@@ -181,11 +186,73 @@ const approve = (
   return { _tag: "Approved", provider_transaction_id: SandboxIds.make("pay", request.reference), multicapture: behaviour.multicapture }
 }
 
-export const make = (options: SandboxOptions): PaymentProvider["Service"] => {
+/** What a lookup reports for each kind of applied call. */
+const lookupResult = (applied: Applied): LookupResult => {
+  switch (applied.operation) {
+    case "authorize":
+      return { _tag: "Authorize", result: applied.result }
+    case "capture":
+      return { _tag: "Capture", result: applied.result }
+    case "void":
+      return { _tag: "Void", result: applied.result }
+    case "start":
+      return { _tag: "Start", result: applied.result }
+  }
+}
+
+type Port = PaymentProvider["Service"]
+
+/**
+ * The sandbox as its callers see it: it answers every call it receives, so it never reports
+ * `Unknown` (in the sandbox only a crash of Tender loses an answer).
+ */
+export interface Sandbox extends Port {
+  authorizeCard(request: Parameters<Port["authorizeCard"]>[0]): Effect.Effect<AuthorizeResult, Errors.ProviderUnavailable>
+  captureCard(request: Parameters<Port["captureCard"]>[0]): Effect.Effect<CaptureResult, Errors.ProviderUnavailable>
+  voidCard(request: Parameters<Port["voidCard"]>[0]): Effect.Effect<VoidResult, Errors.ProviderUnavailable>
+  startPayment(request: LocalPaymentRequest): Effect.Effect<StartResult, Errors.ProviderUnavailable>
+}
+
+export const make = (options: SandboxOptions, ledger: SandboxLedger["Service"]): Sandbox => {
   const urls = sandboxUrls(options.publicUrl)
 
-  const authorizeCard = Effect.fn("PaymentProviderSandbox.authorizeCard")(
-    function*(request: Parameters<PaymentProvider["Service"]["authorizeCard"]>[0]): Effect.fn.Return<AuthorizeResult, Errors.ProviderUnavailable> {
+  /**
+   * One mutating call: decide the answer, then keep whichever answer the ledger holds for the key
+   * (ours, or the one a racing or earlier call stored). A decision that fails (the unreachable
+   * card) stores nothing: nothing was applied.
+   */
+  const applyOnce = <K extends Operation>(
+    operation: K,
+    request: { readonly reference: string; readonly idempotency_key: string },
+    decide: Effect.Effect<Results[K], Errors.ProviderUnavailable>
+  ): Effect.Effect<Results[K], Errors.ProviderUnavailable> =>
+    Effect.gen(function*() {
+      // Read per call, like the operations' checkpoints: whoever runs the call decides the faults.
+      const faults = yield* Faults
+      yield* faults.at(`provider.${operation}.received`)
+      const result = yield* decide
+      const held = yield* ledger.claim(request.idempotency_key, {
+        _tag: "Applied",
+        operation,
+        order_reference: request.reference,
+        result
+      } as Applied)
+      if (held._tag === "Fenced") {
+        return yield* new Errors.ProviderUnavailable({
+          message: `The idempotency key ${request.idempotency_key} was reported as never received; the call was not applied`
+        })
+      }
+      if (held.operation !== operation) {
+        return yield* Effect.die(
+          new Error(`Idempotency key ${request.idempotency_key} was used for ${held.operation}, not ${operation}`)
+        )
+      }
+      yield* faults.at(`provider.${operation}.applied`)
+      return held.result as Results[K]
+    })
+
+  const decideAuthorization = Effect.fn("PaymentProviderSandbox.authorizeCard")(
+    function*(request: Parameters<Port["authorizeCard"]>[0]): Effect.fn.Return<AuthorizeResult, Errors.ProviderUnavailable> {
       const behaviour = behaviourOf(request.card.number)
       switch (behaviour._tag) {
         case "Unreachable":
@@ -211,8 +278,8 @@ export const make = (options: SandboxOptions): PaymentProvider["Service"] => {
     }
   )
 
-  const captureCard = Effect.fn("PaymentProviderSandbox.captureCard")(
-    function*(request: Parameters<PaymentProvider["Service"]["captureCard"]>[0]): Effect.fn.Return<CaptureResult> {
+  const decideCapture = Effect.fn("PaymentProviderSandbox.captureCard")(
+    function*(request: Parameters<Port["captureCard"]>[0]): Effect.fn.Return<CaptureResult> {
       const authorization = SandboxIds.parse(request.authorization)
       if (authorization?.kind !== "auth") return { _tag: "Refused", decline_code: "authorization_not_found" }
       const { flags } = authorization
@@ -221,8 +288,8 @@ export const make = (options: SandboxOptions): PaymentProvider["Service"] => {
         return { _tag: "Refused", decline_code: "multicapture_not_supported" }
       }
       if (flags.settlesLater) {
-        // Stateless means the acceptance time rides in the id; a retry made later restarts the
-        // settlement window, which only delays a settlement that was never reported.
+        // The acceptance time rides in the id, so `settlement` needs no ledger; a retry with the
+        // same key gets the first id back (the ledger), and with it the first acceptance time.
         const since = yield* Clock.currentTimeMillis
         return { _tag: "Settling", provider_transaction_id: SandboxIds.make("cap", request.reference, { settlesLater: true, since }) }
       }
@@ -230,8 +297,8 @@ export const make = (options: SandboxOptions): PaymentProvider["Service"] => {
     }
   )
 
-  const voidCard = Effect.fn("PaymentProviderSandbox.voidCard")(
-    function*(request: Parameters<PaymentProvider["Service"]["voidCard"]>[0]): Effect.fn.Return<VoidResult> {
+  const decideVoid = Effect.fn("PaymentProviderSandbox.voidCard")(
+    function*(request: Parameters<Port["voidCard"]>[0]): Effect.fn.Return<VoidResult> {
       if (SandboxIds.parse(request.authorization)?.kind !== "auth") {
         return { _tag: "Refused", decline_code: "authorization_not_found" }
       }
@@ -251,14 +318,14 @@ export const make = (options: SandboxOptions): PaymentProvider["Service"] => {
     }
   )
 
-  const startPayment = Effect.fn("PaymentProviderSandbox.startPayment")(function*(request: LocalPaymentRequest) {
+  const decideStart = Effect.fn("PaymentProviderSandbox.startPayment")(function*(request: LocalPaymentRequest): Effect.fn.Return<StartResult> {
     const start = START[request.method]
     if (start === undefined) {
       return yield* Effect.die(new Error(`The sandbox starts no local payment with method ${request.method}`))
     }
     const now = yield* Clock.currentTimeMillis
     return {
-      _tag: "Started" as const,
+      _tag: "Started",
       provider_transaction_id: SandboxIds.make("lpm", request.reference),
       next_action: start({ request, now, urls })
     }
@@ -268,18 +335,21 @@ export const make = (options: SandboxOptions): PaymentProvider["Service"] => {
   const slow = <A extends ReadonlyArray<any>, B, E>(call: (...args: A) => Effect.Effect<B, E>) =>
     latency <= 0 ? call : (...args: A) => Effect.andThen(Effect.sleep(latency), call(...args))
 
-  return PaymentProvider.of({
+  return {
     name: "sandbox",
     // A simulator: it serves test mode only (contract.md, Sandbox: "live mode never accepts them").
     mode: "test",
-    authorizeCard: slow(authorizeCard),
-    captureCard: slow(captureCard),
-    voidCard: slow(voidCard),
+    authorizeCard: slow((request) => applyOnce("authorize", request, decideAuthorization(request))),
+    captureCard: slow((request) => applyOnce("capture", request, decideCapture(request))),
+    voidCard: slow((request) => applyOnce("void", request, decideVoid(request))),
     settlement,
-    startPayment: slow(startPayment),
-    lookup: () => Effect.succeed({ _tag: "NotReceived" as const })
-  })
+    startPayment: slow((request) => applyOnce("start", request, decideStart(request))),
+    lookup: slow((key: string) =>
+      Effect.map(ledger.claim(key, FENCED), (held): LookupResult =>
+        held._tag === "Fenced" ? { _tag: "NotReceived" } : lookupResult(held)))
+  }
 }
 
-export const layer = (options: SandboxOptions): Layer.Layer<PaymentProvider> =>
-  Layer.succeed(PaymentProvider, make(options))
+/** The sandbox over the ledger of the configured storage. */
+export const layer = (options: SandboxOptions): Layer.Layer<PaymentProvider, never, SandboxLedger> =>
+  Layer.effect(PaymentProvider, Effect.map(Effect.service(SandboxLedger), (ledger) => make(options, ledger)))

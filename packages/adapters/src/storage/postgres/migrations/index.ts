@@ -10,6 +10,7 @@ import * as m0005 from "./0005_checkout_sessions.ts"
 import * as m0006 from "./0006_event_sequence.ts"
 import * as m0007 from "./0007_order_session.ts"
 import * as m0008 from "./0008_pending_calls.ts"
+import * as m0009 from "./0009_sandbox_ledger.ts"
 
 export interface Migration {
   readonly name: string
@@ -25,5 +26,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { name: "0005_checkout_sessions", statements: m0005.statements },
   { name: "0006_event_sequence", statements: m0006.statements },
   { name: "0007_order_session", statements: m0007.statements },
-  { name: "0008_pending_calls", statements: m0008.statements }
+  { name: "0008_pending_calls", statements: m0008.statements },
+  { name: "0009_sandbox_ledger", statements: m0009.statements }
 ]

@@ -1,0 +1,21 @@
+/**
+ * The sandbox ledger in this process's memory (memory storage): a map, claimed synchronously, so
+ * it is atomic without a lock. It dies with the process, as everything under memory storage does.
+ */
+import { Effect, Layer } from "effect"
+import { type Entry, SandboxLedger } from "./SandboxLedger.ts"
+
+export const make = (): SandboxLedger["Service"] => {
+  const entries = new Map<string, Entry>()
+  return SandboxLedger.of({
+    claim: (key, entry) =>
+      Effect.sync(() => {
+        const held = entries.get(key)
+        if (held !== undefined) return held
+        entries.set(key, entry)
+        return entry
+      })
+  })
+}
+
+export const layer: Layer.Layer<SandboxLedger> = Layer.sync(SandboxLedger, make)
