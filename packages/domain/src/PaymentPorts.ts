@@ -125,6 +125,11 @@ export class PaymentProvider extends Context.Service<PaymentProvider, {
    * The domain routes by this, never by `name` (Routing.routeFor).
    */
   readonly mode: "test" | "live"
+  /**
+   * Test-mode providers only: the card numbers a test helper types into a card form for the
+   * customer (the provider's own approved and declined cards), so the domain knows none of them.
+   */
+  readonly testCards?: { readonly succeed: string; readonly fail: string } | undefined
   authorizeCard(request: {
     readonly reference: string
     readonly idempotency_key: string

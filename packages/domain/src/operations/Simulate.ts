@@ -16,9 +16,6 @@ import { idempotencyKey, reserve, runAttempt } from "./ProviderStep.ts"
 
 export type SimulateOutcome = "succeed" | "fail" | "expire" | "underpay" | "overpay"
 
-/** The sandbox cards (contract.md) that stand for the customer when the helper fills a card form. */
-const SIMULATED_CARDS = { succeed: "4242424242424242", fail: "4000000000000002" } as const
-
 export const simulate = Effect.fn("Payments.simulate")(function*(
   account: Account,
   orderId: string,
@@ -47,11 +44,14 @@ export const simulate = Effect.fn("Payments.simulate")(function*(
       yield* answerChallenge(attempt.id, input.outcome === "succeed")
     } else if (attempt.next_action?.type === "collect_cvv" || attempt.next_action?.type === "collect_card") {
       if (input.outcome === "expire") return yield* invalidField("outcome", "a card form awaiting the customer can succeed or fail")
-      // The customer submits the form: the saved card with its CVC, or a sandbox card typed in.
-      const saved = attempt.next_action.type === "collect_cvv" ? yield* revealCard(account.id, order.card_token ?? "") : undefined
-      const number = saved !== undefined && input.outcome === "succeed" ? saved.number : SIMULATED_CARDS[input.outcome]
-      const expYear = new Date(yield* Clock.currentTimeMillis).getUTCFullYear() + 3
+      // The customer submits the form: the saved card with its CVC, or the provider's test card typed in.
       const provider = yield* PaymentProvider
+      if (provider.testCards === undefined) {
+        return yield* new PaymentUnexpectedState({ message: "This provider has no test cards to act as the customer with" })
+      }
+      const saved = attempt.next_action.type === "collect_cvv" ? yield* revealCard(account.id, order.card_token ?? "") : undefined
+      const number = saved !== undefined && input.outcome === "succeed" ? saved.number : provider.testCards[input.outcome]
+      const expYear = new Date(yield* Clock.currentTimeMillis).getUTCFullYear() + 3
       yield* guarded(order.id, Effect.gen(function*() {
         const reserved = yield* unitOfWork(Effect.gen(function*() {
           yield* lockOrder(order.id)

@@ -339,6 +339,8 @@ export const make = (options: SandboxOptions, ledger: SandboxLedger["Service"]):
     name: "sandbox",
     // A simulator: it serves test mode only (contract.md, Sandbox: "live mode never accepts them").
     mode: "test",
+    // What the test helper types for the customer: the table's plainest approval and decline.
+    testCards: { succeed: "4242424242424242", fail: "4000000000000002" },
     authorizeCard: slow((request) => applyOnce("authorize", request, decideAuthorization(request))),
     captureCard: slow((request) => applyOnce("capture", request, decideCapture(request))),
     voidCard: slow((request) => applyOnce("void", request, decideVoid(request))),
