@@ -7,6 +7,8 @@ import type { Vitest } from "@effect/vitest"
 import { expect } from "@effect/vitest"
 import {
   StateMachine,
+  type CheckoutSessionId,
+  type OrderId,
   type Account,
   type AccountId,
   AccountRepo,
@@ -101,7 +103,7 @@ const storedAccount = Effect.gen(function*() {
 const T0 = "2025-03-01T10:00:00.123Z"
 
 /** A fully populated direct-payment order (an amount past 32 bits, every nullable column set). */
-export const newOrder = (accountId: string, overrides: Partial<Payment.Order> = {}) =>
+export const newOrder = (accountId: AccountId, overrides: Partial<Payment.Order> = {}) =>
   Effect.gen(function*() {
     const ids = yield* Ids
     const order: Payment.Order = {
@@ -214,7 +216,7 @@ const storedEvent = (accountId: string, overrides: Partial<Payment.PaymentEvent>
  * lists and nested records non-empty), and its checkout order, stored now as the use case stores it
  * first: a session's row needs its order. Its transaction is a name only.
  */
-export const newSession = (accountId: string, overrides: Partial<CheckoutSession.CheckoutSession> = {}) =>
+export const newSession = (accountId: AccountId, overrides: Partial<CheckoutSession.CheckoutSession> = {}) =>
   Effect.gen(function*() {
     const ids = yield* Ids
     const merchant_reference = overrides.merchant_reference ?? `ref-${yield* ids.randomHex(8)}`
@@ -770,7 +772,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       const stale = yield* Effect.flip(orders.update(decided({ ...order, status: "canceled", version: 2 })))
       expect(stale).toBeInstanceOf(Errors.Conflict)
       expect(stale.message).toContain(order.id)
-      expect((yield* Effect.flip(orders.update(decided({ ...v2, id: "ord_doesnotexist000000", version: 3 }))))._tag).toBe("Conflict")
+      expect((yield* Effect.flip(orders.update(decided({ ...v2, id: "ord_doesnotexist000000" as OrderId, version: 3 }))))._tag).toBe("Conflict")
       expect((yield* Effect.flip(orders.update(decided({ ...v2, account_id: other, version: 3 }))))._tag).toBe("Conflict")
       expect(yield* orders.findAny(order.id)).toEqual(Option.some(v2))
     }))
@@ -1763,7 +1765,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       const stale = yield* Effect.flip(sessions.update(decided({ ...session, status: "canceled", version: 2 })))
       expect(stale).toBeInstanceOf(Errors.Conflict)
       expect(stale.message).toContain(session.id)
-      expect((yield* Effect.flip(sessions.update(decided({ ...v2, id: "cs_doesnotexist000000", version: 3 }))))._tag).toBe("Conflict")
+      expect((yield* Effect.flip(sessions.update(decided({ ...v2, id: "cs_doesnotexist000000" as CheckoutSessionId, version: 3 }))))._tag).toBe("Conflict")
       expect((yield* Effect.flip(sessions.update(decided({ ...v2, account_id: other, version: 3 }))))._tag).toBe("Conflict")
       expect(yield* sessions.findAny(session.id)).toEqual(Option.some(v2))
       // A refused update did not free the reference either.

@@ -4,7 +4,7 @@
  * it needs real repositories, which live in the adapters.
  */
 import { expect, layer } from "@effect/vitest"
-import { AccountRepo, CheckoutSessionRepo, OrderRepo, TransactionRepo } from "@tender/domain"
+import { type AccountId, AccountRepo, CheckoutSessionRepo, OrderRepo, TransactionRepo } from "@tender/domain"
 import { resolveTarget } from "@tender/domain/operations/Target"
 import { Effect, Layer } from "effect"
 import * as IdsRandom from "../src/crypto/IdsRandom.ts"
@@ -21,7 +21,7 @@ const storedAccount = Effect.gen(function*() {
 })
 
 /** A stored direct-payment order with its authorization. */
-const authorized = (accountId: string, reference?: string) =>
+const authorized = (accountId: AccountId, reference?: string) =>
   Effect.gen(function*() {
     const order = yield* newOrder(accountId, reference !== undefined ? { merchant_reference: reference } : {})
     yield* (yield* OrderRepo).insert(order)

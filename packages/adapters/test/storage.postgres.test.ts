@@ -1,5 +1,6 @@
 import { expect, layer } from "@effect/vitest"
 import {
+  type OrderId,
   AccountRepo,
   CardVault,
   CheckoutSession,
@@ -329,7 +330,7 @@ layer(storage, { excludeTestServices: true, timeout: "2 minutes" })("PostgreSQL 
       const sessions = yield* CheckoutSessionRepo
       const { account } = yield* newAccount()
       yield* (yield* AccountRepo).insert(account)
-      const orphan = yield* newSession(account.id, { order_id: "ord_doesnotexist000000" })
+      const orphan = yield* newSession(account.id, { order_id: "ord_doesnotexist000000" as OrderId })
       const refused = yield* Effect.exit(sessions.insert(orphan))
       expect(Exit.isFailure(refused) && Cause.hasDies(refused.cause)).toBe(true)
       expect(yield* sessions.findAny(orphan.id)).toEqual(Option.none())

@@ -3,6 +3,7 @@
  * is canceled (spec: Checkout session). Its transition table is the spec's, row for row.
  */
 import { Result, Schema } from "effect"
+import { AccountId, CheckoutSessionId, OrderId, TransactionId } from "./Ids.ts"
 import { InvalidSessionState } from "./Errors.ts"
 import { type Changes, define, type Machine, type Moved, transitionOf } from "./StateMachine.ts"
 import { toMajor } from "./Money.ts"
@@ -48,10 +49,10 @@ export const LineItem = Schema.Struct({ name: Schema.String, quantity: Schema.In
 export type LineItem = typeof LineItem.Type
 
 export const CheckoutSession = Schema.Struct({
-  id: Schema.String,
-  account_id: Schema.String,
+  id: CheckoutSessionId,
+  account_id: AccountId,
   livemode: Schema.Boolean,
-  order_id: Schema.String,
+  order_id: OrderId,
   merchant_reference: Schema.String,
   status: Schema.Literals(SESSION_STATUSES),
   amount: Schema.Int,
@@ -64,7 +65,7 @@ export const CheckoutSession = Schema.Struct({
   max_payment_attempts: Schema.Int,
   attempts: Schema.Int,
   expires_at: Schema.String,
-  transaction_id: Schema.NullOr(Schema.String),
+  transaction_id: Schema.NullOr(TransactionId),
   next_action: Schema.NullOr(NextAction),
   customer: Schema.NullOr(Customer),
   success_url: Schema.String,
@@ -146,7 +147,7 @@ export const born = (fields: Omit<CheckoutSession, "status" | "version" | "updat
 
 /** What became of an attempt under the session's order. */
 export type AttemptOutcome =
-  | { readonly _tag: "Succeeded"; readonly transaction_id: string }
+  | { readonly _tag: "Succeeded"; readonly transaction_id: TransactionId }
   | { readonly _tag: "Declined" }
   | { readonly _tag: "AwaitsCustomer"; readonly next_action: CheckoutSession["next_action"] }
 

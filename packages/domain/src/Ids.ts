@@ -50,9 +50,25 @@ export type EventId = typeof EventId.Type
  * Port: where randomness comes from. Ids are made here (not in adapters) so tests can make them
  * deterministic; the live adapter uses the platform's CSPRNG.
  */
+interface BrandedIds {
+  readonly account: AccountId
+  readonly order: OrderId
+  readonly transaction: TransactionId
+  readonly checkoutSession: CheckoutSessionId
+  readonly cardToken: CardToken
+  readonly paymentInstrument: PaymentInstrumentId
+  readonly customer: CustomerId
+  readonly webhookEndpoint: WebhookEndpointId
+  readonly webhookDelivery: WebhookDeliveryId
+  readonly event: EventId
+}
+
+/** The id type of a kind: its brand where the records carry one. */
+export type IdOf<K extends IdKind> = K extends keyof BrandedIds ? BrandedIds[K] : string
+
 export class Ids extends Context.Service<Ids, {
-  /** A fresh id of a kind, e.g. `make("order")` → `ord_…`. */
-  make<K extends IdKind>(kind: K): Effect.Effect<string>
+  /** A fresh id of a kind, e.g. `make("order")` → `ord_…` (an `OrderId`). */
+  make<K extends IdKind>(kind: K): Effect.Effect<IdOf<K>>
   /** `n` random bytes, hex-encoded (keys, secrets). */
   randomHex(bytes: number): Effect.Effect<string>
 }>()("@tender/domain/Ids") {}

@@ -4,6 +4,7 @@
  * authorization, capture, void). Amounts are integer minor units.
  */
 import { Schema } from "effect"
+import { AccountId, OrderId, TransactionId } from "./Ids.ts"
 import { ORDER_STATUSES } from "./OrderStatus.ts"
 import { TRANSACTION_STATUSES } from "./TransactionStatus.ts"
 
@@ -76,8 +77,8 @@ export const Customer = Schema.Struct({
 export type Customer = typeof Customer.Type
 
 export const Order = Schema.Struct({
-  id: Schema.String,
-  account_id: Schema.String,
+  id: OrderId,
+  account_id: AccountId,
   livemode: Schema.Boolean,
   merchant_reference: Schema.String,
   subtype: OrderSubtype,
@@ -122,9 +123,9 @@ export const PendingCall = Schema.Struct({
 export type PendingCall = typeof PendingCall.Type
 
 export const Transaction = Schema.Struct({
-  id: Schema.String,
-  order_id: Schema.String,
-  account_id: Schema.String,
+  id: TransactionId,
+  order_id: OrderId,
+  account_id: AccountId,
   livemode: Schema.Boolean,
   kind: TransactionKind,
   status: Schema.Literals(TRANSACTION_STATUSES),
@@ -138,7 +139,7 @@ export const Transaction = Schema.Struct({
   /** On every attempt that ran on a stored instrument, failed ones included (spec). */
   payment_instrument: Schema.NullOr(PaymentInstrument),
   /** Captures and voids point at their authorization. */
-  parent_transaction_id: Schema.NullOr(Schema.String),
+  parent_transaction_id: Schema.NullOr(TransactionId),
   /** Captures: whether this capture closes the authorization. */
   final: Schema.NullOr(Schema.Boolean),
   /** Authorizations: whether the provider granted multicapture. */

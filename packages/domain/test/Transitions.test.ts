@@ -2,6 +2,7 @@
  * The aggregates' pure transition functions: the one place a status changes, the events taken from
  * the table's `emits` column, and no status assigned anywhere else in the domain.
  */
+import type { AccountId, CheckoutSessionId, OrderId, TransactionId } from "../src/Ids.ts"
 import { readdirSync, readFileSync, statSync } from "node:fs"
 import { join } from "node:path"
 import { Option, Result } from "effect"
@@ -22,8 +23,8 @@ const T1 = "2026-11-01T10:00:01.000Z"
 
 const order = (overrides: Partial<Order> = {}): Order => ({
   ...OrderAggregate.born({
-    id: "ord_1",
-    account_id: "acct_1",
+    id: "ord_1" as OrderId,
+    account_id: "acct_1" as AccountId,
     livemode: false,
     merchant_reference: "r-1",
     subtype: "direct_payment",
@@ -47,9 +48,9 @@ const order = (overrides: Partial<Order> = {}): Order => ({
 
 const txn = (overrides: Partial<Transaction> = {}): Transaction => ({
   ...Txn.born({
-    id: "txn_1",
-    order_id: "ord_1",
-    account_id: "acct_1",
+    id: "txn_1" as TransactionId,
+    order_id: "ord_1" as OrderId,
+    account_id: "acct_1" as AccountId,
     livemode: false,
     kind: "payment",
     amount: 1000,
@@ -74,10 +75,10 @@ const txn = (overrides: Partial<Transaction> = {}): Transaction => ({
 
 const session = (overrides: Partial<Session.CheckoutSession> = {}): Session.CheckoutSession => ({
   ...Session.born({
-    id: "cs_1",
-    account_id: "acct_1",
+    id: "cs_1" as CheckoutSessionId,
+    account_id: "acct_1" as AccountId,
     livemode: false,
-    order_id: "ord_1",
+    order_id: "ord_1" as OrderId,
     merchant_reference: "r-1",
     amount: 1000,
     currency: "USD",

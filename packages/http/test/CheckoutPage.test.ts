@@ -3,6 +3,7 @@
  * language, escaping, the posted form's parsing, and the routes over a stand-in for the `Sessions`
  * use case. The page in a real browser against the real server: CheckoutBrowser.test.ts.
  */
+import type { AccountId, CheckoutSessionId, OrderId, TransactionId } from "@tender/domain"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { type CheckoutSession, Errors, type HostedView, PaymentMethods, Sessions } from "@tender/domain"
 import { Context, Effect, Option } from "effect"
@@ -31,10 +32,10 @@ const method = (code: string): PaymentMethods.PaymentMethod => {
 }
 
 const session = (overrides: Partial<CheckoutSession.CheckoutSession> = {}): CheckoutSession.CheckoutSession => ({
-  id: "cs_1",
-  account_id: "acct_1",
+  id: "cs_1" as CheckoutSessionId,
+  account_id: "acct_1" as AccountId,
   livemode: false,
-  order_id: "ord_1",
+  order_id: "ord_1" as OrderId,
   merchant_reference: "order-42",
   status: "open",
   amount: 1050,
@@ -358,7 +359,7 @@ describe("checkout page: the step to finish", () => {
 
 describe("checkout page: final states", () => {
   it("completed: thanks and the way to success_url; nothing to submit", () => {
-    const markup = render(view({ status: "completed", attempts: 1, transaction_id: "txn_1" }), { locale: locale("es") })
+    const markup = render(view({ status: "completed", attempts: 1, transaction_id: "txn_1" as TransactionId }), { locale: locale("es") })
     expect(markup).toContain("Pago completado")
     expect(markup).toContain("¡Gracias! Acme Coffee recibió tu pago.")
     expect(markup).toContain(`<a class="button primary" href="https://shop.test/ok">Volver a Acme Coffee</a>`)

@@ -2,6 +2,7 @@
  * The sandbox pages on their own: rendering (escaping, buttons vs final status) and the routes over
  * a stand-in for the payments use case. The end-to-end flow runs in the payments integration tests.
  */
+import type { AccountId, OrderId, TransactionId } from "@tender/domain"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Errors, type Payment, Payments } from "@tender/domain"
 import { Context, Effect, Option } from "effect"
@@ -11,8 +12,8 @@ import { type Attempt, BANNER, renderNotFound, renderPage, SANDBOX_PAGES } from 
 import * as SandboxPages from "../src/hosted/SandboxPages.ts"
 
 const order = (overrides: Partial<Payment.Order> = {}): Payment.Order => ({
-  id: "ord_1",
-  account_id: "acct_1",
+  id: "ord_1" as OrderId,
+  account_id: "acct_1" as AccountId,
   livemode: false,
   merchant_reference: "order-42",
   subtype: "direct_payment",
@@ -37,9 +38,9 @@ const order = (overrides: Partial<Payment.Order> = {}): Payment.Order => ({
 })
 
 const transaction = (overrides: Partial<Payment.Transaction> = {}): Payment.Transaction => ({
-  id: "txn_1",
-  order_id: "ord_1",
-  account_id: "acct_1",
+  id: "txn_1" as TransactionId,
+  order_id: "ord_1" as OrderId,
+  account_id: "acct_1" as AccountId,
   livemode: false,
   kind: "payment",
   status: "processing",

@@ -1,6 +1,6 @@
 /** The live `Ids`: the platform CSPRNG, base62 bodies behind the domain's prefixes. */
 import { randomBytes } from "node:crypto"
-import { ID_PREFIXES, Ids } from "@tender/domain"
+import { ID_PREFIXES, type IdKind, type IdOf, Ids } from "@tender/domain"
 import { Effect, Layer } from "effect"
 
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -22,7 +22,8 @@ export const base62 = (length: number): string => {
 export const layer: Layer.Layer<Ids> = Layer.succeed(
   Ids,
   Ids.of({
-    make: (kind) => Effect.sync(() => `${ID_PREFIXES[kind]}_${base62(BODY_LENGTH)}`),
+    // The kind's prefix is what makes it that kind's id (the brand's own check).
+    make: <K extends IdKind>(kind: K) => Effect.sync(() => `${ID_PREFIXES[kind]}_${base62(BODY_LENGTH)}` as IdOf<K>),
     randomHex: (bytes) => Effect.sync(() => randomBytes(bytes).toString("hex"))
   })
 )

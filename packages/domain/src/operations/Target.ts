@@ -68,12 +68,10 @@ export const resolveTarget = (
       return found.value.id
     }
     const reference = target.merchant_reference!
-    const matches = yield* orders.listByReference(accountId, reference, 50)
+    // Two rows are enough to know the reference is not unique (spec: "Reference matches more than
+    // one transaction", even when only one of them could still be captured: never a guess).
+    const matches = yield* orders.listByReference(accountId, reference, 2)
     if (matches.length === 0) return yield* new OrderNotFound({ message: `No order with merchant_reference ${reference}` })
-    // Only an authorized order holds an authorization to capture or void: a session that ended and
-    // left its reference to a new one does not make the new one ambiguous.
-    const holding = matches.filter((o) => o.status === "authorized")
-    if (holding.length === 1) return holding[0].id
     if (matches.length > 1) {
       return yield* new MerchantReferenceAmbiguous({
         message: `merchant_reference ${reference} matches more than one payment; name it by order_id or transaction_id`
