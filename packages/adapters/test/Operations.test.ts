@@ -1164,7 +1164,13 @@ describe("reconcileDue (a provider whose answer was lost)", () => {
       const orderId = Option.getOrThrow(yield* (yield* OrderRepo).findByReference(account.id, reference)).id
       t.lookupDown = true
       expect(yield* p.reconcileDue(now)).toBe(0)
-      const reserved = Date.parse((yield* stored(orderId)).txn.pending_call!.at)
+      // Asked again later, not every round: the unanswered call steps back behind newer ones.
+      const call = (yield* stored(orderId)).txn.pending_call!
+      expect(Date.parse(call.retry_at!)).toBeGreaterThan(Date.parse(call.at))
+      const transactions = yield* TransactionRepo
+      expect((yield* transactions.listPendingCalls(new Date(Date.parse(call.retry_at!) - 1).toISOString(), 50)).map((x) => x.pending_call!.key)).not.toContain(call.key)
+      expect((yield* transactions.listPendingCalls(call.retry_at!, 50)).map((x) => x.pending_call!.key)).toContain(call.key)
+      const reserved = Date.parse(call.at)
       yield* TestClock.setTime(reserved + DAY - 1)
       expect(yield* p.reconcileDue(now)).toBe(0)
       yield* expectInFlight(orderId, "authorize", IN_FLIGHT, [])

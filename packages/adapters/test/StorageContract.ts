@@ -1115,6 +1115,8 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       const excluded = [
         yield* attempt(first, { expires_at: "1986-06-01T12:00:00.001Z" }),
         yield* attempt(first, { expires_at: null }),
+        // A provider call in doubt is reconciliation's, not the window's.
+        yield* attempt(first, { status: "processing", expires_at: ago(60_000), pending_call: { key: "k", operation: "authorize", at: ago(60_000) } }),
         ...(yield* Effect.forEach(
           ["completed", "failed", "canceled", "returned"] as const,
           (status) => attempt(first, { status, expires_at: ago(120_000) })

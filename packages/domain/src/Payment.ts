@@ -118,7 +118,9 @@ export const PendingCall = Schema.Struct({
   operation: Schema.Literals(["authorize", "capture", "void", "start"]),
   at: Schema.String,
   /** A merchant-initiated charge (no customer present). */
-  merchant_initiated: Schema.optional(Schema.Boolean)
+  merchant_initiated: Schema.optional(Schema.Boolean),
+  /** When reconciliation asks again, after a lookup the provider could not answer (a backoff). */
+  retry_at: Schema.optional(Schema.String)
 })
 export type PendingCall = typeof PendingCall.Type
 

@@ -41,12 +41,15 @@ export class TransactionRepo extends Context.Service<TransactionRepo, {
   search(accountId: string, query: SearchQuery): Effect.Effect<Page<Transaction>>
   /** Captures accepted by the provider and not settled yet, oldest first, across accounts (the settlement worker). */
   listSettling(limit: number): Effect.Effect<ReadonlyArray<Transaction>>
-  /** Provider calls reserved at or before `before` and not recorded, oldest first (the reconciliation worker). */
+  /**
+   * Provider calls not recorded and due for a check at or before `before` (their `retry_at`, else
+   * their reservation time), soonest first (the reconciliation worker).
+   */
   listPendingCalls(before: string, limit: number): Effect.Effect<ReadonlyArray<Transaction>>
   /**
-   * Attempts still in flight (initial, pending, processing) whose payment window has closed
-   * (`expires_at` set and at or before `nowIso`), soonest expiry first, ties by id, across accounts:
-   * what a window-expiry worker closes.
+   * Attempts still in flight (initial, pending, processing), with no provider call in doubt, whose
+   * payment window has closed (`expires_at` set and at or before `nowIso`), soonest expiry first,
+   * ties by id, across accounts: what a window-expiry worker closes.
    */
   listExpiredWindows(nowIso: string, limit: number): Effect.Effect<ReadonlyArray<Transaction>>
 }>()("@tender/domain/TransactionRepo") {}

@@ -10,7 +10,8 @@ import type { Transaction } from "../Payment.ts"
 import { type LookupResult, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
 import { isoOf } from "../Time.ts"
 import { recordCapture } from "./Capture.ts"
-import { guarded } from "./Kit.ts"
+import { guarded, loadTxn, lockOrder, saveTxn, unitOfWork } from "./Kit.ts"
+import { revise } from "../StateMachine.ts"
 import { attemptOutcome, unreachable } from "./ProviderStep.ts"
 import { type AttemptOutcome, record } from "./RecordAttempt.ts"
 import { recordVoid } from "./Void.ts"
@@ -59,9 +60,28 @@ const reconcileOne = (candidate: Transaction, now: number, options: ReconcileOpt
       Effect.catchTag("ProviderUnavailable", () =>
         Effect.succeed(now - Date.parse(call.at) >= options.horizonMs ? "unanswerable" as const : "later" as const))
     )
-    if (answer === "later") return false
+    if (answer === "later") {
+      yield* askLater(txn, now, options.horizonMs)
+      return false
+    }
     yield* apply(txn, call.key, answer)
     return true
+  }))
+
+/**
+ * A call the provider could not answer about is asked about again later, the longer the older it
+ * is (half its age, from 1 s to 10 min, never past its horizon), so that calls stuck in an outage
+ * do not starve newer ones.
+ */
+const askLater = (candidate: Transaction, now: number, horizonMs: number) =>
+  unitOfWork(Effect.gen(function*() {
+    yield* lockOrder(candidate.order_id)
+    const txn = yield* loadTxn(candidate.id)
+    const call = txn.pending_call
+    if (call === null || call.key !== candidate.pending_call?.key) return
+    const reserved = Date.parse(call.at)
+    const gap = Math.min(Math.max((now - reserved) / 2, 1_000), 10 * 60_000)
+    yield* saveTxn(revise(txn, { pending_call: { ...call, retry_at: isoOf(Math.min(now + gap, reserved + horizonMs)) } }, isoOf(now)))
   }))
 
 /** One round of the reconciliation worker; returns how many calls it resolved. */

@@ -47,18 +47,19 @@ export const layer: Layer.Layer<TransactionRepo, never, MemoryDatabase> = Layer.
           const at = SearchMemory.instant(now)
           const expiry = (t: Payment.Transaction) => SearchMemory.instant(t.expires_at!)
           return [...r.get(transactions).values()]
-            .filter((t) => t.expires_at !== null && isInFlight(t.status) && expiry(t) <= at)
+            .filter((t) => t.expires_at !== null && isInFlight(t.status) && t.pending_call === null && expiry(t) <= at)
             .sort((a, b) => SearchMemory.compareKeys(expiry(a), a.id, expiry(b), b.id))
             .slice(0, limit)
         })
 ,
       listPendingCalls: (before, limit) =>
-        db.read((r) =>
-          [...r.get(transactions).values()]
-            .filter((t) => t.pending_call !== null && t.pending_call.at <= before)
-            .sort((a, b) => a.pending_call!.at.localeCompare(b.pending_call!.at) || a.id.localeCompare(b.id))
+        db.read((r) => {
+          const due = (t: Payment.Transaction) => t.pending_call!.retry_at ?? t.pending_call!.at
+          return [...r.get(transactions).values()]
+            .filter((t) => t.pending_call !== null && due(t) <= before)
+            .sort((a, b) => due(a).localeCompare(due(b)) || a.id.localeCompare(b.id))
             .slice(0, limit)
-        )
+        })
     })
   })
 )

@@ -68,17 +68,17 @@ export const layer: Layer.Layer<TransactionRepo, never, SqlClient.SqlClient | Pg
       // The predicate of `transactions_pending_call_idx`: ISO timestamps of one format order as text.
       execute: ({ before, limit }) =>
         sql`${from}
-            WHERE r.pending_call IS NOT NULL AND (r.pending_call->>'at') <= ${before}
-            ORDER BY (r.pending_call->>'at'), r.id LIMIT ${limit}`
+            WHERE r.pending_call IS NOT NULL AND coalesce(r.pending_call->>'retry_at', r.pending_call->>'at') <= ${before}
+            ORDER BY coalesce(r.pending_call->>'retry_at', r.pending_call->>'at'), r.id LIMIT ${limit}`
     })
     const listExpiredWindows = SqlSchema.findAll({
       Request: Due,
       Result: TransactionRow,
-      // Exactly the predicate and order of `transactions_window_idx` (migration 0007); the statuses
+      // Exactly the predicate and order of `transactions_window_idx` (migration 0008); the statuses
       // are TransactionStatus's in-flight ones.
       execute: ({ limit, now }) =>
         sql`${from}
-            WHERE r.expires_at IS NOT NULL AND r.status IN ('initial', 'pending', 'processing')
+            WHERE r.expires_at IS NOT NULL AND r.status IN ('initial', 'pending', 'processing') AND r.pending_call IS NULL
               AND r.expires_at <= ${now}
             ORDER BY r.expires_at, r.id LIMIT ${limit}`
     })

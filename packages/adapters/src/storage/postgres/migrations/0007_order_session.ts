@@ -1,6 +1,4 @@
 /**
- * Two additions of one release.
- *
  * A checkout order names its session, so its views can carry the spec's `additional_identifiers`
  * item of type `checkout`. No foreign key: the use case writes the order before its session in the
  * same unit of work, and the memory adapter (which passes the same contract) keeps none either.
@@ -8,9 +6,5 @@
  */
 export const statements = [
   `ALTER TABLE orders ADD COLUMN checkout_session_id text`,
-  `UPDATE orders o SET checkout_session_id = s.id FROM checkout_sessions s WHERE s.order_id = o.id`,
-  // The window-expiry poll (TransactionRepo.listExpiredWindows): exactly its predicate and order, so
-  // the index holds only attempts still in flight with a window, and the poll reads the due ones.
-  `CREATE INDEX transactions_window_idx ON transactions (expires_at, id)
-    WHERE expires_at IS NOT NULL AND status IN ('initial', 'pending', 'processing')`
+  `UPDATE orders o SET checkout_session_id = s.id FROM checkout_sessions s WHERE s.order_id = o.id`
 ]
