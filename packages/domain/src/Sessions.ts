@@ -116,7 +116,6 @@ export class Sessions extends Context.Service<Sessions, {
 
       const view = (session: Session.CheckoutSession) => Effect.succeed(Session.sessionView(session, publicUrl))
 
-
       const context = yield* Effect.context<OrderRepo | TransactionRepo | CheckoutSessionRepo | Outbox | UnitOfWork | Locks>()
 
       /**
@@ -140,13 +139,15 @@ export class Sessions extends Context.Service<Sessions, {
           if (Result.isFailure(moved)) return yield* Effect.fail(moved.failure)
           yield* saveSession(moved.success)
           const open = attempts.filter((t) => isInFlight(t.status))
-          const started = (t: Transaction) => trigger === "expired" && t.provider_transaction_id !== null
-          for (const t of open.filter(started)) {
+          const started = trigger === "expired" ? open.filter((t) => t.provider_transaction_id !== null) : []
+          if (started.length > 0) {
             // Bounded: an abandoned provider page must not keep the order open for ever.
             const bound = isoOf(Date.parse(at) + Session.LATE_OUTCOME_WINDOW_MS)
-            if (t.expires_at === null || t.expires_at > bound) yield* saveTxn(revise(t, { expires_at: bound }, at))
+            for (const t of started) {
+              if (t.expires_at === null || t.expires_at > bound) yield* saveTxn(revise(t, { expires_at: bound }, at))
+            }
+            return moved.success.next
           }
-          if (open.some(started)) return moved.success.next
           const orderMoved = OrderAggregate.transition(order, "session_closed", at)
           if (Result.isSuccess(orderMoved)) yield* saveOrder(orderMoved.success.next)
           for (const t of open) {

@@ -14,7 +14,7 @@ import { revise } from "../StateMachine.ts"
 import * as Txn from "../TransactionStatus.ts"
 import { type Books, booksOf } from "./Books.ts"
 import { decided, emit, guarded, lockOrder, newTransaction, nowIso, saveOrder, saveTxn, snapshot, unitOfWork } from "./Kit.ts"
-import { callAndRecord, idempotencyKey, reserve } from "./ProviderStep.ts"
+import { callAndRecord, idempotencyKey, refusedCall, reserve } from "./ProviderStep.ts"
 
 const parseCaptureAmount = (amount: string | undefined, currency: string) => {
   if (amount === undefined) return undefined
@@ -60,14 +60,11 @@ export const recordCapture = (orderId: string, captureId: string, answer: Captur
     }
     const at = yield* nowIso
     if (answer === "unavailable" || answer._tag === "Refused") {
-      const failed = yield* decided(Txn.transition(capture, "declined", at, {
-        decline_code: answer === "unavailable" ? "provider_unavailable" : answer.decline_code,
-        pending_call: null
-      }))
-      yield* saveTxn(failed.next)
+      const failed = yield* refusedCall(capture, answer, at)
+      yield* saveTxn(failed)
       const refused = yield* decided(Authorization.transition(books.book.status, "capture_refused"))
-      yield* emit(refused.events, order, books.auth, { capture: { captured: books.book.captured, capture: failed.next } })
-      return snapshot(order, failed.next, { as: "failed", captured: books.book.captured })
+      yield* emit(refused.events, order, books.auth, { capture: { captured: books.book.captured, capture: failed } })
+      return snapshot(order, failed, { as: "failed", captured: books.book.captured })
     }
     if (answer._tag === "Settling") {
       const settling = revise(capture, { provider_transaction_id: answer.provider_transaction_id, pending_call: null }, at)

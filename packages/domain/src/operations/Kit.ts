@@ -13,7 +13,7 @@ import { Ids } from "../Ids.ts"
 import type { Order, PaymentInstrument, Transaction } from "../Payment.ts"
 import { type CaptureFacts, eventData, type PaymentEventType } from "../PaymentEvents.ts"
 import { OrderRepo, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
-import { identifiersOf, major, orderView, type PaymentSnapshot } from "../PaymentViews.ts"
+import { identifiersOf, major, orderView, type PaymentSnapshot, settlementReference } from "../PaymentViews.ts"
 import { Locks, UnitOfWork, type VaultedCard } from "../Ports.ts"
 import { CheckoutSessionRepo, PublicUrl } from "../SessionPorts.ts"
 import type { Decided, Moved } from "../StateMachine.ts"
@@ -173,7 +173,6 @@ export const snapshot = (
   extra: { readonly as?: PaymentSnapshot["status"] | undefined; readonly captured?: number; readonly voided?: number } = {}
 ): PaymentSnapshot => {
   const status = extra.as ?? paymentStatus(order)
-  const data = eventData(order, txn)
   return {
     order_id: order.id,
     transaction_id: txn.id,
@@ -181,7 +180,7 @@ export const snapshot = (
     status,
     amount: major(order.amount, order.currency),
     currency: order.currency,
-    provider_transaction_id: data.provider_transaction_id as string | null,
+    provider_transaction_id: settlementReference(txn),
     additional_identifiers: identifiersOf(order),
     next_action: status === "requires_action" ? txn.next_action : null,
     ...(order.processing_profile !== null ? { processing_profile: order.processing_profile } : {}),

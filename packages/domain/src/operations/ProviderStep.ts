@@ -75,6 +75,13 @@ export const attemptOutcome = (
   }
 }
 
+/** A capture or void the provider refused, or could not be reached for: the transaction fails. */
+export const refusedCall = (txn: Transaction, answer: { readonly decline_code: string } | "unavailable", at: string) =>
+  Effect.map(decided(Txn.transition(txn, "declined", at, {
+    decline_code: answer === "unavailable" ? "provider_unavailable" : answer.decline_code,
+    pending_call: null
+  })), (m) => m.next)
+
 export const unreachable: AttemptOutcome = { _tag: "Declined", decline_code: "provider_unavailable", provider_transaction_id: null }
 
 export const inDoubt = (what: string) =>

@@ -10,7 +10,7 @@ import { PaymentProvider, TransactionRepo, type VoidResult } from "../PaymentPor
 import * as Txn from "../TransactionStatus.ts"
 import { booksOf } from "./Books.ts"
 import { capturedOf, decided, emit, guarded, lockOrder, newTransaction, nowIso, saveOrder, saveTxn, snapshot, unitOfWork } from "./Kit.ts"
-import { callAndRecord, idempotencyKey, reserve } from "./ProviderStep.ts"
+import { callAndRecord, idempotencyKey, refusedCall, reserve } from "./ProviderStep.ts"
 
 /** The record step of a void; a no-op answering the current state when `key` was recorded already. */
 export const recordVoid = (orderId: string, voidId: string, answer: VoidResult | "unavailable", key: string) =>
@@ -24,12 +24,9 @@ export const recordVoid = (orderId: string, voidId: string, answer: VoidResult |
     }
     const at = yield* nowIso
     if (answer === "unavailable" || answer._tag === "Refused") {
-      const failed = yield* decided(Txn.transition(voidTxn, "declined", at, {
-        decline_code: answer === "unavailable" ? "provider_unavailable" : answer.decline_code,
-        pending_call: null
-      }))
-      yield* saveTxn(failed.next)
-      return snapshot(order, failed.next, { as: "failed" })
+      const failed = yield* refusedCall(voidTxn, answer, at)
+      yield* saveTxn(failed)
+      return snapshot(order, failed, { as: "failed" })
     }
     const books = booksOf(order, txns.filter((t) => t.id !== voidId), "void")
     if (books instanceof Error) return yield* Effect.die(books)
