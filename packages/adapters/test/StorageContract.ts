@@ -133,6 +133,10 @@ export const newOrder = (accountId: AccountId, overrides: Partial<Payment.Order>
         holder_name: "Ada Lovelace"
       },
       received_amount: 2_999_999_999,
+      refunded_amount: 0,
+      // customer_id is a customers row (a foreign key): the customer contract sets it.
+      customer_id: null,
+      card_storage_consent: { granted: true, usage: "recurring" },
       created_at: T0,
       updated_at: T0,
       version: 1,
@@ -618,6 +622,9 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
         card_token: null,
         payment_instrument: null,
         received_amount: null,
+        refunded_amount: 0,
+        customer_id: null,
+        card_storage_consent: null,
         amount: Number.MAX_SAFE_INTEGER
       })
       yield* orders.insert(full)

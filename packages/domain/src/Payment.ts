@@ -10,22 +10,62 @@ import { TRANSACTION_STATUSES } from "./TransactionStatus.ts"
 
 export const CaptureMethod = Schema.Literals(["automatic", "manual"])
 export type CaptureMethod = typeof CaptureMethod.Type
-export const OrderSubtype = Schema.Literals(["direct_payment", "checkout"])
+/** `transfer`: an order that sends money to a destination instrument (POST /v1/transfers). */
+export const OrderSubtype = Schema.Literals(["direct_payment", "checkout", "transfer"])
 export type OrderSubtype = typeof OrderSubtype.Type
-export const TransactionKind = Schema.Literals(["payment", "authorization", "capture", "void"])
+/**
+ * Money in (`payment`, `authorization` and its `capture`s and `void`), and money back out: a
+ * `refund` of one settlement, a `payout` to the instrument of an original payment, a `transfer` to a
+ * destination instrument (a transfer order's one attempt).
+ */
+export const TransactionKind = Schema.Literals(["payment", "authorization", "capture", "void", "refund", "payout", "transfer"])
 export type TransactionKind = typeof TransactionKind.Type
 
-/** The spec's payment instrument; fields with no value are omitted. Only `card` is made by payments. */
+export const Address = Schema.Struct({
+  line1: Schema.optional(Schema.String),
+  line2: Schema.optional(Schema.String),
+  city: Schema.optional(Schema.String),
+  state: Schema.optional(Schema.String),
+  postal_code: Schema.optional(Schema.String),
+  country: Schema.optional(Schema.String)
+})
+
+export const InstrumentType = Schema.Literals(["bank_account", "wallet", "crypto_wallet", "real_time_payment", "card"])
+export type InstrumentType = typeof InstrumentType.Type
+
+/**
+ * The spec's payment instrument as returned: fields with no value are omitted, destination fields
+ * are top level. Never a card token or a card expiry (spec: "never returned on an instrument").
+ */
 export const PaymentInstrument = Schema.Struct({
+  /** `pi_…`: the stored instrument's id. */
   id: Schema.optional(Schema.String),
-  type: Schema.Literals(["bank_account", "wallet", "crypto_wallet", "real_time_payment", "card"]),
+  type: InstrumentType,
   country_code: Schema.optional(Schema.String),
   holder_name: Schema.optional(Schema.String),
   holder_email: Schema.optional(Schema.String),
+  holder_phone: Schema.optional(Schema.String),
+  document_id: Schema.optional(Schema.String),
+  holder_address: Schema.optional(Address),
+  // bank_account
+  iban: Schema.optional(Schema.String),
+  account_number: Schema.optional(Schema.String),
+  bic_swift: Schema.optional(Schema.String),
+  bank_code: Schema.optional(Schema.String),
+  branch_code: Schema.optional(Schema.String),
+  bank_name: Schema.optional(Schema.String),
+  account_type: Schema.optional(Schema.String),
+  // crypto_wallet
+  wallet_address: Schema.optional(Schema.String),
+  // real_time_payment
+  account_reference: Schema.optional(Schema.String),
+  // card
   card_brand: Schema.optional(Schema.String),
   last4_digits: Schema.optional(Schema.String),
   bin: Schema.optional(Schema.String),
-  card_funding: Schema.optional(Schema.String)
+  card_funding: Schema.optional(Schema.String),
+  card_product: Schema.optional(Schema.String),
+  issuer_name: Schema.optional(Schema.String)
 })
 export type PaymentInstrument = typeof PaymentInstrument.Type
 
@@ -58,15 +98,6 @@ export const NextAction = Schema.Struct({
 })
 export type NextAction = typeof NextAction.Type
 
-export const Address = Schema.Struct({
-  line1: Schema.optional(Schema.String),
-  line2: Schema.optional(Schema.String),
-  city: Schema.optional(Schema.String),
-  state: Schema.optional(Schema.String),
-  postal_code: Schema.optional(Schema.String),
-  country: Schema.optional(Schema.String)
-})
-
 export const Customer = Schema.Struct({
   email: Schema.optional(Schema.String),
   name: Schema.optional(Schema.String),
@@ -75,6 +106,17 @@ export const Customer = Schema.Struct({
   address: Schema.optional(Address)
 })
 export type Customer = typeof Customer.Type
+
+/**
+ * Card-storage consent (spec: consent_conflict): whether the customer agreed that the card be kept
+ * for later charges, and for what use. Asserting a different one for a payment that has one is a
+ * conflict; the identical one is accepted again.
+ */
+export const CardStorageConsent = Schema.Struct({
+  granted: Schema.Boolean,
+  usage: Schema.optional(Schema.Literals(["one_click", "recurring", "unscheduled"]))
+})
+export type CardStorageConsent = typeof CardStorageConsent.Type
 
 export const Order = Schema.Struct({
   id: OrderId,
@@ -100,6 +142,12 @@ export const Order = Schema.Struct({
   payment_instrument: Schema.NullOr(PaymentInstrument),
   /** Crypto under/overpayments: what actually arrived, until the merchant decides. */
   received_amount: Schema.NullOr(Schema.Int),
+  /** What refunds have given back so far (succeeded refunds only), minor units; 0 until one does. */
+  refunded_amount: Schema.Int,
+  /** The customer record (`cus_…`) the payment names, if any. */
+  customer_id: Schema.NullOr(Schema.String),
+  /** The card-storage consent asserted for the payment, once one is (then only the same one is accepted). */
+  card_storage_consent: Schema.NullOr(CardStorageConsent),
   created_at: Schema.String,
   updated_at: Schema.String,
   version: Schema.Int
@@ -115,7 +163,7 @@ export const ThreeDsStatus = Schema.Literals(["required", "approved", "denied"])
  */
 export const PendingCall = Schema.Struct({
   key: Schema.String,
-  operation: Schema.Literals(["authorize", "capture", "void", "start"]),
+  operation: Schema.Literals(["authorize", "capture", "void", "start", "refund", "payout"]),
   at: Schema.String,
   /** A merchant-initiated charge (no customer present). */
   merchant_initiated: Schema.optional(Schema.Boolean),

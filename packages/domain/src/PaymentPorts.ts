@@ -5,7 +5,7 @@
 import { Context, type Effect, type Option } from "effect"
 import type { Decided } from "./StateMachine.ts"
 import type { Conflict, DuplicateMerchantReferenceId, ProviderUnavailable } from "./Errors.ts"
-import type { NextAction, Order, Page, PaymentEvent, SearchQuery, Transaction } from "./Payment.ts"
+import type { NextAction, Order, Page, PaymentEvent, PaymentInstrument, SearchQuery, Transaction } from "./Payment.ts"
 
 export class OrderRepo extends Context.Service<OrderRepo, {
   /** Refuses a second direct-payment order with the same reference in the account, even when both arrive at once. */
@@ -92,6 +92,22 @@ export type VoidResult =
   | { readonly _tag: "Voided"; readonly provider_transaction_id: string }
   | { readonly _tag: "Refused"; readonly decline_code: string }
 
+/**
+ * What a refund or a payout (money back out) answered: paid at once, accepted and paid later (ask
+ * `settlement` with its id), or refused (nothing moved).
+ */
+export type PayoutResult =
+  | { readonly _tag: "Paid"; readonly provider_transaction_id: string }
+  | { readonly _tag: "Pending"; readonly provider_transaction_id: string }
+  | { readonly _tag: "Refused"; readonly decline_code: string }
+
+/** What a provider knows of a card's issuer from its BIN; fields it does not know are absent. */
+export interface BinFacts {
+  readonly country_code?: string | undefined
+  readonly issuer_name?: string | undefined
+  readonly card_product?: string | undefined
+}
+
 /** The provider may or may not have applied the call (timeout after sending, crash): never guessed. */
 export interface Unknown { readonly _tag: "Unknown"; readonly reason: string }
 export interface StartResult { readonly _tag: "Started"; readonly provider_transaction_id: string; readonly next_action: NextAction }
@@ -102,6 +118,8 @@ export type LookupResult =
   | { readonly _tag: "Capture"; readonly result: CaptureResult }
   | { readonly _tag: "Void"; readonly result: VoidResult }
   | { readonly _tag: "Start"; readonly result: StartResult }
+  | { readonly _tag: "Refund"; readonly result: PayoutResult }
+  | { readonly _tag: "Payout"; readonly result: PayoutResult }
 
 export interface LocalPaymentRequest {
   /** Our transaction id. */
@@ -160,8 +178,33 @@ export class PaymentProvider extends Context.Service<PaymentProvider, {
     readonly authorization: string
     readonly amount: number
   }): Effect.Effect<VoidResult | Unknown, ProviderUnavailable>
-  /** Whether a `Settling` capture has settled. */
+  /** Whether a `Settling` capture, or a `Pending` refund or payout, has settled. */
   settlement(providerTransactionId: string): Effect.Effect<"settled" | "pending", ProviderUnavailable>
+  /** Reverses (part of) one settlement: `payment` is its provider_transaction_id (a payment or a capture). */
+  refund(request: {
+    readonly reference: string
+    readonly idempotency_key: string
+    readonly payment: string
+    readonly amount: number
+    readonly currency: string
+  }): Effect.Effect<PayoutResult | Unknown, ProviderUnavailable>
+  /**
+   * Sends money to an instrument: a payout to the instrument of an earlier payment, or a transfer to
+   * a destination. `card` is present for a card destination (revealed from its token for this call only).
+   */
+  payout(request: {
+    readonly reference: string
+    readonly idempotency_key: string
+    /** The destination's payment method code (contract.md: `bank_transfer`, `paypal`, `pix`, `card`, …). */
+    readonly method: string
+    readonly destination: PaymentInstrument
+    readonly card: CardDetails | undefined
+    readonly amount: number
+    readonly currency: string
+    readonly country: string
+  }): Effect.Effect<PayoutResult | Unknown, ProviderUnavailable>
+  /** The issuer facts of a card's BIN (issuer country, name, product), as far as the provider knows them. */
+  binLookup(bin: string): Effect.Effect<BinFacts, ProviderUnavailable>
   /** Starts a redirect, QR, voucher or bank-transfer payment: the customer's next action. */
   startPayment(request: LocalPaymentRequest): Effect.Effect<StartResult | Unknown, ProviderUnavailable>
   /** What became of the call with this idempotency key (reconciliation); fences a key never received. */

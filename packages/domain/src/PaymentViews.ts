@@ -40,6 +40,8 @@ export interface OrderView {
   readonly livemode: boolean
   readonly payment_instrument?: PaymentInstrument
   readonly captured_amount?: number
+  /** contract.md: once anything is refunded. */
+  readonly refunded_amount?: number
   readonly transactions: ReadonlyArray<string>
   readonly additional_identifiers: ReadonlyArray<AdditionalIdentifier>
   readonly created_at: string
@@ -102,6 +104,7 @@ export const orderView = (
   // spec: only once the order has succeeded; a pending or failed order carries none
   ...(order.status === "succeeded" && order.payment_instrument !== null ? { payment_instrument: order.payment_instrument } : {}),
   ...(capturedMinor !== undefined ? { captured_amount: major(capturedMinor, order.currency) } : {}),
+  ...(order.refunded_amount > 0 ? { refunded_amount: major(order.refunded_amount, order.currency) } : {}),
   transactions: transactions.map((t) => t.id),
   additional_identifiers: identifiersOf(order),
   created_at: order.created_at,

@@ -285,6 +285,9 @@ export class Sessions extends Context.Service<Sessions, {
           card_token: null,
           payment_instrument: null,
           received_amount: null,
+          refunded_amount: 0,
+          customer_id: null,
+          card_storage_consent: null,
           created_at: at
         })
         const session: Session.CheckoutSession = Session.born({

@@ -1,12 +1,22 @@
 /** The docs page of every state machine, rendered from the tables themselves. */
 import { AuthorizationMachine } from "./AuthorizationStatus.ts"
 import { SessionMachine } from "./CheckoutSession.ts"
+import { PayoutMachine, RefundMachine, TransferMachine } from "./MoneyOut.ts"
 import { OrderMachine } from "./OrderStatus.ts"
 import { toMarkdown } from "./StateMachine.ts"
 import { TransactionMachine } from "./TransactionStatus.ts"
 import { DeliveryMachine } from "./Webhook.ts"
 
-export const MACHINES = [SessionMachine, OrderMachine, TransactionMachine, AuthorizationMachine, DeliveryMachine] as const
+export const MACHINES = [
+  SessionMachine,
+  OrderMachine,
+  TransactionMachine,
+  AuthorizationMachine,
+  RefundMachine,
+  PayoutMachine,
+  TransferMachine,
+  DeliveryMachine
+] as const
 
 export const render = (): string =>
   [

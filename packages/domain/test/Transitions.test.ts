@@ -41,6 +41,9 @@ const order = (overrides: Partial<Order> = {}): Order => ({
     checkout_session_id: null,
     payment_instrument: null,
     received_amount: null,
+    refunded_amount: 0,
+    customer_id: null,
+    card_storage_consent: null,
     created_at: T0
   }),
   ...overrides

@@ -59,6 +59,9 @@ export const create = Effect.fn("Payments.create")(function*(account: Account, i
     checkout_session_id: null,
     payment_instrument: null,
     received_amount: null,
+    refunded_amount: 0,
+    customer_id: null,
+    card_storage_consent: null,
     created_at: at
   })
   const attempt = yield* newTransaction(born, valid.capture_method === "manual" ? "authorization" : "payment", born.amount, {

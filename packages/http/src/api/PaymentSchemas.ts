@@ -42,6 +42,7 @@ export const OrderView = Schema.Struct({
   livemode: Schema.Boolean,
   payment_instrument: optional(Payment.PaymentInstrument),
   captured_amount: optional(Schema.Number),
+  refunded_amount: optional(Schema.Number),
   transactions: Schema.Array(Schema.String),
   additional_identifiers: Schema.Array(AdditionalIdentifier),
   created_at: Schema.String,

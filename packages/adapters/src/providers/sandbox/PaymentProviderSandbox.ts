@@ -10,7 +10,7 @@
  * never be applied after Tender was told it was not.
  */
 import { Card, Errors, Faults, Money, type Payment, PaymentProvider } from "@tender/domain"
-import type { AuthorizeResult, CaptureResult, LocalPaymentRequest, LookupResult, StartResult, VoidResult } from "@tender/domain"
+import type { AuthorizeResult, BinFacts, CaptureResult, LocalPaymentRequest, LookupResult, PayoutResult, StartResult, VoidResult } from "@tender/domain"
 import { Clock, DateTime, Effect, Layer } from "effect"
 import * as LocalDocuments from "./LocalDocuments.ts"
 import { type Applied, FENCED, type Operation, type Results, SandboxLedger } from "./SandboxLedger.ts"
@@ -183,8 +183,21 @@ const approve = (
   if (behaviour.captures === "refused") {
     return { _tag: "Declined", decline_code: "capture_refused", provider_transaction_id: SandboxIds.make("dec", request.reference) }
   }
-  return { _tag: "Approved", provider_transaction_id: SandboxIds.make("pay", request.reference), multicapture: behaviour.multicapture }
+  return {
+    _tag: "Approved",
+    provider_transaction_id: SandboxIds.make("pay", request.reference, { settlesLater: behaviour.captures === "settle_later" }),
+    multicapture: behaviour.multicapture
+  }
 }
+
+/** contract.md, Sandbox: a bank destination whose account number or IBAN ends in 0000 is not registered. */
+const unregistered = (destination: Payment.PaymentInstrument) =>
+  destination.type === "bank_account" &&
+  [destination.account_number, destination.iban].some((n) => n !== undefined && n.replace(/\s/g, "").endsWith("0000"))
+
+/** contract.md, Sandbox: a BIN 400000 card has no known issuer country; the sandbox's other cards are US-issued. */
+const binFacts = (bin: string): BinFacts =>
+  bin.startsWith("400000") ? {} : { country_code: "US", issuer_name: "tender sandbox bank" }
 
 /** What a lookup reports for each kind of applied call. */
 const lookupResult = (applied: Applied): LookupResult => {
@@ -197,6 +210,10 @@ const lookupResult = (applied: Applied): LookupResult => {
       return { _tag: "Void", result: applied.result }
     case "start":
       return { _tag: "Start", result: applied.result }
+    case "refund":
+      return { _tag: "Refund", result: applied.result }
+    case "payout":
+      return { _tag: "Payout", result: applied.result }
   }
 }
 
@@ -211,6 +228,8 @@ export interface Sandbox extends Port {
   captureCard(request: Parameters<Port["captureCard"]>[0]): Effect.Effect<CaptureResult, Errors.ProviderUnavailable>
   voidCard(request: Parameters<Port["voidCard"]>[0]): Effect.Effect<VoidResult, Errors.ProviderUnavailable>
   startPayment(request: LocalPaymentRequest): Effect.Effect<StartResult, Errors.ProviderUnavailable>
+  refund(request: Parameters<Port["refund"]>[0]): Effect.Effect<PayoutResult, Errors.ProviderUnavailable>
+  payout(request: Parameters<Port["payout"]>[0]): Effect.Effect<PayoutResult, Errors.ProviderUnavailable>
 }
 
 export const make = (options: SandboxOptions, ledger: SandboxLedger["Service"]): Sandbox => {
@@ -306,11 +325,43 @@ export const make = (options: SandboxOptions, ledger: SandboxLedger["Service"]):
     }
   )
 
+  /** Settling ones carry their acceptance time in the id, so any process can tell. */
+  const settling = (kind: "cap" | "ref" | "po", reference: string) =>
+    Effect.map(Clock.currentTimeMillis, (since) => SandboxIds.make(kind, reference, { settlesLater: true, since }))
+
+  const decideRefund = Effect.fn("PaymentProviderSandbox.refund")(
+    function*(request: Parameters<Port["refund"]>[0]): Effect.fn.Return<PayoutResult> {
+      const payment = SandboxIds.parse(request.payment)
+      if (payment?.kind !== "pay" && payment?.kind !== "cap") return { _tag: "Refused", decline_code: "payment_not_found" }
+      // contract.md, Sandbox: refunds of the card ending 0341 are pending, then settled by the worker.
+      if (payment.flags.settlesLater) return { _tag: "Pending", provider_transaction_id: yield* settling("ref", request.reference) }
+      return { _tag: "Paid", provider_transaction_id: SandboxIds.make("ref", request.reference) }
+    }
+  )
+
+  const decidePayout = Effect.fn("PaymentProviderSandbox.payout")(
+    function*(request: Parameters<Port["payout"]>[0]): Effect.fn.Return<PayoutResult, Errors.ProviderUnavailable> {
+      if (unregistered(request.destination)) return { _tag: "Refused", decline_code: "transfer_destination_not_registered" }
+      if (request.card !== undefined) {
+        const behaviour = behaviourOf(request.card.number)
+        switch (behaviour._tag) {
+          case "Unreachable":
+            return yield* new Errors.ProviderUnavailable({ message: "The card payout service is unreachable" })
+          case "Decline":
+            return { _tag: "Refused", decline_code: behaviour.code }
+          case "Approve":
+            if (behaviour.captures === "settle_later") return { _tag: "Pending", provider_transaction_id: yield* settling("po", request.reference) }
+        }
+      }
+      return { _tag: "Paid", provider_transaction_id: SandboxIds.make("po", request.reference) }
+    }
+  )
+
   const settlement = Effect.fn("PaymentProviderSandbox.settlement")(
     function*(providerTransactionId: string): Effect.fn.Return<"settled" | "pending"> {
       const capture = SandboxIds.parse(providerTransactionId)
-      if (capture?.kind !== "cap") {
-        return yield* Effect.die(new Error(`Not a sandbox capture: ${providerTransactionId}`))
+      if (capture?.kind !== "cap" && capture?.kind !== "ref" && capture?.kind !== "po") {
+        return yield* Effect.die(new Error(`Not a sandbox capture, refund or payout: ${providerTransactionId}`))
       }
       const since = capture.flags.since
       if (!capture.flags.settlesLater || since === undefined) return "settled"
@@ -346,6 +397,9 @@ export const make = (options: SandboxOptions, ledger: SandboxLedger["Service"]):
     voidCard: slow((request) => applyOnce("void", request, decideVoid(request))),
     settlement,
     startPayment: slow((request) => applyOnce("start", request, decideStart(request))),
+    refund: slow((request) => applyOnce("refund", request, decideRefund(request))),
+    payout: slow((request) => applyOnce("payout", request, decidePayout(request))),
+    binLookup: (bin: string) => Effect.succeed(binFacts(bin)),
     lookup: slow((key: string) =>
       Effect.map(ledger.claim(key, FENCED), (held): LookupResult =>
         held._tag === "Fenced" ? { _tag: "NotReceived" } : lookupResult(held)))

@@ -22,21 +22,28 @@ export type IdKind =
   | "void"
   /** A local (redirect, QR, voucher, bank transfer) payment. */
   | "lpm"
+  /** A refund of a settlement. */
+  | "ref"
+  /** A payout or a transfer to an instrument. */
+  | "po"
 
 export interface IdFlags {
   /** Authorizations: several captures may be made. */
   readonly multicapture?: boolean
   /** Authorizations: the issuer refuses every capture. */
   readonly capturesRefused?: boolean
-  /** Authorizations: captures settle later. Captures: this capture is settling. */
+  /**
+   * Authorizations: captures settle later. Charges and captures: refunds of them settle later.
+   * Captures, refunds and payouts: this one is settling.
+   */
   readonly settlesLater?: boolean
-  /** Settling captures: when the capture was accepted (epoch ms). */
+  /** Settling captures, refunds and payouts: when it was accepted (epoch ms). */
   readonly since?: number
 }
 
 const LETTERS = { multicapture: "m", capturesRefused: "r", settlesLater: "s" } as const
 const DIGEST_LENGTH = 24
-const PATTERN = /^sbx_(auth|pay|dec|3ds|cap|void|lpm)_([a-z]+)(\d*)_([0-9a-f]+)$/
+const PATTERN = /^sbx_(auth|pay|dec|3ds|cap|void|lpm|ref|po)_([a-z]+)(\d*)_([0-9a-f]+)$/
 
 /** A stable digest of a seed: the same reference always gives the same id, in any process. */
 export const digest = (seed: string): string => createHash("sha256").update(seed, "utf8").digest("hex")

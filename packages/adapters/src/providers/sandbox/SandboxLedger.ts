@@ -4,7 +4,7 @@
  * the provider's store, not Tender's: implementations write with their own autocommit statements,
  * never inside Tender's unit of work (a rollback of ours cannot undo what the provider did).
  */
-import type { AuthorizeResult, CaptureResult, StartResult, VoidResult } from "@tender/domain"
+import type { AuthorizeResult, CaptureResult, PayoutResult, StartResult, VoidResult } from "@tender/domain"
 import { Context, type Effect } from "effect"
 
 /** What each mutating call answers. */
@@ -13,6 +13,8 @@ export interface Results {
   readonly capture: CaptureResult
   readonly void: VoidResult
   readonly start: StartResult
+  readonly refund: PayoutResult
+  readonly payout: PayoutResult
 }
 
 export type Operation = keyof Results

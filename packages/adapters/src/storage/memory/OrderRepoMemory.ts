@@ -12,13 +12,13 @@ import * as SearchMemory from "./SearchMemory.ts"
 import * as VersionedUpdateMemory from "./VersionedUpdateMemory.ts"
 
 export const orders = table<string, Payment.Order>("orders")
-/** `orders_direct_payment_reference_key`: account and reference → the direct payment's id. */
+/** `orders_merchant_reference_key`: account and reference → the direct payment's or transfer's id. */
 const directPayments = table<string, string>("orders_direct_payment_reference")
 
 const directKey = (order: Payment.Order) =>
-  order.subtype === "direct_payment" ? JSON.stringify([order.account_id, order.merchant_reference]) : undefined
+  order.subtype !== "checkout" ? JSON.stringify([order.account_id, order.merchant_reference]) : undefined
 
-/** False when another direct payment holds the reference. */
+/** False when another direct payment or transfer holds the reference. */
 const claim = (db: Writer, order: Payment.Order): boolean => {
   const key = directKey(order)
   if (key === undefined) return true
@@ -35,7 +35,7 @@ const release = (db: Writer, order: Payment.Order) => {
 
 /** The order `findByReference` prefers: the direct payment, else the newest. */
 const preferred = (a: Payment.Order, b: Payment.Order) =>
-  a.subtype !== b.subtype ? (a.subtype === "direct_payment" ? -1 : 1) : SearchMemory.oldestFirst(b, a)
+  (a.subtype === "checkout") !== (b.subtype === "checkout") ? (a.subtype !== "checkout" ? -1 : 1) : SearchMemory.oldestFirst(b, a)
 
 export const layer: Layer.Layer<OrderRepo, never, MemoryDatabase> = Layer.effect(
   OrderRepo,

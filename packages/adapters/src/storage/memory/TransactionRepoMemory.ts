@@ -8,8 +8,10 @@ import * as VersionedUpdateMemory from "./VersionedUpdateMemory.ts"
 
 const transactions = table<string, Payment.Transaction>("transactions")
 
+const SETTLES_LATER: ReadonlyArray<Payment.Transaction["kind"]> = ["capture", "refund", "payout", "transfer"]
+
 const isSettling = (t: Payment.Transaction) =>
-  t.kind === "capture" && t.status === "processing" && t.provider_transaction_id !== null
+  SETTLES_LATER.includes(t.kind) && t.status === "processing" && t.provider_transaction_id !== null && t.pending_call === null
 
 export const layer: Layer.Layer<TransactionRepo, never, MemoryDatabase> = Layer.effect(
   TransactionRepo,

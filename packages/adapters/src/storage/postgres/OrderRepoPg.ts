@@ -16,6 +16,7 @@ export const OrderRow = Schema.Struct({
   ...Payment.Order.fields,
   amount: MinorUnits,
   received_amount: Schema.NullOr(MinorUnits),
+  refunded_amount: MinorUnits,
   created_at: Timestamp,
   updated_at: Timestamp
 })
@@ -33,7 +34,8 @@ export const layer: Layer.Layer<OrderRepo, never, SqlClient.SqlClient | PgClient
     const columns = (row: typeof OrderRow.Encoded) => ({
       ...row,
       customer: json(row.customer),
-      payment_instrument: json(row.payment_instrument)
+      payment_instrument: json(row.payment_instrument),
+      card_storage_consent: json(row.card_storage_consent)
     })
     const from = sql`SELECT r.* FROM orders r`
 
@@ -45,7 +47,7 @@ export const layer: Layer.Layer<OrderRepo, never, SqlClient.SqlClient | PgClient
       // insert of the same reference to commit or roll back before it decides.
       execute: (row) =>
         sql`INSERT INTO orders ${sql.insert(columns(row))}
-            ON CONFLICT (account_id, merchant_reference) WHERE subtype = 'direct_payment' DO NOTHING
+            ON CONFLICT (account_id, merchant_reference) WHERE subtype IN ('direct_payment', 'transfer') DO NOTHING
             RETURNING id`
     })
     const update = VersionedUpdate.make(sql, { table: "orders", what: "Order", Row: OrderRow, columns })
@@ -70,7 +72,7 @@ export const layer: Layer.Layer<OrderRepo, never, SqlClient.SqlClient | PgClient
       // The direct payment first: it is the one a duplicate-reference refusal points the merchant to.
       execute: ({ accountId, reference }) =>
         sql`${from} WHERE r.account_id = ${accountId} AND r.merchant_reference = ${reference}
-            ORDER BY r.subtype = 'direct_payment' DESC, r.created_at DESC, r.id DESC LIMIT 1`
+            ORDER BY r.subtype <> 'checkout' DESC, r.created_at DESC, r.id DESC LIMIT 1`
     })
     const listByReference = SqlSchema.findAll({
       Request: ReferencePage,

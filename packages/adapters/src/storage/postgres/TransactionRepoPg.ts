@@ -59,7 +59,8 @@ export const layer: Layer.Layer<TransactionRepo, never, SqlClient.SqlClient | Pg
       // Exactly the predicate of `transactions_settling_idx`, so the worker's poll reads only the backlog.
       execute: (limit) =>
         sql`${from}
-            WHERE r.kind = 'capture' AND r.status = 'processing' AND r.provider_transaction_id IS NOT NULL
+            WHERE r.kind IN ('capture', 'refund', 'payout', 'transfer') AND r.status = 'processing'
+              AND r.provider_transaction_id IS NOT NULL AND r.pending_call IS NULL
             ORDER BY r.created_at, r.id LIMIT ${limit}`
     })
     const listPendingCalls = SqlSchema.findAll({
