@@ -17,6 +17,13 @@ export type PaymentEventType =
   | "payment.underpaid"
   | "payment.overpaid"
   | "payment.returned"
+  // contract.md, Webhook endpoints: events beyond the spec's list (their tables' `emits`: MoneyOut.ts)
+  | "refund.succeeded"
+  | "refund.failed"
+  | "payout.succeeded"
+  | "payout.failed"
+  | "transfer.succeeded"
+  | "transfer.failed"
 
 export interface CaptureFacts {
   readonly captured: number
