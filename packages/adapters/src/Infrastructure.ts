@@ -18,6 +18,7 @@ import {
   type AccountRepo,
   type CardVault,
   type CheckoutSessionRepo,
+  type CustomerRepo,
   type CvcStore,
   type EventRepo,
   type HostResolver,
@@ -58,6 +59,7 @@ import { Redis } from "./redis/Redis.ts"
 import * as AccountRepoMemory from "./storage/memory/AccountRepoMemory.ts"
 import * as CardVaultMemory from "./storage/memory/CardVaultMemory.ts"
 import * as CheckoutSessionRepoMemory from "./storage/memory/CheckoutSessionRepoMemory.ts"
+import * as CustomerRepoMemory from "./storage/memory/CustomerRepoMemory.ts"
 import * as CvcStoreMemory from "./storage/memory/CvcStoreMemory.ts"
 import * as EventRepoMemory from "./storage/memory/EventRepoMemory.ts"
 import { MemoryDatabase } from "./storage/memory/MemoryDatabase.ts"
@@ -69,6 +71,7 @@ import * as WebhookEndpointRepoMemory from "./storage/memory/WebhookEndpointRepo
 import * as AccountRepoPg from "./storage/postgres/AccountRepoPg.ts"
 import * as CardVaultPg from "./storage/postgres/CardVaultPg.ts"
 import * as CheckoutSessionRepoPg from "./storage/postgres/CheckoutSessionRepoPg.ts"
+import * as CustomerRepoPg from "./storage/postgres/CustomerRepoPg.ts"
 import * as EventRepoPg from "./storage/postgres/EventRepoPg.ts"
 import * as OrderRepoPg from "./storage/postgres/OrderRepoPg.ts"
 import * as PgDatabase from "./storage/postgres/PgDatabase.ts"
@@ -92,6 +95,7 @@ export type StoragePorts =
   | WebhookEndpointRepo
   | WebhookDeliveryRepo
   | CheckoutSessionRepo
+  | CustomerRepo
   /** The sandbox provider's own log lives beside Tender's storage (memory with memory, PostgreSQL with PostgreSQL). */
   | SandboxLedger
 export type Ports =
@@ -118,6 +122,7 @@ export const memoryStorage: Layer.Layer<StoragePorts, never, Ids> = Layer.mergeA
   WebhookEndpointRepoMemory.layer,
   WebhookDeliveryRepoMemory.layer,
   CheckoutSessionRepoMemory.layer,
+  CustomerRepoMemory.layer,
   SandboxLedgerMemory.layer
 ).pipe(Layer.provide(Layer.merge(MemoryDatabase.layer, CardCipher.layer(randomKey))))
 
@@ -141,6 +146,7 @@ export const postgresStorage = (
       WebhookEndpointRepoPg.layer,
       WebhookDeliveryRepoPg.layer,
       CheckoutSessionRepoPg.layer,
+      CustomerRepoPg.layer,
       SandboxLedgerPg.layer
     ).pipe(
       Layer.provide(CardCipher.layer(Effect.succeed(key))),

@@ -16,10 +16,12 @@ import {
   CardVault,
   CheckoutSession,
   CheckoutSessionRepo,
+  CustomerRepo,
   Errors,
   EventRepo,
   Ids,
   KeyHasher,
+  type MoneyOut,
   ORDER_STATUSES,
   OrderRepo,
   Payment,
@@ -1917,5 +1919,52 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       expect(idsOf((yield* sessions.listOverdue(now, 10_000)).filter((s) => mine.has(s.id)))).toEqual(
         idsOf([middle, dueNow])
       )
+    }))
+}
+
+/**
+ * CustomerRepo's contract (a separate block so that the storage test files opt in with one line):
+ * a stored record reads back whole, and only within its own account.
+ */
+export const customersContract = (it: Vitest.MethodsNonLive<StorageServices | CustomerRepo>) => {
+  const newCustomer = (accountId: AccountId, overrides: Partial<MoneyOut.CustomerRecord> = {}) =>
+    Effect.gen(function*() {
+      const record: MoneyOut.CustomerRecord = {
+        id: yield* (yield* Ids).make("customer"),
+        account_id: accountId,
+        livemode: false,
+        email: "ada@example.com",
+        name: "Ada Lovelace ✓",
+        phone: "+44 20 7946 0958",
+        created_at: "2025-03-01T10:00:00.123Z",
+        ...overrides
+      }
+      return record
+    })
+
+  it.effect("customers: a record reads back whole, nulls included, and only within its account", () =>
+    Effect.gen(function*() {
+      const customers = yield* CustomerRepo
+      const mine = yield* storedAccount
+      const theirs = yield* storedAccount
+      const full = yield* newCustomer(mine, { livemode: true })
+      const empty = yield* newCustomer(mine, { email: null, name: null, phone: null })
+      yield* customers.insert(full)
+      yield* customers.insert(empty)
+      expect(yield* customers.find(mine, full.id)).toEqual(Option.some(full))
+      expect(yield* customers.find(mine, empty.id)).toEqual(Option.some(empty))
+      expect(yield* customers.find(theirs, full.id)).toEqual(Option.none())
+      expect(yield* customers.find(mine, "cus_doesnotexist0000")).toEqual(Option.none())
+    }))
+
+  it.effect("customers: an insert inside a unit of work that fails is rolled back", () =>
+    Effect.gen(function*() {
+      const customers = yield* CustomerRepo
+      const uow = yield* UnitOfWork
+      const account = yield* storedAccount
+      const record = yield* newCustomer(account)
+      const exit = yield* Effect.exit(uow.transaction(Effect.andThen(customers.insert(record), Effect.fail("abort"))))
+      expect(Exit.isFailure(exit)).toBe(true)
+      expect(yield* customers.find(account, record.id)).toEqual(Option.none())
     }))
 }

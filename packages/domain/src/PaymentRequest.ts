@@ -17,7 +17,7 @@ import {
   ValidationFailed
 } from "./Errors.ts"
 import * as Money from "./Money.ts"
-import type { CaptureMethod, Customer } from "./Payment.ts"
+import type { CaptureMethod, CardStorageConsent, Customer } from "./Payment.ts"
 import { findMethod, type PaymentMethod, routable } from "./PaymentMethods.ts"
 
 export interface CreatePaymentInput {
@@ -40,6 +40,9 @@ export interface CreatePaymentInput {
   readonly processing_profile?: string | undefined
   readonly capture_method?: string | undefined
   readonly collect_cvv?: boolean | undefined
+  /** A customer record of the account (`cus_…`); checked by the create, before anything is written. */
+  readonly customer_id?: string | undefined
+  readonly card_storage_consent?: CardStorageConsent | undefined
 }
 
 export interface ValidPayment {
@@ -60,6 +63,10 @@ export interface ValidPayment {
   readonly merchant_initiated: boolean
   /** `collect_cvv: false`: authorize at once without the customer. */
   readonly skip_cvv: boolean
+  readonly customer_id: string | null
+  readonly card_storage_consent: CardStorageConsent | null
+  /** The holder's document as given (any method): the instrument's `document_id`. */
+  readonly holder_document: string | undefined
 }
 
 const DOCUMENT_RULES: Record<NonNullable<PaymentMethod["document"]>, { readonly test: (d: string) => boolean; readonly describe: string }> = {
@@ -119,6 +126,10 @@ export const checkLocalFields = (
   else if (!isValidIp(ip)) add("customer.ip", "must be an IPv4 or IPv6 address")
   return document
 }
+
+/** The holder's document for the instrument: a local method's normalized one, else as given (any method). */
+export const holderDocument = (normalized: string | undefined, given: string | undefined): string | undefined =>
+  normalized ?? (given?.trim() || undefined)
 
 export const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
 
@@ -255,6 +266,9 @@ export const validateCreate = (
     capture_method: captureMethod,
     card_token: cardToken,
     merchant_initiated: merchantInitiated,
-    skip_cvv: input.collect_cvv === false
+    skip_cvv: input.collect_cvv === false,
+    customer_id: input.customer_id ?? null,
+    card_storage_consent: input.card_storage_consent ?? null,
+    holder_document: holderDocument(document, details?.document_id)
   }
 }

@@ -3,7 +3,7 @@
  * Amounts leave as JSON numbers in major units (spec: response amounts are numbers).
  */
 import * as Money from "./Money.ts"
-import type { NextAction, Order, PaymentInstrument, Transaction } from "./Payment.ts"
+import type { CardStorageConsent, NextAction, Order, PaymentInstrument, Transaction } from "./Payment.ts"
 
 export interface AdditionalIdentifier {
   readonly identifier: string
@@ -42,6 +42,8 @@ export interface OrderView {
   readonly captured_amount?: number
   /** contract.md: once anything is refunded. */
   readonly refunded_amount?: number
+  readonly customer_id?: string
+  readonly card_storage_consent?: CardStorageConsent
   readonly transactions: ReadonlyArray<string>
   readonly additional_identifiers: ReadonlyArray<AdditionalIdentifier>
   readonly created_at: string
@@ -105,6 +107,8 @@ export const orderView = (
   ...(order.status === "succeeded" && order.payment_instrument !== null ? { payment_instrument: order.payment_instrument } : {}),
   ...(capturedMinor !== undefined ? { captured_amount: major(capturedMinor, order.currency) } : {}),
   ...(order.refunded_amount > 0 ? { refunded_amount: major(order.refunded_amount, order.currency) } : {}),
+  ...(order.customer_id !== null ? { customer_id: order.customer_id } : {}),
+  ...(order.card_storage_consent !== null ? { card_storage_consent: order.card_storage_consent } : {}),
   transactions: transactions.map((t) => t.id),
   additional_identifiers: identifiersOf(order),
   created_at: order.created_at,

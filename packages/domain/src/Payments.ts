@@ -8,17 +8,19 @@ import { Context, Effect, Layer, Option } from "effect"
 import type { Account } from "./Account.ts"
 import type { DomainError, OrderNotFound, TransactionNotFound, ValidationFailed } from "./Errors.ts"
 import { OrderNotFound as NotFound, TransactionNotFound as NoTransaction } from "./Errors.ts"
-import type { Order, Transaction } from "./Payment.ts"
+import type { CardStorageConsent, Order, Transaction } from "./Payment.ts"
 import { OrderRepo, PaymentProvider, TransactionRepo } from "./PaymentPorts.ts"
 import type { CreatePaymentInput } from "./PaymentRequest.ts"
 import { type OrderView, type PaymentSnapshot, type TransactionView, transactionView } from "./PaymentViews.ts"
 import { CardVault, CvcStore, Locks, UnitOfWork } from "./Ports.ts"
 import { search, type SearchInput, type SearchResult } from "./Search.ts"
 import { CheckoutSessionRepo } from "./SessionPorts.ts"
+import { CustomerRepo } from "./CustomerPorts.ts"
 import { Ids } from "./Ids.ts"
 import { Outbox } from "./Webhooks.ts"
 import { attempt, type SessionAttemptInput } from "./operations/Attempt.ts"
 import { capture, settleDue } from "./operations/Capture.ts"
+import { assertConsent, type ConsentView } from "./operations/Consent.ts"
 import { create } from "./operations/Create.ts"
 import { expireWindows } from "./operations/ExpireWindows.ts"
 import { viewOrder } from "./operations/Kit.ts"
@@ -32,6 +34,7 @@ import { voidAuthorization } from "./operations/Void.ts"
 
 export { CLIENT_SECRET_TTL_MS } from "./operations/Cards.ts"
 export type { SessionAttemptInput } from "./operations/Attempt.ts"
+export type { ConsentView } from "./operations/Consent.ts"
 export type { ProviderOutcome } from "./operations/Outcome.ts"
 export type { SimulateOutcome } from "./operations/Simulate.ts"
 export type { ReconcileOptions } from "./operations/Reconcile.ts"
@@ -65,6 +68,8 @@ export class Payments extends Context.Service<Payments, {
   settleDue(): Effect.Effect<number>
   reconcileDue(options?: ReconcileOptions): Effect.Effect<number>
   expireWindows(): Effect.Effect<number>
+  /** Asserts a payment's card-storage consent: stored once; the same again is a no-op; another is 409 consent_conflict. */
+  assertConsent(account: Account, orderId: string, consent: CardStorageConsent): Effect.Effect<ConsentView, Failure>
   /** Operator access by order id, whatever the account (CLI). */
   operator: {
     get(orderId: string): Effect.Effect<OrderView, OrderNotFound>
@@ -76,7 +81,7 @@ export class Payments extends Context.Service<Payments, {
     Payments,
     Effect.gen(function*() {
       const context = yield* Effect.context<
-        OrderRepo | TransactionRepo | CheckoutSessionRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | CvcStore | Locks | Ids
+        OrderRepo | TransactionRepo | CheckoutSessionRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | CvcStore | Locks | Ids | CustomerRepo
       >()
       const run = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provideContext(effect, context) as Effect.Effect<A, E>
       const orders = Context.get(context, OrderRepo)
@@ -123,6 +128,7 @@ export class Payments extends Context.Service<Payments, {
         settleDue: () => run(settleDue()),
         reconcileDue: (options = DEFAULT_RECONCILE) => run(reconcileDue(options)),
         expireWindows: () => run(expireWindows),
+        assertConsent: (account, orderId, consent) => run(assertConsent(account, orderId, consent)),
         operator: {
           get: (orderId) => run(Effect.flatMap(findOrder(undefined, orderId), viewOrder)),
           capture: (orderId, amount, final) => run(Effect.flatMap(findOrder(undefined, orderId), (o) => capture(o.id, amount, final))),

@@ -3,6 +3,7 @@
  * reference page (`/docs`) and typed clients all derive from it. One group per resource.
  */
 import { HttpApi, OpenApi } from "effect/http-api"
+import { CustomersApi } from "./api/CustomersApi.ts"
 import { OrdersApi, TransactionsApi } from "./api/OrdersApi.ts"
 import { PaymentMethodsApi } from "./api/PaymentMethodsApi.ts"
 import { PaymentsApi } from "./api/PaymentsApi.ts"
@@ -23,6 +24,7 @@ export class Api extends HttpApi.make("tender")
   .add(VaultApi)
   .add(WebhookEndpointsApi)
   .add(WebhookDeliveriesApi)
+  .add(CustomersApi)
   .middleware(RequestValidation)
   .middleware(ApiKeyAuth)
   // Report every offending field at once (errors[]), not only the first.

@@ -9,6 +9,7 @@ import { HttpRouter } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { Api } from "./Api.ts"
 import * as Gateway from "./Gateway.ts"
+import { CustomersHandlers } from "./handlers/CustomersHandlers.ts"
 import { PaymentMethodsHandlers } from "./handlers/PaymentMethodsHandlers.ts"
 import { OrdersHandlers, PaymentsHandlers, TransactionsHandlers } from "./handlers/PaymentsHandlers.ts"
 import { SessionsHandlers, SessionTestHelpersHandlers } from "./handlers/SessionsHandlers.ts"
@@ -45,7 +46,8 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: OPENAPI_PATH }).pipe(
     TestHelpersHandlers,
     VaultHandlers,
     WebhookEndpointsHandlers,
-    WebhookDeliveriesHandlers
+    WebhookDeliveriesHandlers,
+    CustomersHandlers
   ]),
   Layer.provide([ApiKeyAuthLive, RequestValidationLive])
 )

@@ -15,10 +15,11 @@ import {
   UnknownPaymentMethod,
   ValidationFailed
 } from "../Errors.ts"
+import { Ids } from "../Ids.ts"
 import type { Order } from "../Payment.ts"
 import { PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
 import { findMethod, homeCountry, routable } from "../PaymentMethods.ts"
-import { checkLocalFields } from "../PaymentRequest.ts"
+import { checkLocalFields, holderDocument } from "../PaymentRequest.ts"
 import { CvcStore } from "../Ports.ts"
 import { routeFor } from "../Routing.ts"
 import * as OrderAggregate from "../OrderStatus.ts"
@@ -27,6 +28,7 @@ import { revise } from "../StateMachine.ts"
 import { isInFlight } from "../TransactionStatus.ts"
 import { cardDetails, revealCard } from "./Cards.ts"
 import { callInFlight, cardInstrument, decided, guarded, lockOrder, newTransaction, nowIso, saveOrder, unitOfWork } from "./Kit.ts"
+import { earlierInstrumentId, holderOf, issuerOfToken } from "./Instrument.ts"
 import { idempotencyKey, reserve, runAttempt } from "./ProviderStep.ts"
 
 export interface SessionAttemptInput {
@@ -53,6 +55,8 @@ const run = Effect.fn("Payments.attemptSession")(function*(sessionId: string, in
   // The session's order is fixed at creation: read it unlocked, then lock order → session.
   const unlocked = yield* sessions.findAny(sessionId)
   if (Option.isNone(unlocked)) return yield* new CheckoutSessionNotFound({ message: `No checkout session ${sessionId}` })
+  const typedToken = input.payment_method.code === "card" ? input.payment_method.details?.card_token : undefined
+  const issuer = typedToken !== undefined ? yield* issuerOfToken(unlocked.value.account_id, typedToken) : undefined
   const claimed = yield* unitOfWork(Effect.gen(function*() {
     const order = yield* lockOrder(unlocked.value.order_id)
     const session = Option.getOrThrow(yield* sessions.lock(sessionId))
@@ -96,8 +100,15 @@ const run = Effect.fn("Payments.attemptSession")(function*(sessionId: string, in
     }))).next
     yield* saveOrder(updated)
     yield* sessions.update(revise(session, { attempts: session.attempts + 1 }, at))
+    // A retry on the same card keeps the order's instrument id; another card is another instrument.
     const born = yield* newTransaction(updated, manual ? "authorization" : "payment", updated.amount, {
-      payment_instrument: card !== undefined ? cardInstrument(card.card, undefined) : null
+      payment_instrument: card !== undefined
+        ? cardInstrument(card.card, undefined, {
+          id: earlierInstrumentId(previous, order.card_token === card.card.token) ?? (yield* (yield* Ids).make("paymentInstrument")),
+          issuer,
+          holder: holderOf(updated.customer, undefined, holderDocument(document, details?.document_id))
+        })
+        : null
     })
     const operation = card !== undefined ? "authorize" : "start"
     const txn = yield* reserve(born, operation, idempotencyKey(born, operation), at)

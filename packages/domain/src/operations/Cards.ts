@@ -21,7 +21,8 @@ export const revealCard = (accountId: string, token: string) =>
     const card = yield* vault.find(accountId as VaultedCard["account_id"], token)
     const number = yield* vault.reveal(accountId as VaultedCard["account_id"], token)
     if (Option.isNone(card) || Option.isNone(number)) {
-      return yield* new PaymentMethodNotFound({ message: `No card ${token} in this account's vault` })
+      // The token is not echoed: no card token in any response or log (spec, Payment instrument).
+      return yield* new PaymentMethodNotFound({ message: "No such card token in this account's vault" })
     }
     return { card: card.value, number: number.value } satisfies RevealedCard
   })

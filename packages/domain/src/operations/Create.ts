@@ -13,6 +13,8 @@ import { type CreatePaymentInput, validateCreate, type ValidPayment } from "../P
 import { CvcStore } from "../Ports.ts"
 import { routeFor } from "../Routing.ts"
 import { cardDetails, clientSecretAction, revealCard, type RevealedCard } from "./Cards.ts"
+import { customerOf } from "../Customers.ts"
+import { holderOf, issuerOf } from "./Instrument.ts"
 import { cardInstrument, decided, guarded, newTransaction, nowIso, snapshot, unitOfWork } from "./Kit.ts"
 import { idempotencyKey, reserve, runAttempt } from "./ProviderStep.ts"
 import { type AttemptOutcome, record } from "./RecordAttempt.ts"
@@ -36,7 +38,10 @@ export const create = Effect.fn("Payments.create")(function*(account: Account, i
   const provider = yield* PaymentProvider
   const unroutable = routeFor(provider, account.mode === "live")
   if (unroutable !== undefined) return yield* unroutable
+  // Checked before anything is written: a payment names only a customer of its own account.
+  const customer = valid.customer_id !== null ? yield* customerOf(account.id, valid.customer_id) : undefined
   const card = valid.card_token !== undefined ? yield* revealCard(account.id, valid.card_token) : undefined
+  const issuer = card !== undefined ? yield* issuerOf(card.card.bin) : undefined
   const plan = planOf(valid, card)
   const ids = yield* Ids
   const at = yield* nowIso
@@ -60,12 +65,19 @@ export const create = Effect.fn("Payments.create")(function*(account: Account, i
     payment_instrument: null,
     received_amount: null,
     refunded_amount: 0,
-    customer_id: null,
-    card_storage_consent: null,
+    customer_id: valid.customer_id,
+    card_storage_consent: valid.card_storage_consent,
     created_at: at
   })
   const attempt = yield* newTransaction(born, valid.capture_method === "manual" ? "authorization" : "payment", born.amount, {
-    payment_instrument: card !== undefined ? cardInstrument(card.card, undefined) : null
+    // The order's one instrument id: its captures and voids copy the attempt's instrument.
+    payment_instrument: card !== undefined
+      ? cardInstrument(card.card, undefined, {
+        id: yield* ids.make("paymentInstrument"),
+        issuer,
+        holder: holderOf(valid.customer, customer, valid.holder_document)
+      })
+      : null
   })
   // A provider call is reserved with the claim: the attempt goes out (processing) with its key.
   const operation = plan._tag === "Authorize" ? "authorize" as const : "start" as const

@@ -10,11 +10,11 @@ import { Effect, Option, Result } from "effect"
 import * as Session from "../CheckoutSession.ts"
 import { Conflict } from "../Errors.ts"
 import { Ids } from "../Ids.ts"
-import type { Order, PaymentInstrument, Transaction } from "../Payment.ts"
+import type { Order, Transaction } from "../Payment.ts"
 import { type CaptureFacts, eventData, type PaymentEventType } from "../PaymentEvents.ts"
 import { OrderRepo, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
 import { identifiersOf, major, orderView, type PaymentSnapshot, settlementReference } from "../PaymentViews.ts"
-import { Locks, UnitOfWork, type VaultedCard } from "../Ports.ts"
+import { Locks, UnitOfWork } from "../Ports.ts"
 import { CheckoutSessionRepo, PublicUrl } from "../SessionPorts.ts"
 import type { Decided, Moved } from "../StateMachine.ts"
 import { nowIso } from "../Time.ts"
@@ -138,15 +138,8 @@ export const newTransaction = (order: Order, kind: Transaction["kind"], amount: 
     })
   })
 
-export const cardInstrument = (card: VaultedCard, country: string | undefined): PaymentInstrument => ({
-  type: "card",
-  ...(country !== undefined ? { country_code: country } : {}),
-  ...(card.holder_name !== null ? { holder_name: card.holder_name } : {}),
-  card_brand: card.brand,
-  last4_digits: card.last4,
-  bin: card.bin,
-  card_funding: card.funding
-})
+/** Card instruments have their own home (Instrument.ts); re-exported for the operations that make them. */
+export { cardInstrument } from "./Instrument.ts"
 
 // --- views --------------------------------------------------------------------------------
 

@@ -43,6 +43,8 @@ export const OrderView = Schema.Struct({
   payment_instrument: optional(Payment.PaymentInstrument),
   captured_amount: optional(Schema.Number),
   refunded_amount: optional(Schema.Number),
+  customer_id: optional(Schema.String),
+  card_storage_consent: optional(Payment.CardStorageConsent),
   transactions: Schema.Array(Schema.String),
   additional_identifiers: Schema.Array(AdditionalIdentifier),
   created_at: Schema.String,
@@ -91,7 +93,15 @@ export const CreatePaymentRequest = Schema.Struct({
   customer: optional(Schema.Struct({ email: optional(Schema.String), name: optional(Schema.String), ip: optional(Schema.String) })),
   processing_profile: optional(Schema.String),
   capture_method: optional(Schema.String),
-  collect_cvv: optional(Schema.Boolean)
+  collect_cvv: optional(Schema.Boolean),
+  customer_id: optional(Schema.String),
+  card_storage_consent: optional(Payment.CardStorageConsent)
+})
+
+export const ConsentView = Schema.Struct({
+  order_id: Schema.String,
+  customer_id: Schema.NullOr(Schema.String),
+  card_storage_consent: Payment.CardStorageConsent
 })
 
 const Target = {

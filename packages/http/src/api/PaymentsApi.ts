@@ -1,7 +1,8 @@
 import { Schema } from "effect"
 import { OrderId } from "@tender/domain"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { CaptureRequest, CreatePaymentRequest, PaymentSnapshot, VoidRequest } from "./PaymentSchemas.ts"
+import { Payment } from "@tender/domain"
+import { CaptureRequest, ConsentView, CreatePaymentRequest, PaymentSnapshot, VoidRequest } from "./PaymentSchemas.ts"
 
 export class PaymentsApi extends HttpApiGroup.make("payments").add(
   HttpApiEndpoint.post("create", "/v1/payments", { payload: CreatePaymentRequest, success: PaymentSnapshot })
@@ -14,5 +15,10 @@ export class PaymentsApi extends HttpApiGroup.make("payments").add(
     params: { id: OrderId },
     payload: Schema.Struct({}),
     success: PaymentSnapshot
-  }).annotate(OpenApi.Description, "Completes a 3-D Secure challenge server to server. Idempotent.")
+  }).annotate(OpenApi.Description, "Completes a 3-D Secure challenge server to server. Idempotent."),
+  HttpApiEndpoint.post("cardStorageConsent", "/v1/payments/:id/card_storage_consent", {
+    params: { id: OrderId },
+    payload: Payment.CardStorageConsent,
+    success: ConsentView
+  }).annotate(OpenApi.Description, "Asserts the payment's card-storage consent: stored once; the identical consent again is safe; a different one is 409 consent_conflict.")
 ) {}

@@ -15,6 +15,8 @@ export const PaymentsHandlers = HttpApiBuilder.group(
       .handle("void", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => run(payments.void(account, payload))))
       .handle("completeThreeDs", ({ params }) =>
         Effect.flatMap(CurrentAccount, (account) => run(payments.completeThreeDs(account, params.id))))
+      .handle("cardStorageConsent", ({ params, payload }) =>
+        Effect.flatMap(CurrentAccount, (account) => run(payments.assertConsent(account, params.id, payload))))
   })
 )
 

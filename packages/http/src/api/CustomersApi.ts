@@ -1,0 +1,29 @@
+import { Schema } from "effect"
+import { CustomerId } from "@tender/domain"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+
+const optional = Schema.optional
+
+export const CreateCustomerRequest = Schema.Struct({
+  email: optional(Schema.String),
+  name: optional(Schema.String),
+  phone: optional(Schema.String)
+})
+
+export const CustomerView = Schema.Struct({
+  id: Schema.String,
+  email: Schema.NullOr(Schema.String),
+  name: Schema.NullOr(Schema.String),
+  phone: Schema.NullOr(Schema.String),
+  livemode: Schema.Boolean,
+  created_at: Schema.String
+})
+
+export class CustomersApi extends HttpApiGroup.make("customers").add(
+  HttpApiEndpoint.post("create", "/v1/customers", {
+    payload: CreateCustomerRequest,
+    success: CustomerView.pipe(HttpApiSchema.status(201))
+  }).annotate(OpenApi.Description, "Creates a customer record; payments name it by customer_id. Fields with no value are null."),
+  HttpApiEndpoint.get("get", "/v1/customers/:id", { params: { id: CustomerId }, success: CustomerView })
+    .annotate(OpenApi.Description, "One customer of this account; any other id is 404 customer_not_found.")
+) {}

@@ -1,0 +1,3 @@
+import { customersSuite } from "./CustomersSuite.ts"
+
+customersSuite({ storage: "memory", dataDir: ".tender-test" })
