@@ -4,6 +4,7 @@
  */
 import { HttpApi, OpenApi } from "effect/http-api"
 import { OrdersApi, TransactionsApi } from "./api/OrdersApi.ts"
+import { PayoutsApi, RefundsApi } from "./api/OutflowsApi.ts"
 import { PaymentMethodsApi } from "./api/PaymentMethodsApi.ts"
 import { PaymentsApi } from "./api/PaymentsApi.ts"
 import { SessionsApi, SessionTestHelpersApi } from "./api/SessionsApi.ts"
@@ -23,6 +24,8 @@ export class Api extends HttpApi.make("tender")
   .add(VaultApi)
   .add(WebhookEndpointsApi)
   .add(WebhookDeliveriesApi)
+  .add(RefundsApi)
+  .add(PayoutsApi)
   .middleware(RequestValidation)
   .middleware(ApiKeyAuth)
   // Report every offending field at once (errors[]), not only the first.

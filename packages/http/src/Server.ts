@@ -10,6 +10,7 @@ import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { Api } from "./Api.ts"
 import * as Gateway from "./Gateway.ts"
 import { PaymentMethodsHandlers } from "./handlers/PaymentMethodsHandlers.ts"
+import { PayoutsHandlers, RefundsHandlers } from "./handlers/OutflowsHandlers.ts"
 import { OrdersHandlers, PaymentsHandlers, TransactionsHandlers } from "./handlers/PaymentsHandlers.ts"
 import { SessionsHandlers, SessionTestHelpersHandlers } from "./handlers/SessionsHandlers.ts"
 import { TestHelpersHandlers } from "./handlers/TestHelpersHandlers.ts"
@@ -45,7 +46,9 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: OPENAPI_PATH }).pipe(
     TestHelpersHandlers,
     VaultHandlers,
     WebhookEndpointsHandlers,
-    WebhookDeliveriesHandlers
+    WebhookDeliveriesHandlers,
+    RefundsHandlers,
+    PayoutsHandlers
   ]),
   Layer.provide([ApiKeyAuthLive, RequestValidationLive])
 )
