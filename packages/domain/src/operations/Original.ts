@@ -5,18 +5,18 @@
  * transactions it accepts (`Eligibility`).
  *
  * A reference held by more than one order is refused (`merchant_reference_ambiguous`), never
- * guessed, as for captures and voids (Target.ts).
+ * guessed, as for captures and voids (Target.orderByReference).
  */
 import { Effect, Option } from "effect"
 import {
   AmbiguousOriginalTransactionTarget,
-  MerchantReferenceAmbiguous,
   OriginalTransactionNotEligible,
   OriginalTransactionNotFound,
   RefundRequiresTransactionTarget
 } from "../Errors.ts"
 import type { Order, Transaction } from "../Payment.ts"
 import { OrderRepo, TransactionRepo } from "../PaymentPorts.ts"
+import { orderByReference } from "./Target.ts"
 
 export interface OriginalTarget {
   readonly order_id?: string | undefined
@@ -110,16 +110,7 @@ export const resolveOriginal = (accountId: string, target: OriginalTarget, eligi
       order = yield* orderOf(target.order_id)
       if (order === undefined) return yield* new OriginalTransactionNotFound({ message: `No order ${target.order_id}` })
     } else {
-      const reference = target.merchant_reference!
-      // Two rows are enough to know the reference is not unique.
-      const matches = yield* orders.listByReference(accountId, reference, 2)
-      if (matches.length === 0) return yield* new OriginalTransactionNotFound({ message: `No order with merchant_reference ${reference}` })
-      if (matches.length > 1) {
-        return yield* new MerchantReferenceAmbiguous({
-          message: `merchant_reference ${reference} matches more than one payment; name it by order_id or transaction_id`
-        })
-      }
-      order = matches[0]
+      order = yield* orderByReference(accountId, target.merchant_reference!, (message) => new OriginalTransactionNotFound({ message }))
     }
     const picked = eligibility.pick(order, yield* transactions.listByOrder(order.id))
     if (picked instanceof RefundRequiresTransactionTarget) return yield* picked

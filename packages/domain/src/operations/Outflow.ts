@@ -24,12 +24,10 @@ import { born, type OutflowTrigger, type Payout, payoutTransition, type Refund, 
 import { type OutflowStore, PayoutRepo, RefundRepo } from "../OutflowPorts.ts"
 import { outflowEventData, payoutView, type PayoutView, refundView, type RefundView } from "../OutflowViews.ts"
 import type { Order, Transaction } from "../Payment.ts"
-import type { PaymentEventType } from "../PaymentEvents.ts"
 import { type PayoutResult, TransactionRepo, type Unknown } from "../PaymentPorts.ts"
 import { type Changes, type Moved, revise } from "../StateMachine.ts"
 import * as Txn from "../TransactionStatus.ts"
-import { Outbox } from "../Webhooks.ts"
-import { decided, guarded, loadTxn, lockOrder, newTransaction, nowIso, saveOrder, saveTxn, unitOfWork } from "./Kit.ts"
+import { decided, guarded, loadTxn, lockOrder, newTransaction, nowIso, recordEvents, saveOrder, saveTxn, unitOfWork } from "./Kit.ts"
 import { callAndRecord, idempotencyKey, refusedCall, reserve } from "./ProviderStep.ts"
 import { whenSettled } from "./Settlement.ts"
 
@@ -87,17 +85,7 @@ const finish = <R extends Outflow>(flow: Flow<R>, order: Order, record: R, trigg
     yield* (yield* flow.store).update(moved.next)
     const orderChanges = trigger === "paid" ? flow.onPaid(order, record) : undefined
     if (orderChanges !== undefined) yield* saveOrder(revise(order, orderChanges, at))
-    const outbox = yield* Outbox
-    for (const type of moved.events) {
-      yield* outbox.record({
-        account_id: order.account_id,
-        type: type as PaymentEventType,
-        livemode: order.livemode,
-        processing_profile: order.processing_profile,
-        order_id: order.id,
-        data: outflowEventData(order, flow.view(moved.next))
-      })
-    }
+    yield* recordEvents(moved.events, order, outflowEventData(order, flow.view(moved.next)))
     return moved.next
   })
 
