@@ -27,9 +27,11 @@ import {
   type Locks,
   type OrderRepo,
   type PayloadSigner,
+  type PayoutRepo,
   PublicUrl,
   type PaymentProvider,
   type RateLimiter,
+  type RefundRepo,
   type TransactionRepo,
   type UnitOfWork,
   type WebhookDeliveryRepo,
@@ -64,6 +66,7 @@ import * as CvcStoreMemory from "./storage/memory/CvcStoreMemory.ts"
 import * as EventRepoMemory from "./storage/memory/EventRepoMemory.ts"
 import { MemoryDatabase } from "./storage/memory/MemoryDatabase.ts"
 import * as OrderRepoMemory from "./storage/memory/OrderRepoMemory.ts"
+import * as OutflowRepoMemory from "./storage/memory/OutflowRepoMemory.ts"
 import * as TransactionRepoMemory from "./storage/memory/TransactionRepoMemory.ts"
 import * as UnitOfWorkMemory from "./storage/memory/UnitOfWorkMemory.ts"
 import * as WebhookDeliveryRepoMemory from "./storage/memory/WebhookDeliveryRepoMemory.ts"
@@ -74,6 +77,7 @@ import * as CheckoutSessionRepoPg from "./storage/postgres/CheckoutSessionRepoPg
 import * as CustomerRepoPg from "./storage/postgres/CustomerRepoPg.ts"
 import * as EventRepoPg from "./storage/postgres/EventRepoPg.ts"
 import * as OrderRepoPg from "./storage/postgres/OrderRepoPg.ts"
+import * as OutflowRepoPg from "./storage/postgres/OutflowRepoPg.ts"
 import * as PgDatabase from "./storage/postgres/PgDatabase.ts"
 import * as TransactionRepoPg from "./storage/postgres/TransactionRepoPg.ts"
 import * as UnitOfWorkPg from "./storage/postgres/UnitOfWorkPg.ts"
@@ -96,6 +100,8 @@ export type StoragePorts =
   | WebhookDeliveryRepo
   | CheckoutSessionRepo
   | CustomerRepo
+  | RefundRepo
+  | PayoutRepo
   /** The sandbox provider's own log lives beside Tender's storage (memory with memory, PostgreSQL with PostgreSQL). */
   | SandboxLedger
 export type Ports =
@@ -123,6 +129,8 @@ export const memoryStorage: Layer.Layer<StoragePorts, never, Ids> = Layer.mergeA
   WebhookDeliveryRepoMemory.layer,
   CheckoutSessionRepoMemory.layer,
   CustomerRepoMemory.layer,
+  OutflowRepoMemory.refundLayer,
+  OutflowRepoMemory.payoutLayer,
   SandboxLedgerMemory.layer
 ).pipe(Layer.provide(Layer.merge(MemoryDatabase.layer, CardCipher.layer(randomKey))))
 
@@ -147,6 +155,8 @@ export const postgresStorage = (
       WebhookDeliveryRepoPg.layer,
       CheckoutSessionRepoPg.layer,
       CustomerRepoPg.layer,
+      OutflowRepoPg.refundLayer,
+      OutflowRepoPg.payoutLayer,
       SandboxLedgerPg.layer
     ).pipe(
       Layer.provide(CardCipher.layer(Effect.succeed(key))),

@@ -30,7 +30,10 @@ import {
   UnitOfWork,
   Webhook,
   WebhookDeliveryRepo,
-  WebhookEndpointRepo
+  WebhookEndpointRepo,
+  type OutflowStore,
+  PayoutRepo,
+  RefundRepo
 } from "@tender/domain"
 import { Cause, Clock, Deferred, Effect, Exit, Fiber, Option } from "effect"
 
@@ -44,6 +47,8 @@ export type StorageServices =
   | WebhookEndpointRepo
   | WebhookDeliveryRepo
   | CheckoutSessionRepo
+  | RefundRepo
+  | PayoutRepo
   | Ids
   | KeyHasher
 
@@ -1920,6 +1925,117 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
         idsOf([middle, dueNow])
       )
     }))
+
+  // --- refunds and payouts (OutflowPorts.ts): one store shape, both records ----------------------
+
+  /** A stored order with its settled payment, and a pending refund and payout of it (not stored). */
+  const outflowWorld = Effect.gen(function*() {
+    const ids = yield* Ids
+    const accountId = yield* storedAccount
+    const order = yield* newOrder(accountId, { status: "succeeded", capture_method: "automatic" })
+    yield* (yield* OrderRepo).insert(order)
+    const original = yield* newTransaction(order, { kind: "payment" })
+    yield* (yield* TransactionRepo).insert(original)
+    const recordFor = (kind: "refund" | "payout") =>
+      Effect.gen(function*() {
+        const txn = yield* newTransaction(order, { kind, status: "processing", amount: 2_999_999_999, parent_transaction_id: original.id })
+        yield* (yield* TransactionRepo).insert(txn)
+        return {
+          id: yield* ids.make(kind),
+          account_id: accountId,
+          livemode: false,
+          order_id: order.id,
+          transaction_id: txn.id,
+          original_transaction_id: original.id,
+          amount: 2_999_999_999,
+          currency: order.currency,
+          processing_profile: "eu",
+          decline_code: null,
+          status: "pending" as const,
+          created_at: T0,
+          updated_at: T0,
+          version: 1
+        }
+      })
+    /** `reference` undefined: a fresh random one. */
+    const referenceOr = (reference: string | null | undefined) =>
+      reference !== undefined ? Effect.succeed(reference) : Effect.map(ids.randomHex(6), (hex) => `ref-${hex}`)
+    const refund = (reference?: string | null) =>
+      Effect.gen(function*() {
+        const base = yield* recordFor("refund")
+        return { ...base, reason: "requested_by_customer ☕", refund_reference: yield* referenceOr(reference) } satisfies MoneyOut.Refund
+      })
+    const payout = (reference?: string | null) =>
+      Effect.gen(function*() {
+        const base = yield* recordFor("payout")
+        return { ...base, payment_instrument: order.payment_instrument!, payout_reference: yield* referenceOr(reference) } satisfies MoneyOut.Payout
+      })
+    return { accountId, original, refund, payout }
+  })
+
+  const outflowStores = [
+    ["refunds", Effect.service(RefundRepo), (w: Effect.Success<typeof outflowWorld>, ref?: string | null) => w.refund(ref)],
+    ["payouts", Effect.service(PayoutRepo), (w: Effect.Success<typeof outflowWorld>, ref?: string | null) => w.payout(ref)]
+  ] as const
+
+  for (const [name, storeOf, make] of outflowStores) {
+    const use = storeOf as Effect.Effect<OutflowStore<MoneyOut.Refund | MoneyOut.Payout>, never, RefundRepo | PayoutRepo>
+    const fresh = make as (w: Effect.Success<typeof outflowWorld>, ref?: string | null) => Effect.Effect<MoneyOut.Refund | MoneyOut.Payout, never, StorageServices>
+
+    it.effect(`${name}: a record reads back as written, by id, reference, transaction and original; scoped by account`, () =>
+      Effect.gen(function*() {
+        const store = yield* use
+        const world = yield* outflowWorld
+        const first = yield* fresh(world)
+        const second = yield* fresh(world, null)
+        yield* store.insert(first)
+        yield* store.insert(second)
+        expect(yield* store.find(world.accountId, first.id)).toEqual(Option.some(first))
+        expect(yield* store.findAny(first.id)).toEqual(Option.some(first))
+        expect(yield* store.find((yield* storedAccount), first.id)).toEqual(Option.none())
+        const reference = "refund_reference" in first ? first.refund_reference! : first.payout_reference!
+        expect(yield* store.findByReference(world.accountId, reference)).toEqual(Option.some(first))
+        expect(yield* store.findByReference(yield* storedAccount, reference)).toEqual(Option.none())
+        expect(yield* store.findByTransaction(second.transaction_id)).toEqual(Option.some(second))
+        expect(idsOf(yield* store.listByOriginal(world.original.id))).toEqual(idsOf([first, second].sort((a, b) => a.id < b.id ? -1 : 1)))
+        expect(yield* store.listByOriginal(first.transaction_id)).toEqual([])
+      }))
+
+    it.effect(`${name}: the reference is unique per account; the refusal leaves the unit of work usable`, () =>
+      Effect.gen(function*() {
+        const store = yield* use
+        const uow = yield* UnitOfWork
+        const world = yield* outflowWorld
+        const first = yield* fresh(world, "taken")
+        yield* store.insert(first)
+        const again = yield* fresh(world, "taken")
+        const kept = yield* fresh(world, null)
+        const refused = yield* uow.transaction(Effect.gen(function*() {
+          const error = yield* Effect.flip(store.insert(again))
+          yield* store.insert(kept)
+          return error
+        }))
+        expect(refused).toBeInstanceOf(Errors.DuplicateMerchantReferenceId)
+        expect(yield* store.findAny(again.id)).toEqual(Option.none())
+        expect(yield* store.findAny(kept.id)).toEqual(Option.some(kept))
+        // Another account may hold the same reference; records without one never clash.
+        const elsewhere = yield* outflowWorld
+        yield* store.insert(yield* fresh(elsewhere, "taken"))
+        yield* store.insert(yield* fresh(world, null))
+      }))
+
+    it.effect(`${name}: updates are version-checked`, () =>
+      Effect.gen(function*() {
+        const store = yield* use
+        const world = yield* outflowWorld
+        const record = yield* fresh(world)
+        yield* store.insert(record)
+        const next = { ...record, status: "failed" as const, decline_code: "card_declined", updated_at: later(T0), version: 2 }
+        yield* store.update(decided(next))
+        expect(yield* store.findAny(record.id)).toEqual(Option.some(next))
+        expect(yield* Effect.flip(store.update(decided(next)))).toBeInstanceOf(Errors.Conflict)
+      }))
+  }
 }
 
 /**

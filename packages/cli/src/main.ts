@@ -9,6 +9,7 @@ import { tender } from "./Cli.ts"
 import { accounts } from "./commands/Accounts.ts"
 import { migrate } from "./commands/Migrate.ts"
 import { payments } from "./commands/Payments.ts"
+import { payouts, refunds } from "./commands/Refunds.ts"
 import { sessions } from "./commands/Sessions.ts"
 import { serve } from "./commands/Serve.ts"
 import { webhooks } from "./commands/Webhooks.ts"
@@ -17,7 +18,7 @@ import * as Output from "./Output.ts"
 import packageJson from "../package.json" with { type: "json" }
 
 tender.pipe(
-  Command.withSubcommands([serve, worker, migrate, accounts, payments, sessions, webhooks]),
+  Command.withSubcommands([serve, worker, migrate, accounts, payments, sessions, webhooks, refunds, payouts]),
   Command.run({ version: packageJson.version }),
   Effect.provide(Output.presenterLayer.pipe(Layer.provideMerge(NodeServices.layer))),
   NodeRuntime.runMain

@@ -9,6 +9,7 @@ import type { Account } from "./Account.ts"
 import type { DomainError, OrderNotFound, TransactionNotFound, ValidationFailed } from "./Errors.ts"
 import { OrderNotFound as NotFound, TransactionNotFound as NoTransaction } from "./Errors.ts"
 import type { CardStorageConsent, Order, Transaction } from "./Payment.ts"
+import { PayoutRepo, RefundRepo } from "./OutflowPorts.ts"
 import { OrderRepo, PaymentProvider, TransactionRepo } from "./PaymentPorts.ts"
 import type { CreatePaymentInput } from "./PaymentRequest.ts"
 import { type OrderView, type PaymentSnapshot, type TransactionView, transactionView } from "./PaymentViews.ts"
@@ -82,6 +83,8 @@ export class Payments extends Context.Service<Payments, {
     Effect.gen(function*() {
       const context = yield* Effect.context<
         OrderRepo | TransactionRepo | CheckoutSessionRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | CvcStore | Locks | Ids | CustomerRepo
+        // the settlement worker and reconciliation also record refunds and payouts (operations/Outflow.ts)
+        | RefundRepo | PayoutRepo
       >()
       const run = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provideContext(effect, context) as Effect.Effect<A, E>
       const orders = Context.get(context, OrderRepo)

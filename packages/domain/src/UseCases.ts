@@ -6,12 +6,21 @@ import { Layer } from "effect"
 import { Accounts } from "./Accounts.ts"
 import { CardTokens } from "./CardTokens.ts"
 import { Customers } from "./Customers.ts"
+import { Outflows } from "./Outflows.ts"
 import { Payments } from "./Payments.ts"
 import { Sessions } from "./Sessions.ts"
 import { VaultAccess } from "./VaultAccess.ts"
 import { Outbox, Webhooks } from "./Webhooks.ts"
 
-const core = Layer.mergeAll(Accounts.layer, CardTokens.layer, VaultAccess.layer, Payments.layer, Webhooks.layer, Customers.layer).pipe(
+const core = Layer.mergeAll(
+  Accounts.layer,
+  CardTokens.layer,
+  VaultAccess.layer,
+  Payments.layer,
+  Webhooks.layer,
+  Customers.layer,
+  Outflows.layer
+).pipe(
   Layer.provideMerge(Outbox.layer)
 )
 

@@ -5,6 +5,7 @@
 import { HttpApi, OpenApi } from "effect/http-api"
 import { CustomersApi } from "./api/CustomersApi.ts"
 import { OrdersApi, TransactionsApi } from "./api/OrdersApi.ts"
+import { PayoutsApi, RefundsApi } from "./api/OutflowsApi.ts"
 import { PaymentMethodsApi } from "./api/PaymentMethodsApi.ts"
 import { PaymentsApi } from "./api/PaymentsApi.ts"
 import { SessionsApi, SessionTestHelpersApi } from "./api/SessionsApi.ts"
@@ -25,6 +26,8 @@ export class Api extends HttpApi.make("tender")
   .add(WebhookEndpointsApi)
   .add(WebhookDeliveriesApi)
   .add(CustomersApi)
+  .add(RefundsApi)
+  .add(PayoutsApi)
   .middleware(RequestValidation)
   .middleware(ApiKeyAuth)
   // Report every offending field at once (errors[]), not only the first.

@@ -11,6 +11,7 @@ import { Api } from "./Api.ts"
 import * as Gateway from "./Gateway.ts"
 import { CustomersHandlers } from "./handlers/CustomersHandlers.ts"
 import { PaymentMethodsHandlers } from "./handlers/PaymentMethodsHandlers.ts"
+import { PayoutsHandlers, RefundsHandlers } from "./handlers/OutflowsHandlers.ts"
 import { OrdersHandlers, PaymentsHandlers, TransactionsHandlers } from "./handlers/PaymentsHandlers.ts"
 import { SessionsHandlers, SessionTestHelpersHandlers } from "./handlers/SessionsHandlers.ts"
 import { TestHelpersHandlers } from "./handlers/TestHelpersHandlers.ts"
@@ -47,7 +48,9 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: OPENAPI_PATH }).pipe(
     VaultHandlers,
     WebhookEndpointsHandlers,
     WebhookDeliveriesHandlers,
-    CustomersHandlers
+    CustomersHandlers,
+    RefundsHandlers,
+    PayoutsHandlers
   ]),
   Layer.provide([ApiKeyAuthLive, RequestValidationLive])
 )

@@ -176,3 +176,19 @@ describe("hosted checkout page", () => {
     expect(await eventsOf(session.order_id)).toEqual(events)
   })
 })
+
+describe("refunds and payouts", () => {
+  it("of a settled live payment: 404 payment_unroutable before any provider call, nothing stored", async () => {
+    const token = (await post(sandboxShop, "/v1/test_helpers/card_tokens", { number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })).json.token
+    const settled = await post(sandboxShop, "/v1/payments", {
+      amount: "40.00", currency: "USD", country: "US", merchant_reference: ref("paid"), collect_cvv: false,
+      payment_method: { code: "card", details: { card_token: token } }
+    })
+    expect(settled.json.status).toBe("completed")
+    const payment = await liveTwin(settled.json, settled.json.order_id)
+    expectError(await post(liveShop, "/v1/refunds", { order_id: payment.order_id }), 404, "payment_unroutable")
+    expectError(await post(liveShop, "/v1/payouts", { order_id: payment.order_id, amount: "1.00" }), 404, "payment_unroutable")
+    expect((await transactionsOf(payment.order_id)).map((t) => t.kind)).toEqual(["payment"])
+    expect(await eventsOf(payment.order_id)).toEqual([])
+  })
+})

@@ -14,7 +14,9 @@ import { revise } from "../StateMachine.ts"
 import * as Txn from "../TransactionStatus.ts"
 import { type Books, booksOf } from "./Books.ts"
 import { decided, emit, guarded, lockOrder, newTransaction, nowIso, saveOrder, saveTxn, snapshot, unitOfWork } from "./Kit.ts"
+import { settleOutflow } from "./Outflow.ts"
 import { callAndRecord, idempotencyKey, refusedCall, reserve } from "./ProviderStep.ts"
+import { whenSettled } from "./Settlement.ts"
 
 const parseCaptureAmount = (amount: string | undefined, currency: string) => {
   if (amount === undefined) return undefined
@@ -115,34 +117,24 @@ export const capture = (orderId: string, amountText: string | undefined, final: 
 
 /** Settles one capture the provider accepted for later, when the provider says it settled. */
 const settleOne = (capture: Transaction) =>
-  guarded(capture.order_id, Effect.gen(function*() {
-    if (capture.provider_transaction_id === null) return false
-    const provider = yield* PaymentProvider
-    const state = yield* provider.settlement(capture.provider_transaction_id).pipe(
-      Effect.catchTag("ProviderUnavailable", () => Effect.succeed("pending" as const))
-    )
-    if (state !== "settled") return false
-    return yield* unitOfWork(Effect.gen(function*() {
-      const order = yield* lockOrder(capture.order_id)
+  whenSettled(capture, (order, current, at) =>
+    Effect.gen(function*() {
       const txns = yield* (yield* TransactionRepo).listByOrder(order.id)
-      const current = txns.find((t) => t.id === capture.id)
-      if (current === undefined || current.status !== "processing" || current.pending_call !== null) return false
-      const books = booksOf(order, txns.filter((t) => t.id !== capture.id), "settle")
+      const books = booksOf(order, txns.filter((t) => t.id !== current.id), "settle")
       if (books instanceof Error) return false
-      const at = yield* nowIso
       const settled = yield* decided(Txn.transition(current, "succeeded", at))
       yield* saveTxn(settled.next)
       yield* settleCapture(order, books, settled.next, at)
       return true
     }))
-  }))
 
-/** The settlement worker's round: settles due captures; returns how many settled. */
+/** The settlement worker's round: settles due captures, refunds and payouts; returns how many settled. */
 export const settleDue = Effect.fn("Payments.settleDue")(function*() {
   const due = yield* (yield* TransactionRepo).listSettling(50)
   let settled = 0
   for (const c of due) {
-    const done = yield* settleOne(c).pipe(
+    // Money back out settles its own way (Outflow.ts); so will any other kind that settles later.
+    const done = yield* (c.kind === "capture" ? settleOne(c) : settleOutflow(c)).pipe(
       Effect.catchCause((cause) => Effect.as(Effect.logWarning(`settlement of ${c.id} failed`, cause), false))
     )
     if (done) settled++

@@ -78,7 +78,10 @@ export const emit = (
   order: Order,
   txn: Transaction,
   extra: { readonly capture?: CaptureFacts; readonly voided?: number; readonly received?: number } = {}
-) =>
+) => recordEvents(types, order, eventData(order, txn, extra))
+
+/** Writes events of an order with one payload (payments', refunds', payouts'), in the caller's unit of work. */
+export const recordEvents = (types: ReadonlyArray<string>, order: Order, data: Record<string, unknown>) =>
   Effect.gen(function*() {
     const outbox = yield* Outbox
     for (const type of types) {
@@ -88,7 +91,7 @@ export const emit = (
         livemode: order.livemode,
         processing_profile: order.processing_profile,
         order_id: order.id,
-        data: eventData(order, txn, extra)
+        data
       })
     }
   })

@@ -11,6 +11,7 @@ import { type LookupResult, PaymentProvider, TransactionRepo } from "../PaymentP
 import { isoOf } from "../Time.ts"
 import { recordCapture } from "./Capture.ts"
 import { guarded, loadTxn, lockOrder, saveTxn, unitOfWork } from "./Kit.ts"
+import { recordPayout, recordRefund } from "./Outflow.ts"
 import { revise } from "../StateMachine.ts"
 import { attemptOutcome, unreachable } from "./ProviderStep.ts"
 import { type AttemptOutcome, record } from "./RecordAttempt.ts"
@@ -40,6 +41,12 @@ const apply = (txn: Transaction, key: string, answer: LookupResult | "unanswerab
       case "void":
         if (notApplied) return yield* recordVoid(txn.order_id, txn.id, "unavailable", key)
         return answer._tag === "Void" ? yield* recordVoid(txn.order_id, txn.id, answer.result, key) : yield* mismatched(txn, answer)
+      case "refund":
+        if (notApplied) return yield* recordRefund(txn.order_id, txn.id, "unavailable", key)
+        return answer._tag === "Refund" ? yield* recordRefund(txn.order_id, txn.id, answer.result, key) : yield* mismatched(txn, answer)
+      case "payout":
+        if (notApplied) return yield* recordPayout(txn.order_id, txn.id, "unavailable", key)
+        return answer._tag === "Payout" ? yield* recordPayout(txn.order_id, txn.id, answer.result, key) : yield* mismatched(txn, answer)
       default: {
         if (notApplied) return yield* record(txn.order_id, txn.id, unreachable, key)
         if (answer._tag !== "Authorize" && answer._tag !== "Start") return yield* mismatched(txn, answer)

@@ -67,15 +67,22 @@ export const resolveTarget = (
       if (Option.isNone(found)) return yield* new OrderNotFound({ message: `No order ${target.order_id}` })
       return found.value.id
     }
-    const reference = target.merchant_reference!
-    // Two rows are enough to know the reference is not unique (spec: "Reference matches more than
-    // one transaction", even when only one of them could still be captured: never a guess).
-    const matches = yield* orders.listByReference(accountId, reference, 2)
-    if (matches.length === 0) return yield* new OrderNotFound({ message: `No order with merchant_reference ${reference}` })
+    return (yield* orderByReference(accountId, target.merchant_reference!, (message) => new OrderNotFound({ message }))).id
+  })
+
+/**
+ * The one order of the account a reference names. Two rows are enough to know the reference is
+ * not unique (spec: "Reference matches more than one transaction", even when only one of them
+ * could still be acted on: never a guess). Refunds and payouts resolve references here too.
+ */
+export const orderByReference = <E>(accountId: string, reference: string, notFound: (message: string) => E) =>
+  Effect.gen(function*() {
+    const matches = yield* (yield* OrderRepo).listByReference(accountId, reference, 2)
+    if (matches.length === 0) return yield* Effect.fail(notFound(`No order with merchant_reference ${reference}`))
     if (matches.length > 1) {
       return yield* new MerchantReferenceAmbiguous({
         message: `merchant_reference ${reference} matches more than one payment; name it by order_id or transaction_id`
       })
     }
-    return matches[0].id
+    return matches[0]
   })

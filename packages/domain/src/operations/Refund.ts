@@ -1,0 +1,87 @@
+/**
+ * Operation: refund one settlement (POST /v1/refunds, `tender refunds create`). Validate → resolve
+ * the original (Original.ts) → under the order's lock, count the original's balances and reserve
+ * → call → record (Outflow.ts).
+ *
+ * Balances of a settlement: refunds that succeeded are gone; refunds still pending may yet
+ * succeed or fail. An amount that fits only if those in flight failed is `refund_in_progress`
+ * (retry once they end); one that cannot fit whatever they do is `refund_amount_exceeds_refundable`.
+ */
+import { Effect, Option } from "effect"
+import type { Account } from "../Account.ts"
+import {
+  invalidField,
+  RefundAlreadyFullyRefunded,
+  RefundAmountExceedsRefundable,
+  RefundAmountInvalid,
+  RefundInProgress
+} from "../Errors.ts"
+import * as Money from "../Money.ts"
+import type { Refund } from "../MoneyOut.ts"
+import { duplicateOutflowReference, RefundRepo } from "../OutflowPorts.ts"
+import { refundView } from "../OutflowViews.ts"
+import { PaymentProvider } from "../PaymentPorts.ts"
+import { routeFor } from "../Routing.ts"
+import { type OriginalTarget, refundable, requireOneTarget, resolveOriginal } from "./Original.ts"
+import { parseOutflowAmount, refunds, send } from "./Outflow.ts"
+
+export interface RefundInput extends OriginalTarget {
+  /** Decimal string; omitted refunds the remaining balance. */
+  readonly amount?: string | undefined
+  readonly reason?: string | undefined
+  readonly refund_reference?: string | undefined
+}
+
+const amountInvalid = () => new RefundAmountInvalid({ message: "The refund amount must be positive" })
+
+/** Pure: the amount to refund against a settlement of `settled`, given its earlier refunds. */
+export const planRefund = (settled: number, earlier: ReadonlyArray<Refund>, requested: number | undefined, currency: string) => {
+  const sum = (status: Refund["status"]) => earlier.filter((r) => r.status === status).reduce((s, r) => s + r.amount, 0)
+  const refunded = sum("succeeded")
+  const free = settled - refunded - sum("pending")
+  const show = (minor: number) => Money.toDecimalString(minor, currency)
+  if (refunded >= settled) return new RefundAlreadyFullyRefunded({ message: `The settlement of ${show(settled)} ${currency} is already fully refunded` })
+  const amount = requested ?? free
+  if (amount > settled - refunded) {
+    return new RefundAmountExceedsRefundable({ message: `The refund of ${show(amount)} ${currency} exceeds the refundable balance of ${show(settled - refunded)}` })
+  }
+  if (amount > free || amount === 0) {
+    return new RefundInProgress({
+      message: `Refunds of ${show(settled - refunded - free)} ${currency} are in progress; ${show(free)} can be refunded until they end`
+    })
+  }
+  return amount
+}
+
+export const createRefund = Effect.fn("Outflows.refund")(function*(account: Account, input: RefundInput) {
+  yield* requireOneTarget(input)
+  if (input.amount !== undefined && !/^-?\d+(\.\d+)?$/.test(input.amount)) {
+    return yield* invalidField("amount", Money.amountErrorMessage("format", "USD"))
+  }
+  if (input.refund_reference !== undefined) {
+    if (input.refund_reference.trim() === "") return yield* invalidField("refund_reference", "must not be empty")
+    const holder = yield* (yield* RefundRepo).findByReference(account.id, input.refund_reference)
+    if (Option.isSome(holder)) return yield* duplicateOutflowReference("refund_reference", input.refund_reference)
+  }
+  const { order, original } = yield* resolveOriginal(account.id, input, refundable)
+  const requested = input.amount === undefined ? undefined : parseOutflowAmount(input.amount, order.currency, amountInvalid)
+  if (requested instanceof Error) return yield* requested
+  const provider = yield* PaymentProvider
+  const unroutable = routeFor(provider, order.livemode)
+  if (unroutable !== undefined) return yield* unroutable
+  const refund = yield* send(refunds, {
+    order,
+    original,
+    decide: (earlier) => planRefund(original.amount, earlier, requested, order.currency),
+    fields: { reason: input.reason ?? null, refund_reference: input.refund_reference ?? null },
+    call: (txn, key) =>
+      provider.refund({
+        reference: txn.id,
+        idempotency_key: key,
+        payment: original.provider_transaction_id ?? "",
+        amount: txn.amount,
+        currency: txn.currency
+      })
+  })
+  return refundView(refund)
+})

@@ -1,0 +1,30 @@
+/**
+ * The settlement worker's step for one transaction the provider accepted for later (a settling
+ * capture, a pending refund or payout): ask the provider, and once it says settled, apply the
+ * settlement under the order's lock to the transaction as it stands now. Captures (Capture.ts) and
+ * money back out (Outflow.ts) settle through here.
+ */
+import { Effect } from "effect"
+import type { Order, Transaction } from "../Payment.ts"
+import { PaymentProvider } from "../PaymentPorts.ts"
+import { guarded, loadTxn, lockOrder, nowIso, unitOfWork } from "./Kit.ts"
+
+export const whenSettled = <E, R>(
+  candidate: Transaction,
+  /** Applies the settlement; `current` is still processing with no call in doubt. Answers whether it settled. */
+  settle: (order: Order, current: Transaction, at: string) => Effect.Effect<boolean, E, R>
+) =>
+  guarded(candidate.order_id, Effect.gen(function*() {
+    if (candidate.provider_transaction_id === null) return false
+    const provider = yield* PaymentProvider
+    const state = yield* provider.settlement(candidate.provider_transaction_id).pipe(
+      Effect.catchTag("ProviderUnavailable", () => Effect.succeed("pending" as const))
+    )
+    if (state !== "settled") return false
+    return yield* unitOfWork(Effect.gen(function*() {
+      const order = yield* lockOrder(candidate.order_id)
+      const current = yield* loadTxn(candidate.id)
+      if (current.status !== "processing" || current.pending_call !== null) return false
+      return yield* settle(order, current, yield* nowIso)
+    }))
+  }))

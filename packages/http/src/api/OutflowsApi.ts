@@ -1,0 +1,52 @@
+/**
+ * Refunds and payouts (contract.md, "Other endpoints whose shape the spec leaves open"): create
+ * (201) and read by id. Request fields are all optional in the schema so that the domain answers
+ * with the spec's own codes (`ambiguous_original_transaction_target`, `refund_amount_invalid`, …);
+ * the schema refuses only wrong JSON types.
+ */
+import { ID_PREFIXES, MoneyOut, Payment } from "@tender/domain"
+import { Schema } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+
+const optional = Schema.optional
+
+const idOf = (prefix: string) => Schema.String.check(Schema.isPattern(new RegExp(`^${prefix}_[A-Za-z0-9]{8,64}$`)))
+
+const Target = {
+  order_id: optional(Schema.String),
+  transaction_id: optional(Schema.String),
+  merchant_reference: optional(Schema.String),
+  amount: optional(Schema.String)
+}
+
+export const CreateRefundRequest = Schema.Struct({ ...Target, reason: optional(Schema.String), refund_reference: optional(Schema.String) })
+export const CreatePayoutRequest = Schema.Struct({ ...Target, payout_reference: optional(Schema.String) })
+
+const viewFields = {
+  id: Schema.String,
+  transaction_id: Schema.String,
+  order_id: Schema.String,
+  original_transaction_id: Schema.String,
+  amount: Schema.Number,
+  currency: Schema.String,
+  status: Schema.Literals(MoneyOut.OUTFLOW_STATUSES),
+  decline_code: optional(Schema.String),
+  processing_profile: optional(Schema.String),
+  created_at: Schema.String,
+  updated_at: Schema.String
+}
+
+export const RefundView = Schema.Struct({ ...viewFields, reason: optional(Schema.String), refund_reference: optional(Schema.String) })
+export const PayoutView = Schema.Struct({ ...viewFields, payment_instrument: Payment.PaymentInstrument, payout_reference: optional(Schema.String) })
+
+export class RefundsApi extends HttpApiGroup.make("refunds").add(
+  HttpApiEndpoint.post("create", "/v1/refunds", { payload: CreateRefundRequest, success: RefundView.pipe(HttpApiSchema.status(201)) })
+    .annotate(OpenApi.Description, "Refunds one settlement (a completed payment or capture), named by exactly one of order_id, transaction_id, merchant_reference. Omitted amount refunds the remaining balance."),
+  HttpApiEndpoint.get("get", "/v1/refunds/:id", { params: { id: idOf(ID_PREFIXES.refund) }, success: RefundView })
+) {}
+
+export class PayoutsApi extends HttpApiGroup.make("payouts").add(
+  HttpApiEndpoint.post("create", "/v1/payouts", { payload: CreatePayoutRequest, success: PayoutView.pipe(HttpApiSchema.status(201)) })
+    .annotate(OpenApi.Description, "Pays out to the card instrument of an original payment, named by exactly one of order_id, transaction_id, merchant_reference."),
+  HttpApiEndpoint.get("get", "/v1/payouts/:id", { params: { id: idOf(ID_PREFIXES.payout) }, success: PayoutView })
+) {}

@@ -1,0 +1,3 @@
+import { refundsSuite } from "./RefundsSuite.ts"
+
+refundsSuite({ storage: "memory", dataDir: ".tender-test" })
