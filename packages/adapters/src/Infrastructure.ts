@@ -30,6 +30,7 @@ import {
   type PaymentProvider,
   type RateLimiter,
   type TransactionRepo,
+  type TransferRepo,
   type UnitOfWork,
   type WebhookDeliveryRepo,
   type WebhookEndpointRepo,
@@ -63,6 +64,7 @@ import * as EventRepoMemory from "./storage/memory/EventRepoMemory.ts"
 import { MemoryDatabase } from "./storage/memory/MemoryDatabase.ts"
 import * as OrderRepoMemory from "./storage/memory/OrderRepoMemory.ts"
 import * as TransactionRepoMemory from "./storage/memory/TransactionRepoMemory.ts"
+import * as TransferRepoMemory from "./storage/memory/TransferRepoMemory.ts"
 import * as UnitOfWorkMemory from "./storage/memory/UnitOfWorkMemory.ts"
 import * as WebhookDeliveryRepoMemory from "./storage/memory/WebhookDeliveryRepoMemory.ts"
 import * as WebhookEndpointRepoMemory from "./storage/memory/WebhookEndpointRepoMemory.ts"
@@ -73,6 +75,7 @@ import * as EventRepoPg from "./storage/postgres/EventRepoPg.ts"
 import * as OrderRepoPg from "./storage/postgres/OrderRepoPg.ts"
 import * as PgDatabase from "./storage/postgres/PgDatabase.ts"
 import * as TransactionRepoPg from "./storage/postgres/TransactionRepoPg.ts"
+import * as TransferRepoPg from "./storage/postgres/TransferRepoPg.ts"
 import * as UnitOfWorkPg from "./storage/postgres/UnitOfWorkPg.ts"
 import * as WebhookDeliveryRepoPg from "./storage/postgres/WebhookDeliveryRepoPg.ts"
 import * as WebhookEndpointRepoPg from "./storage/postgres/WebhookEndpointRepoPg.ts"
@@ -92,6 +95,7 @@ export type StoragePorts =
   | WebhookEndpointRepo
   | WebhookDeliveryRepo
   | CheckoutSessionRepo
+  | TransferRepo
   /** The sandbox provider's own log lives beside Tender's storage (memory with memory, PostgreSQL with PostgreSQL). */
   | SandboxLedger
 export type Ports =
@@ -118,6 +122,7 @@ export const memoryStorage: Layer.Layer<StoragePorts, never, Ids> = Layer.mergeA
   WebhookEndpointRepoMemory.layer,
   WebhookDeliveryRepoMemory.layer,
   CheckoutSessionRepoMemory.layer,
+  TransferRepoMemory.layer,
   SandboxLedgerMemory.layer
 ).pipe(Layer.provide(Layer.merge(MemoryDatabase.layer, CardCipher.layer(randomKey))))
 
@@ -141,6 +146,7 @@ export const postgresStorage = (
       WebhookEndpointRepoPg.layer,
       WebhookDeliveryRepoPg.layer,
       CheckoutSessionRepoPg.layer,
+      TransferRepoPg.layer,
       SandboxLedgerPg.layer
     ).pipe(
       Layer.provide(CardCipher.layer(Effect.succeed(key))),

@@ -27,7 +27,8 @@ import {
   newDelivery,
   newOrder,
   newSession,
-  storageContract
+  storageContract,
+  transfersContract
 } from "./StorageContract.ts"
 
 const storage = Layer.unwrap(Effect.map(sharedConfig, postgresStorage)).pipe(
@@ -36,6 +37,7 @@ const storage = Layer.unwrap(Effect.map(sharedConfig, postgresStorage)).pipe(
 
 layer(storage, { excludeTestServices: true, timeout: "2 minutes" })("PostgreSQL storage", (it) => {
   storageContract(it)
+  transfersContract(it)
 
   it.effect("the vault row holds the number sealed: neither the row nor the ciphertext contains it", () =>
     Effect.gen(function*() {

@@ -131,7 +131,7 @@ export const isHttpUrl = (value: string): boolean => {
   }
 }
 
-const MAX_REFERENCE = 255
+export const MAX_REFERENCE = 255
 
 /** The spec's dedicated codes of a create, in the order they take the envelope (docs/decisions.md). */
 type DedicatedError = MerchantReferenceRequired | CountryRequired | UnknownPaymentMethod

@@ -16,6 +16,7 @@ import { CardVault, CvcStore, Locks, UnitOfWork } from "./Ports.ts"
 import { search, type SearchInput, type SearchResult } from "./Search.ts"
 import { CheckoutSessionRepo } from "./SessionPorts.ts"
 import { Ids } from "./Ids.ts"
+import { TransferRepo } from "./TransferPorts.ts"
 import { Outbox } from "./Webhooks.ts"
 import { attempt, type SessionAttemptInput } from "./operations/Attempt.ts"
 import { capture, settleDue } from "./operations/Capture.ts"
@@ -77,6 +78,8 @@ export class Payments extends Context.Service<Payments, {
     Effect.gen(function*() {
       const context = yield* Effect.context<
         OrderRepo | TransactionRepo | CheckoutSessionRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | CvcStore | Locks | Ids
+        // the settlement and reconciliation workers record transfers too
+        | TransferRepo
       >()
       const run = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provideContext(effect, context) as Effect.Effect<A, E>
       const orders = Context.get(context, OrderRepo)

@@ -7,10 +7,11 @@ import { Accounts } from "./Accounts.ts"
 import { CardTokens } from "./CardTokens.ts"
 import { Payments } from "./Payments.ts"
 import { Sessions } from "./Sessions.ts"
+import { Transfers } from "./Transfers.ts"
 import { VaultAccess } from "./VaultAccess.ts"
 import { Outbox, Webhooks } from "./Webhooks.ts"
 
-const core = Layer.mergeAll(Accounts.layer, CardTokens.layer, VaultAccess.layer, Payments.layer, Webhooks.layer).pipe(
+const core = Layer.mergeAll(Accounts.layer, CardTokens.layer, VaultAccess.layer, Payments.layer, Transfers.layer, Webhooks.layer).pipe(
   Layer.provideMerge(Outbox.layer)
 )
 

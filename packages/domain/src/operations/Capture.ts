@@ -15,6 +15,7 @@ import * as Txn from "../TransactionStatus.ts"
 import { type Books, booksOf } from "./Books.ts"
 import { decided, emit, guarded, lockOrder, newTransaction, nowIso, saveOrder, saveTxn, snapshot, unitOfWork } from "./Kit.ts"
 import { callAndRecord, idempotencyKey, refusedCall, reserve } from "./ProviderStep.ts"
+import { settleTransfer } from "./RecordTransfer.ts"
 
 const parseCaptureAmount = (amount: string | undefined, currency: string) => {
   if (amount === undefined) return undefined
@@ -137,12 +138,12 @@ const settleOne = (capture: Transaction) =>
     }))
   }))
 
-/** The settlement worker's round: settles due captures; returns how many settled. */
+/** The settlement worker's round: settles due captures (and transfers, by kind); returns how many settled. */
 export const settleDue = Effect.fn("Payments.settleDue")(function*() {
   const due = yield* (yield* TransactionRepo).listSettling(50)
   let settled = 0
   for (const c of due) {
-    const done = yield* settleOne(c).pipe(
+    const done = yield* (c.kind === "transfer" ? settleTransfer(c) : settleOne(c)).pipe(
       Effect.catchCause((cause) => Effect.as(Effect.logWarning(`settlement of ${c.id} failed`, cause), false))
     )
     if (done) settled++

@@ -14,6 +14,7 @@ import { guarded, loadTxn, lockOrder, saveTxn, unitOfWork } from "./Kit.ts"
 import { revise } from "../StateMachine.ts"
 import { attemptOutcome, unreachable } from "./ProviderStep.ts"
 import { type AttemptOutcome, record } from "./RecordAttempt.ts"
+import { recordTransfer } from "./RecordTransfer.ts"
 import { recordVoid } from "./Void.ts"
 
 export interface ReconcileOptions {
@@ -40,6 +41,13 @@ const apply = (txn: Transaction, key: string, answer: LookupResult | "unanswerab
       case "void":
         if (notApplied) return yield* recordVoid(txn.order_id, txn.id, "unavailable", key)
         return answer._tag === "Void" ? yield* recordVoid(txn.order_id, txn.id, answer.result, key) : yield* mismatched(txn, answer)
+      case "payout":
+        // A transfer's provider call is a payout on its kind "transfer" transaction.
+        if (txn.kind === "transfer") {
+          if (notApplied) return yield* recordTransfer(txn.order_id, txn.id, "unavailable", key)
+          return answer._tag === "Payout" ? yield* recordTransfer(txn.order_id, txn.id, answer.result, key) : yield* mismatched(txn, answer)
+        }
+        return yield* Effect.die(new Error(`No record step for the payout call of a ${txn.kind} transaction ${txn.id}`))
       default: {
         if (notApplied) return yield* record(txn.order_id, txn.id, unreachable, key)
         if (answer._tag !== "Authorize" && answer._tag !== "Start") return yield* mismatched(txn, answer)

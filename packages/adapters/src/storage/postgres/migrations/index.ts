@@ -12,6 +12,7 @@ import * as m0007 from "./0007_order_session.ts"
 import * as m0008 from "./0008_pending_calls.ts"
 import * as m0009 from "./0009_sandbox_ledger.ts"
 import * as m0010 from "./0010_money_out.ts"
+import * as m0012 from "./0012_sandbox_ledger_money_out.ts"
 
 export interface Migration {
   readonly name: string
@@ -29,5 +30,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { name: "0007_order_session", statements: m0007.statements },
   { name: "0008_pending_calls", statements: m0008.statements },
   { name: "0009_sandbox_ledger", statements: m0009.statements },
-  { name: "0010_money_out", statements: m0010.statements }
+  { name: "0010_money_out", statements: m0010.statements },
+  { name: "0012_sandbox_ledger_money_out", statements: m0012.statements }
 ]
