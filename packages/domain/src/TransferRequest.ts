@@ -4,12 +4,10 @@
  * each code to, and the returned instrument. Pure: the validated request or the spec's error.
  */
 import { type Account, activeProfile } from "./Account.ts"
-import { isCountry } from "./Countries.ts"
 import {
-  CountryRequired,
-  type ErrorProps,
+  type CountryRequired,
   type FieldError,
-  MerchantReferenceRequired,
+  type MerchantReferenceRequired,
   PaymentMethodNotSupportedAsDestination,
   TransferCardTokenRequired,
   TransferDestinationInvalid,
@@ -20,7 +18,7 @@ import {
 import type { InstrumentType, PaymentInstrument } from "./Payment.ts"
 import type { BinFacts } from "./PaymentPorts.ts"
 import { findMethod } from "./PaymentMethods.ts"
-import { checkMoney, EMAIL, MAX_REFERENCE } from "./PaymentRequest.ts"
+import { checkOrderBasics, type Dedicated, EMAIL, firstDedicated } from "./PaymentRequest.ts"
 import type { VaultedCard } from "./Ports.ts"
 
 type Text = string | undefined
@@ -170,21 +168,9 @@ export const validateTransfer = (
 ): ValidTransfer | ValidationFailed | DedicatedError | TransferCardTokenRequired | TransferDestinationInvalid => {
   const errors: Array<FieldError> = []
   const add = (field: string, message: string) => errors.push({ field, message })
-  const dedicated: Array<{ readonly message: string; readonly make: (props: ErrorProps) => DedicatedError }> = []
+  const dedicated: Array<Dedicated<DedicatedError>> = []
 
-  const reference = input.merchant_reference?.trim() ?? ""
-  if (reference === "") {
-    add("merchant_reference", "is required")
-    dedicated.push({ message: "merchant_reference is required", make: (props) => new MerchantReferenceRequired(props) })
-  } else if (reference.length > MAX_REFERENCE) add("merchant_reference", `must be at most ${MAX_REFERENCE} characters`)
-
-  const { amount, currency } = checkMoney(input, add)
-
-  const country = input.country ?? ""
-  if (country === "") {
-    add("country", "is required")
-    dedicated.push({ message: "country is required", make: (props) => new CountryRequired(props) })
-  } else if (!isCountry(country)) add("country", "must be an ISO 3166-1 alpha-2 code such as US")
+  const { reference, amount, currency, country } = checkOrderBasics(input, add, dedicated)
 
   const code = input.payment_method?.code
   const destination = code === undefined ? undefined : BY_CODE.get(code)
@@ -205,13 +191,11 @@ export const validateTransfer = (
   }
   if (input.channel_id !== undefined && input.channel_id.trim() === "") add("channel_id", "must not be empty")
 
-  const fields = errors.map((e) => e.field).join(", ")
-  const first = dedicated[0]
-  if (first !== undefined) {
-    const others = errors.length > 1 ? `; invalid fields: ${fields}` : ""
-    return first.make({ message: `${first.message}${others}`, errors })
+  const first = firstDedicated(dedicated, errors)
+  if (first !== undefined) return first
+  if (errors.length > 0 || destination === undefined) {
+    return new ValidationFailed({ message: `Invalid transfer: ${errors.map((e) => e.field).join(", ")}`, errors })
   }
-  if (errors.length > 0 || destination === undefined) return new ValidationFailed({ message: `Invalid transfer: ${fields}`, errors })
   const details = input.payment_method?.details ?? {}
   const invalid = checkDestination(destination, details)
   if (invalid !== undefined) return invalid

@@ -193,7 +193,7 @@ describe("decide (the record step of an attempt, pure)", () => {
 })
 
 /** Files allowed to name a status in an object literal: the aggregates (tables, births) and views. */
-const TRANSITION_MODULES = new Set(["OrderStatus.ts", "TransactionStatus.ts", "CheckoutSession.ts", "AuthorizationStatus.ts", "StateMachine.ts", "Webhook.ts"])
+const TRANSITION_MODULES = new Set(["OrderStatus.ts", "TransactionStatus.ts", "CheckoutSession.ts", "AuthorizationStatus.ts", "MoneyOut.ts", "StateMachine.ts", "Webhook.ts"])
 
 /** `status: "<an order, transaction, session or delivery status>"` in an object literal. */
 const STATUS_LITERAL = new RegExp(

@@ -6,7 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { TenderConfig } from "@tender/adapters/Config"
-import { Effect } from "effect"
+import { MoneyOut, Order, OrderRepo, type Payment, PaymentProvider, Payments, Transaction, TransactionRepo, TransferRepo, UnitOfWork } from "@tender/domain"
+import { Effect, Option, Result } from "effect"
 import { type Credentials, type Reply, send, startTestServer, type TestServer } from "../src/testing/TestServer.ts"
 
 export const transfersSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">) => {
@@ -352,6 +353,70 @@ export const transfersSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
       const txn = await get(`/v1/transactions/${created.transaction_id}`)
       expect(txn.json.payment_instrument).toMatchObject({ card_brand: "mastercard", last4_digits: "4444" })
     })
+
+    /**
+     * The state execute's claim leaves when the process dies before the answer is recorded: the
+     * payout call reserved (`pending_call`), everything in flight. `answer` runs before it commits,
+     * as the provider's side of a call whose answer was lost.
+     */
+    const lostAnswer = (orderId: string, answer: (txn: Payment.Transaction) => Effect.Effect<unknown, unknown, PaymentProvider>) =>
+      server.run(Effect.gen(function*() {
+        const orders = yield* OrderRepo
+        const txns = yield* TransactionRepo
+        const transfers = yield* TransferRepo
+        const transfer = Option.getOrThrow(yield* transfers.findByOrder(orderId))
+        const txn = Option.getOrThrow(yield* txns.findAny(transfer.transaction_id))
+        const key = `${txn.id}:payout`
+        yield* answer({ ...txn, pending_call: { key, operation: "payout", at: txn.created_at } })
+        const at = new Date().toISOString()
+        yield* (yield* UnitOfWork).transaction(Effect.gen(function*() {
+          const order = Option.getOrThrow(yield* orders.lock(orderId))
+          yield* txns.update(Result.getOrThrow(Transaction.transition(txn, "sent", at, { pending_call: { key, operation: "payout", at } })).next)
+          yield* orders.update(Result.getOrThrow(Order.transition(order, "action_completed", at)).next)
+          yield* transfers.update(Result.getOrThrow(MoneyOut.transferTransition(transfer, "sent", at, { next_action: null })).next)
+        }))
+      }).pipe(Effect.orDie))
+
+    /** One reconciliation round with no grace (the server's own worker waits 60 s before asking). */
+    const reconcile = () =>
+      server.run(Payments.use((p) => p.reconcileDue({ graceMs: 0, horizonMs: 86_400_000 })) as Effect.Effect<number>)
+
+    it("an answer lost and never received: 409 transfer_in_progress meanwhile; reconciliation records it failed (provider_unavailable), transfer.failed", async () => {
+      const created = await cardTransfer()
+      await lostAnswer(created.order_id, () => Effect.void)
+      expectError(await post(`/v1/transfers/${created.order_id}/execute`, {}), 409, "transfer_in_progress")
+      expect((await get(`/v1/transfers/${created.id}`)).json.status).toBe("processing")
+      expect(await reconcile()).toBeGreaterThanOrEqual(1)
+      expect((await get(`/v1/transfers/${created.id}`)).json).toMatchObject({ status: "failed", decline_code: "provider_unavailable" })
+      expect((await get(`/v1/orders/${created.order_id}`)).json.status).toBe("failed")
+      expect((await eventsOf(created.order_id)).map((e) => e.type)).toEqual(["transfer.failed"])
+    })
+
+    it("an answer lost after the provider accepted it for later: reconciliation records it processing, the settlement worker pays it", async () => {
+      const created = await cardTransfer()
+      // The sandbox's settle-later card (…0341) cannot be a destination (its BIN has no issuer
+      // country), so the provider's side answers for it directly: a Pending payout under the key.
+      await lostAnswer(created.order_id, (txn) =>
+        PaymentProvider.use((provider) =>
+          provider.payout({
+            reference: txn.id,
+            idempotency_key: txn.pending_call!.key,
+            method: "card",
+            destination: txn.payment_instrument!,
+            card: { number: "4000000000000341", exp_month: 12, exp_year: 2035, cvc: undefined },
+            amount: txn.amount,
+            currency: txn.currency,
+            country: "US"
+          })))
+      expect(await reconcile()).toBeGreaterThanOrEqual(1)
+      expect((await get(`/v1/transfers/${created.id}`)).json.status).toBe("processing")
+      expectError(await post(`/v1/transfers/${created.order_id}/execute`, {}), 409, "transfer_in_progress")
+      const deadline = Date.now() + 15_000
+      while ((await get(`/v1/transfers/${created.id}`)).json.status === "processing" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200))
+      expect((await get(`/v1/transfers/${created.id}`)).json).toMatchObject({ status: "succeeded" })
+      expect((await get(`/v1/transactions/${created.transaction_id}`)).json.status).toBe("completed")
+      expect((await eventsOf(created.order_id)).map((e) => e.type)).toEqual(["transfer.succeeded"])
+    }, 30_000)
 
     it("execute of an unknown order, or another account's → 404 transfer_not_found", async () => {
       expectError(await post("/v1/transfers/ord_doesnotexist0000/execute", {}), 404, "transfer_not_found")

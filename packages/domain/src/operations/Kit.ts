@@ -72,13 +72,8 @@ export const guarded = <A, E, R>(orderId: string, effect: Effect.Effect<A, E, R>
     return yield* Effect.uninterruptible(locks.withLock(`order:${orderId}`, effect, { waitMs: 30_000, ttlMs: 60_000 }))
   })
 
-/** Writes the payment events a move emitted (the table's `emits`), in the caller's unit of work. */
-export const emit = (
-  types: ReadonlyArray<string>,
-  order: Order,
-  txn: Transaction,
-  extra: { readonly capture?: CaptureFacts; readonly voided?: number; readonly received?: number } = {}
-) =>
+/** Writes the events a move emitted (its table's `emits`) about an order, each with `data`, in the caller's unit of work. */
+export const emitData = (types: ReadonlyArray<string>, order: Order, data: Record<string, unknown>) =>
   Effect.gen(function*() {
     const outbox = yield* Outbox
     for (const type of types) {
@@ -88,10 +83,18 @@ export const emit = (
         livemode: order.livemode,
         processing_profile: order.processing_profile,
         order_id: order.id,
-        data: eventData(order, txn, extra)
+        data
       })
     }
   })
+
+/** Writes the payment events a move emitted (the table's `emits`), in the caller's unit of work. */
+export const emit = (
+  types: ReadonlyArray<string>,
+  order: Order,
+  txn: Transaction,
+  extra: { readonly capture?: CaptureFacts; readonly voided?: number; readonly received?: number } = {}
+) => emitData(types, order, eventData(order, txn, extra))
 
 export const saveOrder = (next: Decided<Order>) => Effect.gen(function*() { yield* (yield* OrderRepo).update(next) })
 export const saveTxn = (next: Decided<Transaction>) => Effect.gen(function*() { yield* (yield* TransactionRepo).update(next) })

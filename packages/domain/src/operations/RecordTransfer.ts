@@ -9,13 +9,11 @@ import * as OrderAggregate from "../OrderStatus.ts"
 import { type Transfer, transferTransition } from "../MoneyOut.ts"
 import type { Order, Transaction } from "../Payment.ts"
 import { PaymentProvider, type PayoutResult } from "../PaymentPorts.ts"
-import type { PaymentEventType } from "../PaymentEvents.ts"
 import { type Moved, revise } from "../StateMachine.ts"
 import { TransferRepo } from "../TransferPorts.ts"
 import { transferEventData } from "../TransferViews.ts"
 import * as Txn from "../TransactionStatus.ts"
-import { Outbox } from "../Webhooks.ts"
-import { decided, guarded, loadTxn, lockOrder, nowIso, saveOrder, saveTxn, unitOfWork } from "./Kit.ts"
+import { decided, emitData, guarded, loadTxn, lockOrder, nowIso, saveOrder, saveTxn, unitOfWork } from "./Kit.ts"
 import { refusedCall } from "./ProviderStep.ts"
 
 export interface Recorded {
@@ -34,17 +32,7 @@ export const transferOf = (orderId: string) =>
 const saveTransfer = (moved: Moved<Transfer>, order: Order) =>
   Effect.gen(function*() {
     yield* (yield* TransferRepo).update(moved.next)
-    const outbox = yield* Outbox
-    for (const type of moved.events) {
-      yield* outbox.record({
-        account_id: order.account_id,
-        type: type as PaymentEventType,
-        livemode: order.livemode,
-        processing_profile: order.processing_profile,
-        order_id: order.id,
-        data: transferEventData(moved.next, order)
-      })
-    }
+    yield* emitData(moved.events, order, transferEventData(moved.next, order))
   })
 
 /** Paid (at once, or settled later): the transaction completes, the order succeeds with its instrument. */
