@@ -59,6 +59,19 @@ const declineError = (transfer: Transfer) => {
 
 const CARD = DESTINATIONS.find((d) => d.type === "card")!
 
+/** What a transfer order leaves empty: it has no customer, return URLs, session or consent of a payment. */
+const NO_PAYMENT_FIELDS = {
+  customer: null,
+  success_url: null,
+  cancel_url: null,
+  checkout_session_id: null,
+  payment_instrument: null,
+  received_amount: null,
+  refunded_amount: 0,
+  customer_id: null,
+  card_storage_consent: null
+} as const
+
 /** A card destination: a card of the account's vault whose issuer country is known (binLookup). */
 const cardDestination = (accountId: string, details: DestinationDetails) =>
   Effect.gen(function*() {
@@ -131,16 +144,8 @@ export const createTransfer = Effect.fn("Transfers.create")(function*(account: A
     payment_method: valid.destination.code,
     capture_method: "automatic",
     processing_profile: valid.processing_profile,
-    customer: null,
-    success_url: null,
-    cancel_url: null,
     card_token: valid.card_token ?? null,
-    checkout_session_id: null,
-    payment_instrument: null,
-    received_amount: null,
-    refunded_amount: 0,
-    customer_id: null,
-    card_storage_consent: null,
+    ...NO_PAYMENT_FIELDS,
     created_at: at
   })
   const attempt = yield* newTransaction(born, "transfer", born.amount, { payment_instrument: instrument })
