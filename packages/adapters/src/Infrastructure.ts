@@ -33,6 +33,7 @@ import {
   type RateLimiter,
   type RefundRepo,
   type TransactionRepo,
+  type TransferRepo,
   type UnitOfWork,
   type WebhookDeliveryRepo,
   type WebhookEndpointRepo,
@@ -68,6 +69,7 @@ import { MemoryDatabase } from "./storage/memory/MemoryDatabase.ts"
 import * as OrderRepoMemory from "./storage/memory/OrderRepoMemory.ts"
 import * as OutflowRepoMemory from "./storage/memory/OutflowRepoMemory.ts"
 import * as TransactionRepoMemory from "./storage/memory/TransactionRepoMemory.ts"
+import * as TransferRepoMemory from "./storage/memory/TransferRepoMemory.ts"
 import * as UnitOfWorkMemory from "./storage/memory/UnitOfWorkMemory.ts"
 import * as WebhookDeliveryRepoMemory from "./storage/memory/WebhookDeliveryRepoMemory.ts"
 import * as WebhookEndpointRepoMemory from "./storage/memory/WebhookEndpointRepoMemory.ts"
@@ -80,6 +82,7 @@ import * as OrderRepoPg from "./storage/postgres/OrderRepoPg.ts"
 import * as OutflowRepoPg from "./storage/postgres/OutflowRepoPg.ts"
 import * as PgDatabase from "./storage/postgres/PgDatabase.ts"
 import * as TransactionRepoPg from "./storage/postgres/TransactionRepoPg.ts"
+import * as TransferRepoPg from "./storage/postgres/TransferRepoPg.ts"
 import * as UnitOfWorkPg from "./storage/postgres/UnitOfWorkPg.ts"
 import * as WebhookDeliveryRepoPg from "./storage/postgres/WebhookDeliveryRepoPg.ts"
 import * as WebhookEndpointRepoPg from "./storage/postgres/WebhookEndpointRepoPg.ts"
@@ -102,6 +105,7 @@ export type StoragePorts =
   | CustomerRepo
   | RefundRepo
   | PayoutRepo
+  | TransferRepo
   /** The sandbox provider's own log lives beside Tender's storage (memory with memory, PostgreSQL with PostgreSQL). */
   | SandboxLedger
 export type Ports =
@@ -131,6 +135,7 @@ export const memoryStorage: Layer.Layer<StoragePorts, never, Ids> = Layer.mergeA
   CustomerRepoMemory.layer,
   OutflowRepoMemory.refundLayer,
   OutflowRepoMemory.payoutLayer,
+  TransferRepoMemory.layer,
   SandboxLedgerMemory.layer
 ).pipe(Layer.provide(Layer.merge(MemoryDatabase.layer, CardCipher.layer(randomKey))))
 
@@ -157,6 +162,7 @@ export const postgresStorage = (
       CustomerRepoPg.layer,
       OutflowRepoPg.refundLayer,
       OutflowRepoPg.payoutLayer,
+      TransferRepoPg.layer,
       SandboxLedgerPg.layer
     ).pipe(
       Layer.provide(CardCipher.layer(Effect.succeed(key))),

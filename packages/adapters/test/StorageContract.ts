@@ -21,12 +21,13 @@ import {
   EventRepo,
   Ids,
   KeyHasher,
-  type MoneyOut,
   ORDER_STATUSES,
   OrderRepo,
   Payment,
   TRANSACTION_STATUSES,
   TransactionRepo,
+  TransferRepo,
+  MoneyOut,
   UnitOfWork,
   Webhook,
   WebhookDeliveryRepo,
@@ -2082,5 +2083,107 @@ export const customersContract = (it: Vitest.MethodsNonLive<StorageServices | Cu
       const exit = yield* Effect.exit(uow.transaction(Effect.andThen(customers.insert(record), Effect.fail("abort"))))
       expect(Exit.isFailure(exit)).toBe(true)
       expect(yield* customers.find(account, record.id)).toEqual(Option.none())
+    }))
+}
+
+// --- transfers ------------------------------------------------------------------------------
+
+export type TransferStorageServices = StorageServices | TransferRepo
+
+/** A stored transfer order with its transaction, and a fully populated transfer record (not stored). */
+const newTransfer = (overrides: Partial<MoneyOut.Transfer> = {}) =>
+  Effect.gen(function*() {
+    const accountId = yield* storedAccount
+    const order = yield* newOrder(accountId, { subtype: "transfer", status: "requires_action", capture_method: "automatic", payment_method: "card", received_amount: null, card_storage_consent: null })
+    yield* (yield* OrderRepo).insert(order)
+    const txn = yield* newTransaction(order, { kind: "transfer", status: "initial", provider_transaction_id: null, three_ds: null, multicapture: null })
+    yield* (yield* TransactionRepo).insert(txn)
+    const transfer: MoneyOut.Transfer = {
+      id: yield* (yield* Ids).make("transfer"),
+      account_id: accountId,
+      livemode: false,
+      order_id: order.id,
+      transaction_id: txn.id,
+      amount: order.amount,
+      currency: order.currency,
+      processing_profile: "eu",
+      decline_code: null,
+      created_at: T0,
+      updated_at: T0,
+      version: 1,
+      status: "requires_action",
+      payment_method: "card",
+      channel_id: "ch_sandbox0001",
+      payment_instrument: { id: "pi_0123456789abcdef", type: "card", country_code: "US", holder_address: { line1: "1 Main St", country: "US" }, card_brand: "visa", last4_digits: "4242", bin: "42424242", card_funding: "credit", issuer_name: "bank ☕" },
+      next_action: { type: "collect_card", client_secret: `${order.id}_secret_abc`, expires_at: "2025-03-01T10:15:00.000Z" },
+      ...overrides
+    }
+    return { order, txn, transfer }
+  })
+
+/** TransferRepo's promises, on the same storage (storage.memory / storage.postgres call it beside `storageContract`). */
+export const transfersContract = (it: Vitest.MethodsNonLive<TransferStorageServices>) => {
+  it.effect("transfers: insert, find scoped by account, findAny, findByOrder; a big amount and the jsonb fields round-trip", () =>
+    Effect.gen(function*() {
+      const transfers = yield* TransferRepo
+      const { order, transfer } = yield* newTransfer()
+      const other = yield* storedAccount
+      yield* transfers.insert(transfer)
+      expect(yield* transfers.find(transfer.account_id, transfer.id)).toEqual(Option.some(transfer))
+      expect(yield* transfers.find(other, transfer.id)).toEqual(Option.none())
+      expect(yield* transfers.findAny(transfer.id)).toEqual(Option.some(transfer))
+      expect(yield* transfers.findByOrder(order.id)).toEqual(Option.some(transfer))
+      expect(yield* transfers.findByOrder("ord_doesnotexist000000")).toEqual(Option.none())
+      expect(yield* transfers.findAny("tr_doesnotexist000000")).toEqual(Option.none())
+    }))
+
+  it.effect("transfers: every status the domain defines can be stored", () =>
+    Effect.gen(function*() {
+      const transfers = yield* TransferRepo
+      for (const status of MoneyOut.TRANSFER_STATUSES) {
+        const { transfer } = yield* newTransfer({ status, next_action: null, channel_id: null, processing_profile: null, decline_code: status === "failed" ? "card_declined" : null })
+        yield* transfers.insert(transfer)
+        expect(yield* transfers.findAny(transfer.id)).toEqual(Option.some(transfer))
+      }
+    }))
+
+  it.effect("transfers: updates on the version before; refuses a stale version and another account", () =>
+    Effect.gen(function*() {
+      const transfers = yield* TransferRepo
+      const { transfer } = yield* newTransfer()
+      const other = yield* storedAccount
+      yield* transfers.insert(transfer)
+      const v2: MoneyOut.Transfer = { ...transfer, status: "failed", decline_code: "transfer_destination_not_registered", next_action: null, version: 2 }
+      yield* transfers.update(decided(v2))
+      expect(yield* transfers.findAny(transfer.id)).toEqual(Option.some(v2))
+      expect(yield* Effect.flip(transfers.update(decided({ ...transfer, version: 2 })))).toBeInstanceOf(Errors.Conflict)
+      expect((yield* Effect.flip(transfers.update(decided({ ...v2, account_id: other, version: 3 }))))._tag).toBe("Conflict")
+      expect(yield* transfers.findAny(transfer.id)).toEqual(Option.some(v2))
+    }))
+
+  it.effect("transfers: one per order (a second for the same order is a defect, and is not stored)", () =>
+    Effect.gen(function*() {
+      const transfers = yield* TransferRepo
+      const { transfer } = yield* newTransfer()
+      yield* transfers.insert(transfer)
+      const twin = { ...transfer, id: yield* (yield* Ids).make("transfer") }
+      expect(Exit.isFailure(yield* Effect.exit(transfers.insert(twin)))).toBe(true)
+      expect(yield* transfers.findAny(twin.id)).toEqual(Option.none())
+    }))
+
+  it.effect("transfers: a transfer written in a failed unit of work is gone", () =>
+    Effect.gen(function*() {
+      const transfers = yield* TransferRepo
+      const { transfer } = yield* newTransfer()
+      const uow = yield* UnitOfWork
+      yield* Effect.exit(uow.transaction(Effect.andThen(transfers.insert(transfer), Effect.fail("boom"))))
+      expect(yield* transfers.findAny(transfer.id)).toEqual(Option.none())
+    }))
+
+  it.effect("transfers: an order with a transfer's reference is refused like a direct payment's (contract.md, Idempotency)", () =>
+    Effect.gen(function*() {
+      const { order } = yield* newTransfer()
+      const twin = yield* newOrder(order.account_id, { merchant_reference: order.merchant_reference })
+      expect(yield* Effect.flip((yield* OrderRepo).insert(twin))).toBeInstanceOf(Errors.DuplicateMerchantReferenceId)
     }))
 }

@@ -28,7 +28,8 @@ import {
   newOrder,
   newSession,
   storageContract,
-  customersContract
+  customersContract,
+  transfersContract
 } from "./StorageContract.ts"
 
 const storage = Layer.unwrap(Effect.map(sharedConfig, postgresStorage)).pipe(
@@ -38,6 +39,7 @@ const storage = Layer.unwrap(Effect.map(sharedConfig, postgresStorage)).pipe(
 layer(storage, { excludeTestServices: true, timeout: "2 minutes" })("PostgreSQL storage", (it) => {
   storageContract(it)
   customersContract(it)
+  transfersContract(it)
 
   it.effect("the vault row holds the number sealed: neither the row nor the ciphertext contains it", () =>
     Effect.gen(function*() {

@@ -389,6 +389,25 @@ describe("tender sessions", () => {
   }, 120_000)
 })
 
+describe("tender transfers", () => {
+  it("get shows a transfer of any account, as a table or one JSON document (contract.md, Operator set-up)", async () => {
+    const shop = await tenderJson("accounts", "create", "--name", "Transfers shop")
+    const created = await merchantPost(shop, "/v1/transfers", {
+      amount: "30.00",
+      currency: "EUR",
+      country: "DE",
+      merchant_reference: "cli-transfer",
+      payment_method: { code: "bank_transfer", details: { iban: "DE89370400440532013000", holder_name: "Ada Lovelace" } }
+    })
+    expect(created).toMatchObject({ id: expect.stringMatching(/^tr_/), status: "succeeded" })
+    expect(await tenderJson("transfers", "get", created.id)).toEqual(created)
+    const text = await tender("transfers", "get", created.id)
+    expect(text.stdout).toMatch(/status\s+succeeded/)
+    expect(text.stdout).toMatch(/destination\s+bank_transfer \(bank_account, DE\)/)
+    expect(await tenderJsonError("transfers", "get", "tr_doesnotexist00000000")).toMatchObject({ code: "transfer_not_found" })
+  }, 60_000)
+})
+
 describe("after the server stops", () => {
   it("serve exits on SIGTERM and stops the embedded database it started", async () => {
     expect((await served.stop()).signal).toBeNull()

@@ -38,6 +38,8 @@ export type OrderTrigger =
   | "expired"
   | "canceled"
   | "session_closed"
+  | "transfer_paid"
+  | "transfer_refused"
 
 const IN_FLIGHT = ["pending", "processing", "requires_action"] as const
 
@@ -68,7 +70,10 @@ export const OrderMachine: Machine<OrderStatus, OrderTrigger> = define({
     { from: ["processing"], trigger: "mismatch_returned", to: "returned", emits: ["payment.returned"] },
     { from: IN_FLIGHT, trigger: "expired", to: "canceled", when: "the payment window closed", emits: ["payment.failed"] },
     { from: IN_FLIGHT, trigger: "canceled", to: "canceled", when: "the customer canceled at the provider", emits: ["payment.failed"] },
-    { from: IN_FLIGHT, trigger: "session_closed", to: "canceled", when: "its checkout session expired or was canceled (the session's event tells)" }
+    { from: IN_FLIGHT, trigger: "session_closed", to: "canceled", when: "its checkout session expired or was canceled (the session's event tells)" },
+    // A transfer order (subtype transfer): its Transfer record's table emits transfer.*, never payment.*.
+    { from: ["processing"], trigger: "transfer_paid", to: "succeeded", when: "a transfer the provider paid (the transfer's row emits)" },
+    { from: IN_FLIGHT, trigger: "transfer_refused", to: "failed", when: "a transfer the provider refused or could not be reached for (the transfer's row emits)" }
   ]
 })
 

@@ -144,6 +144,45 @@ export const isHttpUrl = (value: string): boolean => {
 
 const MAX_REFERENCE = 255
 
+/** A problem with a dedicated code: its message, and the error it makes once every field is known. */
+export interface Dedicated<D> {
+  readonly message: string
+  readonly make: (props: ErrorProps) => D
+}
+
+/**
+ * What every order's create names: the reference, the amount and currency, the country. Problems
+ * go to `add`; a missing reference or country also to `dedicated` (their own codes).
+ */
+export const checkOrderBasics = (
+  input: { readonly merchant_reference?: string | undefined; readonly amount?: string | undefined; readonly currency?: string | undefined; readonly country?: string | undefined },
+  add: (field: string, message: string) => void,
+  dedicated: { push(item: Dedicated<MerchantReferenceRequired | CountryRequired>): number }
+) => {
+  const reference = input.merchant_reference?.trim() ?? ""
+  if (reference === "") {
+    add("merchant_reference", "is required")
+    dedicated.push({ message: "merchant_reference is required", make: (props) => new MerchantReferenceRequired(props) })
+  } else if (reference.length > MAX_REFERENCE) add("merchant_reference", `must be at most ${MAX_REFERENCE} characters`)
+
+  const { amount, currency } = checkMoney(input, add)
+
+  const country = input.country ?? ""
+  if (country === "") {
+    add("country", "is required")
+    dedicated.push({ message: "country is required", make: (props) => new CountryRequired(props) })
+  } else if (!isCountry(country)) add("country", "must be an ISO 3166-1 alpha-2 code such as US")
+  return { reference, amount, currency, country }
+}
+
+/** The first dedicated problem's error, its `errors[]` still listing every offending field. */
+export const firstDedicated = <D>(dedicated: ReadonlyArray<Dedicated<D>>, errors: ReadonlyArray<FieldError>): D | undefined => {
+  const first = dedicated[0]
+  if (first === undefined) return undefined
+  const others = errors.length > 1 ? `; invalid fields: ${errors.map((e) => e.field).join(", ")}` : ""
+  return first.make({ message: `${first.message}${others}`, errors })
+}
+
 /** The spec's dedicated codes of a create, in the order they take the envelope (docs/decisions.md). */
 type DedicatedError = MerchantReferenceRequired | CountryRequired | UnknownPaymentMethod
 
@@ -159,21 +198,9 @@ export const validateCreate = (
 ): ValidPayment | ValidationFailed | DedicatedError | PaymentUnroutable => {
   const errors: Array<FieldError> = []
   const add = (field: string, message: string) => errors.push({ field, message })
-  const dedicated: Array<{ readonly message: string; readonly make: (props: ErrorProps) => DedicatedError }> = []
+  const dedicated: Array<Dedicated<DedicatedError>> = []
 
-  const reference = input.merchant_reference?.trim() ?? ""
-  if (reference === "") {
-    add("merchant_reference", "is required")
-    dedicated.push({ message: "merchant_reference is required", make: (props) => new MerchantReferenceRequired(props) })
-  } else if (reference.length > MAX_REFERENCE) add("merchant_reference", `must be at most ${MAX_REFERENCE} characters`)
-
-  const { amount, currency } = checkMoney(input, add)
-
-  const country = input.country ?? ""
-  if (country === "") {
-    add("country", "is required")
-    dedicated.push({ message: "country is required", make: (props) => new CountryRequired(props) })
-  } else if (!isCountry(country)) add("country", "must be an ISO 3166-1 alpha-2 code such as US")
+  const { reference, amount, currency, country } = checkOrderBasics(input, add, dedicated)
 
   const code = input.payment_method?.code
   const method = code === undefined ? undefined : findMethod(code)
@@ -232,12 +259,9 @@ export const validateCreate = (
     }
   }
 
+  const first = firstDedicated(dedicated, errors)
+  if (first !== undefined) return first
   const fields = errors.map((e) => e.field).join(", ")
-  const first = dedicated[0]
-  if (first !== undefined) {
-    const others = errors.length > 1 ? `; invalid fields: ${fields}` : ""
-    return first.make({ message: `${first.message}${others}`, errors })
-  }
   // A missing method has added its error already; the second test only narrows the type.
   if (errors.length > 0 || method === undefined) {
     return new ValidationFailed({ message: `Invalid payment: ${fields}`, errors })

@@ -18,6 +18,7 @@ import { search, type SearchInput, type SearchResult } from "./Search.ts"
 import { CheckoutSessionRepo } from "./SessionPorts.ts"
 import { CustomerRepo } from "./CustomerPorts.ts"
 import { Ids } from "./Ids.ts"
+import { TransferRepo } from "./TransferPorts.ts"
 import { Outbox } from "./Webhooks.ts"
 import { attempt, type SessionAttemptInput } from "./operations/Attempt.ts"
 import { capture, settleDue } from "./operations/Capture.ts"
@@ -83,8 +84,8 @@ export class Payments extends Context.Service<Payments, {
     Effect.gen(function*() {
       const context = yield* Effect.context<
         OrderRepo | TransactionRepo | CheckoutSessionRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | CvcStore | Locks | Ids | CustomerRepo
-        // the settlement worker and reconciliation also record refunds and payouts (operations/Outflow.ts)
-        | RefundRepo | PayoutRepo
+        // the settlement worker and reconciliation also record refunds, payouts (operations/Outflow.ts) and transfers
+        | RefundRepo | PayoutRepo | TransferRepo
       >()
       const run = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provideContext(effect, context) as Effect.Effect<A, E>
       const orders = Context.get(context, OrderRepo)

@@ -9,6 +9,7 @@ import { Customers } from "./Customers.ts"
 import { Outflows } from "./Outflows.ts"
 import { Payments } from "./Payments.ts"
 import { Sessions } from "./Sessions.ts"
+import { Transfers } from "./Transfers.ts"
 import { VaultAccess } from "./VaultAccess.ts"
 import { Outbox, Webhooks } from "./Webhooks.ts"
 
@@ -19,7 +20,8 @@ const core = Layer.mergeAll(
   Payments.layer,
   Webhooks.layer,
   Customers.layer,
-  Outflows.layer
+  Outflows.layer,
+  Transfers.layer
 ).pipe(
   Layer.provideMerge(Outbox.layer)
 )

@@ -10,6 +10,7 @@ import { PaymentMethodsApi } from "./api/PaymentMethodsApi.ts"
 import { PaymentsApi } from "./api/PaymentsApi.ts"
 import { SessionsApi, SessionTestHelpersApi } from "./api/SessionsApi.ts"
 import { TestHelpersApi } from "./api/TestHelpersApi.ts"
+import { TransfersApi } from "./api/TransfersApi.ts"
 import { VaultApi } from "./api/VaultApi.ts"
 import { WebhookDeliveriesApi, WebhookEndpointsApi } from "./api/WebhooksApi.ts"
 import { ApiKeyAuth, RequestValidation } from "./Middleware.ts"
@@ -19,6 +20,7 @@ export class Api extends HttpApi.make("tender")
   .add(SessionsApi)
   .add(OrdersApi)
   .add(TransactionsApi)
+  .add(TransfersApi)
   .add(PaymentMethodsApi)
   .add(TestHelpersApi)
   .add(SessionTestHelpersApi)

@@ -15,6 +15,7 @@ import { PayoutsHandlers, RefundsHandlers } from "./handlers/OutflowsHandlers.ts
 import { OrdersHandlers, PaymentsHandlers, TransactionsHandlers } from "./handlers/PaymentsHandlers.ts"
 import { SessionsHandlers, SessionTestHelpersHandlers } from "./handlers/SessionsHandlers.ts"
 import { TestHelpersHandlers } from "./handlers/TestHelpersHandlers.ts"
+import { TransfersHandlers } from "./handlers/TransfersHandlers.ts"
 import { VaultHandlers } from "./handlers/VaultHandlers.ts"
 import { WebhookDeliveriesHandlers, WebhookEndpointsHandlers } from "./handlers/WebhooksHandlers.ts"
 import { ApiKeyAuthLive, RequestValidationLive } from "./Middleware.ts"
@@ -43,6 +44,7 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: OPENAPI_PATH }).pipe(
     SessionTestHelpersHandlers,
     OrdersHandlers,
     TransactionsHandlers,
+    TransfersHandlers,
     PaymentMethodsHandlers,
     TestHelpersHandlers,
     VaultHandlers,

@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import * as Authorization from "../AuthorizationStatus.ts"
-import { CaptureAmountExceedsAuthorized, invalidField } from "../Errors.ts"
+import { CaptureAmountExceedsAuthorized, type Conflict, invalidField } from "../Errors.ts"
 import * as Money from "../Money.ts"
 import * as OrderAggregate from "../OrderStatus.ts"
 import type { Order, Transaction } from "../Payment.ts"
@@ -17,6 +17,7 @@ import { decided, emit, guarded, lockOrder, newTransaction, nowIso, saveOrder, s
 import { settleOutflow } from "./Outflow.ts"
 import { callAndRecord, idempotencyKey, refusedCall, reserve } from "./ProviderStep.ts"
 import { whenSettled } from "./Settlement.ts"
+import { settleTransfer } from "./RecordTransfer.ts"
 
 const parseCaptureAmount = (amount: string | undefined, currency: string) => {
   if (amount === undefined) return undefined
@@ -128,15 +129,29 @@ const settleOne = (capture: Transaction) =>
       return true
     }))
 
-/** The settlement worker's round: settles due captures, refunds and payouts; returns how many settled. */
+/** Who settles a transaction the provider accepted for later: money back out settles its own way. */
+const settlerOf = (c: Transaction): Effect.Effect<boolean, Conflict, SettlementServices> => {
+  switch (c.kind) {
+    case "capture":
+      return settleOne(c)
+    case "transfer":
+      return settleTransfer(c)
+    default:
+      return settleOutflow(c)
+  }
+}
+
+type SettlementServices =
+  | Effect.Services<ReturnType<typeof settleOne>>
+  | Effect.Services<ReturnType<typeof settleTransfer>>
+  | Effect.Services<ReturnType<typeof settleOutflow>>
+
+/** The settlement worker's round: settles due captures, refunds, payouts and transfers (by kind); returns how many settled. */
 export const settleDue = Effect.fn("Payments.settleDue")(function*() {
   const due = yield* (yield* TransactionRepo).listSettling(50)
   let settled = 0
   for (const c of due) {
-    // Money back out settles its own way (Outflow.ts); so will any other kind that settles later.
-    const done = yield* (c.kind === "capture" ? settleOne(c) : settleOutflow(c)).pipe(
-      Effect.catchCause((cause) => Effect.as(Effect.logWarning(`settlement of ${c.id} failed`, cause), false))
-    )
+    const done = yield* Effect.catchCause(settlerOf(c), (cause) => Effect.as(Effect.logWarning(`settlement of ${c.id} failed`, cause), false))
     if (done) settled++
   }
   return settled

@@ -15,6 +15,7 @@ import { recordPayout, recordRefund } from "./Outflow.ts"
 import { revise } from "../StateMachine.ts"
 import { attemptOutcome, unreachable } from "./ProviderStep.ts"
 import { type AttemptOutcome, record } from "./RecordAttempt.ts"
+import { recordTransfer } from "./RecordTransfer.ts"
 import { recordVoid } from "./Void.ts"
 
 export interface ReconcileOptions {
@@ -44,9 +45,12 @@ const apply = (txn: Transaction, key: string, answer: LookupResult | "unanswerab
       case "refund":
         if (notApplied) return yield* recordRefund(txn.order_id, txn.id, "unavailable", key)
         return answer._tag === "Refund" ? yield* recordRefund(txn.order_id, txn.id, answer.result, key) : yield* mismatched(txn, answer)
-      case "payout":
-        if (notApplied) return yield* recordPayout(txn.order_id, txn.id, "unavailable", key)
-        return answer._tag === "Payout" ? yield* recordPayout(txn.order_id, txn.id, answer.result, key) : yield* mismatched(txn, answer)
+      case "payout": {
+        // A transfer's provider call is a payout on its kind "transfer" transaction.
+        const recordIt = txn.kind === "transfer" ? recordTransfer : recordPayout
+        if (notApplied) return yield* recordIt(txn.order_id, txn.id, "unavailable", key)
+        return answer._tag === "Payout" ? yield* recordIt(txn.order_id, txn.id, answer.result, key) : yield* mismatched(txn, answer)
+      }
       default: {
         if (notApplied) return yield* record(txn.order_id, txn.id, unreachable, key)
         if (answer._tag !== "Authorize" && answer._tag !== "Start") return yield* mismatched(txn, answer)

@@ -14,7 +14,7 @@ interface Owned {
 }
 
 export const make = <A extends Owned, I extends Owned>(sql: SqlClient.SqlClient, options: {
-  readonly table: "orders" | "transactions" | "webhook_endpoints" | "checkout_sessions" | "refunds" | "payouts"
+  readonly table: "orders" | "transactions" | "webhook_endpoints" | "checkout_sessions" | "refunds" | "payouts" | "transfers"
   /** The record's name in the conflict message and the span. */
   readonly what: string
   readonly Row: Schema.Codec<A, I>

@@ -1,0 +1,81 @@
+/** Transfers (contract.md, Transfers): create, read by id, execute a card transfer. */
+import { Schema } from "effect"
+import { MoneyOut, OrderId, Payment } from "@tender/domain"
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+
+const optional = Schema.optional
+const TransferId = Schema.String.check(Schema.isPattern(/^tr_[A-Za-z0-9]{8,64}$/))
+
+export const TransferView = Schema.Struct({
+  id: Schema.String,
+  order_id: Schema.String,
+  transaction_id: Schema.String,
+  merchant_reference: Schema.String,
+  status: Schema.Literals(MoneyOut.TRANSFER_STATUSES),
+  amount: Schema.Number,
+  currency: Schema.String,
+  country: Schema.String,
+  payment_method: Schema.String,
+  payment_instrument: Payment.PaymentInstrument,
+  next_action: Schema.NullOr(Payment.NextAction),
+  decline_code: optional(Schema.String),
+  channel_id: optional(Schema.String),
+  processing_profile: optional(Schema.String),
+  created_at: Schema.String,
+  updated_at: Schema.String
+})
+
+const text = optional(Schema.String)
+const Address = Schema.Struct({ line1: text, line2: text, city: text, state: text, postal_code: text, country: text })
+
+// Every field is optional: the domain checks presence with every other rule, so one answer names
+// every offending field and keeps the spec's codes. Unknown keys are ignored (spec: "Unused fields
+// are ignored"); only wrong JSON types are refused here.
+export const CreateTransferRequest = Schema.Struct({
+  amount: text,
+  currency: text,
+  country: text,
+  merchant_reference: text,
+  payment_method: optional(Schema.Struct({
+    code: text,
+    details: optional(Schema.Struct({
+      iban: text,
+      account_number: text,
+      bic_swift: text,
+      bank_code: text,
+      branch_code: text,
+      bank_name: text,
+      account_type: text,
+      wallet_address: text,
+      account_reference: text,
+      card_token: text,
+      holder_name: text,
+      holder_email: text,
+      holder_phone: text,
+      document_id: text,
+      holder_address: optional(Address),
+      first_name: text,
+      middle_name: text,
+      last_name: text,
+      date_of_birth: text,
+      bank_address: optional(Schema.Union([Schema.String, Address]))
+    }))
+  })),
+  channel_id: text,
+  processing_profile: text
+})
+
+export const ExecuteTransferRequest = Schema.Struct({ card_token: text })
+
+export class TransfersApi extends HttpApiGroup.make("transfers").add(
+  HttpApiEndpoint.post("create", "/v1/transfers", {
+    payload: CreateTransferRequest,
+    success: TransferView.pipe(HttpApiSchema.status(201))
+  }).annotate(OpenApi.Description, "Sends money to a destination instrument; a card destination answers requires_action (collect_card), then execute."),
+  HttpApiEndpoint.get("get", "/v1/transfers/:id", { params: { id: TransferId }, success: TransferView }),
+  HttpApiEndpoint.post("execute", "/v1/transfers/:order_id/execute", {
+    params: { order_id: OrderId },
+    payload: ExecuteTransferRequest,
+    success: TransferView
+  }).annotate(OpenApi.Description, "Executes a card transfer awaiting card collection, once; card_token replaces its card.")
+) {}

@@ -1,0 +1,3 @@
+import { transfersSuite } from "./TransfersSuite.ts"
+
+transfersSuite({ storage: "memory", dataDir: ".tender-test" })
