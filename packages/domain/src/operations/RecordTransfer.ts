@@ -8,12 +8,13 @@ import { Effect, Option } from "effect"
 import * as OrderAggregate from "../OrderStatus.ts"
 import { type Transfer, transferTransition } from "../MoneyOut.ts"
 import type { Order, Transaction } from "../Payment.ts"
-import { PaymentProvider, type PayoutResult } from "../PaymentPorts.ts"
+import type { PayoutResult } from "../PaymentPorts.ts"
 import { type Moved, revise } from "../StateMachine.ts"
 import { TransferRepo } from "../TransferPorts.ts"
 import { transferEventData } from "../TransferViews.ts"
 import * as Txn from "../TransactionStatus.ts"
-import { decided, recordEvents, guarded, loadTxn, lockOrder, nowIso, saveOrder, saveTxn, unitOfWork } from "./Kit.ts"
+import { whenSettled } from "./Settlement.ts"
+import { decided, loadTxn, lockOrder, nowIso, recordEvents, saveOrder, saveTxn, unitOfWork } from "./Kit.ts"
 import { refusedCall } from "./ProviderStep.ts"
 
 export interface Recorded {
@@ -79,18 +80,9 @@ export const recordTransfer = (orderId: string, txnId: string, answer: PayoutRes
 
 /** The settlement worker: a transfer the provider accepted for later is paid once it says it settled. */
 export const settleTransfer = (candidate: Transaction) =>
-  guarded(candidate.order_id, Effect.gen(function*() {
-    if (candidate.provider_transaction_id === null) return false
-    const provider = yield* PaymentProvider
-    const state = yield* provider.settlement(candidate.provider_transaction_id).pipe(
-      Effect.catchTag("ProviderUnavailable", () => Effect.succeed("pending" as const))
-    )
-    if (state !== "settled") return false
-    return yield* unitOfWork(Effect.gen(function*() {
-      const order = yield* lockOrder(candidate.order_id)
-      const txn = yield* loadTxn(candidate.id)
-      if (txn.status !== "processing" || txn.pending_call !== null || txn.provider_transaction_id === null) return false
-      yield* paid(order, txn, yield* transferOf(order.id), txn.provider_transaction_id, yield* nowIso)
+  whenSettled(candidate, (order, txn, at) =>
+    Effect.gen(function*() {
+      if (txn.provider_transaction_id === null) return false
+      yield* paid(order, txn, yield* transferOf(order.id), txn.provider_transaction_id, at)
       return true
     }))
-  }))
