@@ -21,6 +21,7 @@ const orderPresentation: Output.Presentation<PaymentViews.OrderView> = {
       ["amount", `${o.amount} ${o.currency}`],
       ["method", `${o.payment_method} (${o.capture_method} capture)`],
       ...(o.captured_amount !== undefined ? [["captured", `${o.captured_amount} ${o.currency}`] as const] : []),
+      ...(o.refunded_amount !== undefined ? [["refunded", `${o.refunded_amount} ${o.currency}`] as const] : []),
       ["profile", o.processing_profile ?? "—"],
       ["mode", o.livemode ? "live" : "test"],
       ["transactions", o.transactions.join(", ")],
