@@ -50,11 +50,21 @@ export interface OrderView {
   readonly updated_at: string
 }
 
+/**
+ * A transaction's subtype: its order's (direct_payment, checkout, transfer), except money given back
+ * from a payment, which says what it is (contract.md: "a refund is also a transaction of the order
+ * (subtype `refund`)"; a payout to the payment's instrument likewise `payout`).
+ */
+export type TransactionSubtype = Order["subtype"] | "refund" | "payout"
+
+export const subtypeOf = (order: Order, t: Transaction): TransactionSubtype =>
+  t.kind === "refund" || t.kind === "payout" ? t.kind : order.subtype
+
 export interface TransactionView {
   readonly id: string
   readonly order_id: string
   readonly merchant_reference: string
-  readonly subtype: Order["subtype"]
+  readonly subtype: TransactionSubtype
   readonly kind: Transaction["kind"]
   readonly status: Transaction["status"]
   readonly amount: number
@@ -119,7 +129,7 @@ export const transactionView = (order: Order, t: Transaction): TransactionView =
   id: t.id,
   order_id: t.order_id,
   merchant_reference: order.merchant_reference,
-  subtype: order.subtype,
+  subtype: subtypeOf(order, t),
   kind: t.kind,
   status: t.status,
   amount: major(t.amount, t.currency),

@@ -87,15 +87,16 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
       expect((await get(`/v1/refunds/${reply.json.id}`)).json).toEqual(reply.json)
     })
 
-    it("a refund is a transaction of the order (kind refund, parent = original, the original's instrument), in reads and search; the order carries refunded_amount", async () => {
+    it("contract.md: a refund is also a transaction of the order (subtype refund; kind refund, parent = original, the original's instrument), in reads and search; the order carries refunded_amount", async () => {
       const paid = await charge()
       const refund = (await post("/v1/refunds", { order_id: paid.order_id, amount: "10.00" })).json
       const original = (await get(`/v1/transactions/${paid.transaction_id}`)).json
       const txn = (await get(`/v1/transactions/${refund.transaction_id}`)).json
-      expect(txn).toMatchObject({ kind: "refund", status: "completed", order_id: paid.order_id, parent_transaction_id: paid.transaction_id, amount: 10 })
+      expect(txn).toMatchObject({ subtype: "refund", kind: "refund", status: "completed", order_id: paid.order_id, parent_transaction_id: paid.transaction_id, amount: 10 })
+      expect(original.subtype).toBe("direct_payment")
       expect(txn.payment_instrument).toEqual(original.payment_instrument)
       const found = (await post("/v1/transactions/search", { merchant_reference: paid.merchant_reference })).json
-      expect(found.data.map((t: { id: string }) => t.id)).toContain(refund.transaction_id)
+      expect(found.data.find((t: { id: string }) => t.id === refund.transaction_id)).toMatchObject({ subtype: "refund" })
       const order = (await get(`/v1/orders/${paid.order_id}`)).json
       expect(order).toMatchObject({ status: "succeeded", refunded_amount: 10 })
       expect(order.transactions).toContain(refund.transaction_id)
@@ -277,7 +278,7 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
       expect(reply.json.payment_instrument).toMatchObject({ type: "card", last4_digits: "4242" })
       expect(reply.text).not.toMatch(/tok_|exp_|4242424242424242/)
       expect((await get(`/v1/payouts/${reply.json.id}`)).json).toEqual(reply.json)
-      expect((await get(`/v1/transactions/${reply.json.transaction_id}`)).json).toMatchObject({ kind: "payout", status: "completed", parent_transaction_id: paid.transaction_id })
+      expect((await get(`/v1/transactions/${reply.json.transaction_id}`)).json).toMatchObject({ subtype: "payout", kind: "payout", status: "completed", parent_transaction_id: paid.transaction_id })
       const events = await eventsOf(paid.order_id)
       expect(events.map((e) => e.type)).toEqual(["payout.succeeded"])
       expect(events[0].data).toMatchObject({ ...reply.json, merchant_reference: paid.merchant_reference })

@@ -55,7 +55,7 @@ export const TransactionView = Schema.Struct({
   id: Schema.String,
   order_id: Schema.String,
   merchant_reference: Schema.String,
-  subtype: Payment.OrderSubtype,
+  subtype: Schema.Literals([...Payment.OrderSubtype.literals, "refund", "payout"]),
   kind: Payment.TransactionKind,
   status: Schema.Literals(TRANSACTION_STATUSES),
   amount: Schema.Number,
