@@ -161,6 +161,8 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
         const first = (await post("/v1/payments/capture", { order_id: auth.order_id, amount: "30.00", final: false })).json
         await post("/v1/payments/capture", { order_id: auth.order_id, amount: "20.00", final: false })
         expectError(await post("/v1/refunds", { order_id: auth.order_id }), 400, "refund_requires_transaction_target")
+        // The authorization's id (what the create answered) names the order's settlements as the order id does.
+        expectError(await post("/v1/refunds", { transaction_id: auth.transaction_id }), 400, "refund_requires_transaction_target")
         const refund = await post("/v1/refunds", { transaction_id: first.transaction_id })
         expect(refund.json).toMatchObject({ status: "succeeded", amount: 30, original_transaction_id: first.transaction_id })
         // One capture's balance: the other capture's is its own.
@@ -170,13 +172,42 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
       it("a payment captured once is refunded by its order: the capture is the settlement", async () => {
         const auth = await authorize()
         const captured = (await post("/v1/payments/capture", { order_id: auth.order_id, amount: "40.00" })).json
-        const refund = await post("/v1/refunds", { order_id: auth.order_id })
-        expect(refund.json).toMatchObject({ status: "succeeded", amount: 40, original_transaction_id: captured.transaction_id })
+        const refund = await post("/v1/refunds", { order_id: auth.order_id, amount: "15.00" })
+        expect(refund.json).toMatchObject({ status: "succeeded", amount: 15, original_transaction_id: captured.transaction_id })
+        // … and by the authorization's transaction_id, the id its create answered
+        const byAuthorization = await post("/v1/refunds", { transaction_id: auth.transaction_id })
+        expect(byAuthorization.json).toMatchObject({ status: "succeeded", amount: 25, original_transaction_id: captured.transaction_id })
+      })
+
+      it("contract.md, Sandbox: refunds succeed at once for local methods too (a redirect, a QR payment)", async () => {
+        for (const [code, country, currency] of [["paypal", "US", "USD"], ["pix", "BR", "BRL"]] as const) {
+          const created = (await post("/v1/payments", {
+            amount: "10.00", currency, country, merchant_reference: ref(code), payment_method: { code, details: { document_id: "123.456.789-09" } },
+            customer: { ip: "203.0.113.7" }, success_url: "https://merchant.example/ok", cancel_url: "https://merchant.example/cancel"
+          })).json
+          expect((await post(`/v1/test_helpers/orders/${created.order_id}/simulate`, { outcome: "succeed" })).json.status).toBe("succeeded")
+          const refund = await post("/v1/refunds", { order_id: created.order_id, amount: "4.00" })
+          expect(refund.json, code).toMatchObject({ status: "succeeded", amount: 4, currency })
+        }
+      })
+
+      it("a crypto payment whose underpayment was accepted refunds at most what arrived", async () => {
+        const created = (await post("/v1/payments", {
+          amount: "30.00", currency: "USD", country: "US", merchant_reference: ref("crypto"), payment_method: { code: "crypto" },
+          success_url: "https://merchant.example/ok", cancel_url: "https://merchant.example/cancel"
+        })).json
+        await post(`/v1/test_helpers/orders/${created.order_id}/simulate`, { outcome: "underpay", amount: "10.00" })
+        expect((await post(`/v1/orders/${created.order_id}/amount_mismatch_decision`, { decision: "accept" })).json.status).toBe("succeeded")
+        expectError(await post("/v1/refunds", { order_id: created.order_id, amount: "10.01" }), 400, "refund_amount_exceeds_refundable")
+        const refund = await post("/v1/refunds", { order_id: created.order_id })
+        expect(refund.json).toMatchObject({ status: "succeeded", amount: 10 })
+        expect((await get(`/v1/orders/${created.order_id}`)).json.refunded_amount).toBe(10)
       })
 
       it("original_transaction_not_eligible (409): an authorization, a void, a refund, a failed or unsettled payment", async () => {
         const auth = await authorize()
         expectError(await post("/v1/refunds", { order_id: auth.order_id }), 409, "original_transaction_not_eligible")
+        // an authorization with nothing captured has no settlement
         expectError(await post("/v1/refunds", { transaction_id: auth.transaction_id }), 409, "original_transaction_not_eligible")
         const voided = (await post("/v1/payments/void", { order_id: auth.order_id })).json
         expectError(await post("/v1/refunds", { transaction_id: voided.transaction_id }), 409, "original_transaction_not_eligible")

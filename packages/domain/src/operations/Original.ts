@@ -37,6 +37,11 @@ export interface Eligibility {
   readonly accepts: (order: Order, txn: Transaction) => boolean
   /** The order's one original for this verb; `undefined` when it has none. */
   readonly pick: (order: Order, txns: ReadonlyArray<Transaction>) => Transaction | undefined | RefundRequiresTransactionTarget
+  /**
+   * A transaction id that names its whole order for this verb, as the order id would: a manual-capture
+   * authorization's id (the one its create answered) stands for its captures, the settlements.
+   */
+  readonly standsForOrder?: (txn: Transaction) => boolean
 }
 
 const settled = (kind: Transaction["kind"]) => (t: Transaction) => t.kind === kind && t.status === "completed"
@@ -57,8 +62,16 @@ export const refundable: Eligibility = {
       })
     }
     return captures[0] ?? txns.find(settled("payment"))
-  }
+  },
+  standsForOrder: (t) => t.kind === "authorization"
 }
+
+/**
+ * What a settlement took from the payer: a payment's amount, unless a crypto under- or overpayment
+ * was accepted, when what arrived is what was settled (and all a refund can give back).
+ */
+export const settledAmount = (order: Order, original: Transaction): number =>
+  original.kind === "payment" && order.received_amount !== null ? order.received_amount : original.amount
 
 /**
  * spec: "a payout references the original payment and reuses its instrument": a payment or an
@@ -102,8 +115,9 @@ export const resolveOriginal = (accountId: string, target: OriginalTarget, eligi
       if (txn === undefined || order === undefined) {
         return yield* new OriginalTransactionNotFound({ message: `No transaction ${target.transaction_id}` })
       }
-      if (!eligibility.accepts(order, txn)) return yield* notEligible(eligibility, `Transaction ${txn.id} (${txn.kind}, ${txn.status})`)
-      return { order, original: txn } satisfies Original
+      if (eligibility.accepts(order, txn)) return { order, original: txn } satisfies Original
+      if (eligibility.standsForOrder?.(txn) !== true) return yield* notEligible(eligibility, `Transaction ${txn.id} (${txn.kind}, ${txn.status})`)
+      return yield* pickOf(order, eligibility)
     }
     let order: Order | undefined
     if (target.order_id !== undefined) {
@@ -112,7 +126,12 @@ export const resolveOriginal = (accountId: string, target: OriginalTarget, eligi
     } else {
       order = yield* orderByReference(accountId, target.merchant_reference!, (message) => new OriginalTransactionNotFound({ message }))
     }
-    const picked = eligibility.pick(order, yield* transactions.listByOrder(order.id))
+    return yield* pickOf(order, eligibility)
+  })
+
+const pickOf = (order: Order, eligibility: Eligibility) =>
+  Effect.gen(function*() {
+    const picked = eligibility.pick(order, yield* (yield* TransactionRepo).listByOrder(order.id))
     if (picked instanceof RefundRequiresTransactionTarget) return yield* picked
     if (picked === undefined) return yield* notEligible(eligibility, `Order ${order.id} (${order.status})`)
     return { order, original: picked } satisfies Original

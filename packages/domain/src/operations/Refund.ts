@@ -22,7 +22,7 @@ import { duplicateOutflowReference, RefundRepo } from "../OutflowPorts.ts"
 import { refundView } from "../OutflowViews.ts"
 import { PaymentProvider } from "../PaymentPorts.ts"
 import { routeFor } from "../Routing.ts"
-import { type OriginalTarget, refundable, requireOneTarget, resolveOriginal } from "./Original.ts"
+import { type OriginalTarget, refundable, requireOneTarget, resolveOriginal, settledAmount } from "./Original.ts"
 import { parseOutflowAmount, refunds, send } from "./Outflow.ts"
 
 export interface RefundInput extends OriginalTarget {
@@ -72,7 +72,7 @@ export const createRefund = Effect.fn("Outflows.refund")(function*(account: Acco
   const refund = yield* send(refunds, {
     order,
     original,
-    decide: (earlier) => planRefund(original.amount, earlier, requested, order.currency),
+    decide: (earlier) => planRefund(settledAmount(order, original), earlier, requested, order.currency),
     fields: { reason: input.reason ?? null, refund_reference: input.refund_reference ?? null },
     call: (txn, key) =>
       provider.refund({

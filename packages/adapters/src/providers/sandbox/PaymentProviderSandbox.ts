@@ -332,7 +332,8 @@ export const make = (options: SandboxOptions, ledger: SandboxLedger["Service"]):
   const decideRefund = Effect.fn("PaymentProviderSandbox.refund")(
     function*(request: Parameters<Port["refund"]>[0]): Effect.fn.Return<PayoutResult> {
       const payment = SandboxIds.parse(request.payment)
-      if (payment?.kind !== "pay" && payment?.kind !== "cap") return { _tag: "Refused", decline_code: "payment_not_found" }
+      // A settlement: a card charge, a capture, or a local-method payment (redirect, QR, voucher, crypto).
+      if (payment?.kind !== "pay" && payment?.kind !== "cap" && payment?.kind !== "lpm") return { _tag: "Refused", decline_code: "payment_not_found" }
       // contract.md, Sandbox: refunds of the card ending 0341 are pending, then settled by the worker.
       if (payment.flags.settlesLater) return { _tag: "Pending", provider_transaction_id: yield* settling("ref", request.reference) }
       return { _tag: "Paid", provider_transaction_id: SandboxIds.make("ref", request.reference) }
