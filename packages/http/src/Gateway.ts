@@ -163,6 +163,16 @@ export const layer = (options: GatewayOptions) =>
           if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
             return yield* reject(new Errors.InvalidRequest({ message: "The request body must be a JSON object" }))
           }
+          const nul = nulField(parsed, "")
+          if (nul !== undefined) {
+            return yield* reject(new Errors.ValidationFailed({
+              message: "Text must not contain the NUL character (\\u0000)",
+              errors: [{ field: nul === "" ? "(body)" : nul, message: "must not contain the NUL character" }]
+            }))
+          }
+        }
+        if (safeDecode(path).includes("\u0000")) {
+          return yield* reject(new Errors.InvalidParameter({ message: "The path must not contain the NUL character" }))
         }
       })
 
@@ -227,6 +237,30 @@ export const layer = (options: GatewayOptions) =>
     }),
     { global: true }
   )
+
+/**
+ * The first field (dotted path) holding a NUL character, in a key or a string. No text Tender keeps
+ * may hold one: PostgreSQL's text refuses it, so it would fail a write that memory storage accepts.
+ */
+const nulField = (value: unknown, at: string): string | undefined => {
+  if (typeof value === "string") return value.includes("\u0000") ? at : undefined
+  if (typeof value !== "object" || value === null) return undefined
+  for (const [key, inner] of Object.entries(value)) {
+    const field = at === "" ? key : `${at}.${key}`
+    if (key.includes("\u0000")) return field
+    const found = nulField(inner, field)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+const safeDecode = (path: string) => {
+  try {
+    return decodeURIComponent(path)
+  } catch {
+    return path
+  }
+}
 
 const tooLarge = (max: number) =>
   new Errors.PayloadTooLarge({ message: `The request body exceeds ${max} bytes` })

@@ -100,6 +100,15 @@ export const customersSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
       expect(fieldsOf(wrongType)).toEqual(["email", "phone"])
     })
 
+    it("spec, no 500 for what a client can send: a NUL character in any text is validation_failed (PostgreSQL text cannot hold it)", async () => {
+      const reply = await post("/v1/customers", { name: "Ada\u0000Lovelace" })
+      expectError(reply, 400, "validation_failed")
+      expect(reply.json.errors).toEqual([{ field: "name", message: expect.any(String) }])
+      expectError(await post("/v1/refunds", { order_id: "ord_x", reason: "r\u0000" }), 400, "validation_failed")
+      expectError(await post("/v1/transfers", { payment_method: { code: "paypal", details: { holder_name: "\u0000" } } }), 400, "validation_failed")
+      expectError(await get("/v1/orders/by-reference/ref%00erence"), 400, "invalid_parameter")
+    })
+
     it("spec, customer_not_found (404): unknown ids and another account's customers", async () => {
       expectError(await get("/v1/customers/cus_doesnotexist0000"), 404, "customer_not_found")
       const theirs = await newCustomer({ email: "theirs@example.com" }, other)
