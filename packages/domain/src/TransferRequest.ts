@@ -16,7 +16,6 @@ import {
   ValidationFailed
 } from "./Errors.ts"
 import type { InstrumentType, PaymentInstrument } from "./Payment.ts"
-import type { BinFacts } from "./PaymentPorts.ts"
 import { findMethod } from "./PaymentMethods.ts"
 import { checkOrderBasics, type Dedicated, EMAIL, firstDedicated } from "./PaymentRequest.ts"
 import type { VaultedCard } from "./Ports.ts"
@@ -229,6 +228,7 @@ const cleanAddress = (address: AddressInput | undefined) => {
 }
 
 /** The holder fields of any type: holder_name defaults to the given names joined. */
+/** The holder as a destination names it: holder_name, else first/middle/last joined, else `fallbackName`. */
 const holderOf = (details: DestinationDetails, fallbackName: string | undefined) => {
   const joined = [details.first_name, details.middle_name, details.last_name].filter(present).map((n) => n.trim()).join(" ")
   const name = present(details.holder_name) ? details.holder_name : joined !== "" ? joined : fallbackName
@@ -255,15 +255,5 @@ export const destinationInstrument = (id: string, valid: ValidTransfer): Payment
  * The returned instrument of a card destination, from the vaulted card (never its token or expiry)
  * and the issuer facts of its BIN: the issuer's country is the instrument's.
  */
-export const cardDestinationInstrument = (id: string, details: DestinationDetails, card: VaultedCard, facts: BinFacts): PaymentInstrument => ({
-  id,
-  type: "card",
-  ...defined("country_code", facts.country_code),
-  ...holderOf(details, card.holder_name ?? undefined),
-  card_brand: card.brand,
-  last4_digits: card.last4,
-  bin: card.bin,
-  card_funding: card.funding,
-  ...defined("card_product", facts.card_product?.toLowerCase()),
-  ...defined("issuer_name", facts.issuer_name)
-})
+/** The holder fields a card destination's details give, over the vaulted card's own. */
+export const cardHolderOf = (details: DestinationDetails, card: VaultedCard) => holderOf(details, card.holder_name ?? undefined)

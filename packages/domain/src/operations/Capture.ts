@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import * as Authorization from "../AuthorizationStatus.ts"
-import { CaptureAmountExceedsAuthorized, type Conflict, invalidField } from "../Errors.ts"
+import { CaptureAmountExceedsAuthorized, invalidField } from "../Errors.ts"
 import * as Money from "../Money.ts"
 import * as OrderAggregate from "../OrderStatus.ts"
 import type { Order, Transaction } from "../Payment.ts"
@@ -14,10 +14,8 @@ import { revise } from "../StateMachine.ts"
 import * as Txn from "../TransactionStatus.ts"
 import { type Books, booksOf } from "./Books.ts"
 import { decided, emit, guarded, lockOrder, newTransaction, nowIso, saveOrder, saveTxn, snapshot, unitOfWork } from "./Kit.ts"
-import { settleOutflow } from "./Outflow.ts"
 import { callAndRecord, idempotencyKey, refusedCall, reserve } from "./ProviderStep.ts"
 import { whenSettled } from "./Settlement.ts"
-import { settleTransfer } from "./RecordTransfer.ts"
 
 const parseCaptureAmount = (amount: string | undefined, currency: string) => {
   if (amount === undefined) return undefined
@@ -117,7 +115,7 @@ export const capture = (orderId: string, amountText: string | undefined, final: 
   }))
 
 /** Settles one capture the provider accepted for later, when the provider says it settled. */
-const settleOne = (capture: Transaction) =>
+export const settleSettlingCapture = (capture: Transaction) =>
   whenSettled(capture, (order, current, at) =>
     Effect.gen(function*() {
       const txns = yield* (yield* TransactionRepo).listByOrder(order.id)
@@ -128,32 +126,3 @@ const settleOne = (capture: Transaction) =>
       yield* settleCapture(order, books, settled.next, at)
       return true
     }))
-
-/** Who settles a transaction the provider accepted for later: money back out settles its own way. */
-const settlerOf = (c: Transaction): Effect.Effect<boolean, Conflict, SettlementServices> => {
-  switch (c.kind) {
-    case "capture":
-      return settleOne(c)
-    case "transfer":
-      return settleTransfer(c)
-    default:
-      return settleOutflow(c)
-  }
-}
-
-type SettlementServices =
-  | Effect.Services<ReturnType<typeof settleOne>>
-  | Effect.Services<ReturnType<typeof settleTransfer>>
-  | Effect.Services<ReturnType<typeof settleOutflow>>
-
-/** The settlement worker's round: settles due captures, refunds, payouts and transfers (by kind); returns how many settled. */
-export const settleDue = Effect.fn("Payments.settleDue")(function*() {
-  const due = yield* (yield* TransactionRepo).listSettling(50)
-  let settled = 0
-  for (const c of due) {
-    const done = yield* Effect.catchCause(settlerOf(c), (cause) => Effect.as(Effect.logWarning(`settlement of ${c.id} failed`, cause), false))
-    if (done) settled++
-  }
-  return settled
-})
-

@@ -43,7 +43,8 @@ export const cardInstrument = (card: VaultedCard, country: string | undefined, f
     last4_digits: card.last4,
     bin: card.bin,
     card_funding: card.funding,
-    card_product: facts.issuer?.card_product,
+    // spec: "lowercase tier"
+    card_product: facts.issuer?.card_product?.toLowerCase(),
     issuer_name: facts.issuer?.issuer_name
   })
 }

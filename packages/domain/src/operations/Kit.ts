@@ -142,7 +142,6 @@ export const newTransaction = (order: Order, kind: Transaction["kind"], amount: 
   })
 
 /** Card instruments have their own home (Instrument.ts); re-exported for the operations that make them. */
-export { cardInstrument } from "./Instrument.ts"
 
 // --- views --------------------------------------------------------------------------------
 

@@ -28,7 +28,7 @@ import { type PayoutResult, TransactionRepo, type Unknown } from "../PaymentPort
 import { type Changes, type Moved, revise } from "../StateMachine.ts"
 import * as Txn from "../TransactionStatus.ts"
 import { decided, guarded, loadTxn, lockOrder, newTransaction, nowIso, recordEvents, saveOrder, saveTxn, unitOfWork } from "./Kit.ts"
-import { callAndRecord, idempotencyKey, refusedCall, reserve } from "./ProviderStep.ts"
+import { ANSWER_LOST, callAndRecord, idempotencyKey, refusedCall, reserve } from "./ProviderStep.ts"
 import { whenSettled } from "./Settlement.ts"
 
 type Outflow = Refund | Payout
@@ -47,11 +47,9 @@ interface Flow<R extends Outflow> {
   readonly onPaid: (order: Order, record: R) => Changes<Order> | undefined
 }
 
-const doubt = "the provider's answer was lost; it stays pending until reconciliation learns the outcome (read it again, or wait for its webhook)"
-
 export const refunds: Flow<Refund> = {
   operation: "refund",
-  inDoubt: () => new RefundInProgress({ message: `A refund is in progress: ${doubt}` }),
+  inDoubt: () => new RefundInProgress({ message: `A refund is in progress: ${ANSWER_LOST}` }),
   unreachable: "The payment provider is unreachable; the refund was recorded as failed and nothing was refunded",
   store: Effect.service(RefundRepo),
   transition: refundTransition,
@@ -62,7 +60,7 @@ export const refunds: Flow<Refund> = {
 
 export const payouts: Flow<Payout> = {
   operation: "payout",
-  inDoubt: () => new PayoutInProgress({ message: `A payout is in progress: ${doubt}` }),
+  inDoubt: () => new PayoutInProgress({ message: `A payout is in progress: ${ANSWER_LOST}` }),
   unreachable: "The payout service is unreachable; the payout was recorded as failed and nothing was paid",
   store: Effect.service(PayoutRepo),
   transition: payoutTransition,

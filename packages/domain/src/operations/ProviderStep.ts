@@ -84,6 +84,10 @@ export const refusedCall = (txn: Transaction, answer: { readonly decline_code: s
 
 export const unreachable: AttemptOutcome = { _tag: "Declined", decline_code: "provider_unavailable", provider_transaction_id: null }
 
+/** Why a call in doubt is answered "in progress" (money back out's own codes say it with this). */
+export const ANSWER_LOST =
+  "the provider's answer was lost; it stays pending until reconciliation learns the outcome (read it again, or wait for its webhook)"
+
 export const inDoubt = (what: string) =>
   new CardPaymentInProgress({
     message: `The provider's answer to this ${what} was lost; it stays in flight until reconciliation learns the outcome from the provider (read the payment, or wait for its webhook)`

@@ -9,7 +9,6 @@
 import { Effect, Option } from "effect"
 import type { Account } from "../Account.ts"
 import {
-  CardPaymentInProgress,
   RecipientPendingVerification,
   TransferDestinationCountryUnknown,
   TransferDestinationInvalid,
@@ -28,7 +27,7 @@ import { CardVault } from "../Ports.ts"
 import { routeFor } from "../Routing.ts"
 import { TransferRepo } from "../TransferPorts.ts"
 import {
-  cardDestinationInstrument,
+  cardHolderOf,
   checkDestination,
   type CreateTransferInput,
   DESTINATIONS,
@@ -40,8 +39,9 @@ import {
 import { transferView } from "../TransferViews.ts"
 import { cardDetails, clientSecretAction, revealCard } from "./Cards.ts"
 import { decided, guarded, loadTxn, lockOrder, newTransaction, nowIso, saveOrder, saveTxn, unitOfWork } from "./Kit.ts"
-import { callAndRecord, idempotencyKey, reserve, type StepName } from "./ProviderStep.ts"
+import { ANSWER_LOST, callAndRecord, idempotencyKey, reserve, type StepName } from "./ProviderStep.ts"
 import { recordTransfer, transferOf } from "./RecordTransfer.ts"
+import { cardInstrument } from "./Instrument.ts"
 
 /** Refusals the spec lists as transfer errors: the create or execute answers them as that error, after recording. */
 const DECLINES_AS_ERRORS = [
@@ -83,9 +83,10 @@ const cardDestination = (accountId: string, details: DestinationDetails) =>
     }
     const facts = yield* (yield* PaymentProvider).binLookup(card.value.bin)
     if (facts.country_code === undefined) {
-      return yield* new TransferDestinationCountryUnknown({ message: `The card behind ${token} (BIN ${card.value.bin}) has no known issuer country` })
+      return yield* new TransferDestinationCountryUnknown({ message: `The card behind card_token (BIN ${card.value.bin}) has no known issuer country` })
     }
-    return cardDestinationInstrument(yield* (yield* Ids).make("paymentInstrument"), details, card.value, facts)
+    // The card's instrument as a payment's, with the holder the destination names.
+    return { ...cardInstrument(card.value, undefined, { id: yield* (yield* Ids).make("paymentInstrument"), issuer: facts }), ...cardHolderOf(details, card.value) }
   })
 
 /** Inserts a transfer's rows; the order's insert claims the reference (409 for a duplicate, even concurrent). */
@@ -115,7 +116,7 @@ const sendPayout = (step: StepName, order: Order, txn: Transaction) =>
       currency: txn.currency,
       country: order.country
     }), (answer) => recordTransfer(order.id, txn.id, answer, key), "The payout provider is unreachable; the transfer was recorded as failed").pipe(
-      Effect.catchTag("CardPaymentInProgress", (e: CardPaymentInProgress) => Effect.fail(new TransferInProgress({ message: e.message.replace("payment", "transfer") })))
+      Effect.catchTag("CardPaymentInProgress", () => Effect.fail(new TransferInProgress({ message: `A transfer is in progress: ${ANSWER_LOST}` })))
     )
     const refused = declineError(recorded.transfer)
     if (refused !== undefined) return yield* refused
