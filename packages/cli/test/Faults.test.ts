@@ -1,17 +1,23 @@
 /**
  * Crash safety of the payment core, with real processes: `tender serve` is killed (SIGKILL, through
- * TENDER_FAULT) at every step boundary of create, capture, void and a checkout-session attempt —
- * after the reserve, while the provider is receiving or has applied the call, after the record —
- * then a server without the fault is started on the same database, and within 30 s:
+ * TENDER_FAULT) at every step boundary of create, capture, void, a checkout-session attempt, a
+ * refund and a card transfer's execute — after the reserve, while the provider is receiving or has
+ * applied the call, after the record — then a server without the fault is started on the same
+ * database, and within 30 s:
  *
  *   - every order is final (succeeded, failed, canceled, returned) or awaiting (authorized,
- *     requires_action, or pending for a checkout whose session awaits the customer's next try);
+ *     requires_action, or pending for a checkout whose session awaits the customer's next try),
+ *     and no refund or transfer record is left pending or processing (no card here settles later);
  *   - no transaction keeps an outstanding provider call (`pending_call`), and none is left initial
- *     or processing at all (every flow here ends at the provider);
+ *     or processing at all (every flow here ends at the provider, but a card transfer that still
+ *     awaits its execute);
  *   - for every manual-capture order, completed captures + the released void ≤ the authorization;
+ *   - per settlement, completed refunds ≤ its amount; an order's refunded_amount is the sum of its
+ *     succeeded refunds; every refund, payout and transfer record agrees with its transaction;
  *   - the sandbox's own ledger (sandbox_ledger, the provider's log, which survives the crash) shows
- *     at most one approved authorization per order, and Tender's records agree with it: every call
- *     the provider applied is recorded as done, and nothing is recorded as done that it did not apply.
+ *     at most one approved authorization per order and one paid payout per transfer, and Tender's
+ *     records agree with it: every call the provider applied is recorded as done, and nothing is
+ *     recorded as done that it did not apply.
  *
  * The schedule (operation, point, n per server) comes from a seeded PRNG: the seed is printed, and
  * FAULT_SEED replays the schedule (not the exact interleaving of concurrent requests). Each round
@@ -55,15 +61,23 @@ const BATCH = 3
 const MIN_KILLS = 50
 const RECOVERY_MS = 30_000
 
-type Operation = "create" | "capture" | "void" | "attempt"
-const OPERATIONS: ReadonlyArray<Operation> = ["create", "capture", "void", "attempt"]
-/** The provider call each operation makes. */
-const PROVIDER_OP: Record<Operation, string> = { create: "authorize", capture: "capture", void: "void", attempt: "authorize" }
+type Operation = "create" | "capture" | "void" | "attempt" | "refund" | "execute"
+const OPERATIONS: ReadonlyArray<Operation> = ["create", "capture", "void", "attempt", "refund", "execute"]
+/** The step each operation names its boundaries by (StepName, operations/ProviderStep.ts), and the provider call it makes. */
+const STEP: Record<Operation, { readonly step: string; readonly call: string }> = {
+  create: { step: "create", call: "authorize" },
+  capture: { step: "capture", call: "capture" },
+  void: { step: "void", call: "void" },
+  attempt: { step: "attempt", call: "authorize" },
+  refund: { step: "refund", call: "refund" },
+  // A transfer pays out through the provider's payout call.
+  execute: { step: "transfer_execute", call: "payout" }
+}
 const pointsOf = (op: Operation) => [
-  `${op}.after_reserve`,
-  `provider.${PROVIDER_OP[op]}.received`,
-  `provider.${PROVIDER_OP[op]}.applied`,
-  `${op}.after_record`
+  `${STEP[op].step}.after_reserve`,
+  `provider.${STEP[op].call}.received`,
+  `provider.${STEP[op].call}.applied`,
+  `${STEP[op].step}.after_record`
 ]
 
 const ENV = {
@@ -109,6 +123,30 @@ const authorizedOrder = async (server: Served, partlyCaptured: boolean) => {
     const captured = await send(server, "POST", "/v1/payments/capture", { order_id: created.json.order_id, amount: "30.00", final: false })
     expect(captured.status, JSON.stringify(captured.json)).toBe(200)
   }
+  return created.json.order_id as string
+}
+
+/** A settled automatic charge of 100.00, made on the clean server, optionally partly refunded already. */
+const settledCharge = async (server: Served, partlyRefunded: boolean) => {
+  const created = await send(server, "POST", "/v1/payments", authorizeBody("automatic", "100.00"))
+  expect(created.json.status, JSON.stringify(created.json)).toBe("completed")
+  if (partlyRefunded) {
+    const refunded = await send(server, "POST", "/v1/refunds", { transaction_id: created.json.transaction_id, amount: "30.00" })
+    expect(refunded.status, JSON.stringify(refunded.json)).toBe(201)
+  }
+  return created.json.transaction_id as string
+}
+
+/** A card transfer awaiting its card's collection (requires_action), made on the clean server. */
+const cardTransfer = async (server: Served) => {
+  const created = await send(server, "POST", "/v1/transfers", {
+    amount: amountOf(),
+    currency: "USD",
+    country: "US",
+    merchant_reference: reference("tr"),
+    payment_method: { code: "card", details: { card_token: token } }
+  })
+  expect(created.json.status, JSON.stringify(created.json)).toBe("requires_action")
   return created.json.order_id as string
 }
 
@@ -178,6 +216,30 @@ const draw = (): Plan => {
         })
         break
       }
+      case "refund": {
+        const partly = random() < 0.5
+        // Half race a second refund of the same settlement that cannot also fit (30 + 40 + 40 >
+        // 100 when partly refunded already): one of the two is refused, never both let through.
+        // At least one reaches the armed point either way.
+        const race = random() < 0.5
+        batch.push(async (clean) => {
+          const settlement = await settledCharge(clean, partly)
+          const refund = (s: Served) => send(s, "POST", "/v1/refunds", { transaction_id: settlement, amount: "40.00" }).catch(() => undefined)
+          return (s) => Promise.all([refund(s), race ? refund(s) : undefined])
+        })
+        break
+      }
+      case "execute": {
+        // Half executed twice at once: one claims it, the other is refused (in progress, or no
+        // longer awaiting).
+        const twice = random() < 0.5
+        batch.push(async (clean) => {
+          const orderId = await cardTransfer(clean)
+          const execute = (s: Served) => send(s, "POST", `/v1/transfers/${orderId}/execute`, {}).catch(() => undefined)
+          return (s) => Promise.all([execute(s), twice ? execute(s) : undefined])
+        })
+        break
+      }
       case "attempt": {
         const amount = amountOf()
         const captureMethod = pick(["manual", "automatic"] as const)
@@ -244,16 +306,24 @@ const unsettled = async () => {
      WHERE t.account_id = $1 AND t.pending_call IS NOT NULL`,
     [merchant.account_id]
   )
-  return { orders: orders.rows, transactions: transactions.rows }
+  // A transfer awaiting its card (requires_action) waits for the merchant; one pending or
+  // processing waits for the provider, and no card used here is paid later.
+  const records = await db.query(
+    `SELECT 'refund' AS record, id, order_id, status FROM refunds WHERE account_id = $1 AND status = 'pending'
+     UNION ALL SELECT 'payout', id, order_id, status FROM payouts WHERE account_id = $1 AND status = 'pending'
+     UNION ALL SELECT 'transfer', id, order_id, status FROM transfers WHERE account_id = $1 AND status IN ('pending', 'processing')`,
+    [merchant.account_id]
+  )
+  return { orders: orders.rows, transactions: transactions.rows, records: records.rows }
 }
 
 const waitForRecovery = async (round: number) => {
   const deadline = Date.now() + RECOVERY_MS
   for (;;) {
     const left = await unsettled()
-    if (left.orders.length === 0 && left.transactions.length === 0) return
+    if (left.orders.length === 0 && left.transactions.length === 0 && left.records.length === 0) return
     if (Date.now() > deadline) {
-      const ids = [...new Set([...left.orders.map((o) => o.id), ...left.transactions.map((t) => t.order_id)])]
+      const ids = [...new Set([...left.orders, ...left.transactions, ...left.records].map((row) => row.order_id ?? row.id))]
       const detail = await db.query(
         `SELECT o.id, o.status, o.subtype, o.capture_method,
            (SELECT json_agg(json_build_object('id', t.id, 'kind', t.kind, 'status', t.status, 'amount', t.amount, 'pending_call', t.pending_call,
@@ -303,25 +373,61 @@ const violations = async () => {
   // Tender and the provider disagree on a call's outcome: money moved that Tender recorded as not
   // moved, or Tender recorded money that never moved. Per transaction, the provider applied it
   // when its ledger holds a successful answer for it; Tender, when the transaction did not fail
-  // (an attempt), completed (a capture) or ended canceled (a void that released the hold).
+  // (an attempt), completed (a capture, a refund, a payout or a transfer's payout) or ended
+  // canceled (a void that released the hold).
   const disagreements = await db.query(
     `SELECT t.id, t.order_id, t.kind, t.status, applied.results FROM transactions t
      LEFT JOIN LATERAL (
        SELECT json_agg(l.result) AS results,
          bool_or((l.operation = 'authorize' AND l.result->>'_tag' = 'Approved')
               OR (l.operation = 'capture' AND l.result->>'_tag' = 'Settled')
-              OR (l.operation = 'void' AND l.result->>'_tag' = 'Voided')) AS moved
+              OR (l.operation = 'void' AND l.result->>'_tag' = 'Voided')
+              OR (l.operation IN ('refund', 'payout') AND l.result->>'_tag' = 'Paid')) AS moved
        FROM sandbox_ledger l WHERE l.order_reference = t.id) applied ON true
-     WHERE t.account_id = $1 AND t.kind IN ('payment', 'authorization', 'capture', 'void')
-       AND (CASE t.kind WHEN 'capture' THEN t.status = 'completed'
-                        WHEN 'void' THEN t.status = 'canceled'
-                        ELSE t.status <> 'failed' END) <> coalesce(applied.moved, false)`,
+     WHERE t.account_id = $1 AND t.kind IN ('payment', 'authorization', 'capture', 'void', 'refund', 'payout', 'transfer')
+       AND (CASE WHEN t.kind IN ('capture', 'refund', 'payout', 'transfer') THEN t.status = 'completed'
+                 WHEN t.kind = 'void' THEN t.status = 'canceled'
+                 ELSE t.status <> 'failed' END) <> coalesce(applied.moved, false)`,
     account
   )
-  // Left mid-way with no provider call to reconcile: nothing would ever finish it.
+  // More refunded than a settlement (a payment or a capture) settled.
+  const overRefunded = await db.query(
+    `SELECT s.id, s.amount AS settled, sum(r.amount) AS refunded FROM transactions s
+     JOIN transactions r ON r.parent_transaction_id = s.id AND r.kind = 'refund' AND r.status = 'completed'
+     WHERE s.account_id = $1 GROUP BY s.id, s.amount HAVING sum(r.amount) > s.amount`,
+    account
+  )
+  // Order.refunded_amount: the sum of its succeeded refunds.
+  const refundedAmount = await db.query(
+    `SELECT o.id, o.refunded_amount, coalesce(sum(r.amount), 0) AS succeeded FROM orders o
+     LEFT JOIN refunds r ON r.order_id = o.id AND r.status = 'succeeded'
+     WHERE o.account_id = $1 GROUP BY o.id, o.refunded_amount HAVING o.refunded_amount <> coalesce(sum(r.amount), 0)`,
+    account
+  )
+  // A record and its transaction tell one story: succeeded ↔ completed, failed ↔ failed.
+  const recordMismatches = await db.query(
+    `SELECT x.record, x.id, x.status, t.status AS transaction_status FROM (
+       SELECT 'refund' AS record, id, transaction_id, status FROM refunds WHERE account_id = $1
+       UNION ALL SELECT 'payout', id, transaction_id, status FROM payouts WHERE account_id = $1
+       UNION ALL SELECT 'transfer', id, transaction_id, status FROM transfers WHERE account_id = $1) x
+     JOIN transactions t ON t.id = x.transaction_id
+     WHERE (x.status = 'succeeded') <> (t.status = 'completed') OR (x.status = 'failed') <> (t.status = 'failed')`,
+    account
+  )
+  // The provider paid one transfer twice.
+  const paidTwice = await db.query(
+    `SELECT t.order_id, count(*) AS payouts FROM sandbox_ledger l JOIN transactions t ON t.id = l.order_reference
+     WHERE t.account_id = $1 AND t.kind = 'transfer' AND l.operation = 'payout' AND l.result->>'_tag' = 'Paid'
+     GROUP BY t.order_id HAVING count(*) > 1`,
+    account
+  )
+  // Left mid-way with no provider call to reconcile: nothing would ever finish it. A card
+  // transfer never executed (its batch's server died first) waits, initial, for the merchant.
   const stalled = await db.query(
     `SELECT t.id, t.order_id, t.kind, t.status FROM transactions t
-     WHERE t.account_id = $1 AND t.status IN ('initial', 'processing')`,
+     WHERE t.account_id = $1 AND t.status IN ('initial', 'processing')
+       AND NOT (t.kind = 'transfer' AND t.status = 'initial'
+                AND EXISTS (SELECT 1 FROM transfers tr WHERE tr.transaction_id = t.id AND tr.status = 'requires_action'))`,
     account
   )
   return {
@@ -329,7 +435,11 @@ const violations = async () => {
     overdrawn: overdrawn.rows,
     charged: charged.rows,
     unknownToTender: unknownToTender.rows,
-    disagreements: disagreements.rows
+    disagreements: disagreements.rows,
+    overRefunded: overRefunded.rows,
+    refundedAmount: refundedAmount.rows,
+    recordMismatches: recordMismatches.rows,
+    paidTwice: paidTwice.rows
   }
 }
 
@@ -398,7 +508,11 @@ it(`SIGKILL at every step boundary, ${ROUNDS * SERVERS_PER_ROUND} times; after a
       overdrawn: [],
       charged: [],
       unknownToTender: [],
-      disagreements: []
+      disagreements: [],
+      overRefunded: [],
+      refundedAmount: [],
+      recordMismatches: [],
+      paidTwice: []
     })
   }
   console.log(`Faults.test: FAULT_SEED=${SEED}: ${kills} kills, ${leftInFlight} calls left in flight, in ${Math.round((Date.now() - started) / 1000)} s\n${schedule.join("\n")}`)

@@ -3,13 +3,16 @@
  * second joins the first's), and requests hit both at once. Correctness rests on the database (unique
  * references, row locks), so it holds with or without Redis.
  */
+import type pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeHome, type Merchant, merchantClient, type Served } from "./support/Tender.ts"
+import { makeHome, type Merchant, merchantClient, type Reply, type Served } from "./support/Tender.ts"
 
 const home = makeHome("tender-races-")
 const servers: Array<Served> = []
 let merchant: Merchant
 let token = ""
+/** The shared PostgreSQL, for what no endpoint shows: the sandbox's ledger, the events. */
+let db: pg.Pool
 
 // Provider calls take 40 ms, as a real provider's would: captures stay in flight long enough that
 // the other process reserves while they are, which is the case the remainder rule must get right.
@@ -20,17 +23,24 @@ const { post, get } = merchantClient(() => merchant)
 /** Request i goes to server i mod 2. */
 const on = (i: number) => servers[i % servers.length]
 
-const authorize = async (reference: string, amount = "100.00") => {
+/** A merchant-initiated card payment of 100.00 USD: authorized (manual) or settled at once (automatic). */
+const pay = async (reference: string, captureMethod: "manual" | "automatic", cardToken = token) => {
   const reply = await post(on(0), "/v1/payments", {
-    amount,
+    amount: "100.00",
     currency: "USD",
     country: "US",
     merchant_reference: reference,
-    capture_method: "manual",
-    payment_method: { code: "card", details: { card_token: token, stored_credential: { initiator: "merchant", reason: "unscheduled" } } }
+    capture_method: captureMethod,
+    payment_method: { code: "card", details: { card_token: cardToken, stored_credential: { initiator: "merchant", reason: "unscheduled" } } }
   })
-  expect(reply.json.status).toBe("authorized")
-  return reply.json.order_id as string
+  expect(reply.status, JSON.stringify(reply.json)).toBe(200)
+  return reply.json as { order_id: string; transaction_id: string; merchant_reference: string; status: string }
+}
+
+const authorize = async (reference: string) => {
+  const paid = await pay(reference, "manual")
+  expect(paid.status).toBe("authorized")
+  return paid.order_id
 }
 
 beforeAll(async () => {
@@ -39,9 +49,11 @@ beforeAll(async () => {
   merchant = await home.runJson("accounts", "create", "--name", "racer")
   const tokenized = await post(on(0), "/v1/test_helpers/card_tokens", { number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })
   token = tokenized.json.token
+  db = home.database()
 }, 240_000)
 
 afterAll(async () => {
+  await db?.end()
   // The joiner first, then the owner of the embedded PostgreSQL.
   for (const server of [...servers].reverse()) await server.stop()
   await home.cleanup()
@@ -113,5 +125,147 @@ describe("two server processes, one PostgreSQL", () => {
         expect(order).toMatchObject({ status: "canceled", captured_amount: 0 })
       }
     }
+  }, 120_000)
+})
+
+describe("two server processes, one PostgreSQL: money out", () => {
+  const tokenize = async (number: string) =>
+    (await post(on(0), "/v1/test_helpers/card_tokens", { number, exp_month: 12, exp_year: 2035, cvc: "123" })).json.token as string
+
+  /** The provider's own log of calls of `operation` for the order's transactions (the sandbox ledger). */
+  const ledger = async (orderId: string, operation: "refund" | "payout") =>
+    (await db.query(
+      `SELECT l.order_reference, l.result FROM sandbox_ledger l JOIN transactions t ON t.id = l.order_reference
+       WHERE t.order_id = $1 AND l.operation = $2 ORDER BY l.order_reference`,
+      [orderId, operation]
+    )).rows as Array<{ order_reference: string; result: { _tag: string } }>
+
+  const REFUND_REFUSALS = [
+    "400 refund_amount_exceeds_refundable",
+    "409 refund_in_progress",
+    "409 refund_already_fully_refunded"
+  ]
+  /** 7.00, 9.00 or 13.00 by i mod 3: uneven, so that a round of refunds can straddle the balance. */
+  const refundAmountOf = (i: number) => [700, 900, 1300][i % 3]!
+
+  /**
+   * Sends the refunds at once (request i to server i mod 2) and checks every reply is a success or
+   * a refusal the spec names; answers, per original, the sum and transactions of those that succeeded.
+   */
+  const refundRace = async (originalOf: (i: number) => string, count: number) => {
+    const replies = await Promise.all(Array.from({ length: count }, (_, i) =>
+      post(on(i), "/v1/refunds", { transaction_id: originalOf(i), amount: (refundAmountOf(i) / 100).toFixed(2) })))
+    const succeeded = new Map<string, { total: number; txns: Array<string> }>()
+    replies.forEach((r: Reply, i) => {
+      if (r.status === 201) {
+        expect(r.json, JSON.stringify(r.json)).toMatchObject({ status: "succeeded", amount: refundAmountOf(i) / 100, original_transaction_id: originalOf(i) })
+        const entry = succeeded.get(originalOf(i)) ?? { total: 0, txns: [] }
+        succeeded.set(originalOf(i), { total: entry.total + refundAmountOf(i), txns: [...entry.txns, r.json.transaction_id] })
+      } else {
+        expect(REFUND_REFUSALS, JSON.stringify(r.json)).toContain(`${r.status} ${r.json.code}`)
+      }
+    })
+    const outcomes = replies.map((r) => (r.status === 201 ? "201" : `${r.status} ${r.json.code}`))
+    console.log(`Races.test: refunds: ${JSON.stringify(Object.fromEntries([...new Set(outcomes)].map((o) => [o, outcomes.filter((x) => x === o).length])))}`)
+    return succeeded
+  }
+
+  /**
+   * What the order, its transactions and the provider's ledger say after a race: the order's
+   * refunded_amount is the sum that succeeded; its refund transactions are exactly those, completed
+   * (a refused request made none); the ledger holds one Paid refund for each and no other.
+   */
+  const expectRefundsAgree = async (orderId: string, succeededTxns: ReadonlyArray<string>, total: number) => {
+    const order = (await get(on(1), `/v1/orders/${orderId}`)).json
+    expect(order.refunded_amount ?? 0).toBe(total / 100)
+    const found = (await post(on(0), "/v1/transactions/search", { merchant_reference: order.merchant_reference, limit: 100 })).json.data
+      .filter((t: { kind: string }) => t.kind === "refund")
+    expect(found.map((t: { id: string }) => t.id).sort()).toEqual([...succeededTxns].sort())
+    expect(found.every((t: { status: string }) => t.status === "completed")).toBe(true)
+    expect(Math.round(found.reduce((s: number, t: { amount: number }) => s + t.amount * 100, 0))).toBe(total)
+    const calls = await ledger(orderId, "refund")
+    expect(calls.map((c) => c.order_reference)).toEqual([...succeededTxns].sort())
+    expect(calls.every((c) => c.result._tag === "Paid")).toBe(true)
+  }
+
+  /**
+   * The lower bound: a refund is refused only when its amount exceeds what is free at that moment
+   * (the settlement minus refunds succeeded and in flight). Every refund here succeeds (card 4242
+   * refunds are Paid), so those counted then all end succeeded: the final sum is at least that,
+   * i.e. more than settlement − 13.00. And the requests ask for more than the settlement (190.00
+   * against 100.00, or ≥ 94.00 against each capture of 60.00 and 40.00), so some are refused.
+   */
+  it("20 concurrent refunds of one settlement (various amounts) never exceed it (the over-refund race of juspay/hyperswitch#13182)", async () => {
+    const paid = await pay(`refunds-${Date.now()}`, "automatic")
+    expect(paid.status).toBe("completed")
+    const succeeded = (await refundRace(() => paid.transaction_id, 20)).get(paid.transaction_id) ?? { total: 0, txns: [] }
+    expect(succeeded.total).toBeLessThanOrEqual(10_000)
+    expect(succeeded.total).toBeGreaterThan(10_000 - 1300)
+    await expectRefundsAgree(paid.order_id, succeeded.txns, succeeded.total)
+  }, 120_000)
+
+  it("concurrent refunds of a payment captured in two parts, each by its capture's transaction_id, never exceed that capture", async () => {
+    const orderId = await authorize(`refund-captures-${Date.now()}`)
+    const captures: Array<{ id: string; amount: number }> = []
+    for (const amount of [6000, 4000]) {
+      const captured = await post(on(0), "/v1/payments/capture", { order_id: orderId, amount: (amount / 100).toFixed(2), final: false })
+      expect(captured.status, JSON.stringify(captured.json)).toBe(200)
+      captures.push({ id: captured.json.transaction_id, amount })
+    }
+    const succeeded = await refundRace((i) => captures[i % 2]!.id, 20)
+    for (const capture of captures) {
+      const total = succeeded.get(capture.id)?.total ?? 0
+      expect(total, capture.id).toBeLessThanOrEqual(capture.amount)
+      expect(total, capture.id).toBeGreaterThan(capture.amount - 1300)
+    }
+    const all = [...succeeded.values()]
+    await expectRefundsAgree(orderId, all.flatMap((s) => s.txns), all.reduce((s, e) => s + e.total, 0))
+  }, 120_000)
+
+  it("10 concurrent executes of one card transfer make one provider call (contract.md, Transfers: executed once)", async () => {
+    const created = await post(on(0), "/v1/transfers", {
+      amount: "25.00",
+      currency: "USD",
+      country: "US",
+      merchant_reference: `transfer-${Date.now()}`,
+      // Its BIN has an issuer country in the sandbox, so it is a valid card destination.
+      payment_method: { code: "card", details: { card_token: await tokenize("4242424242424242") } }
+    })
+    expect(created.json, JSON.stringify(created.json)).toMatchObject({ status: "requires_action" })
+    const { order_id: orderId, transaction_id: txnId } = created.json
+    const replies = await Promise.all(Array.from({ length: 10 }, (_, i) => post(on(i), `/v1/transfers/${orderId}/execute`, {})))
+    console.log(`Races.test: executes: ${replies.map((r) => (r.status === 200 ? "200" : r.json.code)).sort().join(", ")}`)
+    const won = replies.filter((r) => r.status === 200)
+    expect(won).toHaveLength(1)
+    expect(won[0]!.json).toMatchObject({ status: "succeeded", order_id: orderId })
+    for (const r of replies.filter((r) => r.status !== 200)) {
+      expect(["409 transfer_in_progress", "409 transfer_invalid_order_state"], JSON.stringify(r.json)).toContain(`${r.status} ${r.json.code}`)
+    }
+    const calls = await ledger(orderId, "payout")
+    expect(calls).toEqual([{ order_reference: txnId, result: expect.objectContaining({ _tag: "Paid" }) }])
+    const events = await db.query(`SELECT type FROM events WHERE order_id = $1 AND type LIKE 'transfer.%'`, [orderId])
+    expect(events.rows.map((e) => e.type)).toEqual(["transfer.succeeded"])
+  }, 120_000)
+
+  it("10 concurrent payouts of one original: one goes out (pending, card 0341), the others payout_in_progress; the worker settles it", async () => {
+    const paid = await pay(`payouts-${Date.now()}`, "automatic", await tokenize("4000000000000341"))
+    const replies = await Promise.all(Array.from({ length: 10 }, (_, i) => post(on(i), "/v1/payouts", { order_id: paid.order_id, amount: "15.00" })))
+    const accepted = replies.filter((r) => r.status === 201)
+    expect(accepted).toHaveLength(1)
+    expect(accepted[0]!.json).toMatchObject({ status: "pending", amount: 15, original_transaction_id: paid.transaction_id })
+    for (const r of replies.filter((r) => r.status !== 201)) expect(`${r.status} ${r.json.code}`, JSON.stringify(r.json)).toBe("409 payout_in_progress")
+    const payout = accepted[0]!.json
+    const calls = await ledger(paid.order_id, "payout")
+    expect(calls).toEqual([{ order_reference: payout.transaction_id, result: expect.objectContaining({ _tag: "Pending" }) }])
+    // contract.md, Sandbox: settled ~2 s later, by the settlement worker of either process.
+    const deadline = Date.now() + 15_000
+    let status = payout.status
+    while (status === "pending" && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 250))
+      status = (await get(on(1), `/v1/payouts/${payout.id}`)).json.status
+    }
+    expect(status).toBe("succeeded")
+    expect((await get(on(0), `/v1/transactions/${payout.transaction_id}`)).json.status).toBe("completed")
+    expect(await ledger(paid.order_id, "payout")).toHaveLength(1)
   }, 120_000)
 })
