@@ -410,6 +410,8 @@ export const paymentsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">
       const body = base()
       expect((await post("/v1/payments", body)).status).toBe(200)
       expectError(await post("/v1/payments", { ...body, amount: "99.00" }), 409, "duplicate_merchant_reference_id")
+      // even a body that would fail validation: the first create was accepted
+      expectError(await post("/v1/payments", { merchant_reference: body.merchant_reference, amount: "ten" }), 409, "duplicate_merchant_reference_id")
       const recovered = await get(`/v1/orders/by-reference/${encodeURIComponent(body.merchant_reference)}`)
       expect(recovered.json).toMatchObject({ merchant_reference: body.merchant_reference, amount: 10, subtype: "direct_payment" })
     })

@@ -250,6 +250,9 @@ export const transfersSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
       const reference = ref("dup")
       expect((await transfer("bank_transfer", { account_number: "1234" }, { merchant_reference: reference })).status).toBe(201)
       expectError(await transfer("crypto", { wallet_address: "x" }, { merchant_reference: reference }), 409, "duplicate_merchant_reference_id")
+      // "whatever its body": even one that would fail validation, or name another destination
+      expectError(await post("/v1/transfers", { merchant_reference: reference, amount: "-1" }), 409, "duplicate_merchant_reference_id")
+      expectError(await transfer("ideal", {}, { merchant_reference: reference }), 409, "duplicate_merchant_reference_id")
       const paid = ref("paid")
       const payment = await post("/v1/payments", { amount: "5.00", currency: "USD", country: "US", merchant_reference: paid, payment_method: { code: "paypal" }, success_url: "https://m.example/ok", cancel_url: "https://m.example/no" })
       expect(payment.status).toBe(200)

@@ -16,6 +16,7 @@ import { cardDetails, clientSecretAction, revealCard, type RevealedCard } from "
 import { customerOf } from "../Customers.ts"
 import { cardInstrument, holderOf, issuerOf } from "./Instrument.ts"
 import { decided, guarded, newTransaction, nowIso, snapshot, unitOfWork } from "./Kit.ts"
+import { refuseTakenReference } from "./Target.ts"
 import { idempotencyKey, reserve, runAttempt } from "./ProviderStep.ts"
 import { type AttemptOutcome, record } from "./RecordAttempt.ts"
 
@@ -33,6 +34,7 @@ const planOf = (valid: ValidPayment, card: RevealedCard | undefined): Plan => {
 }
 
 export const create = Effect.fn("Payments.create")(function*(account: Account, input: CreatePaymentInput) {
+  yield* refuseTakenReference(account.id, input.merchant_reference)
   const valid = validateCreate(account, input)
   if (valid instanceof Error) return yield* Effect.fail(valid)
   const provider = yield* PaymentProvider

@@ -11,6 +11,7 @@
  */
 import { Effect, Option } from "effect"
 import {
+  DuplicateMerchantReferenceId,
   InvalidTransactionStatus,
   MerchantReferenceAmbiguous,
   OrderNotFound,
@@ -85,4 +86,20 @@ export const orderByReference = <E>(accountId: string, reference: string, notFou
       })
     }
     return matches[0]
+  })
+
+/**
+ * contract.md, Idempotency: a second create of an order (a direct payment, a transfer) with a taken
+ * reference is 409 `duplicate_merchant_reference_id` "whatever its body", so it is checked before
+ * the body is. The order's insert still decides between two creates arriving at once.
+ */
+export const refuseTakenReference = (accountId: string, reference: unknown) =>
+  Effect.gen(function*() {
+    if (typeof reference !== "string" || reference.trim() === "") return
+    const holder = yield* (yield* OrderRepo).findByReference(accountId, reference)
+    if (Option.isSome(holder) && holder.value.subtype !== "checkout") {
+      return yield* new DuplicateMerchantReferenceId({
+        message: `merchant_reference ${reference} already exists; fetch it with GET /v1/orders/by-reference/${encodeURIComponent(reference)}`
+      })
+    }
   })

@@ -42,6 +42,7 @@ import { decided, guarded, loadTxn, lockOrder, newTransaction, nowIso, saveOrder
 import { ANSWER_LOST, callAndRecord, idempotencyKey, reserve, type StepName } from "./ProviderStep.ts"
 import { recordTransfer, transferOf } from "./RecordTransfer.ts"
 import { cardInstrument } from "./Instrument.ts"
+import { refuseTakenReference } from "./Target.ts"
 
 /** Refusals the spec lists as transfer errors: the create or execute answers them as that error, after recording. */
 const DECLINES_AS_ERRORS = [
@@ -124,6 +125,7 @@ const sendPayout = (step: StepName, order: Order, txn: Transaction) =>
   })
 
 export const createTransfer = Effect.fn("Transfers.create")(function*(account: Account, input: CreateTransferInput) {
+  yield* refuseTakenReference(account.id, input.merchant_reference)
   const valid = validateTransfer(account, input)
   if (valid instanceof Error) return yield* Effect.fail(valid)
   const unroutable = routeFor(yield* PaymentProvider, account.mode === "live") ?? routeDestination(valid)

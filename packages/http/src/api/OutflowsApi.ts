@@ -47,6 +47,7 @@ export class RefundsApi extends HttpApiGroup.make("refunds").add(
 
 export class PayoutsApi extends HttpApiGroup.make("payouts").add(
   HttpApiEndpoint.post("create", "/v1/payouts", { payload: CreatePayoutRequest, success: PayoutView.pipe(HttpApiSchema.status(201)) })
-    .annotate(OpenApi.Description, "Pays out to the card instrument of an original payment, named by exactly one of order_id, transaction_id, merchant_reference."),
+    .annotate(OpenApi.Description, "Pays out to the card instrument of an original payment, named by exactly one of order_id, transaction_id, merchant_reference. " +
+      "Send a payout_reference: a payout is new money, so only the reference makes a retry after a lost answer safe (409 duplicate_merchant_reference_id)."),
   HttpApiEndpoint.get("get", "/v1/payouts/:id", { params: { id: idOf(ID_PREFIXES.payout) }, success: PayoutView })
 ) {}
