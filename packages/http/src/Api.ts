@@ -15,6 +15,36 @@ import { VaultApi } from "./api/VaultApi.ts"
 import { WebhookDeliveriesApi, WebhookEndpointsApi } from "./api/WebhooksApi.ts"
 import { ApiKeyAuth, RequestValidation } from "./Middleware.ts"
 
+/**
+ * Every operation needs both credentials (the gateway checks the key, then the signature), so the
+ * signature scheme is ANDed into each requirement the bearer middleware declared, not offered as an
+ * alternative. The header is not a key: the scheme's description says how it is computed.
+ */
+const SIGNATURE_SCHEME = "signature"
+const requireSignature = (spec: Record<string, any>): Record<string, any> => {
+  spec.components.securitySchemes.bearer = {
+    ...spec.components.securitySchemes.bearer,
+    description: "The account's secret key: `Authorization: Bearer sk_test_…` or `sk_live_…`. Publishable keys are refused."
+  }
+  spec.components.securitySchemes[SIGNATURE_SCHEME] = {
+    type: "apiKey",
+    in: "header",
+    name: "X-Signature",
+    description:
+      "`t=<unix seconds>, v1=<hex>`: HMAC-SHA256 under the account's signing secret over t, then the path with its " +
+      "query exactly as sent, then the raw body bytes (empty for GET). Accepted within 300 s of the server clock. " +
+      "Every response carries the same header over the request's path and the response body; verify it before trusting the body."
+  }
+  for (const operations of Object.values<Record<string, any>>(spec.paths)) {
+    for (const operation of Object.values<any>(operations)) {
+      if (Array.isArray(operation.security)) {
+        operation.security = operation.security.map((requirement: object) => ({ ...requirement, [SIGNATURE_SCHEME]: [] }))
+      }
+    }
+  }
+  return spec
+}
+
 export class Api extends HttpApi.make("tender")
   .add(PaymentsApi)
   .add(SessionsApi)
@@ -41,6 +71,14 @@ export class Api extends HttpApi.make("tender")
     description:
       "Payment orchestration. Every request carries `Authorization: Bearer sk_…` and `X-Signature: t=…, v1=…` " +
       "(HMAC-SHA256 of t + path with query + raw body under the account's signing secret); every response is " +
-      "signed the same way. Errors are `{code, message, request_id, errors?}`."
+      "signed the same way. Errors are `{code, message, request_id, errors?}`.",
+    // The document cannot know where it is deployed; the variable lets a reader (or /docs) point
+    // it at their own instance, defaulting to `tender serve`'s address.
+    servers: [{
+      url: "{origin}",
+      description: "A Tender instance",
+      variables: { origin: { default: "http://127.0.0.1:8080", description: "Scheme, host and port of the Tender instance" } }
+    }],
+    transform: requireSignature
   }))
 {}

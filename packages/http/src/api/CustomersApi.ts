@@ -19,11 +19,14 @@ export const CustomerView = Schema.Struct({
   created_at: Schema.String
 })
 
-export class CustomersApi extends HttpApiGroup.make("customers").add(
+export class CustomersApi extends HttpApiGroup.make("customers")
+  .annotate(OpenApi.Description, "Customer records that payments refer to by customer_id.")
+  .add(
   HttpApiEndpoint.post("create", "/v1/customers", {
     payload: CreateCustomerRequest,
     success: CustomerView.pipe(HttpApiSchema.status(201))
-  }).annotate(OpenApi.Description, "Creates a customer record; payments name it by customer_id. Fields with no value are null."),
-  HttpApiEndpoint.get("get", "/v1/customers/:id", { params: { id: CustomerId }, success: CustomerView })
+  }).annotate(OpenApi.Summary, "Create a customer")
+    .annotate(OpenApi.Description, "Creates a customer record; payments name it by customer_id. Fields with no value are null."),
+  HttpApiEndpoint.get("get", "/v1/customers/:id", { params: { id: CustomerId }, success: CustomerView }).annotate(OpenApi.Summary, "Retrieve a customer")
     .annotate(OpenApi.Description, "One customer of this account; any other id is 404 customer_not_found.")
 ) {}

@@ -39,15 +39,19 @@ const viewFields = {
 export const RefundView = Schema.Struct({ ...viewFields, reason: optional(Schema.String), refund_reference: optional(Schema.String) })
 export const PayoutView = Schema.Struct({ ...viewFields, payment_instrument: Payment.PaymentInstrument, payout_reference: optional(Schema.String) })
 
-export class RefundsApi extends HttpApiGroup.make("refunds").add(
-  HttpApiEndpoint.post("create", "/v1/refunds", { payload: CreateRefundRequest, success: RefundView.pipe(HttpApiSchema.status(201)) })
+export class RefundsApi extends HttpApiGroup.make("refunds")
+  .annotate(OpenApi.Description, "Refunds of a settled payment or capture, in full or in part.")
+  .add(
+  HttpApiEndpoint.post("create", "/v1/refunds", { payload: CreateRefundRequest, success: RefundView.pipe(HttpApiSchema.status(201)) }).annotate(OpenApi.Summary, "Create a refund")
     .annotate(OpenApi.Description, "Refunds one settlement (a completed payment or capture), named by exactly one of order_id, transaction_id, merchant_reference. Omitted amount refunds the remaining balance."),
-  HttpApiEndpoint.get("get", "/v1/refunds/:id", { params: { id: idOf(ID_PREFIXES.refund) }, success: RefundView })
+  HttpApiEndpoint.get("get", "/v1/refunds/:id", { params: { id: idOf(ID_PREFIXES.refund) }, success: RefundView }).annotate(OpenApi.Summary, "Retrieve a refund")
 ) {}
 
-export class PayoutsApi extends HttpApiGroup.make("payouts").add(
-  HttpApiEndpoint.post("create", "/v1/payouts", { payload: CreatePayoutRequest, success: PayoutView.pipe(HttpApiSchema.status(201)) })
+export class PayoutsApi extends HttpApiGroup.make("payouts")
+  .annotate(OpenApi.Description, "Payouts to the card of an original payment.")
+  .add(
+  HttpApiEndpoint.post("create", "/v1/payouts", { payload: CreatePayoutRequest, success: PayoutView.pipe(HttpApiSchema.status(201)) }).annotate(OpenApi.Summary, "Create a payout")
     .annotate(OpenApi.Description, "Pays out to the card instrument of an original payment, named by exactly one of order_id, transaction_id, merchant_reference. " +
       "Send a payout_reference: a payout is new money, so only the reference makes a retry after a lost answer safe (409 duplicate_merchant_reference_id)."),
-  HttpApiEndpoint.get("get", "/v1/payouts/:id", { params: { id: idOf(ID_PREFIXES.payout) }, success: PayoutView })
+  HttpApiEndpoint.get("get", "/v1/payouts/:id", { params: { id: idOf(ID_PREFIXES.payout) }, success: PayoutView }).annotate(OpenApi.Summary, "Retrieve a payout")
 ) {}

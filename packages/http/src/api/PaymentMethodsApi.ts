@@ -7,9 +7,12 @@ export const PaymentMethodView = Schema.Struct({
   required_fields: Schema.Array(Schema.String)
 })
 
-export class PaymentMethodsApi extends HttpApiGroup.make("paymentMethods").add(
+export class PaymentMethodsApi extends HttpApiGroup.make("paymentMethods")
+  .annotate(OpenApi.Description, "The payment methods live for a country and currency, and the fields each needs.")
+  .add(
   HttpApiEndpoint.get("list", "/v1/payment-methods", {
     query: { country: Schema.String, currency: Schema.String },
     success: Schema.Struct({ data: Schema.Array(PaymentMethodView) })
-  }).annotate(OpenApi.Description, "Methods live for a country and currency, and the fields each one needs.")
+  }).annotate(OpenApi.Summary, "List payment methods")
+    .annotate(OpenApi.Description, "Methods live for a country and currency, and the fields each one needs.")
 ) {}

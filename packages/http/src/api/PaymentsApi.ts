@@ -4,21 +4,25 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Payment } from "@tender/domain"
 import { CaptureRequest, ConsentView, CreatePaymentRequest, PaymentSnapshot, VoidRequest } from "./PaymentSchemas.ts"
 
-export class PaymentsApi extends HttpApiGroup.make("payments").add(
-  HttpApiEndpoint.post("create", "/v1/payments", { payload: CreatePaymentRequest, success: PaymentSnapshot })
+export class PaymentsApi extends HttpApiGroup.make("payments")
+  .annotate(OpenApi.Description, "Direct payments: create, capture, void, finish 3-D Secure and record card-storage consent.")
+  .add(
+  HttpApiEndpoint.post("create", "/v1/payments", { payload: CreatePaymentRequest, success: PaymentSnapshot }).annotate(OpenApi.Summary, "Create a payment")
     .annotate(OpenApi.Description, "Creates a direct payment. A decline is 200 with status failed; only pre-flight checks are 4xx."),
-  HttpApiEndpoint.post("capture", "/v1/payments/capture", { payload: CaptureRequest, success: PaymentSnapshot })
+  HttpApiEndpoint.post("capture", "/v1/payments/capture", { payload: CaptureRequest, success: PaymentSnapshot }).annotate(OpenApi.Summary, "Capture an authorization")
     .annotate(OpenApi.Description, "Captures a manual-capture authorization, in full or in part (final: false keeps the remainder)."),
-  HttpApiEndpoint.post("void", "/v1/payments/void", { payload: VoidRequest, success: PaymentSnapshot })
+  HttpApiEndpoint.post("void", "/v1/payments/void", { payload: VoidRequest, success: PaymentSnapshot }).annotate(OpenApi.Summary, "Void an authorization")
     .annotate(OpenApi.Description, "Releases what remains of an authorization. Not idempotent: a repeated void is 409."),
   HttpApiEndpoint.post("completeThreeDs", "/v1/payments/:id/3ds/complete", {
     params: { id: OrderId },
     payload: Schema.Struct({}),
     success: PaymentSnapshot
-  }).annotate(OpenApi.Description, "Completes a 3-D Secure challenge server to server. Idempotent."),
+  }).annotate(OpenApi.Summary, "Complete 3-D Secure")
+    .annotate(OpenApi.Description, "Completes a 3-D Secure challenge server to server. Idempotent."),
   HttpApiEndpoint.post("cardStorageConsent", "/v1/payments/:id/card_storage_consent", {
     params: { id: OrderId },
     payload: Payment.CardStorageConsent,
     success: ConsentView
-  }).annotate(OpenApi.Description, "Asserts the payment's card-storage consent: stored once; the identical consent again is safe; a different one is 409 consent_conflict.")
+  }).annotate(OpenApi.Summary, "Record card-storage consent")
+    .annotate(OpenApi.Description, "Asserts the payment's card-storage consent: stored once; the identical consent again is safe; a different one is 409 consent_conflict.")
 ) {}

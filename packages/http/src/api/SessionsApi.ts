@@ -72,25 +72,32 @@ export const AttemptRequest = Schema.Struct({
   customer: optional(Schema.Struct({ email: optional(Schema.String), name: optional(Schema.String), ip: optional(Schema.String) }))
 })
 
-export class SessionsApi extends HttpApiGroup.make("checkoutSessions").add(
+export class SessionsApi extends HttpApiGroup.make("checkoutSessions")
+  .annotate(OpenApi.Description, "Hosted checkout sessions: a payment page Tender hosts for the customer.")
+  .add(
   HttpApiEndpoint.post("create", "/v1/checkout/sessions", {
     payload: CreateSessionRequest,
     success: SessionView.pipe(HttpApiSchema.status(201))
-  }).annotate(OpenApi.Description, "Creates a hosted checkout session; send the customer to its url."),
-  HttpApiEndpoint.get("get", "/v1/checkout/sessions/:id", { params: { id: SessionId }, success: SessionView }),
+  }).annotate(OpenApi.Summary, "Create a checkout session")
+    .annotate(OpenApi.Description, "Creates a hosted checkout session; send the customer to its url."),
+  HttpApiEndpoint.get("get", "/v1/checkout/sessions/:id", { params: { id: SessionId }, success: SessionView }).annotate(OpenApi.Summary, "Retrieve a checkout session"),
   HttpApiEndpoint.get("byReference", "/v1/checkout/sessions/by-reference/:merchant_reference", {
     params: { merchant_reference: Schema.String },
     success: SessionView
-  }).annotate(OpenApi.Description, "The most recent session with the reference."),
-  HttpApiEndpoint.post("search", "/v1/checkout/sessions/search", { payload: SearchRequest, success: page(SessionView) }),
-  HttpApiEndpoint.post("cancel", "/v1/checkout/sessions/:id/cancel", { params: { id: SessionId }, success: SessionView })
+  }).annotate(OpenApi.Summary, "Retrieve a checkout session by reference")
+    .annotate(OpenApi.Description, "The most recent session with the reference."),
+  HttpApiEndpoint.post("search", "/v1/checkout/sessions/search", { payload: SearchRequest, success: page(SessionView) }).annotate(OpenApi.Summary, "Search checkout sessions"),
+  HttpApiEndpoint.post("cancel", "/v1/checkout/sessions/:id/cancel", { params: { id: SessionId }, success: SessionView }).annotate(OpenApi.Summary, "Cancel a checkout session")
     .annotate(OpenApi.Description, "Cancels an open or pending_action session; a final one is 409 invalid_session_state.")
 ) {}
 
-export class SessionTestHelpersApi extends HttpApiGroup.make("sessionTestHelpers").add(
+export class SessionTestHelpersApi extends HttpApiGroup.make("sessionTestHelpers")
+  .annotate(OpenApi.Description, "Test mode only: act as the customer on a hosted checkout session.")
+  .add(
   HttpApiEndpoint.post("attempt", "/v1/test_helpers/checkout/sessions/:id/attempt", {
     params: { id: SessionId },
     payload: AttemptRequest,
     success: SessionView
-  }).annotate(OpenApi.Description, "Test mode only: acts as the customer submitting the hosted form.")
+  }).annotate(OpenApi.Summary, "Simulate a hosted checkout attempt")
+    .annotate(OpenApi.Description, "Test mode only: acts as the customer submitting the hosted form.")
 ) {}

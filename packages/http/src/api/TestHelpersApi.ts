@@ -21,14 +21,18 @@ export const CardTokenView = Schema.Struct({
   funding: Schema.String
 })
 
-export class TestHelpersApi extends HttpApiGroup.make("testHelpers").add(
+export class TestHelpersApi extends HttpApiGroup.make("testHelpers")
+  .annotate(OpenApi.Description, "Test mode only: act as the customer, card fields or provider to drive a flow.")
+  .add(
   HttpApiEndpoint.post("createCardToken", "/v1/test_helpers/card_tokens", {
     payload: CardTokenRequest,
     success: CardTokenView.pipe(HttpApiSchema.status(201))
-  }).annotate(OpenApi.Description, "Test mode only: vaults a card and returns its token, as the secure card fields would."),
+  }).annotate(OpenApi.Summary, "Create a test card token")
+    .annotate(OpenApi.Description, "Test mode only: vaults a card and returns its token, as the secure card fields would."),
   HttpApiEndpoint.post("simulate", "/v1/test_helpers/orders/:order_id/simulate", {
     params: { order_id: OrderId },
     payload: SimulateRequest,
     success: OrderView
-  }).annotate(OpenApi.Description, "Test mode only: acts as the customer or provider on the order's pending attempt.")
+  }).annotate(OpenApi.Summary, "Simulate an order's next step")
+    .annotate(OpenApi.Description, "Test mode only: acts as the customer or provider on the order's pending attempt.")
 ) {}

@@ -67,15 +67,19 @@ export const CreateTransferRequest = Schema.Struct({
 
 export const ExecuteTransferRequest = Schema.Struct({ card_token: text })
 
-export class TransfersApi extends HttpApiGroup.make("transfers").add(
+export class TransfersApi extends HttpApiGroup.make("transfers")
+  .annotate(OpenApi.Description, "Transfers: money sent to a destination instrument (bank account, wallet or card).")
+  .add(
   HttpApiEndpoint.post("create", "/v1/transfers", {
     payload: CreateTransferRequest,
     success: TransferView.pipe(HttpApiSchema.status(201))
-  }).annotate(OpenApi.Description, "Sends money to a destination instrument; a card destination answers requires_action (collect_card), then execute."),
-  HttpApiEndpoint.get("get", "/v1/transfers/:id", { params: { id: TransferId }, success: TransferView }),
+  }).annotate(OpenApi.Summary, "Create a transfer")
+    .annotate(OpenApi.Description, "Sends money to a destination instrument; a card destination answers requires_action (collect_card), then execute."),
+  HttpApiEndpoint.get("get", "/v1/transfers/:id", { params: { id: TransferId }, success: TransferView }).annotate(OpenApi.Summary, "Retrieve a transfer"),
   HttpApiEndpoint.post("execute", "/v1/transfers/:order_id/execute", {
     params: { order_id: OrderId },
     payload: ExecuteTransferRequest,
     success: TransferView
-  }).annotate(OpenApi.Description, "Executes a card transfer awaiting card collection, once; card_token replaces its card.")
+  }).annotate(OpenApi.Summary, "Execute a card transfer")
+    .annotate(OpenApi.Description, "Executes a card transfer awaiting card collection, once; card_token replaces its card.")
 ) {}

@@ -35,7 +35,9 @@ export const AttemptView = Schema.Struct({
   error: Schema.NullOr(Schema.String)
 })
 
-export class WebhookEndpointsApi extends HttpApiGroup.make("webhookEndpoints").add(
+export class WebhookEndpointsApi extends HttpApiGroup.make("webhookEndpoints")
+  .annotate(OpenApi.Description, "Where Tender sends signed event notifications, at most 16 per account.")
+  .add(
   HttpApiEndpoint.post("create", "/v1/webhook_endpoints", {
     payload: Schema.Struct({
       url: Schema.String,
@@ -43,9 +45,10 @@ export class WebhookEndpointsApi extends HttpApiGroup.make("webhookEndpoints").a
       description: optional(Schema.String)
     }),
     success: EndpointView.pipe(HttpApiSchema.status(201))
-  }).annotate(OpenApi.Description, "Registers an endpoint (at most 16 per account). Live mode: https only, never a private address."),
-  HttpApiEndpoint.get("list", "/v1/webhook_endpoints", { success: Schema.Struct({ data: Schema.Array(EndpointView) }) }),
-  HttpApiEndpoint.get("get", "/v1/webhook_endpoints/:id", { params: { id: EndpointId }, success: EndpointView }),
+  }).annotate(OpenApi.Summary, "Create a webhook endpoint")
+    .annotate(OpenApi.Description, "Registers an endpoint (at most 16 per account). Live mode: https only, never a private address."),
+  HttpApiEndpoint.get("list", "/v1/webhook_endpoints", { success: Schema.Struct({ data: Schema.Array(EndpointView) }) }).annotate(OpenApi.Summary, "List webhook endpoints"),
+  HttpApiEndpoint.get("get", "/v1/webhook_endpoints/:id", { params: { id: EndpointId }, success: EndpointView }).annotate(OpenApi.Summary, "Retrieve a webhook endpoint"),
   HttpApiEndpoint.post("update", "/v1/webhook_endpoints/:id", {
     params: { id: EndpointId },
     payload: Schema.Struct({
@@ -55,14 +58,16 @@ export class WebhookEndpointsApi extends HttpApiGroup.make("webhookEndpoints").a
       status: optional(Schema.Literals(["enabled", "disabled"]))
     }),
     success: EndpointView
-  }),
+  }).annotate(OpenApi.Summary, "Update a webhook endpoint"),
   HttpApiEndpoint.delete("delete", "/v1/webhook_endpoints/:id", {
     params: { id: EndpointId },
     success: Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) })
-  })
+  }).annotate(OpenApi.Summary, "Delete a webhook endpoint")
 ) {}
 
-export class WebhookDeliveriesApi extends HttpApiGroup.make("webhookDeliveries").add(
+export class WebhookDeliveriesApi extends HttpApiGroup.make("webhookDeliveries")
+  .annotate(OpenApi.Description, "Each attempt to deliver an event to an endpoint; failed ones can be retried.")
+  .add(
   HttpApiEndpoint.get("list", "/v1/webhook_deliveries", {
     query: {
       endpoint_id: optional(Schema.String),
@@ -72,13 +77,14 @@ export class WebhookDeliveriesApi extends HttpApiGroup.make("webhookDeliveries")
       cursor: optional(Schema.String)
     },
     success: page(DeliveryView)
-  }),
+  }).annotate(OpenApi.Summary, "List webhook deliveries"),
   HttpApiEndpoint.get("get", "/v1/webhook_deliveries/:id", {
     params: { id: DeliveryId },
     success: Schema.Struct({ ...DeliveryView.fields, attempts: Schema.Array(AttemptView) })
-  }),
+  }).annotate(OpenApi.Summary, "Retrieve a webhook delivery"),
   HttpApiEndpoint.post("retry", "/v1/webhook_deliveries/:id/retry", {
     params: { id: DeliveryId },
     success: DeliveryView
-  }).annotate(OpenApi.Description, "Makes a failed or exhausted delivery due now; otherwise 400 webhook_delivery_not_retryable.")
+  }).annotate(OpenApi.Summary, "Retry a webhook delivery")
+    .annotate(OpenApi.Description, "Makes a failed or exhausted delivery due now; otherwise 400 webhook_delivery_not_retryable.")
 ) {}
