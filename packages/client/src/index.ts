@@ -1,0 +1,3 @@
+export * as TenderClient from "./TenderClient.ts"
+export { createTenderClient, TenderApiError, type TenderPromiseClient } from "./Promise.ts"
+export { UnverifiedResponse } from "./TenderClient.ts"
