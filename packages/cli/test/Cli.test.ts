@@ -6,6 +6,7 @@
  */
 import { createServer, type Server } from "node:http"
 import { merchantHeaders } from "@tender/adapters/Signature"
+import { createTenderClient } from "@tender/client"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeHome, type Served } from "./support/Tender.ts"
 
@@ -52,12 +53,9 @@ afterAll(async () => {
 const merchantGet = (secretKey: string, signingSecret: string, path: string) =>
   fetch(baseUrl + path, { headers: merchantHeaders({ secret_key: secretKey, signing_secret: signingSecret }, path) })
 
-/** A signed POST as a merchant's server sends it; the parsed answer. */
-const merchantPost = async (creds: { secret_key: string; signing_secret: string }, path: string, body: unknown) => {
-  const text = JSON.stringify(body)
-  const response = await fetch(baseUrl + path, { method: "POST", headers: merchantHeaders(creds, path, text), body: text })
-  return response.json() as Promise<any>
-}
+/** The typed client of an account `tender accounts create` printed: signs requests, verifies answers. */
+const merchant = (creds: { secret_key: string; signing_secret: string }) =>
+  createTenderClient({ baseUrl, secretKey: creds.secret_key, signingSecret: creds.signing_secret })
 
 /** Polls `probe` until it returns a value (the dispatcher works in the background). */
 const until = async <A>(probe: () => Promise<A | undefined>, timeoutMs = 45_000): Promise<A> => {
@@ -71,7 +69,7 @@ const until = async <A>(probe: () => Promise<A | undefined>, timeoutMs = 45_000)
 }
 
 const cardToken = async (creds: { secret_key: string; signing_secret: string }) =>
-  (await merchantPost(creds, "/v1/test_helpers/card_tokens", { number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })).token
+  (await merchant(creds).testHelpers.createCardToken({ number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })).token
 
 describe("tender serve", () => {
   it("answers on its port with the OpenAPI document", async () => {
@@ -199,7 +197,7 @@ describe("tender payments", () => {
     const shop = await tenderJson("accounts", "create", "--name", "Payments shop")
     const token = await cardToken(shop)
     const authorize = (reference: string) =>
-      merchantPost(shop, "/v1/payments", {
+      merchant(shop).payments.create({
         amount: "50.00",
         currency: "USD",
         country: "US",
@@ -244,13 +242,13 @@ describe("tender webhooks", () => {
   beforeAll(async () => {
     hookShop = await tenderJson("accounts", "create", "--name", "Webhooks shop")
     for (const path of ["ok", "failing"] as const) {
-      const endpoint = await merchantPost(hookShop, "/v1/webhook_endpoints", { url: `${receiverUrl}/${path}`, enabled_events: ["payment.succeeded"] })
+      const endpoint = await merchant(hookShop).webhookEndpoints.create({ url: `${receiverUrl}/${path}`, enabled_events: ["payment.succeeded"] })
       expect(endpoint).toMatchObject({ id: expect.stringMatching(/^we_/), status: "enabled" })
       endpoints[path] = endpoint.id
     }
     const token = await cardToken(hookShop)
     for (const reference of ["hooks-1", "hooks-2"]) {
-      const payment = await merchantPost(hookShop, "/v1/payments", {
+      const payment = await merchant(hookShop).payments.create({
         amount: "10.00",
         currency: "USD",
         country: "US",
@@ -376,9 +374,9 @@ describe("tender worker", () => {
 describe("tender sessions", () => {
   it("get, list and cancel a checkout session of any account; a final one cannot be canceled", async () => {
     const shop = await tenderJson("accounts", "create", "--name", "Sessions shop")
-    const path = "/v1/checkout/sessions"
-    const body = JSON.stringify({ amount: "12.00", currency: "USD", merchant_reference: "cli-session", success_url: "https://s.example/ok", cancel_url: "https://s.example/no" })
-    const created = await (await fetch(baseUrl + path, { method: "POST", headers: merchantHeaders(shop, path, body), body })).json() as { id: string }
+    const created = await merchant(shop).checkoutSessions.create({
+      amount: "12.00", currency: "USD", merchant_reference: "cli-session", success_url: "https://s.example/ok", cancel_url: "https://s.example/no"
+    })
     expect(await tenderJson("sessions", "get", created.id)).toMatchObject({ id: created.id, status: "open", merchant_reference: "cli-session" })
     const listed = await tenderJson("sessions", "list", "--account", shop.account_id)
     expect(listed.data.map((s: { id: string }) => s.id)).toEqual([created.id])
@@ -392,7 +390,7 @@ describe("tender sessions", () => {
 describe("tender transfers", () => {
   it("get shows a transfer of any account, as a table or one JSON document (contract.md, Operator set-up)", async () => {
     const shop = await tenderJson("accounts", "create", "--name", "Transfers shop")
-    const created = await merchantPost(shop, "/v1/transfers", {
+    const created = await merchant(shop).transfers.create({
       amount: "30.00",
       currency: "EUR",
       country: "DE",
