@@ -65,6 +65,17 @@ describe("round trips through the Promise facade (signed requests, verified resp
     expect(await tender.webhookEndpoints.list()).toEqual({ data: [] })
   })
 
+  it("a webhook endpoint's whole life (POST, GET, POST update, DELETE) and a query string signed as sent", async () => {
+    const created = await tender.webhookEndpoints.create({ url: "http://127.0.0.1:9/hooks", enabled_events: ["payment.succeeded"] })
+    const updated = await tender.webhookEndpoints.update({ params: { id: created.id }, payload: { description: "orders", status: "disabled" } })
+    expect(updated).toMatchObject({ id: created.id, description: "orders", status: "disabled" })
+    expect(await tender.webhookEndpoints.get({ params: { id: created.id } })).toEqual(updated)
+    expect(await tender.webhookEndpoints.delete({ params: { id: created.id } })).toEqual({ id: created.id, deleted: true })
+    // Query parameters (one encoded from a number) are part of what is signed and verified.
+    expect(await tender.webhookDeliveries.list({ query: { endpoint_id: created.id, status: "failed", limit: 5 } }))
+      .toMatchObject({ data: [] })
+  })
+
   it("the Effect client is the same API, typed end to end", async () => {
     const customer = await Effect.runPromise(Effect.gen(function*() {
       const client = yield* TenderClient.make({ baseUrl: server.baseUrl, ...credentials })
