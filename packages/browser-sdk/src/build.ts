@@ -4,7 +4,7 @@
  * @tender/browser-sdk`, which the root `pretest`/`prestart` scripts call; the server reads the
  * result (assets.ts).
  */
-import { mkdirSync, writeFileSync } from "node:fs"
+import { mkdirSync, renameSync, writeFileSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -34,6 +34,11 @@ export const build = async (): Promise<Record<AssetName, string>> => {
     out[name] = text
   }
   mkdirSync(OUT_DIR, { recursive: true })
-  for (const [name, text] of Object.entries(out)) writeFileSync(resolve(OUT_DIR, name), text)
+  for (const [name, text] of Object.entries(out)) {
+    // Write then rename: a server (or a parallel test) reading meanwhile sees the old file or the new, never half.
+    const temporary = resolve(OUT_DIR, `.${name}.${process.pid}.tmp`)
+    writeFileSync(temporary, text)
+    renameSync(temporary, resolve(OUT_DIR, name))
+  }
   return out
 }
