@@ -190,6 +190,12 @@ const applyOptions = async (options: ElementOptions, named: (key: keyof ElementO
 const collect = async (requestId: number, secret: string) => {
   const answer = (card: CollectedCard | null, error: TenderErrorBody | null) =>
     post({ kind: "collected", requestId, card, error })
+  if (secret !== clientSecret) {
+    // collectCard named another payment than the element's: its session decides the form (card or CVC only).
+    clientSecret = secret
+    await loadSession(secret)
+    applyMode()
+  }
   for (const field of activeFields()) final.add(field)
   const { current, problem } = render()
   emitChange()

@@ -5,7 +5,8 @@ const only = (variables: Record<string, unknown>) => validateAppearance({ variab
 
 describe("appearance variables (spec table)", () => {
   it("accepts each kind of value the table allows", () => {
-    expect(only({
+    // Every variable of the table, each with a value of the form it allows: all kept as given.
+    const accepted = {
       fontFamily: `"Helvetica Neue", Arial, sans-serif`,
       fontSize: "16px",
       labelFontSize: "0.875rem",
@@ -21,23 +22,8 @@ describe("appearance variables (spec table)", () => {
       borderWidth: "0",
       inputPadding: "8px 12px",
       rowGap: "1em 2em 3em 4em"
-    })).toEqual({
-      fontFamily: `"Helvetica Neue", Arial, sans-serif`,
-      fontSize: "16px",
-      labelFontSize: "0.875rem",
-      labelFontWeight: "bold",
-      colorText: "#1a2b3c",
-      colorLabel: "rgb(10, 20, 30)",
-      colorPlaceholder: "hsl(210 10% 50%)",
-      colorBackground: "white",
-      colorBorder: "#abc",
-      colorPrimary: "rgba(0,0,0,0.5)",
-      colorDanger: "RebeccaPurple",
-      borderRadius: "4px",
-      borderWidth: "0",
-      inputPadding: "8px 12px",
-      rowGap: "1em 2em 3em 4em"
-    })
+    }
+    expect(only(accepted)).toEqual(accepted)
   })
 
   it("never accepts url(), var() or calc(), in any variable", () => {

@@ -245,6 +245,34 @@ describe.skipIf(!HAVE_CHROMIUM)(
       await page.close()
     })
 
+    it("pay runs a popup challenge in a window, and a redirect challenge by leaving the page", async () => {
+      const popupPayment = stub.payment({ displayMode: "popup" })
+      let page = await openCard({ clientSecret: popupPayment.secret })
+      await fillCard(await fields(page), "4000000000003220")
+      let token = (await collect(page, popupPayment.secret)).card!.token
+      const opened = context.waitForEvent("page")
+      const paying = pay(page, popupPayment, token)
+      const popup = await opened
+      await popup.waitForLoadState()
+      expect(popup.url()).toBe(`${stub.origin}/challenge/${popupPayment.paymentId}`)
+      await popup.click("#complete")
+      expect(await paying).toEqual({ status: "succeeded", paymentId: popupPayment.paymentId })
+      await expect.poll(() => popup.isClosed()).toBe(true)
+      await page.close()
+
+      const redirectPayment = stub.payment({ displayMode: "redirect" })
+      page = await openCard({ clientSecret: redirectPayment.secret })
+      await fillCard(await fields(page), "4000000000003220")
+      token = (await collect(page, redirectPayment.secret)).card!.token
+      const challenge = `${stub.origin}/challenge/${redirectPayment.paymentId}`
+      const navigated = page.waitForURL(challenge)
+      expect(await pay(page, redirectPayment, token)).toEqual({ status: "requires_action", paymentId: redirectPayment.paymentId })
+      await navigated
+      const paid = stub.requests.find((r) => r.path === "/v1/client/pay" && r.body.client_secret === redirectPayment.secret)
+      expect(paid?.body.return_url).toBe(`${shop.origin}/`)
+      await page.close()
+    })
+
     it("relays an expired secret as authentication_error CLIENT_SECRET_EXPIRED", async () => {
       const payment = stub.payment()
       const page = await openCard()
