@@ -167,13 +167,11 @@ describe.skipIf(!HAVE_CHROMIUM)(
       await frame.click("#number")
       await frame.locator("#number").pressSequentially("4242424242424242")
       expect(await frame.inputValue("#number")).toBe("4242 4242 4242 4242")
-      let change = await lastChange(page)
-      expect(change.complete).toBe(false)
-      expect(change.fields.number).toMatchObject({ complete: true, brand: "visa" })
+      // Events cross a postMessage: poll until the last one has arrived.
+      await expect.poll(() => lastChange(page)).toMatchObject({ complete: false, fields: { number: { complete: true, brand: "visa" } } })
       await frame.locator("#expiry").pressSequentially("1234")
       await frame.locator("#cvc").pressSequentially("123")
-      change = await lastChange(page)
-      expect(change).toMatchObject({ complete: true, error: null })
+      await expect.poll(() => lastChange(page)).toMatchObject({ complete: true, error: null })
       const events = await seen(page)
       expect(events[0]?.name).toBe("ready")
       expect(events.some((e) => e.name === "focus" && (e.payload as { field: string }).field === "number")).toBe(true)
@@ -197,7 +195,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
       const frame = await fields(page)
       const before = stub.requests.filter((r) => r.path === "/v1/client/card_tokens").length
       await fillCard(frame, "4242424242424241")
-      expect((await lastChange(page)).error).toMatchObject({ type: "validation_error", code: "invalid_number" })
+      await expect.poll(async () => (await lastChange(page)).error).toMatchObject({ type: "validation_error", code: "invalid_number" })
       expect(await collect(page, payment.secret)).toMatchObject({ card: null, error: { type: "validation_error", code: "invalid_number" } })
       await fillCard(frame, "4242424242424242", "01 / 20")
       expect((await collect(page, payment.secret)).error).toMatchObject({ code: "invalid_expiry" })
@@ -291,12 +289,31 @@ describe.skipIf(!HAVE_CHROMIUM)(
       expect(await frame.isVisible("#expiry")).toBe(false)
       expect(await frame.textContent("#saved")).toContain("0005")
       await frame.locator("#cvc").pressSequentially("123")
-      expect((await lastChange(page)).complete).toBe(false)
+      // One change per digit typed: three arrive, none complete (an amex needs four).
+      const changes = async () => (await seen(page)).filter((e) => e.name === "change").map((e) => (e.payload as { complete: boolean }).complete)
+      await expect.poll(async () => (await changes()).length).toBe(3)
+      expect(await changes()).toEqual([false, false, false])
       await frame.locator("#cvc").pressSequentially("4")
-      expect((await lastChange(page)).complete).toBe(true)
+      await expect.poll(async () => (await lastChange(page)).complete).toBe(true)
       expect((await collect(page, payment.secret)).card).toEqual({
         token: "tok_saved_amex", brand: "amex", last4: "0005", bin: "42424242", expMonth: null, expYear: null
       })
+      await page.close()
+    })
+
+    it("holds first paint at most 300 ms for a slow card-on-file secret, then switches to CVC-only", async () => {
+      const payment = stub.payment({ collect: "cvv", savedCard: { brand: "visa", last4: "4242", token: "tok_saved" }, sessionDelayMs: 3000 })
+      const page = await openCard({ clientSecret: payment.secret })
+      const waited = await page.evaluate(async () => {
+        const started = performance.now()
+        await (window as unknown as { card: { ready: Promise<void> } }).card.ready
+        return performance.now() - started
+      })
+      expect(waited).toBeLessThan(2500)
+      const frame = await fields(page)
+      expect(await frame.isVisible("#number")).toBe(true)
+      await frame.waitForSelector("#number", { state: "hidden" })
+      expect(await frame.textContent("#saved")).toContain("4242")
       await page.close()
     })
 

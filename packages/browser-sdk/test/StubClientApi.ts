@@ -20,6 +20,8 @@ export interface StubPayment {
   readonly collect: "card" | "cvv"
   readonly savedCard: { readonly brand: string; readonly last4: string; readonly token: string } | null
   readonly displayMode: "inline" | "popup" | "redirect"
+  /** How long `/v1/client/session` takes for this secret (a slow network). */
+  readonly sessionDelayMs: number
   status: "requires_payment" | "succeeded" | "failed" | "requires_action"
   declineCode?: string
   expired: boolean
@@ -35,7 +37,7 @@ export interface Stub {
   readonly origin: string
   /** Every `/v1/client/…` request, in order (bodies included: tests assert what left the iframe). */
   readonly requests: Array<StubRequest>
-  readonly payment: (options?: Partial<Pick<StubPayment, "collect" | "savedCard" | "displayMode">>) => StubPayment
+  readonly payment: (options?: Partial<Pick<StubPayment, "collect" | "savedCard" | "displayMode" | "sessionDelayMs">>) => StubPayment
   readonly close: () => Promise<void>
 }
 
@@ -79,7 +81,7 @@ export const startStub = () =>
       if (payment.expired) return json(response, 401, error("authentication_error", "CLIENT_SECRET_EXPIRED", "The client secret expired."), cors)
       switch (path) {
         case "/v1/client/session":
-          return json(response, 200, {
+          return void setTimeout(() => json(response, 200, {
             kind: "payment",
             payment_id: payment.paymentId,
             collect: payment.collect,
@@ -88,7 +90,7 @@ export const startStub = () =>
             saved_card: payment.savedCard === null ? null : { brand: payment.savedCard.brand, last4: payment.savedCard.last4 },
             livemode: false,
             expires_at: new Date(Date.now() + 15 * 60_000).toISOString()
-          }, cors)
+          }, cors), payment.sessionDelayMs)
         case "/v1/client/card_tokens": {
           if (payment.collect === "cvv") {
             const saved = payment.savedCard!
@@ -201,6 +203,7 @@ export const startStub = () =>
             collect: options.collect ?? "card",
             savedCard: options.savedCard ?? null,
             displayMode: options.displayMode ?? "inline",
+            sessionDelayMs: options.sessionDelayMs ?? 0,
             status: "requires_payment",
             expired: false
           }
