@@ -18,6 +18,10 @@ export interface TenderConfig {
    * redirects). Unset → `serve` uses its own host and port.
    */
   readonly publicUrl?: string | undefined
+  /** `TENDER_SDK_URL`: the host of `/sdk/v1/tender.js` (contract.md); unset → the public URL. */
+  readonly sdkUrl?: string | undefined
+  /** `TENDER_FIELDS_URL`: the host of the secure card fields `/fields/v1/…`; unset → the public URL. */
+  readonly fieldsUrl?: string | undefined
   /** `TENDER_SANDBOX_LATENCY_MS`: simulated latency of every sandbox provider call (default 0). */
   readonly sandboxLatencyMs?: number | undefined
   /** `TENDER_FAULT=<point>@<n>`: crash tests only; kills the process the n-th time `point` is reached (Faults.ts). */
@@ -34,6 +38,8 @@ export const configFromEnv = (
   redisUrl: overrides.redisUrl ?? (env.REDIS_URL || undefined),
   vaultKey: overrides.vaultKey ?? (env.TENDER_VAULT_KEY || undefined),
   publicUrl: overrides.publicUrl ?? (env.TENDER_PUBLIC_URL || undefined),
+  sdkUrl: overrides.sdkUrl ?? (env.TENDER_SDK_URL || undefined),
+  fieldsUrl: overrides.fieldsUrl ?? (env.TENDER_FIELDS_URL || undefined),
   sandboxLatencyMs: overrides.sandboxLatencyMs ??
     (env.TENDER_SANDBOX_LATENCY_MS ? Math.max(0, Number(env.TENDER_SANDBOX_LATENCY_MS) || 0) : undefined),
   fault: overrides.fault ?? (env.TENDER_FAULT || undefined)

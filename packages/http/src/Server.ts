@@ -22,6 +22,7 @@ import { ApiKeyAuthLive, RequestValidationLive } from "./Middleware.ts"
 import * as Routes from "./Routes.ts"
 import * as CheckoutPage from "./hosted/CheckoutPage.ts"
 import * as SandboxPages from "./hosted/SandboxPages.ts"
+import * as SdkAssets from "./hosted/SdkAssets.ts"
 
 export interface ServerOptions {
   readonly port: number
@@ -30,6 +31,8 @@ export interface ServerOptions {
   readonly rateLimit?: { readonly perSecond: number; readonly burst: number } | undefined
   /** Request body cap in bytes (default 1 MiB). */
   readonly maxBodyBytes?: number | undefined
+  /** TENDER_FIELDS_URL: the secure card fields' host (default the public URL, contract.md). */
+  readonly fieldsUrl?: string | undefined
 }
 
 export const DEFAULT_RATE_LIMIT = { perSecond: 100, burst: 200 } as const
@@ -63,7 +66,8 @@ const routeTable = Routes.fromApi(Api, [
   { method: "GET", path: OPENAPI_PATH },
   { method: "GET", path: DOCS_PATH },
   ...SandboxPages.SANDBOX_ROUTES,
-  ...CheckoutPage.CHECKOUT_ROUTES
+  ...CheckoutPage.CHECKOUT_ROUTES,
+  ...SdkAssets.SDK_ROUTES
 ])
 
 /** The routes and the gateway, without a listening socket (tests can serve them on any server). */
@@ -73,6 +77,7 @@ export const app = (options: Omit<ServerOptions, "port" | "host">) =>
     DocsRoute,
     SandboxPages.layer,
     CheckoutPage.layer,
+    SdkAssets.layer({ fieldsUrl: options.fieldsUrl }),
     Gateway.layer({
       maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
       defaultRateLimit: options.rateLimit ?? DEFAULT_RATE_LIMIT,

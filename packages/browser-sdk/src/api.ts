@@ -1,0 +1,55 @@
+/**
+ * Calls to the SDK's server routes (`/v1/client/…`): a publishable key, a client secret in the body,
+ * and the API's `{error}` body relayed as the SDK's error object (spec, SDK errors).
+ */
+import type { TenderErrorBody } from "./protocol.ts"
+
+const ERROR_TYPES = new Set(["validation_error", "authentication_error", "api_error", "network_error", "integration_error"])
+
+const relayed = (body: unknown, status: number, correlationId: string | null): TenderErrorBody => {
+  const error = typeof body === "object" && body !== null ? (body as { error?: unknown }).error : undefined
+  if (typeof error === "object" && error !== null) {
+    const e = error as Record<string, unknown>
+    return {
+      type: typeof e.type === "string" && ERROR_TYPES.has(e.type) ? e.type as TenderErrorBody["type"] : "api_error",
+      code: typeof e.code === "string" ? e.code : `http_${status}`,
+      message: typeof e.message === "string" ? e.message : `The request failed with HTTP ${status}.`,
+      correlationId: typeof e.correlationId === "string" ? e.correlationId : correlationId
+    }
+  }
+  return { type: "api_error", code: `http_${status}`, message: `The request failed with HTTP ${status}.`, correlationId }
+}
+
+export type ApiResult<A> = { readonly ok: true; readonly body: A } | { readonly ok: false; readonly error: TenderErrorBody }
+
+export const callApi = async <A>(
+  apiUrl: string,
+  path: string,
+  publishableKey: string,
+  body: Record<string, unknown>
+): Promise<ApiResult<A>> => {
+  let response: Response
+  try {
+    response = await fetch(`${apiUrl}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${publishableKey}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+      credentials: "omit",
+      cache: "no-store"
+    })
+  } catch {
+    return {
+      ok: false,
+      error: { type: "network_error", code: "network_error", message: "Tender could not be reached.", correlationId: null }
+    }
+  }
+  const correlationId = response.headers.get("x-request-id")
+  let parsed: unknown = undefined
+  try {
+    parsed = await response.json()
+  } catch {
+    // A body that is not JSON is reported by its status below.
+  }
+  if (response.ok && typeof parsed === "object" && parsed !== null) return { ok: true, body: parsed as A }
+  return { ok: false, error: relayed(parsed, response.status, correlationId) }
+}
