@@ -75,6 +75,7 @@ export const newAccount = (overrides: Partial<Account.Account> = {}) =>
       ip_allowlist: ["10.0.0.0/8", "2001:db8::/32"],
       processing_profiles: [{ code: "eu", name: "Europe", status: "active", created_at: created }],
       vault_enabled: true,
+      three_ds_display_mode: "popup",
       rate_limit: { per_second: 5, burst: 10 },
       created_at: created,
       updated_at: created,
