@@ -8,8 +8,7 @@
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import type { Account, ThreeDsDisplayMode } from "./Account.ts"
 import { Accounts } from "./Accounts.ts"
-import * as Card from "./Card.ts"
-import { CardTokens } from "./CardTokens.ts"
+import { CardTokens, cvcError } from "./CardTokens.ts"
 import { type ClientSecretRecord, ClientSecretRepo } from "./ClientSecretPorts.ts"
 import {
   CardPaymentInvalidOrderState,
@@ -194,10 +193,8 @@ export class ClientSecrets extends Context.Service<ClientSecrets, {
             return yield* invalidField("number", "must be absent: this payment collects the saved card's CVC only")
           }
           const saved = yield* savedCard(grant, yield* orderOf(grant))
-          const length = Card.cvcLength(saved.brand)
-          if (!new RegExp(`^\\d{${length}}$`).test(input.cvc)) {
-            return yield* new ValidationFailed({ message: "The card was not accepted", errors: [{ field: "cvc", message: `must be ${length} digits for this card` }] })
-          }
+          const cvc = cvcError(saved.brand, input.cvc)
+          if (cvc !== undefined) return yield* new ValidationFailed({ message: "The card was not accepted", errors: [cvc] })
           yield* cvcs.put(saved.token, input.cvc)
           return { token: saved.token, brand: saved.brand, last4: saved.last4, bin: saved.bin, exp_month: null, exp_year: null }
         }),
