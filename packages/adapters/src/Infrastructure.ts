@@ -18,6 +18,7 @@ import {
   type AccountRepo,
   type CardVault,
   type CheckoutSessionRepo,
+  type ClientSecretRepo,
   type CustomerRepo,
   type CvcStore,
   type EventRepo,
@@ -62,6 +63,7 @@ import { Redis } from "./redis/Redis.ts"
 import * as AccountRepoMemory from "./storage/memory/AccountRepoMemory.ts"
 import * as CardVaultMemory from "./storage/memory/CardVaultMemory.ts"
 import * as CheckoutSessionRepoMemory from "./storage/memory/CheckoutSessionRepoMemory.ts"
+import * as ClientSecretRepoMemory from "./storage/memory/ClientSecretRepoMemory.ts"
 import * as CustomerRepoMemory from "./storage/memory/CustomerRepoMemory.ts"
 import * as CvcStoreMemory from "./storage/memory/CvcStoreMemory.ts"
 import * as EventRepoMemory from "./storage/memory/EventRepoMemory.ts"
@@ -76,6 +78,7 @@ import * as WebhookEndpointRepoMemory from "./storage/memory/WebhookEndpointRepo
 import * as AccountRepoPg from "./storage/postgres/AccountRepoPg.ts"
 import * as CardVaultPg from "./storage/postgres/CardVaultPg.ts"
 import * as CheckoutSessionRepoPg from "./storage/postgres/CheckoutSessionRepoPg.ts"
+import * as ClientSecretRepoPg from "./storage/postgres/ClientSecretRepoPg.ts"
 import * as CustomerRepoPg from "./storage/postgres/CustomerRepoPg.ts"
 import * as EventRepoPg from "./storage/postgres/EventRepoPg.ts"
 import * as OrderRepoPg from "./storage/postgres/OrderRepoPg.ts"
@@ -106,6 +109,7 @@ export type StoragePorts =
   | RefundRepo
   | PayoutRepo
   | TransferRepo
+  | ClientSecretRepo
   /** The sandbox provider's own log lives beside Tender's storage (memory with memory, PostgreSQL with PostgreSQL). */
   | SandboxLedger
 export type Ports =
@@ -136,6 +140,7 @@ export const memoryStorage: Layer.Layer<StoragePorts, never, Ids> = Layer.mergeA
   OutflowRepoMemory.refundLayer,
   OutflowRepoMemory.payoutLayer,
   TransferRepoMemory.layer,
+  ClientSecretRepoMemory.layer,
   SandboxLedgerMemory.layer
 ).pipe(Layer.provide(Layer.merge(MemoryDatabase.layer, CardCipher.layer(randomKey))))
 
@@ -163,6 +168,7 @@ export const postgresStorage = (
       OutflowRepoPg.refundLayer,
       OutflowRepoPg.payoutLayer,
       TransferRepoPg.layer,
+      ClientSecretRepoPg.layer,
       SandboxLedgerPg.layer
     ).pipe(
       Layer.provide(CardCipher.layer(Effect.succeed(key))),

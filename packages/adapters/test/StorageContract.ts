@@ -16,6 +16,7 @@ import {
   CardVault,
   CheckoutSession,
   CheckoutSessionRepo,
+  ClientSecretRepo,
   CustomerRepo,
   Errors,
   EventRepo,
@@ -75,6 +76,7 @@ export const newAccount = (overrides: Partial<Account.Account> = {}) =>
       ip_allowlist: ["10.0.0.0/8", "2001:db8::/32"],
       processing_profiles: [{ code: "eu", name: "Europe", status: "active", created_at: created }],
       vault_enabled: true,
+      three_ds_display_mode: "popup",
       rate_limit: { per_second: 5, burst: 10 },
       created_at: created,
       updated_at: created,
@@ -2185,5 +2187,41 @@ export const transfersContract = (it: Vitest.MethodsNonLive<TransferStorageServi
       const { order } = yield* newTransfer()
       const twin = yield* newOrder(order.account_id, { merchant_reference: order.merchant_reference })
       expect(yield* Effect.flip((yield* OrderRepo).insert(twin))).toBeInstanceOf(Errors.DuplicateMerchantReferenceId)
+    }))
+}
+
+// --- client secrets -----------------------------------------------------------------------
+
+/**
+ * ClientSecretRepo's contract: a record reads back whole by its hash; the expire helper only ever
+ * brings the expiry forward; the first use is the one kept.
+ */
+export const clientSecretsContract = (it: Vitest.MethodsNonLive<StorageServices | ClientSecretRepo>) => {
+  it.effect("client secrets: read back whole by hash; expire brings the expiry forward only; the first use is kept", () =>
+    Effect.gen(function*() {
+      const secrets = yield* ClientSecretRepo
+      const hasher = yield* KeyHasher
+      const account = yield* storedAccount
+      const record = {
+        hash: yield* hasher.hash(`ord_x_secret_${yield* (yield* Ids).randomHex(16)}`),
+        account_id: account,
+        order_id: "ord_contract000000000000",
+        kind: "transfer" as const,
+        collect: "card" as const,
+        created_at: "2025-03-01T10:00:00.123Z",
+        expires_at: "2025-03-01T10:15:00.123Z",
+        expired_by_helper: false,
+        used_at: null
+      }
+      yield* secrets.insert(record)
+      expect(yield* secrets.find(record.hash)).toEqual(Option.some(record))
+      expect(yield* secrets.find("0".repeat(64))).toEqual(Option.none())
+      yield* secrets.markUsed(record.hash, "2025-03-01T10:05:00.000Z")
+      yield* secrets.markUsed(record.hash, "2025-03-01T10:06:00.000Z")
+      // expired later than its own expiry: the earlier one stands, but the helper's mark is set
+      yield* secrets.expire(record.hash, "2025-03-01T11:00:00.000Z")
+      expect(yield* secrets.find(record.hash)).toEqual(Option.some({ ...record, used_at: "2025-03-01T10:05:00.000Z", expired_by_helper: true }))
+      yield* secrets.expire(record.hash, "2025-03-01T10:07:00.000Z")
+      expect(Option.map(yield* secrets.find(record.hash), (r) => r.expires_at)).toEqual(Option.some("2025-03-01T10:07:00.000Z"))
     }))
 }

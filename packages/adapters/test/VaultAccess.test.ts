@@ -18,6 +18,7 @@ const account = (id: string, secret: string, vault = true): Account => ({
   processing_profiles: [],
   vault_enabled: vault,
   rate_limit: null,
+  three_ds_display_mode: "inline",
   created_at: "",
   updated_at: "",
   version: 1

@@ -29,6 +29,7 @@ import {
   newSession,
   storageContract,
   customersContract,
+  clientSecretsContract,
   transfersContract
 } from "./StorageContract.ts"
 
@@ -40,6 +41,7 @@ layer(storage, { excludeTestServices: true, timeout: "2 minutes" })("PostgreSQL 
   storageContract(it)
   customersContract(it)
   transfersContract(it)
+  clientSecretsContract(it)
 
   it.effect("the vault row holds the number sealed: neither the row nor the ciphertext contains it", () =>
     Effect.gen(function*() {

@@ -160,6 +160,18 @@ describe("tender accounts", () => {
       .toMatchObject({ rate_limit: { per_second: 50, burst: 80 } })
   })
 
+  it("three-ds sets the browser SDK's 3-D Secure display mode (default inline); an unknown mode is refused", async () => {
+    expect(await tenderJson("accounts", "get", acme.account_id)).toMatchObject({ three_ds_display_mode: "inline" })
+    expect(await tenderJson("accounts", "three-ds", acme.account_id, "--display-mode", "popup"))
+      .toMatchObject({ id: acme.account_id, three_ds_display_mode: "popup" })
+    const shown = await tender("accounts", "get", acme.account_id)
+    expect(shown.stdout).toMatch(/3-D Secure display\s+popup/)
+    const refused = await tender("accounts", "three-ds", acme.account_id, "--display-mode", "modal")
+    expect(refused.code).not.toBe(0)
+    expect(await tenderJson("accounts", "three-ds", acme.account_id, "--display-mode", "inline"))
+      .toMatchObject({ three_ds_display_mode: "inline" })
+  })
+
   it("keys roll prints a new key; the server refuses the old one at once", async () => {
     const path = "/v1/payment-methods?country=US&currency=USD"
     expect((await merchantGet(acme.secret_key, acme.signing_secret, path)).status).toBe(200)

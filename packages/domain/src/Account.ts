@@ -30,6 +30,10 @@ export const ProcessingProfile = Schema.Struct({
 })
 export type ProcessingProfile = typeof ProcessingProfile.Type
 
+/** How the browser SDK presents a 3-D Secure challenge (contract.md: `tender accounts three-ds`). */
+export const ThreeDsDisplayMode = Schema.Literals(["inline", "popup", "redirect"])
+export type ThreeDsDisplayMode = typeof ThreeDsDisplayMode.Type
+
 export const RateLimit = Schema.Struct({ per_second: Schema.Int, burst: Schema.Int })
 export type RateLimit = typeof RateLimit.Type
 
@@ -48,6 +52,8 @@ export const Account = Schema.Struct({
   vault_enabled: Schema.Boolean,
   /** Per-account override of the default token bucket. */
   rate_limit: Schema.NullOr(RateLimit),
+  /** Shown to the browser SDK only (POST /v1/client/pay), never on the merchant API. */
+  three_ds_display_mode: ThreeDsDisplayMode,
   created_at: Schema.String,
   updated_at: Schema.String,
   /** Optimistic concurrency: every update bumps it; a stale write is refused. */
@@ -152,6 +158,11 @@ export const setRateLimit = (
   }
   return touch({ ...account, rate_limit: { per_second: perSecond, burst } }, now)
 }
+
+export const setThreeDsDisplayMode = (account: Account, mode: string, now: string): Account | ValidationFailed =>
+  Schema.is(ThreeDsDisplayMode)(mode)
+    ? touch({ ...account, three_ds_display_mode: mode }, now)
+    : invalidField("display_mode", "must be inline, popup or redirect")
 
 /** A profile code passed on a request is usable only when it exists and is active. */
 export const activeProfile = (account: Account, code: string): ProcessingProfile | undefined =>

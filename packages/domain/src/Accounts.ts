@@ -46,6 +46,9 @@ export class Accounts extends Context.Service<Accounts, {
   /** Revokes every secret key and issues a new one; returns it once. */
   rollKeys(id: string): Effect.Effect<{ readonly account: Account.Account; readonly secret_key: string }, AccountNotFound | Conflict>
   setRateLimit(id: string, perSecond: number, burst: number): Effect.Effect<Account.Account, AccountNotFound | Conflict | ValidationFailed>
+  setThreeDsDisplayMode(id: string, mode: string): Effect.Effect<Account.Account, AccountNotFound | Conflict | ValidationFailed>
+  /** Resolves a publishable key (the browser SDK's) to its account: unknown or not `pk_…` → `invalid_api_key`. */
+  authenticatePublishable(key: string): Effect.Effect<Account.Account, InvalidApiKey>
 }>()("@tender/domain/Accounts") {
   static readonly layer = Layer.effect(
     Accounts,
@@ -105,6 +108,7 @@ export class Accounts extends Context.Service<Accounts, {
             processing_profiles: [],
             vault_enabled: false,
             rate_limit: null,
+            three_ds_display_mode: "inline",
             created_at: now,
             updated_at: now,
             version: 1
@@ -156,7 +160,13 @@ export class Accounts extends Context.Service<Accounts, {
           const next = yield* change<never>(id, (a, now) => Account.rollKeys(a, issued, now))
           return { account: next, secret_key: issued.secretKey }
         }),
-        setRateLimit: (id, perSecond, burst) => change(id, (a, now) => Account.setRateLimit(a, perSecond, burst, now))
+        setRateLimit: (id, perSecond, burst) => change(id, (a, now) => Account.setRateLimit(a, perSecond, burst, now)),
+        setThreeDsDisplayMode: (id, mode) => change(id, (a, now) => Account.setThreeDsDisplayMode(a, mode, now)),
+        authenticatePublishable: Effect.fnUntraced(function*(key) {
+          const found = /^pk_(test|live)_/.test(key) ? yield* repo.findByPublishableKey(key) : Option.none()
+          if (Option.isNone(found)) return yield* new InvalidApiKey({ message: "The publishable key is unknown: send Authorization: Bearer pk_…" })
+          return found.value
+        })
       })
     })
   )

@@ -17,6 +17,12 @@ export interface CardInput {
   readonly holder_name?: string | undefined
 }
 
+/** A CVC must have the brand's length (4 for Amex, else 3) and only digits. */
+export const cvcError = (brand: Card.CardBrand, cvc: string): FieldError | undefined =>
+  new RegExp(`^\\d{${Card.cvcLength(brand)}}$`).test(cvc)
+    ? undefined
+    : { field: "cvc", message: `must be ${Card.cvcLength(brand)} digits for this card` }
+
 /** Pure validation; returns the normalized number or the offending fields. */
 export const validateCard = (
   input: CardInput,
@@ -39,9 +45,8 @@ export const validateCard = (
   } else if (year === currentYear && input.exp_month < currentMonth) {
     errors.push({ field: "exp_month", message: "the card has expired" })
   }
-  if (!new RegExp(`^\\d{${Card.cvcLength(brand)}}$`).test(input.cvc)) {
-    errors.push({ field: "cvc", message: `must be ${Card.cvcLength(brand)} digits for this card` })
-  }
+  const cvc = cvcError(brand, input.cvc)
+  if (cvc !== undefined) errors.push(cvc)
   if (input.holder_name !== undefined && input.holder_name.length > 200) {
     errors.push({ field: "holder_name", message: "must be at most 200 characters" })
   }

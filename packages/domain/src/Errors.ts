@@ -47,6 +47,10 @@ export class PublishableApiKeyNotAllowed
   extends coded("PublishableApiKeyNotAllowed", "publishable_api_key_not_allowed")
 {}
 export class InvalidSignature extends coded("InvalidSignature", "invalid_signature") {}
+/** The browser SDK's client secret: unknown, of another account, or naming nothing the route serves. */
+export class ClientSecretInvalid extends coded("ClientSecretInvalid", "client_secret_invalid") {}
+/** The client secret existed and its 15 minutes are over (or the sandbox's expire helper ended it). */
+export class ClientSecretExpired extends coded("ClientSecretExpired", "CLIENT_SECRET_EXPIRED") {}
 export class MalformedSignatureHeader extends coded("MalformedSignatureHeader", "malformed_signature_header") {}
 export class Forbidden extends coded("Forbidden", "forbidden") {}
 export class ClientIpNotAllowlisted extends coded("ClientIpNotAllowlisted", "client_ip_not_allowlisted") {}

@@ -13,7 +13,8 @@ import { PayoutRepo, RefundRepo } from "./OutflowPorts.ts"
 import { OrderRepo, PaymentProvider, TransactionRepo } from "./PaymentPorts.ts"
 import type { CreatePaymentInput } from "./PaymentRequest.ts"
 import { type OrderView, type PaymentSnapshot, type TransactionView, transactionView } from "./PaymentViews.ts"
-import { CardVault, CvcStore, Locks, UnitOfWork } from "./Ports.ts"
+import { CardVault, CvcStore, type KeyHasher, Locks, UnitOfWork } from "./Ports.ts"
+import type { ClientSecretRepo } from "./ClientSecretPorts.ts"
 import { search, type SearchInput, type SearchResult } from "./Search.ts"
 import { CheckoutSessionRepo } from "./SessionPorts.ts"
 import { CustomerRepo } from "./CustomerPorts.ts"
@@ -22,6 +23,7 @@ import { TransferRepo } from "./TransferPorts.ts"
 import { Outbox } from "./Webhooks.ts"
 import { attempt, type SessionAttemptInput } from "./operations/Attempt.ts"
 import { capture } from "./operations/Capture.ts"
+import { clientPay } from "./operations/ClientPay.ts"
 import { assertConsent, type ConsentView } from "./operations/Consent.ts"
 import { create } from "./operations/Create.ts"
 import { expireWindows } from "./operations/ExpireWindows.ts"
@@ -63,6 +65,8 @@ export class Payments extends Context.Service<Payments, {
   hostedAttempt(transactionId: string): Effect.Effect<Option.Option<{ readonly order: Order; readonly transaction: Transaction }>>
   /** The provider reports a redirect, QR, voucher or bank-transfer outcome; returns where to send the customer. */
   providerOutcome(transactionId: string, outcome: ProviderOutcome): Effect.Effect<{ readonly return_url: string | null }, Failure>
+  /** The browser SDK's pay: the payment's card form submitted with a token (operations/ClientPay.ts). */
+  clientPay(account: Account, orderId: string, token: string): Effect.Effect<{ readonly order: Order; readonly txn: Transaction }, Failure>
   /** The customer answers a 3-D Secure challenge; the merchant then calls 3ds/complete. */
   answerChallenge(transactionId: string, approved: boolean): Effect.Effect<{ readonly return_url: string | null }, Failure>
   /** One attempt of a checkout session's customer (operations/Attempt.ts). */
@@ -87,6 +91,8 @@ export class Payments extends Context.Service<Payments, {
         OrderRepo | TransactionRepo | CheckoutSessionRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | CvcStore | Locks | Ids | CustomerRepo
         // the settlement worker and reconciliation also record refunds, payouts (operations/Outflow.ts) and transfers
         | RefundRepo | PayoutRepo | TransferRepo
+        // a card form's client secret is stored when minted (operations/Cards.ts)
+        | ClientSecretRepo | KeyHasher
       >()
       const run = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provideContext(effect, context) as Effect.Effect<A, E>
       const orders = Context.get(context, OrderRepo)
@@ -130,6 +136,7 @@ export class Payments extends Context.Service<Payments, {
           }),
         providerOutcome: (transactionId, outcome) => run(providerOutcome(transactionId, outcome)),
         answerChallenge: (transactionId, approved) => run(answerChallenge(transactionId, approved)),
+        clientPay: (account, orderId, token) => run(clientPay(account, orderId, token)),
         settleDue: () => run(settleDue()),
         reconcileDue: (options = DEFAULT_RECONCILE) => run(reconcileDue(options)),
         expireWindows: () => run(expireWindows),

@@ -9,7 +9,8 @@ import { type DomainError, TransferNotFound } from "./Errors.ts"
 import { Ids } from "./Ids.ts"
 import type { Transfer } from "./MoneyOut.ts"
 import { OrderRepo, PaymentProvider, TransactionRepo } from "./PaymentPorts.ts"
-import { CardVault, Locks, UnitOfWork } from "./Ports.ts"
+import { CardVault, type KeyHasher, Locks, UnitOfWork } from "./Ports.ts"
+import type { ClientSecretRepo } from "./ClientSecretPorts.ts"
 import { TransferRepo } from "./TransferPorts.ts"
 import type { CreateTransferInput } from "./TransferRequest.ts"
 import { type TransferView, transferView } from "./TransferViews.ts"
@@ -34,6 +35,7 @@ export class Transfers extends Context.Service<Transfers, {
     Effect.gen(function*() {
       const context = yield* Effect.context<
         OrderRepo | TransactionRepo | TransferRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | Locks | Ids
+        | ClientSecretRepo | KeyHasher
       >()
       const run = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provideContext(effect, context) as Effect.Effect<A, E>
       const transfers = Context.get(context, TransferRepo)

@@ -5,6 +5,7 @@
 import { Layer } from "effect"
 import { Accounts } from "./Accounts.ts"
 import { CardTokens } from "./CardTokens.ts"
+import { ClientSecrets } from "./ClientSecrets.ts"
 import { Customers } from "./Customers.ts"
 import { Outflows } from "./Outflows.ts"
 import { Payments } from "./Payments.ts"
@@ -26,4 +27,4 @@ const core = Layer.mergeAll(
   Layer.provideMerge(Outbox.layer)
 )
 
-export const layer = Sessions.layer.pipe(Layer.provideMerge(core))
+export const layer = Layer.merge(Sessions.layer, ClientSecrets.layer).pipe(Layer.provideMerge(core))

@@ -14,6 +14,7 @@ const base: Account.Account = {
   ip_allowlist: [],
   processing_profiles: [],
   vault_enabled: false,
+  three_ds_display_mode: "inline",
   rate_limit: null,
   created_at: "t0",
   updated_at: "t0",

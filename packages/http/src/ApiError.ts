@@ -20,7 +20,10 @@ const STATUS_BY_CODE: Record<string, number> = Object.fromEntries(
       E.TransferDestinationCountryUnknown, E.TransferCardTokenRequired, E.WebhookLimitExceeded,
       E.WebhookDeliveryNotRetryable
     ]],
-    [401, [E.InvalidApiKey, E.PublishableApiKeyNotAllowed, E.InvalidSignature, E.MalformedSignatureHeader]],
+    [401, [
+      E.InvalidApiKey, E.PublishableApiKeyNotAllowed, E.InvalidSignature, E.MalformedSignatureHeader, E.ClientSecretInvalid,
+      E.ClientSecretExpired
+    ]],
     [403, [E.Forbidden, E.ClientIpNotAllowlisted, E.VaultNotEnabled]],
     [404, [
       E.NotFound, E.AccountNotFound, E.OrderNotFound, E.TransactionNotFound, E.CheckoutSessionNotFound,

@@ -7,7 +7,10 @@ import type { HttpApiGroup } from "effect/http-api"
 export interface RouteTable {
   /** Methods served on a path; empty when the path is unknown. */
   methodsFor(path: string): ReadonlyArray<string>
-  /** `/v1/…` except the public OpenAPI document; hosted pages and docs are public. */
+  /**
+   * `/v1/…` except the public OpenAPI document and the browser SDK's routes (`/v1/client/…`, their
+   * own publishable-key auth: client/ClientRoutes.ts); hosted pages and docs are public.
+   */
   requiresKey(path: string): boolean
 }
 
@@ -15,6 +18,8 @@ const toRegExp = (pattern: string) =>
   new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, "\\$&").replace(/:[A-Za-z0-9_]+/g, "[^/]+")}/?$`)
 
 export const PUBLIC_API_PATHS = new Set(["/v1/openapi.json"])
+
+const CLIENT_API_PREFIX = "/v1/client/"
 
 export const fromApi = (
   api: { readonly groups: Record<string, unknown> },
@@ -29,6 +34,6 @@ export const fromApi = (
   for (const route of extra) routes.push({ method: route.method, regexp: toRegExp(route.path) })
   return {
     methodsFor: (path) => [...new Set(routes.filter((r) => r.regexp.test(path)).map((r) => r.method))],
-    requiresKey: (path) => path.startsWith("/v1/") && !PUBLIC_API_PATHS.has(path)
+    requiresKey: (path) => path.startsWith("/v1/") && !PUBLIC_API_PATHS.has(path) && !path.startsWith(CLIENT_API_PREFIX)
   }
 }

@@ -20,6 +20,7 @@ import { VaultHandlers } from "./handlers/VaultHandlers.ts"
 import { WebhookDeliveriesHandlers, WebhookEndpointsHandlers } from "./handlers/WebhooksHandlers.ts"
 import { ApiKeyAuthLive, RequestValidationLive } from "./Middleware.ts"
 import * as Routes from "./Routes.ts"
+import * as ClientRoutes from "./client/ClientRoutes.ts"
 import * as CheckoutPage from "./hosted/CheckoutPage.ts"
 import * as SandboxPages from "./hosted/SandboxPages.ts"
 import * as SdkAssets from "./hosted/SdkAssets.ts"
@@ -67,23 +68,24 @@ const routeTable = Routes.fromApi(Api, [
   { method: "GET", path: DOCS_PATH },
   ...SandboxPages.SANDBOX_ROUTES,
   ...CheckoutPage.CHECKOUT_ROUTES,
-  ...SdkAssets.SDK_ROUTES
+  ...SdkAssets.SDK_ROUTES,
+  ...ClientRoutes.CLIENT_ROUTES
 ])
 
 /** The routes and the gateway, without a listening socket (tests can serve them on any server). */
-export const app = (options: Omit<ServerOptions, "port" | "host">) =>
-  Layer.mergeAll(
+export const app = (options: Omit<ServerOptions, "port" | "host">) => {
+  const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024
+  const defaultRateLimit = options.rateLimit ?? DEFAULT_RATE_LIMIT
+  return Layer.mergeAll(
     ApiRoutes,
     DocsRoute,
     SandboxPages.layer,
     CheckoutPage.layer,
     SdkAssets.layer({ fieldsUrl: options.fieldsUrl }),
-    Gateway.layer({
-      maxBodyBytes: options.maxBodyBytes ?? 1024 * 1024,
-      defaultRateLimit: options.rateLimit ?? DEFAULT_RATE_LIMIT,
-      routes: routeTable
-    })
+    ClientRoutes.layer({ maxBodyBytes, defaultRateLimit }),
+    Gateway.layer({ maxBodyBytes, defaultRateLimit, routes: routeTable })
   )
+}
 
 export const layer = (options: ServerOptions) =>
   // The default request logger costs a third or more of throughput (style.md); errors are logged

@@ -27,6 +27,7 @@ const view = (a: Account.Account) => ({
   processing_profiles: a.processing_profiles,
   vault_enabled: a.vault_enabled,
   rate_limit: a.rate_limit,
+  three_ds_display_mode: a.three_ds_display_mode,
   created_at: a.created_at,
   updated_at: a.updated_at
 })
@@ -50,6 +51,7 @@ const describe = (a: Account.Account): string => {
     ],
     ["vault", a.vault_enabled ? "enabled" : "disabled"],
     ["rate limit", a.rate_limit === null ? "default" : `${a.rate_limit.per_second}/s, burst ${a.rate_limit.burst}`],
+    ["3-D Secure display", a.three_ds_display_mode],
     ["created", a.created_at],
     ["updated", a.updated_at]
   ])
@@ -210,7 +212,19 @@ const rateLimit = accountsCommand(
   changed((a, { burst, perSecond }) => `${a.id} is limited to ${perSecond}/s, burst ${burst}.`)
 ).pipe(Command.withDescription("Set the API rate limit of an account (token bucket)"))
 
+const threeDs = accountsCommand(
+  "three-ds",
+  {
+    id: accountId,
+    displayMode: Flag.Literals("display-mode", Account.ThreeDsDisplayMode.literals).pipe(
+      Flag.withDescription("How the browser SDK shows a 3-D Secure challenge: in the card element, a popup, or a full-page redirect")
+    )
+  },
+  (accounts, { displayMode, id }) => accounts.setThreeDsDisplayMode(id, displayMode),
+  changed((a) => `${a.id} shows 3-D Secure challenges ${a.three_ds_display_mode === "inline" ? "inline" : a.three_ds_display_mode === "popup" ? "in a popup" : "by redirecting the page"}.`)
+).pipe(Command.withDescription("Set how the browser SDK presents 3-D Secure challenges (default inline)"))
+
 export const accounts = Command.make("accounts").pipe(
   Command.withDescription("Create and manage merchant accounts"),
-  Command.withSubcommands([create, list, get, suspend, activate, allowlist, profiles, vault, keys, rateLimit])
+  Command.withSubcommands([create, list, get, suspend, activate, allowlist, profiles, vault, keys, rateLimit, threeDs])
 )

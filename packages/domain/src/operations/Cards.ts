@@ -4,7 +4,8 @@ import { PaymentMethodNotFound } from "../Errors.ts"
 import { Ids } from "../Ids.ts"
 import type { NextAction, Order } from "../Payment.ts"
 import type { CardDetails } from "../PaymentPorts.ts"
-import { CardVault, type VaultedCard } from "../Ports.ts"
+import { ClientSecretRepo } from "../ClientSecretPorts.ts"
+import { CardVault, KeyHasher, type VaultedCard } from "../Ports.ts"
 import { isoOf } from "../Time.ts"
 
 /** A client secret (collect_card / collect_cvv) lives 15 minutes (spec). */
@@ -34,10 +35,28 @@ export const cardDetails = (revealed: RevealedCard, cvc: string | undefined): Ca
   cvc
 })
 
+/**
+ * Mints the client secret of a card form: the secret goes to the merchant in next_action; only its
+ * hash is stored, with the payment (or card transfer) it names, so the browser SDK's routes can
+ * check it (ClientSecrets.ts).
+ */
 export const clientSecretAction = (type: "collect_card" | "collect_cvv", order: Order) =>
   Effect.gen(function*() {
     const ids = yield* Ids
-    const expires = (yield* Clock.currentTimeMillis) + CLIENT_SECRET_TTL_MS
-    const action: NextAction = { type, client_secret: `${order.id}_secret_${yield* ids.randomHex(16)}`, expires_at: isoOf(expires) }
+    const now = yield* Clock.currentTimeMillis
+    const secret = `${order.id}_secret_${yield* ids.randomHex(16)}`
+    const expires_at = isoOf(now + CLIENT_SECRET_TTL_MS)
+    yield* (yield* ClientSecretRepo).insert({
+      hash: yield* (yield* KeyHasher).hash(secret),
+      account_id: order.account_id,
+      order_id: order.id,
+      kind: order.subtype === "transfer" ? "transfer" : "payment",
+      collect: type === "collect_card" ? "card" : "cvv",
+      created_at: isoOf(now),
+      expires_at,
+      expired_by_helper: false,
+      used_at: null
+    })
+    const action: NextAction = { type, client_secret: secret, expires_at }
     return action
   })

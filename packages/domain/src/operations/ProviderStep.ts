@@ -23,7 +23,7 @@ export type Operation = PendingCall["operation"]
 export const PROVIDER_CALL_TIMEOUT_MS = 30_000
 
 /** Step names of the crash tests: `<op>.after_reserve`, `<op>.after_record`. */
-export type StepName = "create" | "attempt" | "capture" | "void" | "complete3ds" | "simulate" | "refund" | "payout" | "transfer" | "transfer_execute"
+export type StepName = "create" | "attempt" | "capture" | "void" | "complete3ds" | "simulate" | "client_pay" | "refund" | "payout" | "transfer" | "transfer_execute"
 
 export const checkpoint = (step: StepName, boundary: "after_reserve" | "after_record") =>
   Effect.gen(function*() {

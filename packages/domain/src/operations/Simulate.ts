@@ -9,10 +9,10 @@ import * as Money from "../Money.ts"
 import { OrderRepo, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
 import { isInFlight } from "../TransactionStatus.ts"
 import { cardDetails, revealCard } from "./Cards.ts"
-import { callInFlight, guarded, latestAttempt, loadTxn, lockOrder, nowIso, saveTxn, unitOfWork, viewOrder } from "./Kit.ts"
+import { submitCardForm } from "./ClientPay.ts"
+import { latestAttempt, viewOrder } from "./Kit.ts"
 import { answerChallenge } from "./ThreeDs.ts"
 import { applyOutcome } from "./Outcome.ts"
-import { idempotencyKey, reserve, runAttempt } from "./ProviderStep.ts"
 
 export type SimulateOutcome = "succeed" | "fail" | "expire" | "underpay" | "overpay"
 
@@ -52,30 +52,14 @@ export const simulate = Effect.fn("Payments.simulate")(function*(
       const saved = attempt.next_action.type === "collect_cvv" ? yield* revealCard(account.id, order.card_token ?? "") : undefined
       const number = saved !== undefined && input.outcome === "succeed" ? saved.number : provider.testCards[input.outcome]
       const expYear = new Date(yield* Clock.currentTimeMillis).getUTCFullYear() + 3
-      yield* guarded(order.id, Effect.gen(function*() {
-        const reserved = yield* unitOfWork(Effect.gen(function*() {
-          yield* lockOrder(order.id)
-          const current = yield* loadTxn(attempt.id)
-          // A form already submitted (its call in doubt) is left to reconciliation, never sent again.
-          if (callInFlight(current) || (current.next_action?.type !== "collect_cvv" && current.next_action?.type !== "collect_card")) {
-            return yield* new PaymentUnexpectedState({ message: `Order ${order.id} has no card form awaiting the customer` })
-          }
-          const txn = yield* reserve(current, "authorize", idempotencyKey(current, "authorize"), yield* nowIso)
-          yield* saveTxn(txn)
-          return txn
-        }))
-        yield* runAttempt("simulate", reserved, provider.authorizeCard({
-          reference: reserved.id,
-          idempotency_key: reserved.pending_call!.key,
-          card: saved !== undefined
-            ? cardDetails({ ...saved, number }, "123")
-            : { number, exp_month: 12, exp_year: expYear, cvc: "123" },
-          amount: order.amount,
-          currency: order.currency,
-          capture: order.capture_method === "automatic",
-          authenticated: false
-        }), false)
-      })).pipe(Effect.catchTag("ProviderUnavailable", () => Effect.void))
+      // A form already submitted (its call in doubt) is left to reconciliation, never sent again.
+      yield* submitCardForm(
+        "simulate",
+        order,
+        attempt.id,
+        saved !== undefined ? cardDetails({ ...saved, number }, "123") : { number, exp_month: 12, exp_year: expYear, cvc: "123" },
+        () => new PaymentUnexpectedState({ message: `Order ${order.id} has no card form awaiting the customer` })
+      ).pipe(Effect.catchTag("ProviderUnavailable", () => Effect.void))
     } else {
       return yield* new PaymentUnexpectedState({ message: `Order ${order.id} has no customer step to simulate` })
     }

@@ -34,5 +34,13 @@ export class TestHelpersApi extends HttpApiGroup.make("testHelpers")
     payload: SimulateRequest,
     success: OrderView
   }).annotate(OpenApi.Summary, "Simulate an order's next step")
-    .annotate(OpenApi.Description, "Test mode only: acts as the customer or provider on the order's pending attempt.")
+    .annotate(OpenApi.Description, "Test mode only: acts as the customer or provider on the order's pending attempt."),
+  HttpApiEndpoint.post("expireClientSecret", "/v1/test_helpers/client_secrets/expire", {
+    payload: Schema.Struct({ client_secret: Schema.String }),
+    success: Schema.Struct({ expired: Schema.Literal(true), expires_at: Schema.String })
+  }).annotate(OpenApi.Summary, "Expire a client secret now")
+    .annotate(
+      OpenApi.Description,
+      "Test mode only: ends a client secret at once; the browser SDK's routes then refuse it with CLIENT_SECRET_EXPIRED."
+    )
 ) {}

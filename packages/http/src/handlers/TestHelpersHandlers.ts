@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
-import { CardTokens, Payments } from "@tender/domain"
+import { CardTokens, ClientSecrets, Payments } from "@tender/domain"
 import { Api } from "../Api.ts"
 import { CurrentTestAccount, run } from "../RequestContext.ts"
 
@@ -10,6 +10,7 @@ export const TestHelpersHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const cardTokens = yield* CardTokens
     const payments = yield* Payments
+    const clientSecrets = yield* ClientSecrets
     return handlers.handle("createCardToken", ({ payload }) =>
       Effect.gen(function*() {
         const account = yield* CurrentTestAccount
@@ -26,5 +27,10 @@ export const TestHelpersHandlers = HttpApiBuilder.group(
       }).pipe(run))
       .handle("simulate", ({ params, payload }) =>
         Effect.flatMap(CurrentTestAccount, (account) => payments.simulate(account, params.order_id, payload)).pipe(run))
+      .handle("expireClientSecret", ({ payload }) =>
+        Effect.flatMap(CurrentTestAccount, (account) => clientSecrets.expire(account, payload.client_secret)).pipe(
+          Effect.map(({ expires_at }) => ({ expired: true as const, expires_at })),
+          run
+        ))
   })
 )

@@ -27,7 +27,7 @@ export const layer: Layer.Layer<AccountRepo, never, SqlClient.SqlClient | PgClie
 
     const select = sql`
       SELECT a.id, a.name, a.mode, a.status, a.publishable_key, a.signing_secret, a.ip_allowlist,
-        a.processing_profiles, a.vault_enabled, a.rate_limit, a.created_at, a.updated_at, a.version,
+        a.processing_profiles, a.vault_enabled, a.rate_limit, a.three_ds_display_mode, a.created_at, a.updated_at, a.version,
         COALESCE((
           SELECT jsonb_agg(jsonb_build_object(
             'hash', k.hash, 'hint', k.hint, 'created_at', k.created_at, 'revoked_at', k.revoked_at
@@ -74,10 +74,10 @@ export const layer: Layer.Layer<AccountRepo, never, SqlClient.SqlClient | PgClie
         sql.withTransaction(Effect.gen(function*() {
           yield* sql`
             INSERT INTO accounts (id, name, mode, status, publishable_key, signing_secret, ip_allowlist,
-              processing_profiles, vault_enabled, rate_limit, created_at, updated_at, version)
+              processing_profiles, vault_enabled, rate_limit, three_ds_display_mode, created_at, updated_at, version)
             VALUES (${account.id}, ${account.name}, ${account.mode}, ${account.status}, ${account.publishable_key},
               ${account.signing_secret}, ${sql.json(account.ip_allowlist)}, ${sql.json(account.processing_profiles)},
-              ${account.vault_enabled}, ${json(account.rate_limit)}, ${account.created_at}, ${account.updated_at},
+              ${account.vault_enabled}, ${json(account.rate_limit)}, ${account.three_ds_display_mode}, ${account.created_at}, ${account.updated_at},
               ${account.version})`
           yield* writeKeys(account)
         })).pipe(Effect.orDie, Effect.withSpan("AccountRepoPg.insert")),
@@ -92,6 +92,7 @@ export const layer: Layer.Layer<AccountRepo, never, SqlClient.SqlClient | PgClie
               publishable_key = ${next.publishable_key}, signing_secret = ${next.signing_secret},
               ip_allowlist = ${sql.json(next.ip_allowlist)}, processing_profiles = ${sql.json(next.processing_profiles)},
               vault_enabled = ${next.vault_enabled}, rate_limit = ${json(next.rate_limit)},
+              three_ds_display_mode = ${next.three_ds_display_mode},
               updated_at = ${next.updated_at}, version = ${next.version}
             WHERE id = ${next.id} AND version = ${expected}
             RETURNING id`

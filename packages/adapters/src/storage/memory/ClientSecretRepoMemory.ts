@@ -1,0 +1,32 @@
+/** Client secrets in memory, keyed by the secret's hash as in PostgreSQL. */
+import { type ClientSecretRecord, ClientSecretRepo } from "@tender/domain"
+import { Effect, Layer, Option, Result } from "effect"
+import { MemoryDatabase, table } from "./MemoryDatabase.ts"
+
+const secrets = table<string, ClientSecretRecord>("client_secrets")
+
+export const layer: Layer.Layer<ClientSecretRepo, never, MemoryDatabase> = Layer.effect(
+  ClientSecretRepo,
+  Effect.gen(function*() {
+    const db = yield* MemoryDatabase
+    const change = (hash: string, f: (r: ClientSecretRecord) => ClientSecretRecord) =>
+      db.write((w) => {
+        const current = w.get(secrets).get(hash)
+        if (current !== undefined) w.mutable(secrets).set(hash, f(current))
+        return Result.succeed(undefined)
+      })
+    return ClientSecretRepo.of({
+      insert: (record) =>
+        db.write((w) => {
+          // Secrets are random, so a clash is a bug upstream: a defect, as the primary key makes it in PostgreSQL.
+          if (w.get(secrets).has(record.hash)) throw new Error("ClientSecretRepoMemory: duplicate client secret")
+          w.mutable(secrets).set(record.hash, record)
+          return Result.succeed(undefined)
+        }),
+      find: (hash) => db.read((r) => Option.fromNullishOr(r.get(secrets).get(hash))),
+      expire: (hash, at) =>
+        change(hash, (r) => ({ ...r, expires_at: Date.parse(at) < Date.parse(r.expires_at) ? at : r.expires_at, expired_by_helper: true })),
+      markUsed: (hash, at) => change(hash, (r) => ({ ...r, used_at: r.used_at ?? at }))
+    })
+  })
+)

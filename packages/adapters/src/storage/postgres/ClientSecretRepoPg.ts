@@ -1,0 +1,40 @@
+/** Client secrets in PostgreSQL (table `client_secrets`, migration 0012), keyed by the secret's hash. */
+import { PgClient } from "@effect/sql-pg"
+import { ClientSecretRecord, ClientSecretRepo } from "@tender/domain"
+import { Effect, Layer, Schema } from "effect"
+import { type SqlClient, SqlSchema } from "effect/sql"
+import { Timestamp } from "./Columns.ts"
+
+const Row = Schema.Struct({
+  ...ClientSecretRecord.fields,
+  created_at: Timestamp,
+  expires_at: Timestamp,
+  used_at: Schema.NullOr(Timestamp)
+})
+
+export const layer: Layer.Layer<ClientSecretRepo, never, SqlClient.SqlClient | PgClient.PgClient> = Layer.effect(
+  ClientSecretRepo,
+  Effect.gen(function*() {
+    const sql = yield* PgClient.PgClient
+    const encode = Schema.encodeEffect(Row)
+    const find = SqlSchema.findOneOption({
+      Request: Schema.String,
+      Result: Row,
+      execute: (hash) =>
+        sql`SELECT hash, account_id, order_id, kind, collect, created_at, expires_at, expired_by_helper, used_at
+            FROM client_secrets WHERE hash = ${hash}`
+    })
+    return ClientSecretRepo.of({
+      insert: (record) =>
+        Effect.flatMap(encode(record), (row) => sql`INSERT INTO client_secrets ${sql.insert(row)}`)
+          .pipe(Effect.orDie, Effect.withSpan("ClientSecretRepoPg.insert")),
+      find: (hash) => find(hash).pipe(Effect.orDie),
+      expire: (hash, at) =>
+        sql`UPDATE client_secrets SET expires_at = LEAST(expires_at, ${at}::timestamptz), expired_by_helper = true
+            WHERE hash = ${hash}`.pipe(Effect.asVoid, Effect.orDie),
+      markUsed: (hash, at) =>
+        sql`UPDATE client_secrets SET used_at = COALESCE(used_at, ${at}::timestamptz) WHERE hash = ${hash}`
+          .pipe(Effect.asVoid, Effect.orDie)
+    })
+  })
+)

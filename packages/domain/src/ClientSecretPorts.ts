@@ -1,0 +1,30 @@
+/**
+ * Client secrets as stored: only a hash of the secret (it is a bearer grant, like an API key), the
+ * one payment or card transfer it names, what the browser collects for it and when it ends.
+ */
+import { Context, type Effect, type Option, Schema } from "effect"
+
+export const ClientSecretRecord = Schema.Struct({
+  /** SHA-256 of the secret (KeyHasher); the secret itself lives only in the attempt's next_action. */
+  hash: Schema.String,
+  account_id: Schema.String,
+  /** The order paid (kind payment) or paid out (kind transfer). */
+  order_id: Schema.String,
+  kind: Schema.Literals(["payment", "transfer"]),
+  collect: Schema.Literals(["card", "cvv"]),
+  created_at: Schema.String,
+  expires_at: Schema.String,
+  /** Set when the sandbox's expire helper ended it early: it is then past, whatever expires_at said. */
+  expired_by_helper: Schema.Boolean,
+  /** When a `pay` with it reached the provider (a secret pays once). */
+  used_at: Schema.NullOr(Schema.String)
+})
+export type ClientSecretRecord = typeof ClientSecretRecord.Type
+
+export class ClientSecretRepo extends Context.Service<ClientSecretRepo, {
+  insert(record: ClientSecretRecord): Effect.Effect<void>
+  find(hash: string): Effect.Effect<Option.Option<ClientSecretRecord>>
+  /** Ends the secret now (the test helper): expires_at moves to `at` and expired_by_helper is set. */
+  expire(hash: string, at: string): Effect.Effect<void>
+  markUsed(hash: string, at: string): Effect.Effect<void>
+}>()("@tender/domain/ClientSecretRepo") {}

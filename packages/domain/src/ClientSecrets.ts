@@ -1,0 +1,230 @@
+/**
+ * The browser SDK's side of a card form (contract.md, Browser SDK): every call names a publishable
+ * key and a client secret, and acts only on the one payment (or card transfer) that secret was
+ * minted for, of the key's account, for 15 minutes. Card data goes to the vault (CardTokens) and
+ * the CVC to the CvcStore for the one authorization; `pay` is the payment's own authorization
+ * (operations/ClientPay.ts).
+ */
+import { Clock, Context, Effect, Layer, Option } from "effect"
+import type { Account, ThreeDsDisplayMode } from "./Account.ts"
+import { Accounts } from "./Accounts.ts"
+import { CardTokens, cvcError } from "./CardTokens.ts"
+import { type ClientSecretRecord, ClientSecretRepo } from "./ClientSecretPorts.ts"
+import {
+  CardPaymentInvalidOrderState,
+  ClientSecretExpired,
+  ClientSecretInvalid,
+  type DomainError,
+  invalidField,
+  InvalidRequest,
+  MerchantOperationNotAllowedStatus,
+  OrderNotFound,
+  ValidationFailed
+} from "./Errors.ts"
+import type { Order, Transaction } from "./Payment.ts"
+import { OrderRepo, TransactionRepo } from "./PaymentPorts.ts"
+import { major } from "./PaymentViews.ts"
+import { Payments } from "./Payments.ts"
+import { CardVault, CvcStore, KeyHasher, type VaultedCard } from "./Ports.ts"
+import { latestAttempt } from "./operations/Kit.ts"
+import { isoOf } from "./Time.ts"
+
+export interface ClientSession {
+  readonly kind: ClientSecretRecord["kind"]
+  readonly payment_id: string
+  readonly collect: ClientSecretRecord["collect"]
+  readonly amount: number
+  readonly currency: string
+  readonly saved_card: { readonly brand: string; readonly last4: string } | null
+  readonly livemode: boolean
+  readonly expires_at: string
+}
+
+export interface ClientCardToken {
+  readonly token: string
+  readonly brand: string
+  readonly last4: string
+  readonly bin: string
+  readonly exp_month: number | null
+  readonly exp_year: number | null
+}
+
+export interface ClientCardInput {
+  readonly number?: string | undefined
+  readonly exp_month?: number | undefined
+  readonly exp_year?: number | undefined
+  readonly cvc: string
+  readonly holder_name?: string | undefined
+}
+
+export interface ClientPaymentStatus {
+  readonly status: "succeeded" | "failed" | "requires_action"
+  readonly payment_id: string
+  readonly decline_code?: string
+  readonly challenge_url?: string
+}
+
+/** The secret's grant, once checked: the account behind the key and what the secret names. */
+export interface ClientGrant {
+  readonly account: Account
+  readonly secret: ClientSecretRecord
+}
+
+export class ClientSecrets extends Context.Service<ClientSecrets, {
+  /** The key's account and the secret's grant; refused (401) unless the secret is live and the key's. */
+  authorize(publishableKey: string, clientSecret: string): Effect.Effect<ClientGrant, DomainError>
+  session(grant: ClientGrant): Effect.Effect<ClientSession, DomainError>
+  cardToken(grant: ClientGrant, input: ClientCardInput): Effect.Effect<ClientCardToken, DomainError>
+  pay(grant: ClientGrant, token: string): Effect.Effect<ClientPaymentStatus & { readonly display_mode?: ThreeDsDisplayMode }, DomainError>
+  status(grant: ClientGrant): Effect.Effect<ClientPaymentStatus, DomainError>
+  /** The sandbox's helper: ends a secret of this (test-mode) account at once. */
+  expire(account: Account, clientSecret: string): Effect.Effect<{ readonly expires_at: string }, DomainError>
+}>()("@tender/domain/ClientSecrets") {
+  static readonly layer = Layer.effect(
+    ClientSecrets,
+    Effect.gen(function*() {
+      const accounts = yield* Accounts
+      const payments = yield* Payments
+      const cardTokens = yield* CardTokens
+      const repo = yield* ClientSecretRepo
+      const hasher = yield* KeyHasher
+      const vault = yield* CardVault
+      const cvcs = yield* CvcStore
+      const orders = yield* OrderRepo
+      const transactions = yield* TransactionRepo
+
+      const invalid = () => new ClientSecretInvalid({ message: "The client secret is not valid for this publishable key" })
+
+      /** The secret's record, if it is this account's. */
+      const recordOf = Effect.fnUntraced(function*(accountId: string, clientSecret: string) {
+        const found = yield* repo.find(yield* hasher.hash(clientSecret))
+        return Option.filter(found, (r) => r.account_id === accountId)
+      })
+
+      const orderOf = (grant: ClientGrant) =>
+        Effect.flatMap(orders.find(grant.account.id, grant.secret.order_id), Option.match({
+          onNone: () => Effect.fail(new OrderNotFound({ message: `No order ${grant.secret.order_id}` })),
+          onSome: Effect.succeed
+        }))
+
+      const savedCard = (grant: ClientGrant, order: Order) =>
+        Effect.flatMap(
+          vault.find(grant.account.id as VaultedCard["account_id"], order.card_token ?? ""),
+          Option.match({
+            onNone: () => Effect.fail(new CardPaymentInvalidOrderState({ message: "The payment's saved card is no longer in the vault" })),
+            onSome: Effect.succeed
+          })
+        )
+
+      /** The browser's view of a payment: authorized counts as succeeded (spec, SDK pay result). */
+      const statusOf = (order: Order, txn: Transaction | undefined): ClientPaymentStatus => {
+        const shown = (status: ClientPaymentStatus["status"], extra: Partial<ClientPaymentStatus> = {}): ClientPaymentStatus =>
+          ({ status, payment_id: order.id, ...extra })
+        switch (order.status) {
+          case "authorized":
+          case "succeeded":
+            return shown("succeeded")
+          case "failed":
+          case "canceled":
+          case "returned":
+            return shown("failed", txn?.decline_code ? { decline_code: txn.decline_code } : {})
+          default: {
+            const url = txn?.three_ds === "required" && txn.next_action?.type === "redirect" ? txn.next_action.redirect_url : undefined
+            return shown("requires_action", url !== undefined ? { challenge_url: url } : {})
+          }
+        }
+      }
+
+      const writable = (grant: ClientGrant) =>
+        grant.account.status === "active"
+          ? Effect.void
+          : Effect.fail(new MerchantOperationNotAllowedStatus({ message: `Account is ${grant.account.status}: payments are not allowed` }))
+
+      return ClientSecrets.of({
+        authorize: Effect.fn("ClientSecrets.authorize")(function*(publishableKey, clientSecret) {
+          const account = yield* accounts.authenticatePublishable(publishableKey)
+          const found = yield* recordOf(account.id, clientSecret)
+          if (Option.isNone(found)) return yield* invalid()
+          const now = yield* Clock.currentTimeMillis
+          if (found.value.expired_by_helper || Date.parse(found.value.expires_at) <= now) {
+            return yield* new ClientSecretExpired({ message: "The client secret has expired; create a new payment for a new one" })
+          }
+          return { account, secret: found.value }
+        }),
+
+        session: Effect.fn("ClientSecrets.session")(function*(grant) {
+          const order = yield* orderOf(grant)
+          const saved = grant.secret.collect === "cvv" ? yield* savedCard(grant, order) : undefined
+          return {
+            kind: grant.secret.kind,
+            payment_id: order.id,
+            collect: grant.secret.collect,
+            amount: major(order.amount, order.currency),
+            currency: order.currency,
+            saved_card: saved === undefined ? null : { brand: saved.brand, last4: saved.last4 },
+            livemode: order.livemode,
+            expires_at: grant.secret.expires_at
+          }
+        }),
+
+        cardToken: Effect.fn("ClientSecrets.cardToken")(function*(grant, input) {
+          yield* writable(grant)
+          if (grant.secret.used_at !== null) {
+            return yield* new CardPaymentInvalidOrderState({ message: "This payment was already submitted" })
+          }
+          if (grant.secret.collect === "card") {
+            if (input.number === undefined || input.exp_month === undefined || input.exp_year === undefined) {
+              return yield* new ValidationFailed({
+                message: "The card number and expiry are required for this payment",
+                errors: (["number", "exp_month", "exp_year"] as const).filter((f) => input[f] === undefined).map((field) => ({ field, message: "is required" }))
+              })
+            }
+            const card = yield* cardTokens.tokenize(grant.account, {
+              number: input.number,
+              exp_month: input.exp_month,
+              exp_year: input.exp_year,
+              cvc: input.cvc,
+              holder_name: input.holder_name
+            })
+            return { token: card.token, brand: card.brand, last4: card.last4, bin: card.bin, exp_month: card.exp_month, exp_year: card.exp_year }
+          }
+          // CVC only: the saved card is read, never changed; its code is kept for the one authorization.
+          if (input.number !== undefined || input.exp_month !== undefined || input.exp_year !== undefined) {
+            return yield* invalidField("number", "must be absent: this payment collects the saved card's CVC only")
+          }
+          const saved = yield* savedCard(grant, yield* orderOf(grant))
+          const cvc = cvcError(saved.brand, input.cvc)
+          if (cvc !== undefined) return yield* new ValidationFailed({ message: "The card was not accepted", errors: [cvc] })
+          yield* cvcs.put(saved.token, input.cvc)
+          return { token: saved.token, brand: saved.brand, last4: saved.last4, bin: saved.bin, exp_month: null, exp_year: null }
+        }),
+
+        pay: Effect.fn("ClientSecrets.pay")(function*(grant, token) {
+          if (grant.secret.kind === "transfer") {
+            return yield* new InvalidRequest({ message: "A card transfer is executed by the merchant's server (POST /v1/transfers/{order_id}/execute), not paid" })
+          }
+          yield* writable(grant)
+          const paid = yield* payments.clientPay(grant.account, grant.secret.order_id, token)
+          yield* repo.markUsed(grant.secret.hash, isoOf(yield* Clock.currentTimeMillis))
+          const status = statusOf(paid.order, paid.txn)
+          return status.status === "requires_action" && status.challenge_url !== undefined
+            ? { ...status, display_mode: grant.account.three_ds_display_mode }
+            : status
+        }),
+
+        status: Effect.fn("ClientSecrets.status")(function*(grant) {
+          const order = yield* orderOf(grant)
+          return statusOf(order, latestAttempt(yield* transactions.listByOrder(order.id)))
+        }),
+
+        expire: Effect.fn("ClientSecrets.expire")(function*(account, clientSecret) {
+          const found = yield* recordOf(account.id, clientSecret)
+          if (Option.isNone(found)) return yield* invalidField("client_secret", "no such client secret in this account")
+          const at = isoOf(yield* Clock.currentTimeMillis)
+          yield* repo.expire(found.value.hash, at)
+          return { expires_at: Date.parse(at) < Date.parse(found.value.expires_at) ? at : found.value.expires_at }
+        })
+      })
+    })
+  )
+}

@@ -1,0 +1,110 @@
+/**
+ * Operation: the customer submits a card form (collect_card / collect_cvv) — the browser SDK's
+ * `pay`, and the sandbox's simulate acting as that customer. The attempt the create left awaiting
+ * the customer is reserved under the order's lock (one authorize call, its idempotency key), sent
+ * through the provider step and recorded, exactly as the create's own authorization would be; a
+ * repeat finds the form no longer awaiting and is refused, never sent twice.
+ */
+import { Effect, Option } from "effect"
+import type { Account } from "../Account.ts"
+import { CardPaymentInProgress, CardPaymentInvalidOrderState, type DomainError, invalidField, OrderNotFound } from "../Errors.ts"
+import { Ids } from "../Ids.ts"
+import * as OrderAggregate from "../OrderStatus.ts"
+import type { Order, PaymentInstrument, Transaction } from "../Payment.ts"
+import { type CardDetails, OrderRepo, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
+import { CvcStore } from "../Ports.ts"
+import { revise } from "../StateMachine.ts"
+import { cardDetails, revealCard } from "./Cards.ts"
+import { cardInstrument, holderOf, issuerOf } from "./Instrument.ts"
+import { callInFlight, decided, guarded, latestAttempt, loadTxn, lockOrder, nowIso, saveOrder, saveTxn, unitOfWork } from "./Kit.ts"
+import { idempotencyKey, reserve, runAttempt, type StepName } from "./ProviderStep.ts"
+
+/** The attempt waits on the customer's card form, and nothing of it reached the provider yet. */
+export const awaitsCardForm = (txn: Transaction) =>
+  !callInFlight(txn) && (txn.next_action?.type === "collect_card" || txn.next_action?.type === "collect_cvv")
+
+/**
+ * Sends the form's card: reserve (under the order's lock, refused with `refuse` unless the form
+ * still awaits) → authorize → record. A new card (collect_card) becomes the order's card and the
+ * attempt's instrument in the reserving unit of work, so a 3-D Secure completion finds it.
+ */
+export const submitCardForm = <E extends DomainError>(
+  step: StepName,
+  order: Order,
+  attemptId: string,
+  card: CardDetails,
+  refuse: (current: Transaction) => E,
+  newCard?: { readonly token: string; readonly instrument: PaymentInstrument }
+) =>
+  guarded(order.id, Effect.gen(function*() {
+    const provider = yield* PaymentProvider
+    const reserved = yield* unitOfWork(Effect.gen(function*() {
+      const locked = yield* lockOrder(order.id)
+      const current = yield* loadTxn(attemptId)
+      if (!awaitsCardForm(current)) return yield* Effect.fail(refuse(current))
+      const at = yield* nowIso
+      const txn = yield* reserve(
+        newCard === undefined ? current : { ...current, payment_instrument: newCard.instrument },
+        "authorize",
+        idempotencyKey(current, "authorize"),
+        at
+      )
+      yield* saveTxn(txn)
+      // The customer acted: the order leaves requires_action for processing (a 3-D Secure challenge
+      // can then bring it back), carrying the new card if there is one.
+      const changes = newCard === undefined ? {} : { card_token: newCard.token }
+      yield* saveOrder(locked.status === "requires_action"
+        ? (yield* decided(OrderAggregate.transition(locked, "action_completed", at, changes))).next
+        : revise(locked, changes, at))
+      return txn
+    }))
+    return yield* runAttempt(step, reserved, provider.authorizeCard({
+      reference: reserved.id,
+      idempotency_key: reserved.pending_call!.key,
+      card,
+      amount: order.amount,
+      currency: order.currency,
+      capture: order.capture_method === "automatic",
+      authenticated: false
+    }), false)
+  }))
+
+/** Why a form can no longer be paid: its call is out (in doubt), or the attempt moved on. */
+const refusePay = (current: Transaction) =>
+  callInFlight(current)
+    ? new CardPaymentInProgress({ message: "This payment was already submitted; its outcome is not known yet" })
+    : new CardPaymentInvalidOrderState({ message: "This payment no longer awaits a card: it was already submitted" })
+
+/**
+ * The browser SDK's pay: the payment's card form submitted with `token` (collect_card: a card just
+ * vaulted for it; collect_cvv: the saved card, whose CVC was just collected). The CVC kept for the
+ * token is used once. Returns the order and its attempt as recorded.
+ */
+export const clientPay = Effect.fn("Payments.clientPay")(function*(account: Account, orderId: string, token: string) {
+  const found = yield* (yield* OrderRepo).find(account.id, orderId)
+  if (Option.isNone(found)) return yield* new OrderNotFound({ message: `No order ${orderId}` })
+  const order = found.value
+  const attempt = latestAttempt(yield* (yield* TransactionRepo).listByOrder(order.id))
+  if (attempt === undefined || !awaitsCardForm(attempt)) {
+    return yield* Effect.fail(attempt === undefined
+      ? new CardPaymentInvalidOrderState({ message: `Payment ${order.id} has no card form awaiting the customer` })
+      : refusePay(attempt))
+  }
+  const savedCard = attempt.next_action?.type === "collect_cvv"
+  if (savedCard && token !== order.card_token) return yield* invalidField("token", "must be the saved card's token for this payment")
+  const card = yield* revealCard(account.id, token)
+  const cvc = yield* (yield* CvcStore).take(token)
+  const newCard = savedCard ? undefined : {
+    token,
+    instrument: cardInstrument(card.card, undefined, {
+      id: yield* (yield* Ids).make("paymentInstrument"),
+      issuer: yield* issuerOf(card.card.bin),
+      holder: holderOf(order.customer, undefined, undefined)
+    })
+  }
+  yield* submitCardForm("client_pay", order, attempt.id, cardDetails(card, Option.getOrUndefined(cvc)), refusePay, newCard)
+    // An unreachable provider was recorded as the attempt's decline: the payment reads as failed.
+    .pipe(Effect.catchTag("ProviderUnavailable", () => Effect.void))
+  const orderNow = Option.getOrThrow(yield* (yield* OrderRepo).find(account.id, orderId))
+  return { order: orderNow, txn: yield* loadTxn(attempt.id) }
+})

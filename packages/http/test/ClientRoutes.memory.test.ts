@@ -1,0 +1,3 @@
+import { clientRoutesSuite } from "./ClientRoutesSuite.ts"
+
+clientRoutesSuite({ storage: "memory", dataDir: ".tender-test" })

@@ -1,0 +1,382 @@
+/**
+ * The browser SDK's routes over real HTTP (contract.md, "Browser SDK"; spec,
+ * Browser SDK and SDK errors): publishable-key auth and the client secret (one payment of the key's
+ * account, 15 minutes, the sandbox's expire helper), CORS and its preflight, rate limits, card
+ * tokens for the secret's payment or transfer, `pay` as the payment's one authorization (4242
+ * succeeded, 0002 failed, 3220 requires_action with the account's display mode, manual capture
+ * authorized → succeeded, a repeat refused), CVC-only on a saved card, and no card number or CVC in
+ * a response or a log line.
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
+import type { TenderConfig } from "@tender/adapters/Config"
+import { ClientSecretRepo, KeyHasher } from "@tender/domain"
+import { Effect } from "effect"
+import { type Credentials, type Reply, send, startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+
+type Merchant = Credentials & { readonly account_id: string; readonly publishable_key: string }
+
+const ORIGIN = "https://shop.example"
+const PANS = ["4242424242424242", "4000000000000002", "4000000000003220", "5555555555554444"]
+
+export const clientRoutesSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">) => {
+  let server: TestServer
+  let merchant: Merchant
+  let other: Merchant
+  let seq = 0
+  /** Every line the process wrote while the suite ran (the server logs in-process). */
+  const written: Array<string> = []
+
+  const ref = (label: string) => `${label}-${Date.now()}-${++seq}`
+  const post = (path: string, body: unknown, creds: Credentials = merchant) => send(server, creds, "POST", path, { body: JSON.stringify(body) })
+
+  /** A browser's request: the publishable key, JSON, from the merchant's page origin. */
+  const client = async (path: string, body: unknown, key: string | null = merchant.publishable_key, headers: Record<string, string> = {}): Promise<Reply> => {
+    const response = await fetch(server.baseUrl + path, {
+      method: "POST",
+      headers: { "content-type": "application/json", origin: ORIGIN, ...(key !== null ? { authorization: `Bearer ${key}` } : {}), ...headers },
+      body: JSON.stringify(body)
+    })
+    const text = await response.text()
+    const reply = { status: response.status, headers: response.headers, text, json: text === "" ? undefined : JSON.parse(text) }
+    // Whatever the route answered, no card number and no CVC value leave in it.
+    for (const pan of PANS) expect(reply.text).not.toContain(pan)
+    expect(reply.text).not.toMatch(/"cvc"/)
+    return reply
+  }
+
+  const expectClientError = (reply: Reply, status: number, type: string, code: string) => {
+    expect({ status: reply.status, type: reply.json?.error?.type, code: reply.json?.error?.code }).toEqual({ status, type, code })
+    expect(reply.json.error).toEqual({ type, code, message: expect.any(String), correlationId: expect.stringMatching(/^req_/) })
+    expect(reply.json.error.correlationId).toBe(reply.headers.get("x-request-id"))
+    expect(reply.headers.get("access-control-allow-origin")).toBe(ORIGIN)
+  }
+
+  const tokenize = async (number: string, creds: Credentials = merchant) => {
+    const reply = await post("/v1/test_helpers/card_tokens", { number, exp_month: 12, exp_year: 2035, cvc: "123" }, creds)
+    expect(reply.status).toBe(201)
+    return reply.json.token as string
+  }
+
+  /** A customer-present card payment awaiting the browser: collect_card, or collect_cvv on a saved card. */
+  const payment = async (extra: Record<string, unknown> = {}, creds: Merchant = merchant) => {
+    const reply = await post("/v1/payments", { amount: "25.00", currency: "USD", country: "US", merchant_reference: ref("sdk"), payment_method: { code: "card" }, success_url: "https://shop.example/ok", cancel_url: "https://shop.example/cancel", ...extra }, creds)
+    expect(reply.status, reply.text).toBe(200)
+    expect(reply.json.next_action.type).toMatch(/^collect_(card|cvv)$/)
+    return { order_id: reply.json.order_id as string, secret: reply.json.next_action.client_secret as string, expires_at: reply.json.next_action.expires_at as string }
+  }
+
+  const card = (number: string, cvc = "123") => ({ number, exp_month: 12, exp_year: 2035, cvc, holder_name: "Ada Lovelace" })
+
+  /** collect_card end to end: a token for the secret's payment, then pay with it. */
+  const payWith = async (number: string, extra: Record<string, unknown> = {}) => {
+    const p = await payment(extra)
+    const token = await client("/v1/client/card_tokens", { client_secret: p.secret, ...card(number) })
+    expect(token.status).toBe(201)
+    const paid = await client("/v1/client/pay", { client_secret: p.secret, token: token.json.token })
+    return { ...p, token: token.json.token as string, paid }
+  }
+
+  beforeAll(async () => {
+    const capture = (stream: NodeJS.WriteStream) => {
+      const original = stream.write.bind(stream)
+      vi.spyOn(stream, "write").mockImplementation(((chunk: unknown, ...rest: Array<unknown>) => {
+        written.push(String(chunk))
+        return (original as (...args: Array<unknown>) => boolean)(chunk, ...rest)
+      }) as typeof stream.write)
+    }
+    capture(process.stdout)
+    capture(process.stderr)
+    for (const method of ["log", "info", "warn", "error", "debug"] as const) {
+      vi.spyOn(console, method).mockImplementation((...args: Array<unknown>) => void written.push(args.map(String).join(" ")))
+    }
+    server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } }, undefined, storage)
+    merchant = await Effect.runPromise(server.accounts.create({ name: "sdk", mode: "test" }))
+    other = await Effect.runPromise(server.accounts.create({ name: "sdk-other", mode: "test" }))
+  }, 120_000)
+  afterAll(async () => {
+    await server.close()
+    vi.restoreAllMocks()
+  })
+
+  describe("session (contract.md: kind, payment_id, collect, amount, saved_card, livemode, expires_at)", () => {
+    it("collect_card → kind payment, collect card, the amount in major units, no saved card, the secret's 15-minute expiry", async () => {
+      const p = await payment()
+      const reply = await client("/v1/client/session", { client_secret: p.secret })
+      expect(reply.status).toBe(200)
+      expect(reply.json).toEqual({ kind: "payment", payment_id: p.order_id, collect: "card", amount: 25, currency: "USD", saved_card: null, livemode: false, expires_at: p.expires_at })
+      expect(reply.headers.get("access-control-allow-origin")).toBe(ORIGIN)
+      // no response signature: the browser has no signing secret (the merchant API's responses carry one)
+      expect(reply.headers.get("x-signature")).toBeNull()
+    })
+
+    it("collect_cvv → collect cvv with the saved card's brand and last four only", async () => {
+      const p = await payment({ payment_method: { code: "card", details: { card_token: await tokenize("5555555555554444") } } })
+      const reply = await client("/v1/client/session", { client_secret: p.secret })
+      expect(reply.json).toMatchObject({ kind: "payment", collect: "cvv", saved_card: { brand: "mastercard", last4: "4444" } })
+      expect(reply.text).not.toMatch(/tok_|exp_/)
+    })
+  })
+
+  describe("auth refusals (401 authentication_error)", () => {
+    it("no key, a secret key, an unknown publishable key → invalid_api_key; the merchant API refuses the publishable key", async () => {
+      const p = await payment()
+      expectClientError(await client("/v1/client/session", { client_secret: p.secret }, null), 401, "authentication_error", "invalid_api_key")
+      expectClientError(await client("/v1/client/session", { client_secret: p.secret }, merchant.secret_key), 401, "authentication_error", "invalid_api_key")
+      expectClientError(await client("/v1/client/session", { client_secret: p.secret }, "pk_test_000000000000000000000000000000000000000000000000"), 401, "authentication_error", "invalid_api_key")
+      const merchantApi = await send(server, { ...merchant, secret_key: merchant.publishable_key }, "GET", `/v1/orders/${p.order_id}`)
+      expect(merchantApi.status).toBe(401)
+    })
+
+    it("another account's secret, an unknown or a missing secret → client_secret_invalid", async () => {
+      const foreign = await payment({}, other)
+      expectClientError(await client("/v1/client/session", { client_secret: foreign.secret }), 401, "authentication_error", "client_secret_invalid")
+      const mine = await payment()
+      expectClientError(await client("/v1/client/session", { client_secret: `${mine.secret}0` }), 401, "authentication_error", "client_secret_invalid")
+      expectClientError(await client("/v1/client/card_tokens", { ...card("4242424242424242") }), 401, "authentication_error", "client_secret_invalid")
+      // the other account's key cannot use this account's secret either
+      expectClientError(await client("/v1/client/pay", { client_secret: mine.secret, token: "tok_x" }, other.publishable_key), 401, "authentication_error", "client_secret_invalid")
+    })
+
+    it("past its expiry → CLIENT_SECRET_EXPIRED on every route", async () => {
+      const p = await payment()
+      // A secret minted 16 minutes ago for this payment (no request can backdate one).
+      const secret = `${p.order_id}_secret_0123456789abcdef0123456789abcdef`
+      await server.run(Effect.gen(function*() {
+        const minted = Date.now() - 16 * 60_000
+        yield* (yield* ClientSecretRepo).insert({
+          hash: yield* (yield* KeyHasher).hash(secret),
+          account_id: merchant.account_id,
+          order_id: p.order_id,
+          kind: "payment",
+          collect: "card",
+          created_at: new Date(minted).toISOString(),
+          expires_at: new Date(minted + 15 * 60_000).toISOString(),
+          expired_by_helper: false,
+          used_at: null
+        })
+      }))
+      for (const [path, body] of [
+        ["/v1/client/session", {}],
+        ["/v1/client/card_tokens", card("4242424242424242")],
+        ["/v1/client/pay", { token: "tok_x" }],
+        ["/v1/client/payment_status", {}]
+      ] as const) {
+        expectClientError(await client(path, { client_secret: secret, ...body }), 401, "authentication_error", "CLIENT_SECRET_EXPIRED")
+      }
+      // the payment's own secret, minted now, still works
+      expect((await client("/v1/client/session", { client_secret: p.secret })).status).toBe(200)
+    })
+
+    it("the expire helper ends a secret at once (secret test key, signed); live mode 403; another account's secret 400", async () => {
+      const p = await payment()
+      expect((await client("/v1/client/session", { client_secret: p.secret })).status).toBe(200)
+      const unsigned = await send(server, merchant, "POST", "/v1/test_helpers/client_secrets/expire", { body: JSON.stringify({ client_secret: p.secret }), signature: null })
+      expect(unsigned.status).toBe(401)
+      const foreign = await post("/v1/test_helpers/client_secrets/expire", { client_secret: p.secret }, other)
+      expect({ status: foreign.status, code: foreign.json.code }).toEqual({ status: 400, code: "validation_failed" })
+      const expired = await post("/v1/test_helpers/client_secrets/expire", { client_secret: p.secret })
+      expect(expired.status).toBe(200)
+      expect(expired.json).toEqual({ expired: true, expires_at: expect.any(String) })
+      expect(Date.parse(expired.json.expires_at)).toBeLessThanOrEqual(Date.now())
+      expectClientError(await client("/v1/client/session", { client_secret: p.secret }), 401, "authentication_error", "CLIENT_SECRET_EXPIRED")
+      expectClientError(await client("/v1/client/card_tokens", { client_secret: p.secret, ...card("4242424242424242") }), 401, "authentication_error", "CLIENT_SECRET_EXPIRED")
+      const live = await Effect.runPromise(server.accounts.create({ name: "sdk-live", mode: "live" }))
+      const refused = await post("/v1/test_helpers/client_secrets/expire", { client_secret: p.secret }, live)
+      expect({ status: refused.status, code: refused.json.code }).toEqual({ status: 403, code: "forbidden" })
+    })
+  })
+
+  describe("card tokens (collect_card: full card; collect_cvv: the code only)", () => {
+    it("a full card → 201 token, brand, last4, bin, expiry; vaulted in the secret's account (usable by its merchant, not another)", async () => {
+      const p = await payment()
+      const reply = await client("/v1/client/card_tokens", { client_secret: p.secret, ...card("4242424242424242") })
+      expect(reply.status).toBe(201)
+      expect(reply.json).toEqual({ token: expect.stringMatching(/^tok_/), brand: "visa", last4: "4242", bin: "42424242", exp_month: 12, exp_year: 2035 })
+      const own = await post("/v1/payments", { amount: "1.00", currency: "USD", country: "US", merchant_reference: ref("own"), collect_cvv: false, payment_method: { code: "card", details: { card_token: reply.json.token } } })
+      expect(own.json.status).toBe("completed")
+      const foreign = await post("/v1/payments", { amount: "1.00", currency: "USD", country: "US", merchant_reference: ref("foreign"), collect_cvv: false, payment_method: { code: "card", details: { card_token: reply.json.token } } }, other)
+      expect(foreign.status).toBe(404)
+    })
+
+    it("bad card data → 400 validation_error invalid_number | invalid_expiry | invalid_cvc", async () => {
+      const p = await payment()
+      expectClientError(await client("/v1/client/card_tokens", { client_secret: p.secret, ...card("4242424242424241") }), 400, "validation_error", "invalid_number")
+      expectClientError(await client("/v1/client/card_tokens", { client_secret: p.secret, ...card("4242424242424242"), exp_year: 2020 }), 400, "validation_error", "invalid_expiry")
+      expectClientError(await client("/v1/client/card_tokens", { client_secret: p.secret, ...card("4242424242424242", "12") }), 400, "validation_error", "invalid_cvc")
+      expectClientError(await client("/v1/client/card_tokens", { client_secret: p.secret, ...card("378282246310005", "123") }), 400, "validation_error", "invalid_cvc")
+      // a card payment's secret needs the number: absent → invalid_number
+      expectClientError(await client("/v1/client/card_tokens", { client_secret: p.secret, cvc: "123" }), 400, "validation_error", "invalid_number")
+      // a body that is not the route's shape → api_error validation_failed
+      expectClientError(await client("/v1/client/card_tokens", { client_secret: p.secret, ...card("4242424242424242"), holder_name: 42 }), 400, "api_error", "validation_failed")
+    })
+
+    it("collect_cvv: the CVC only → the saved card's token, expiry null; the code is checked against the brand; a number is refused", async () => {
+      const saved = await tokenize("4242424242424242")
+      const p = await payment({ payment_method: { code: "card", details: { card_token: saved } } })
+      expectClientError(await client("/v1/client/card_tokens", { client_secret: p.secret, cvc: "1234" }), 400, "validation_error", "invalid_cvc")
+      expectClientError(await client("/v1/client/card_tokens", { client_secret: p.secret, ...card("4242424242424242") }), 400, "validation_error", "invalid_number")
+      const reply = await client("/v1/client/card_tokens", { client_secret: p.secret, cvc: "321" })
+      expect(reply.status).toBe(201)
+      expect(reply.json).toEqual({ token: saved, brand: "visa", last4: "4242", bin: "42424242", exp_month: null, exp_year: null })
+      const paid = await client("/v1/client/pay", { client_secret: p.secret, token: saved })
+      expect(paid.json).toEqual({ status: "succeeded", payment_id: p.order_id })
+      const order = await send(server, merchant, "GET", `/v1/orders/${p.order_id}`)
+      expect(order.json.status).toBe("succeeded")
+    })
+
+    it("collect_cvv: pay with another token than the saved card's → 400", async () => {
+      const p = await payment({ payment_method: { code: "card", details: { card_token: await tokenize("4242424242424242") } } })
+      const stranger = await tokenize("5555555555554444")
+      expectClientError(await client("/v1/client/pay", { client_secret: p.secret, token: stranger }), 400, "api_error", "validation_failed")
+    })
+  })
+
+  describe("pay (the payment's own authorization, once)", () => {
+    it("4242 → succeeded; the merchant API shows the payment completed with the card; no display_mode or challenge_url there", async () => {
+      const { order_id, paid, secret } = await payWith("4242424242424242")
+      expect(paid.status).toBe(200)
+      expect(paid.json).toEqual({ status: "succeeded", payment_id: order_id })
+      const order = await send(server, merchant, "GET", `/v1/orders/${order_id}`)
+      expect(order.json).toMatchObject({ status: "succeeded", payment_instrument: { type: "card", last4_digits: "4242" } })
+      expect(order.text).not.toMatch(/display_mode|challenge_url/)
+      expect((await client("/v1/client/payment_status", { client_secret: secret })).json).toEqual({ status: "succeeded", payment_id: order_id })
+    })
+
+    it("a repeat pay → 409 card_payment_invalid_order_state; a card token after pay → 409 too", async () => {
+      const { paid, secret, token } = await payWith("4242424242424242")
+      expect(paid.json.status).toBe("succeeded")
+      expectClientError(await client("/v1/client/pay", { client_secret: secret, token }), 409, "api_error", "card_payment_invalid_order_state")
+      expectClientError(await client("/v1/client/card_tokens", { client_secret: secret, ...card("4242424242424242") }), 409, "api_error", "card_payment_invalid_order_state")
+    })
+
+    it("two pays at once: one authorization, the other refused with 409", async () => {
+      const p = await payment()
+      const token = (await client("/v1/client/card_tokens", { client_secret: p.secret, ...card("4242424242424242") })).json.token
+      const both = await Promise.all([1, 2].map(() => client("/v1/client/pay", { client_secret: p.secret, token })))
+      expect(both.map((r) => r.status).sort()).toEqual([200, 409])
+      const refused = both.find((r) => r.status === 409)!
+      expect(["card_payment_invalid_order_state", "card_payment_in_progress"]).toContain(refused.json.error.code)
+      const txns = (await server.events(p.order_id).pipe(Effect.runPromise)).filter((e) => e.type === "payment.succeeded")
+      expect(txns).toHaveLength(1)
+    })
+
+    it("0002 → failed with decline_code card_declined", async () => {
+      const { order_id, paid, secret } = await payWith("4000000000000002")
+      expect(paid.json).toEqual({ status: "failed", payment_id: order_id, decline_code: "card_declined" })
+      expect((await client("/v1/client/payment_status", { client_secret: secret })).json).toEqual({ status: "failed", payment_id: order_id, decline_code: "card_declined" })
+    })
+
+    it("3220 → requires_action with the challenge URL and the account's display mode; after the challenge, payment_status reads the outcome", async () => {
+      const inline = await payWith("4000000000003220")
+      expect(inline.paid.json).toEqual({ status: "requires_action", payment_id: inline.order_id, challenge_url: expect.stringContaining("/sandbox/3ds"), display_mode: "inline" })
+      expect(await client("/v1/client/payment_status", { client_secret: inline.secret }).then((r) => r.json))
+        .toEqual({ status: "requires_action", payment_id: inline.order_id, challenge_url: inline.paid.json.challenge_url })
+      // the customer approves the challenge; the merchant completes it (its card is the one the browser vaulted)
+      const answered = await fetch(inline.paid.json.challenge_url, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "outcome=approve", redirect: "manual" })
+      expect(answered.status).toBeLessThan(400)
+      const completed = await post(`/v1/payments/${inline.order_id}/3ds/complete`, {})
+      expect(completed.json.status).toBe("completed")
+      expect((await client("/v1/client/payment_status", { client_secret: inline.secret })).json).toEqual({ status: "succeeded", payment_id: inline.order_id })
+      // the merchant API never shows the display mode or the challenge_url field
+      const order = await send(server, merchant, "GET", `/v1/orders/${inline.order_id}`)
+      expect(order.text).not.toMatch(/display_mode|challenge_url/)
+
+      for (const mode of ["popup", "redirect"] as const) {
+        await Effect.runPromise(server.accounts.setThreeDsDisplayMode(merchant.account_id, mode))
+        const { paid } = await payWith("4000000000003220")
+        expect(paid.json).toMatchObject({ status: "requires_action", display_mode: mode })
+      }
+      await Effect.runPromise(server.accounts.setThreeDsDisplayMode(merchant.account_id, "inline"))
+    })
+
+    it("manual capture (a saved card, CVC collected) → succeeded while authorized; the merchant captures it", async () => {
+      const saved = await tokenize("4242424242424242")
+      const p = await payment({ capture_method: "manual", payment_method: { code: "card", details: { card_token: saved } } })
+      expect((await client("/v1/client/card_tokens", { client_secret: p.secret, cvc: "123" })).status).toBe(201)
+      const paid = await client("/v1/client/pay", { client_secret: p.secret, token: saved })
+      expect(paid.json).toEqual({ status: "succeeded", payment_id: p.order_id })
+      const order = await send(server, merchant, "GET", `/v1/orders/${p.order_id}`)
+      expect(order.json.status).toBe("authorized")
+      const captured = await post("/v1/payments/capture", { order_id: p.order_id })
+      expect(captured.json.status).toBe("completed")
+    })
+
+    it("an unknown token → 404 api_error payment_method_not_found, and the payment still awaits its card", async () => {
+      const p = await payment()
+      expectClientError(await client("/v1/client/pay", { client_secret: p.secret, token: "tok_doesnotexist00000000" }), 404, "api_error", "payment_method_not_found")
+      const token = (await client("/v1/client/card_tokens", { client_secret: p.secret, ...card("4242424242424242") })).json.token
+      expect((await client("/v1/client/pay", { client_secret: p.secret, token })).json.status).toBe("succeeded")
+    })
+  })
+
+  describe("card transfers (the collection leg; the merchant executes)", () => {
+    it("a transfer's secret → session kind transfer, a token, then execute by the merchant API; pay is refused", async () => {
+      const created = await post("/v1/transfers", {
+        amount: "30.00",
+        currency: "USD",
+        country: "US",
+        merchant_reference: ref("tr"),
+        payment_method: { code: "card", details: { card_token: await tokenize("4242424242424242") } }
+      })
+      expect(created.status).toBe(201)
+      const secret = created.json.next_action.client_secret
+      const session = await client("/v1/client/session", { client_secret: secret })
+      expect(session.json).toMatchObject({ kind: "transfer", payment_id: created.json.order_id, collect: "card", amount: 30, currency: "USD" })
+      const token = await client("/v1/client/card_tokens", { client_secret: secret, ...card("5555555555554444") })
+      expect(token.status).toBe(201)
+      expectClientError(await client("/v1/client/pay", { client_secret: secret, token: token.json.token }), 400, "api_error", "invalid_request")
+      const executed = await post(`/v1/transfers/${created.json.order_id}/execute`, { card_token: token.json.token })
+      expect(executed.status).toBe(200)
+      expect(executed.json).toMatchObject({ status: "succeeded", payment_instrument: { type: "card", last4_digits: "4444" } })
+    })
+  })
+
+  describe("CORS, rate limits, refusals of the transport", () => {
+    it("preflight → 204 echoing the origin, POST and OPTIONS, authorization and content-type; no key needed", async () => {
+      for (const path of ["/v1/client/session", "/v1/client/card_tokens", "/v1/client/pay", "/v1/client/payment_status"]) {
+        const reply = await fetch(server.baseUrl + path, {
+          method: "OPTIONS",
+          headers: { origin: ORIGIN, "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type" }
+        })
+        expect(reply.status).toBe(204)
+        expect(reply.headers.get("access-control-allow-origin")).toBe(ORIGIN)
+        expect(reply.headers.get("access-control-allow-methods")).toBe("POST, OPTIONS")
+        expect(reply.headers.get("access-control-allow-headers")).toBe("authorization, content-type")
+      }
+      const get = await fetch(`${server.baseUrl}/v1/client/session`)
+      expect(get.status).toBe(405)
+    })
+
+    it("the account's limit → 429 api_error rate_limited with Retry-After", async () => {
+      const limited = await Effect.runPromise(server.accounts.create({ name: "sdk-limited", mode: "test" }))
+      await Effect.runPromise(server.accounts.setRateLimit(limited.account_id, 1, 2))
+      const p = await payment({}, limited)
+      const replies = []
+      for (let i = 0; i < 4; i++) replies.push(await client("/v1/client/session", { client_secret: p.secret }, limited.publishable_key))
+      const refused = replies.find((r) => r.status === 429)
+      expect(refused).toBeDefined()
+      expectClientError(refused!, 429, "api_error", "rate_limited")
+      expect(Number(refused!.headers.get("retry-after"))).toBeGreaterThanOrEqual(1)
+      // another account from the same IP is not limited by it
+      expect((await client("/v1/client/session", { client_secret: (await payment()).secret })).status).toBe(200)
+    })
+
+    it("not JSON → 415; malformed JSON → 400 malformed_request", async () => {
+      const p = await payment()
+      expectClientError(await client("/v1/client/session", { client_secret: p.secret }, merchant.publishable_key, { "content-type": "text/plain" }), 415, "api_error", "unsupported_media_type")
+      const malformed = await fetch(server.baseUrl + "/v1/client/session", {
+        method: "POST",
+        headers: { "content-type": "application/json", origin: ORIGIN, authorization: `Bearer ${merchant.publishable_key}` },
+        body: "{nope"
+      })
+      expect(malformed.status).toBe(400)
+      expect((await malformed.json()).error).toMatchObject({ type: "api_error", code: "malformed_request" })
+    })
+  })
+
+  it("no card number or CVC value in anything the server logged", () => {
+    const logged = written.join("\n")
+    for (const pan of PANS) expect(logged).not.toContain(pan)
+    expect(logged).not.toMatch(/"cvc"\s*:/)
+  })
+}
