@@ -209,7 +209,13 @@ describe("sandbox page routes", () => {
     expect(page.status).toBe(200)
     expect(page.headers.get("content-type")).toContain("text/html")
     expect(page.headers.get("content-security-policy")).toContain("default-src 'none'")
+    expect(page.headers.get("content-security-policy")).toContain("frame-ancestors 'none'")
     expect(await page.text()).toContain("Succeed")
+    // The 3-D Secure challenge alone may be framed: tender.js shows it over the merchant's page (inline).
+    current = attempt({ payment_method: "card" }, { payment_method: "card", three_ds: "required" })
+    const challenge = await request("GET", "/sandbox/3ds/txn_1")
+    expect(challenge.status).toBe(200)
+    expect(challenge.headers.get("content-security-policy")).toContain("frame-ancestors *")
     const missing = await request("GET", "/sandbox/voucher/txn_nope")
     expect(missing.status).toBe(404)
     expect(await missing.text()).toContain("Payment not found")

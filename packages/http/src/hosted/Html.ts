@@ -251,11 +251,11 @@ ${options.banner === undefined ? "" : html`<div class="banner" role="note">${opt
 // Inline styles only, no scripts, no third-party anything; pages are per-payment and must not be
 // cached or framed. No `form-action`: Chromium applies it to the redirects after a post too, and the
 // checkout's form ends in a 303 to the merchant's success_url or the provider's page.
-const csp = (imageSources: string) =>
-  `default-src 'none'; style-src 'unsafe-inline'; img-src ${imageSources}; frame-ancestors 'none'; base-uri 'none'`
+const csp = (imageSources: string, frameAncestors: string) =>
+  `default-src 'none'; style-src 'unsafe-inline'; img-src ${imageSources}; frame-ancestors ${frameAncestors}; base-uri 'none'`
 
-const pageHeaders = (imageSources: string) => ({
-  "content-security-policy": csp(imageSources),
+const pageHeaders = (imageSources: string, frameAncestors = "'none'") => ({
+  "content-security-policy": csp(imageSources, frameAncestors),
   "cache-control": "no-store",
   "referrer-policy": "no-referrer",
   "x-content-type-options": "nosniff"
@@ -263,6 +263,9 @@ const pageHeaders = (imageSources: string) => ({
 
 const PAGE_HEADERS = pageHeaders("'self' data:")
 const REMOTE_IMAGE_HEADERS = pageHeaders("'self' data: https:")
+// A 3-D Secure challenge is shown in a frame over the merchant's page (tender.js, display mode
+// inline), as an issuer's challenge page is: any merchant origin may frame it.
+const FRAMEABLE_HEADERS = pageHeaders("'self' data:", "*")
 
 export interface ResponseOptions {
   /**
@@ -270,11 +273,13 @@ export interface ResponseOptions {
    * payload to draw it from.
    */
   readonly remoteImages?: boolean | undefined
+  /** Let any page frame this one: only the 3-D Secure challenge (tender.js shows it inline). */
+  readonly frameable?: boolean | undefined
 }
 
 export const response = (document: Html, status = 200, options: ResponseOptions = {}): HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.text(document.value, {
     status,
     contentType: "text/html; charset=utf-8",
-    headers: options.remoteImages === true ? REMOTE_IMAGE_HEADERS : PAGE_HEADERS
+    headers: options.remoteImages === true ? REMOTE_IMAGE_HEADERS : options.frameable === true ? FRAMEABLE_HEADERS : PAGE_HEADERS
   })

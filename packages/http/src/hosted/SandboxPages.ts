@@ -38,6 +38,8 @@ export interface SandboxPage {
   readonly content: (attempt: Attempt) => { readonly title: string; readonly intro: string; readonly body: Html }
   /** How the attempt ended, from this page's point of view. */
   readonly ending: (attempt: Attempt) => Ending
+  /** Whether a merchant's page may frame it (the 3-D Secure challenge, shown inline by tender.js). */
+  readonly frameable?: boolean
 }
 
 interface Ending {
@@ -112,6 +114,7 @@ const redirectPage: SandboxPage = {
 
 const challengePage: SandboxPage = {
   path: SANDBOX_PATHS.challenge,
+  frameable: true,
   choices: [challengeAnswer(true, "Approve", "primary"), challengeAnswer(false, "Deny", "danger")],
   awaiting: ({ transaction }) => transaction.three_ds === "required" && isInFlight(transaction.status),
   ending: ({ transaction }) =>
@@ -238,7 +241,7 @@ const readOutcome = Effect.gen(function*() {
 const show = (sandboxPage: SandboxPage) =>
   Effect.gen(function*() {
     const { attempt } = yield* currentAttempt()
-    return Option.match(attempt, { onNone: notFound, onSome: (a) => response(renderPage(sandboxPage, a)) })
+    return Option.match(attempt, { onNone: notFound, onSome: (a) => response(renderPage(sandboxPage, a), 200, { frameable: sandboxPage.frameable }) })
   })
 
 const submit = (sandboxPage: SandboxPage) =>
@@ -247,7 +250,8 @@ const submit = (sandboxPage: SandboxPage) =>
     if (Option.isNone(attempt)) return notFound()
     const posted = yield* readOutcome
     const choice = sandboxPage.choices.find((c) => Option.contains(posted, c.outcome))
-    if (choice === undefined) return response(renderPage(sandboxPage, attempt.value, "Choose one of the buttons below."), 400)
+    const framing = { frameable: sandboxPage.frameable }
+    if (choice === undefined) return response(renderPage(sandboxPage, attempt.value, "Choose one of the buttons below."), 400, framing)
 
     const answered = yield* Effect.result(choice.act(payments, attempt.value.transaction.id))
     if (Result.isSuccess(answered) && answered.success.return_url !== null) {
@@ -257,8 +261,8 @@ const submit = (sandboxPage: SandboxPage) =>
     // Re-read: the page shows where the attempt stands now (a double click lands here too).
     const now = Option.getOrElse(yield* payments.hostedAttempt(attempt.value.transaction.id), () => attempt.value)
     return Result.isSuccess(answered)
-      ? response(renderPage(sandboxPage, now, `Recorded: ${choice.label}.`))
-      : response(renderPage(sandboxPage, now, answered.failure.message), 409)
+      ? response(renderPage(sandboxPage, now, `Recorded: ${choice.label}.`), 200, framing)
+      : response(renderPage(sandboxPage, now, answered.failure.message), 409, framing)
   })
 
 const qrImage = Effect.gen(function*() {

@@ -1,8 +1,9 @@
 /**
  * tender.js and the card fields in a real browser: Debian's headless Chromium through
- * playwright-core (as packages/http/test/CheckoutBrowser.test.ts). The merchant page is served from
- * its own origin ("shop"); the SDK, the fields and `/v1/client/…` come from StubClientApi, which
- * stands in for the server routes being built on another branch and serves the real built scripts.
+ * playwright-core (as packages/http/test/CheckoutBrowser.test.ts), against the real server
+ * (startTestServer, memory storage): it serves the built SDK, the fields page and `/v1/client/…`;
+ * the test plays the merchant's server with the signed merchant API (payments that await a card,
+ * 3-D Secure completion, GET /v1/orders/{id}). The merchant page is served from its own origin.
  *
  * Skipped only when /usr/bin/chromium is absent; .ci/run installs it.
  */
@@ -11,10 +12,11 @@ import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type BrowserContext, chromium, type Frame, type Page } from "playwright-core"
+import { type BrowserContext, chromium, type Frame, type Page, type Request } from "playwright-core"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { build } from "../src/build.ts"
-import { type Stub, startStub, type StubPayment } from "./StubClientApi.ts"
+import { build } from "@tender/browser-sdk/build"
+import { type Credentials, send, startTestServer, type TestServer } from "../src/testing/TestServer.ts"
 
 const CHROMIUM = "/usr/bin/chromium"
 const HAVE_CHROMIUM = existsSync(CHROMIUM)
@@ -24,7 +26,7 @@ interface Shop {
   readonly close: () => Promise<void>
 }
 
-/** The merchant's site: `/` loads tender.js; `/strict` has a CSP whose frame-src omits the fields host. */
+/** The merchant's site: every page loads tender.js; `/strict` has a CSP whose frame-src omits the fields host. */
 const startShop = (sdkOrigin: string) =>
   new Promise<Shop>((done) => {
     const server: Server = createServer((request, response) => {
@@ -41,7 +43,15 @@ const startShop = (sdkOrigin: string) =>
     })
   })
 
-const KEY = "pk_test_shop123"
+type Merchant = Credentials & { readonly account_id: string; readonly publishable_key: string }
+type DisplayMode = "inline" | "popup" | "redirect"
+
+/** A payment awaiting the browser: its order and the client secret of its collect_card / collect_cvv action. */
+interface ShopPayment {
+  readonly merchant: Merchant
+  readonly orderId: string
+  readonly secret: string
+}
 
 /** Events the page saw, recorded by the merchant-side script the tests install. */
 interface Seen {
@@ -49,37 +59,108 @@ interface Seen {
   readonly payload: unknown
 }
 
+const PANS = ["4242424242424242", "4000000000000002", "4000000000003220", "378282246310005"]
+
 describe.skipIf(!HAVE_CHROMIUM)(
   HAVE_CHROMIUM ? "tender.js in headless Chromium" : `tender.js in headless Chromium: SKIPPED, ${CHROMIUM} is absent (.ci/run installs it)`,
   () => {
-    let stub: Stub
+    let server: TestServer
     let shop: Shop
     let context: BrowserContext
     let profile: string
+    /** One account per 3-D Secure display mode (the mode is the account's). */
+    const merchants = new Map<DisplayMode, Merchant>()
+    /** Every request the browser made (any page, any frame), with the frame that made it. */
+    const requests: Array<{ readonly url: string; readonly body: string; readonly frameUrl: string; readonly page: Page | null }> = []
+    let seq = 0
+
+    const merchant = async (mode: DisplayMode = "inline"): Promise<Merchant> => {
+      const known = merchants.get(mode)
+      if (known !== undefined) return known
+      const created = await Effect.runPromise(server.accounts.create({ name: `sdk-${mode}`, mode: "test" }))
+      await Effect.runPromise(server.accounts.setThreeDsDisplayMode(created.account_id, mode))
+      merchants.set(mode, created)
+      return created
+    }
+
+    const post = (creds: Credentials, path: string, body: unknown) => send(server, creds, "POST", path, { body: JSON.stringify(body) })
+
+    /** The merchant's server creates a card payment: no token → collect_card; a saved card's token → collect_cvv. */
+    const createPayment = async (options: { mode?: DisplayMode; cardToken?: string; captureMethod?: "manual" } = {}): Promise<ShopPayment> => {
+      const m = await merchant(options.mode)
+      const reply = await post(m, "/v1/payments", {
+        amount: "25.00",
+        currency: "USD",
+        country: "US",
+        merchant_reference: `sdk-browser-${Date.now()}-${++seq}`,
+        payment_method: options.cardToken === undefined ? { code: "card" } : { code: "card", details: { card_token: options.cardToken } },
+        success_url: `${shop.origin}/ok`,
+        cancel_url: `${shop.origin}/cancel`,
+        ...(options.captureMethod !== undefined ? { capture_method: options.captureMethod } : {})
+      })
+      expect(reply.status, reply.text).toBe(200)
+      expect(reply.json.next_action.type).toBe(options.cardToken === undefined ? "collect_card" : "collect_cvv")
+      return { merchant: m, orderId: reply.json.order_id, secret: reply.json.next_action.client_secret }
+    }
+
+    const orderStatus = async (payment: ShopPayment) => {
+      const reply = await send(server, payment.merchant, "GET", `/v1/orders/${payment.orderId}`)
+      expect(reply.status, reply.text).toBe(200)
+      return reply.json.status as string
+    }
+
+    /** What the merchant's server does once the customer has answered a challenge. */
+    const complete3ds = async (payment: ShopPayment) => {
+      const reply = await post(payment.merchant, `/v1/payments/${payment.orderId}/3ds/complete`, {})
+      expect(reply.status, reply.text).toBe(200)
+    }
 
     beforeAll(async () => {
       await build()
-      stub = await startStub()
+      server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } })
       // Another port is another origin: the fields frame is cross-origin to the shop, as in production.
-      shop = await startShop(stub.origin)
+      shop = await startShop(server.baseUrl)
       profile = mkdtempSync(join(tmpdir(), "tender-sdk-chromium-"))
       context = await chromium.launchPersistentContext(profile, {
         executablePath: CHROMIUM,
         headless: true,
         args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-sync"]
       })
-    })
+      context.on("request", (request: Request) => {
+        let frameUrl = ""
+        let page: Page | null = null
+        try {
+          frameUrl = request.frame().url()
+          page = request.frame().page()
+        } catch {
+          // a popup's first navigation has no frame yet
+        }
+        requests.push({ url: request.url(), body: request.postData() ?? "", frameUrl, page })
+      })
+    }, 120_000)
 
     afterAll(async () => {
       await context?.close()
       await shop?.close()
-      await stub?.close()
+      await server?.close()
       if (profile !== undefined) rmSync(profile, { recursive: true, force: true })
     })
 
+    const isFieldsFrame = (frameUrl: string) => frameUrl.startsWith(`${server.baseUrl}/fields/`)
+
+    /** The merchant's page never holds the card number: not in its DOM, not in a request its own frames made. */
+    const expectNoPanOnShop = async (page: Page) => {
+      const content = await page.content()
+      for (const pan of PANS) expect(content).not.toContain(pan)
+      const own = requests.filter((r) => r.page === page && !isFieldsFrame(r.frameUrl))
+      expect(own.length).toBeGreaterThan(0)
+      for (const r of own) for (const pan of PANS) expect(r.url + r.body).not.toContain(pan)
+    }
+
     /** Opens the shop, creates and mounts a card element with `options`, recording its events. */
-    const openCard = async (options: Record<string, unknown> = {}, path = "/") => {
+    const openCard = async (options: Record<string, unknown> = {}, path = "/", mode: DisplayMode = "inline", prepare?: (page: Page) => Promise<void>) => {
       const page = await context.newPage()
+      await prepare?.(page)
       await page.goto(`${shop.origin}${path}`)
       await page.evaluate(({ key, options }) => {
         const w = window as unknown as Record<string, any>
@@ -90,7 +171,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
           w.card.on(name, (payload: unknown) => w.seen.push({ name, payload }))
         }
         w.card.mount("#card")
-      }, { key: KEY, options })
+      }, { key: (await merchant(mode)).publishable_key, options })
       return page
     }
 
@@ -122,7 +203,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
         error: { type: string; code: string; message: string } | null
       }>
 
-    const pay = (page: Page, payment: StubPayment, token: string) =>
+    const pay = (page: Page, payment: ShopPayment, token: string) =>
       page.evaluate(({ secret, token }) => (window as unknown as { tender: any }).tender.pay(secret, token), { secret: payment.secret, token }) as Promise<{
         status: string
         paymentId?: string
@@ -186,14 +267,18 @@ describe.skipIf(!HAVE_CHROMIUM)(
         await card.ready
       })
       expect(await page.locator("#card iframe").count()).toBe(1)
+      await expectNoPanOnShop(page)
       await page.close()
     })
 
+    /** The card tokens requests the fields frame sent (the one place the number may go). */
+    const cardTokenRequests = () => requests.filter((r) => new URL(r.url).pathname === "/v1/client/card_tokens")
+
     it("refuses an invalid card with validation_error before anything leaves the browser", async () => {
-      const payment = stub.payment()
+      const payment = await createPayment()
       const page = await openCard({ clientSecret: payment.secret })
       const frame = await fields(page)
-      const before = stub.requests.filter((r) => r.path === "/v1/client/card_tokens").length
+      const before = cardTokenRequests().length
       await fillCard(frame, "4242424242424241")
       await expect.poll(async () => (await lastChange(page)).error).toMatchObject({ type: "validation_error", code: "invalid_number" })
       expect(await collect(page, payment.secret)).toMatchObject({ card: null, error: { type: "validation_error", code: "invalid_number" } })
@@ -202,16 +287,18 @@ describe.skipIf(!HAVE_CHROMIUM)(
       // An amex needs four digits.
       await fillCard(frame, "378282246310005", "12 / 34", "123")
       expect((await collect(page, payment.secret)).error).toMatchObject({ code: "invalid_cvc" })
-      expect(stub.requests.filter((r) => r.path === "/v1/client/card_tokens").length).toBe(before)
+      expect(cardTokenRequests().length).toBe(before)
+      await expectNoPanOnShop(page)
       await page.close()
     })
 
-    it("collectCard tokenizes from inside the frame; pay resolves 4242 succeeded and 0002 failed", async () => {
-      for (const [number, expected] of [
-        ["4242424242424242", { status: "succeeded" }],
-        ["4000000000000002", { status: "failed", declineCode: "card_declined" }]
+    it("collectCard tokenizes from inside the frame; pay resolves 4242 succeeded and 0002 failed, as the merchant API shows; update({clientSecret}) retries", async () => {
+      let retry: Page | undefined
+      for (const [number, expected, order] of [
+        ["4242424242424242", { status: "succeeded" }, "succeeded"],
+        ["4000000000000002", { status: "failed", declineCode: "card_declined" }, "failed"]
       ] as const) {
-        const payment = stub.payment()
+        const payment = await createPayment()
         const page = await openCard({ clientSecret: payment.secret })
         const frame = await fields(page)
         await fillCard(frame, number)
@@ -220,69 +307,107 @@ describe.skipIf(!HAVE_CHROMIUM)(
         expect(result.card).toMatchObject({ brand: "visa", last4: number.slice(-4), expMonth: 12, expYear: 2034 })
         expect(result.card!.token).toMatch(/^tok_/)
         expect((await seen(page)).some((e) => e.name === "submitting")).toBe(true)
-        // The number went out once, from the fields origin, to card_tokens only.
-        const carrying = stub.requests.filter((r) => JSON.stringify(r.body).includes(number))
-        expect(carrying.map((r) => [r.path, r.origin])).toEqual([["/v1/client/card_tokens", stub.origin]])
+        // The number went out once, from the fields frame, to card_tokens only.
+        const carrying = requests.filter((r) => (r.url + r.body).includes(number))
+        expect(carrying.map((r) => [new URL(r.url).pathname, isFieldsFrame(r.frameUrl)])).toEqual([["/v1/client/card_tokens", true]])
         const paid = await pay(page, payment, result.card!.token)
-        expect(paid).toEqual({ ...expected, paymentId: payment.paymentId })
+        expect(paid).toEqual({ ...expected, paymentId: payment.orderId })
+        expect(await orderStatus(payment)).toBe(order)
+        await expectNoPanOnShop(page)
+        if (expected.status === "failed") retry = page
+        else await page.close()
+      }
+      // The customer retries on the same page: the merchant's server creates a new payment and the
+      // element takes its secret.
+      const again = await createPayment()
+      await retry!.evaluate((secret) => (window as unknown as { card: any }).card.update({ clientSecret: secret }), again.secret)
+      const frame = await fields(retry!)
+      await fillCard(frame, "4242424242424242")
+      const { card } = await collect(retry!, again.secret)
+      expect(await pay(retry!, again, card!.token)).toEqual({ status: "succeeded", paymentId: again.orderId })
+      expect(await orderStatus(again)).toBe("succeeded")
+      await retry!.close()
+    })
+
+    /** Fills 3220, collects, and starts pay: the challenge is the account's display mode. */
+    const payChallenged = async (mode: DisplayMode) => {
+      const payment = await createPayment({ mode })
+      const page = await openCard({ clientSecret: payment.secret }, "/", mode)
+      await fillCard(await fields(page), "4000000000003220")
+      const { card } = await collect(page, payment.secret)
+      return { payment, page, token: card!.token }
+    }
+
+    it("pay runs an inline 3-D Secure challenge and resolves with the outcome (approved → succeeded, denied → failed)", async () => {
+      for (const [answer, expected, order] of [
+        ["approve", { status: "succeeded" }, "succeeded"],
+        ["deny", { status: "failed", declineCode: "authentication_failed" }, "failed"]
+      ] as const) {
+        const { payment, page, token } = await payChallenged("inline")
+        const paying = pay(page, payment, token)
+        const challenge = await (await page.waitForSelector("iframe[title='3-D Secure']")).contentFrame()
+        await challenge!.click(`button[value=${answer}]`)
+        await challenge!.waitForURL(new RegExp(`^${shop.origin}/`))
+        await complete3ds(payment)
+        expect(await paying).toEqual({ ...expected, paymentId: payment.orderId })
+        expect(await page.locator("iframe[title='3-D Secure']").count()).toBe(0)
+        expect(await orderStatus(payment)).toBe(order)
+        await expectNoPanOnShop(page)
         await page.close()
       }
     })
 
-    it("pay runs an inline 3-D Secure challenge and resolves with the outcome", async () => {
-      const payment = stub.payment({ displayMode: "inline" })
-      const page = await openCard({ clientSecret: payment.secret })
-      const frame = await fields(page)
-      await fillCard(frame, "4000000000003220")
-      const { card } = await collect(page, payment.secret)
-      const paying = pay(page, payment, card!.token)
-      const challenge = await (await page.waitForSelector("iframe[title='3-D Secure']")).contentFrame()
-      await challenge!.click("#complete")
-      expect(await paying).toEqual({ status: "succeeded", paymentId: payment.paymentId })
-      expect(await page.locator("iframe[title='3-D Secure']").count()).toBe(0)
-      await page.close()
-    })
-
     it("pay runs a popup challenge in a window, and a redirect challenge by leaving the page", async () => {
-      const popupPayment = stub.payment({ displayMode: "popup" })
-      let page = await openCard({ clientSecret: popupPayment.secret })
-      await fillCard(await fields(page), "4000000000003220")
-      let token = (await collect(page, popupPayment.secret)).card!.token
+      const popupPay = await payChallenged("popup")
       const opened = context.waitForEvent("page")
-      const paying = pay(page, popupPayment, token)
+      const paying = pay(popupPay.page, popupPay.payment, popupPay.token)
       const popup = await opened
       await popup.waitForLoadState()
-      expect(popup.url()).toBe(`${stub.origin}/challenge/${popupPayment.paymentId}`)
-      await popup.click("#complete")
-      expect(await paying).toEqual({ status: "succeeded", paymentId: popupPayment.paymentId })
+      expect(popup.url()).toContain("/sandbox/3ds")
+      await popup.click("button[value=approve]")
+      await complete3ds(popupPay.payment)
+      expect(await paying).toEqual({ status: "succeeded", paymentId: popupPay.payment.orderId })
       await expect.poll(() => popup.isClosed()).toBe(true)
-      await page.close()
+      expect(await orderStatus(popupPay.payment)).toBe("succeeded")
+      await popupPay.page.close()
 
-      const redirectPayment = stub.payment({ displayMode: "redirect" })
-      page = await openCard({ clientSecret: redirectPayment.secret })
-      await fillCard(await fields(page), "4000000000003220")
-      token = (await collect(page, redirectPayment.secret)).card!.token
-      const challenge = `${stub.origin}/challenge/${redirectPayment.paymentId}`
-      const navigated = page.waitForURL(challenge)
-      expect(await pay(page, redirectPayment, token)).toEqual({ status: "requires_action", paymentId: redirectPayment.paymentId })
+      const { payment, page, token } = await payChallenged("redirect")
+      const navigated = page.waitForURL(/\/sandbox\/3ds/)
+      expect(await pay(page, payment, token)).toEqual({ status: "requires_action", paymentId: payment.orderId })
       await navigated
-      const paid = stub.requests.find((r) => r.path === "/v1/client/pay" && r.body.client_secret === redirectPayment.secret)
-      expect(paid?.body.return_url).toBe(`${shop.origin}/`)
+      const paid = requests.find((r) => new URL(r.url).pathname === "/v1/client/pay" && r.body.includes(payment.secret))
+      expect(JSON.parse(paid!.body).return_url).toBe(`${shop.origin}/`)
+      // The customer answers and is sent back to the shop. (contract.md wants the return_url above with
+      // ?tender_payment_id=; the server does not keep return_url yet and uses the payment's
+      // success_url / cancel_url: docs/decisions.md, "Browser SDK against the real server".)
+      await page.click("button[value=deny]")
+      await page.waitForURL(new RegExp(`^${shop.origin}/`))
+      await complete3ds(payment)
+      expect(await orderStatus(payment)).toBe("failed")
       await page.close()
     })
 
     it("relays an expired secret as authentication_error CLIENT_SECRET_EXPIRED", async () => {
-      const payment = stub.payment()
+      const payment = await createPayment()
       const page = await openCard()
       const frame = await fields(page)
       await fillCard(frame, "4242424242424242")
-      payment.expired = true
+      const expired = await post(payment.merchant, "/v1/test_helpers/client_secrets/expire", { client_secret: payment.secret })
+      expect(expired.status, expired.text).toBe(200)
       expect((await collect(page, payment.secret)).error).toMatchObject({ type: "authentication_error", code: "CLIENT_SECRET_EXPIRED" })
       await page.close()
     })
 
-    it("card on file: a collect_cvv secret renders CVC-only with brand and last four", async () => {
-      const payment = stub.payment({ collect: "cvv", savedCard: { brand: "amex", last4: "0005", token: "tok_saved_amex" } })
+    /** The merchant's server vaults a card earlier (a returning customer's card on file). */
+    const savedCard = async (number: string, cvc: string) => {
+      const reply = await post(await merchant(), "/v1/test_helpers/card_tokens", { number, exp_month: 12, exp_year: 2035, cvc })
+      expect(reply.status, reply.text).toBe(201)
+      return reply.json.token as string
+    }
+
+    it("card on file: a collect_cvv secret renders CVC-only with brand and last four, and pays", async () => {
+      const saved = await savedCard("378282246310005", "1234")
+      const payment = await createPayment({ cardToken: saved })
       const page = await openCard({ clientSecret: payment.secret })
       const frame = await fields(page)
       expect(await frame.isVisible("#number")).toBe(false)
@@ -296,14 +421,32 @@ describe.skipIf(!HAVE_CHROMIUM)(
       await frame.locator("#cvc").pressSequentially("4")
       await expect.poll(async () => (await lastChange(page)).complete).toBe(true)
       expect((await collect(page, payment.secret)).card).toEqual({
-        token: "tok_saved_amex", brand: "amex", last4: "0005", bin: "42424242", expMonth: null, expYear: null
+        token: saved, brand: "amex", last4: "0005", bin: "378282", expMonth: null, expYear: null
       })
+      expect(await pay(page, payment, saved)).toEqual({ status: "succeeded", paymentId: payment.orderId })
+      expect(await orderStatus(payment)).toBe("succeeded")
+      await page.close()
+    })
+
+    it("manual capture (a saved card, CVC collected): pay resolves succeeded while the merchant API shows the payment authorized", async () => {
+      const saved = await savedCard("4242424242424242", "123")
+      const payment = await createPayment({ cardToken: saved, captureMethod: "manual" })
+      const page = await openCard({ clientSecret: payment.secret })
+      await (await fields(page)).locator("#cvc").pressSequentially("123")
+      expect((await collect(page, payment.secret)).card?.token).toBe(saved)
+      expect(await pay(page, payment, saved)).toEqual({ status: "succeeded", paymentId: payment.orderId })
+      expect(await orderStatus(payment)).toBe("authorized")
       await page.close()
     })
 
     it("holds first paint at most 300 ms for a slow card-on-file secret, then switches to CVC-only", async () => {
-      const payment = stub.payment({ collect: "cvv", savedCard: { brand: "visa", last4: "4242", token: "tok_saved" }, sessionDelayMs: 3000 })
-      const page = await openCard({ clientSecret: payment.secret })
+      const payment = await createPayment({ cardToken: await savedCard("4242424242424242", "123") })
+      // A slow network for the fields frame's session read only.
+      const page = await openCard({ clientSecret: payment.secret }, "/", "inline", (page) =>
+        page.route(`${server.baseUrl}/v1/client/session`, async (route) => {
+          await new Promise((resume) => setTimeout(resume, 3000))
+          await route.continue()
+        }).then(() => undefined))
       const waited = await page.evaluate(async () => {
         const started = performance.now()
         await (window as unknown as { card: { ready: Promise<void> } }).card.ready
