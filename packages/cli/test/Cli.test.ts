@@ -4,6 +4,7 @@
  * joins that instance (contract.md, Operator set-up), so the CLI and the running server share one
  * database, and a key rolled by the CLI is refused by the server at once.
  */
+import { readFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import { merchantHeaders } from "@tender/adapters/Signature"
 import { createTenderClient } from "@tender/client"
@@ -372,7 +373,10 @@ describe("tender webhooks", () => {
 describe("tender worker", () => {
   it("joins the running server's database, runs until SIGTERM, then exits cleanly", async () => {
     const worker = home.start(["worker"])
-    // Long enough to have joined the database and started both loops; a failure would end it.
+    // The signal must reach the program, not a process still loading its modules (on a loaded machine
+    // that takes seconds): wait until it catches SIGTERM, then long enough to have joined the database
+    // and started both loops; a failure would end it.
+    await catchesSigterm(worker.process.pid!)
     await new Promise((r) => setTimeout(r, 5_000))
     expect(worker.process.exitCode, worker.log()).toBeNull()
     // Interrupted by the signal: the exit code of an interrupted Effect program, nothing logged.
@@ -382,6 +386,18 @@ describe("tender worker", () => {
     expect(await databaseRunning()).toBe(true)
   }, 60_000)
 })
+
+/** Waits (up to 60 s) until the process has a SIGTERM handler: Linux's /proc/<pid>/status SigCgt mask, bit 15. */
+const catchesSigterm = async (pid: number) => {
+  const deadline = Date.now() + 60_000
+  while (Date.now() < deadline) {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8")
+    const mask = BigInt(`0x${/^SigCgt:\s*([0-9a-f]+)$/m.exec(status)?.[1] ?? "0"}`)
+    if ((mask & (1n << 14n)) !== 0n) return
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error(`process ${pid} never installed a SIGTERM handler`)
+}
 
 describe("tender sessions", () => {
   it("get, list and cancel a checkout session of any account; a final one cannot be canceled", async () => {
