@@ -30,6 +30,13 @@ export const Address = Schema.Struct({
   country: Schema.optional(Schema.String)
 })
 
+/** An address as an instrument keeps it: its fields with no value dropped, and no address at all when none has one. */
+export const presentAddress = (address: Partial<Record<keyof typeof Address.fields, string | undefined>> | undefined): typeof Address.Type | undefined => {
+  if (address === undefined) return undefined
+  const fields = Object.fromEntries(Object.entries(address).filter(([, v]) => v !== undefined))
+  return Object.keys(fields).length === 0 ? undefined : fields
+}
+
 export const InstrumentType = Schema.Literals(["bank_account", "wallet", "crypto_wallet", "real_time_payment", "card"])
 export type InstrumentType = typeof InstrumentType.Type
 

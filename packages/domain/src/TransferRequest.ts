@@ -15,7 +15,7 @@ import {
   UnknownPaymentMethod,
   ValidationFailed
 } from "./Errors.ts"
-import type { InstrumentType, PaymentInstrument } from "./Payment.ts"
+import { type InstrumentType, type PaymentInstrument, presentAddress } from "./Payment.ts"
 import { findMethod } from "./PaymentMethods.ts"
 import { checkOrderBasics, type Dedicated, EMAIL, firstDedicated } from "./PaymentRequest.ts"
 import type { VaultedCard } from "./Ports.ts"
@@ -221,13 +221,6 @@ export const routeDestination = (valid: ValidTransfer): TransferUnroutable | und
 
 const defined = <K extends string, V>(key: K, value: V | undefined) => (value === undefined ? {} : { [key]: value } as { [P in K]: V })
 
-const cleanAddress = (address: AddressInput | undefined) => {
-  if (address === undefined) return undefined
-  const fields = Object.fromEntries(Object.entries(address).filter(([, v]) => v !== undefined)) as Record<string, string>
-  return Object.keys(fields).length === 0 ? undefined : fields
-}
-
-/** The holder fields of any type: holder_name defaults to the given names joined. */
 /** The holder as a destination names it: holder_name, else first/middle/last joined, else `fallbackName`. */
 const holderOf = (details: DestinationDetails, fallbackName: string | undefined) => {
   const joined = [details.first_name, details.middle_name, details.last_name].filter(present).map((n) => n.trim()).join(" ")
@@ -235,7 +228,7 @@ const holderOf = (details: DestinationDetails, fallbackName: string | undefined)
   return {
     ...defined("holder_name", name),
     ...Object.fromEntries(HOLDER_FIELDS.filter((f) => details[f] !== undefined).map((f) => [f, details[f]])),
-    ...defined("holder_address", cleanAddress(details.holder_address))
+    ...defined("holder_address", presentAddress(details.holder_address))
   }
 }
 

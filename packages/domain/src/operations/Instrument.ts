@@ -5,7 +5,7 @@
  */
 import { Effect, Option } from "effect"
 import type { CustomerRecord } from "../MoneyOut.ts"
-import type { Customer, PaymentInstrument, Transaction } from "../Payment.ts"
+import { type Customer, type PaymentInstrument, presentAddress, type Transaction } from "../Payment.ts"
 import { type BinFacts, PaymentProvider } from "../PaymentPorts.ts"
 import { CardVault, type VaultedCard } from "../Ports.ts"
 
@@ -29,7 +29,6 @@ const present = <A extends object>(fields: A): A =>
 
 /** `country`: the issuer's country when the caller already knows it; else the BIN lookup's. */
 export const cardInstrument = (card: VaultedCard, country: string | undefined, facts: InstrumentFacts = {}): PaymentInstrument => {
-  const address = facts.holder?.address === undefined ? undefined : present(facts.holder.address)
   return present({
     id: facts.id,
     type: "card" as const,
@@ -38,7 +37,7 @@ export const cardInstrument = (card: VaultedCard, country: string | undefined, f
     holder_email: facts.holder?.email,
     holder_phone: facts.holder?.phone,
     document_id: facts.holder?.document_id,
-    holder_address: address !== undefined && Object.keys(address).length > 0 ? address : undefined,
+    holder_address: presentAddress(facts.holder?.address),
     card_brand: card.brand,
     last4_digits: card.last4,
     bin: card.bin,
