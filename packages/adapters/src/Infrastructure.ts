@@ -17,6 +17,7 @@ import {
   type AccessTokenSigner,
   type AccountRepo,
   type CardVault,
+  type ChannelRepo,
   type CheckoutSessionRepo,
   type ClientSecretRepo,
   type CustomerRepo,
@@ -43,7 +44,7 @@ import {
 import { Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { TenderConfig } from "./Config.ts"
-import { CardCipher, randomKey } from "./crypto/CardCipher.ts"
+import { VaultCipher, randomKey } from "./crypto/VaultCipher.ts"
 import * as AccessTokenSignerHmac from "./crypto/AccessTokenSignerHmac.ts"
 import * as FaultsEnv from "./Faults.ts"
 import * as PaymentProviderSandbox from "./providers/sandbox/PaymentProviderSandbox.ts"
@@ -60,8 +61,10 @@ import * as LocksRedis from "./locks/LocksRedis.ts"
 import * as RateLimiterMemory from "./ratelimit/RateLimiterMemory.ts"
 import * as RateLimiterRedis from "./ratelimit/RateLimiterRedis.ts"
 import { Redis } from "./redis/Redis.ts"
+import type { ChannelCredentials } from "./storage/ChannelCredentials.ts"
 import * as AccountRepoMemory from "./storage/memory/AccountRepoMemory.ts"
 import * as CardVaultMemory from "./storage/memory/CardVaultMemory.ts"
+import * as ChannelRepoMemory from "./storage/memory/ChannelRepoMemory.ts"
 import * as CheckoutSessionRepoMemory from "./storage/memory/CheckoutSessionRepoMemory.ts"
 import * as ClientSecretRepoMemory from "./storage/memory/ClientSecretRepoMemory.ts"
 import * as CustomerRepoMemory from "./storage/memory/CustomerRepoMemory.ts"
@@ -77,6 +80,7 @@ import * as WebhookDeliveryRepoMemory from "./storage/memory/WebhookDeliveryRepo
 import * as WebhookEndpointRepoMemory from "./storage/memory/WebhookEndpointRepoMemory.ts"
 import * as AccountRepoPg from "./storage/postgres/AccountRepoPg.ts"
 import * as CardVaultPg from "./storage/postgres/CardVaultPg.ts"
+import * as ChannelRepoPg from "./storage/postgres/ChannelRepoPg.ts"
 import * as CheckoutSessionRepoPg from "./storage/postgres/CheckoutSessionRepoPg.ts"
 import * as ClientSecretRepoPg from "./storage/postgres/ClientSecretRepoPg.ts"
 import * as CustomerRepoPg from "./storage/postgres/CustomerRepoPg.ts"
@@ -110,6 +114,9 @@ export type StoragePorts =
   | PayoutRepo
   | TransferRepo
   | ClientSecretRepo
+  | ChannelRepo
+  /** Channels' credentials, decrypted for the provider adapters only (never a domain port). */
+  | ChannelCredentials
   /** The sandbox provider's own log lives beside Tender's storage (memory with memory, PostgreSQL with PostgreSQL). */
   | SandboxLedger
 export type Ports =
@@ -141,8 +148,10 @@ export const memoryStorage: Layer.Layer<StoragePorts, never, Ids> = Layer.mergeA
   OutflowRepoMemory.payoutLayer,
   TransferRepoMemory.layer,
   ClientSecretRepoMemory.layer,
+  ChannelRepoMemory.layer,
+  ChannelRepoMemory.credentialsLayer,
   SandboxLedgerMemory.layer
-).pipe(Layer.provide(Layer.merge(MemoryDatabase.layer, CardCipher.layer(randomKey))))
+).pipe(Layer.provide(Layer.merge(MemoryDatabase.layer, VaultCipher.layer(randomKey))))
 
 /**
  * PostgreSQL storage, connected and migrated. The SQL client is exposed too, for tests that look
@@ -169,9 +178,11 @@ export const postgresStorage = (
       OutflowRepoPg.payoutLayer,
       TransferRepoPg.layer,
       ClientSecretRepoPg.layer,
+      ChannelRepoPg.layer,
+      ChannelRepoPg.credentialsLayer,
       SandboxLedgerPg.layer
     ).pipe(
-      Layer.provide(CardCipher.layer(Effect.succeed(key))),
+      Layer.provide(VaultCipher.layer(Effect.succeed(key))),
       Layer.provideMerge(PgDatabase.layer(config))
     )))
 

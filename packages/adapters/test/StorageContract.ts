@@ -14,6 +14,8 @@ import {
   AccountRepo,
   Accounts,
   CardVault,
+  type Channel,
+  ChannelRepo,
   CheckoutSession,
   CheckoutSessionRepo,
   ClientSecretRepo,
@@ -38,6 +40,7 @@ import {
   RefundRepo
 } from "@tender/domain"
 import { Cause, Clock, Deferred, Effect, Exit, Fiber, Option } from "effect"
+import { ChannelCredentials } from "../src/storage/ChannelCredentials.ts"
 
 export type StorageServices =
   | AccountRepo
@@ -2223,5 +2226,114 @@ export const clientSecretsContract = (it: Vitest.MethodsNonLive<StorageServices 
       expect(yield* secrets.find(record.hash)).toEqual(Option.some({ ...record, used_at: "2025-03-01T10:05:00.000Z", expired_by_helper: true }))
       yield* secrets.expire(record.hash, "2025-03-01T10:07:00.000Z")
       expect(Option.map(yield* secrets.find(record.hash), (r) => r.expires_at)).toEqual(Option.some("2025-03-01T10:07:00.000Z"))
+    }))
+}
+
+// --- provider channels --------------------------------------------------------------------
+
+export type ChannelStorageServices = StorageServices | ChannelRepo | ChannelCredentials
+
+const STRIPE_SECRETS: Channel.ProviderCredentials = {
+  provider: "stripe",
+  secret_key: "sk_live_contract4eC39HqLyjWDarjtT1zdp7dc",
+  webhook_secret: "whsec_contract0123456789"
+}
+
+/** A fully populated live channel of `accountId` (every nullable list set). */
+export const newChannel = (accountId: AccountId, overrides: Partial<Channel.Channel> = {}) =>
+  Effect.gen(function*() {
+    const channel: Channel.Channel = {
+      id: yield* (yield* Ids).make("channel"),
+      account_id: accountId,
+      provider: "stripe",
+      mode: "live",
+      methods: ["card", "ideal"],
+      currencies: ["EUR", "USD"],
+      countries: ["NL"],
+      priority: 7,
+      status: "enabled",
+      created_at: T0,
+      updated_at: T0,
+      ...overrides
+    }
+    return channel
+  })
+
+/**
+ * ChannelRepo's contract, with the adapters' ChannelCredentials: a channel reads back whole, only
+ * for its own account; an account's channels list in creation order (insertion order within one
+ * millisecond); credentials come back only through ChannelCredentials; disabling is guarded.
+ */
+export const channelsContract = (it: Vitest.MethodsNonLive<ChannelStorageServices>) => {
+  it.effect("channels: read back whole by account and id; another account sees nothing", () =>
+    Effect.gen(function*() {
+      const repo = yield* ChannelRepo
+      const account = yield* storedAccount
+      const other = yield* storedAccount
+      const channel = yield* newChannel(account)
+      const bare = yield* newChannel(account, { provider: "adyen", methods: null, currencies: null, countries: null, priority: 0 })
+      yield* repo.insert(channel, STRIPE_SECRETS)
+      yield* repo.insert(bare, { provider: "adyen", api_key: "AQE-key", merchant_account: "Acme", hmac_key: "00ff".repeat(16), live_url_prefix: "abc-Acme" })
+      expect(yield* repo.get(account, channel.id)).toEqual(Option.some(channel))
+      expect(yield* repo.get(account, bare.id)).toEqual(Option.some(bare))
+      expect(yield* repo.get(other, channel.id)).toEqual(Option.none())
+      expect(yield* repo.get(account, "ch_unknown000000000000")).toEqual(Option.none())
+      expect(yield* repo.listByAccount(other)).toEqual([])
+    }))
+
+  it.effect("channels: an account's list is in creation order, insertion order within one millisecond", () =>
+    Effect.gen(function*() {
+      const repo = yield* ChannelRepo
+      const account = yield* storedAccount
+      const late = yield* newChannel(account, { created_at: later(T0, 5000), updated_at: later(T0, 5000) })
+      const sameMs = yield* Effect.forEach([1, 2, 3, 4], () => newChannel(account))
+      yield* repo.insert(late, STRIPE_SECRETS)
+      // Random ids, one timestamp: only the insertion order can put them in this order.
+      for (const channel of sameMs) yield* repo.insert(channel, STRIPE_SECRETS)
+      expect(idsOf(yield* repo.listByAccount(account))).toEqual([...idsOf(sameMs), late.id])
+    }))
+
+  it.effect("channels: credentials come back only through ChannelCredentials, and only for the owning account", () =>
+    Effect.gen(function*() {
+      const repo = yield* ChannelRepo
+      const credentials = yield* ChannelCredentials
+      const account = yield* storedAccount
+      const other = yield* storedAccount
+      const channel = yield* newChannel(account)
+      yield* repo.insert(channel, STRIPE_SECRETS)
+      expect(yield* credentials.open(account, channel.id)).toEqual(Option.some(STRIPE_SECRETS))
+      expect(yield* credentials.open(other, channel.id)).toEqual(Option.none())
+      expect(yield* credentials.open(account, "ch_unknown000000000000")).toEqual(Option.none())
+      // The record itself carries no secret.
+      expect(JSON.stringify(yield* repo.listByAccount(account))).not.toContain(STRIPE_SECRETS.secret_key)
+    }))
+
+  it.effect("channels: disable stores the disabled record over an enabled one only, and only on its own account", () =>
+    Effect.gen(function*() {
+      const repo = yield* ChannelRepo
+      const account = yield* storedAccount
+      const other = yield* storedAccount
+      const channel = yield* newChannel(account)
+      yield* repo.insert(channel, STRIPE_SECRETS)
+      const disabled: Channel.Channel = { ...channel, status: "disabled", updated_at: later(T0) }
+      expect(yield* repo.disable({ ...disabled, account_id: other })).toBe(false)
+      expect(yield* repo.get(account, channel.id)).toEqual(Option.some(channel))
+      expect(yield* repo.disable(disabled)).toBe(true)
+      expect(yield* repo.get(account, channel.id)).toEqual(Option.some(disabled))
+      expect(yield* repo.disable({ ...disabled, updated_at: later(T0, 2000) })).toBe(false)
+      expect(yield* repo.get(account, channel.id)).toEqual(Option.some(disabled))
+      expect(yield* repo.listByAccount(account)).toEqual([disabled])
+      // Disabling does not lose the credentials: the channel's follow-ups still need them.
+      expect(yield* (yield* ChannelCredentials).open(account, channel.id)).toEqual(Option.some(STRIPE_SECRETS))
+    }))
+
+  it.effect("channels: a channel id is one row: a second insert of it is a defect, and the first stands", () =>
+    Effect.gen(function*() {
+      const repo = yield* ChannelRepo
+      const account = yield* storedAccount
+      const channel = yield* newChannel(account)
+      yield* repo.insert(channel, STRIPE_SECRETS)
+      expect(Exit.isFailure(yield* Effect.exit(repo.insert({ ...channel, priority: 1 }, STRIPE_SECRETS)))).toBe(true)
+      expect(yield* repo.get(account, channel.id)).toEqual(Option.some(channel))
     }))
 }

@@ -3,7 +3,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { AccountId, ID_PREFIXES, type IdKind, Ids, KeyHasher } from "@tender/domain"
 import { Cause, Effect, Exit, Schema } from "effect"
-import { CardCipher } from "../src/crypto/CardCipher.ts"
+import { VaultCipher } from "../src/crypto/VaultCipher.ts"
 import * as IdsRandom from "../src/crypto/IdsRandom.ts"
 import * as KeyHasherSha256 from "../src/crypto/KeyHasherSha256.ts"
 import * as VaultKey from "../src/crypto/VaultKey.ts"
@@ -12,8 +12,8 @@ import { tempDir } from "./PgTestDatabase.ts"
 const KEY = Buffer.alloc(32, 7)
 const NUMBER = "4000056655665556"
 
-describe("CardCipher", () => {
-  const cipher = CardCipher.make(KEY)
+describe("VaultCipher", () => {
+  const cipher = VaultCipher.make(KEY)
 
   it.effect("opens what it sealed, for the same account and token", () =>
     Effect.gen(function*() {
@@ -40,7 +40,7 @@ describe("CardCipher", () => {
         cipher.open("acct_1", "tok_2", sealed),
         cipher.open("acct_2", "tok_1", sealed),
         cipher.open("acct_1", "tok_1", tampered),
-        CardCipher.make(Buffer.alloc(32, 8)).open("acct_1", "tok_1", sealed)
+        VaultCipher.make(Buffer.alloc(32, 8)).open("acct_1", "tok_1", sealed)
       ]
       for (const attempt of attempts) {
         const exit = yield* Effect.exit(attempt)
@@ -49,7 +49,7 @@ describe("CardCipher", () => {
     }))
 
   it("only takes a 32-byte key", () => {
-    expect(() => CardCipher.make(Buffer.alloc(16))).toThrow(RangeError)
+    expect(() => VaultCipher.make(Buffer.alloc(16))).toThrow(RangeError)
   })
 })
 

@@ -6,7 +6,7 @@ import * as IdsRandom from "../src/crypto/IdsRandom.ts"
 import * as KeyHasherSha256 from "../src/crypto/KeyHasherSha256.ts"
 import { memoryStorage } from "../src/Infrastructure.ts"
 import * as CvcStoreMemory from "../src/storage/memory/CvcStoreMemory.ts"
-import { clientSecretsContract, customersContract, storageContract, transfersContract } from "./StorageContract.ts"
+import { channelsContract, clientSecretsContract, customersContract, storageContract, transfersContract } from "./StorageContract.ts"
 
 const storage = memoryStorage.pipe(Layer.provideMerge(Layer.merge(IdsRandom.layer, KeyHasherSha256.layer)))
 
@@ -15,6 +15,7 @@ layer(storage, { excludeTestServices: true })("memory storage", (it) => {
   customersContract(it)
   transfersContract(it)
   clientSecretsContract(it)
+  channelsContract(it)
 })
 
 describe("CvcStoreMemory", () => {

@@ -3,6 +3,7 @@ import {
   type OrderId,
   AccountRepo,
   CardVault,
+  ChannelRepo,
   CheckoutSession,
   CheckoutSessionRepo,
   Errors,
@@ -19,17 +20,20 @@ import { SqlClient } from "effect/sql"
 import * as IdsRandom from "../src/crypto/IdsRandom.ts"
 import * as KeyHasherSha256 from "../src/crypto/KeyHasherSha256.ts"
 import { postgresStorage } from "../src/Infrastructure.ts"
+import { ChannelCredentials } from "../src/storage/ChannelCredentials.ts"
 import { sharedConfig } from "./PgTestDatabase.ts"
 import {
   CLAIM_WINDOW,
   clearClaimWindow,
   newAccount,
+  newChannel,
   newDelivery,
   newOrder,
   newSession,
   storageContract,
   customersContract,
   clientSecretsContract,
+  channelsContract,
   transfersContract
 } from "./StorageContract.ts"
 
@@ -42,6 +46,7 @@ layer(storage, { excludeTestServices: true, timeout: "2 minutes" })("PostgreSQL 
   customersContract(it)
   transfersContract(it)
   clientSecretsContract(it)
+  channelsContract(it)
 
   it.effect("the vault row holds the number sealed: neither the row nor the ciphertext contains it", () =>
     Effect.gen(function*() {
@@ -72,6 +77,33 @@ layer(storage, { excludeTestServices: true, timeout: "2 minutes" })("PostgreSQL 
       const columns = yield* sql<{ column_name: string }>`
         SELECT column_name FROM information_schema.columns WHERE table_name = 'card_vault'`
       expect(columns.map((c) => c.column_name)).not.toContain("number")
+    }))
+
+  it.effect("a channel row holds its credentials sealed: no column, nor the ciphertext, contains a secret", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const { account } = yield* newAccount()
+      yield* (yield* AccountRepo).insert(account)
+      const channel = yield* newChannel(account.id)
+      const secrets = { provider: "adyen", api_key: "AQE-secret-api-key", merchant_account: "AcmeECOM", hmac_key: "a1b2".repeat(16), live_url_prefix: "abc-Acme" } as const
+      yield* (yield* ChannelRepo).insert(channel, secrets)
+      const [row] = yield* sql<{ row: string; iv: number; tag: number; ciphertext: Uint8Array }>`
+        SELECT row_to_json(c)::text AS row, length(credentials_iv) AS iv, length(credentials_tag) AS tag,
+          credentials_ciphertext AS ciphertext
+        FROM channels c WHERE id = ${channel.id}`
+      for (const secret of [secrets.api_key, secrets.hmac_key]) {
+        expect(row.row).not.toContain(secret)
+        expect(Buffer.from(row.ciphertext).toString("latin1")).not.toContain(secret)
+      }
+      expect([row.iv, row.tag]).toEqual([12, 16])
+      // Sealed for this account and channel: moved onto another row, it does not open.
+      const twin = yield* newChannel(account.id)
+      yield* (yield* ChannelRepo).insert(twin, { ...secrets, api_key: "AQE-other" })
+      yield* sql`UPDATE channels SET credentials_iv = s.credentials_iv, credentials_ciphertext = s.credentials_ciphertext,
+          credentials_tag = s.credentials_tag
+        FROM channels s WHERE s.id = ${channel.id} AND channels.id = ${twin.id}`
+      const moved = yield* Effect.exit((yield* ChannelCredentials).open(account.id, twin.id))
+      expect(Exit.isFailure(moved) && Cause.hasDies(moved.cause)).toBe(true)
     }))
 
   it.effect("of 20 concurrent inserts of one reference from separate connections, exactly one is stored", () =>

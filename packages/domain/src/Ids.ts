@@ -18,7 +18,8 @@ export const ID_PREFIXES = {
   webhookEndpoint: "we",
   webhookDelivery: "wd",
   event: "evt",
-  request: "req"
+  request: "req",
+  channel: "ch"
 } as const
 
 export type IdKind = keyof typeof ID_PREFIXES
@@ -45,6 +46,8 @@ export const WebhookDeliveryId = prefixed(ID_PREFIXES.webhookDelivery).pipe(Sche
 export type WebhookDeliveryId = typeof WebhookDeliveryId.Type
 export const EventId = prefixed(ID_PREFIXES.event).pipe(Schema.brand("EventId"))
 export type EventId = typeof EventId.Type
+export const ChannelId = prefixed(ID_PREFIXES.channel).pipe(Schema.brand("ChannelId"))
+export type ChannelId = typeof ChannelId.Type
 
 /**
  * Port: where randomness comes from. Ids are made here (not in adapters) so tests can make them
@@ -61,6 +64,7 @@ interface BrandedIds {
   readonly webhookEndpoint: WebhookEndpointId
   readonly webhookDelivery: WebhookDeliveryId
   readonly event: EventId
+  readonly channel: ChannelId
 }
 
 /** The id type of a kind: its brand where the records carry one. */

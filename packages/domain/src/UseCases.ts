@@ -5,6 +5,7 @@
 import { Layer } from "effect"
 import { Accounts } from "./Accounts.ts"
 import { CardTokens } from "./CardTokens.ts"
+import { Channels } from "./Channels.ts"
 import { ClientSecrets } from "./ClientSecrets.ts"
 import { Customers } from "./Customers.ts"
 import { Outflows } from "./Outflows.ts"
@@ -22,7 +23,8 @@ const core = Layer.mergeAll(
   Webhooks.layer,
   Customers.layer,
   Outflows.layer,
-  Transfers.layer
+  Transfers.layer,
+  Channels.layer
 ).pipe(
   Layer.provideMerge(Outbox.layer)
 )

@@ -10,7 +10,7 @@ import * as path from "node:path"
 import { Effect } from "effect"
 import type { TenderConfig } from "../Config.ts"
 import { InfrastructureError, infrastructureError } from "../InfrastructureError.ts"
-import { KEY_BYTES, randomKey } from "./CardCipher.ts"
+import { KEY_BYTES, randomKey } from "./VaultCipher.ts"
 
 const HEX_KEY = new RegExp(`^[0-9a-fA-F]{${KEY_BYTES * 2}}$`)
 

@@ -4,18 +4,18 @@
  */
 import { type AccountId, Ids, type VaultedCard } from "@tender/domain"
 import { Clock, Effect } from "effect"
-import { CardCipher, type SealedNumber } from "../crypto/CardCipher.ts"
+import { VaultCipher, type Sealed } from "../crypto/VaultCipher.ts"
 
 export type CardToStore = Omit<VaultedCard, "token" | "created_at"> & { readonly number: string }
 
 export interface VaultEntry {
   readonly card: VaultedCard
-  readonly sealed: SealedNumber
+  readonly sealed: Sealed
 }
 
 export const make = Effect.gen(function*() {
   const ids = yield* Ids
-  const cipher = yield* CardCipher
+  const cipher = yield* VaultCipher
   return {
     create: Effect.fnUntraced(function*({ number, ...details }: CardToStore) {
       const token = yield* ids.make("cardToken")
@@ -24,6 +24,6 @@ export const make = Effect.gen(function*() {
       const sealed = yield* cipher.seal(details.account_id, token, number)
       return { card, sealed } satisfies VaultEntry
     }),
-    reveal: (accountId: AccountId, token: string, sealed: SealedNumber) => cipher.open(accountId, token, sealed)
+    reveal: (accountId: AccountId, token: string, sealed: Sealed) => cipher.open(accountId, token, sealed)
   }
 })

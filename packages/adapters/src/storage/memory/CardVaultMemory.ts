@@ -1,13 +1,13 @@
 /** The vault in memory: the same sealed numbers as PostgreSQL stores, never the number itself. */
 import { type AccountId, CardVault, type Ids } from "@tender/domain"
 import { Effect, Layer, Option, Result } from "effect"
-import type { CardCipher } from "../../crypto/CardCipher.ts"
+import type { VaultCipher } from "../../crypto/VaultCipher.ts"
 import * as VaultEntries from "../VaultEntries.ts"
 import { MemoryDatabase, table } from "./MemoryDatabase.ts"
 
 const cards = table<string, VaultEntries.VaultEntry>("card_vault")
 
-export const layer: Layer.Layer<CardVault, never, MemoryDatabase | CardCipher | Ids> = Layer.effect(
+export const layer: Layer.Layer<CardVault, never, MemoryDatabase | VaultCipher | Ids> = Layer.effect(
   CardVault,
   Effect.gen(function*() {
     const db = yield* MemoryDatabase

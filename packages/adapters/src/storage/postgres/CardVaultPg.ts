@@ -2,7 +2,7 @@
 import { type AccountId, Card, CardVault, type Ids, type VaultedCard } from "@tender/domain"
 import { Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
-import type { CardCipher } from "../../crypto/CardCipher.ts"
+import type { VaultCipher } from "../../crypto/VaultCipher.ts"
 import * as VaultEntries from "../VaultEntries.ts"
 import { Timestamp } from "./Columns.ts"
 
@@ -29,7 +29,7 @@ const SealedRow = Schema.Struct({
 
 const Key = Schema.Struct({ accountId: Schema.String, token: Schema.String })
 
-export const layer: Layer.Layer<CardVault, never, SqlClient.SqlClient | CardCipher | Ids> = Layer.effect(
+export const layer: Layer.Layer<CardVault, never, SqlClient.SqlClient | VaultCipher | Ids> = Layer.effect(
   CardVault,
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient

@@ -1,0 +1,53 @@
+/**
+ * The vault key's encryption, one home for everything sealed under it (card numbers, provider
+ * channels' credentials) in both storage kinds: AES-256-GCM with a random 12-byte IV per value.
+ * The additional authenticated data binds a ciphertext to its account and row id (a card token
+ * `tok_…`, a channel id `ch_…`: the prefix names the kind), so a sealed value copied onto another
+ * row, another kind of row or another account fails to open instead of revealing.
+ */
+import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto"
+import { Context, Effect, Layer } from "effect"
+
+/** What the storage keeps in place of a secret. */
+export interface Sealed {
+  readonly iv: Uint8Array
+  readonly ciphertext: Uint8Array
+  readonly tag: Uint8Array
+}
+
+const ALGORITHM = "aes-256-gcm"
+const IV_BYTES = 12
+export const KEY_BYTES = 32
+
+const aad = (accountId: string, rowId: string) => Buffer.from(`${accountId}\u0000${rowId}`, "utf8")
+
+export class VaultCipher extends Context.Service<VaultCipher, {
+  seal(accountId: string, rowId: string, plaintext: string): Effect.Effect<Sealed>
+  /** Dies when the ciphertext was tampered with or sealed for another row: never an expected case. */
+  open(accountId: string, rowId: string, sealed: Sealed): Effect.Effect<string>
+}>()("@tender/adapters/VaultCipher") {
+  static readonly make = (key: Uint8Array): VaultCipher["Service"] => {
+    if (key.length !== KEY_BYTES) throw new RangeError(`The vault key must be ${KEY_BYTES} bytes`)
+    return VaultCipher.of({
+      seal: (accountId, rowId, plaintext) =>
+        Effect.sync(() => {
+          const iv = randomBytes(IV_BYTES)
+          const cipher = createCipheriv(ALGORITHM, key, iv).setAAD(aad(accountId, rowId))
+          const ciphertext = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()])
+          return { iv, ciphertext, tag: cipher.getAuthTag() }
+        }),
+      open: (accountId, rowId, sealed) =>
+        Effect.sync(() => {
+          const decipher = createDecipheriv(ALGORITHM, key, sealed.iv).setAAD(aad(accountId, rowId))
+          decipher.setAuthTag(sealed.tag)
+          return Buffer.concat([decipher.update(sealed.ciphertext), decipher.final()]).toString("utf8")
+        })
+    })
+  }
+
+  static readonly layer = <E, R>(key: Effect.Effect<Uint8Array, E, R>): Layer.Layer<VaultCipher, E, R> =>
+    Layer.effect(VaultCipher, Effect.map(key, VaultCipher.make))
+}
+
+/** A fresh random key: memory storage, whose vault dies with the process anyway. */
+export const randomKey: Effect.Effect<Uint8Array> = Effect.sync(() => randomBytes(KEY_BYTES))

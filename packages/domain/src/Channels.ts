@@ -1,0 +1,76 @@
+/**
+ * The Channels use case: the operator adds, lists and disables an account's provider channels
+ * (`tender accounts channels …`). Channel.ts decides; this file loads and persists.
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import type { AccountMode } from "./Account.ts"
+import * as ChannelModule from "./Channel.ts"
+import { ChannelRepo } from "./ChannelPorts.ts"
+import { AccountNotFound, Conflict, invalidField, ValidationFailed } from "./Errors.ts"
+import { type AccountId, Ids } from "./Ids.ts"
+import { AccountRepo } from "./Ports.ts"
+import { nowIso } from "./Time.ts"
+
+export interface AddChannel {
+  readonly provider: ChannelModule.ProviderName
+  readonly mode: AccountMode
+  /** The credentials file's parsed JSON, checked here (Channel.parseCredentials). */
+  readonly credentials: unknown
+  readonly methods: ReadonlyArray<string> | null
+  readonly currencies: ReadonlyArray<string> | null
+  readonly countries: ReadonlyArray<string> | null
+  readonly priority: number | null
+}
+
+export class Channels extends Context.Service<Channels, {
+  add(accountId: string, input: AddChannel): Effect.Effect<ChannelModule.Channel, AccountNotFound | ValidationFailed>
+  list(accountId: string): Effect.Effect<ReadonlyArray<ChannelModule.Channel>, AccountNotFound>
+  disable(accountId: string, channelId: string): Effect.Effect<ChannelModule.Channel, AccountNotFound | ValidationFailed | Conflict>
+}>()("@tender/domain/Channels") {
+  static readonly layer = Layer.effect(
+    Channels,
+    Effect.gen(function*() {
+      const accounts = yield* AccountRepo
+      const repo = yield* ChannelRepo
+      const ids = yield* Ids
+
+      const account = (id: string) =>
+        Effect.flatMap(
+          accounts.findById(id as AccountId),
+          Option.match({ onNone: () => Effect.fail(new AccountNotFound({ message: `No account ${id}` })), onSome: Effect.succeed })
+        )
+
+      return Channels.of({
+        add: Effect.fn("Channels.add")(function*(accountId, input) {
+          const owner = yield* account(accountId)
+          const channel = ChannelModule.make(owner, yield* ids.make("channel"), input, yield* nowIso)
+          const credentials = ChannelModule.parseCredentials(input.provider, input.mode, input.credentials)
+          // Both are checked before either is reported, so one run shows the operator every problem.
+          if (channel instanceof ValidationFailed && credentials instanceof ValidationFailed) {
+            return yield* new ValidationFailed({
+              message: "Invalid request: the channel settings and its credentials are invalid",
+              errors: [...(channel.errors ?? []), ...(credentials.errors ?? [])]
+            })
+          }
+          if (channel instanceof ValidationFailed) return yield* channel
+          if (credentials instanceof ValidationFailed) return yield* credentials
+          yield* repo.insert(channel, credentials)
+          return channel
+        }),
+        list: Effect.fn("Channels.list")(function*(accountId) {
+          const owner = yield* account(accountId)
+          return yield* repo.listByAccount(owner.id)
+        }),
+        disable: Effect.fn("Channels.disable")(function*(accountId, channelId) {
+          const owner = yield* account(accountId)
+          const found = yield* repo.get(owner.id, channelId)
+          if (Option.isNone(found)) return yield* invalidField("channel", `no channel ${channelId} on account ${owner.id}`)
+          const next = ChannelModule.disable(found.value, yield* nowIso)
+          if (next instanceof Conflict) return yield* next
+          if (!(yield* repo.disable(next))) return yield* new Conflict({ message: `Channel ${channelId} is already disabled` })
+          return next
+        })
+      })
+    })
+  )
+}
