@@ -176,7 +176,7 @@ export const parseCredentials = (
     if (!fields.some((f) => f.name === name)) {
       errors.push({
         field: `credentials.${name}`,
-        message: `is not a ${provider} credential (expected ${fields.map((f) => f.name).join(", ")})`
+        message: `is not one of the ${provider} credentials (expected ${fields.map((f) => f.name).join(", ")})`
       })
     }
   }

@@ -10,6 +10,7 @@ import { Argument, Command, Flag } from "effect/cli"
 import * as Output from "../Output.ts"
 import * as Services from "../Services.ts"
 import * as Table from "../Table.ts"
+import { channels } from "./Channels.ts"
 
 const accountId = Argument.String("id").pipe(Argument.withDescription("Account id (acct_…)"))
 
@@ -226,5 +227,5 @@ const threeDs = accountsCommand(
 
 export const accounts = Command.make("accounts").pipe(
   Command.withDescription("Create and manage merchant accounts"),
-  Command.withSubcommands([create, list, get, suspend, activate, allowlist, profiles, vault, keys, rateLimit, threeDs])
+  Command.withSubcommands([create, list, get, suspend, activate, allowlist, profiles, vault, keys, rateLimit, threeDs, channels])
 )
