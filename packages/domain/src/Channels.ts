@@ -3,23 +3,16 @@
  * (`tender accounts channels …`). Channel.ts decides; this file loads and persists.
  */
 import { Context, Effect, Layer, Option } from "effect"
-import type { AccountMode } from "./Account.ts"
+import { Accounts } from "./Accounts.ts"
 import * as ChannelModule from "./Channel.ts"
 import { ChannelRepo } from "./ChannelPorts.ts"
-import { AccountNotFound, Conflict, invalidField, ValidationFailed } from "./Errors.ts"
-import { type AccountId, Ids } from "./Ids.ts"
-import { AccountRepo } from "./Ports.ts"
+import { type AccountNotFound, Conflict, invalidField, ValidationFailed } from "./Errors.ts"
+import { Ids } from "./Ids.ts"
 import { nowIso } from "./Time.ts"
 
-export interface AddChannel {
-  readonly provider: ChannelModule.ProviderName
-  readonly mode: AccountMode
+export interface AddChannel extends ChannelModule.ChannelSettings {
   /** The credentials file's parsed JSON, checked here (Channel.parseCredentials). */
   readonly credentials: unknown
-  readonly methods: ReadonlyArray<string> | null
-  readonly currencies: ReadonlyArray<string> | null
-  readonly countries: ReadonlyArray<string> | null
-  readonly priority: number | null
 }
 
 export class Channels extends Context.Service<Channels, {
@@ -30,19 +23,13 @@ export class Channels extends Context.Service<Channels, {
   static readonly layer = Layer.effect(
     Channels,
     Effect.gen(function*() {
-      const accounts = yield* AccountRepo
+      const accounts = yield* Accounts
       const repo = yield* ChannelRepo
       const ids = yield* Ids
 
-      const account = (id: string) =>
-        Effect.flatMap(
-          accounts.findById(id as AccountId),
-          Option.match({ onNone: () => Effect.fail(new AccountNotFound({ message: `No account ${id}` })), onSome: Effect.succeed })
-        )
-
       return Channels.of({
         add: Effect.fn("Channels.add")(function*(accountId, input) {
-          const owner = yield* account(accountId)
+          const owner = yield* accounts.get(accountId)
           const channel = ChannelModule.make(owner, yield* ids.make("channel"), input, yield* nowIso)
           const credentials = ChannelModule.parseCredentials(input.provider, input.mode, input.credentials)
           // Both are checked before either is reported, so one run shows the operator every problem.
@@ -58,11 +45,11 @@ export class Channels extends Context.Service<Channels, {
           return channel
         }),
         list: Effect.fn("Channels.list")(function*(accountId) {
-          const owner = yield* account(accountId)
+          const owner = yield* accounts.get(accountId)
           return yield* repo.listByAccount(owner.id)
         }),
         disable: Effect.fn("Channels.disable")(function*(accountId, channelId) {
-          const owner = yield* account(accountId)
+          const owner = yield* accounts.get(accountId)
           const found = yield* repo.get(owner.id, channelId)
           if (Option.isNone(found)) return yield* invalidField("channel", `no channel ${channelId} on account ${owner.id}`)
           const next = ChannelModule.disable(found.value, yield* nowIso)

@@ -23,10 +23,9 @@ const core = Layer.mergeAll(
   Webhooks.layer,
   Customers.layer,
   Outflows.layer,
-  Transfers.layer,
-  Channels.layer
+  Transfers.layer
 ).pipe(
   Layer.provideMerge(Outbox.layer)
 )
 
-export const layer = Layer.merge(Sessions.layer, ClientSecrets.layer).pipe(Layer.provideMerge(core))
+export const layer = Layer.mergeAll(Sessions.layer, ClientSecrets.layer, Channels.layer).pipe(Layer.provideMerge(core))

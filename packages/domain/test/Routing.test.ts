@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import type * as Channel from "../src/Channel.ts"
+import * as Channel from "../src/Channel.ts"
 import type { AccountId, ChannelId } from "../src/Ids.ts"
 import { channelsFor, routeFor } from "../src/Routing.ts"
 
@@ -27,20 +27,13 @@ describe("channelsFor (contract.md, Providers: the cascade order)", () => {
   const channel = (overrides: Partial<Channel.Channel> = {}): Channel.Channel => {
     n += 1
     const at = new Date(Date.UTC(2025, 0, 1, 0, 0, n)).toISOString()
-    return {
-      id: `ch_routing${String(n).padStart(12, "0")}` as ChannelId,
-      account_id: ACCOUNT,
-      provider: "stripe",
-      mode: "live",
-      methods: null,
-      currencies: null,
-      countries: null,
-      priority: 0,
-      status: "enabled",
-      created_at: at,
-      updated_at: at,
-      ...overrides
-    }
+    const made = Channel.make(
+      { id: ACCOUNT, mode: "live" },
+      `ch_routing${String(n).padStart(12, "0")}` as ChannelId,
+      { provider: "stripe", mode: "live", methods: null, currencies: null, countries: null, priority: null },
+      at
+    ) as Channel.Channel
+    return { ...made, ...overrides }
   }
   const LIVE = { mode: "live" } as const
   const TEST = { mode: "test" } as const
