@@ -4,13 +4,13 @@
  * options). It follows Stripe's published API reference where our adapter depends on it: form
  * encoding with bracket keys, object shapes, status codes and `{error: {type, code, decline_code,
  * message, param}}` bodies, the Idempotency-Key layer (a saved result is replayed, another endpoint
- * or other parameters under the same key answer 400 `idempotency_error`, a request still executing
- * answers 409), Stripe's test card numbers, a 3-D Secure challenge page, and signed webhooks.
+ * or other parameters under the same key answer 400 `idempotency_error`; calls run one at a time,
+ * so Stripe's 409 for a key still executing never arises), Stripe's test card numbers, a 3-D Secure challenge page, and signed webhooks.
  *
  * State lives in memory. Faults make the ambiguous cases reproducible: per call kind, `timeout`
  * (apply, never answer), `5xx` (answer 500 without applying, saved under the key as Stripe saves
- * 500s) and `applyThenDrop` (apply, then destroy the socket); `refuse()` stops listening, so
- * connections are refused, until `accept()`.
+ * 500s) and `applyThenDrop` (apply, then destroy the socket; a replay under the same key is
+ * dropped the same way); `refuse()` stops listening, so connections are refused, until `accept()`.
  *
  * Raw card numbers reach it (payment_method_data[card][number]); it keeps only brand, last4,
  * country and expiry, as Stripe's PaymentMethod objects show them.
@@ -110,7 +110,7 @@ interface Refund {
   status: "succeeded" | "pending"
 }
 
-interface Saved { readonly endpoint: string; readonly params: string; response: Reply | null }
+interface Saved { readonly endpoint: string; readonly params: string; readonly response: Reply }
 interface Reply { readonly status: number; readonly body: unknown }
 
 export interface StripeFakeOptions {
@@ -627,22 +627,23 @@ export const start = async (options: StripeFakeOptions = {}) => {
     // Stripe's idempotency layer covers POST requests; GETs are idempotent by definition.
     const key = method === "POST" ? req.headers["idempotency-key"] as string | undefined : undefined
     const endpoint = `${method} ${url.pathname}`
-    if (key !== undefined) {
-      const saved = idempotency.get(key)
-      if (saved !== undefined) {
-        if (saved.endpoint !== endpoint) {
-          return send(res, { status: 400, body: { error: { type: "idempotency_error", message: `Keys for idempotent requests can only be used for the same endpoint they were first used for ('${saved.endpoint.split(" ")[1]}' vs '${url.pathname}'). Try using a key other than '${key}' if you meant to execute a different request.` } } })
-        }
-        if (saved.params !== canonical(params)) {
-          return send(res, { status: 400, body: { error: { type: "idempotency_error", message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${key}' if you meant to execute a different request.` } } })
-        }
-        if (saved.response === null) {
-          return send(res, { status: 409, body: { error: { type: "idempotency_error", code: "idempotency_key_in_use", message: "There is currently another in-progress request using this Idempotent Key (probably because of a timeout). Please try again later." } } })
-        }
-        return send(res, saved.response, { "idempotent-replayed": "true" })
-      }
-    }
+    // A fault is what happens to this request on the wire, a replay included.
     const fault = faults.get(target.kind)?.shift()
+    const answer = (reply: Reply, headers: Record<string, string> = {}) => {
+      if (fault === "timeout") return // applied (or replayed); the answer never comes
+      if (fault === "applyThenDrop") return void req.socket.destroy()
+      send(res, reply, headers)
+    }
+    const saved = key === undefined ? undefined : idempotency.get(key)
+    if (key !== undefined && saved !== undefined) {
+      if (saved.endpoint !== endpoint) {
+        return send(res, { status: 400, body: { error: { type: "idempotency_error", message: `Keys for idempotent requests can only be used for the same endpoint they were first used for ('${saved.endpoint.split(" ")[1]}' vs '${url.pathname}'). Try using a key other than '${key}' if you meant to execute a different request.` } } })
+      }
+      if (saved.params !== canonical(params)) {
+        return send(res, { status: 400, body: { error: { type: "idempotency_error", message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${key}' if you meant to execute a different request.` } } })
+      }
+      return answer(saved.response, { "idempotent-replayed": "true" })
+    }
     const save = (reply: Reply) => {
       if (key !== undefined) idempotency.set(key, { endpoint, params: canonical(params), response: reply })
     }
@@ -659,12 +660,10 @@ export const start = async (options: StripeFakeOptions = {}) => {
       if (!(error instanceof StripeHttpError)) throw error
       reply = { status: error.status, body: { error: error.error } }
       // A request that failed validation never began executing: nothing is saved under its key.
-      if (!error.saved) return send(res, reply)
+      if (!error.saved) return answer(reply)
     }
     save(reply)
-    if (fault === "timeout") return // applied; the answer never comes
-    if (fault === "applyThenDrop") return void req.socket.destroy()
-    send(res, reply)
+    answer(reply)
   }
 
   const server = http.createServer((req, res) => {
