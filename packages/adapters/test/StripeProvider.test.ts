@@ -131,6 +131,20 @@ describe("Stripe provider on the fake", () => {
     expect(after).toEqual({ _tag: "Declined", decline_code: "authentication_failed", provider_transaction_id: challenge.provider_transaction_id })
   })
 
+  it("an authorization after a challenge with no PaymentIntent to find is not applied: ProviderUnavailable", async () => {
+    const reference = newReference()
+    const exit = await failureOf(authorize("4000000000003220", { reference, key: `${reference}:authorize:2`, authenticated: true }))
+    expect(exit._tag).toBe("ProviderUnavailable")
+    expect(intentsOf(reference)).toEqual([])
+  })
+
+  it("a declined authorization retried under its key replays the decline: one PaymentIntent", async () => {
+    const reference = newReference()
+    const first = await run(authorize("4000000000000002", { reference }))
+    expect(await run(authorize("4000000000000002", { reference }))).toEqual(first)
+    expect(intentsOf(reference)).toHaveLength(1)
+  })
+
   it("manual capture: a partial capture keeps the rest authorized (multicapture), the final one settles it", async () => {
     const reference = newReference()
     const auth = approved(await run(authorize("4242424242424242", { reference })))

@@ -124,10 +124,10 @@ export const makeStripeProvider = (config: StripeProviderConfig, sdk: StripeSdk 
 
   const authorizeAfterChallenge = (request: Parameters<Port["authorizeCard"]>[0]) =>
     Effect.gen(function*() {
-      const found = yield* Effect.result(searchTagged([`metadata['tender_reference']:'${request.reference}'`]))
-      if (found._tag === "Failure") return unknown(found.failure.message)
-      const intent = found.success
-      if (intent === undefined) return unknown(`no PaymentIntent for ${request.reference} yet`)
+      // Nothing is sent under this round's key before the PaymentIntent is found: a failed or
+      // lagging search is a call not applied.
+      const intent = yield* searchTagged([`metadata['tender_reference']:'${request.reference}'`])
+      if (intent === undefined) return yield* unavailable(`no PaymentIntent for ${request.reference} found yet`)
       // A call of its own (the tag under this round's key), so that lookup can answer for it.
       return yield* settle(
         call(() => sdk.paymentIntents.update(intent.id, { metadata: { [tagOf(request.idempotency_key)]: "authorize" }, expand }, { idempotencyKey: request.idempotency_key })),
