@@ -80,7 +80,7 @@ describe("Stripe notifications", () => {
     expect(Exit.isSuccess(await verify(event.payload, header, (t + 299) * 1000))).toBe(true)
   })
 
-  it("reads refunds and leaves other events as Other", async () => {
+  it("reads refunds, leaves other events as Other, rejects a malformed signed event", async () => {
     const refundEvent = { id: "evt_r", object: "event", created: 1, type: "refund.updated", data: { object: { id: "re_1", object: "refund", amount: 300, currency: "eur", payment_intent: "pi_1", status: "succeeded" } } }
     const payload = JSON.stringify(refundEvent)
     const refund = await verify(payload, signatureHeader(payload, SECRET, nowSeconds()))
@@ -88,5 +88,9 @@ describe("Stripe notifications", () => {
     const other = JSON.stringify({ ...refundEvent, type: "charge.refunded" })
     const read = await verify(other, signatureHeader(other, SECRET, nowSeconds()))
     expect(Exit.isSuccess(read) && read.value).toEqual({ _tag: "Other", event_id: "evt_r", created: 1, type: "charge.refunded" })
+    // Signed, but not the shape Stripe documents: rejected, never half-read.
+    const malformed = JSON.stringify({ ...refundEvent, type: "payment_intent.succeeded", data: { object: { id: "pi_1", currency: "eur" } } })
+    const rejected = await verify(malformed, signatureHeader(malformed, SECRET, nowSeconds()))
+    expect(Exit.isFailure(rejected)).toBe(true)
   })
 })

@@ -4,10 +4,10 @@
  * ambiguous cases reconciliation resolves by lookup, never by a second charge.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import type { AuthorizeResult, CardDetails, LookupResult, PaymentProvider, Unknown } from "@tender/domain"
+import { type AuthorizeResult, type CardDetails, type LookupResult, PaymentProvider, type Unknown } from "@tender/domain"
 import { Cause, Effect, Exit } from "effect"
 import * as StripeFake from "../src/providers/stripe/StripeFake.ts"
-import { makeStripeProvider, tagOf } from "../src/providers/stripe/StripeProvider.ts"
+import { layer, makeStripeProvider, tagOf } from "../src/providers/stripe/StripeProvider.ts"
 
 type Port = PaymentProvider["Service"]
 
@@ -76,6 +76,12 @@ describe("Stripe provider on the fake", () => {
     expect(intent?.status).toBe("succeeded")
     expect(intent?.amount_received).toBe(1000)
     expect(intent?.currency).toBe("eur")
+  })
+
+  it("serves as the PaymentProvider service through its layer", async () => {
+    const config = { secretKey: "sk_test_layer", ...fake.sdkOptions, mode: "live" as const, returnUrl: RETURN_URL }
+    const [name, mode] = await run(Effect.provide(Effect.map(Effect.service(PaymentProvider), (p) => [p.name, p.mode] as const), layer(config)))
+    expect([name, mode]).toEqual(["stripe", "live"])
   })
 
   it("maps declines to the normalized decline codes, keeping the PaymentIntent's id", async () => {

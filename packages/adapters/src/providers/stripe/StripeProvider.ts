@@ -13,9 +13,9 @@
  * `idempotency_error` (the key was used): then the tag is searched for and the PaymentIntent (and
  * its refunds) say what became of the call. docs/decisions.md, "Stripe provider", says why.
  */
-import { Errors, type PaymentProvider } from "@tender/domain"
+import { Errors, PaymentProvider } from "@tender/domain"
 import type { AuthorizeResult, CaptureResult, LookupResult, PayoutResult, Unknown, VoidResult } from "@tender/domain"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { createHash } from "node:crypto"
 import type Stripe from "stripe"
 import { call, make, type StripeClientConfig, type StripeFailure, type StripeRawError, type StripeSdk } from "./StripeClient.ts"
@@ -281,3 +281,6 @@ export const makeStripeProvider = (config: StripeProviderConfig, sdk: StripeSdk 
     lookup
   }
 }
+
+/** The Stripe provider as the PaymentProvider service (one channel's credentials). */
+export const layer = (config: StripeProviderConfig): Layer.Layer<PaymentProvider> => Layer.succeed(PaymentProvider, makeStripeProvider(config))
