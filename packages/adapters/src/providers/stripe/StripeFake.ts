@@ -5,7 +5,8 @@
  * encoding with bracket keys, object shapes, status codes and `{error: {type, code, decline_code,
  * message, param}}` bodies, the Idempotency-Key layer (a saved result is replayed, another endpoint
  * or other parameters under the same key answer 400 `idempotency_error`; calls run one at a time,
- * so Stripe's 409 for a key still executing never arises), Stripe's test card numbers, a 3-D Secure challenge page, and signed webhooks.
+ * so Stripe's 409 for a key still executing never arises), Stripe's test card numbers, a 3-D
+ * Secure challenge page, and signed webhooks.
  *
  * State lives in memory. Faults make the ambiguous cases reproducible: per call kind, `timeout`
  * (apply, never answer), `5xx` (answer 500 without applying, saved under the key as Stripe saves
@@ -13,10 +14,11 @@
  * dropped the same way); `refuse()` stops listening, so connections are refused, until `accept()`.
  *
  * Raw card numbers reach it (payment_method_data[card][number]); it keeps only brand, last4,
- * country and expiry, as Stripe's PaymentMethod objects show them.
+ * country and expiry, as Stripe's PaymentMethod objects show them, what the number's test card
+ * does, and a digest of each idempotent request's parameters.
  */
 import { Card as CardRules } from "@tender/domain"
-import { randomBytes } from "node:crypto"
+import { createHash, randomBytes } from "node:crypto"
 import * as http from "node:http"
 import type { AddressInfo, Socket } from "node:net"
 import { canonical, decode, type FormObject, type FormValue } from "./StripeForm.ts"
@@ -56,7 +58,10 @@ export const TEST_CARDS: Readonly<Record<string, TestCard>> = {
   "4000000000003220": { country: "US", outcome: { _tag: "Challenge" } }
 }
 
-interface Card { readonly brand: string; readonly last4: string; readonly country: string; readonly exp_month: number; readonly exp_year: number; readonly funding: string; readonly number: string }
+interface Card { readonly brand: string; readonly last4: string; readonly country: string; readonly exp_month: number; readonly exp_year: number; readonly funding: string }
+
+/** What confirming with the card does, decided from its number once, so the number itself is not kept. */
+type Confirmation = CardOutcome | { readonly _tag: "IncorrectNumber" }
 
 interface Intent {
   readonly id: string
@@ -67,6 +72,8 @@ interface Intent {
   readonly client_secret: string
   readonly return_url: string | null
   readonly multicapture_requested: boolean
+  /** How the card confirms (null without a card). */
+  confirmation: Confirmation | null
   status: string
   amount_capturable: number
   amount_received: number
@@ -89,6 +96,8 @@ interface Charge {
   readonly currency: string
   readonly card: Card
   readonly multicapture: boolean
+  /** Stripe's 4000000000007726: refunds stay pending. */
+  readonly refunds: "succeeded" | "pending"
   status: "succeeded" | "failed"
   captured: boolean
   amount_captured: number
@@ -110,7 +119,10 @@ interface Refund {
   status: "succeeded" | "pending"
 }
 
+/** A saved idempotent result; the parameters only as a digest (they may hold a card number). */
 interface Saved { readonly endpoint: string; readonly params: string; readonly response: Reply }
+
+const digestOf = (params: FormObject) => createHash("sha256").update(canonical(params)).digest("hex")
 interface Reply { readonly status: number; readonly body: unknown }
 
 export interface StripeFakeOptions {
@@ -284,7 +296,7 @@ export const start = async (options: StripeFakeOptions = {}) => {
     return intent
   }
 
-  const cardOf = (data: FormObject): Card => {
+  const cardOf = (data: FormObject): { readonly card: Card; readonly confirmation: Confirmation } => {
     const card = obj(data["card"])
     const number = str(card?.["number"])?.replace(/\s+/g, "")
     if (number === undefined) throw missing("payment_method_data[card][number]")
@@ -293,7 +305,10 @@ export const start = async (options: StripeFakeOptions = {}) => {
     if (exp_month === undefined) throw missing("payment_method_data[card][exp_month]")
     if (exp_year === undefined) throw missing("payment_method_data[card][exp_year]")
     const brand = CardRules.detectBrand(number)
-    return { brand, last4: CardRules.last4Of(number), country: TEST_CARDS[number]?.country ?? "US", exp_month, exp_year, funding: CardRules.fundingOf(number), number }
+    return {
+      card: { brand, last4: CardRules.last4Of(number), country: TEST_CARDS[number]?.country ?? "US", exp_month, exp_year, funding: CardRules.fundingOf(number) },
+      confirmation: CardRules.luhnValid(number) ? TEST_CARDS[number]?.outcome ?? approve : { _tag: "IncorrectNumber" }
+    }
   }
 
   /** Charges the intent's card; moves the intent to its next status. */
@@ -314,6 +329,7 @@ export const start = async (options: StripeFakeOptions = {}) => {
       currency: intent.currency,
       card,
       multicapture: intent.multicapture_requested && intent.capture_method === "manual",
+      refunds: outcome._tag === "Approve" ? outcome.refund : "succeeded",
       status: outcome._tag === "Approve" ? "succeeded" : "failed",
       captured: false,
       amount_captured: 0,
@@ -369,7 +385,8 @@ export const start = async (options: StripeFakeOptions = {}) => {
     const data = obj(params["payment_method_data"])
     if (confirm && data === undefined) throw missing("payment_method_data")
     if (data !== undefined && str(data["type"]) !== "card") throw invalid("The fake supports payment_method_data[type]=card only.", { param: "payment_method_data[type]" }, false)
-    const card = data === undefined ? null : cardOf(data)
+    const given = data === undefined ? null : cardOf(data)
+    const card = given?.card ?? null
     const multicapture = str(obj(obj(params["payment_method_options"])?.["card"])?.["request_multicapture"])
     const intent: Intent = {
       id: id("pi"),
@@ -380,6 +397,7 @@ export const start = async (options: StripeFakeOptions = {}) => {
       client_secret: "",
       return_url: str(params["return_url"]) ?? null,
       multicapture_requested: multicapture === "if_available",
+      confirmation: given?.confirmation ?? null,
       status: card === null ? "requires_payment_method" : "requires_confirmation",
       amount_capturable: 0,
       amount_received: 0,
@@ -395,15 +413,15 @@ export const start = async (options: StripeFakeOptions = {}) => {
     }
     ;(intent as { client_secret: string }).client_secret = `${intent.id}_secret_${randomBytes(12).toString("hex")}`
     intents.set(intent.id, intent)
-    if (confirm && card !== null) {
-      if (!CardRules.luhnValid(card.number)) {
+    if (confirm && intent.confirmation !== null) {
+      if (intent.confirmation._tag === "IncorrectNumber") {
         intent.status = "requires_payment_method"
         const error = { type: "card_error", code: "incorrect_number", message: "Your card number is incorrect.", param: "number" }
         intent.last_payment_error = error
         intent.card = null
         throw new StripeHttpError(402, { ...error, payment_intent: intentView(intent) }, true)
       }
-      const failure = chargeCard(intent, TEST_CARDS[card.number]?.outcome ?? approve)
+      const failure = chargeCard(intent, intent.confirmation)
       if (failure !== undefined) throw failure
     }
     return { status: 200, body: intentView(intent, expandOf(params)) }
@@ -474,7 +492,6 @@ export const start = async (options: StripeFakeOptions = {}) => {
     if (amount > refundable) {
       throw invalid(`Refund amount (${amount}) is greater than unrefunded amount on charge (${refundable})`, { code: "amount_too_large", param: "amount" })
     }
-    const card = TEST_CARDS[charge.card.number]?.outcome
     const created: Refund = {
       id: id("re"),
       created: nowSeconds(),
@@ -484,7 +501,7 @@ export const start = async (options: StripeFakeOptions = {}) => {
       charge: charge.id,
       metadata: mergeMetadata({}, obj(params["metadata"])),
       reason: str(params["reason"]) ?? null,
-      status: card?._tag === "Approve" && card.refund === "pending" ? "pending" : "succeeded"
+      status: charge.refunds
     }
     refunds.set(created.id, created)
     charge.amount_refunded += amount
@@ -639,13 +656,13 @@ export const start = async (options: StripeFakeOptions = {}) => {
       if (saved.endpoint !== endpoint) {
         return send(res, { status: 400, body: { error: { type: "idempotency_error", message: `Keys for idempotent requests can only be used for the same endpoint they were first used for ('${saved.endpoint.split(" ")[1]}' vs '${url.pathname}'). Try using a key other than '${key}' if you meant to execute a different request.` } } })
       }
-      if (saved.params !== canonical(params)) {
+      if (saved.params !== digestOf(params)) {
         return send(res, { status: 400, body: { error: { type: "idempotency_error", message: `Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than '${key}' if you meant to execute a different request.` } } })
       }
       return answer(saved.response, { "idempotent-replayed": "true" })
     }
     const save = (reply: Reply) => {
-      if (key !== undefined) idempotency.set(key, { endpoint, params: canonical(params), response: reply })
+      if (key !== undefined) idempotency.set(key, { endpoint, params: digestOf(params), response: reply })
     }
     if (fault === "5xx") {
       // Stripe saves a 500 under the key too: a retry with it gets the same 500 back.
