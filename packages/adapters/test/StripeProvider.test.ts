@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { type AuthorizeResult, type CardDetails, type LookupResult, PaymentProvider, type Unknown } from "@tender/domain"
 import { Cause, Effect, Exit } from "effect"
+import Stripe from "stripe"
 import * as StripeFake from "../src/providers/stripe/StripeFake.ts"
 import { layer, makeStripeProvider, tagOf } from "../src/providers/stripe/StripeProvider.ts"
 
@@ -161,6 +162,20 @@ describe("Stripe provider on the fake", () => {
     expect((await run(capture(auth.provider_transaction_id, 500, true).answer))._tag).toBe("Settled")
     expect(intentsOf(reference)[0]).toMatchObject({ status: "succeeded", amount_received: 800, amount_capturable: 0 })
     expect((await run(capture(auth.provider_transaction_id, 100, true).answer))).toEqual({ _tag: "Refused", decline_code: "capture_refused" })
+  })
+
+  it("a non-final capture of an authorization without multicapture is refused multicapture_not_supported", async () => {
+    // Created past the adapter (which always asks for multicapture) to get an authorization without it.
+    const sdk = new Stripe("sk_test_fake", { ...fake.sdkOptions, maxNetworkRetries: 0, telemetry: false })
+    const intent = await sdk.paymentIntents.create({
+      amount: 1000,
+      currency: "eur",
+      confirm: true,
+      capture_method: "manual",
+      payment_method_data: { type: "card", card: card("4242424242424242") }
+    } as unknown as Stripe.PaymentIntentCreateParams)
+    expect(await run(capture(intent.id, 300, false).answer)).toEqual({ _tag: "Refused", decline_code: "multicapture_not_supported" })
+    expect(await run(capture(intent.id, 300, true).answer)).toEqual({ _tag: "Settled", provider_transaction_id: intent.id })
   })
 
   it("voids an authorization; a second void (another key) is refused", async () => {
