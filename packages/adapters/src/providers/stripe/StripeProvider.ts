@@ -30,9 +30,6 @@ export interface StripeProviderConfig extends StripeClientConfig {
   readonly returnUrl: string
 }
 
-/** What a Stripe card channel can do: card payments only; no payouts, no local methods. */
-export const SUPPORTS = { methods: ["card"], payouts: false, multicapture: true } as const
-
 /** The metadata key a call with `key` leaves on its PaymentIntent (Stripe allows 40 characters). */
 export const tagOf = (key: string) => `tk_${createHash("sha256").update(key).digest("hex").slice(0, 37)}`
 
