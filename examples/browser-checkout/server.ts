@@ -27,6 +27,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net"
 import { parseArgs } from "node:util"
 import { createTenderClient, TenderApiError, UnverifiedResponse } from "@tender/client"
+import { Schema } from "effect"
 
 export interface MerchantServerOptions {
   /** Tender's API, e.g. http://127.0.0.1:8080 (what `npm start` listens on). */
@@ -74,11 +75,12 @@ const originOf = (url: string) => new URL(url).origin
  * CSSOM, which CSP allows.
  */
 export const checkoutCsp = (hosts: { readonly api: string; readonly sdk: string; readonly fields: string }, options: { readonly withoutFieldsHost?: boolean } = {}) => {
-  const tender = options.withoutFieldsHost === true ? [] : [...new Set([originOf(hosts.fields), originOf(hosts.api)])]
+  const left = options.withoutFieldsHost === true ? originOf(hosts.fields) : undefined
+  const frames = [...new Set(["'self'", originOf(hosts.fields), originOf(hosts.api)])].filter((source) => source !== left)
   return [
     "default-src 'self'",
     `script-src 'self' ${originOf(hosts.sdk)}`,
-    `frame-src ${["'self'", ...tender].join(" ")}`,
+    `frame-src ${frames.join(" ")}`,
     `connect-src 'self' ${originOf(hosts.api)}`,
     "img-src 'self' data:",
     "object-src 'none'",
@@ -200,6 +202,11 @@ export const startMerchantServer = async (options: MerchantServerOptions): Promi
           const order = await readOrder(url)
           return send(response, 200, "text/html; charset=utf-8", returnPage(order === undefined ? "No order named." : `Order ${order.id}: ${order.status}`))
         } catch (error) {
+          // An id or reference Tender does not know (or of another account), or not of an id's form (the
+          // typed client checks parameters before sending): the link is wrong, not the shop.
+          if ((error instanceof TenderApiError && error.status >= 400 && error.status < 500) || Schema.isSchemaError(error)) {
+            return send(response, 404, "text/html; charset=utf-8", returnPage("No such order."))
+          }
           log(`order not read: ${describe(error)}`)
           return send(response, 502, "text/html; charset=utf-8", returnPage("The order's status could not be read; it is sent to us by webhook as well."))
         }
