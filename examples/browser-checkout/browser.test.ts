@@ -89,7 +89,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
         country: "US",
         merchant_reference: `sdk-browser-${Date.now()}-${++seq}`,
         payment_method: options.cardToken === undefined ? { code: "card" } : { code: "card", details: { card_token: options.cardToken } },
-        // The shop's return page (it reads its own account's orders only; these are other accounts').
+        // The shop's return page; these payments are not the shop's own (no reference of its), so it names no order.
         success_url: `${shop.origin}/return`,
         cancel_url: `${shop.origin}/return`,
         ...(options.captureMethod !== undefined ? { capture_method: options.captureMethod } : {})
