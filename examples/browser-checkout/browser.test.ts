@@ -1,47 +1,29 @@
 /**
  * tender.js and the card fields in a real browser: Debian's headless Chromium through
  * playwright-core (as packages/http/test/CheckoutBrowser.test.ts), against the real server
- * (startTestServer, memory storage): it serves the built SDK, the fields page and `/v1/client/…`;
- * the test plays the merchant's server with the signed merchant API (payments that await a card,
- * 3-D Secure completion, GET /v1/orders/{id}). The merchant page is served from its own origin.
+ * (startTestServer, memory storage): it serves the built SDK, the fields page and `/v1/client/…`.
+ * The merchant is this directory's example (server.ts): its pages, on their own origin under its
+ * strict CSP, and its `POST /payments` (the typed client). The tests still call the signed merchant
+ * API themselves where the example has no counterpart: other 3-D Secure display modes' accounts,
+ * saved cards, manual capture, 3-D Secure completion and GET /v1/orders/{id}.
  *
  * Skipped only when /usr/bin/chromium is absent; .ci/run installs it.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs"
-import { createServer, type Server } from "node:http"
-import type { AddressInfo } from "node:net"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { type BrowserContext, chromium, type Frame, type Page, type Request } from "playwright-core"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { build } from "@tender/browser-sdk/build"
-import { type Credentials, send, startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { type Credentials, send, startTestServer, type TestServer } from "@tender/http/testing/TestServer"
+import { type CreatedPayment, type MerchantServer, startMerchantServer } from "./server.ts"
 
 const CHROMIUM = "/usr/bin/chromium"
 const HAVE_CHROMIUM = existsSync(CHROMIUM)
 
-interface Shop {
-  readonly origin: string
-  readonly close: () => Promise<void>
-}
-
-/** The merchant's site: every page loads tender.js; `/strict` has a CSP whose frame-src omits the fields host. */
-const startShop = (sdkOrigin: string) =>
-  new Promise<Shop>((done) => {
-    const server: Server = createServer((request, response) => {
-      const headers: Record<string, string> = { "content-type": "text/html; charset=utf-8" }
-      if (request.url?.startsWith("/strict")) {
-        headers["content-security-policy"] = `default-src 'self'; script-src ${sdkOrigin}; connect-src ${sdkOrigin}; frame-src 'self'`
-      }
-      response.writeHead(200, headers)
-      response.end(`<!doctype html><title>Shop</title><h1>Checkout</h1><div id="card"></div><script src="${sdkOrigin}/sdk/v1/tender.js"></script>`)
-    })
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo
-      done({ origin: `http://127.0.0.1:${port}`, close: () => new Promise((closed) => server.close(() => closed())) })
-    })
-  })
+/** Where the run saves its screenshots (gitignored). */
+const SCREENSHOTS = join(import.meta.dirname, "..", "..", "test-results", "screenshots")
 
 type Merchant = Credentials & { readonly account_id: string; readonly publishable_key: string }
 type DisplayMode = "inline" | "popup" | "redirect"
@@ -65,7 +47,8 @@ describe.skipIf(!HAVE_CHROMIUM)(
   HAVE_CHROMIUM ? "tender.js in headless Chromium" : `tender.js in headless Chromium: SKIPPED, ${CHROMIUM} is absent (.ci/run installs it)`,
   () => {
     let server: TestServer
-    let shop: Shop
+    /** The example merchant, on the inline-mode account. */
+    let shop: MerchantServer
     let context: BrowserContext
     let profile: string
     /** One account per 3-D Secure display mode (the mode is the account's). */
@@ -85,8 +68,20 @@ describe.skipIf(!HAVE_CHROMIUM)(
 
     const post = (creds: Credentials, path: string, body: unknown) => send(server, creds, "POST", path, { body: JSON.stringify(body) })
 
-    /** The merchant's server creates a card payment: no token → collect_card; a saved card's token → collect_cvv. */
+    /** The example's own endpoint: a collect_card payment on the shop's (inline) account. */
+    const shopPayment = async (): Promise<ShopPayment> => {
+      const reply = await fetch(`${shop.origin}/payments`, { method: "POST" })
+      expect(reply.status).toBe(200)
+      const created = (await reply.json()) as CreatedPayment
+      return { merchant: await merchant("inline"), orderId: created.orderId, secret: created.clientSecret }
+    }
+
+    /**
+     * The merchant's server creates a card payment: no token → collect_card; a saved card's token →
+     * collect_cvv. The example's endpoint when it can (its account, a new card); otherwise signed here.
+     */
     const createPayment = async (options: { mode?: DisplayMode; cardToken?: string; captureMethod?: "manual" } = {}): Promise<ShopPayment> => {
+      if ((options.mode ?? "inline") === "inline" && options.cardToken === undefined && options.captureMethod === undefined) return shopPayment()
       const m = await merchant(options.mode)
       const reply = await post(m, "/v1/payments", {
         amount: "25.00",
@@ -94,8 +89,9 @@ describe.skipIf(!HAVE_CHROMIUM)(
         country: "US",
         merchant_reference: `sdk-browser-${Date.now()}-${++seq}`,
         payment_method: options.cardToken === undefined ? { code: "card" } : { code: "card", details: { card_token: options.cardToken } },
-        success_url: `${shop.origin}/ok`,
-        cancel_url: `${shop.origin}/cancel`,
+        // The shop's return page; these payments are not the shop's own (no reference of its), so it names no order.
+        success_url: `${shop.origin}/return`,
+        cancel_url: `${shop.origin}/return`,
         ...(options.captureMethod !== undefined ? { capture_method: options.captureMethod } : {})
       })
       expect(reply.status, reply.text).toBe(200)
@@ -119,7 +115,14 @@ describe.skipIf(!HAVE_CHROMIUM)(
       await build()
       server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } })
       // Another port is another origin: the fields frame is cross-origin to the shop, as in production.
-      shop = await startShop(server.baseUrl)
+      const inline = await merchant("inline")
+      shop = await startMerchantServer({
+        tenderUrl: server.baseUrl,
+        secretKey: inline.secret_key,
+        signingSecret: inline.signing_secret,
+        publishableKey: inline.publishable_key,
+        log: () => {}
+      })
       profile = mkdtempSync(join(tmpdir(), "tender-sdk-chromium-"))
       context = await chromium.launchPersistentContext(profile, {
         executablePath: CHROMIUM,
@@ -157,7 +160,10 @@ describe.skipIf(!HAVE_CHROMIUM)(
       for (const r of own) for (const pan of PANS) expect(r.url + r.body).not.toContain(pan)
     }
 
-    /** Opens the shop, creates and mounts a card element with `options`, recording its events. */
+    /**
+     * Opens the shop's front page (its CSP, without the checkout script), creates and mounts a
+     * card element with `options` for the mode's account, recording its events.
+     */
     const openCard = async (options: Record<string, unknown> = {}, path = "/", mode: DisplayMode = "inline", prepare?: (page: Page) => Promise<void>) => {
       const page = await context.newPage()
       await prepare?.(page)
@@ -182,6 +188,13 @@ describe.skipIf(!HAVE_CHROMIUM)(
       await frame.waitForSelector("body:not(.hold)")
       return frame
     }
+
+    /** The checkout page's outcome line: its text and the facts it shows as data-* attributes. */
+    const outcome = (page: Page) =>
+      page.evaluate(() => {
+        const line = document.getElementById("outcome")!
+        return { text: line.textContent, ...line.dataset } as { text: string; state?: string; status?: string; paymentId?: string; declineCode?: string; code?: string }
+      })
 
     const seen = (page: Page) => page.evaluate(() => (window as unknown as { seen: Array<Seen> }).seen)
 
@@ -461,7 +474,11 @@ describe.skipIf(!HAVE_CHROMIUM)(
     })
 
     it("emits loaderror IFRAME_BLOCKED when the page's CSP frame-src omits the fields host", async () => {
-      const page = await openCard({}, "/strict")
+      // The example's checkout page under that policy shows the code to the customer (its loaderror handler).
+      const checkout = await context.newPage()
+      const response = await checkout.goto(`${shop.origin}/checkout?csp=without-fields-host`)
+      expect(response!.headers()["content-security-policy"]!.split("; ")).toContain("frame-src 'self'")
+      const page = await openCard({}, "/?csp=without-fields-host")
       const started = Date.now()
       await page.waitForFunction(() => (window as unknown as { seen: Array<Seen> }).seen.some((e) => e.name === "loaderror"), undefined, { timeout: 10_000 })
       expect(Date.now() - started).toBeLessThan(6_000)
@@ -471,20 +488,33 @@ describe.skipIf(!HAVE_CHROMIUM)(
         (window as unknown as { card: { ready: Promise<void> } }).card.ready.then(() => "ready", (e: { code: string }) => e.code)
       )
       expect(ready).toBe("IFRAME_BLOCKED")
+      await expect.poll(async () => (await outcome(checkout)).code).toBe("IFRAME_BLOCKED")
+      expect((await outcome(checkout)).text).toBe("The card form did not load (IFRAME_BLOCKED).")
+      expect(await checkout.isDisabled("#pay")).toBe(true)
+      await checkout.close()
       await page.close()
     })
 
     it("applies accepted appearance values, ignores rejected ones, and update replaces the whole appearance", async () => {
       const page = await openCard({
-        appearance: { variables: { colorText: "rgb(10, 20, 30)", colorBackground: "url(https://evil.example/x.png)", borderRadius: "calc(1px + 2px)", fontSize: "20px" } }
+        appearance: {
+          variables: {
+            colorText: "rgb(10, 20, 30)", colorBackground: "url(https://evil.example/x.png)", borderRadius: "calc(1px + 2px)", fontSize: "20px",
+            colorBorder: "#d9480f"
+          }
+        }
       })
       const frame = await fields(page)
+      mkdirSync(SCREENSHOTS, { recursive: true })
+      const shots = [join(SCREENSHOTS, "appearance-custom.png"), join(SCREENSHOTS, "appearance-square-stock.png")] as const
+      for (const shot of shots) rmSync(shot, { force: true })
       const style = () =>
         frame.evaluate(() => {
           const s = getComputedStyle(document.getElementById("number")!)
           return { color: s.color, background: s.backgroundColor, radius: s.borderTopLeftRadius, size: s.fontSize }
         })
       expect(await style()).toEqual({ color: "rgb(10, 20, 30)", background: "rgb(255, 255, 255)", radius: "6px", size: "20px" })
+      await page.locator("#card iframe").screenshot({ path: shots[0] })
       await page.evaluate(async () => {
         const card = (window as unknown as { card: any }).card
         card.update({ appearance: { variables: { borderRadius: "0" } } })
@@ -492,8 +522,174 @@ describe.skipIf(!HAVE_CHROMIUM)(
       await frame.waitForFunction(() => getComputedStyle(document.getElementById("number")!).borderTopLeftRadius === "0px")
       // colorText and fontSize were not named again: back to stock.
       expect(await style()).toEqual({ color: "rgb(26, 26, 26)", background: "rgb(255, 255, 255)", radius: "0px", size: "16px" })
+      await page.locator("#card iframe").screenshot({ path: shots[1] })
+      console.log(`appearance screenshots: ${shots.join(", ")}`)
+      const [custom, stock] = shots.map((shot) => readFileSync(shot))
+      expect(custom!.length).toBeGreaterThan(0)
+      expect(stock!.length).toBeGreaterThan(0)
+      expect(custom!.equals(stock!)).toBe(false)
       await page.evaluate(() => (window as unknown as { card: any }).card.update({ locale: "es" }))
       await frame.waitForFunction(() => document.getElementById("number-label")!.textContent === "Número de tarjeta")
+      await page.close()
+    })
+
+    it("the example's checkout page pays under its strict CSP: 0002 declined, then 4242 on a new payment from its server", async () => {
+      const page = await context.newPage()
+      // Anything the page's policy blocks would show here: the three hosts must be enough.
+      await page.addInitScript(() => {
+        const w = window as unknown as { violations: Array<string> }
+        w.violations = []
+        document.addEventListener("securitypolicyviolation", (e) => w.violations.push(`${e.violatedDirective} ${e.blockedURI}`))
+      })
+      const response = await page.goto(`${shop.origin}/checkout`)
+      const csp = response!.headers()["content-security-policy"]!.split("; ")
+      expect(csp).toContain(`script-src 'self' ${server.baseUrl}`)
+      expect(csp).toContain(`frame-src 'self' ${server.baseUrl}`)
+      expect(csp).toContain(`connect-src 'self' ${server.baseUrl}`)
+      expect(csp).toContain("default-src 'self'")
+      const frame = await fields(page)
+      const inline = await merchant("inline")
+      const order = (orderId: string) => orderStatus({ merchant: inline, orderId, secret: "" })
+
+      await fillCard(frame, "4000000000000002")
+      await page.click("#pay")
+      await expect.poll(async () => (await outcome(page)).state).toBe("failed")
+      const declined = await outcome(page)
+      expect(declined).toMatchObject({ status: "failed", declineCode: "card_declined" })
+      expect(declined.paymentId).toMatch(/^ord_/)
+      expect(await order(declined.paymentId!)).toBe("failed")
+
+      // The page asked its server for a new payment and gave the element its secret: the fields reset.
+      await expect.poll(() => frame.inputValue("#number")).toBe("")
+      expect(await page.isDisabled("#pay")).toBe(true)
+      await fillCard(frame, "4242424242424242")
+      await page.click("#pay")
+      await expect.poll(async () => (await outcome(page)).state).toBe("succeeded")
+      const paid = await outcome(page)
+      expect(paid).toMatchObject({ status: "succeeded", text: "Thank you! Your payment went through." })
+      expect(paid.paymentId).not.toBe(declined.paymentId)
+      expect(await order(paid.paymentId!)).toBe("succeeded")
+      expect(await page.isDisabled("#pay")).toBe(true)
+
+      const asked = requests.filter((r) => r.page === page && r.url === `${shop.origin}/payments`)
+      expect(asked.length).toBe(2)
+      expect(await page.evaluate(() => (window as unknown as { violations: Array<string> }).violations)).toEqual([])
+      await expectNoPanOnShop(page)
+
+      // The return page reads the order from Tender, as after a redirect-mode challenge.
+      await page.goto(`${shop.origin}/return?tender_payment_id=${paid.paymentId}`)
+      expect(await page.textContent("#outcome")).toBe(`Order ${paid.paymentId}: succeeded`)
+      await page.close()
+    })
+
+    it("the element's methods: off() removes a handler, clear() empties the fields, focus()/blur() move focus, update({locale}) keeps the contents, destroy() is final", async () => {
+      const page = await openCard()
+      const frame = await fields(page)
+      const card = <T>(f: (card: any, w: any) => T) => page.evaluate(`(${f.toString()})(window.card, window)`) as Promise<Awaited<T>>
+      const since = async (mark: number) => (await seen(page)).slice(mark)
+
+      await fillCard(frame, "4242424242424242")
+      await expect.poll(() => lastChange(page)).toMatchObject({ complete: true })
+
+      // update({locale}) replaces the wording only: what the customer typed stays.
+      await card((c) => c.update({ locale: "de" }))
+      await frame.waitForFunction(() => document.getElementById("number-label")!.textContent === "Kartennummer")
+      expect(await frame.inputValue("#number")).toBe("4242 4242 4242 4242")
+
+      // off(): the handler removed is not called by the next change; the one still on is.
+      await card((c, w) => {
+        w.offCalls = 0
+        w.offHandler = () => w.offCalls++
+        c.on("change", w.offHandler)
+        c.off("change", w.offHandler)
+      })
+      const mark = (await seen(page)).length
+      await card((c) => c.clear())
+      await expect.poll(async () => (await since(mark)).filter((e) => e.name === "change").length).toBe(1)
+      expect(await lastChange(page)).toEqual({
+        complete: false,
+        error: null,
+        fields: {
+          number: expect.objectContaining({ empty: true, complete: false }),
+          expiry: expect.objectContaining({ empty: true, complete: false }),
+          cvc: expect.objectContaining({ empty: true, complete: false })
+        }
+      })
+      for (const field of ["#number", "#expiry", "#cvc"]) expect(await frame.inputValue(field)).toBe("")
+      expect(await card((_, w) => w.offCalls)).toBe(0)
+
+      // focus() puts the caret in the number field; blur() takes it out. Each reports its field.
+      const focusMark = (await seen(page)).length
+      await card((c) => c.focus())
+      await expect.poll(() => since(focusMark)).toContainEqual({ name: "focus", payload: { field: "number" } })
+      expect(await frame.evaluate(() => document.activeElement?.id)).toBe("number")
+      await card((c) => c.blur())
+      await expect.poll(() => since(focusMark)).toContainEqual({ name: "blur", payload: { field: "number" } })
+      expect(await frame.evaluate(() => document.activeElement?.id)).not.toBe("number")
+
+      // destroy(): the iframe goes, and the element cannot come back (a new one must be created).
+      await card((c) => c.destroy())
+      expect(await page.locator("#card iframe").count()).toBe(0)
+      const again = await card((c) => {
+        try {
+          c.mount("#card")
+          return null
+        } catch (e) {
+          return { type: (e as { type: string }).type, code: (e as { code: string }).code }
+        }
+      })
+      expect(again).toEqual({ type: "integration_error", code: "element_destroyed" })
+      expect(await page.locator("#card iframe").count()).toBe(0)
+      const collected = await page.evaluate(() =>
+        (window as unknown as { tender: any }).tender.collectCard("cs_x").then(() => null, (e: { code: string }) => e.code)
+      )
+      expect(collected).toBe("card_element_not_mounted")
+      await page.close()
+    })
+
+    it("the merchant page's own script cannot read the card number: the frame's document is cross-origin, and no message to the page carries it", async () => {
+      const payment = await createPayment()
+      const page = await openCard({ clientSecret: payment.secret }, "/", "inline", (page) =>
+        page.addInitScript(() => {
+          // Installed before tender.js: every message any frame posts to the merchant's window.
+          const w = window as unknown as { messages: Array<{ origin: string; data: string }> }
+          w.messages = []
+          window.addEventListener("message", (event) => w.messages.push({ origin: event.origin, data: JSON.stringify(event.data) }))
+        }).then(() => undefined))
+      const frame = await fields(page)
+      await fillCard(frame, "4242424242424242")
+      const { card } = await collect(page, payment.secret)
+      expect(card!.token).toMatch(/^tok_/)
+
+      const reads = await page.evaluate(() => {
+        const iframe = document.querySelector("#card iframe") as HTMLIFrameElement
+        const attempt = (read: () => unknown) => {
+          try {
+            return { read: String(read()) }
+          } catch (error) {
+            return { threw: (error as Error).name }
+          }
+        }
+        return {
+          contentDocument: attempt(() => iframe.contentDocument),
+          document: attempt(() => iframe.contentWindow!.document.body.innerHTML),
+          input: attempt(() => (iframe.contentWindow as unknown as { document: Document }).document.querySelector("input")!.value),
+          frames: attempt(() => (window.frames[0] as Window).document.documentElement.outerHTML)
+        }
+      })
+      expect(reads).toEqual({
+        contentDocument: { read: "null" },
+        document: { threw: "SecurityError" },
+        input: { threw: "SecurityError" },
+        frames: { threw: "SecurityError" }
+      })
+
+      const messages = await page.evaluate(() => (window as unknown as { messages: Array<{ origin: string; data: string }> }).messages)
+      // The listener saw the frame's traffic, the token's answer included...
+      expect(messages.some((m) => m.origin === server.baseUrl && m.data.includes(card!.token))).toBe(true)
+      // ...and none of it holds the number, raw or as displayed.
+      for (const m of messages) for (const pan of [...PANS, "4242 4242 4242 4242", "424242424242"]) expect(m.data).not.toContain(pan)
+      await expectNoPanOnShop(page)
       await page.close()
     })
   }
