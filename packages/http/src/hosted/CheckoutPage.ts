@@ -794,9 +794,8 @@ const startCard = (fieldsUrl: string | undefined) =>
 /** After tender.js's `pay`: on to where the session stands, as the form's 303 would have sent them. */
 const continueCard = (fieldsUrl: string | undefined) =>
   Effect.gen(function*() {
-    const { id, locale, view } = yield* requestContext(fieldsUrl)
-    if (Option.isNone(view)) return notFound(locale)
-    return Option.isSome(view) ? see(afterSubmit(view.value, "card")) : see(checkoutPath(id))
+    const { locale, view } = yield* requestContext(fieldsUrl)
+    return Option.isNone(view) ? notFound(locale) : see(afterSubmit(view.value, "card"))
   })
 
 const cancel = (fieldsUrl: string | undefined) =>
