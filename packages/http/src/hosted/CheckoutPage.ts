@@ -59,7 +59,7 @@ export type Field = (typeof FIELD)[keyof typeof FIELD]
 
 export type FieldProblem = "required" | "invalid"
 
-/** A posted form being shown again: what was typed (secrets dropped) and what was wrong with it. */
+/** A posted form being shown again: what was typed and what was wrong with it (no card data is ever posted). */
 export interface FormState {
   readonly method: string
   readonly values: Readonly<Partial<Record<Field, string>>>
