@@ -5,7 +5,7 @@
 import { Result, Schema } from "effect"
 import { AccountId, CheckoutSessionId, OrderId, TransactionId } from "./Ids.ts"
 import { InvalidSessionState } from "./Errors.ts"
-import { type Changes, define, type Machine, type Moved, transitionOf } from "./StateMachine.ts"
+import { type Changes, define, type Machine, type Moved, revise, transitionOf } from "./StateMachine.ts"
 import { toMajor } from "./Money.ts"
 import { CaptureMethod, Customer, NextAction } from "./Payment.ts"
 
@@ -171,7 +171,11 @@ export const follow = (
     case "Succeeded":
       return moved("payment_succeeded", { transaction_id: outcome.transaction_id, next_action: null })
     case "AwaitsCustomer":
-      return session.status === "open" ? moved("external_step", { next_action: outcome.next_action }) : undefined
+      // Already waiting (the hosted page's card form): the step changes, e.g. to the card's 3-D
+      // Secure challenge, so the page shows the step the customer is actually at.
+      return session.status === "open"
+        ? moved("external_step", { next_action: outcome.next_action })
+        : { next: revise(session, { next_action: outcome.next_action }, at), events: [] }
     case "Declined":
       if (!canRetry(session)) return moved("last_attempt_declined", { next_action: null })
       return session.status === "pending_action" ? moved("attempt_declined_retry", { next_action: null }) : undefined

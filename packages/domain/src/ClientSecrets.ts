@@ -129,6 +129,11 @@ export class ClientSecrets extends Context.Service<ClientSecrets, {
           case "returned":
             return shown("failed", txn?.decline_code ? { decline_code: txn.decline_code } : {})
           default: {
+            // A checkout session's declined attempt leaves its order pending for the customer's
+            // retry: the attempt paid with this secret failed all the same.
+            if (txn?.status === "failed" || txn?.status === "canceled") {
+              return shown("failed", txn.decline_code ? { decline_code: txn.decline_code } : {})
+            }
             const url = txn?.three_ds === "required" && txn.next_action?.type === "redirect" ? txn.next_action.redirect_url : undefined
             return shown("requires_action", url !== undefined ? { challenge_url: url } : {})
           }

@@ -5,7 +5,7 @@
  */
 import { isoOf } from "./Time.ts"
 import { Clock, Context, Effect, Layer, Option, Result } from "effect"
-import type { Account } from "./Account.ts"
+import type { Account, ThreeDsDisplayMode } from "./Account.ts"
 import { activeProfile } from "./Account.ts"
 import { CardTokens } from "./CardTokens.ts"
 import type { CardInput } from "./CardTokens.ts"
@@ -70,12 +70,21 @@ export interface HostedView {
   readonly methods: ReadonlyArray<PaymentMethod>
   readonly attempts_left: number
   readonly last_decline: string | null
+  /** The card element on the page is the account's: its publishable key and 3-D Secure display mode. */
+  readonly publishable_key: string
+  readonly three_ds_display_mode: ThreeDsDisplayMode
 }
 
 export interface SubmitInput {
   readonly payment_method: {
     readonly code: string
-    readonly details?: { readonly card?: CardInput | undefined; readonly card_token?: string | undefined; readonly document_id?: string | undefined } | undefined
+    readonly details?: {
+      readonly card?: CardInput | undefined
+      readonly card_token?: string | undefined
+      readonly document_id?: string | undefined
+      /** No card yet: the attempt waits for the hosted page's card element (SessionAttemptInput). */
+      readonly collect_card?: boolean | undefined
+    } | undefined
   }
   readonly customer?: SessionAttemptInput["customer"]
 }
@@ -326,9 +335,6 @@ export class Sessions extends Context.Service<Sessions, {
         return yield* view(Option.getOrThrow(yield* sessions.findAny(session.id)))
       })
 
-      const merchantName = (accountId: string) =>
-        Effect.map(accounts.findById(accountId as AccountId), (a) => Option.match(a, { onNone: () => "", onSome: (x) => x.name }))
-
       const hostedView = (id: string) =>
         Effect.gen(function*() {
           const found = yield* sessions.findAny(id)
@@ -348,9 +354,12 @@ export class Sessions extends Context.Service<Sessions, {
             .filter((m) => routable(m, country, session.currency))
           const attempts: ReadonlyArray<Transaction> = yield* transactions.listByOrder(session.order_id)
           const last = latestAttempt(attempts)
+          const account = Option.getOrThrow(yield* accounts.findById(session.account_id as AccountId))
           return Option.some<HostedView>({
             session,
-            merchant_name: yield* merchantName(session.account_id),
+            merchant_name: account.name,
+            publishable_key: account.publishable_key,
+            three_ds_display_mode: account.three_ds_display_mode,
             methods: offered,
             attempts_left: Math.max(0, session.max_payment_attempts - session.attempts),
             last_decline: last !== undefined && (last.status === "failed" || last.status === "canceled") ? last.decline_code : null
@@ -372,7 +381,10 @@ export class Sessions extends Context.Service<Sessions, {
             cardToken = (yield* cardTokens.tokenize(account, details.card)).token
           }
           yield* payments.attemptSession(session.id, {
-            payment_method: { code: input.payment_method.code, details: { card_token: cardToken, document_id: details?.document_id } },
+            payment_method: {
+              code: input.payment_method.code,
+              details: { card_token: cardToken, document_id: details?.document_id, collect_card: details?.collect_card }
+            },
             customer: input.customer
           })
           return Option.getOrThrow(yield* hostedView(id))

@@ -80,7 +80,7 @@ export const app = (options: Omit<ServerOptions, "port" | "host">) => {
     ApiRoutes,
     DocsRoute,
     SandboxPages.layer,
-    CheckoutPage.layer,
+    CheckoutPage.layer({ fieldsUrl: options.fieldsUrl }),
     SdkAssets.layer({ fieldsUrl: options.fieldsUrl }),
     ClientRoutes.layer({ maxBodyBytes, defaultRateLimit }),
     Gateway.layer({ maxBodyBytes, defaultRateLimit, routes: routeTable })

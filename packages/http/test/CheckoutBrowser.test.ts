@@ -4,6 +4,11 @@
  * cancel_url point at a loopback "merchant" page served here, so the final redirect is observed
  * where a merchant would see it.
  *
+ * Cards go through the browser SDK's card element (tender.js and the fields frame, built by the
+ * SDK's build() as the SDK's own browser tests do): every request the browser makes is recorded with
+ * the frame that made it, and the card number may appear only in the fields frame's
+ * /v1/client/card_tokens, never in the checkout page's own requests or DOM.
+ *
  * Screenshots of the page (English and Spanish, desktop and a 390×844 phone; the Pix QR step in
  * Portuguese) are written to test-results/ (git-ignored) for a person to look at.
  *
@@ -15,8 +20,9 @@ import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { Effect } from "effect"
-import { type BrowserContext, chromium, type Page } from "playwright-core"
+import { type BrowserContext, chromium, type Frame, type Page, type Request } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { build } from "@tender/browser-sdk/build"
 import { type Credentials, send, startTestServer, type TestServer } from "../src/testing/TestServer.ts"
 
 const CHROMIUM = "/usr/bin/chromium"
@@ -24,6 +30,8 @@ const HAVE_CHROMIUM = existsSync(CHROMIUM)
 const SCREENSHOTS = resolve(import.meta.dirname, "../../../test-results/checkout")
 const PHONE = { width: 390, height: 844 }
 const DESKTOP = { width: 1280, height: 900 }
+/** The sandbox cards the tests type (contract.md, Sandbox): approved, declined, 3-D Secure, no funds. */
+const PANS = ["4242424242424242", "4000000000000002", "4000000000003220", "4000000000009995"]
 
 /** The merchant's site: records every page the browser is sent to. */
 interface Shop {
@@ -52,17 +60,25 @@ describe.skipIf(!HAVE_CHROMIUM)(
   () => {
     let server: TestServer
     let merchant: Credentials
+    /** An account whose 3-D Secure display mode is `redirect` (the default is `inline`). */
+    let redirecting: Credentials
     let shop: Shop
     let context: BrowserContext
     let profile: string
     let seq = 0
     /** Console errors of every page, CSP violations included: the page must load without any. */
     const consoleErrors: Array<string> = []
+    /** Every request the browser made (any page, any frame), with the frame that made it. */
+    const requests: Array<{ readonly url: string; readonly body: string; readonly frameUrl: string; readonly page: Page | null }> = []
 
     beforeAll(async () => {
       mkdirSync(SCREENSHOTS, { recursive: true })
+      await build()
       server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } })
       merchant = await Effect.runPromise(server.accounts.create({ name: "Acme Coffee", mode: "test" }))
+      const created = await Effect.runPromise(server.accounts.create({ name: "Acme Coffee", mode: "test" }))
+      await Effect.runPromise(server.accounts.setThreeDsDisplayMode(created.account_id, "redirect"))
+      redirecting = created
       shop = await startShop()
       profile = mkdtempSync(join(tmpdir(), "tender-chromium-"))
       context = await chromium.launchPersistentContext(profile, {
@@ -80,7 +96,18 @@ describe.skipIf(!HAVE_CHROMIUM)(
         ],
         viewport: PHONE
       })
-    })
+      context.on("request", (request: Request) => {
+        let frameUrl = ""
+        let page: Page | null = null
+        try {
+          frameUrl = request.frame().url()
+          page = request.frame().page()
+        } catch {
+          // a navigation's first request may have no frame yet
+        }
+        requests.push({ url: request.url(), body: request.postData() ?? "", frameUrl, page })
+      })
+    }, 120_000)
 
     afterAll(async () => {
       await context?.close()
@@ -89,8 +116,8 @@ describe.skipIf(!HAVE_CHROMIUM)(
       if (profile !== undefined) rmSync(profile, { recursive: true, force: true })
     })
 
-    const createSession = async (extra: Record<string, unknown> = {}) => {
-      const reply = await send(server, merchant, "POST", "/v1/checkout/sessions", {
+    const createSession = async (extra: Record<string, unknown> = {}, creds: Credentials = merchant) => {
+      const reply = await send(server, creds, "POST", "/v1/checkout/sessions", {
         body: JSON.stringify({
           amount: "16.50",
           currency: "USD",
@@ -108,7 +135,8 @@ describe.skipIf(!HAVE_CHROMIUM)(
       return session
     }
 
-    const sessionStatus = async (id: string) => (await send(server, merchant, "GET", `/v1/checkout/sessions/${id}`)).json.status
+    const sessionStatus = async (id: string, creds: Credentials = merchant) =>
+      (await send(server, creds, "GET", `/v1/checkout/sessions/${id}`)).json.status
 
     const openPage = async (options: { viewport?: { width: number; height: number }; acceptLanguage?: string } = {}): Promise<Page> => {
       const page = await context.newPage()
@@ -123,15 +151,47 @@ describe.skipIf(!HAVE_CHROMIUM)(
     /** The page's text with Intl's non-breaking spaces (in `R$ 87,90`) made plain. */
     const mainText = async (page: Page) => (await page.locator("main").innerText()).replace(/[\u00a0\u202f]/g, " ")
 
-    const fillCard = async (page: Page, labels: { number: string; expiry: string; cvc: string; holder: string }, number: string) => {
-      await page.getByLabel(labels.number).fill(number)
-      await page.getByLabel(labels.expiry).fill("12/34")
-      await page.getByLabel(labels.cvc).fill("123")
-      await page.getByLabel(labels.holder).fill("Ana Lima")
+    /** The card element's frame on the page, once it is interactive. */
+    const cardFrame = async (page: Page): Promise<Frame> => {
+      const handle = await page.waitForSelector("[data-card-element] iframe")
+      const frame = await handle.contentFrame()
+      if (frame === null) throw new Error("no card fields frame")
+      await frame.waitForSelector("body:not(.hold)")
+      return frame
     }
 
-    const EN = { number: "Card number", expiry: "Expiry date", cvc: "Security code (CVC)", holder: "Name on card" }
-    const ES = { number: "Número de tarjeta", expiry: "Fecha de vencimiento", cvc: "Código de seguridad (CVC)", holder: "Nombre en la tarjeta" }
+    /** Types the card into the element's frame, the field labels in the page's language. */
+    const fillCard = async (page: Page, labels: { number: string; expiry: string; cvc: string }, number: string) => {
+      const frame = await cardFrame(page)
+      await frame.getByLabel(labels.number).fill(number)
+      await frame.getByLabel(labels.expiry).fill("12 / 34")
+      await frame.getByLabel(labels.cvc).fill("123")
+    }
+
+    const isFieldsFrame = (frameUrl: string) => frameUrl.startsWith(`${server.baseUrl}/fields/`)
+
+    /**
+     * The checkout page never holds the card number: not in its DOM, not in any request its own
+     * frame made; the only request carrying it is the fields frame's card_tokens.
+     */
+    const expectNoPanOnPage = async (page: Page) => {
+      const content = await page.content()
+      for (const pan of PANS) expect(content).not.toContain(pan)
+      const own = requests.filter((r) => r.page === page && !isFieldsFrame(r.frameUrl))
+      expect(own.length).toBeGreaterThan(0)
+      for (const r of own) for (const pan of PANS) expect(r.url + r.body, r.url).not.toContain(pan)
+      for (const r of requests.filter((r) => r.page === page && PANS.some((pan) => (r.url + r.body).includes(pan)))) {
+        expect([new URL(r.url).pathname, isFieldsFrame(r.frameUrl)]).toEqual(["/v1/client/card_tokens", true])
+      }
+    }
+
+    /** The client secrets the page's tender.js paid with, in order. */
+    const paidSecrets = (page: Page) =>
+      requests.filter((r) => r.page === page && new URL(r.url).pathname === "/v1/client/pay").map((r) => JSON.parse(r.body).client_secret as string)
+
+    const EN = { number: "Card number", expiry: "Expiry (MM / YY)", cvc: "Security code" }
+    const ES = { number: "Número de tarjeta", expiry: "Vencimiento (MM / AA)", cvc: "Código de seguridad" }
+    const DE = { number: "Kartennummer", expiry: "Gültig bis (MM / JJ)", cvc: "Prüfnummer" }
 
     it("pays with the approved sandbox card and lands on success_url (English, phone and desktop)", { timeout: 60_000 }, async () => {
       const session = await createSession({ payment_methods: ["card"], locale: "en" })
@@ -154,11 +214,20 @@ describe.skipIf(!HAVE_CHROMIUM)(
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(PHONE.width)
       await page.screenshot({ path: join(SCREENSHOTS, "en-phone-card.png"), fullPage: true })
 
+      // The page has no card input of its own: the card is typed into the element's frame.
+      expect(await page.locator("main input[autocomplete^='cc-']").count()).toBe(0)
       await fillCard(page, EN, "4242 4242 4242 4242")
+      expect(await (await cardFrame(page)).inputValue("#number")).toBe("4242 4242 4242 4242")
+      await page.screenshot({ path: join(SCREENSHOTS, "en-phone-card-filled.png"), fullPage: true })
+      await expectNoPanOnPage(page)
       await Promise.all([page.waitForURL(`${shop.origin}/thanks`), page.getByRole("button", { name: "Pay $16.50" }).click()])
       expect(await page.locator("h1").innerText()).toBe("Thanks for your order")
       expect(shop.visits).toContain("/thanks")
       expect(await sessionStatus(session.id)).toBe("completed")
+      expect(paidSecrets(page)).toHaveLength(1)
+      // The card went out once, from the fields frame, to card_tokens only.
+      const carrying = requests.filter((r) => (r.url + r.body).includes("4242424242424242"))
+      expect(carrying.map((r) => [new URL(r.url).pathname, isFieldsFrame(r.frameUrl)])).toEqual([["/v1/client/card_tokens", true]])
 
       // Back on the session's url: the final state, with the way to success_url.
       await page.goto(session.url)
@@ -178,18 +247,24 @@ describe.skipIf(!HAVE_CHROMIUM)(
       await page.getByText("Tarjeta de crédito o débito").click()
       await fillCard(page, ES, "4000 0000 0000 0002")
       await Promise.all([page.waitForURL(`${session.url}?method=card`), page.getByRole("button", { name: /^Pagar/ }).click()])
-      const alert = page.getByRole("alert")
+      const alert = page.locator(".alert")
       expect(await alert.innerText()).toContain("Tu tarjeta fue rechazada.")
       expect(await alert.innerText()).toContain("Te quedan 2 intentos.")
-      // The card form is open again, for the retry, and the declined number is not in the page.
-      await expect(page.getByLabel(ES.number).isVisible()).resolves.toBe(true)
-      expect(await page.content()).not.toContain("4000000000000002")
+      // The card form is open again, for the retry, with a new element; the declined number is nowhere.
+      expect(await (await cardFrame(page)).inputValue("#number")).toBe("")
+      await expectNoPanOnPage(page)
       await page.screenshot({ path: join(SCREENSHOTS, "es-phone-declined.png"), fullPage: true })
       expect(await sessionStatus(session.id)).toBe("open")
 
       await fillCard(page, ES, "4242424242424242")
       await Promise.all([page.waitForURL(`${shop.origin}/thanks`), page.getByRole("button", { name: /^Pagar/ }).click()])
       expect(await sessionStatus(session.id)).toBe("completed")
+      // The retry is another attempt, paid with a fresh secret.
+      const secrets = paidSecrets(page)
+      expect(secrets).toHaveLength(2)
+      expect(new Set(secrets).size).toBe(2)
+      const reply = await send(server, merchant, "GET", `/v1/checkout/sessions/${session.id}`)
+      expect(reply.json.attempts).toBe(2)
 
       const desktop = await openPage({ viewport: DESKTOP })
       await desktop.goto(session.url)
@@ -203,12 +278,11 @@ describe.skipIf(!HAVE_CHROMIUM)(
       const session = await createSession({ payment_methods: ["card"], max_payment_attempts: 1, locale: "de" })
       const page = await openPage()
       await page.goto(session.url)
-      await page.getByLabel("Kartennummer").fill("4000000000009995")
-      await page.getByLabel("Ablaufdatum").fill("12/34")
-      await page.getByLabel("Prüfnummer (CVC)").fill("123")
+      await fillCard(page, DE, "4000000000009995")
       await Promise.all([page.waitForURL(session.url), page.getByRole("button", { name: /bezahlen$/ }).click()])
       expect(await page.locator("h1").innerText()).toBe("Zahlung fehlgeschlagen")
       expect(await page.getByRole("alert").innerText()).toContain("Ihre Karte ist nicht ausreichend gedeckt.")
+      await expectNoPanOnPage(page)
       expect(await page.locator("form").count()).toBe(0)
       expect(await sessionStatus(session.id)).toBe("failed")
       await Promise.all([page.waitForURL(`${shop.origin}/cart`), page.getByRole("link", { name: "Zurück zu Acme Coffee" }).click()])
@@ -253,16 +327,32 @@ describe.skipIf(!HAVE_CHROMIUM)(
       await page.close()
     })
 
-    it("3-D Secure: the card's challenge on the issuer's page, then back and on to success_url", { timeout: 60_000 }, async () => {
+    it("3-D Secure, inline (the account's default): the challenge over the page, then on to success_url", { timeout: 60_000 }, async () => {
       const session = await createSession({ payment_methods: ["card"], locale: "en" })
       const page = await openPage()
       await page.goto(session.url)
       await fillCard(page, EN, "4000 0000 0000 3220")
-      await Promise.all([page.waitForURL(/\/sandbox\/3ds\//), page.getByRole("button", { name: "Pay $16.50" }).click()])
+      await page.getByRole("button", { name: "Pay $16.50" }).click()
+      const challenge = await (await page.waitForSelector("iframe[title='3-D Secure']")).contentFrame()
       expect(await sessionStatus(session.id)).toBe("pending_action")
+      await expectNoPanOnPage(page)
+      await Promise.all([page.waitForURL(`${shop.origin}/thanks`), challenge!.click("button[value=approve]")])
+      expect(await sessionStatus(session.id)).toBe("completed")
+      await page.close()
+    })
+
+    it("3-D Secure, redirect mode: the issuer's page, back to the checkout with the outcome, then on to success_url", { timeout: 60_000 }, async () => {
+      const session = await createSession({ payment_methods: ["card"], locale: "en" }, redirecting)
+      const page = await openPage()
+      await page.goto(session.url)
+      await fillCard(page, EN, "4000 0000 0000 3220")
+      await expectNoPanOnPage(page)
+      await Promise.all([page.waitForURL(/\/sandbox\/3ds\//), page.getByRole("button", { name: "Pay $16.50" }).click()])
+      expect(await sessionStatus(session.id, redirecting)).toBe("pending_action")
+      expect(JSON.parse(requests.find((r) => r.page === page && new URL(r.url).pathname === "/v1/client/pay")!.body).return_url).toBe(session.url)
       await Promise.all([page.waitForURL(session.url), page.getByRole("button", { name: "Approve" }).click()])
       expect(await page.locator("h1").innerText()).toBe("Payment complete")
-      expect(await sessionStatus(session.id)).toBe("completed")
+      expect(await sessionStatus(session.id, redirecting)).toBe("completed")
       await page.waitForURL(`${shop.origin}/thanks`, { timeout: 15_000 })
       await page.close()
     })

@@ -5,19 +5,19 @@
  */
 import type { AccountId, CheckoutSessionId, OrderId, TransactionId } from "@tender/domain"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { type CheckoutSession, Errors, type HostedView, PaymentMethods, Sessions } from "@tender/domain"
+import { type CheckoutSession, Errors, type HostedView, PaymentMethods, PublicUrl, Sessions } from "@tender/domain"
 import { Context, Effect, Option } from "effect"
 import { HttpRouter } from "effect/http"
 import {
   type CheckoutView,
   FIELD,
   type Field,
-  parseExpiry,
   parseSubmission,
   problemsFromError,
   refusalMessage,
   renderCheckout,
   renderCheckoutPage,
+  cardPolicy,
   renderNotFound,
   type RenderOptions,
   TEST_CARD
@@ -72,6 +72,8 @@ const view = (
   methods: [method("card")],
   attempts_left: 3,
   last_decline: null,
+  publishable_key: "pk_test_acme",
+  three_ds_display_mode: "inline",
   ...v
 })
 
@@ -112,36 +114,74 @@ describe("locale", () => {
 
   it("renders each language with its words, its money format and its lang attribute", () => {
     const cases: ReadonlyArray<[string, string, Partial<CheckoutSession.CheckoutSession>, ReadonlyArray<string>]> = [
-      ["en", "en", { currency: "USD", amount: 123450 }, ["Pay with Card", "Pay $1,234.50", "Card number", "Cancel payment"]],
-      ["es-MX", "es-MX", { currency: "MXN", amount: 25000, country: "MX" }, ["Pagar con Tarjeta", "Pagar $250.00", "Número de tarjeta", "Cancelar pago"]],
-      ["pt-BR", "pt-BR", { currency: "BRL", amount: 1050, country: "BR" }, ["Pagar com Cartão", "Pagar R$ 10,50", "Número do cartão", "Cancelar pagamento"]],
-      ["nl", "nl", { currency: "EUR", amount: 1050, country: "NL" }, ["Betalen met Kaart", "€ 10,50 betalen", "Kaartnummer", "Betaling annuleren"]],
-      ["de", "de", { currency: "EUR", amount: 123450, country: "DE" }, ["Mit Karte bezahlen", "1.234,50 € bezahlen", "Kartennummer", "Zahlung abbrechen"]]
+      ["en", "en", { currency: "USD", amount: 123450 }, ["Pay with Card", "Pay $1,234.50", "Card payments need JavaScript.", "Cancel payment"]],
+      ["es-MX", "es-MX", { currency: "MXN", amount: 25000, country: "MX" }, ["Pagar con Tarjeta", "Pagar $250.00", "Para pagar con tarjeta se necesita JavaScript.", "Cancelar pago"]],
+      ["pt-BR", "pt-BR", { currency: "BRL", amount: 1050, country: "BR" }, ["Pagar com Cartão", "Pagar R$ 10,50", "Para pagar com cartão é preciso JavaScript.", "Cancelar pagamento"]],
+      ["nl", "nl", { currency: "EUR", amount: 1050, country: "NL" }, ["Betalen met Kaart", "€ 10,50 betalen", "Voor betalen met een kaart is JavaScript nodig.", "Betaling annuleren"]],
+      ["de", "de", { currency: "EUR", amount: 123450, country: "DE" }, ["Mit Karte bezahlen", "1.234,50 € bezahlen", "Für die Kartenzahlung wird JavaScript benötigt.", "Zahlung abbrechen"]]
     ]
     for (const [tag, lang, s, texts] of cases) {
       const markup = render(view(s), { locale: locale(tag) })
       expect(markup).toContain(`<html lang="${lang}">`)
+      // The card element speaks the page's language.
+      expect(markup).toContain(`data-locale="${lang.slice(0, 2)}"`)
       for (const text of texts) expect(markup, `${tag}: ${text}`).toContain(text)
     }
   })
 })
 
 describe("checkout page: open session", () => {
-  it("fits phones, loads nothing from elsewhere and runs no script", () => {
-    const markup = render(view({}, { methods: [method("card"), method("paypal")] }))
+  it("fits phones; without a card method, loads nothing from elsewhere and runs no script", () => {
+    const markup = render(view({ currency: "EUR", country: "NL" }, { methods: [method("ideal"), method("paypal")] }))
     expect(markup).toContain(`name="viewport" content="width=device-width,initial-scale=1"`)
     expect(markup).not.toMatch(/<script|<link(?! rel="icon" href="data:,">)|<iframe|src="https?:|url\(/i)
+    expect(renderCheckoutPage(view({}, { methods: [method("paypal")] }), { locale: DEFAULT_LOCALE }).card).toBe(false)
+  })
+
+  it("the card method: tender.js and the page's glue, the element's mount point, and no card input at all", () => {
+    const hosts = { api: "https://api.tender.test", fields: "https://fields.tender.test" }
+    const rendered = renderCheckoutPage(view({}, { methods: [method("card"), method("paypal")] }), { locale: locale("es"), hosts })
+    expect(rendered.card).toBe(true)
+    const markup = rendered.html.value
+    // Only external scripts, in order: the SDK from its host, then the glue Tender serves; nothing inline.
+    expect([...markup.matchAll(/<script\b[^>]*>/g)].map((m) => m[0])).toEqual([
+      `<script src="https://api.tender.test/sdk/v1/tender.js" defer>`,
+      `<script src="/hosted/v1/checkout.js" defer>`
+    ])
+    expect(markup).not.toMatch(/<script(?![^>]*\bsrc=)/)
+    expect(markup).not.toMatch(/\son[a-z]+=/i)
+    const form = /<form method="post" action="\/checkout\/cs_1" data-tender-card[^>]*>/.exec(markup)?.[0] ?? ""
+    for (
+      const attribute of [
+        `data-publishable-key="pk_test_acme"`,
+        `data-locale="es"`,
+        `data-display-mode="inline"`,
+        `data-start="/checkout/cs_1/card"`,
+        `data-next="/checkout/cs_1/continue"`,
+        `data-return-url="https://api.tender.test/checkout/cs_1"`,
+        `data-msg-incomplete="Ingresa el número de tarjeta, la fecha de vencimiento y el código de seguridad."`
+      ]
+    ) expect(form).toContain(attribute)
+    // Nothing to pay with yet: the secret comes with the card attempt, when the customer pays.
+    expect(form).not.toContain("data-client-secret")
+    expect(markup).toContain(`<div class="card-field" data-card-element></div>`)
+    expect(inputs(markup).map(nameOf).filter((name) => /card|cvc|exp|number/i.test(name ?? ""))).toEqual([])
+    expect(markup).not.toMatch(/autocomplete="cc-/)
+    expect(cardPolicy(hosts)).toEqual({
+      scripts: ["'self'", "https://api.tender.test"],
+      frames: ["https://fields.tender.test", "https://api.tender.test"],
+      connect: ["'self'", "https://api.tender.test"]
+    })
   })
 
   it("one method: its form at once, every input labelled, the sandbox test card in test mode only", () => {
     const markup = render(view())
     expect(details(markup)).toEqual([])
-    expect(markup).toContain(`<form method="post" action="/checkout/cs_1">`)
+    expect(markup).toContain(`<form method="post" action="/checkout/cs_1" data-tender-card`)
     expect(markup).toContain(`<input type="hidden" name="method" value="card">`)
     const fields = inputs(markup).filter((tag) => !tag.includes(`type="hidden"`))
-    expect(fields.map(nameOf)).toEqual([FIELD.cardNumber, FIELD.cardExpiry, FIELD.cardCvc, FIELD.cardHolder, FIELD.email])
+    expect(fields.map(nameOf)).toEqual([FIELD.email])
     for (const tag of fields) expect(markup).toContain(`<label for="${idOf(tag)}">`)
-    expect(fields.find((tag) => nameOf(tag) === FIELD.cardNumber)).toMatch(/autocomplete="cc-number".*inputmode="numeric".* required/)
     expect(markup).toContain(TEST_CARD)
     expect(markup).toContain("Test mode · no real money moves")
     const live = render(view({ livemode: true }))
@@ -154,7 +194,8 @@ describe("checkout page: open session", () => {
     const markup = render(view({}, { methods }))
     expect(markup).toContain("<h1>Choose how to pay</h1>")
     expect(details(markup)).toEqual([false, false, false])
-    expect(markup.match(/<form method="post" action="\/checkout\/cs_1">/g)).toHaveLength(3)
+    expect(markup.match(/<form method="post" action="\/checkout\/cs_1"[ >]/g)).toHaveLength(3)
+    expect(markup.match(/data-tender-card/g)).toHaveLength(1)
     expect(markup).toContain("Continue to PayPal")
     expect(markup).toContain("You will finish the payment on the PayPal page.")
     expect(markup).toContain("Show QR code")
@@ -210,32 +251,22 @@ describe("checkout page: open session", () => {
       const markup = render(view({ attempts: 3 - left }, { last_decline: code, attempts_left: left }), { locale: locale(tag) })
       expect(markup).toContain(`<div class="alert" role="alert">`)
       for (const text of texts) expect(markup, `${tag}: ${text}`).toContain(text)
-      // The form is still there: the customer may retry.
-      expect(inputs(markup).map(nameOf)).toContain(FIELD.cardNumber)
+      // The card form is still there: the customer may retry.
+      expect(markup).toContain("data-card-element")
     }
-    expect(render(view())).not.toContain(`role="alert"`)
+    expect(render(view())).not.toContain(`<div class="alert"`)
   })
 
-  it("a rejected post: the fields marked, what was typed kept, the card number and CVC never echoed", () => {
-    const values: Partial<Record<Field, string>> = {
-      [FIELD.cardNumber]: "4242424242424242",
-      [FIELD.cardCvc]: "123",
-      [FIELD.cardExpiry]: "13/99",
-      [FIELD.cardHolder]: "Ana <b>",
-      [FIELD.email]: "ana@example.com"
-    }
-    const markup = render(view(), {
-      form: { method: "card", values, problems: { [FIELD.cardExpiry]: "invalid", [FIELD.cardCvc]: "required" }, alert: "Some details are missing or not valid." }
+  it("a rejected post: the fields marked, what was typed kept", () => {
+    const values: Partial<Record<Field, string>> = { [FIELD.email]: "ana@example <b>", [FIELD.phone]: "" }
+    const markup = render(view({ collect_phone: true }), {
+      form: { method: "card", values, problems: { [FIELD.email]: "invalid", [FIELD.phone]: "required" }, alert: "Some details are missing or not valid." }
     })
     expect(markup).toContain("Some details are missing or not valid.")
-    expect(markup).not.toContain("4242424242424242")
-    expect(markup).not.toContain(`value="123"`)
-    expect(markup).toContain(`value="13/99"`)
-    expect(markup).toContain(`value="Ana &lt;b&gt;"`)
-    expect(markup).toContain(`value="ana@example.com"`)
-    expect(markup).toContain(`aria-invalid="true" aria-describedby="card-card_expiry-error"`)
-    expect(markup).toContain(`<p class="field-error" id="card-card_expiry-error">Check this field.</p>`)
-    expect(markup).toContain(`<p class="field-error" id="card-card_cvc-error">This field is required.</p>`)
+    expect(markup).toContain(`value="ana@example &lt;b&gt;"`)
+    expect(markup).toContain(`aria-invalid="true" aria-describedby="card-email-error"`)
+    expect(markup).toContain(`<p class="field-error" id="card-email-error">Check this field.</p>`)
+    expect(markup).toContain(`<p class="field-error" id="card-phone-error">This field is required.</p>`)
   })
 
   it("escapes every merchant- and customer-provided value", () => {
@@ -261,8 +292,24 @@ describe("checkout page: the step to finish", () => {
     const markup = render(pending({ type: "redirect", redirect_url: "https://tender.test/sandbox/redirect/txn_1" }))
     expect(markup).toContain(`<a class="button primary" href="https://tender.test/sandbox/redirect/txn_1">Continue</a>`)
     expect(markup).toContain("Cancel payment")
-    expect(inputs(markup).map(nameOf)).not.toContain(FIELD.cardNumber)
+    expect(markup).not.toContain("data-card-element")
+    expect(renderCheckoutPage(pending({ type: "redirect", redirect_url: "https://tender.test/r" }), { locale: DEFAULT_LOCALE }).card).toBe(false)
     expect(render(pending({ type: "redirect", redirect_url: "javascript:alert(1)" }))).not.toContain("javascript:")
+  })
+
+  it("collect_card: the card attempt waits for the card, the element takes the attempt's own secret", () => {
+    const action = { type: "collect_card" as const, client_secret: "ord_1_secret_abc", expires_at: "2026-03-04T09:45:00.000Z" }
+    const rendered = renderCheckoutPage(pending(action, { locale: "pt" }), { locale: locale("pt") })
+    expect(rendered.card).toBe(true)
+    const markup = rendered.html.value.replace(/[\u00a0\u202f]/g, " ")
+    expect(markup).toContain("<h1>Pagar com Cartão</h1>")
+    expect(markup).toMatch(/<form method="post" action="\/checkout\/cs_1" data-tender-card[^>]* data-client-secret="ord_1_secret_abc">/)
+    expect(markup).toContain(`data-locale="pt"`)
+    // The customer fields went with the attempt's start: only the card is left, and the way out.
+    expect(inputs(markup).map(nameOf)).toEqual([])
+    expect(markup).toContain("Pagar US$ 10,50")
+    expect(markup).toContain("Cancelar pagamento")
+    expect(markup).toContain(TEST_CARD)
   })
 
   it("qr (Pix): the code drawn as an image, the copy-and-paste payload, the deadline; the page reloads itself", () => {
@@ -398,31 +445,11 @@ describe("checkout page: final states", () => {
 describe("the posted form", () => {
   const reader = (values: Partial<Record<Field, string>>) => (field: Field) => values[field] ?? ""
 
-  it("reads expiry dates the ways people type them", () => {
-    expect(parseExpiry("12/30")).toEqual({ month: 12, year: 2030 })
-    expect(parseExpiry(" 1 / 2031 ")).toEqual({ month: 1, year: 2031 })
-    expect(parseExpiry("0630")).toEqual({ month: 6, year: 2030 })
-    expect(parseExpiry("06-30")).toEqual({ month: 6, year: 2030 })
-    expect(parseExpiry("13/30")).toBeUndefined()
-    expect(parseExpiry("00/30")).toBeUndefined()
-    expect(parseExpiry("12/3")).toBeUndefined()
-    expect(parseExpiry("soon")).toBeUndefined()
-  })
-
-  it("card: the number without spaces, the expiry split, the holder when given; the peer IP only where the method needs it", () => {
-    const parsed = parseSubmission(session(), method("card"), reader({
-      [FIELD.cardNumber]: "4242 4242 4242 4242",
-      [FIELD.cardExpiry]: "12/30",
-      [FIELD.cardCvc]: "123",
-      [FIELD.cardHolder]: " Ana Lima ",
-      [FIELD.email]: "ana@example.com"
-    }), "203.0.113.7")
+  it("card: no card data, the attempt waits for the card element; the peer IP only where the method needs it", () => {
+    const parsed = parseSubmission(session(), method("card"), reader({ [FIELD.email]: " ana@example.com " }), "203.0.113.9")
     expect(parsed).toEqual({
       _tag: "Valid",
-      input: {
-        payment_method: { code: "card", details: { card: { number: "4242424242424242", exp_month: 12, exp_year: 2030, cvc: "123", holder_name: "Ana Lima" } } },
-        customer: { email: "ana@example.com" }
-      }
+      input: { payment_method: { code: "card", details: { collect_card: true } }, customer: { email: "ana@example.com" } }
     })
   })
 
@@ -458,16 +485,12 @@ describe("the posted form", () => {
   })
 
   it("names every missing or malformed field at once", () => {
-    expect(parseSubmission(session({ collect_address: true }), method("card"), reader({
-      [FIELD.cardNumber]: "4242",
-      [FIELD.cardCvc]: "12a",
+    expect(parseSubmission(session({ collect_address: true, collect_phone: true }), method("card"), reader({
       [FIELD.country]: "XX"
     }), undefined)).toEqual({
       _tag: "Invalid",
       problems: {
-        [FIELD.cardNumber]: "invalid",
-        [FIELD.cardExpiry]: "required",
-        [FIELD.cardCvc]: "invalid",
+        [FIELD.phone]: "required",
         [FIELD.country]: "invalid",
         [FIELD.line1]: "required",
         [FIELD.city]: "required",
@@ -480,9 +503,9 @@ describe("the posted form", () => {
   it("pins the use case's field errors on the form and words its refusals for the customer", () => {
     const invalid = new Errors.ValidationFailed({
       message: "Invalid request",
-      errors: [{ field: "number", message: "fails the Luhn check" }, { field: "payment_method.details.document_id", message: "is not a CPF" }]
+      errors: [{ field: "customer.email", message: "must be an email address" }, { field: "payment_method.details.document_id", message: "is not a CPF" }]
     })
-    expect(problemsFromError(invalid)).toEqual({ [FIELD.cardNumber]: "invalid", [FIELD.document]: "invalid" })
+    expect(problemsFromError(invalid)).toEqual({ [FIELD.email]: "invalid", [FIELD.document]: "invalid" })
     const t = MESSAGES.es
     expect(refusalMessage(t, invalid)).toBe(t.formInvalid)
     expect(refusalMessage(t, new Errors.PaymentUnroutable({ message: "no route" }))).toBe(t.methodUnavailable)
@@ -508,7 +531,7 @@ describe("checkout routes", () => {
         return current
       })
   } as unknown as Sessions["Service"])
-  const { handler, dispose } = HttpRouter.toWebHandler(CheckoutPage.layer, { disableLogger: true })
+  const { handler, dispose } = HttpRouter.toWebHandler(CheckoutPage.layer({ fieldsUrl: "https://fields.tender.test/" }), { disableLogger: true })
   afterAll(() => dispose())
 
   const request = (method: string, path: string, init: { form?: string; headers?: Record<string, string> } = {}) =>
@@ -519,10 +542,12 @@ describe("checkout routes", () => {
         headers: { ...(init.form === undefined ? {} : { "content-type": "application/x-www-form-urlencoded" }), ...init.headers },
         ...(init.form === undefined ? {} : { body: init.form })
       }),
-      Context.make(Sessions, fake)
+      Context.make(Sessions, fake).pipe(Context.add(PublicUrl, "https://tender.test"))
     )
 
-  const card = "method=card&card_number=4242+4242+4242+4242&card_expiry=12%2F30&card_cvc=123"
+  const card = "method=card&email=ana%40example.com"
+  const waiting = (secret = "ord_1_secret_abc") =>
+    view({ status: "pending_action", attempts: 1, next_action: { type: "collect_card", client_secret: secret, expires_at: "2026-03-04T09:45:00.000Z" } })
   const reset = (v: CheckoutView = view()) => {
     current = v
     submitted.length = 0
@@ -534,10 +559,22 @@ describe("checkout routes", () => {
     const page = await request("GET", "/checkout/cs_1", { headers: { "accept-language": "pt-BR,pt;q=0.9" } })
     expect(page.status).toBe(200)
     expect(page.headers.get("content-type")).toContain("text/html")
-    expect(page.headers.get("content-security-policy")).toContain("default-src 'none'")
-    expect(page.headers.get("content-security-policy")).toContain("img-src 'self' data:;")
+    // The card method runs tender.js and the glue: scripts from the SDK host and this server, the
+    // fields host framed, calls to the API; nothing inline, and only the service frames the page.
+    expect(page.headers.get("content-security-policy")).toBe(
+      "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; script-src 'self' https://tender.test; " +
+        "frame-src https://fields.tender.test https://tender.test; connect-src 'self' https://tender.test; frame-ancestors 'self'; base-uri 'none'"
+    )
     expect(page.headers.get("cache-control")).toBe("no-store")
-    expect(await page.text()).toContain("Pagar com Cartão")
+    const text = await page.text()
+    expect(text).toContain("Pagar com Cartão")
+    expect(text).toContain(`<script src="https://tender.test/sdk/v1/tender.js" defer></script>`)
+    expect(text).toContain(`data-return-url="https://tender.test/checkout/cs_1"`)
+    // Without a card method the page runs no script at all.
+    reset(view({ currency: "EUR", country: "NL" }, { methods: [method("ideal")] }))
+    const ideal = await request("GET", "/checkout/cs_1")
+    expect(ideal.headers.get("content-security-policy")).not.toContain("script-src")
+    expect(await ideal.text()).not.toContain("<script")
     reset(view({ locale: "de" }))
     expect(await (await request("GET", "/checkout/cs_1", { headers: { "accept-language": "es" } })).text()).toContain("Mit Karte bezahlen")
     const missing = await request("GET", "/checkout/cs_nope", { headers: { "accept-language": "nl" } })
@@ -545,23 +582,73 @@ describe("checkout routes", () => {
     expect(await missing.text()).toContain("Betaalpagina niet gevonden")
   })
 
-  it("a paid card: the parsed attempt goes to the use case and the browser to success_url", async () => {
-    reset()
-    onSubmit = () => Effect.succeed(view({ status: "completed", attempts: 1 }))
-    const paid = await request("POST", "/checkout/cs_1", { form: `${card}&card_holder=Ana` })
-    expect(paid.status).toBe(303)
-    expect(paid.headers.get("location")).toBe("https://shop.test/ok")
-    expect(submitted).toEqual([{
-      payment_method: { code: "card", details: { card: { number: "4242424242424242", exp_month: 12, exp_year: 2030, cvc: "123", holder_name: "Ana" } } }
-    }])
+  it("serves the card glue as a script of its own", async () => {
+    const script = await request("GET", "/hosted/v1/checkout.js")
+    expect(script.status).toBe(200)
+    expect(script.headers.get("content-type")).toContain("text/javascript")
+    expect(script.headers.get("x-content-type-options")).toBe("nosniff")
+    const text = await script.text()
+    for (const call of [".create(\"card\"", "collectCard(", "tender.pay(", "card.update({ clientSecret"]) expect(text).toContain(call)
   })
 
-  it("a decline: back to the page with the tried method open; the page shows the decline", async () => {
+  it("the card glue starts the card attempt with the customer fields only, and gets its collect_card secret", async () => {
     reset()
-    onSubmit = () => Effect.succeed(view({ attempts: 1 }, { attempts_left: 2, last_decline: "card_declined" }))
-    const declined = await request("POST", "/checkout/cs_1", { form: card })
-    expect(declined.status).toBe(303)
-    expect(declined.headers.get("location")).toBe("/checkout/cs_1?method=card")
+    onSubmit = () => Effect.succeed(waiting())
+    const started = await request("POST", "/checkout/cs_1/card", { form: "method=card&email=ana%40example.com" })
+    expect(started.status).toBe(200)
+    expect(started.headers.get("content-type")).toContain("application/json")
+    expect(await started.json()).toEqual({ client_secret: "ord_1_secret_abc" })
+    expect(submitted).toEqual([{ payment_method: { code: "card", details: { collect_card: true } }, customer: { email: "ana@example.com" } }])
+
+    // A second press (the card was refused by the fields): the same attempt, no new one.
+    reset(waiting("ord_1_secret_again"))
+    const again = await request("POST", "/checkout/cs_1/card", { form: "" })
+    expect(await again.json()).toEqual({ client_secret: "ord_1_secret_again" })
+    expect(submitted).toEqual([])
+  })
+
+  it("the card glue: what to fix in the customer's language, or where to go instead", async () => {
+    reset(view({ collect_phone: true, locale: "es" }))
+    const invalid = await request("POST", "/checkout/cs_1/card", { form: "email=x" })
+    expect(invalid.status).toBe(400)
+    expect(await invalid.json()).toEqual({ message: "Faltan datos o no son válidos.", problems: { phone: "required" } })
+    expect(submitted).toEqual([])
+
+    reset(view({}, { methods: [method("paypal")] }))
+    const unavailable = await request("POST", "/checkout/cs_1/card", { form: "" })
+    expect(unavailable.status).toBe(400)
+    expect((await unavailable.json()).message).toBe("This payment method is not available for this payment.")
+
+    reset()
+    onSubmit = () => Effect.fail(new Errors.InvalidSessionState({ message: "Session is completed" }))
+    expect(await (await request("POST", "/checkout/cs_1/card", { form: "" })).json()).toEqual({ location: "/checkout/cs_1" })
+    reset(view({ status: "completed" }))
+    expect(await (await request("POST", "/checkout/cs_1/card", { form: "" })).json()).toEqual({ location: "/checkout/cs_1" })
+    const missing = await request("POST", "/checkout/cs_nope/card", { form: "" })
+    expect(missing.status).toBe(404)
+    expect(await missing.json()).toEqual({ location: "/checkout/cs_nope" })
+  })
+
+  it("posted without the glue (no script), the card form starts the attempt and lands on the card step", async () => {
+    reset()
+    onSubmit = () => Effect.succeed(waiting())
+    const posted = await request("POST", "/checkout/cs_1", { form: card })
+    expect(posted.status).toBe(303)
+    expect(posted.headers.get("location")).toBe("/checkout/cs_1")
+    expect(submitted).toEqual([{ payment_method: { code: "card", details: { collect_card: true } }, customer: { email: "ana@example.com" } }])
+  })
+
+  it("after pay: on to success_url, the form with the decline, the pending challenge, or the page", async () => {
+    const next = async () => (await request("GET", "/checkout/cs_1/continue")).headers.get("location")
+    reset(view({ status: "completed", attempts: 1 }))
+    expect(await next()).toBe("https://shop.test/ok")
+    reset(view({ attempts: 1 }, { attempts_left: 2, last_decline: "card_declined" }))
+    expect(await next()).toBe("/checkout/cs_1?method=card")
+    reset(view({ status: "pending_action", next_action: { type: "redirect", redirect_url: "https://tender.test/sandbox/3ds/txn_1" } }))
+    expect(await next()).toBe("https://tender.test/sandbox/3ds/txn_1")
+    reset(view({ status: "failed", attempts: 3 }))
+    expect(await next()).toBe("/checkout/cs_1")
+    expect((await request("GET", "/checkout/cs_nope/continue")).status).toBe(404)
   })
 
   it("a redirect method: straight to the provider; other steps: back to the page that shows them", async () => {
@@ -576,27 +663,27 @@ describe("checkout routes", () => {
   })
 
   it("refuses what the page can tell is wrong without calling the use case", async () => {
-    reset(view({}, { methods: [method("card"), method("paypal")] }))
+    reset(view({ collect_phone: true }, { methods: [method("card"), method("paypal")] }))
     const unknown = await request("POST", "/checkout/cs_1", { form: "method=ideal" })
     expect(unknown.status).toBe(400)
     expect(await unknown.text()).toContain("This payment method is not available for this payment.")
-    const incomplete = await request("POST", "/checkout/cs_1", { form: "method=card&card_number=4242424242424242" })
+    const incomplete = await request("POST", "/checkout/cs_1", { form: "method=paypal&email=ana%40example.com" })
     expect(incomplete.status).toBe(400)
     const text = await incomplete.text()
     expect(text).toContain("Some details are missing or not valid.")
-    expect(text).toContain(`id="card-card_expiry-error"`)
-    expect(text).not.toContain("4242424242424242")
+    expect(text).toContain(`id="paypal-phone-error"`)
+    expect(text).toContain(`value="ana@example.com"`)
     expect(submitted).toEqual([])
   })
 
   it("shows the use case's refusals on the form, with its HTTP status", async () => {
     reset()
     onSubmit = () =>
-      Effect.fail(new Errors.ValidationFailed({ message: "Invalid request", errors: [{ field: "number", message: "fails the Luhn check" }] }))
+      Effect.fail(new Errors.ValidationFailed({ message: "Invalid request", errors: [{ field: "customer.email", message: "must be an email address" }] }))
     const invalid = await request("POST", "/checkout/cs_1", { form: card })
     expect(invalid.status).toBe(400)
     const text = await invalid.text()
-    expect(text).toContain(`aria-invalid="true" aria-describedby="card-card_number-error"`)
+    expect(text).toContain(`aria-invalid="true" aria-describedby="card-email-error"`)
     onSubmit = () => Effect.fail(new Errors.InvalidSessionState({ message: "Session is completed" }))
     const moved = await request("POST", "/checkout/cs_1", { form: card })
     expect(moved.status).toBe(303)

@@ -26,15 +26,24 @@ import * as OrderAggregate from "../OrderStatus.ts"
 import { CheckoutSessionRepo } from "../SessionPorts.ts"
 import { revise } from "../StateMachine.ts"
 import { isInFlight } from "../TransactionStatus.ts"
-import { cardDetails, revealCard } from "./Cards.ts"
+import { cardDetails, clientSecretAction, revealCard } from "./Cards.ts"
 import { callInFlight, decided, guarded, lockOrder, newTransaction, nowIso, saveOrder, unitOfWork } from "./Kit.ts"
 import { cardInstrument, earlierInstrumentId, holderOf, issuerOfToken } from "./Instrument.ts"
 import { idempotencyKey, reserve, runAttempt } from "./ProviderStep.ts"
+import { record } from "./RecordAttempt.ts"
 
 export interface SessionAttemptInput {
   readonly payment_method: {
     readonly code: string
-    readonly details?: { readonly card_token?: string | undefined; readonly document_id?: string | undefined } | undefined
+    readonly details?: {
+      readonly card_token?: string | undefined
+      readonly document_id?: string | undefined
+      /**
+       * A card with no token: the attempt waits for the customer's card (collect_card), which the
+       * hosted page collects with the browser SDK's card element and pays with `pay`.
+       */
+      readonly collect_card?: boolean | undefined
+    } | undefined
   }
   readonly customer?: {
     readonly email?: string | undefined
@@ -82,7 +91,10 @@ const run = Effect.fn("Payments.attemptSession")(function*(sessionId: string, in
     const details = input.payment_method.details
     const errors: Array<{ field: string; message: string }> = []
     const document = checkLocalFields(method, details?.document_id, input.customer?.ip, (field, message) => errors.push({ field, message }))
-    if (method.code === "card" && details?.card_token === undefined) errors.push({ field: "payment_method.details.card_token", message: "is required: the card, vaulted" })
+    const awaitCard = method.code === "card" && details?.card_token === undefined && details?.collect_card === true
+    if (method.code === "card" && details?.card_token === undefined && !awaitCard) {
+      errors.push({ field: "payment_method.details.card_token", message: "is required: the card, vaulted" })
+    }
     if (errors.length > 0) return yield* new ValidationFailed({ message: "Invalid attempt", errors })
     const card = details?.card_token !== undefined && method.code === "card" ? yield* revealCard(session.account_id, details.card_token) : undefined
     const manual = session.capture_method === "manual" && method.code === "card"
@@ -90,14 +102,17 @@ const run = Effect.fn("Payments.attemptSession")(function*(sessionId: string, in
     // What the customer typed on the hosted page (the IP is a risk signal, never stored).
     const { ip: _ip, ...typed } = input.customer ?? {}
     const customer = Object.values(typed).some((v) => v !== undefined) ? { ...order.customer, ...typed } : order.customer
-    // The attempt goes out now (processing): the order takes the customer's choices with it.
-    const updated = (yield* decided(OrderAggregate.transition(order, "attempt_sent", at, {
+    const choices = {
       customer: customer as Order["customer"],
       payment_method: method.code,
-      capture_method: manual ? "manual" : "automatic",
+      capture_method: manual ? "manual" as const : "automatic" as const,
       country,
       card_token: card?.card.token ?? null
-    }))).next
+    }
+    // The attempt goes out now (processing), or waits on the card element as a direct payment's
+    // collect_card does (the record step below moves the order): the order takes the customer's
+    // choices with it either way.
+    const updated = awaitCard ? revise(order, choices, at) : (yield* decided(OrderAggregate.transition(order, "attempt_sent", at, choices))).next
     yield* saveOrder(updated)
     yield* sessions.update(revise(session, { attempts: session.attempts + 1 }, at))
     // A retry on the same card keeps the order's instrument id; another card is another instrument.
@@ -110,12 +125,26 @@ const run = Effect.fn("Payments.attemptSession")(function*(sessionId: string, in
         })
         : null
     })
+    if (awaitCard) {
+      // Nothing goes to the provider until the card arrives (ClientPay): no call is reserved.
+      yield* transactions.insert(born)
+      return { order: updated, txn: born, card, method, document, awaitCard }
+    }
     const operation = card !== undefined ? "authorize" : "start"
     const txn = yield* reserve(born, operation, idempotencyKey(born, operation), at)
     yield* transactions.insert(txn)
-    return { order: updated, txn, card, method, document }
+    return { order: updated, txn, card, method, document, awaitCard }
   }))
   const { order, txn, card } = claimed
+  if (claimed.awaitCard) {
+    // As a direct payment's create awaiting a card: the secret names the session's order, and the
+    // session waits (pending_action) on the collect_card action until `pay` sends the card.
+    yield* guarded(order.id, Effect.gen(function*() {
+      const next_action = yield* clientSecretAction("collect_card", order)
+      yield* record(order.id, txn.id, { _tag: "AwaitsCustomer", next_action, provider_transaction_id: null })
+    }))
+    return
+  }
   const call = card !== undefined
     ? provider.authorizeCard({
       reference: txn.id,

@@ -2,27 +2,35 @@
  * The hosted checkout page at a session's url (`/checkout/{id}`): what the customer sees from the
  * merchant's "pay" button until they are sent back to the merchant.
  *
- * One server-rendered page, no scripts, so it works on any phone and every step survives a reload:
+ * One server-rendered page, so it works on any phone and every step survives a reload:
  * - open: the amount, merchant and line items, then the methods the session allows (one form per
  *   method, the only one shown directly when the session pre-selected it), with a decline and the
  *   attempts left after a failed try;
- * - pending_action: the step the customer must finish (the provider's page, a QR code, a voucher,
- *   bank-transfer details);
+ * - pending_action: the step the customer must finish (the card, the provider's page, a QR code, a
+ *   voucher, bank-transfer details);
  * - completed, failed, expired, canceled: the outcome and the way back to the merchant (a
  *   completed page goes on to success_url by itself after a few seconds).
  *
- * The form posts to this page (the service's own origin); the handler answers with a 303 every time
- * it can (success_url, the provider's page, or back here), so a reload never submits twice.
+ * Every method but the card works without a script: its form posts to this page (the service's own
+ * origin) and the handler answers with a 303 every time it can (success_url, the provider's page, or
+ * back here), so a reload never submits twice. The card is collected by the browser SDK's card
+ * element, exactly as on a merchant's page (contract.md: "The hosted checkout page collects cards
+ * through the same card element"), so this page never receives a card number: the card form's glue
+ * (CheckoutScript.ts) starts the session's card attempt with the customer fields (`/card`), then
+ * `collectCard` and `pay` run in tender.js, and `/continue` sends the browser where the session
+ * stands, as the form's 303 did.
  *
  * Public and unsigned like any payment page: the session id in the path is the key, and the
  * `Sessions` use case decides what an id may still do.
  */
-import { type CheckoutSession, Countries, Errors, type HostedView, type PaymentMethods, Sessions } from "@tender/domain"
+import { type CheckoutSession, Countries, Errors, type HostedView, type PaymentMethods, PublicUrl, Sessions } from "@tender/domain"
 import { Effect, Option, Result } from "effect"
 import * as ByteSize from "effect/ByteSize"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
 import * as ApiError from "../ApiError.ts"
-import { facts, Html, html, isAppLink, isWebUrl, localMoney, localTime, methodName, page, qrImage, response } from "./Html.ts"
+import { CHECKOUT_SCRIPT, CHECKOUT_SCRIPT_PATH } from "./CheckoutScript.ts"
+import { facts, Html, html, isAppLink, isWebUrl, localMoney, localTime, methodName, page, qrImage, response, type ScriptPolicy } from "./Html.ts"
+import { SDK_PATH } from "./SdkAssets.ts"
 import { declineMessage, type Locale, type Messages, messages, resolveLocale } from "./i18n.ts"
 
 /** What the page reads: the `Sessions` use case's hosted view (methods already confined). */
@@ -33,13 +41,12 @@ export const checkoutPath = (sessionId: string): string => `/checkout/${encodeUR
 /** Shown on test-mode card forms: the sandbox's approved card (contract.md, Sandbox). */
 export const TEST_CARD = "4242 4242 4242 4242"
 
-/** The form's field names: the contract between the rendered form and the POST handler. */
+/**
+ * The form's field names: the contract between the rendered form and the POST handler. No card
+ * field: the card is typed into the card element's frame and never reaches this page.
+ */
 export const FIELD = {
   method: "method",
-  cardNumber: "card_number",
-  cardExpiry: "card_expiry",
-  cardCvc: "card_cvc",
-  cardHolder: "card_holder",
   document: "document_id",
   email: "email",
   phone: "phone",
@@ -50,12 +57,9 @@ export const FIELD = {
 } as const
 export type Field = (typeof FIELD)[keyof typeof FIELD]
 
-/** Fields never written back into a re-rendered form: the card number and its security code. */
-const SECRET_FIELDS: ReadonlySet<Field> = new Set([FIELD.cardNumber, FIELD.cardCvc])
-
 export type FieldProblem = "required" | "invalid"
 
-/** A posted form being shown again: what was typed (secrets dropped) and what was wrong with it. */
+/** A posted form being shown again: what was typed and what was wrong with it (no card data is ever posted). */
 export interface FormState {
   readonly method: string
   readonly values: Readonly<Partial<Record<Field, string>>>
@@ -64,8 +68,20 @@ export interface FormState {
   readonly alert?: string | undefined
 }
 
+/**
+ * Where the card element comes from: tender.js on the API host (this server serves it, SdkAssets)
+ * and the fields frame on the fields host (TENDER_FIELDS_URL). Absent: this server, same origin.
+ */
+export interface CardHosts {
+  /** The API's (and tender.js's) base URL, e.g. `https://api.example.com`. */
+  readonly api: string
+  /** The secure fields' base URL. */
+  readonly fields: string
+}
+
 export interface RenderOptions {
   readonly locale: Locale
+  readonly hosts?: CardHosts | undefined
   /** The method whose form starts open, e.g. the one whose attempt was just declined. */
   readonly openMethod?: string | undefined
   readonly form?: FormState | undefined
@@ -80,6 +96,7 @@ interface Context {
   readonly locale: Locale
   readonly t: Messages
   readonly amount: string
+  readonly hosts: CardHosts | undefined
 }
 
 const displayName = (t: Messages, code: string): string => t.methodNames[code] ?? methodName(code)
@@ -120,10 +137,8 @@ const fieldId = (method: string, name: Field) => `${method}-${name}`
 const problemOf = (form: FormState | undefined, method: string, name: Field): FieldProblem | undefined =>
   form?.method === method ? form.problems[name] : undefined
 
-const valueOf = (form: FormState | undefined, method: string, name: Field, initial: string | undefined): string | undefined => {
-  if (SECRET_FIELDS.has(name)) return undefined
-  return form?.method === method ? form.values[name] ?? initial : initial
-}
+const valueOf = (form: FormState | undefined, method: string, name: Field, initial: string | undefined): string | undefined =>
+  form?.method === method ? form.values[name] ?? initial : initial
 
 const labelFor = (ctx: Context, id: string, spec: { readonly label: string; readonly required?: boolean }) =>
   html`<label for="${id}">${spec.label}${spec.required === true ? "" : html` <span class="opt">(${ctx.t.optional})</span>`}</label>`
@@ -157,41 +172,23 @@ const countrySelect = (ctx: Context, form: FormState | undefined, method: string
   }</select>${problemText(ctx, id, problem)}</div>`
 }
 
-const cardFields = (ctx: Context, form: FormState | undefined, method: string): Html =>
-  html`${
-    input(ctx, form, method, {
-      name: FIELD.cardNumber,
-      label: ctx.t.cardNumber,
-      autocomplete: "cc-number",
-      inputmode: "numeric",
-      required: true,
-      placeholder: "1234 1234 1234 1234",
-      pattern: "[0-9 \\-]{12,23}",
-      maxlength: 23
-    })
-  }<div class="pair">${
-    input(ctx, form, method, {
-      name: FIELD.cardExpiry,
-      label: ctx.t.expiry,
-      autocomplete: "cc-exp",
-      inputmode: "numeric",
-      required: true,
-      placeholder: ctx.t.expiryPlaceholder,
-      pattern: "\\s*[0-9]{1,2}\\s*[\\/\\-. ]?\\s*([0-9]{2}|[0-9]{4})\\s*",
-      maxlength: 9
-    })
-  }${
-    input(ctx, form, method, {
-      name: FIELD.cardCvc,
-      label: ctx.t.cvc,
-      autocomplete: "cc-csc",
-      inputmode: "numeric",
-      required: true,
-      placeholder: "123",
-      pattern: "[0-9]{3,4}",
-      maxlength: 4
-    })
-  }</div>${input(ctx, form, method, { name: FIELD.cardHolder, label: ctx.t.holderName, autocomplete: "cc-name", maxlength: 100 })}`
+/**
+ * Where the card element mounts (CheckoutScript.ts), and where its glue says what went wrong. The
+ * element's frame carries its own labels, in the page's language.
+ */
+const cardElement = (ctx: Context): Html =>
+  html`<div class="card-field" data-card-element></div><noscript><p class="field-error">${ctx.t.cardNeedsScript}</p></noscript><p class="field-error" role="alert" data-card-error hidden></p>`
+
+/** What the card form's glue reads: whose element, in which language, and where to go. */
+const cardFormData = (ctx: Context, clientSecret: string | undefined): Html => {
+  const here = checkoutPath(ctx.session.id)
+  const hosts = ctx.hosts
+  return html` data-tender-card data-publishable-key="${ctx.view.publishable_key}" data-locale="${ctx.locale.language}" data-display-mode="${ctx.view.three_ds_display_mode}" data-start="${here}/card" data-next="${here}/continue" data-return-url="${
+    hosts === undefined ? here : `${hosts.api}${here}`
+  }" data-msg-incomplete="${ctx.t.cardIncomplete}" data-msg-invalid="${ctx.t.formInvalid}" data-msg-error="${ctx.t.genericError}"${
+    clientSecret !== undefined && html` data-client-secret="${clientSecret}"`
+  }`
+}
 
 /** The customer fields the session or the method asks for, the same for every method. */
 const customerFields = (ctx: Context, form: FormState | undefined, method: PaymentMethods.PaymentMethod): Html => {
@@ -248,11 +245,13 @@ const submitLabel = (ctx: Context, method: PaymentMethods.PaymentMethod): string
 const isCard = (method: PaymentMethods.PaymentMethod) =>
   method.next_action_type === "collect_card" || method.next_action_type === "collect_cvv"
 
+const testCardHint = (ctx: Context): Html | false => !ctx.session.livemode && html`<p class="hint">${ctx.t.testCardHint(TEST_CARD)}</p>`
+
 const methodForm = (ctx: Context, form: FormState | undefined, method: PaymentMethods.PaymentMethod): Html =>
-  html`<form method="post" action="${checkoutPath(ctx.session.id)}">
-<input type="hidden" name="${FIELD.method}" value="${method.code}">${
-    isCard(method) && !ctx.session.livemode && html`<p class="hint">${ctx.t.testCardHint(TEST_CARD)}</p>`
-  }${isCard(method) && cardFields(ctx, form, method.code)}${customerFields(ctx, form, method)}${
+  html`<form method="post" action="${checkoutPath(ctx.session.id)}"${isCard(method) && cardFormData(ctx, undefined)}>
+<input type="hidden" name="${FIELD.method}" value="${method.code}">${isCard(method) && html`${testCardHint(ctx)}${cardElement(ctx)}`}${
+    customerFields(ctx, form, method)
+  }${
     method.next_action_type === "redirect" && html`<p class="muted">${ctx.t.redirectNote(displayName(ctx.t, method.code))}</p>`
   }<div class="actions"><button type="submit" class="primary">${submitLabel(ctx, method)}</button></div></form>`
 
@@ -316,6 +315,8 @@ const waitingTail = (ctx: Context): Html =>
 
 interface Step {
   readonly body: Html
+  /** The step runs the card element (the SDK and the page's glue). */
+  readonly card?: boolean
   /** Seconds until the page reloads itself to pick up the outcome. */
   readonly refreshSeconds?: number
   /** The step shows a provider's QR image by URL (no payload to draw it from). */
@@ -334,6 +335,16 @@ const FORWARD_SECONDS = 4
 const stepBody = (ctx: Context, action: CheckoutSession.CheckoutSession["next_action"]): Step => {
   const { t } = ctx
   switch (action?.type) {
+    case "collect_card":
+    case "collect_cvv":
+      // The session's card attempt waits for the card (a reload after the customer fields were
+      // sent, or a card the fields refused): the element takes the attempt's own secret.
+      return {
+        card: true,
+        body: html`<h1>${t.payWith(displayName(t, "card"))}</h1><form method="post" action="${checkoutPath(ctx.session.id)}"${
+          cardFormData(ctx, action.client_secret)
+        }>${testCardHint(ctx)}${cardElement(ctx)}<div class="actions"><button type="submit" class="primary">${t.pay(ctx.amount)}</button></div></form>`
+      }
     case "redirect":
       return {
         body: html`<h1>${t.redirectTitle}</h1><p>${t.redirectText}</p>${
@@ -430,13 +441,37 @@ export interface RenderedPage {
   readonly html: Html
   /** Whether the response may load images from other https origins (see `Html.response`). */
   readonly remoteImages: boolean
+  /** Whether the page runs the card element: its response must allow the SDK's hosts. */
+  readonly card: boolean
 }
+
+const sdkScript = (hosts: CardHosts | undefined) => `${hosts?.api ?? ""}${SDK_PATH}`
+
+const originOf = (url: string) => new URL(url).origin
+
+/** The card element's hosts for the page's policy: tender.js and the glue, the fields frame, the API. */
+export const cardPolicy = (hosts: CardHosts): ScriptPolicy => ({
+  // The glue is this server's own (CHECKOUT_SCRIPT_PATH); tender.js is on the API host.
+  scripts: ["'self'", originOf(hosts.api)],
+  // The fields frame, and the sandbox's 3-D Secure challenge (the API host) in inline display mode.
+  frames: [originOf(hosts.fields), originOf(hosts.api)],
+  // The glue's start of the card attempt (this page), tender.js's pay and payment_status (the API).
+  connect: ["'self'", originOf(hosts.api)]
+})
 
 export const renderCheckoutPage = (view: CheckoutView, options: RenderOptions): RenderedPage => {
   const { session } = view
   const t = messages(options.locale)
-  const ctx: Context = { view, session, locale: options.locale, t, amount: localMoney(session.amount, session.currency, options.locale.tag) }
+  const ctx: Context = {
+    view,
+    session,
+    locale: options.locale,
+    t,
+    amount: localMoney(session.amount, session.currency, options.locale.tag),
+    hosts: options.hosts
+  }
   const step = session.status === "pending_action" ? stepBody(ctx, session.next_action) : undefined
+  const card = session.status === "open" ? view.methods.some(isCard) : step?.card === true
   const body = session.status === "open"
     ? openBody(ctx, options)
     : step !== undefined
@@ -444,9 +479,11 @@ export const renderCheckoutPage = (view: CheckoutView, options: RenderOptions): 
     : finalBody(ctx)
   return {
     remoteImages: step?.remoteImages === true,
+    card,
     html: page({
       title: `${t.checkout} · ${view.merchant_name}`,
       lang: options.locale.tag,
+      scripts: card ? [sdkScript(options.hosts), CHECKOUT_SCRIPT_PATH] : undefined,
       banner: session.livemode ? undefined : t.testMode,
       refresh: step?.refreshSeconds !== undefined
         ? { seconds: step.refreshSeconds }
@@ -476,13 +513,8 @@ export interface SubmitInput {
   readonly payment_method: {
     readonly code: string
     readonly details?: {
-      readonly card?: {
-        readonly number: string
-        readonly exp_month: number
-        readonly exp_year: number
-        readonly cvc: string
-        readonly holder_name?: string
-      }
+      /** The card method: the attempt waits for the card element (Sessions.SubmitInput). */
+      readonly collect_card?: true
       readonly document_id?: string
     }
   }
@@ -498,19 +530,11 @@ export type Parsed =
   | { readonly _tag: "Valid"; readonly input: SubmitInput }
   | { readonly _tag: "Invalid"; readonly problems: Readonly<Partial<Record<Field, FieldProblem>>> }
 
-/** `12/30`, `12 / 2030`, `1230` → month and four-digit year. */
-export const parseExpiry = (text: string): { readonly month: number; readonly year: number } | undefined => {
-  const match = /^\s*(\d{1,2})\s*[/\-. ]?\s*(\d{2}|\d{4})\s*$/.exec(text)
-  if (match === null) return undefined
-  const month = Number(match[1])
-  const year = match[2]!.length === 2 ? 2000 + Number(match[2]) : Number(match[2])
-  return month >= 1 && month <= 12 ? { month, year } : undefined
-}
-
 /**
  * The posted fields as the use case's input, or which fields are missing or malformed. Only what
  * the page can tell on its own is checked here (presence, shape); the use case validates the rest
- * (Luhn, expiry in the past, document checksums) and its refusals are shown the same way.
+ * (document checksums, the email's form) and its refusals are shown the same way. The card method
+ * posts no card: its attempt waits for the card element (`collect_card`).
  */
 export const parseSubmission = (
   session: CheckoutSession.CheckoutSession,
@@ -529,20 +553,6 @@ export const parseSubmission = (
     return value === "" ? undefined : value
   }
 
-  let card: NonNullable<NonNullable<SubmitInput["payment_method"]["details"]>["card"]> | undefined
-  if (isCard(method)) {
-    const number = need(FIELD.cardNumber).replace(/[\s-]/g, "")
-    if (number !== "" && !/^\d{12,19}$/.test(number)) problems[FIELD.cardNumber] = "invalid"
-    const expiryText = need(FIELD.cardExpiry)
-    const expiry = parseExpiry(expiryText)
-    if (expiryText !== "" && expiry === undefined) problems[FIELD.cardExpiry] = "invalid"
-    const cvc = need(FIELD.cardCvc)
-    if (cvc !== "" && !/^\d{3,4}$/.test(cvc)) problems[FIELD.cardCvc] = "invalid"
-    const holder = optional(FIELD.cardHolder)
-    if (expiry !== undefined) {
-      card = { number, exp_month: expiry.month, exp_year: expiry.year, cvc, ...(holder === undefined ? {} : { holder_name: holder }) }
-    }
-  }
   const document = method.document === undefined ? undefined : need(FIELD.document)
   const email = optional(FIELD.email)
   const phone = session.collect_phone ? need(FIELD.phone) : undefined
@@ -561,7 +571,7 @@ export const parseSubmission = (
     ...(phone === undefined ? {} : { phone }),
     ...(address === undefined ? {} : { address })
   }
-  const details = { ...(card === undefined ? {} : { card }), ...(document === undefined ? {} : { document_id: document }) }
+  const details = { ...(isCard(method) ? { collect_card: true as const } : {}), ...(document === undefined ? {} : { document_id: document }) }
   return {
     _tag: "Valid",
     input: {
@@ -573,11 +583,6 @@ export const parseSubmission = (
 
 /** A `validation_failed` from the use case, pinned to the form's fields by the last path segment. */
 const FIELD_BY_PATH_END: Readonly<Record<string, Field>> = {
-  number: FIELD.cardNumber,
-  exp_month: FIELD.cardExpiry,
-  exp_year: FIELD.cardExpiry,
-  cvc: FIELD.cardCvc,
-  holder_name: FIELD.cardHolder,
   document_id: FIELD.document,
   email: FIELD.email,
   phone: FIELD.phone,
@@ -620,36 +625,47 @@ const MAX_FORM_BYTES = ByteSize.bytes(16 * 1024)
 
 const see = (location: string) => HttpServerResponse.redirect(location, { status: 303 })
 
-const requestContext = Effect.gen(function*() {
-  const { id } = yield* HttpRouter.params
-  const request = yield* HttpServerRequest.HttpServerRequest
-  const sessions = yield* Sessions
-  const view: Option.Option<CheckoutView> = id === undefined ? Option.none() : yield* sessions.hostedView(id)
-  const acceptLanguage = request.headers["accept-language"]
-  return {
-    id: id ?? "",
-    request,
-    sessions,
-    view,
-    locale: resolveLocale(Option.getOrUndefined(view)?.session.locale, acceptLanguage)
-  }
-})
+const trimSlash = (url: string) => url.replace(/\/+$/, "")
+
+const requestContext = (fieldsUrl: string | undefined) =>
+  Effect.gen(function*() {
+    const { id } = yield* HttpRouter.params
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const sessions = yield* Sessions
+    const api = trimSlash(yield* PublicUrl)
+    const view: Option.Option<CheckoutView> = id === undefined ? Option.none() : yield* sessions.hostedView(id)
+    const acceptLanguage = request.headers["accept-language"]
+    return {
+      id: id ?? "",
+      request,
+      sessions,
+      view,
+      hosts: { api, fields: fieldsUrl === undefined ? api : trimSlash(fieldsUrl) } satisfies CardHosts,
+      locale: resolveLocale(Option.getOrUndefined(view)?.session.locale, acceptLanguage)
+    }
+  })
 
 const notFound = (locale: Locale) => response(renderNotFound(locale), 404)
 
-const show = (view: CheckoutView, options: RenderOptions, status = 200) => {
+const show = (view: CheckoutView, options: RenderOptions & { readonly hosts: CardHosts }, status = 200) => {
   const rendered = renderCheckoutPage(view, options)
-  return response(rendered.html, status, { remoteImages: rendered.remoteImages })
+  return response(rendered.html, status, {
+    remoteImages: rendered.remoteImages,
+    // An inline 3-D Secure challenge frame ends by loading this page (the order's return URL).
+    frameableBySelf: true,
+    scripts: rendered.card ? cardPolicy(options.hosts) : undefined
+  })
 }
 
 const searchParam = (request: HttpServerRequest.HttpServerRequest, name: string): string | undefined =>
   new URL(request.url, "http://localhost").searchParams.get(name) ?? undefined
 
-const getPage = Effect.gen(function*() {
-  const { locale, request, view } = yield* requestContext
-  if (Option.isNone(view)) return notFound(locale)
-  return show(view.value, { locale, openMethod: searchParam(request, FIELD.method) })
-})
+const getPage = (fieldsUrl: string | undefined) =>
+  Effect.gen(function*() {
+    const { hosts, locale, request, view } = yield* requestContext(fieldsUrl)
+    if (Option.isNone(view)) return notFound(locale)
+    return show(view.value, { locale, hosts, openMethod: searchParam(request, FIELD.method) })
+  })
 
 const readForm = (request: HttpServerRequest.HttpServerRequest) =>
   request.urlParamsBody.pipe(
@@ -658,7 +674,7 @@ const readForm = (request: HttpServerRequest.HttpServerRequest) =>
     Effect.orElseSucceed(() => UrlParams.empty)
   )
 
-/** Where the browser goes once the use case took the attempt. */
+/** Where the browser goes once the use case took the attempt (or the card element paid it). */
 const afterSubmit = (view: CheckoutView, method: string): string => {
   const { session } = view
   const here = checkoutPath(session.id)
@@ -670,69 +686,160 @@ const afterSubmit = (view: CheckoutView, method: string): string => {
   return here
 }
 
-const postPage = Effect.gen(function*() {
-  const { id, locale, request, sessions, view } = yield* requestContext
-  if (Option.isNone(view)) return notFound(locale)
-  const current = view.value
-  // Only an open session takes a new attempt; anything else shows where the session stands.
-  if (current.session.status !== "open") return see(checkoutPath(id))
+/** The card attempt waiting for the card element: its collect_card (or collect_cvv) secret. */
+const awaitedCardSecret = (view: CheckoutView): string | undefined => {
+  const action = view.session.status === "pending_action" ? view.session.next_action : null
+  return action?.type === "collect_card" || action?.type === "collect_cvv" ? action.client_secret : undefined
+}
 
-  const form = yield* readForm(request)
-  const read = (field: Field): string => Option.getOrElse(UrlParams.getFirst(form, field), () => "")
-  const t = messages(locale)
-  const posted = read(FIELD.method)
-  const method = current.methods.find((m) => m.code === posted) ??
-    (posted === "" && current.methods.length === 1 ? current.methods[0] : undefined)
-  const values = Object.fromEntries(Object.values(FIELD).map((field) => [field, read(field)]))
-  if (method === undefined) {
-    return show(current, { locale, form: { method: posted, values, problems: {}, alert: t.methodUnavailable } }, 400)
-  }
+/** What a posted form came to, for the page (HTML, 303s) or the card glue (JSON). */
+type Outcome =
+  | { readonly _tag: "NotFound" }
+  | { readonly _tag: "See"; readonly location: string }
+  | { readonly _tag: "Refused"; readonly view: CheckoutView; readonly form: FormState; readonly status: number }
+  /** The session's card attempt waits for the card: the element takes this secret. */
+  | { readonly _tag: "Card"; readonly clientSecret: string }
 
-  const parsed = parseSubmission(current.session, method, read, Option.getOrUndefined(request.remoteAddress))
-  if (parsed._tag === "Invalid") {
-    return show(current, { locale, form: { method: method.code, values, problems: parsed.problems, alert: t.formInvalid } }, 400)
-  }
+const attempt = (fieldsUrl: string | undefined, only?: "card") =>
+  Effect.gen(function*() {
+    const context = yield* requestContext(fieldsUrl)
+    const { id, locale, request, sessions, view } = context
+    const outcome = yield* Effect.gen(function*(): Effect.fn.Return<Outcome> {
+      if (Option.isNone(view)) return { _tag: "NotFound" }
+      const current = view.value
+      // A second click after the card was refused: the attempt already waits, the same secret pays it.
+      const waiting = awaitedCardSecret(current)
+      if (only === "card" && waiting !== undefined) return { _tag: "Card", clientSecret: waiting }
+      // Only an open session takes a new attempt; anything else shows where the session stands.
+      if (current.session.status !== "open") return { _tag: "See", location: checkoutPath(id) }
 
-  const submitted = yield* Effect.result(sessions.submit(id, parsed.input))
-  if (Result.isSuccess(submitted)) return see(afterSubmit(submitted.success, method.code))
+      const form = yield* readForm(request)
+      const read = (field: Field): string => Option.getOrElse(UrlParams.getFirst(form, field), () => "")
+      const t = messages(locale)
+      const posted = only ?? read(FIELD.method)
+      const method = current.methods.find((m) => m.code === posted) ??
+        (posted === "" && current.methods.length === 1 ? current.methods[0] : undefined)
+      const values = Object.fromEntries(Object.values(FIELD).map((field) => [field, read(field)]))
+      if (method === undefined) {
+        return { _tag: "Refused", view: current, form: { method: posted, values, problems: {}, alert: t.methodUnavailable }, status: 400 }
+      }
 
-  const error = submitted.failure
-  if (error.code === Errors.CheckoutSessionNotFound.code) return notFound(locale)
-  // The session moved on meanwhile (a second tab, a double click, expiry), or the first click's
-  // attempt is still at the provider: show where it stands.
-  if (error.code === Errors.InvalidSessionState.code || error.code === Errors.CardPaymentInProgress.code) return see(checkoutPath(id))
-  const now = Option.getOrElse(yield* sessions.hostedView(id), () => current)
-  return show(
-    now,
-    { locale, form: { method: method.code, values, problems: problemsFromError(error), alert: refusalMessage(t, error) } },
-    ApiError.statusOf(error.code)
-  )
-})
+      const parsed = parseSubmission(current.session, method, read, Option.getOrUndefined(request.remoteAddress))
+      if (parsed._tag === "Invalid") {
+        return { _tag: "Refused", view: current, form: { method: method.code, values, problems: parsed.problems, alert: t.formInvalid }, status: 400 }
+      }
 
-const cancel = Effect.gen(function*() {
-  const { id, locale, sessions, view } = yield* requestContext
-  if (Option.isNone(view)) return notFound(locale)
-  const canceled = yield* Effect.result(sessions.cancelByCustomer(id))
-  if (Result.isSuccess(canceled) && isWebUrl(canceled.success.session.cancel_url)) {
-    return see(canceled.success.session.cancel_url)
-  }
-  // Already final (paid meanwhile, expired): the page shows that instead.
-  return see(checkoutPath(id))
+      const submitted = yield* Effect.result(sessions.submit(id, parsed.input))
+      if (Result.isSuccess(submitted)) {
+        const secret = awaitedCardSecret(submitted.success)
+        return secret !== undefined ? { _tag: "Card", clientSecret: secret } : { _tag: "See", location: afterSubmit(submitted.success, method.code) }
+      }
+      const error = submitted.failure
+      if (error.code === Errors.CheckoutSessionNotFound.code) return { _tag: "NotFound" }
+      // The session moved on meanwhile (a second tab, a double click, expiry), or the first click's
+      // attempt is still at the provider: show where it stands.
+      if (error.code === Errors.InvalidSessionState.code || error.code === Errors.CardPaymentInProgress.code) {
+        return { _tag: "See", location: checkoutPath(id) }
+      }
+      const now = Option.getOrElse(yield* sessions.hostedView(id), () => current)
+      return {
+        _tag: "Refused",
+        view: now,
+        form: { method: method.code, values, problems: problemsFromError(error), alert: refusalMessage(t, error) },
+        status: ApiError.statusOf(error.code)
+      }
+    })
+    return { ...context, outcome }
+  })
+
+const postPage = (fieldsUrl: string | undefined) =>
+  Effect.gen(function*() {
+    const { hosts, id, locale, outcome } = yield* attempt(fieldsUrl)
+    switch (outcome._tag) {
+      case "NotFound":
+        return notFound(locale)
+      case "See":
+        return see(outcome.location)
+      case "Card":
+        // Posted without the glue (no script): the page shows the card step, which needs it.
+        return see(checkoutPath(id))
+      case "Refused":
+        return show(outcome.view, { locale, hosts, form: outcome.form }, outcome.status)
+    }
+  })
+
+const json = (body: unknown, status = 200) =>
+  HttpServerResponse.jsonUnsafe(body, { status, headers: { "cache-control": "no-store", "x-content-type-options": "nosniff" } })
+
+/**
+ * The card glue's start of the card attempt: the customer fields in, the attempt's collect_card
+ * secret out (`{client_secret}`), or where to go instead (`{location}`), or what to fix
+ * (`{message, problems}`), in the customer's language. No card data is ever posted here.
+ */
+const startCard = (fieldsUrl: string | undefined) =>
+  Effect.gen(function*() {
+    const { id, outcome } = yield* attempt(fieldsUrl, "card")
+    switch (outcome._tag) {
+      case "NotFound":
+        return json({ location: checkoutPath(id) }, 404)
+      case "See":
+        return json({ location: outcome.location })
+      case "Card":
+        return json({ client_secret: outcome.clientSecret })
+      case "Refused":
+        return json({ message: outcome.form.alert, problems: outcome.form.problems }, outcome.status)
+    }
+  })
+
+/** After tender.js's `pay`: on to where the session stands, as the form's 303 would have sent them. */
+const continueCard = (fieldsUrl: string | undefined) =>
+  Effect.gen(function*() {
+    const { locale, view } = yield* requestContext(fieldsUrl)
+    return Option.isNone(view) ? notFound(locale) : see(afterSubmit(view.value, "card"))
+  })
+
+const cancel = (fieldsUrl: string | undefined) =>
+  Effect.gen(function*() {
+    const { id, locale, sessions, view } = yield* requestContext(fieldsUrl)
+    if (Option.isNone(view)) return notFound(locale)
+    const canceled = yield* Effect.result(sessions.cancelByCustomer(id))
+    if (Result.isSuccess(canceled) && isWebUrl(canceled.success.session.cancel_url)) {
+      return see(canceled.success.session.cancel_url)
+    }
+    // Already final (paid meanwhile, expired): the page shows that instead.
+    return see(checkoutPath(id))
+  })
+
+const script = HttpServerResponse.text(CHECKOUT_SCRIPT, {
+  contentType: "text/javascript; charset=utf-8",
+  headers: { "cache-control": "public, max-age=3600", "x-content-type-options": "nosniff" }
 })
 
 const PAGE_ROUTE = "/checkout/:id"
 const CANCEL_ROUTE = "/checkout/:id/cancel"
+const CARD_ROUTE = "/checkout/:id/card"
+const CONTINUE_ROUTE = "/checkout/:id/continue"
 
 /** Method and path of every checkout route, for the gateway's route table (404 vs 405). */
 export const CHECKOUT_ROUTES: ReadonlyArray<{ readonly method: string; readonly path: string }> = [
   { method: "GET", path: PAGE_ROUTE },
   { method: "POST", path: PAGE_ROUTE },
-  { method: "POST", path: CANCEL_ROUTE }
+  { method: "POST", path: CANCEL_ROUTE },
+  { method: "POST", path: CARD_ROUTE },
+  { method: "GET", path: CONTINUE_ROUTE },
+  { method: "GET", path: CHECKOUT_SCRIPT_PATH }
 ]
 
-/** The routes, to merge beside the API; they need the `Sessions` use case. */
-export const layer = HttpRouter.addAll([
-  HttpRouter.route("GET", PAGE_ROUTE, getPage),
-  HttpRouter.route("POST", PAGE_ROUTE, postPage),
-  HttpRouter.route("POST", CANCEL_ROUTE, cancel)
-])
+/**
+ * The routes, to merge beside the API; they need the `Sessions` use case and the public URL.
+ * `fieldsUrl`: the card fields' host (TENDER_FIELDS_URL), default the public URL.
+ */
+export const layer = (options: { readonly fieldsUrl?: string | undefined } = {}) =>
+  HttpRouter.addAll([
+    HttpRouter.route("GET", PAGE_ROUTE, getPage(options.fieldsUrl)),
+    HttpRouter.route("POST", PAGE_ROUTE, postPage(options.fieldsUrl)),
+    HttpRouter.route("POST", CANCEL_ROUTE, cancel(options.fieldsUrl)),
+    HttpRouter.route("POST", CARD_ROUTE, startCard(options.fieldsUrl)),
+    HttpRouter.route("GET", CONTINUE_ROUTE, continueCard(options.fieldsUrl)),
+    HttpRouter.route("GET", CHECKOUT_SCRIPT_PATH, Effect.succeed(script))
+  ])

@@ -1,6 +1,7 @@
 /**
  * Shared HTML for the hosted pages (sandbox provider pages, hosted checkout): escaping, one page
- * layout with inline CSS and no external assets, and the response with the headers such pages need.
+ * layout with inline CSS (and external scripts only where a page names them: the checkout's card
+ * element), and the response with the headers such pages need.
  *
  * Markup is built with the `html` tag, which escapes every interpolated value unless it is itself
  * `Html`; a page therefore cannot print a merchant's or customer's string unescaped by accident.
@@ -192,6 +193,7 @@ input,select{font:inherit;width:100%;min-height:2.75rem;padding:.6rem .75rem;bor
 input:focus,select:focus,button:focus-visible,a:focus-visible,summary:focus-visible{outline:3px solid #0969da;outline-offset:1px}
 input[aria-invalid=true],select[aria-invalid=true]{border-color:#cf222e;border-width:2px}
 .field-error{color:#cf222e;font-size:.875rem;margin:.25rem 0 0}
+.card-field{margin:.85rem 0 0;min-height:7.5rem}
 .pair{display:grid;grid-template-columns:1fr 1fr;gap:0 .75rem;align-items:end}
 fieldset{border:0;margin:0;padding:0;min-width:0}
 legend{font-weight:700;padding:0;margin:1.25rem 0 0}
@@ -217,6 +219,8 @@ export interface PageOptions {
    * outcome that arrives elsewhere (a QR code paid from a phone), or moves on once it is shown.
    */
   readonly refresh?: { readonly seconds: number; readonly url?: string | undefined } | undefined
+  /** External scripts, run in order once the page is parsed (the response's policy must allow them). */
+  readonly scripts?: ReadonlyArray<string> | undefined
 }
 
 /** The meta refresh's content; none when asked to go somewhere that is not a web address. */
@@ -240,7 +244,8 @@ export const page = (options: PageOptions): Html =>
 ${refreshContent(options.refresh) !== undefined && html`<meta http-equiv="refresh" content="${refreshContent(options.refresh)}">
 `}<title>${options.title}</title>
 <style>${new Html(STYLE)}</style>
-</head>
+${(options.scripts ?? []).map((src) => html`<script src="${src}" defer></script>
+`)}</head>
 <body>
 ${options.banner === undefined ? "" : html`<div class="banner" role="note">${options.banner}</div>`}
 <main>${options.body}</main>
@@ -248,24 +253,34 @@ ${options.banner === undefined ? "" : html`<div class="banner" role="note">${opt
 </html>
 `
 
-// Inline styles only, no scripts, no third-party anything; pages are per-payment and must not be
-// cached or framed. No `form-action`: Chromium applies it to the redirects after a post too, and the
-// checkout's form ends in a 303 to the merchant's success_url or the provider's page.
-const csp = (imageSources: string, frameAncestors: string) =>
-  `default-src 'none'; style-src 'unsafe-inline'; img-src ${imageSources}; frame-ancestors ${frameAncestors}; base-uri 'none'`
+/**
+ * What a page may load besides its own inline styles and images: the hosted checkout's card method
+ * runs the browser SDK (script host), its card fields (frame host) and the SDK's calls (API host).
+ * Origins only; nothing inline ever runs (no 'unsafe-inline' for scripts).
+ */
+export interface ScriptPolicy {
+  readonly scripts: ReadonlyArray<string>
+  readonly frames: ReadonlyArray<string>
+  readonly connect: ReadonlyArray<string>
+}
 
-const pageHeaders = (imageSources: string, frameAncestors = "'none'") => ({
-  "content-security-policy": csp(imageSources, frameAncestors),
-  "cache-control": "no-store",
-  "referrer-policy": "no-referrer",
-  "x-content-type-options": "nosniff"
-})
+const sources = (list: ReadonlyArray<string>) => [...new Set(list)].join(" ")
 
-const PAGE_HEADERS = pageHeaders("'self' data:")
-const REMOTE_IMAGE_HEADERS = pageHeaders("'self' data: https:")
-// A 3-D Secure challenge is shown in a frame over the merchant's page (tender.js, display mode
-// inline), as an issuer's challenge page is: any merchant origin may frame it.
-const FRAMEABLE_HEADERS = pageHeaders("'self' data:", "*")
+// Inline styles only, no inline scripts, no third-party anything; pages are per-payment and must
+// not be cached or framed by others. No `form-action`: Chromium applies it to the redirects after a
+// post too, and the checkout's form ends in a 303 to the merchant's success_url or the provider's
+// page.
+const csp = (imageSources: string, frameAncestors: string, scripts: ScriptPolicy | undefined) =>
+  [
+    "default-src 'none'",
+    "style-src 'unsafe-inline'",
+    `img-src ${imageSources}`,
+    ...(scripts === undefined
+      ? []
+      : [`script-src ${sources(scripts.scripts)}`, `frame-src ${sources(scripts.frames)}`, `connect-src ${sources(scripts.connect)}`]),
+    `frame-ancestors ${frameAncestors}`,
+    "base-uri 'none'"
+  ].join("; ")
 
 export interface ResponseOptions {
   /**
@@ -275,11 +290,27 @@ export interface ResponseOptions {
   readonly remoteImages?: boolean | undefined
   /** Let any page frame this one: only the 3-D Secure challenge (tender.js shows it inline). */
   readonly frameable?: boolean | undefined
+  /**
+   * Let the service's own pages frame this one: the hosted checkout, where an inline 3-D Secure
+   * challenge (a frame on the checkout page) ends by sending its frame back to the checkout.
+   */
+  readonly frameableBySelf?: boolean | undefined
+  /** The scripts, frames and connections the page's card method needs; none: no script runs. */
+  readonly scripts?: ScriptPolicy | undefined
 }
 
 export const response = (document: Html, status = 200, options: ResponseOptions = {}): HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.text(document.value, {
     status,
     contentType: "text/html; charset=utf-8",
-    headers: options.remoteImages === true ? REMOTE_IMAGE_HEADERS : options.frameable === true ? FRAMEABLE_HEADERS : PAGE_HEADERS
+    headers: {
+      "content-security-policy": csp(
+        options.remoteImages === true ? "'self' data: https:" : "'self' data:",
+        options.frameable === true ? "*" : options.frameableBySelf === true ? "'self'" : "'none'",
+        options.scripts
+      ),
+      "cache-control": "no-store",
+      "referrer-policy": "no-referrer",
+      "x-content-type-options": "nosniff"
+    }
   })

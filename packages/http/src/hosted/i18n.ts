@@ -74,11 +74,10 @@ export interface Messages {
   readonly methodNames: Readonly<Record<string, string>>
   /** One line under each method in the chooser, by the step it starts with. */
   readonly methodHints: Readonly<Record<StepKind, string>>
-  readonly cardNumber: string
-  readonly expiry: string
-  readonly expiryPlaceholder: string
-  readonly cvc: string
-  readonly holderName: string
+  /** The card element (its frame labels its own fields): not complete yet when Pay is pressed. */
+  readonly cardIncomplete: string
+  /** Shown without scripts: the card element is a script's frame. */
+  readonly cardNeedsScript: string
   readonly documents: Readonly<Record<DocumentKind, string>>
   readonly email: string
   readonly phone: string
@@ -172,11 +171,8 @@ const en: Messages = {
     voucher: "Pay with a voucher",
     bank_transfer: "Pay by bank transfer"
   },
-  cardNumber: "Card number",
-  expiry: "Expiry date",
-  expiryPlaceholder: "MM/YY",
-  cvc: "Security code (CVC)",
-  holderName: "Name on card",
+  cardIncomplete: "Enter your card number, expiry date and security code.",
+  cardNeedsScript: "Card payments need JavaScript. Turn it on in your browser, or choose another payment method.",
   documents: { cpf: "CPF", curp_or_rfc: "CURP or RFC", cedula: "ID number (cédula)" },
   email: "Email",
   phone: "Phone number",
@@ -270,11 +266,8 @@ const es: Messages = {
     voucher: "Paga con una ficha de pago",
     bank_transfer: "Paga con una transferencia bancaria"
   },
-  cardNumber: "Número de tarjeta",
-  expiry: "Fecha de vencimiento",
-  expiryPlaceholder: "MM/AA",
-  cvc: "Código de seguridad (CVC)",
-  holderName: "Nombre en la tarjeta",
+  cardIncomplete: "Ingresa el número de tarjeta, la fecha de vencimiento y el código de seguridad.",
+  cardNeedsScript: "Para pagar con tarjeta se necesita JavaScript. Actívalo en tu navegador o elige otro medio de pago.",
   documents: { cpf: "CPF", curp_or_rfc: "CURP o RFC", cedula: "Número de cédula" },
   email: "Correo electrónico",
   phone: "Teléfono",
@@ -368,11 +361,8 @@ const pt: Messages = {
     voucher: "Pague com um documento de pagamento",
     bank_transfer: "Pague por transferência bancária"
   },
-  cardNumber: "Número do cartão",
-  expiry: "Validade",
-  expiryPlaceholder: "MM/AA",
-  cvc: "Código de segurança (CVC)",
-  holderName: "Nome impresso no cartão",
+  cardIncomplete: "Informe o número do cartão, a validade e o código de segurança.",
+  cardNeedsScript: "Para pagar com cartão é preciso JavaScript. Ative-o no seu navegador ou escolha outra forma de pagamento.",
   documents: { cpf: "CPF", curp_or_rfc: "CURP ou RFC", cedula: "Número da cédula" },
   email: "E-mail",
   phone: "Telefone",
@@ -466,11 +456,8 @@ const nl: Messages = {
     voucher: "Betaal met een betaalbewijs",
     bank_transfer: "Betaal met een bankoverschrijving"
   },
-  cardNumber: "Kaartnummer",
-  expiry: "Vervaldatum",
-  expiryPlaceholder: "MM/JJ",
-  cvc: "Beveiligingscode (CVC)",
-  holderName: "Naam op de kaart",
+  cardIncomplete: "Vul je kaartnummer, vervaldatum en beveiligingscode in.",
+  cardNeedsScript: "Voor betalen met een kaart is JavaScript nodig. Zet het aan in je browser of kies een andere betaalmethode.",
   documents: { cpf: "CPF", curp_or_rfc: "CURP of RFC", cedula: "Identiteitsnummer (cédula)" },
   email: "E-mailadres",
   phone: "Telefoonnummer",
@@ -564,11 +551,8 @@ const de: Messages = {
     voucher: "Mit einem Zahlschein bezahlen",
     bank_transfer: "Per Banküberweisung bezahlen"
   },
-  cardNumber: "Kartennummer",
-  expiry: "Ablaufdatum",
-  expiryPlaceholder: "MM/JJ",
-  cvc: "Prüfnummer (CVC)",
-  holderName: "Name auf der Karte",
+  cardIncomplete: "Geben Sie Kartennummer, Ablaufdatum und Prüfnummer ein.",
+  cardNeedsScript: "Für die Kartenzahlung wird JavaScript benötigt. Aktivieren Sie es im Browser oder wählen Sie eine andere Zahlungsart.",
   documents: { cpf: "CPF", curp_or_rfc: "CURP oder RFC", cedula: "Ausweisnummer (Cédula)" },
   email: "E-Mail-Adresse",
   phone: "Telefonnummer",
