@@ -25,6 +25,7 @@ export * as PaymentProviderSandbox from "./providers/sandbox/PaymentProviderSand
 export * as SandboxLedger from "./providers/sandbox/SandboxLedger.ts"
 export * as SandboxLedgerMemory from "./providers/sandbox/SandboxLedgerMemory.ts"
 export * as SandboxLedgerPg from "./providers/sandbox/SandboxLedgerPg.ts"
+export * as Adyen from "./providers/adyen/Adyen.ts"
 export * as FaultsEnv from "./Faults.ts"
 export * as HostResolverDns from "./webhooks/HostResolverDns.ts"
 export * as WebhookTransportHttp from "./webhooks/WebhookTransportHttp.ts"

@@ -1,0 +1,27 @@
+/**
+ * The shopper's side of the Adyen fake's 3-D Secure page, over HTTPS with the fake's certificate
+ * trusted (Node's fetch takes no CA option): what a browser would do with the challenge URL.
+ */
+import * as https from "node:https"
+
+export interface PageAnswer { readonly status: number; readonly location: string | undefined; readonly body: string }
+
+const request = (url: string, ca: string, method: "GET" | "POST", form?: string) =>
+  new Promise<PageAnswer>((resolve, reject) => {
+    const sent = https.request(url, { method, ca, headers: form === undefined ? {} : { "content-type": "application/x-www-form-urlencoded" } }, (res) => {
+      let body = ""
+      res.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")))
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, location: res.headers.location, body }))
+    })
+    sent.on("error", reject)
+    sent.end(form)
+  })
+
+export const openChallenge = (url: string, ca: string) => request(url, ca, "GET")
+
+/** Answers the challenge; returns the URL the shopper is sent back to (the return URL with redirectResult). */
+export const answerChallenge = async (url: string, ca: string, answer: "approve" | "deny") => {
+  const page = await request(url, ca, "POST", `answer=${answer}`)
+  if (page.status !== 302 || page.location === undefined) throw new Error(`The challenge page answered ${page.status}`)
+  return page.location
+}
