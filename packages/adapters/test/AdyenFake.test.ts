@@ -5,35 +5,23 @@
 import Adyen from "@adyen/api-library"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { createHmac } from "node:crypto"
-import * as http from "node:http"
-import type { AddressInfo } from "node:net"
 import * as AdyenFake from "../src/providers/adyen/AdyenFake.ts"
 import { make } from "../src/providers/adyen/AdyenClient.ts"
-import { answerChallenge, openChallenge } from "./AdyenShopper.ts"
+import { answerChallenge, notificationReceiver, openChallenge } from "./AdyenTestKit.ts"
 
 const HMAC_KEY = "44782def547aaa06c910c43932b1eb0c71fc68d9d0c057550c48ec2acf6ba056"
 let fake: AdyenFake.AdyenFake
 let sdk: ReturnType<typeof make>
-let receiver: http.Server
-const received: Array<unknown> = []
+let receiver: Awaited<ReturnType<typeof notificationReceiver>>
 
 beforeAll(async () => {
-  receiver = http.createServer((req, res) => {
-    let body = ""
-    req.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")))
-    req.on("end", () => {
-      received.push(JSON.parse(body))
-      res.end("[accepted]")
-    })
-  })
-  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
-  const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/notifications`
-  fake = await AdyenFake.start({ notifications: { url, hmacKey: HMAC_KEY } })
+  receiver = await notificationReceiver()
+  fake = await AdyenFake.start({ notifications: { url: receiver.url, hmacKey: HMAC_KEY } })
   sdk = make({ apiKey: fake.apiKey, merchantAccount: fake.merchantAccount, environment: "test", endpoint: fake.endpoint, caCertificate: fake.caCertificate })
 })
 afterAll(async () => {
   await fake.close()
-  await new Promise<void>((resolve) => receiver.close(() => resolve()))
+  await receiver.close()
 })
 
 let references = 0
@@ -129,8 +117,8 @@ describe("@adyen/api-library against the Adyen fake", () => {
     const cancel = await sdk.modifications.cancelAuthorisedPaymentByPspReference(psp, { merchantAccount: fake.merchantAccount, reference: "can-1" })
     expect(cancel.status).toBe("received")
     await fake.delivered()
-    const items = received
-      .flatMap((body) => (body as { notificationItems: Array<{ NotificationRequestItem: Record<string, unknown> }> }).notificationItems)
+    const items = receiver.bodies
+      .flatMap((body) => (JSON.parse(body) as { notificationItems: Array<{ NotificationRequestItem: Record<string, unknown> }> }).notificationItems)
       .map((item) => item.NotificationRequestItem)
       .filter((item) => item["pspReference"] === psp || item["originalReference"] === psp)
     expect(items.map((item) => [item["eventCode"], item["success"]])).toEqual([

@@ -4,34 +4,26 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit } from "effect"
-import * as http from "node:http"
-import type { AddressInfo } from "node:net"
 import * as AdyenFake from "../src/providers/adyen/AdyenFake.ts"
-import { ACCEPTED, verify } from "../src/providers/adyen/AdyenNotifications.ts"
-import { makeAdyenProvider } from "../src/providers/adyen/AdyenProvider.ts"
+import { verify } from "../src/providers/adyen/AdyenNotifications.ts"
+import { type AdyenProvider, makeAdyenProvider } from "../src/providers/adyen/AdyenProvider.ts"
+import { notificationReceiver } from "./AdyenTestKit.ts"
 
 const HMAC_KEY = "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90"
 const OTHER_KEY = "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100"
 let fake: AdyenFake.AdyenFake
-let receiver: http.Server
-/** The raw bodies the fake POSTed, as a notification route receives them. */
-const bodies: Array<string> = []
+/** Receives the fake's deliveries: the raw bodies, as a notification route gets them. */
+let receiver: Awaited<ReturnType<typeof notificationReceiver>>
+let bodies: Array<string>
 
 beforeAll(async () => {
-  receiver = http.createServer((req, res) => {
-    let body = ""
-    req.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")))
-    req.on("end", () => {
-      bodies.push(body)
-      res.end(ACCEPTED)
-    })
-  })
-  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
-  fake = await AdyenFake.start({ notifications: { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`, hmacKey: HMAC_KEY } })
+  receiver = await notificationReceiver()
+  bodies = receiver.bodies
+  fake = await AdyenFake.start({ notifications: { url: receiver.url, hmacKey: HMAC_KEY } })
 })
 afterAll(async () => {
   await fake.close()
-  await new Promise<void>((resolve) => receiver.close(() => resolve()))
+  await receiver.close()
 })
 
 const provider = () =>
@@ -45,6 +37,17 @@ const provider = () =>
     returnUrl: "https://tender.test/return",
     multipleCaptures: true
   })
+
+const authorize = (via: AdyenProvider, reference: string, number: string, amount: number, capture: boolean) =>
+  Effect.runPromise(via.authorizeCard({
+    reference,
+    idempotency_key: `${reference}:authorize`,
+    card: { number, exp_month: 3, exp_year: 2030, cvc: "737" },
+    amount,
+    currency: "EUR",
+    capture,
+    authenticated: false
+  }))
 
 const rejected = async (effect: Effect.Effect<unknown, unknown>) => {
   const exit = await Effect.runPromise(Effect.exit(effect))
@@ -61,15 +64,7 @@ const deliveriesAbout = async (psp: string) => {
 describe("Adyen notifications", () => {
   it("a delivered AUTHORISATION verifies and reads; a refusal carries the normalized decline code", async () => {
     const via = provider()
-    const approved = await Effect.runPromise(via.authorizeCard({
-      reference: "txn_n1",
-      idempotency_key: "txn_n1:authorize",
-      card: { number: "4111111111111111", exp_month: 3, exp_year: 2030, cvc: "737" },
-      amount: 1250,
-      currency: "EUR",
-      capture: false,
-      authenticated: false
-    }))
+    const approved = await authorize(via, "txn_n1", "4111111111111111", 1250, false)
     if (approved._tag !== "Approved") throw new Error(JSON.stringify(approved))
     const [body] = await deliveriesAbout(approved.provider_transaction_id)
     const [item, ...rest] = await Effect.runPromise(verify(body!, HMAC_KEY))
@@ -86,15 +81,7 @@ describe("Adyen notifications", () => {
       decline_code: undefined
     })
 
-    const refused = await Effect.runPromise(via.authorizeCard({
-      reference: "txn_n2",
-      idempotency_key: "txn_n2:authorize",
-      card: { number: AdyenFake.refusalCard("12"), exp_month: 3, exp_year: 2030, cvc: "737" },
-      amount: 500,
-      currency: "EUR",
-      capture: true,
-      authenticated: false
-    }))
+    const refused = await authorize(via, "txn_n2", AdyenFake.refusalCard("12"), 500, true)
     if (refused._tag !== "Declined") throw new Error(JSON.stringify(refused))
     const [refusal] = await deliveriesAbout(refused.provider_transaction_id!)
     expect(await Effect.runPromise(verify(refusal!, HMAC_KEY))).toMatchObject([{ _tag: "Authorisation", success: false, decline_code: "insufficient_funds" }])
@@ -102,15 +89,7 @@ describe("Adyen notifications", () => {
 
   it("a CAPTURE notification read by the provider settles its capture", async () => {
     const via = provider()
-    const auth = await Effect.runPromise(via.authorizeCard({
-      reference: "txn_n3",
-      idempotency_key: "txn_n3:authorize",
-      card: { number: "5555341244441115", exp_month: 3, exp_year: 2030, cvc: "737" },
-      amount: 1000,
-      currency: "EUR",
-      capture: false,
-      authenticated: false
-    }))
+    const auth = await authorize(via, "txn_n3", "5555341244441115", 1000, false)
     if (auth._tag !== "Approved") throw new Error(JSON.stringify(auth))
     const captured = await Effect.runPromise(via.captureCard({
       reference: "txn_n4",

@@ -8,9 +8,9 @@ import { type AuthorizeResult, type CardDetails, PaymentProvider, type Unknown }
 import { Cause, Effect, Exit } from "effect"
 import * as AdyenFake from "../src/providers/adyen/AdyenFake.ts"
 import { verify } from "../src/providers/adyen/AdyenNotifications.ts"
-import { type AdyenProvider, layer, makeAdyenProvider } from "../src/providers/adyen/AdyenProvider.ts"
+import { type AdyenProvider, FENCE_REFERENCE, layer, makeAdyenProvider } from "../src/providers/adyen/AdyenProvider.ts"
 import { sign } from "../src/providers/adyen/AdyenSignature.ts"
-import { answerChallenge, openChallenge } from "./AdyenShopper.ts"
+import { answerChallenge, openChallenge } from "./AdyenTestKit.ts"
 
 const RETURN_URL = "https://tender.test/v1/providers/adyen/3ds-return"
 const HMAC_KEY = "0b6f0c2a5d1e4f8a9b3c7d2e1f0a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a"
@@ -290,6 +290,10 @@ describe("Adyen provider on the fake", () => {
     expect((await failureOf(authorize("4111111111111111", { reference, via: elsewhere })))._tag).toBe("ProviderUnavailable")
     expect((await failureOf(authorize("4111111111111111", { reference })))._tag).toBe("ProviderUnavailable")
     expect(paymentsOf(reference)).toEqual([])
+    // The probe's own (failed) CANCELLATION notification concerns no payment: read as Other.
+    const probe = fake.notifications().filter((item) => item.merchantReference === FENCE_REFERENCE).at(-1)!
+    const [read] = await run(verify(JSON.stringify({ live: "false", notificationItems: [{ NotificationRequestItem: { ...probe, additionalData: { hmacSignature: signOf(probe) } } }] }), HMAC_KEY))
+    expect(read).toMatchObject({ _tag: "Other", event_code: "CANCELLATION", success: false })
   })
 
   it("lookup from a process without the call's journal: an authorization and a cancel are told by their answer", async () => {

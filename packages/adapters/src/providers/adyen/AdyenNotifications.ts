@@ -8,6 +8,7 @@
 import Adyen from "@adyen/api-library"
 import { Data, Effect, Schema } from "effect"
 import { normalize } from "./AdyenDeclines.ts"
+import { FENCE_REFERENCE } from "./AdyenProvider.ts"
 
 export class NotificationRejected extends Data.TaggedError("NotificationRejected")<{ readonly message: string }> {}
 
@@ -15,7 +16,10 @@ export class NotificationRejected extends Data.TaggedError("NotificationRejected
 export const ACCEPTED = "[accepted]"
 
 export interface AdyenNotification {
-  /** AUTHORISATION, CAPTURE, CAPTURE_FAILED, CANCELLATION, REFUND, REFUND_FAILED, …; `Other` for the rest. */
+  /**
+   * AUTHORISATION, CAPTURE, CAPTURE_FAILED, CANCELLATION, REFUND, REFUND_FAILED, …; `Other` for
+   * the rest, and for the failed CANCELLATION of a lookup's probe (nothing of a payment).
+   */
   readonly _tag: "Authorisation" | "Capture" | "Cancellation" | "Refund" | "Other"
   readonly event_code: string
   readonly success: boolean
@@ -64,7 +68,7 @@ const validator = new Adyen.hmacValidator()
 const read = (item: typeof Item.Type): AdyenNotification => {
   // CAPTURE_FAILED / REFUND_FAILED arrive with success "true" (the failure report succeeded): the event says it failed.
   const success = item.success === "true" && !item.eventCode.endsWith("_FAILED")
-  const tag = TAGS[item.eventCode] ?? "Other"
+  const tag = item.merchantReference === FENCE_REFERENCE ? "Other" : TAGS[item.eventCode] ?? "Other"
   return {
     _tag: tag,
     event_code: item.eventCode,

@@ -133,7 +133,12 @@ const receivedFor = (answer: ModificationAnswer, paymentPsp: string) =>
     ? answer.pspReference
     : undefined
 
+/** A follow-up Adyen refused at once (validation); most refusals arrive later, by notification. */
+interface Refused { readonly _tag: "Refused"; readonly decline_code: string }
+
 const refusal = (error: AdyenRawError, fallback: string) => (error.errorCode === "167" ? "authorization_not_found" : fallback)
+
+const amountOf = (request: { readonly amount: number; readonly currency: string }) => ({ value: request.amount, currency: request.currency.toUpperCase() })
 
 type Operation = "authorize" | "capture" | "void" | "refund"
 
@@ -192,7 +197,7 @@ export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = m
       const body = {
         merchantAccount,
         reference: request.reference,
-        amount: { value: request.amount, currency: request.currency.toUpperCase() },
+        amount: amountOf(request),
         paymentMethod: {
           type: "scheme",
           number: request.card.number,
@@ -210,66 +215,59 @@ export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = m
       )
     })
 
-  const captureCard: Port["captureCard"] = (request) =>
+  /**
+   * One modification (capture, cancel, refund) of the payment behind `providerId`, sent under the
+   * key: its own `received` answer is read by `ok`, another request's fails (the key is not ours).
+   */
+  const modify = <R>(
+    operation: "capture" | "void" | "refund",
+    key: string,
+    providerId: string,
+    send: (payment: string, options: { readonly idempotencyKey: string }) => Promise<ModificationAnswer>,
+    ok: (payment: string, psp: string) => R
+  ) =>
     Effect.gen(function*() {
-      if (request.previousCaptures > 0 && !multipleCaptures) {
-        return { _tag: "Refused", decline_code: "multicapture_not_supported" } satisfies CaptureResult
-      }
-      const payment = paymentOf(request.authorization)
-      yield* guard(request.idempotency_key, "capture", { payment })
-      // Adyen has no "final" flag: what a final capture leaves uncaptured is released when the authorization expires.
-      return yield* settle(
-        call(() =>
-          sdk.modifications.captureAuthorisedPayment(payment, {
-            merchantAccount,
-            amount: { value: request.amount, currency: request.currency.toUpperCase() },
-            reference: request.reference
-          }, { idempotencyKey: request.idempotency_key }), timeoutMs),
+      const payment = paymentOf(providerId)
+      yield* guard(key, operation, { payment })
+      return yield* settle<ModificationAnswer, R | Refused>(
+        call(() => send(payment, { idempotencyKey: key }), timeoutMs),
         (answer) => {
           const psp = receivedFor(answer, payment)
-          return psp === undefined
-            ? Effect.fail(foreign())
-            : Effect.succeed<CaptureResult>({ _tag: "Settling", provider_transaction_id: captureId(payment, psp) })
+          return psp === undefined ? Effect.fail(foreign()) : Effect.succeed(ok(payment, psp))
         },
-        (error): CaptureResult => ({ _tag: "Refused", decline_code: refusal(error, "capture_refused") })
+        (error) => ({ _tag: "Refused", decline_code: refusal(error, `${operation}_refused`) })
       )
     })
+
+  const captureCard: Port["captureCard"] = (request) =>
+    request.previousCaptures > 0 && !multipleCaptures
+      ? Effect.succeed({ _tag: "Refused", decline_code: "multicapture_not_supported" })
+      // Adyen has no "final" flag: what a final capture leaves uncaptured is released when the authorization expires.
+      : modify(
+        "capture",
+        request.idempotency_key,
+        request.authorization,
+        (payment, options) => sdk.modifications.captureAuthorisedPayment(payment, { merchantAccount, amount: amountOf(request), reference: request.reference }, options),
+        (payment, psp): CaptureResult => ({ _tag: "Settling", provider_transaction_id: captureId(payment, psp) })
+      )
 
   const voidCard: Port["voidCard"] = (request) =>
-    Effect.gen(function*() {
-      const payment = paymentOf(request.authorization)
-      yield* guard(request.idempotency_key, "void", { payment })
-      return yield* settle(
-        call(() =>
-          sdk.modifications.cancelAuthorisedPaymentByPspReference(payment, { merchantAccount, reference: request.reference }, {
-            idempotencyKey: request.idempotency_key
-          }), timeoutMs),
-        (answer) => {
-          const psp = receivedFor(answer, payment)
-          return psp === undefined ? Effect.fail(foreign()) : Effect.succeed<VoidResult>({ _tag: "Voided", provider_transaction_id: psp })
-        },
-        (error): VoidResult => ({ _tag: "Refused", decline_code: refusal(error, "void_refused") })
-      )
-    })
+    modify(
+      "void",
+      request.idempotency_key,
+      request.authorization,
+      (payment, options) => sdk.modifications.cancelAuthorisedPaymentByPspReference(payment, { merchantAccount, reference: request.reference }, options),
+      (_, psp): VoidResult => ({ _tag: "Voided", provider_transaction_id: psp })
+    )
 
   const refund: Port["refund"] = (request) =>
-    Effect.gen(function*() {
-      const payment = paymentOf(request.payment)
-      yield* guard(request.idempotency_key, "refund", { payment })
-      return yield* settle(
-        call(() =>
-          sdk.modifications.refundCapturedPayment(payment, {
-            merchantAccount,
-            amount: { value: request.amount, currency: request.currency.toUpperCase() },
-            reference: request.reference
-          }, { idempotencyKey: request.idempotency_key }), timeoutMs),
-        (answer) => {
-          const psp = receivedFor(answer, payment)
-          return psp === undefined ? Effect.fail(foreign()) : Effect.succeed<PayoutResult>({ _tag: "Pending", provider_transaction_id: psp })
-        },
-        (error): PayoutResult => ({ _tag: "Refused", decline_code: refusal(error, "refund_refused") })
-      )
-    })
+    modify(
+      "refund",
+      request.idempotency_key,
+      request.payment,
+      (payment, options) => sdk.modifications.refundCapturedPayment(payment, { merchantAccount, amount: amountOf(request), reference: request.reference }, options),
+      (_, psp): PayoutResult => ({ _tag: "Pending", provider_transaction_id: psp })
+    )
 
   // Adyen has no API to ask about a modification: its notification is the answer.
   const settlement: Port["settlement"] = (providerTransactionId) =>

@@ -1,8 +1,12 @@
 /**
- * The shopper's side of the Adyen fake's 3-D Secure page, over HTTPS with the fake's certificate
- * trusted (Node's fetch takes no CA option): what a browser would do with the challenge URL.
+ * What Adyen tests play besides the fake: the shopper on its 3-D Secure page (over HTTPS with the
+ * fake's certificate trusted; Node's fetch takes no CA option), and the merchant's notification
+ * endpoint receiving its deliveries.
  */
+import * as http from "node:http"
 import * as https from "node:https"
+import type { AddressInfo } from "node:net"
+import { ACCEPTED } from "../src/providers/adyen/AdyenNotifications.ts"
 
 export interface PageAnswer { readonly status: number; readonly location: string | undefined; readonly body: string }
 
@@ -24,4 +28,23 @@ export const answerChallenge = async (url: string, ca: string, answer: "approve"
   const page = await request(url, ca, "POST", `answer=${answer}`)
   if (page.status !== 302 || page.location === undefined) throw new Error(`The challenge page answered ${page.status}`)
   return page.location
+}
+
+/** A notification endpoint on 127.0.0.1 that keeps each raw body and answers Adyen's `[accepted]`. */
+export const notificationReceiver = async () => {
+  const bodies: Array<string> = []
+  const server = http.createServer((req, res) => {
+    let body = ""
+    req.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")))
+    req.on("end", () => {
+      bodies.push(body)
+      res.end(ACCEPTED)
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/notifications`,
+    bodies,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve()))
+  }
 }
