@@ -30,13 +30,13 @@ import { randomBytes } from "node:crypto"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import * as https from "node:https"
 import type * as http from "node:http"
-import type { AddressInfo, Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { type Fault, faultSwitch, listenLocal, readBody } from "../fake/FakeServer.ts"
 import { sign } from "./AdyenSignature.ts"
 
 export type CallKind = "payments" | "details" | "captures" | "cancels" | "refunds" | "cardDetails"
-export type Fault = "timeout" | "5xx" | "applyThenDrop"
+export type { Fault }
 
 /** Adyen's refusal reasons (docs.adyen.com, "Refusal reasons"), by refusalReasonCode. */
 export const REFUSAL_REASONS: Readonly<Record<string, string>> = {
@@ -191,10 +191,9 @@ export const start = async (options: AdyenFakeOptions = {}) => {
   const payments = new Map<string, FakePayment>()
   const modifications: Array<FakeModification> = []
   const idempotency = new Map<string, Reply>()
-  const faults = new Map<CallKind, Array<Fault>>()
+  const faults = faultSwitch<CallKind>()
   const notifications: Array<NotificationRequestItem> = []
   const deliveries: Array<Promise<unknown>> = []
-  const sockets = new Set<Socket>()
   const tls = selfSigned()
   let base = ""
 
@@ -434,14 +433,6 @@ export const start = async (options: AdyenFakeOptions = {}) => {
     body: { status: failure.status, errorCode: failure.errorCode, message: failure.message, errorType: failure.errorType }
   })
 
-  const readBody = (req: http.IncomingMessage) =>
-    new Promise<string>((resolve, reject) => {
-      const chunks: Array<Buffer> = []
-      req.on("data", (chunk: Buffer) => chunks.push(chunk))
-      req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
-      req.on("error", reject)
-    })
-
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse) => {
     const url = new URL(req.url ?? "/", base)
     const method = req.method ?? "GET"
@@ -465,7 +456,7 @@ export const start = async (options: AdyenFakeOptions = {}) => {
     if (target === undefined) return send(res, error(new AdyenHttpError(404, "000", `No such endpoint: ${method} ${url.pathname}`, "validation")))
     const key = req.headers["idempotency-key"] as string | undefined
     const keyHeader: Record<string, string> = key === undefined ? {} : { "idempotency-key": key }
-    const fault = faults.get(target.kind)?.shift()
+    const fault = faults.take(target.kind)
     const answer = (reply: Reply) => {
       if (fault === "timeout") return // applied (or replayed); the answer never comes
       if (fault === "applyThenDrop") return void req.socket.destroy()
@@ -498,26 +489,7 @@ export const start = async (options: AdyenFakeOptions = {}) => {
       if (!res.headersSent) send(res, { status: 500, body: { status: 500, errorCode: "000", message: String(failure), errorType: "internal" } })
     })
   })
-  server.on("secureConnection", (socket) => {
-    sockets.add(socket)
-    socket.on("close", () => sockets.delete(socket))
-  })
-
-  const listen = (port: number) =>
-    new Promise<number>((resolve, reject) => {
-      server.once("error", reject)
-      server.listen(port, "127.0.0.1", () => {
-        server.off("error", reject)
-        resolve((server.address() as AddressInfo).port)
-      })
-    })
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      for (const socket of sockets) socket.destroy()
-      server.close(() => resolve())
-    })
-
-  const port = await listen(0)
+  const { port, refuse, accept, close } = await listenLocal(server)
   base = `https://127.0.0.1:${port}`
 
   return {
@@ -529,12 +501,10 @@ export const start = async (options: AdyenFakeOptions = {}) => {
     apiKey,
     merchantAccount,
     /** The next `times` calls of `kind` fail with `fault`. */
-    fault(kind: CallKind, fault: Fault, times = 1) {
-      faults.set(kind, [...(faults.get(kind) ?? []), ...Array<Fault>(times).fill(fault)])
-    },
+    fault: faults.set,
     /** Stops listening and drops open connections: every call is refused (ECONNREFUSED) until `accept`. */
-    refuse: stop,
-    accept: () => listen(port).then(() => undefined),
+    refuse,
+    accept,
     /** The payments the fake holds, oldest first (what a test counts). */
     payments: () => [...payments.values()].map((payment) => ({ ...payment })),
     modifications: () => [...modifications],
@@ -542,7 +512,7 @@ export const start = async (options: AdyenFakeOptions = {}) => {
     notifications: () => [...notifications],
     /** Waits for the notification deliveries started so far. */
     delivered: () => Promise.all(deliveries).then(() => undefined),
-    close: stop
+    close
   }
 }
 
