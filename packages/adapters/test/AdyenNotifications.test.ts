@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit } from "effect"
 import * as AdyenFake from "../src/providers/adyen/AdyenFake.ts"
 import { verify } from "../src/providers/adyen/AdyenNotifications.ts"
+import { sign } from "../src/providers/adyen/AdyenSignature.ts"
 import { type AdyenProvider, makeAdyenProvider } from "../src/providers/adyen/AdyenProvider.ts"
 import { notificationReceiver } from "./AdyenTestKit.ts"
 
@@ -119,6 +120,22 @@ describe("Adyen notifications", () => {
     expect((await rejected(verify(JSON.stringify({ notificationItems: [{ NotificationRequestItem: { eventCode: "AUTHORISATION" } }] }), HMAC_KEY))).message)
       .toContain("Not an Adyen notification")
     expect((await rejected(verify(JSON.stringify({ live: "false", notificationItems: [] }), HMAC_KEY))).message).toContain("no items")
+  })
+
+  it("CAPTURE_FAILED reads as a failed Capture, though Adyen sends it with success true", async () => {
+    const item = {
+      amount: { value: 300, currency: "EUR" },
+      eventCode: "CAPTURE_FAILED",
+      eventDate: "2026-11-26T10:00:00+01:00",
+      merchantAccountCode: fake.merchantAccount,
+      merchantReference: "txn_cf",
+      originalReference: "8815000000000001",
+      pspReference: "8825000000000002",
+      reason: "Capture Failed",
+      success: "true" as const
+    }
+    const body = JSON.stringify({ live: "false", notificationItems: [{ NotificationRequestItem: { ...item, additionalData: { hmacSignature: sign(item, HMAC_KEY) } } }] })
+    expect(await Effect.runPromise(verify(body, HMAC_KEY))).toMatchObject([{ _tag: "Capture", success: false, psp_reference: "8825000000000002", original_reference: "8815000000000001" }])
   })
 
   it("one bad item rejects the whole batch", async () => {

@@ -3,9 +3,11 @@
  * PaymentProvider answers for approvals, declines, 3-D Secure, captures, voids, refunds, and the
  * ambiguous cases reconciliation resolves by lookup, never by a second charge.
  */
+import Adyen from "@adyen/api-library"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { type AuthorizeResult, type CardDetails, PaymentProvider, type Unknown } from "@tender/domain"
 import { Cause, Effect, Exit } from "effect"
+import { classify } from "../src/providers/adyen/AdyenClient.ts"
 import * as AdyenFake from "../src/providers/adyen/AdyenFake.ts"
 import { verify } from "../src/providers/adyen/AdyenNotifications.ts"
 import { type AdyenProvider, FENCE_REFERENCE, layer, makeAdyenProvider } from "../src/providers/adyen/AdyenProvider.ts"
@@ -241,6 +243,36 @@ describe("Adyen provider on the fake", () => {
     } finally {
       await down.close()
     }
+  })
+
+  it("an unresolvable host → ProviderUnavailable (nothing was sent)", async () => {
+    const nowhere = makeAdyenProvider({
+      apiKey: fake.apiKey,
+      merchantAccount: fake.merchantAccount,
+      environment: "test",
+      endpoint: "https://checkout.tender-nowhere.invalid/v72",
+      timeoutMs: 5_000,
+      mode: "test",
+      returnUrl: RETURN_URL
+    })
+    const failure = await failureOf(authorize("4111111111111111", { via: nowhere }))
+    expect(failure._tag).toBe("ProviderUnavailable")
+    expect(failure.message).toMatch(/ENOTFOUND|EAI_AGAIN/)
+  })
+
+  it("classifies what the library raises: 401/403 not sent, 5xx and 704 unknown, other 4xx rejected, socket errors by code", () => {
+    const http = (statusCode: number, errorCode: string) =>
+      classify(new Adyen.HttpClientException({ message: "x", statusCode, errorCode, apiError: { status: statusCode, errorCode, message: "m", errorType: "validation" } as never }))
+    expect(http(401, "000")._tag).toBe("NotSent")
+    expect(http(403, "901")._tag).toBe("NotSent")
+    expect(http(500, "000")._tag).toBe("Unknown")
+    expect(http(503, "000")._tag).toBe("Unknown")
+    expect(http(422, "704")._tag).toBe("Unknown")
+    expect(http(422, "101")).toEqual({ _tag: "Rejected", error: { status: 422, errorCode: "101", message: "m", errorType: "validation" } })
+    // The library's ApiException for socket errors is a plain object with a message.
+    expect(classify({ name: "ApiException", message: "connect ECONNREFUSED 127.0.0.1:9", statusCode: 500 })._tag).toBe("NotSent")
+    expect(classify({ name: "ApiException", message: "socket hang up", statusCode: 500 })._tag).toBe("Unknown")
+    expect(classify(new Error("The connection was terminated while the message was still being sent"))._tag).toBe("Unknown")
   })
 
   it("applyThenDrop → Unknown → lookup: approved, captured, refunded, voided; never applied twice", async () => {
