@@ -142,6 +142,19 @@ const amountOf = (request: { readonly amount: number; readonly currency: string 
 
 type Operation = "authorize" | "capture" | "void" | "refund"
 
+/** How many entries each of the provider's in-memory records keeps; the oldest go first. */
+const REMEMBERED = 100_000
+
+/** Sets `key` in an insertion-ordered map, forgetting the oldest entries past REMEMBERED. */
+const remember = <K, V>(map: Map<K, V>, key: K, value: V) => {
+  map.delete(key)
+  map.set(key, value)
+  for (const oldest of map.keys()) {
+    if (map.size <= REMEMBERED) break
+    map.delete(oldest)
+  }
+}
+
 export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = make(config)): AdyenProvider => {
   const timeoutMs = config.timeoutMs ?? 20_000
   const multipleCaptures = config.multipleCaptures ?? false
@@ -151,18 +164,19 @@ export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = m
    * that lookup knows what a replayed `received` answer was. Lost on restart: lookup then tells
    * a replayed authorization and cancel by their shape and asks again later about the rest.
    */
-  const journal = new Map<string, { readonly operation: Operation; readonly multicapture: boolean; readonly payment?: string }>()
+  const journal = new Map<string, { readonly operation: Operation; readonly multicapture: boolean }>()
   /** Keys this process learnt are fenced (lookup said NotReceived): never sent again. */
-  const fenced = new Set<string>()
+  const fenced = new Map<string, true>()
   /** Our reference → the redirectResult the shopper came back with. */
   const returned = new Map<string, string>()
   /** Modification pspReference → its notification's outcome. */
   const outcomes = new Map<string, boolean>()
 
-  const guard = (key: string, operation: Operation, extra: { multicapture?: boolean; payment?: string } = {}) =>
+  /** Refuses a key this process saw fenced; otherwise notes what is about to be sent under it. */
+  const guard = (key: string, operation: Operation, multicapture = false) =>
     fenced.has(key)
       ? Effect.fail(unavailable("a lookup fenced this idempotency key; the call was not applied"))
-      : Effect.sync(() => void journal.set(key, { operation, multicapture: extra.multicapture ?? false, ...(extra.payment === undefined ? {} : { payment: extra.payment }) }))
+      : Effect.sync(() => remember(journal, key, { operation, multicapture }))
 
   const readAuthorization = (multicapture: boolean) => (answer: PaymentAnswer) => {
     const outcome = authorizeOutcome(answer, multicapture)
@@ -182,14 +196,14 @@ export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = m
         // Nothing is sent under this round's key before the shopper's answer is known.
         const redirectResult = returned.get(request.reference)
         if (redirectResult === undefined) return yield* unavailable(`the shopper has not come back from the challenge of ${request.reference} yet`)
-        yield* guard(request.idempotency_key, "authorize", { multicapture })
+        yield* guard(request.idempotency_key, "authorize", multicapture)
         return yield* settle(
           call(() => sdk.payments.paymentsDetails({ details: { redirectResult } }, { idempotencyKey: request.idempotency_key }), timeoutMs),
           readAuthorization(multicapture),
           rejectedAuthorization
         )
       }
-      yield* guard(request.idempotency_key, "authorize", { multicapture })
+      yield* guard(request.idempotency_key, "authorize", multicapture)
       const returnUrl = new URL(config.returnUrl)
       returnUrl.searchParams.set(REFERENCE_PARAM, request.reference)
       // Raw card fields: the vault revealed the card for this call only (PCI-compliant merchants
@@ -209,6 +223,7 @@ export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = m
         ...(request.capture ? {} : { additionalData: { manualCapture: "true" } })
       }
       return yield* settle(
+        // The library's request type wants its own enum members; the JSON is Adyen's as documented.
         call(() => sdk.payments.payments(body as never, { idempotencyKey: request.idempotency_key }), timeoutMs),
         readAuthorization(multicapture),
         rejectedAuthorization
@@ -228,7 +243,7 @@ export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = m
   ) =>
     Effect.gen(function*() {
       const payment = paymentOf(providerId)
-      yield* guard(key, operation, { payment })
+      yield* guard(key, operation)
       return yield* settle<ModificationAnswer, R | Refused>(
         call(() => send(payment, { idempotencyKey: key }), timeoutMs),
         (answer) => {
@@ -292,7 +307,7 @@ export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = m
       return Effect.fail(unavailable("the key's answer is neither a payment nor a modification"))
     }
     if (received.reference === FENCE_REFERENCE && received.paymentPspReference === FENCE_PSP) {
-      fenced.add(key)
+      remember(fenced, key, true)
       return Effect.succeed({ _tag: "NotReceived" })
     }
     // Without this process's journal only a cancel (no amount) can be told apart; a capture and a refund answer alike.
@@ -337,10 +352,10 @@ export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = m
       const url = new URL(returnedTo)
       const reference = url.searchParams.get(REFERENCE_PARAM)
       const redirectResult = url.searchParams.get("redirectResult")
-      if (reference !== null && redirectResult !== null) returned.set(reference, redirectResult)
+      if (reference !== null && redirectResult !== null) remember(returned, reference, redirectResult)
     },
     observe: (notification) => {
-      if (notification._tag === "Capture" || notification._tag === "Refund") outcomes.set(notification.psp_reference, notification.success)
+      if (notification._tag === "Capture" || notification._tag === "Refund") remember(outcomes, notification.psp_reference, notification.success)
     }
   }
 }
