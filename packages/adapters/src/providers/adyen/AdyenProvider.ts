@@ -1,0 +1,364 @@
+/**
+ * The Adyen provider: the domain's PaymentProvider over Adyen's Checkout API (card only). Every
+ * mutating call carries Tender's idempotency key as Adyen's Idempotency-Key, so a retry gets
+ * Adyen's first answer back and never charges twice.
+ *
+ * Modifications are asynchronous on Adyen: a capture, cancel or refund answers 201 `received` and
+ * its outcome arrives by notification. A capture is therefore `Settling` and a refund `Pending`
+ * until a verified CAPTURE / REFUND notification is handed to `observe`; a cancel answers
+ * `Voided` on receipt (a failed CANCELLATION notification says otherwise later).
+ *
+ * Lookup (reconciliation) replays under the key. Adyen keeps idempotency keys per company account,
+ * whatever the endpoint, and answers any later request with a key by the first response made
+ * under it. So lookup sends one harmless request under the key, a cancel of a payment that does
+ * not exist (`FENCE_PSP`, reference `FENCE_REFERENCE`): if the key was used, Adyen answers with that
+ * call's saved response, which says what became of it; if it was not, the probe itself is kept
+ * under the key, which fences it: a late or retried call with the key gets the probe's answer back
+ * and is read as not applied (ProviderUnavailable). docs/decisions.md, "Adyen provider", says why.
+ */
+import { Errors, PaymentProvider } from "@tender/domain"
+import type { AuthorizeResult, CaptureResult, LookupResult, PayoutResult, Unknown, VoidResult } from "@tender/domain"
+import { Effect, Layer } from "effect"
+import { type AdyenClientConfig, type AdyenFailure, type AdyenRawError, type AdyenSdk, call, make } from "./AdyenClient.ts"
+import { fromValidation, normalize } from "./AdyenDeclines.ts"
+import type { AdyenNotification } from "./AdyenNotifications.ts"
+
+type Port = PaymentProvider["Service"]
+
+export interface AdyenProviderConfig extends AdyenClientConfig {
+  /** Whose money the channel moves. */
+  readonly mode: "test" | "live"
+  /** Where Adyen sends the shopper back after a 3-D Secure challenge (Tender's return page). */
+  readonly returnUrl: string
+  /** The merchant account's "multiple partial captures" setting (enabled by Adyen on request). */
+  readonly multipleCaptures?: boolean | undefined
+}
+
+/** The Adyen provider: the port, plus what Tender's return page and notification route hand it. */
+export interface AdyenProvider extends Port {
+  /** The shopper came back from the challenge to `returnUrl`: the URL Adyen sent them to. */
+  readonly challengeReturned: (returnedTo: string) => void
+  /** A verified notification: settles captures and refunds for `settlement`. */
+  readonly observe: (notification: AdyenNotification) => void
+}
+
+/** Lookup's probe: a cancel of this (non-existent) payment, with this reference. */
+export const FENCE_PSP = "TENDERFENCE00000"
+export const FENCE_REFERENCE = "tender-lookup-fence"
+/** The query parameter carrying our reference on the return URL (Adyen appends `redirectResult`). */
+const REFERENCE_PARAM = "tender_reference"
+
+const unavailable = (reason: string) => new Errors.ProviderUnavailable({ message: `Adyen: ${reason}` })
+const unknown = (reason: string): Unknown => ({ _tag: "Unknown", reason: `Adyen: ${reason}` })
+const foreign = () => unavailable("the idempotency key answers for another request; this one was not applied")
+
+/**
+ * How a mutating call's failure reads: not sent → ProviderUnavailable; maybe applied → Unknown;
+ * a validation error body → `rejected`. A success is read by `ok`, which fails when the answer is
+ * another request's (the key was fenced by a lookup or used for something else).
+ */
+const settle = <A, R>(
+  attempt: Effect.Effect<A, AdyenFailure>,
+  ok: (answer: A) => Effect.Effect<R | Unknown, Errors.ProviderUnavailable>,
+  rejected: (error: AdyenRawError) => R
+) =>
+  attempt.pipe(
+    Effect.matchEffect({
+      onSuccess: ok,
+      onFailure: (failure): Effect.Effect<R | Unknown, Errors.ProviderUnavailable> => {
+        switch (failure._tag) {
+          case "NotSent":
+            return Effect.fail(unavailable(failure.reason))
+          case "Unknown":
+            return Effect.succeed(unknown(failure.reason))
+          case "Rejected":
+            return Effect.succeed(rejected(failure.error))
+        }
+      }
+    })
+  )
+
+interface PaymentAnswer {
+  readonly resultCode?: string | null | undefined
+  readonly pspReference?: string | null | undefined
+  readonly refusalReason?: string | null | undefined
+  readonly refusalReasonCode?: string | null | undefined
+  readonly action?: { readonly type?: string | null | undefined; readonly url?: string | null | undefined } | null | undefined
+}
+
+/** What a /payments or /payments/details answer says of the authorization; undefined when it is not one. */
+export const authorizeOutcome = (answer: PaymentAnswer, multicapture: boolean): AuthorizeResult | Unknown | undefined => {
+  const psp = answer.pspReference ?? undefined
+  switch (answer.resultCode ?? undefined) {
+    case undefined:
+      return undefined
+    case "Authorised":
+      return psp === undefined ? unknown("Authorised without a pspReference") : { _tag: "Approved", provider_transaction_id: psp, multicapture }
+    case "Refused":
+      return { _tag: "Declined", decline_code: normalize(answer), provider_transaction_id: psp ?? null }
+    case "Cancelled":
+      return { _tag: "Declined", decline_code: "card_declined", provider_transaction_id: psp ?? null }
+    case "Error":
+      return { _tag: "Declined", decline_code: "processing_error", provider_transaction_id: psp ?? null }
+    case "RedirectShopper":
+    case "ChallengeShopper":
+    case "IdentifyShopper": {
+      // Only a redirect can be shown from Tender's pages; native 3-D Secure 2 needs Adyen's web SDK.
+      const url = answer.action?.type === "redirect" ? answer.action.url ?? undefined : undefined
+      return url !== undefined && psp !== undefined
+        ? { _tag: "ChallengeRequired", provider_transaction_id: psp, challenge_url: url }
+        : { _tag: "Declined", decline_code: "authentication_failed", provider_transaction_id: psp ?? null }
+    }
+    // Pending, Received, …: the outcome arrives by notification.
+    default:
+      return unknown(`the payment is ${answer.resultCode}`)
+  }
+}
+
+/** A capture's provider id: the payment's pspReference (refunds need it) and the capture's (its notification). */
+const captureId = (paymentPsp: string, capturePsp: string) => `${paymentPsp}/${capturePsp}`
+const paymentOf = (providerId: string) => providerId.split("/")[0]!
+const modificationOf = (providerId: string) => providerId.split("/").at(-1)!
+
+interface ModificationAnswer {
+  readonly paymentPspReference?: string | undefined
+  readonly pspReference?: string | undefined
+  readonly reference?: string | undefined
+  readonly status?: string | undefined
+}
+
+/** The modification's pspReference when the answer is this call's own `received`; undefined when it is another request's. */
+const receivedFor = (answer: ModificationAnswer, paymentPsp: string) =>
+  answer.status === "received" && answer.paymentPspReference === paymentPsp && answer.reference !== FENCE_REFERENCE
+    ? answer.pspReference
+    : undefined
+
+/** A follow-up Adyen refused at once (validation); most refusals arrive later, by notification. */
+interface Refused { readonly _tag: "Refused"; readonly decline_code: string }
+
+const refusal = (error: AdyenRawError, fallback: string) => (error.errorCode === "167" ? "authorization_not_found" : fallback)
+
+const amountOf = (request: { readonly amount: number; readonly currency: string }) => ({ value: request.amount, currency: request.currency.toUpperCase() })
+
+type Operation = "authorize" | "capture" | "void" | "refund"
+
+/** How many entries each of the provider's in-memory records keeps; the oldest go first. */
+const REMEMBERED = 100_000
+
+/** Sets `key` in an insertion-ordered map, forgetting the oldest entries past REMEMBERED. */
+const remember = <K, V>(map: Map<K, V>, key: K, value: V) => {
+  map.delete(key)
+  map.set(key, value)
+  for (const oldest of map.keys()) {
+    if (map.size <= REMEMBERED) break
+    map.delete(oldest)
+  }
+}
+
+export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = make(config)): AdyenProvider => {
+  const timeoutMs = config.timeoutMs ?? 20_000
+  const multipleCaptures = config.multipleCaptures ?? false
+  const merchantAccount = config.merchantAccount
+  /**
+   * What this process sent under each key (the operation and the capture mode, never the card), so
+   * that lookup knows what a replayed `received` answer was. Lost on restart: lookup then tells
+   * a replayed authorization and cancel by their shape and asks again later about the rest.
+   */
+  const journal = new Map<string, { readonly operation: Operation; readonly multicapture: boolean }>()
+  /** Keys this process learnt are fenced (lookup said NotReceived): never sent again. */
+  const fenced = new Map<string, true>()
+  /** Our reference → the redirectResult the shopper came back with. */
+  const returned = new Map<string, string>()
+  /** Modification pspReference → its notification's outcome. */
+  const outcomes = new Map<string, boolean>()
+
+  /** Refuses a key this process saw fenced; otherwise notes what is about to be sent under it. */
+  const guard = (key: string, operation: Operation, multicapture = false) =>
+    fenced.has(key)
+      ? Effect.fail(unavailable("a lookup fenced this idempotency key; the call was not applied"))
+      : Effect.sync(() => remember(journal, key, { operation, multicapture }))
+
+  const readAuthorization = (multicapture: boolean) => (answer: PaymentAnswer) => {
+    const outcome = authorizeOutcome(answer, multicapture)
+    return outcome === undefined ? Effect.fail(foreign()) : Effect.succeed(outcome)
+  }
+
+  const rejectedAuthorization = (error: AdyenRawError): AuthorizeResult => ({
+    _tag: "Declined",
+    decline_code: fromValidation(error.errorCode) ?? "invalid_request",
+    provider_transaction_id: null
+  })
+
+  const authorizeCard: Port["authorizeCard"] = (request) =>
+    Effect.gen(function*() {
+      const multicapture = !request.capture && multipleCaptures
+      if (request.authenticated) {
+        // Nothing is sent under this round's key before the shopper's answer is known.
+        const redirectResult = returned.get(request.reference)
+        if (redirectResult === undefined) return yield* unavailable(`the shopper has not come back from the challenge of ${request.reference} yet`)
+        yield* guard(request.idempotency_key, "authorize", multicapture)
+        return yield* settle(
+          call(() => sdk.payments.paymentsDetails({ details: { redirectResult } }, { idempotencyKey: request.idempotency_key }), timeoutMs),
+          readAuthorization(multicapture),
+          rejectedAuthorization
+        )
+      }
+      yield* guard(request.idempotency_key, "authorize", multicapture)
+      const returnUrl = new URL(config.returnUrl)
+      returnUrl.searchParams.set(REFERENCE_PARAM, request.reference)
+      // Raw card fields: the vault revealed the card for this call only (PCI-compliant merchants
+      // may send them; Adyen's web SDK would send encryptedCardNumber instead).
+      const body = {
+        merchantAccount,
+        reference: request.reference,
+        amount: amountOf(request),
+        paymentMethod: {
+          type: "scheme",
+          number: request.card.number,
+          expiryMonth: String(request.card.exp_month).padStart(2, "0"),
+          expiryYear: String(request.card.exp_year),
+          ...(request.card.cvc === undefined ? {} : { cvc: request.card.cvc })
+        },
+        returnUrl: returnUrl.toString(),
+        ...(request.capture ? {} : { additionalData: { manualCapture: "true" } })
+      }
+      return yield* settle(
+        // The library's request type wants its own enum members; the JSON is Adyen's as documented.
+        call(() => sdk.payments.payments(body as never, { idempotencyKey: request.idempotency_key }), timeoutMs),
+        readAuthorization(multicapture),
+        rejectedAuthorization
+      )
+    })
+
+  /**
+   * One modification (capture, cancel, refund) of the payment behind `providerId`, sent under the
+   * key: its own `received` answer is read by `ok`, another request's fails (the key is not ours).
+   */
+  const modify = <R>(
+    operation: "capture" | "void" | "refund",
+    key: string,
+    providerId: string,
+    send: (payment: string, options: { readonly idempotencyKey: string }) => Promise<ModificationAnswer>,
+    ok: (payment: string, psp: string) => R
+  ) =>
+    Effect.gen(function*() {
+      const payment = paymentOf(providerId)
+      yield* guard(key, operation)
+      return yield* settle<ModificationAnswer, R | Refused>(
+        call(() => send(payment, { idempotencyKey: key }), timeoutMs),
+        (answer) => {
+          const psp = receivedFor(answer, payment)
+          return psp === undefined ? Effect.fail(foreign()) : Effect.succeed(ok(payment, psp))
+        },
+        (error) => ({ _tag: "Refused", decline_code: refusal(error, `${operation}_refused`) })
+      )
+    })
+
+  const captureCard: Port["captureCard"] = (request) =>
+    request.previousCaptures > 0 && !multipleCaptures
+      ? Effect.succeed({ _tag: "Refused", decline_code: "multicapture_not_supported" })
+      // Adyen has no "final" flag: what a final capture leaves uncaptured is released when the authorization expires.
+      : modify(
+        "capture",
+        request.idempotency_key,
+        request.authorization,
+        (payment, options) => sdk.modifications.captureAuthorisedPayment(payment, { merchantAccount, amount: amountOf(request), reference: request.reference }, options),
+        (payment, psp): CaptureResult => ({ _tag: "Settling", provider_transaction_id: captureId(payment, psp) })
+      )
+
+  const voidCard: Port["voidCard"] = (request) =>
+    modify(
+      "void",
+      request.idempotency_key,
+      request.authorization,
+      (payment, options) => sdk.modifications.cancelAuthorisedPaymentByPspReference(payment, { merchantAccount, reference: request.reference }, options),
+      (_, psp): VoidResult => ({ _tag: "Voided", provider_transaction_id: psp })
+    )
+
+  const refund: Port["refund"] = (request) =>
+    modify(
+      "refund",
+      request.idempotency_key,
+      request.payment,
+      (payment, options) => sdk.modifications.refundCapturedPayment(payment, { merchantAccount, amount: amountOf(request), reference: request.reference }, options),
+      (_, psp): PayoutResult => ({ _tag: "Pending", provider_transaction_id: psp })
+    )
+
+  // Adyen has no API to ask about a modification: its notification is the answer.
+  const settlement: Port["settlement"] = (providerTransactionId) =>
+    Effect.succeed(outcomes.get(modificationOf(providerTransactionId)) === true ? "settled" : "pending")
+
+  const binLookup: Port["binLookup"] = (bin) =>
+    call(() => sdk.payments.cardDetails({ merchantAccount, cardNumber: bin }), timeoutMs).pipe(
+      Effect.map((answer) => (answer.issuingCountryCode === undefined ? {} : { country_code: answer.issuingCountryCode })),
+      Effect.catch((failure) => (failure._tag === "Rejected" ? Effect.succeed({}) : Effect.fail(unavailable(failure.reason))))
+    )
+
+  /** What a replayed answer under `key` says of the call first made with it. */
+  const interpret = (key: string, answer: Record<string, unknown>): Effect.Effect<LookupResult, Errors.ProviderUnavailable> => {
+    const sent = journal.get(key)
+    if (typeof answer["resultCode"] === "string") {
+      const outcome = authorizeOutcome(answer as PaymentAnswer, sent?.multicapture ?? false)
+      if (outcome === undefined || outcome._tag === "Unknown") return Effect.fail(unavailable(`the payment's outcome is not known yet (${String(answer["resultCode"])})`))
+      return Effect.succeed({ _tag: "Authorize", result: outcome })
+    }
+    const received = answer as ModificationAnswer & { readonly amount?: unknown }
+    if (received.status !== "received" || received.pspReference === undefined || received.paymentPspReference === undefined) {
+      return Effect.fail(unavailable("the key's answer is neither a payment nor a modification"))
+    }
+    if (received.reference === FENCE_REFERENCE && received.paymentPspReference === FENCE_PSP) {
+      remember(fenced, key, true)
+      return Effect.succeed({ _tag: "NotReceived" })
+    }
+    // Without this process's journal only a cancel (no amount) can be told apart; a capture and a refund answer alike.
+    const operation = sent?.operation ?? (received.amount === undefined ? "void" : undefined)
+    switch (operation) {
+      case "capture":
+        return Effect.succeed({ _tag: "Capture", result: { _tag: "Settling", provider_transaction_id: captureId(received.paymentPspReference, received.pspReference) } })
+      case "void":
+        return Effect.succeed({ _tag: "Void", result: { _tag: "Voided", provider_transaction_id: received.pspReference } })
+      case "refund":
+        return Effect.succeed({ _tag: "Refund", result: { _tag: "Pending", provider_transaction_id: received.pspReference } })
+      default:
+        return Effect.fail(unavailable("a modification was received under this key; which one, its notification will tell"))
+    }
+  }
+
+  const lookup: Port["lookup"] = (key) =>
+    fenced.has(key)
+      ? Effect.succeed({ _tag: "NotReceived" })
+      : call(() => sdk.post(`/payments/${FENCE_PSP}/cancels`, { merchantAccount, reference: FENCE_REFERENCE }, key), timeoutMs).pipe(
+        Effect.mapError((failure) => unavailable(failure._tag === "Rejected" ? `${failure.error.errorCode} ${failure.error.message}` : failure.reason)),
+        Effect.flatMap((answer) =>
+          typeof answer === "object" && answer !== null
+            ? interpret(key, answer as Record<string, unknown>)
+            : Effect.fail(unavailable("the lookup's answer is not a JSON object")))
+      )
+
+  return {
+    name: "adyen",
+    mode: config.mode,
+    authorizeCard,
+    captureCard,
+    voidCard,
+    settlement,
+    refund,
+    // Adyen's payouts are another product (Balance Platform transfers) than the Checkout API.
+    payout: () => Effect.succeed({ _tag: "Refused", decline_code: "transfer_not_supported_by_provider" }),
+    binLookup,
+    startPayment: (request) => Effect.fail(unavailable(`payment_method_not_supported_by_provider: an Adyen card channel does not start ${request.method} payments`)),
+    lookup,
+    challengeReturned: (returnedTo) => {
+      const url = new URL(returnedTo)
+      const reference = url.searchParams.get(REFERENCE_PARAM)
+      const redirectResult = url.searchParams.get("redirectResult")
+      if (reference !== null && redirectResult !== null) remember(returned, reference, redirectResult)
+    },
+    observe: (notification) => {
+      if (notification._tag === "Capture" || notification._tag === "Refund") remember(outcomes, notification.psp_reference, notification.success)
+    }
+  }
+}
+
+/** The Adyen provider as the PaymentProvider service (one channel's credentials). */
+export const layer = (config: AdyenProviderConfig): Layer.Layer<PaymentProvider> => Layer.succeed(PaymentProvider, makeAdyenProvider(config))
