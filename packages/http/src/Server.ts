@@ -34,6 +34,8 @@ export interface ServerOptions {
   readonly maxBodyBytes?: number | undefined
   /** TENDER_FIELDS_URL: the secure card fields' host (default the public URL, contract.md). */
   readonly fieldsUrl?: string | undefined
+  /** TENDER_SDK_URL: tender.js's host, as the hosted checkout page loads it (default the public URL). */
+  readonly sdkUrl?: string | undefined
 }
 
 export const DEFAULT_RATE_LIMIT = { perSecond: 100, burst: 200 } as const
@@ -80,7 +82,7 @@ export const app = (options: Omit<ServerOptions, "port" | "host">) => {
     ApiRoutes,
     DocsRoute,
     SandboxPages.layer,
-    CheckoutPage.layer({ fieldsUrl: options.fieldsUrl }),
+    CheckoutPage.layer({ fieldsUrl: options.fieldsUrl, sdkUrl: options.sdkUrl }),
     SdkAssets.layer({ fieldsUrl: options.fieldsUrl }),
     ClientRoutes.layer({ maxBodyBytes, defaultRateLimit }),
     Gateway.layer({ maxBodyBytes, defaultRateLimit, routes: routeTable })

@@ -174,6 +174,16 @@ describe("checkout page: open session", () => {
     })
   })
 
+  it("loads tender.js from TENDER_SDK_URL's host when it is set apart, and the policy allows that host", () => {
+    const apart = { api: "https://api.tender.test", fields: "https://fields.tender.test", sdk: "https://js.tender.test" }
+    const markup = renderCheckoutPage(view(), { locale: DEFAULT_LOCALE, hosts: apart }).html.value
+    expect([...markup.matchAll(/<script\b[^>]*>/g)].map((m) => m[0])).toEqual([
+      `<script src="https://js.tender.test/sdk/v1/tender.js" defer>`,
+      `<script src="/hosted/v1/checkout.js" defer>`
+    ])
+    expect(cardPolicy(apart).scripts).toEqual(["'self'", "https://js.tender.test"])
+  })
+
   it("one method: its form at once, every input labelled, the sandbox test card in test mode only", () => {
     const markup = render(view())
     expect(details(markup)).toEqual([])

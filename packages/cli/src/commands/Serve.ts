@@ -44,7 +44,7 @@ export const serve = command(
       const local = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host
       const withUrl = { ...config, publicUrl: config.publicUrl ?? `http://${local}:${port}` }
       return Layer.launch(
-        Layer.merge(Server.layer({ port, host, rateLimit, fieldsUrl: withUrl.fieldsUrl }), workers).pipe(Layer.provide(Services.layer(withUrl)))
+        Layer.merge(Server.layer({ port, host, rateLimit, fieldsUrl: withUrl.fieldsUrl, sdkUrl: withUrl.sdkUrl }), workers).pipe(Layer.provide(Services.layer(withUrl)))
       )
     })
 ).pipe(Command.withDescription("Run the merchant API, hosted pages and workers until SIGINT/SIGTERM"))

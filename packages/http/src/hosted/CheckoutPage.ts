@@ -77,6 +77,16 @@ export interface CardHosts {
   readonly api: string
   /** The secure fields' base URL. */
   readonly fields: string
+  /** tender.js's base URL (TENDER_SDK_URL) when it is served apart from the API. */
+  readonly sdk?: string | undefined
+}
+
+/** Where the card element's parts are served from when not from this server (contract.md, Browser SDK). */
+export interface PageUrls {
+  /** TENDER_FIELDS_URL */
+  readonly fieldsUrl?: string | undefined
+  /** TENDER_SDK_URL */
+  readonly sdkUrl?: string | undefined
 }
 
 export interface RenderOptions {
@@ -445,14 +455,14 @@ export interface RenderedPage {
   readonly card: boolean
 }
 
-const sdkScript = (hosts: CardHosts | undefined) => `${hosts?.api ?? ""}${SDK_PATH}`
+const sdkScript = (hosts: CardHosts | undefined) => `${hosts?.sdk ?? hosts?.api ?? ""}${SDK_PATH}`
 
 const originOf = (url: string) => new URL(url).origin
 
 /** The card element's hosts for the page's policy: tender.js and the glue, the fields frame, the API. */
 export const cardPolicy = (hosts: CardHosts): ScriptPolicy => ({
   // The glue is this server's own (CHECKOUT_SCRIPT_PATH); tender.js is on the API host.
-  scripts: ["'self'", originOf(hosts.api)],
+  scripts: ["'self'", originOf(hosts.sdk ?? hosts.api)],
   // The fields frame, and the sandbox's 3-D Secure challenge (the API host) in inline display mode.
   frames: [originOf(hosts.fields), originOf(hosts.api)],
   // The glue's start of the card attempt (this page), tender.js's pay and payment_status (the API).
@@ -627,7 +637,7 @@ const see = (location: string) => HttpServerResponse.redirect(location, { status
 
 const trimSlash = (url: string) => url.replace(/\/+$/, "")
 
-const requestContext = (fieldsUrl: string | undefined) =>
+const requestContext = (urls: PageUrls) =>
   Effect.gen(function*() {
     const { id } = yield* HttpRouter.params
     const request = yield* HttpServerRequest.HttpServerRequest
@@ -640,7 +650,11 @@ const requestContext = (fieldsUrl: string | undefined) =>
       request,
       sessions,
       view,
-      hosts: { api, fields: fieldsUrl === undefined ? api : trimSlash(fieldsUrl) } satisfies CardHosts,
+      hosts: {
+        api,
+        fields: urls.fieldsUrl === undefined ? api : trimSlash(urls.fieldsUrl),
+        sdk: urls.sdkUrl === undefined ? undefined : trimSlash(urls.sdkUrl)
+      } satisfies CardHosts,
       locale: resolveLocale(Option.getOrUndefined(view)?.session.locale, acceptLanguage)
     }
   })
@@ -660,9 +674,9 @@ const show = (view: CheckoutView, options: RenderOptions & { readonly hosts: Car
 const searchParam = (request: HttpServerRequest.HttpServerRequest, name: string): string | undefined =>
   new URL(request.url, "http://localhost").searchParams.get(name) ?? undefined
 
-const getPage = (fieldsUrl: string | undefined) =>
+const getPage = (urls: PageUrls) =>
   Effect.gen(function*() {
-    const { hosts, locale, request, view } = yield* requestContext(fieldsUrl)
+    const { hosts, locale, request, view } = yield* requestContext(urls)
     if (Option.isNone(view)) return notFound(locale)
     return show(view.value, { locale, hosts, openMethod: searchParam(request, FIELD.method) })
   })
@@ -700,9 +714,9 @@ type Outcome =
   /** The session's card attempt waits for the card: the element takes this secret. */
   | { readonly _tag: "Card"; readonly clientSecret: string }
 
-const attempt = (fieldsUrl: string | undefined, only?: "card") =>
+const attempt = (urls: PageUrls, only?: "card") =>
   Effect.gen(function*() {
-    const context = yield* requestContext(fieldsUrl)
+    const context = yield* requestContext(urls)
     const { id, locale, request, sessions, view } = context
     const outcome = yield* Effect.gen(function*(): Effect.fn.Return<Outcome> {
       if (Option.isNone(view)) return { _tag: "NotFound" }
@@ -752,9 +766,9 @@ const attempt = (fieldsUrl: string | undefined, only?: "card") =>
     return { ...context, outcome }
   })
 
-const postPage = (fieldsUrl: string | undefined) =>
+const postPage = (urls: PageUrls) =>
   Effect.gen(function*() {
-    const { hosts, id, locale, outcome } = yield* attempt(fieldsUrl)
+    const { hosts, id, locale, outcome } = yield* attempt(urls)
     switch (outcome._tag) {
       case "NotFound":
         return notFound(locale)
@@ -776,9 +790,9 @@ const json = (body: unknown, status = 200) =>
  * secret out (`{client_secret}`), or where to go instead (`{location}`), or what to fix
  * (`{message, problems}`), in the customer's language. No card data is ever posted here.
  */
-const startCard = (fieldsUrl: string | undefined) =>
+const startCard = (urls: PageUrls) =>
   Effect.gen(function*() {
-    const { id, outcome } = yield* attempt(fieldsUrl, "card")
+    const { id, outcome } = yield* attempt(urls, "card")
     switch (outcome._tag) {
       case "NotFound":
         return json({ location: checkoutPath(id) }, 404)
@@ -792,15 +806,15 @@ const startCard = (fieldsUrl: string | undefined) =>
   })
 
 /** After tender.js's `pay`: on to where the session stands, as the form's 303 would have sent them. */
-const continueCard = (fieldsUrl: string | undefined) =>
+const continueCard = (urls: PageUrls) =>
   Effect.gen(function*() {
-    const { locale, view } = yield* requestContext(fieldsUrl)
+    const { locale, view } = yield* requestContext(urls)
     return Option.isNone(view) ? notFound(locale) : see(afterSubmit(view.value, "card"))
   })
 
-const cancel = (fieldsUrl: string | undefined) =>
+const cancel = (urls: PageUrls) =>
   Effect.gen(function*() {
-    const { id, locale, sessions, view } = yield* requestContext(fieldsUrl)
+    const { id, locale, sessions, view } = yield* requestContext(urls)
     if (Option.isNone(view)) return notFound(locale)
     const canceled = yield* Effect.result(sessions.cancelByCustomer(id))
     if (Result.isSuccess(canceled) && isWebUrl(canceled.success.session.cancel_url)) {
@@ -832,14 +846,14 @@ export const CHECKOUT_ROUTES: ReadonlyArray<{ readonly method: string; readonly 
 
 /**
  * The routes, to merge beside the API; they need the `Sessions` use case and the public URL.
- * `fieldsUrl`: the card fields' host (TENDER_FIELDS_URL), default the public URL.
+ * The card fields and tender.js come from the public URL unless `urls` names their own hosts.
  */
-export const layer = (options: { readonly fieldsUrl?: string | undefined } = {}) =>
+export const layer = (options: PageUrls = {}) =>
   HttpRouter.addAll([
-    HttpRouter.route("GET", PAGE_ROUTE, getPage(options.fieldsUrl)),
-    HttpRouter.route("POST", PAGE_ROUTE, postPage(options.fieldsUrl)),
-    HttpRouter.route("POST", CANCEL_ROUTE, cancel(options.fieldsUrl)),
-    HttpRouter.route("POST", CARD_ROUTE, startCard(options.fieldsUrl)),
-    HttpRouter.route("GET", CONTINUE_ROUTE, continueCard(options.fieldsUrl)),
+    HttpRouter.route("GET", PAGE_ROUTE, getPage(options)),
+    HttpRouter.route("POST", PAGE_ROUTE, postPage(options)),
+    HttpRouter.route("POST", CANCEL_ROUTE, cancel(options)),
+    HttpRouter.route("POST", CARD_ROUTE, startCard(options)),
+    HttpRouter.route("GET", CONTINUE_ROUTE, continueCard(options)),
     HttpRouter.route("GET", CHECKOUT_SCRIPT_PATH, Effect.succeed(script))
   ])
