@@ -5,7 +5,7 @@
  * the CVC to the CvcStore for the one authorization; `pay` is the payment's own authorization
  * (operations/ClientPay.ts).
  */
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import type { Account, ThreeDsDisplayMode } from "./Account.ts"
 import { Accounts } from "./Accounts.ts"
 import { CardTokens, cvcError } from "./CardTokens.ts"
@@ -25,6 +25,7 @@ import type { Order, Transaction } from "./Payment.ts"
 import { OrderRepo, TransactionRepo } from "./PaymentPorts.ts"
 import { major } from "./PaymentViews.ts"
 import { Payments } from "./Payments.ts"
+import { isHttpUrl } from "./PaymentRequest.ts"
 import { CardVault, CvcStore, KeyHasher, type VaultedCard } from "./Ports.ts"
 import { latestAttempt } from "./operations/Kit.ts"
 import { isoOf } from "./Time.ts"
@@ -64,6 +65,22 @@ export interface ClientPaymentStatus {
   readonly challenge_url?: string
 }
 
+/** The longest `return_url` kept: what browsers reliably carry in an address bar. */
+export const MAX_RETURN_URL = 2048
+
+/**
+ * `pay`'s return_url: an absolute http(s) address, where the `redirect` display mode brings the
+ * customer back (the route decodes with it, and the OpenAPI document shows it).
+ */
+export const ClientReturnUrl = Schema.String.check(
+  Schema.isMaxLength(MAX_RETURN_URL),
+  Schema.makeFilter((url: string) => isHttpUrl(url) || "must be an absolute http or https URL")
+).annotate({
+  format: "uri",
+  description: "Where the `redirect` 3-D Secure display mode brings the customer back, with `tender_payment_id=<order_id>` appended " +
+    "(default in tender.js: the current page). Absolute http(s), at most 2048 characters."
+})
+
 /** The secret's grant, once checked: the account behind the key and what the secret names. */
 export interface ClientGrant {
   readonly account: Account
@@ -75,7 +92,8 @@ export class ClientSecrets extends Context.Service<ClientSecrets, {
   authorize(publishableKey: string, clientSecret: string): Effect.Effect<ClientGrant, DomainError>
   session(grant: ClientGrant): Effect.Effect<ClientSession, DomainError>
   cardToken(grant: ClientGrant, input: ClientCardInput): Effect.Effect<ClientCardToken, DomainError>
-  pay(grant: ClientGrant, token: string): Effect.Effect<ClientPaymentStatus & { readonly display_mode?: ThreeDsDisplayMode }, DomainError>
+  /** `returnUrl`: a ClientReturnUrl, kept for a challenge only in the account's `redirect` display mode. */
+  pay(grant: ClientGrant, token: string, returnUrl?: string): Effect.Effect<ClientPaymentStatus & { readonly display_mode?: ThreeDsDisplayMode }, DomainError>
   status(grant: ClientGrant): Effect.Effect<ClientPaymentStatus, DomainError>
   /** The sandbox's helper: ends a secret of this (test-mode) account at once. */
   expire(account: Account, clientSecret: string): Effect.Effect<{ readonly expires_at: string }, DomainError>
@@ -199,12 +217,16 @@ export class ClientSecrets extends Context.Service<ClientSecrets, {
           return { token: saved.token, brand: saved.brand, last4: saved.last4, bin: saved.bin, exp_month: null, exp_year: null }
         }),
 
-        pay: Effect.fn("ClientSecrets.pay")(function*(grant, token) {
+        pay: Effect.fn("ClientSecrets.pay")(function*(grant, token, returnUrl) {
           if (grant.secret.kind === "transfer") {
             return yield* new InvalidRequest({ message: "A card transfer is executed by the merchant's server (POST /v1/transfers/{order_id}/execute), not paid" })
           }
           yield* writable(grant)
-          const paid = yield* payments.clientPay(grant.account, grant.secret.order_id, token)
+          // Only the redirect mode takes the customer's whole page to the challenge, so only it needs a
+          // way back; inline and popup challenges keep the order's success_url / cancel_url inside
+          // their frame or window, as before. The mode is read once, here, as the answer's display_mode.
+          const redirected = grant.account.three_ds_display_mode === "redirect"
+          const paid = yield* payments.clientPay(grant.account, grant.secret.order_id, token, redirected ? returnUrl : undefined)
           yield* repo.markUsed(grant.secret.hash, isoOf(yield* Clock.currentTimeMillis))
           const status = statusOf(paid.order, paid.txn)
           return status.status === "requires_action" && status.challenge_url !== undefined

@@ -15,7 +15,7 @@
 import { Cause, Effect, Option, Schema, SchemaIssue } from "effect"
 import * as ByteSize from "effect/ByteSize"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { Accounts, ClientSecrets, type ClientGrant, Errors, RateLimiter } from "@tender/domain"
+import { Accounts, ClientReturnUrl, ClientSecrets, type ClientGrant, Errors, RateLimiter } from "@tender/domain"
 import * as ApiError from "../ApiError.ts"
 import { CurrentRequest } from "../RequestContext.ts"
 
@@ -50,20 +50,24 @@ const AUTHENTICATION_CODES = new Set<string>([
   Errors.ClientSecretExpired.code
 ])
 
-/** Card data refused by the server's own checks: the SDK's field codes (spec, SDK errors). */
-const CARD_FIELD_CODES: ReadonlyArray<readonly [string, string]> = [
+/**
+ * Fields refused by the server's own checks: the SDK's field codes (spec, SDK errors), card data
+ * first; a bad `return_url` is the integration's input, refused before anything is paid.
+ */
+const FIELD_CODES: ReadonlyArray<readonly [string, string]> = [
   ["number", "invalid_number"],
   ["exp_month", "invalid_expiry"],
   ["exp_year", "invalid_expiry"],
-  ["cvc", "invalid_cvc"]
+  ["cvc", "invalid_cvc"],
+  ["return_url", "invalid_return_url"]
 ]
 
 const classify = (error: Errors.DomainError, headers?: Record<string, string>): ClientFailure => {
   if (AUTHENTICATION_CODES.has(error.code)) return new ClientFailure(error, "authentication_error", error.code, headers)
   if (error.code === Errors.ValidationFailed.code) {
     const fields = new Set((error.errors ?? []).map((e) => e.field))
-    const card = CARD_FIELD_CODES.find(([field]) => fields.has(field))
-    if (card !== undefined) return new ClientFailure(error, "validation_error", card[1], headers)
+    const field = FIELD_CODES.find(([name]) => fields.has(name))
+    if (field !== undefined) return new ClientFailure(error, "validation_error", field[1], headers)
   }
   return new ClientFailure(error, "api_error", error.code, headers)
 }
@@ -97,7 +101,7 @@ const CardTokenBody = Schema.Struct({
 const PayBody = Schema.Struct({
   client_secret: Schema.String,
   token: Schema.String,
-  return_url: Schema.optional(Schema.String)
+  return_url: Schema.optional(ClientReturnUrl)
 })
 
 /** Each route: its body and what it does with a checked grant; `status` is the success status. */
@@ -127,7 +131,7 @@ const ROUTES: ReadonlyArray<ClientRoute<unknown>> = [
     path: "/v1/client/pay",
     body: PayBody as Schema.Codec<typeof PayBody.Type, unknown>,
     status: 200,
-    act: (secrets, grant, body) => secrets.pay(grant, body.token)
+    act: (secrets, grant, body) => secrets.pay(grant, body.token, body.return_url)
   }),
   route({
     path: "/v1/client/payment_status",
