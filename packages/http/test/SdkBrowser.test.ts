@@ -396,11 +396,18 @@ describe.skipIf(!HAVE_CHROMIUM)(
       ] as const
       for (const { answer, order, path, returnUrl } of redirects) {
         const { payment, page, token } = await payChallenged("redirect", path)
+        if (returnUrl !== undefined) {
+          // A return URL that is not an absolute http(s) address is refused before anything is paid.
+          expect(await payWithOptions(page, payment, token, { returnUrl: "javascript:alert(1)" }))
+            .toMatchObject({ status: "failed", error: { type: "validation_error", code: "invalid_return_url" } })
+          expect(page.url()).toBe(`${shop.origin}${path}`)
+          expect(await orderStatus(payment)).toBe("requires_action")
+        }
         const navigated = page.waitForURL(/\/sandbox\/3ds/)
         expect(await payWithOptions(page, payment, token, returnUrl === undefined ? {} : { returnUrl }))
           .toEqual({ status: "requires_action", paymentId: payment.orderId })
         await navigated
-        const sent = requests.find((r) => new URL(r.url).pathname === "/v1/client/pay" && r.body.includes(payment.secret))
+        const sent = requests.findLast((r) => new URL(r.url).pathname === "/v1/client/pay" && r.body.includes(payment.secret))
         const expectedReturn = returnUrl ?? `${shop.origin}${path}`
         expect(JSON.parse(sent!.body).return_url).toBe(expectedReturn)
         await page.click(`button[value=${answer}]`)
