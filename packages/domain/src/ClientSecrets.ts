@@ -86,9 +86,13 @@ export type ClientPayResult = typeof ClientPayResult.Type
 /** The longest `return_url` kept: what browsers reliably carry in an address bar. */
 export const MAX_RETURN_URL = 2048
 
+/** Printable ASCII only, as a browser's `location.href` is: the URL goes out in a `Location` header. */
+const HEADER_SAFE = /^[\x21-\x7e]+$/
+
 /**
  * `pay`'s return_url: an absolute http(s) address, where the `redirect` display mode brings the
- * customer back (the route decodes with it, and the OpenAPI document shows it).
+ * customer back (the route decodes with it, and the OpenAPI document shows it). Kept as written, so
+ * it must be header-safe as written (the URL parser would quietly drop a newline, a header would not).
  */
 export const ClientReturnUrl = Schema.String.annotate({
   format: "uri",
@@ -96,7 +100,9 @@ export const ClientReturnUrl = Schema.String.annotate({
     "(tender.js sends the current page unless `pay` was given `returnUrl`). Absolute http(s), at most 2048 characters."
 }).check(
   Schema.isMaxLength(MAX_RETURN_URL),
-  Schema.makeFilter((url: string) => isHttpUrl(url) || "must be an absolute http or https URL")
+  Schema.makeFilter((url: string) =>
+    (isHttpUrl(url) && HEADER_SAFE.test(url)) || "must be an absolute http or https URL in printable ASCII (percent-encode the rest)"
+  )
 )
 
 /** The secret's grant, once checked: the account behind the key and what the secret names. */

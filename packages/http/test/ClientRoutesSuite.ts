@@ -315,7 +315,8 @@ export const clientRoutesSuite = (storage: Pick<TenderConfig, "storage" | "dataD
 
       const p = await payment({}, redirector)
       const token = (await client("/v1/client/card_tokens", { client_secret: p.secret, ...card("4242424242424242") }, redirector.publishable_key)).json.token
-      for (const bad of ["/checkout", "javascript:alert(1)", "ftp://shop.example/x", `https://shop.example/${"a".repeat(2048)}`, ""]) {
+      const unsafe = ["https://shop.example/a b", "https://shop.example/x\r\nSet-Cookie: a=b", "https://shop.example/café"]
+      for (const bad of ["/checkout", "javascript:alert(1)", "ftp://shop.example/x", `https://shop.example/${"a".repeat(2048)}`, "", ...unsafe]) {
         const refused = await client("/v1/client/pay", { client_secret: p.secret, token, return_url: bad }, redirector.publishable_key)
         expectClientError(refused, 400, "validation_error", "invalid_return_url")
       }
