@@ -342,20 +342,31 @@ describe.skipIf(!HAVE_CHROMIUM)(
       await retry!.close()
     })
 
-    /** Fills 3220, collects, and starts pay: the challenge is the account's display mode. */
-    const payChallenged = async (mode: DisplayMode) => {
+    /** Fills 3220 on the shop's `path`, collects: the challenge will be the account's display mode. */
+    const payChallenged = async (mode: DisplayMode, path = "/") => {
       const payment = await createPayment({ mode })
-      const page = await openCard({ clientSecret: payment.secret }, "/", mode)
+      const page = await openCard({ clientSecret: payment.secret }, path, mode)
       await fillCard(await fields(page), "4000000000003220")
       const { card } = await collect(page, payment.secret)
       return { payment, page, token: card!.token }
     }
 
+    /** The two answers to a challenge, what `pay` then resolves with, and the order the merchant API shows. */
+    const ANSWERS = [
+      ["approve", { status: "succeeded" }, "succeeded"],
+      ["deny", { status: "failed", declineCode: "authentication_failed" }, "failed"]
+    ] as const
+
+    /** pay with `options` (tender.js's `{returnUrl}`), as the merchant's page calls it. */
+    const payWithOptions = (page: Page, payment: ShopPayment, token: string, options: { returnUrl?: string }) =>
+      page.evaluate(({ secret, token, options }) => (window as unknown as { tender: any }).tender.pay(secret, token, options), {
+        secret: payment.secret,
+        token,
+        options
+      }) as Promise<{ status: string; paymentId?: string }>
+
     it("pay runs an inline 3-D Secure challenge and resolves with the outcome (approved → succeeded, denied → failed)", async () => {
-      for (const [answer, expected, order] of [
-        ["approve", { status: "succeeded" }, "succeeded"],
-        ["deny", { status: "failed", declineCode: "authentication_failed" }, "failed"]
-      ] as const) {
+      for (const [answer, expected, order] of ANSWERS) {
         const { payment, page, token } = await payChallenged("inline")
         const paying = pay(page, payment, token)
         const challenge = await (await page.waitForSelector("iframe[title='3-D Secure']")).contentFrame()
@@ -370,34 +381,58 @@ describe.skipIf(!HAVE_CHROMIUM)(
       }
     })
 
-    it("pay runs a popup challenge in a window, and a redirect challenge by leaving the page", async () => {
-      const popupPay = await payChallenged("popup")
-      const opened = context.waitForEvent("page")
-      const paying = pay(popupPay.page, popupPay.payment, popupPay.token)
-      const popup = await opened
-      await popup.waitForLoadState()
-      expect(popup.url()).toContain("/sandbox/3ds")
-      await popup.click("button[value=approve]")
-      await complete3ds(popupPay.payment)
-      expect(await paying).toEqual({ status: "succeeded", paymentId: popupPay.payment.orderId })
-      await expect.poll(() => popup.isClosed()).toBe(true)
-      expect(await orderStatus(popupPay.payment)).toBe("succeeded")
-      await popupPay.page.close()
+    it("pay runs a popup challenge in a window, and a redirect challenge by leaving the page and coming back to returnUrl?tender_payment_id= (approved and denied)", async () => {
+      for (const [answer, expected, order] of ANSWERS) {
+        const { payment, page, token } = await payChallenged("popup")
+        const opened = context.waitForEvent("page")
+        const paying = pay(page, payment, token)
+        const popup = await opened
+        await popup.waitForLoadState()
+        expect(popup.url()).toContain("/sandbox/3ds")
+        await popup.click(`button[value=${answer}]`)
+        // The answer is recorded once the window has left the challenge (the order's success / cancel page).
+        await popup.waitForURL(new RegExp(`^${shop.origin}/`))
+        await complete3ds(payment)
+        expect(await paying).toEqual({ ...expected, paymentId: payment.orderId })
+        await expect.poll(() => popup.isClosed()).toBe(true)
+        expect(await orderStatus(payment)).toBe(order)
+        await expectNoPanOnShop(page)
+        await page.close()
+      }
 
-      const { payment, page, token } = await payChallenged("redirect")
-      const navigated = page.waitForURL(/\/sandbox\/3ds/)
-      expect(await pay(page, payment, token)).toEqual({ status: "requires_action", paymentId: payment.orderId })
-      await navigated
-      const paid = requests.find((r) => new URL(r.url).pathname === "/v1/client/pay" && r.body.includes(payment.secret))
-      expect(JSON.parse(paid!.body).return_url).toBe(`${shop.origin}/`)
-      // The customer answers and is sent back to the shop. (contract.md wants the return_url above with
-      // ?tender_payment_id=; the server does not keep return_url yet and uses the payment's
-      // success_url / cancel_url: docs/decisions.md, "Browser SDK against the real server".)
-      await page.click("button[value=deny]")
-      await page.waitForURL(new RegExp(`^${shop.origin}/`))
-      await complete3ds(payment)
-      expect(await orderStatus(payment)).toBe("failed")
-      await page.close()
+      // Redirect: the whole page goes to the challenge and comes back to the return URL with the
+      // payment's id appended; once with an explicit returnUrl without a query (`?`), once with the
+      // default, the current page, whose own query is kept (`&`).
+      const redirects = [
+        { answer: "approve", order: "succeeded", path: "/", returnUrl: `${shop.origin}/order/done` },
+        { answer: "deny", order: "failed", path: "/checkout?cart=8&step=pay", returnUrl: undefined }
+      ] as const
+      for (const { answer, order, path, returnUrl } of redirects) {
+        const { payment, page, token } = await payChallenged("redirect", path)
+        if (returnUrl !== undefined) {
+          // A return URL that is not an absolute http(s) address is refused before anything is paid.
+          expect(await payWithOptions(page, payment, token, { returnUrl: "javascript:alert(1)" }))
+            .toMatchObject({ status: "failed", error: { type: "validation_error", code: "invalid_return_url" } })
+          expect(page.url()).toBe(`${shop.origin}${path}`)
+          expect(await orderStatus(payment)).toBe("requires_action")
+        }
+        const navigated = page.waitForURL(/\/sandbox\/3ds/)
+        expect(await payWithOptions(page, payment, token, returnUrl === undefined ? {} : { returnUrl }))
+          .toEqual({ status: "requires_action", paymentId: payment.orderId })
+        await navigated
+        const sent = requests.findLast((r) => new URL(r.url).pathname === "/v1/client/pay" && r.body.includes(payment.secret))
+        const expectedReturn = returnUrl ?? `${shop.origin}${path}`
+        expect(JSON.parse(sent!.body).return_url).toBe(expectedReturn)
+        await page.click(`button[value=${answer}]`)
+        const landing = `${expectedReturn}${expectedReturn.includes("?") ? "&" : "?"}tender_payment_id=${payment.orderId}`
+        await page.waitForURL((url) => url.href === landing)
+        expect(page.url()).toBe(landing)
+        // Back on the shop, the merchant's server finishes the challenge and reads the outcome.
+        await complete3ds(payment)
+        expect(await orderStatus(payment)).toBe(order)
+        await expectNoPanOnShop(page)
+        await page.close()
+      }
     })
 
     it("relays an expired secret as authentication_error CLIENT_SECRET_EXPIRED", async () => {

@@ -184,6 +184,7 @@ export const newTransaction = (order: Payment.Order, overrides: Partial<Payment.
       multicapture: true,
       next_action: null,
       three_ds: "approved",
+      customer_return_url: null,
       expires_at: null,
       pending_call: null,
       created_at: order.created_at,
@@ -2226,6 +2227,26 @@ export const clientSecretsContract = (it: Vitest.MethodsNonLive<StorageServices 
       expect(yield* secrets.find(record.hash)).toEqual(Option.some({ ...record, used_at: "2025-03-01T10:05:00.000Z", expired_by_helper: true }))
       yield* secrets.expire(record.hash, "2025-03-01T10:07:00.000Z")
       expect(Option.map(yield* secrets.find(record.hash), (r) => r.expires_at)).toEqual(Option.some("2025-03-01T10:07:00.000Z"))
+    }))
+
+  it.effect("an attempt keeps the browser SDK's customer return URL, set by an update and read back by every read", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const transactions = yield* TransactionRepo
+      const order = yield* newOrder(yield* storedAccount)
+      yield* orders.insert(order)
+      const attempt = yield* newTransaction(order, { status: "processing", three_ds: null })
+      yield* transactions.insert(attempt)
+      expect(Option.map(yield* transactions.findAny(attempt.id), (t) => t.customer_return_url)).toEqual(Option.some(null))
+      const url = `https://shop.example/checkout?step=3&lang=en&tender_payment_id=${order.id}#pay`
+      const kept: Payment.Transaction = { ...attempt, customer_return_url: url, version: 2 }
+      yield* transactions.update(decided(kept))
+      expect(yield* transactions.find(order.account_id, attempt.id)).toEqual(Option.some(kept))
+      expect(yield* transactions.listByOrder(order.id)).toEqual([kept])
+      // Inserted with one, too (a row is written whole either way).
+      const other = yield* newTransaction(order, { customer_return_url: "http://127.0.0.1:8080/?tender_payment_id=x", created_at: later(T0, 1) })
+      yield* transactions.insert(other)
+      expect(yield* transactions.findAny(other.id)).toEqual(Option.some(other))
     }))
 }
 

@@ -169,7 +169,12 @@ describe("the client covers the OpenAPI document", () => {
     const document = await (await fetch(`${server.baseUrl}/v1/openapi.json`)).json() as {
       paths: Record<string, Record<string, { operationId: string }>>
     }
-    const operations = Object.entries(document.paths).flatMap(([path, item]) =>
+    // The browser SDK's routes are listed too, but they are the customer's browser's (tender.js calls
+    // them with a publishable key and a client secret, unsigned), not the merchant server's: this
+    // client signs with the secret key and has no business calling them.
+    const isBrowsers = (path: string) => path.startsWith("/v1/client/")
+    expect(Object.keys(document.paths).filter(isBrowsers).length).toBeGreaterThan(0)
+    const operations = Object.entries(document.paths).filter(([path]) => !isBrowsers(path)).flatMap(([path, item]) =>
       Object.entries(item).map(([method, op]) => ({ id: op.operationId, route: `${method.toUpperCase()} ${path}` }))
     )
     expect(operations.length).toBeGreaterThan(30)

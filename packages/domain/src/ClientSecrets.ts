@@ -5,11 +5,11 @@
  * the CVC to the CvcStore for the one authorization; `pay` is the payment's own authorization
  * (operations/ClientPay.ts).
  */
-import { Clock, Context, Effect, Layer, Option } from "effect"
-import type { Account, ThreeDsDisplayMode } from "./Account.ts"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
+import { type Account, ThreeDsDisplayMode } from "./Account.ts"
 import { Accounts } from "./Accounts.ts"
 import { CardTokens, cvcError } from "./CardTokens.ts"
-import { type ClientSecretRecord, ClientSecretRepo } from "./ClientSecretPorts.ts"
+import { ClientSecretRecord, ClientSecretRepo } from "./ClientSecretPorts.ts"
 import {
   CardPaymentInvalidOrderState,
   ClientSecretExpired,
@@ -25,29 +25,39 @@ import type { Order, Transaction } from "./Payment.ts"
 import { OrderRepo, TransactionRepo } from "./PaymentPorts.ts"
 import { major } from "./PaymentViews.ts"
 import { Payments } from "./Payments.ts"
+import { isHttpUrl } from "./PaymentRequest.ts"
 import { CardVault, CvcStore, KeyHasher, type VaultedCard } from "./Ports.ts"
 import { latestAttempt } from "./operations/Kit.ts"
 import { isoOf } from "./Time.ts"
 
-export interface ClientSession {
-  readonly kind: ClientSecretRecord["kind"]
-  readonly payment_id: string
-  readonly collect: ClientSecretRecord["collect"]
-  readonly amount: number
-  readonly currency: string
-  readonly saved_card: { readonly brand: string; readonly last4: string } | null
-  readonly livemode: boolean
-  readonly expires_at: string
-}
+/**
+ * What the browser reads and gets back, as Schemas: the routes encode their answers with them and
+ * the OpenAPI document shows them (packages/http/src/client/ClientOpenApi.ts).
+ */
+export const ClientSession = Schema.Struct({
+  kind: ClientSecretRecord.fields.kind,
+  payment_id: Schema.String,
+  collect: ClientSecretRecord.fields.collect,
+  /** In major units, as the merchant API's amounts. */
+  amount: Schema.Finite,
+  currency: Schema.String,
+  /** The card on file a `cvv` secret collects the code for: brand and last four only. */
+  saved_card: Schema.NullOr(Schema.Struct({ brand: Schema.String, last4: Schema.String })),
+  livemode: Schema.Boolean,
+  expires_at: Schema.String
+}).annotate({ identifier: "ClientSession", description: "The payment (or card transfer) a client secret names, as the card element needs it." })
+export type ClientSession = typeof ClientSession.Type
 
-export interface ClientCardToken {
-  readonly token: string
-  readonly brand: string
-  readonly last4: string
-  readonly bin: string
-  readonly exp_month: number | null
-  readonly exp_year: number | null
-}
+export const ClientCardToken = Schema.Struct({
+  token: Schema.String,
+  brand: Schema.String,
+  last4: Schema.String,
+  bin: Schema.String,
+  /** Null for a saved card whose CVC was collected: its expiry is not the browser's. */
+  exp_month: Schema.NullOr(Schema.Int),
+  exp_year: Schema.NullOr(Schema.Int)
+}).annotate({ identifier: "ClientCardToken", description: "The vaulted card: an opaque token for `pay` (or the merchant's server), never the number." })
+export type ClientCardToken = typeof ClientCardToken.Type
 
 export interface ClientCardInput {
   readonly number?: string | undefined
@@ -57,12 +67,43 @@ export interface ClientCardInput {
   readonly holder_name?: string | undefined
 }
 
-export interface ClientPaymentStatus {
-  readonly status: "succeeded" | "failed" | "requires_action"
-  readonly payment_id: string
-  readonly decline_code?: string
-  readonly challenge_url?: string
-}
+export const ClientPaymentStatus = Schema.Struct({
+  status: Schema.Literals(["succeeded", "failed", "requires_action"]),
+  payment_id: Schema.String,
+  decline_code: Schema.optionalKey(Schema.String),
+  /** While a 3-D Secure challenge waits on the customer. */
+  challenge_url: Schema.optionalKey(Schema.String)
+}).annotate({ identifier: "ClientPaymentStatus", description: "The payment as the browser sees it: authorized counts as succeeded." })
+export type ClientPaymentStatus = typeof ClientPaymentStatus.Type
+
+export const ClientPayResult = Schema.Struct({
+  ...ClientPaymentStatus.fields,
+  /** With a challenge only: how tender.js shows it (the account's 3-D Secure display mode). */
+  display_mode: Schema.optionalKey(ThreeDsDisplayMode)
+}).annotate({ identifier: "ClientPayResult", description: "`pay`'s answer: the status, and with a challenge how to show it." })
+export type ClientPayResult = typeof ClientPayResult.Type
+
+/** The longest `return_url` kept: what browsers reliably carry in an address bar. */
+export const MAX_RETURN_URL = 2048
+
+/** Printable ASCII only, as a browser's `location.href` is: the URL goes out in a `Location` header. */
+const HEADER_SAFE = /^[\x21-\x7e]+$/
+
+/**
+ * `pay`'s return_url: an absolute http(s) address, where the `redirect` display mode brings the
+ * customer back (the route decodes with it, and the OpenAPI document shows it). Kept as written, so
+ * it must be header-safe as written (the URL parser would quietly drop a newline, a header would not).
+ */
+export const ClientReturnUrl = Schema.String.annotate({
+  format: "uri",
+  description: "Where the `redirect` 3-D Secure display mode brings the customer back, with `tender_payment_id=<order_id>` appended " +
+    "(tender.js sends the current page unless `pay` was given `returnUrl`). Absolute http(s), at most 2048 characters."
+}).check(
+  Schema.isMaxLength(MAX_RETURN_URL),
+  Schema.makeFilter((url: string) =>
+    (isHttpUrl(url) && HEADER_SAFE.test(url)) || "must be an absolute http or https URL in printable ASCII (percent-encode the rest)"
+  )
+)
 
 /** The secret's grant, once checked: the account behind the key and what the secret names. */
 export interface ClientGrant {
@@ -75,7 +116,8 @@ export class ClientSecrets extends Context.Service<ClientSecrets, {
   authorize(publishableKey: string, clientSecret: string): Effect.Effect<ClientGrant, DomainError>
   session(grant: ClientGrant): Effect.Effect<ClientSession, DomainError>
   cardToken(grant: ClientGrant, input: ClientCardInput): Effect.Effect<ClientCardToken, DomainError>
-  pay(grant: ClientGrant, token: string): Effect.Effect<ClientPaymentStatus & { readonly display_mode?: ThreeDsDisplayMode }, DomainError>
+  /** `returnUrl`: a ClientReturnUrl, kept for a challenge only in the account's `redirect` display mode. */
+  pay(grant: ClientGrant, token: string, returnUrl?: string): Effect.Effect<ClientPayResult, DomainError>
   status(grant: ClientGrant): Effect.Effect<ClientPaymentStatus, DomainError>
   /** The sandbox's helper: ends a secret of this (test-mode) account at once. */
   expire(account: Account, clientSecret: string): Effect.Effect<{ readonly expires_at: string }, DomainError>
@@ -204,12 +246,16 @@ export class ClientSecrets extends Context.Service<ClientSecrets, {
           return { token: saved.token, brand: saved.brand, last4: saved.last4, bin: saved.bin, exp_month: null, exp_year: null }
         }),
 
-        pay: Effect.fn("ClientSecrets.pay")(function*(grant, token) {
+        pay: Effect.fn("ClientSecrets.pay")(function*(grant, token, returnUrl) {
           if (grant.secret.kind === "transfer") {
             return yield* new InvalidRequest({ message: "A card transfer is executed by the merchant's server (POST /v1/transfers/{order_id}/execute), not paid" })
           }
           yield* writable(grant)
-          const paid = yield* payments.clientPay(grant.account, grant.secret.order_id, token)
+          // Only the redirect mode takes the customer's whole page to the challenge, so only it needs a
+          // way back; inline and popup challenges keep the order's success_url / cancel_url inside
+          // their frame or window, as before. The mode is read once, here, as the answer's display_mode.
+          const redirected = grant.account.three_ds_display_mode === "redirect"
+          const paid = yield* payments.clientPay(grant.account, grant.secret.order_id, token, redirected ? returnUrl : undefined)
           yield* repo.markUsed(grant.secret.hash, isoOf(yield* Clock.currentTimeMillis))
           const status = statusOf(paid.order, paid.txn)
           return status.status === "requires_action" && status.challenge_url !== undefined

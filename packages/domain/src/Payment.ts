@@ -203,6 +203,13 @@ export const Transaction = Schema.Struct({
   multicapture: Schema.NullOr(Schema.Boolean),
   next_action: Schema.NullOr(NextAction),
   three_ds: Schema.NullOr(ThreeDsStatus),
+  /**
+   * Where a provider page of this attempt (the 3-D Secure challenge) sends the customer back to, when
+   * the browser SDK's `redirect` display mode took the whole page there: `pay`'s return URL with
+   * `tender_payment_id` appended. Null otherwise (the order's success_url / cancel_url apply). Not
+   * part of any merchant API view.
+   */
+  customer_return_url: Schema.NullOr(Schema.String),
   expires_at: Schema.NullOr(Schema.String),
   pending_call: Schema.NullOr(PendingCall),
   created_at: Schema.String,
@@ -210,6 +217,14 @@ export const Transaction = Schema.Struct({
   version: Schema.Int
 })
 export type Transaction = typeof Transaction.Type
+
+/**
+ * Where a provider page of `txn` sends the customer once it ended (`good`: the payment can go on):
+ * the browser SDK's return URL when its redirect mode brought them (one page either way: it re-reads
+ * the payment), else the order's success_url or cancel_url.
+ */
+export const customerReturnUrl = (order: Order, txn: Transaction, good: boolean): string | null =>
+  txn.customer_return_url ?? (good ? order.success_url : order.cancel_url)
 
 /** A recorded event: the outbox row webhooks deliver from. `data` is the payload at emission time. */
 export const PaymentEvent = Schema.Struct({

@@ -65,8 +65,11 @@ export class Payments extends Context.Service<Payments, {
   hostedAttempt(transactionId: string): Effect.Effect<Option.Option<{ readonly order: Order; readonly transaction: Transaction }>>
   /** The provider reports a redirect, QR, voucher or bank-transfer outcome; returns where to send the customer. */
   providerOutcome(transactionId: string, outcome: ProviderOutcome): Effect.Effect<{ readonly return_url: string | null }, Failure>
-  /** The browser SDK's pay: the payment's card form submitted with a token (operations/ClientPay.ts). */
-  clientPay(account: Account, orderId: string, token: string): Effect.Effect<{ readonly order: Order; readonly txn: Transaction }, Failure>
+  /**
+   * The browser SDK's pay: the payment's card form submitted with a token (operations/ClientPay.ts);
+   * `returnUrl`, when given, is where a challenge of this attempt sends the customer back to.
+   */
+  clientPay(account: Account, orderId: string, token: string, returnUrl?: string): Effect.Effect<{ readonly order: Order; readonly txn: Transaction }, Failure>
   /** The customer answers a 3-D Secure challenge; the merchant then calls 3ds/complete. */
   answerChallenge(transactionId: string, approved: boolean): Effect.Effect<{ readonly return_url: string | null }, Failure>
   /** One attempt of a checkout session's customer (operations/Attempt.ts). */
@@ -136,7 +139,7 @@ export class Payments extends Context.Service<Payments, {
           }),
         providerOutcome: (transactionId, outcome) => run(providerOutcome(transactionId, outcome)),
         answerChallenge: (transactionId, approved) => run(answerChallenge(transactionId, approved)),
-        clientPay: (account, orderId, token) => run(clientPay(account, orderId, token)),
+        clientPay: (account, orderId, token, returnUrl) => run(clientPay(account, orderId, token, returnUrl)),
         settleDue: () => run(settleDue()),
         reconcileDue: (options = DEFAULT_RECONCILE) => run(reconcileDue(options)),
         expireWindows: () => run(expireWindows),

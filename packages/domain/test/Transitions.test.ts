@@ -69,6 +69,7 @@ const txn = (overrides: Partial<Transaction> = {}): Transaction => ({
     multicapture: null,
     next_action: null,
     three_ds: null,
+    customer_return_url: null,
     expires_at: null,
     pending_call: null,
     created_at: T0

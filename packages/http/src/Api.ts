@@ -13,6 +13,7 @@ import { TestHelpersApi } from "./api/TestHelpersApi.ts"
 import { TransfersApi } from "./api/TransfersApi.ts"
 import { VaultApi } from "./api/VaultApi.ts"
 import { WebhookDeliveriesApi, WebhookEndpointsApi } from "./api/WebhooksApi.ts"
+import { addClientRoutes } from "./client/ClientOpenApi.ts"
 import { ApiKeyAuth, RequestValidation } from "./Middleware.ts"
 
 /**
@@ -71,7 +72,8 @@ export class Api extends HttpApi.make("tender")
     description:
       "Payment orchestration. Every request carries `Authorization: Bearer sk_…` and `X-Signature: t=…, v1=…` " +
       "(HMAC-SHA256 of t + path with query + raw body under the account's signing secret); every response is " +
-      "signed the same way. Errors are `{code, message, request_id, errors?}`.",
+      "signed the same way. Errors are `{code, message, request_id, errors?}`. The browser SDK's `/v1/client/…` " +
+      "routes (tag browserSdk) are the exception: a publishable key and a client secret, unsigned, the SDK's error object.",
     // The document cannot know where it is deployed; the variable lets a reader (or /docs) point
     // it at their own instance, defaulting to `tender serve`'s address.
     servers: [{
@@ -79,6 +81,8 @@ export class Api extends HttpApi.make("tender")
       description: "A Tender instance",
       variables: { origin: { default: "http://127.0.0.1:8080", description: "Scheme, host and port of the Tender instance" } }
     }],
-    transform: requireSignature
+    // The browser SDK's routes are served beside this value, under their own scheme: added after
+    // the signature is required, which is the merchant API's alone.
+    transform: (spec) => addClientRoutes(requireSignature(spec))
   }))
 {}

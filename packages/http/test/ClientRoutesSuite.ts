@@ -289,6 +289,43 @@ export const clientRoutesSuite = (storage: Pick<TenderConfig, "storage" | "dataD
       await Effect.runPromise(server.accounts.setThreeDsDisplayMode(merchant.account_id, "inline"))
     })
 
+    it("return_url: in redirect mode the challenge's answer sends the customer there with tender_payment_id (approve and deny); inline keeps success_url / cancel_url; a bad one → 400 invalid_return_url and nothing is paid", async () => {
+      const redirector = await Effect.runPromise(server.accounts.create({ name: "sdk-redirect", mode: "test" }))
+      await Effect.runPromise(server.accounts.setThreeDsDisplayMode(redirector.account_id, "redirect"))
+      /** 3220 paid from the browser of `creds`'s account; the challenge answered; where the customer is sent. */
+      const answered = async (creds: Merchant, answer: "approve" | "deny", returnUrl?: string) => {
+        const p = await payment({}, creds)
+        const token = await client("/v1/client/card_tokens", { client_secret: p.secret, ...card("4000000000003220") }, creds.publishable_key)
+        const paid = await client("/v1/client/pay", { client_secret: p.secret, token: token.json.token, ...(returnUrl !== undefined ? { return_url: returnUrl } : {}) }, creds.publishable_key)
+        expect(paid.json, paid.text).toMatchObject({ status: "requires_action" })
+        const reply = await fetch(paid.json.challenge_url, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `outcome=${answer}`, redirect: "manual" })
+        expect(reply.status).toBe(303)
+        const completed = await post(`/v1/payments/${p.order_id}/3ds/complete`, {}, creds)
+        expect(completed.json.status).toBe(answer === "approve" ? "completed" : "failed")
+        return { orderId: p.order_id, location: reply.headers.get("location") }
+      }
+      const approved = await answered(redirector, "approve", "https://shop.example/checkout?step=pay&lang=en#summary")
+      expect(approved.location).toBe(`https://shop.example/checkout?step=pay&lang=en&tender_payment_id=${approved.orderId}#summary`)
+      const denied = await answered(redirector, "deny", "http://127.0.0.1:3000/pay")
+      expect(denied.location).toBe(`http://127.0.0.1:3000/pay?tender_payment_id=${denied.orderId}`)
+      // No return_url given (an integration calling the route itself): the order's own URLs.
+      expect((await answered(redirector, "deny")).location).toBe("https://shop.example/cancel")
+      // Inline: the challenge's frame keeps going where it went before, whatever return_url says.
+      expect((await answered(merchant, "approve", "https://shop.example/checkout")).location).toBe("https://shop.example/ok")
+
+      const p = await payment({}, redirector)
+      const token = (await client("/v1/client/card_tokens", { client_secret: p.secret, ...card("4242424242424242") }, redirector.publishable_key)).json.token
+      const unsafe = ["https://shop.example/a b", "https://shop.example/x\r\nSet-Cookie: a=b", "https://shop.example/café"]
+      for (const bad of ["/checkout", "javascript:alert(1)", "ftp://shop.example/x", `https://shop.example/${"a".repeat(2048)}`, "", ...unsafe]) {
+        const refused = await client("/v1/client/pay", { client_secret: p.secret, token, return_url: bad }, redirector.publishable_key)
+        expectClientError(refused, 400, "validation_error", "invalid_return_url")
+      }
+      const order = await send(server, redirector, "GET", `/v1/orders/${p.order_id}`)
+      expect(order.json.status).toBe("requires_action")
+      const paid = await client("/v1/client/pay", { client_secret: p.secret, token, return_url: "https://shop.example/checkout" }, redirector.publishable_key)
+      expect(paid.json).toEqual({ status: "succeeded", payment_id: p.order_id })
+    })
+
     it("manual capture (a saved card, CVC collected) → succeeded while authorized; the merchant captures it", async () => {
       const saved = await tokenize("4242424242424242")
       const p = await payment({ capture_method: "manual", payment_method: { code: "card", details: { card_token: saved } } })

@@ -64,6 +64,7 @@ const transaction = (overrides: Partial<Payment.Transaction> = {}): Payment.Tran
     qr: { data: "00020101021226", image_url: "https://tender.test/sandbox/qr/txn_1.svg" }
   },
   three_ds: null,
+  customer_return_url: null,
   expires_at: "2026-03-01T10:00:00.000Z",
   pending_call: null,
   created_at: "2026-03-01T09:30:00.000Z",
@@ -145,6 +146,14 @@ describe("sandbox page rendering", () => {
     const approved = renderPage(SANDBOX_PAGES.challenge, attempt({ payment_method: "card" }, { ...card, three_ds: "approved" })).value
     expect(buttons(approved)).toEqual([])
     expect(approved).toContain("Verification approved")
+    expect(approved).toContain(`href="https://shop.test/ok"`)
+    // The browser SDK's redirect mode kept its own way back on the attempt: answered either way, that is the link.
+    const back = "https://shop.test/pay?tender_payment_id=ord_1"
+    for (const three_ds of ["approved", "denied"] as const) {
+      const kept = renderPage(SANDBOX_PAGES.challenge, attempt({ payment_method: "card" }, { ...card, three_ds, customer_return_url: back })).value
+      expect(kept).toContain(`href="${back}"`)
+      expect(kept).not.toContain("shop.test/ok")
+    }
     // A card attempt is not a provider-page attempt: its redirect page offers nothing to press.
     expect(buttons(renderPage(SANDBOX_PAGES.redirect, attempt({ payment_method: "card" }, { ...card, three_ds: "required" })).value)).toEqual([])
   })

@@ -26,7 +26,8 @@ export const awaitsCardForm = (txn: Transaction) =>
 /**
  * Sends the form's card: reserve (under the order's lock, refused with `refuse` unless the form
  * still awaits) → authorize → record. A new card (collect_card) becomes the order's card and the
- * attempt's instrument in the reserving unit of work, so a 3-D Secure completion finds it.
+ * attempt's instrument in the reserving unit of work, so a 3-D Secure completion finds it; a
+ * customer return URL is kept on the attempt in the same write, before any challenge can exist.
  */
 export const submitCardForm = <E extends DomainError>(
   step: StepName,
@@ -34,7 +35,10 @@ export const submitCardForm = <E extends DomainError>(
   attemptId: string,
   card: CardDetails,
   refuse: (current: Transaction) => E,
-  newCard?: { readonly token: string; readonly instrument: PaymentInstrument }
+  extra: {
+    readonly newCard?: { readonly token: string; readonly instrument: PaymentInstrument } | undefined
+    readonly customerReturnUrl?: string | undefined
+  } = {}
 ) =>
   guarded(order.id, Effect.gen(function*() {
     const provider = yield* PaymentProvider
@@ -43,8 +47,13 @@ export const submitCardForm = <E extends DomainError>(
       const current = yield* loadTxn(attemptId)
       if (!awaitsCardForm(current)) return yield* Effect.fail(refuse(current))
       const at = yield* nowIso
+      const { newCard, customerReturnUrl } = extra
       const txn = yield* reserve(
-        newCard === undefined ? current : { ...current, payment_instrument: newCard.instrument },
+        {
+          ...current,
+          ...(newCard === undefined ? {} : { payment_instrument: newCard.instrument }),
+          ...(customerReturnUrl === undefined ? {} : { customer_return_url: customerReturnUrl })
+        },
         "authorize",
         idempotencyKey(current, "authorize"),
         at
@@ -76,11 +85,26 @@ const refusePay = (current: Transaction) =>
     : new CardPaymentInvalidOrderState({ message: "This payment no longer awaits a card: it was already submitted" })
 
 /**
+ * `url` with `tender_payment_id=<orderId>` appended to its query (contract.md, Browser SDK `pay`):
+ * its own query parameters are kept as written (`&` when it has a query), a fragment stays last.
+ */
+export const withPaymentId = (url: string, orderId: string): string => {
+  const hash = url.indexOf("#")
+  const base = hash < 0 ? url : url.slice(0, hash)
+  const fragment = hash < 0 ? "" : url.slice(hash)
+  const query = base.indexOf("?")
+  const separator = query < 0 ? "?" : query === base.length - 1 || base.endsWith("&") ? "" : "&"
+  return `${base}${separator}tender_payment_id=${encodeURIComponent(orderId)}${fragment}`
+}
+
+/**
  * The browser SDK's pay: the payment's card form submitted with `token` (collect_card: a card just
  * vaulted for it; collect_cvv: the saved card, whose CVC was just collected). The CVC kept for the
- * token is used once. Returns the order and its attempt as recorded.
+ * token is used once. `returnUrl` (an http(s) URL the caller checked) is where a challenge of this
+ * attempt sends the customer back to, with the payment's id appended. Returns the order and its
+ * attempt as recorded.
  */
-export const clientPay = Effect.fn("Payments.clientPay")(function*(account: Account, orderId: string, token: string) {
+export const clientPay = Effect.fn("Payments.clientPay")(function*(account: Account, orderId: string, token: string, returnUrl?: string) {
   const found = yield* (yield* OrderRepo).find(account.id, orderId)
   if (Option.isNone(found)) return yield* new OrderNotFound({ message: `No order ${orderId}` })
   const order = found.value
@@ -102,7 +126,10 @@ export const clientPay = Effect.fn("Payments.clientPay")(function*(account: Acco
       holder: holderOf(order.customer, undefined, undefined)
     })
   }
-  yield* submitCardForm("client_pay", order, attempt.id, cardDetails(card, Option.getOrUndefined(cvc)), refusePay, newCard)
+  yield* submitCardForm("client_pay", order, attempt.id, cardDetails(card, Option.getOrUndefined(cvc)), refusePay, {
+    newCard,
+    customerReturnUrl: returnUrl === undefined ? undefined : withPaymentId(returnUrl, order.id)
+  })
     // An unreachable provider was recorded as the attempt's decline: the payment reads as failed.
     .pipe(Effect.catchTag("ProviderUnavailable", () => Effect.void))
   const orderNow = Option.getOrThrow(yield* (yield* OrderRepo).find(account.id, orderId))

@@ -134,6 +134,7 @@ export const newTransaction = (order: Order, kind: Transaction["kind"], amount: 
       multicapture: null,
       next_action: null,
       three_ds: null,
+      customer_return_url: null,
       expires_at: null,
       pending_call: null,
       created_at: at,

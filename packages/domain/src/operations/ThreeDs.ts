@@ -5,6 +5,7 @@
 import { Effect, Option } from "effect"
 import type { Account } from "../Account.ts"
 import { OrderNotFound, PaymentUnexpectedState, TransactionNotFound } from "../Errors.ts"
+import { customerReturnUrl } from "../Payment.ts"
 import { OrderRepo, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
 import { revise } from "../StateMachine.ts"
 import { cardDetails, revealCard } from "./Cards.ts"
@@ -55,7 +56,7 @@ export const completeThreeDs = Effect.fn("Payments.completeThreeDs")(function*(a
   }))
 })
 
-/** The customer answers a 3-D Secure challenge; returns where to send them. */
+/** The customer answers a 3-D Secure challenge; returns where to send them (Payment.customerReturnUrl). */
 export const answerChallenge = Effect.fn("Payments.answerChallenge")(function*(transactionId: string, approved: boolean) {
   const found = yield* (yield* TransactionRepo).findAny(transactionId)
   if (Option.isNone(found)) return yield* new TransactionNotFound({ message: `No transaction ${transactionId}` })
@@ -66,6 +67,6 @@ export const answerChallenge = Effect.fn("Payments.answerChallenge")(function*(t
       return yield* new PaymentUnexpectedState({ message: `No 3-D Secure challenge is awaiting an answer on ${transactionId}` })
     }
     yield* saveTxn(revise(txn, { three_ds: approved ? "approved" : "denied" }, yield* nowIso))
-    return { return_url: approved ? order.success_url : order.cancel_url }
+    return { return_url: customerReturnUrl(order, txn, approved) }
   }))
 })

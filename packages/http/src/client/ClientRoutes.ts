@@ -15,7 +15,18 @@
 import { Cause, Effect, Option, Schema, SchemaIssue } from "effect"
 import * as ByteSize from "effect/ByteSize"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
-import { Accounts, ClientSecrets, type ClientGrant, Errors, RateLimiter } from "@tender/domain"
+import {
+  Accounts,
+  ClientCardToken,
+  type ClientGrant,
+  ClientPaymentStatus,
+  ClientPayResult,
+  ClientReturnUrl,
+  ClientSecrets,
+  ClientSession,
+  Errors,
+  RateLimiter
+} from "@tender/domain"
 import * as ApiError from "../ApiError.ts"
 import { CurrentRequest } from "../RequestContext.ts"
 
@@ -27,7 +38,20 @@ export interface ClientRoutesOptions {
   readonly maxBodyBytes: number
 }
 
-type ErrorType = "authentication_error" | "api_error" | "validation_error"
+/**
+ * The SDK's error object (spec, SDK errors), as these routes send it; the OpenAPI document shows it
+ * for every refusal. `network_error` and `integration_error` are tender.js's own, never the server's.
+ */
+export const ClientErrorBody = Schema.Struct({
+  error: Schema.Struct({
+    type: Schema.Literals(["validation_error", "authentication_error", "api_error"]),
+    code: Schema.String.annotate({ description: "Stable: `CLIENT_SECRET_EXPIRED`, `client_secret_invalid`, `invalid_number`, … or the API's own code." }),
+    message: Schema.String,
+    correlationId: Schema.String.annotate({ description: "The request's id, also in `X-Request-Id`." })
+  })
+}).annotate({ identifier: "ClientError", description: "A refusal on a `/v1/client/…` route." })
+
+type ErrorType = typeof ClientErrorBody.Type["error"]["type"]
 
 /** A refusal on these routes: the SDK's error object, its status, any headers (`Retry-After`). */
 class ClientFailure {
@@ -50,20 +74,24 @@ const AUTHENTICATION_CODES = new Set<string>([
   Errors.ClientSecretExpired.code
 ])
 
-/** Card data refused by the server's own checks: the SDK's field codes (spec, SDK errors). */
-const CARD_FIELD_CODES: ReadonlyArray<readonly [string, string]> = [
+/**
+ * Fields refused by the server's own checks: the SDK's field codes (spec, SDK errors), card data
+ * first; a bad `return_url` is the integration's input, refused before anything is paid.
+ */
+const FIELD_CODES: ReadonlyArray<readonly [string, string]> = [
   ["number", "invalid_number"],
   ["exp_month", "invalid_expiry"],
   ["exp_year", "invalid_expiry"],
-  ["cvc", "invalid_cvc"]
+  ["cvc", "invalid_cvc"],
+  ["return_url", "invalid_return_url"]
 ]
 
 const classify = (error: Errors.DomainError, headers?: Record<string, string>): ClientFailure => {
   if (AUTHENTICATION_CODES.has(error.code)) return new ClientFailure(error, "authentication_error", error.code, headers)
   if (error.code === Errors.ValidationFailed.code) {
     const fields = new Set((error.errors ?? []).map((e) => e.field))
-    const card = CARD_FIELD_CODES.find(([field]) => fields.has(field))
-    if (card !== undefined) return new ClientFailure(error, "validation_error", card[1], headers)
+    const field = FIELD_CODES.find(([name]) => fields.has(name))
+    if (field !== undefined) return new ClientFailure(error, "validation_error", field[1], headers)
   }
   return new ClientFailure(error, "api_error", error.code, headers)
 }
@@ -85,57 +113,90 @@ const corsHeaders = (request: HttpServerRequest.HttpServerRequest): Record<strin
 
 const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 
-const SecretBody = Schema.Struct({ client_secret: Schema.String })
+const ClientSecretField = Schema.String.annotate({
+  description: "The payment's (or card transfer's) client secret, from its `next_action.client_secret`; together with the publishable key it is the browser's credential."
+})
+const SecretBody = Schema.Struct({ client_secret: ClientSecretField })
 const CardTokenBody = Schema.Struct({
-  client_secret: Schema.String,
-  number: Schema.optional(Schema.String),
-  exp_month: Schema.optional(Schema.Int),
-  exp_year: Schema.optional(Schema.Int),
+  client_secret: ClientSecretField,
+  number: Schema.optionalKey(Schema.String.annotate({ description: "Required when the secret collects a card; absent when it collects a saved card's CVC." })),
+  exp_month: Schema.optionalKey(Schema.Int),
+  exp_year: Schema.optionalKey(Schema.Int),
   cvc: Schema.String,
-  holder_name: Schema.optional(Schema.String)
+  holder_name: Schema.optionalKey(Schema.String)
 })
 const PayBody = Schema.Struct({
-  client_secret: Schema.String,
-  token: Schema.String,
-  return_url: Schema.optional(Schema.String)
+  client_secret: ClientSecretField,
+  token: Schema.String.annotate({ description: "The token `card_tokens` answered (collect card), or the payment's saved card's token (collect CVC)." }),
+  return_url: Schema.optionalKey(ClientReturnUrl)
 })
 
-/** Each route: its body and what it does with a checked grant; `status` is the success status. */
-interface ClientRoute<A> {
+/**
+ * Each route: its body and answer (the Schemas it decodes and encodes with, and the OpenAPI document
+ * shows), what it does with a checked grant, and how the document names it. `status` is the success status.
+ */
+interface ClientRoute<A, R> {
   readonly path: `/v1/client/${string}`
+  readonly operationId: string
+  readonly summary: string
+  readonly description: string
   readonly body: Schema.Codec<A, unknown>
   readonly status: number
-  readonly act: (secrets: ClientSecrets["Service"], grant: ClientGrant, body: A) => Effect.Effect<unknown, Errors.DomainError>
+  readonly response: Schema.Codec<R, unknown>
+  readonly act: (secrets: ClientSecrets["Service"], grant: ClientGrant, body: A) => Effect.Effect<R, Errors.DomainError>
 }
 
-const route = <A>(r: ClientRoute<A>) => r as unknown as ClientRoute<unknown>
+const route = <A, R>(r: ClientRoute<A, R>) => r as unknown as ClientRoute<unknown, unknown>
+/** The Schemas here have no decoding or encoding services: their encoded side is plain JSON. */
+const codec = <S extends Schema.Top>(schema: S) => schema as unknown as Schema.Codec<S["Type"], unknown>
 
-const ROUTES: ReadonlyArray<ClientRoute<unknown>> = [
+const ROUTES: ReadonlyArray<ClientRoute<unknown, unknown>> = [
   route({
     path: "/v1/client/session",
-    body: SecretBody as Schema.Codec<typeof SecretBody.Type, unknown>,
+    operationId: "client.session",
+    summary: "Read what a client secret is for",
+    description: "The payment or card transfer the secret names: what to collect (`card`, or `cvv` for the saved card shown by brand and last four), the amount, the mode and when the secret ends.",
+    body: codec(SecretBody),
     status: 200,
+    response: codec(ClientSession),
     act: (secrets, grant) => secrets.session(grant)
   }),
   route({
     path: "/v1/client/card_tokens",
-    body: CardTokenBody as Schema.Codec<typeof CardTokenBody.Type, unknown>,
+    operationId: "client.cardTokens",
+    summary: "Vault the customer's card for the secret's payment",
+    description: "Called only by the secure fields frame: the card (or, for a saved card, its CVC alone) goes to the vault and the answer is its token, never the number. The CVC is kept for the payment's one authorization.",
+    body: codec(CardTokenBody),
     status: 201,
-    act: (secrets, grant, body) => secrets.cardToken(grant, body)
+    response: codec(ClientCardToken),
+    act: (secrets, grant, body: typeof CardTokenBody.Type) => secrets.cardToken(grant, body)
   }),
   route({
     path: "/v1/client/pay",
-    body: PayBody as Schema.Codec<typeof PayBody.Type, unknown>,
+    operationId: "client.pay",
+    summary: "Pay the secret's payment with a card token",
+    description: "The payment's one authorization. With a 3-D Secure challenge the answer is `requires_action` with `challenge_url` and the account's `display_mode`; in the `redirect` mode the challenge sends the customer back to `return_url` with `tender_payment_id` appended.",
+    body: codec(PayBody),
     status: 200,
-    act: (secrets, grant, body) => secrets.pay(grant, body.token)
+    response: codec(ClientPayResult),
+    act: (secrets, grant, body: typeof PayBody.Type) => secrets.pay(grant, body.token, body.return_url)
   }),
   route({
     path: "/v1/client/payment_status",
-    body: SecretBody as Schema.Codec<typeof SecretBody.Type, unknown>,
+    operationId: "client.paymentStatus",
+    summary: "Read the payment's status as the browser sees it",
+    description: "What tender.js polls while a challenge is open: `requires_action` (with `challenge_url` while the challenge waits), then `succeeded` or `failed`.",
+    body: codec(SecretBody),
     status: 200,
+    response: codec(ClientPaymentStatus),
     act: (secrets, grant) => secrets.status(grant)
   })
 ]
+
+/** What the OpenAPI document shows of each route (ClientOpenApi.ts). */
+export const CLIENT_OPERATIONS: ReadonlyArray<
+  Pick<ClientRoute<unknown, unknown>, "path" | "operationId" | "summary" | "description" | "body" | "status" | "response">
+> = ROUTES
 
 /** Method and path of every client route, for the gateway's route table (404 vs 405). */
 export const CLIENT_ROUTES: ReadonlyArray<{ readonly method: string; readonly path: string }> = ROUTES.flatMap((r) => [
@@ -146,7 +207,7 @@ export const CLIENT_ROUTES: ReadonlyArray<{ readonly method: string; readonly pa
 const isJson = (contentType: string | undefined) =>
   contentType !== undefined && /^application\/json\s*(;|$)/i.test(contentType.trim())
 
-const serve = (r: ClientRoute<unknown>, options: ClientRoutesOptions) =>
+const serve = (r: ClientRoute<unknown, unknown>, options: ClientRoutesOptions) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const state = yield* CurrentRequest
@@ -208,7 +269,9 @@ const serve = (r: ClientRoute<unknown>, options: ClientRoutesOptions) =>
         )
       )
       const result = yield* Effect.mapError(r.act(secrets, grant, body), (e) => classify(e))
-      return HttpServerResponse.jsonUnsafe(result, { status: r.status, headers: cors })
+      // The answer is what the document says it is: a use case answering otherwise is a defect (500).
+      const encoded = yield* Effect.orDie(Schema.encodeUnknownEffect(r.response)(result))
+      return HttpServerResponse.jsonUnsafe(encoded, { status: r.status, headers: cors })
     }))
     if (exit._tag === "Success") return exit.value
     if (Cause.hasInterruptsOnly(exit.cause)) return yield* exit
@@ -216,8 +279,11 @@ const serve = (r: ClientRoute<unknown>, options: ClientRoutesOptions) =>
     const known = Option.isSome(failure) && failure.value instanceof ClientFailure ? failure.value : undefined
     if (known === undefined) yield* Effect.logError("Unhandled failure on a client route", exit.cause).pipe(Effect.annotateLogs({ request_id: state.requestId, path: r.path }))
     const refusal = known ?? classify(new Errors.InternalError({ message: "Internal error; safe to retry" }))
+    const body: typeof ClientErrorBody.Type = {
+      error: { type: refusal.type, code: refusal.code, message: refusal.error.message, correlationId: state.requestId }
+    }
     return HttpServerResponse.jsonUnsafe(
-      { error: { type: refusal.type, code: refusal.code, message: refusal.error.message, correlationId: state.requestId } },
+      body,
       { status: ApiError.statusOf(refusal.error.code), headers: { ...cors, ...refusal.headers } }
     )
   })

@@ -7,7 +7,7 @@
  *
  * Every page is plainly labelled "Tender sandbox" so that nobody mistakes it for a live provider.
  */
-import { Errors, isInFlight, type Payment, Payments, type ProviderOutcome } from "@tender/domain"
+import { Errors, isInFlight, Payment, Payments, type ProviderOutcome } from "@tender/domain"
 import { SANDBOX_PATHS } from "@tender/adapters/providers/sandbox/SandboxPaths"
 import { Effect, Option, Result } from "effect"
 import * as ByteSize from "effect/ByteSize"
@@ -182,8 +182,8 @@ const voucherPage: SandboxPage = {
 export const SANDBOX_PAGES = { redirect: redirectPage, challenge: challengePage, voucher: voucherPage } as const
 
 /** Where the customer goes back to once the attempt ended, when the merchant gave a web address. */
-const returnLink = ({ order }: Attempt, ending: Ending): Html | false => {
-  const url = ending.good ? order.success_url : order.cancel_url
+const returnLink = ({ order, transaction }: Attempt, ending: Ending): Html | false => {
+  const url = Payment.customerReturnUrl(order, transaction, ending.good)
   return url !== null && isWebUrl(url) && html`<p><a href="${url}">Return to the merchant</a></p>`
 }
 

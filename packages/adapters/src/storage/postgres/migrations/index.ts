@@ -14,6 +14,7 @@ import * as m0009 from "./0009_sandbox_ledger.ts"
 import * as m0010 from "./0010_money_out.ts"
 import * as m0011 from "./0011_sandbox_ledger_money_out.ts"
 import * as m0012 from "./0012_client_secrets.ts"
+import * as m0013 from "./0013_customer_return_url.ts"
 import * as m0014 from "./0014_channels.ts"
 
 export interface Migration {
@@ -35,5 +36,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { name: "0010_money_out", statements: m0010.statements },
   { name: "0011_sandbox_ledger_money_out", statements: m0011.statements },
   { name: "0012_client_secrets", statements: m0012.statements },
+  { name: "0013_customer_return_url", statements: m0013.statements },
   { name: "0014_channels", statements: m0014.statements }
 ]
