@@ -405,7 +405,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
       // default, the current page, whose own query is kept (`&`).
       const redirects = [
         { answer: "approve", order: "succeeded", path: "/", returnUrl: `${shop.origin}/order/done` },
-        { answer: "deny", order: "failed", path: "/checkout?cart=8&step=pay", returnUrl: undefined }
+        { answer: "deny", order: "failed", path: "/?cart=8&step=pay", returnUrl: undefined }
       ] as const
       for (const { answer, order, path, returnUrl } of redirects) {
         const { payment, page, token } = await payChallenged("redirect", path)

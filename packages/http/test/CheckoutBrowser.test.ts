@@ -350,7 +350,11 @@ describe.skipIf(!HAVE_CHROMIUM)(
       await Promise.all([page.waitForURL(/\/sandbox\/3ds\//), page.getByRole("button", { name: "Pay $16.50" }).click()])
       expect(await sessionStatus(session.id, redirecting)).toBe("pending_action")
       expect(JSON.parse(requests.find((r) => r.page === page && new URL(r.url).pathname === "/v1/client/pay")!.body).return_url).toBe(session.url)
-      await Promise.all([page.waitForURL(session.url), page.getByRole("button", { name: "Approve" }).click()])
+      // Back on the page the SDK's pay named, with the payment's id appended (contract.md, Browser SDK).
+      await Promise.all([
+        page.waitForURL((url) => url.href.startsWith(`${session.url}?tender_payment_id=ord_`)),
+        page.getByRole("button", { name: "Approve" }).click()
+      ])
       expect(await page.locator("h1").innerText()).toBe("Payment complete")
       expect(await sessionStatus(session.id, redirecting)).toBe("completed")
       await page.waitForURL(`${shop.origin}/thanks`, { timeout: 15_000 })
