@@ -5,10 +5,11 @@
  */
 import Adyen from "@adyen/api-library"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { type AuthorizeResult, type CardDetails, PaymentProvider, type Unknown } from "@tender/domain"
-import { Cause, Effect, Exit } from "effect"
+import { type CardDetails, PaymentProvider } from "@tender/domain"
+import { Effect } from "effect"
 import { classify } from "../src/providers/adyen/AdyenClient.ts"
 import * as AdyenFake from "../src/providers/adyen/AdyenFake.ts"
+import { approved, failureOf, run, scenarios, unsupportedCalls } from "../src/providers/fake/ProviderScenarios.ts"
 import { verify } from "../src/providers/adyen/AdyenNotifications.ts"
 import { type AdyenProvider, FENCE_REFERENCE, layer, makeAdyenProvider } from "../src/providers/adyen/AdyenProvider.ts"
 import { sign } from "../src/providers/adyen/AdyenSignature.ts"
@@ -41,8 +42,6 @@ beforeAll(async () => {
 })
 afterAll(() => fake.close())
 
-let references = 0
-const newReference = () => `txn_${Date.now().toString(36)}_${++references}`
 const card = (number: string, expiry: { month: number; year: number } = { month: 3, year: 2030 }): CardDetails => ({
   number,
   exp_month: expiry.month,
@@ -50,41 +49,12 @@ const card = (number: string, expiry: { month: number; year: number } = { month:
   cvc: "737"
 })
 
-const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
-const failureOf = async <A, E>(effect: Effect.Effect<A, E>) => {
-  const exit = await Effect.runPromise(Effect.exit(effect))
-  if (Exit.isSuccess(exit)) throw new Error(`Expected a failure, got ${JSON.stringify(exit.value)}`)
-  return Cause.squash(exit.cause) as E
-}
-
-const authorize = (
-  number: string,
-  options: { capture?: boolean; reference?: string; key?: string; authenticated?: boolean; via?: AdyenProvider; card?: CardDetails } = {}
-) => {
-  const reference = options.reference ?? newReference()
-  return (options.via ?? provider).authorizeCard({
-    reference,
-    idempotency_key: options.key ?? `${reference}:authorize`,
-    card: options.card ?? card(number),
-    amount: 1000,
-    currency: "EUR",
-    capture: options.capture ?? false,
-    authenticated: options.authenticated ?? false
-  })
-}
-
-const approved = (result: AuthorizeResult | Unknown) => {
-  if (result._tag !== "Approved") throw new Error(`Expected an approval, got ${JSON.stringify(result)}`)
-  return result
-}
-
 const paymentsOf = (reference: string) => fake.payments().filter((payment) => payment.merchantReference === reference)
-
-const capture = (authorization: string, amount: number, final: boolean, via: AdyenProvider = provider, previousCaptures = 0) => {
-  const reference = newReference()
-  const key = `${reference}:capture`
-  return { key, answer: via.captureCard({ reference, idempotency_key: key, authorization, amount, currency: "EUR", final, previousCaptures }) }
-}
+const { acrossRefusal, authorize, capture, lostAndRetried, lostAuthorization, newReference } = scenarios({
+  provider: () => provider,
+  card: (number) => card(number),
+  held: (reference) => paymentsOf(reference).map((payment) => payment.pspReference)
+})
 
 /** Hands the fake's notifications about `psp` to the provider, verified as the notification route would. */
 const observeNotifications = async (via: AdyenProvider, psp: string) => {
@@ -101,11 +71,9 @@ const signOf = (item: AdyenFake.NotificationRequestItem) => sign(item, HMAC_KEY)
 describe("Adyen provider on the fake", () => {
   it("approves a card, automatic capture captured at once", async () => {
     const reference = newReference()
-    const result = approved(await run(authorize("4111111111111111", { capture: true, reference })))
-    expect(result.multicapture).toBe(false)
-    const [payment] = paymentsOf(reference)
-    expect(payment?.pspReference).toBe(result.provider_transaction_id)
-    expect(payment).toMatchObject({ status: "Authorised", captured: 1000, manualCapture: false, amount: { value: 1000, currency: "EUR" } })
+    const result = await run(authorize("4111111111111111", { capture: true, reference }))
+    expect(paymentsOf(reference)).toMatchObject([{ status: "Authorised", captured: 1000, manualCapture: false, amount: { value: 1000, currency: "EUR" } }])
+    expect(result).toEqual({ _tag: "Approved", provider_transaction_id: paymentsOf(reference)[0]!.pspReference, multicapture: false })
   })
 
   it("serves as the PaymentProvider service through its layer", async () => {
@@ -217,32 +185,19 @@ describe("Adyen provider on the fake", () => {
   })
 
   it("timeout after sending → Unknown; lookup finds exactly one payment; a retry replays it", async () => {
-    const reference = newReference()
     fake.fault("payments", "timeout")
-    const lost = await run(authorize("4111111111111111", { reference, via: impatient }))
-    expect(lost._tag).toBe("Unknown")
-    const found = await run(impatient.lookup(`${reference}:authorize`))
-    const payments = paymentsOf(reference)
-    expect(payments).toHaveLength(1)
-    expect(found).toEqual({ _tag: "Authorize", result: { _tag: "Approved", provider_transaction_id: payments[0]!.pspReference, multicapture: true } })
-    const retried = approved(await run(authorize("4111111111111111", { reference })))
-    expect(retried.provider_transaction_id).toBe(payments[0]!.pspReference)
-    expect(paymentsOf(reference)).toHaveLength(1)
+    // The lookup from the same process, whose journal knows the call asked for multicapture.
+    const outcome = await lostAndRetried("4111111111111111", { via: impatient, lookupVia: impatient })
+    const approval = { _tag: "Approved", provider_transaction_id: outcome.held[0], multicapture: true }
+    expect(outcome).toEqual({ lost: "Unknown", found: { _tag: "Authorize", result: approval }, retried: approval, held: [approval.provider_transaction_id] })
   })
 
   it("connection refused → ProviderUnavailable for calls and lookups, until it listens again", async () => {
     const down = await AdyenFake.start()
-    const via = connect(down)
-    try {
-      await down.refuse()
-      expect((await failureOf(authorize("4111111111111111", { via })))._tag).toBe("ProviderUnavailable")
-      expect((await failureOf(via.lookup("txn_x:authorize")))._tag).toBe("ProviderUnavailable")
-      expect(down.payments()).toEqual([])
-      await down.accept()
-      expect((await run(authorize("4111111111111111", { via })))._tag).toBe("Approved")
-    } finally {
-      await down.close()
-    }
+    const unavailable = { _tag: "ProviderUnavailable" }
+    expect(await acrossRefusal(down, connect(down), "4111111111111111")).toMatchObject({ refused: [unavailable, unavailable], after: { _tag: "Approved" } })
+    // Only the authorization made once it listened again reached the fake.
+    expect(down.payments()).toHaveLength(1)
   })
 
   it("an unresolvable host → ProviderUnavailable (nothing was sent)", async () => {
@@ -276,10 +231,9 @@ describe("Adyen provider on the fake", () => {
   })
 
   it("applyThenDrop → Unknown → lookup: approved, captured, refunded, voided; never applied twice", async () => {
-    const reference = newReference()
     fake.fault("payments", "applyThenDrop")
-    expect((await run(authorize("4111111111111111", { reference })))._tag).toBe("Unknown")
-    const authorized = await run(provider.lookup(`${reference}:authorize`))
+    const { found: authorized, lost, reference } = await lostAuthorization("4111111111111111")
+    expect(lost._tag).toBe("Unknown")
     if (authorized._tag !== "Authorize" || authorized.result._tag !== "Approved") throw new Error(JSON.stringify(authorized))
     const psp = authorized.result.provider_transaction_id
     expect(paymentsOf(reference)).toHaveLength(1)
@@ -343,27 +297,8 @@ describe("Adyen provider on the fake", () => {
   })
 
   it("refuses what an Adyen card channel cannot do; BIN facts from /cardDetails, none where unknown", async () => {
-    const payout = await run(provider.payout({
-      reference: "txn_p",
-      idempotency_key: "txn_p:payout",
-      method: "card",
-      destination: { type: "card" } as never,
-      card: card("4111111111111111"),
-      amount: 100,
-      currency: "EUR",
-      country: "NL"
-    }))
+    const { payout, start } = await run(unsupportedCalls(provider, card("4111111111111111"), { method: "ideal", currency: "EUR", country: "NL" }))
     expect(payout).toEqual({ _tag: "Refused", decline_code: "transfer_not_supported_by_provider" })
-    const start = await failureOf(provider.startPayment({
-      reference: "txn_s",
-      idempotency_key: "txn_s:start",
-      method: "ideal",
-      amount: 100,
-      currency: "EUR",
-      country: "NL",
-      document_id: undefined,
-      customer_ip: undefined
-    }))
     expect(start.message).toContain("payment_method_not_supported_by_provider")
     expect(await run(provider.binLookup("411111"))).toEqual({ country_code: "US" })
     expect(await run(provider.binLookup("601100"))).toEqual({})

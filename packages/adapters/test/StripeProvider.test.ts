@@ -4,9 +4,10 @@
  * ambiguous cases reconciliation resolves by lookup, never by a second charge.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { type AuthorizeResult, type CardDetails, type LookupResult, PaymentProvider, type Unknown } from "@tender/domain"
-import { Cause, Effect, Exit } from "effect"
+import { type CardDetails, type LookupResult, PaymentProvider } from "@tender/domain"
+import { Effect } from "effect"
 import Stripe from "stripe"
+import { approved, failureOf, run, scenarios, unsupportedCalls } from "../src/providers/fake/ProviderScenarios.ts"
 import * as StripeFake from "../src/providers/stripe/StripeFake.ts"
 import { layer, makeStripeProvider, tagOf } from "../src/providers/stripe/StripeProvider.ts"
 
@@ -28,55 +29,20 @@ beforeAll(async () => {
 })
 afterAll(() => fake.close())
 
-let references = 0
-const newReference = () => `txn_${Date.now().toString(36)}_${++references}`
-
 const card = (number: string): CardDetails => ({ number, exp_month: 12, exp_year: 2034, cvc: "123" })
-
-const run = <A, E>(effect: Effect.Effect<A, E>) => Effect.runPromise(effect)
-/** The failure of an effect that must fail. */
-const failureOf = async <A, E>(effect: Effect.Effect<A, E>) => {
-  const exit = await Effect.runPromise(Effect.exit(effect))
-  if (Exit.isSuccess(exit)) throw new Error(`Expected a failure, got ${JSON.stringify(exit.value)}`)
-  return Cause.squash(exit.cause) as E
-}
-
-const authorize = (number: string, options: { capture?: boolean; reference?: string; key?: string; authenticated?: boolean; via?: Port } = {}) => {
-  const reference = options.reference ?? newReference()
-  return (options.via ?? provider).authorizeCard({
-    reference,
-    idempotency_key: options.key ?? `${reference}:authorize`,
-    card: card(number),
-    amount: 1000,
-    currency: "EUR",
-    capture: options.capture ?? false,
-    authenticated: options.authenticated ?? false
-  })
-}
-
-const approved = (result: AuthorizeResult | Unknown) => {
-  if (result._tag !== "Approved") throw new Error(`Expected an approval, got ${JSON.stringify(result)}`)
-  return result
-}
-
 const intentsOf = (reference: string) => fake.paymentIntents().filter((pi) => pi.metadata["tender_reference"] === reference)
-
-const capture = (authorization: string, amount: number, final: boolean, via: Port = provider) => {
-  const reference = newReference()
-  const key = `${reference}:capture`
-  return { key, answer: via.captureCard({ reference, idempotency_key: key, authorization, amount, currency: "EUR", final, previousCaptures: 0 }) }
-}
+const { acrossRefusal, authorize, capture, lostAndRetried, lostAuthorization, newReference } = scenarios({
+  provider: () => provider,
+  card,
+  held: (reference) => intentsOf(reference).map((pi) => pi.id)
+})
 
 describe("Stripe provider on the fake", () => {
   it("approves a card, automatic capture settling at once", async () => {
     const reference = newReference()
-    const result = approved(await run(authorize("4242424242424242", { capture: true, reference })))
-    expect(result.multicapture).toBe(false)
-    const [intent] = intentsOf(reference)
-    expect(intent?.id).toBe(result.provider_transaction_id)
-    expect(intent?.status).toBe("succeeded")
-    expect(intent?.amount_received).toBe(1000)
-    expect(intent?.currency).toBe("eur")
+    const result = await run(authorize("4242424242424242", { capture: true, reference }))
+    expect(intentsOf(reference)).toMatchObject([{ status: "succeeded", amount_received: 1000, currency: "eur" }])
+    expect(result).toEqual({ _tag: "Approved", provider_transaction_id: intentsOf(reference)[0]!.id, multicapture: false })
   })
 
   it("serves as the PaymentProvider service through its layer", async () => {
@@ -209,17 +175,10 @@ describe("Stripe provider on the fake", () => {
   })
 
   it("timeout after sending → Unknown; lookup finds the charge; a retry replays it: one PaymentIntent", async () => {
-    const reference = newReference()
     fake.fault("create", "timeout")
-    const lost = await run(authorize("4242424242424242", { reference, via: impatient }))
-    expect(lost._tag).toBe("Unknown")
-    const found = await run(provider.lookup(`${reference}:authorize`))
-    const intents = intentsOf(reference)
-    expect(intents).toHaveLength(1)
-    expect(found).toEqual({ _tag: "Authorize", result: { _tag: "Approved", provider_transaction_id: intents[0]!.id, multicapture: true } })
-    const retried = approved(await run(authorize("4242424242424242", { reference })))
-    expect(retried.provider_transaction_id).toBe(intents[0]!.id)
-    expect(intentsOf(reference)).toHaveLength(1)
+    const outcome = await lostAndRetried("4242424242424242", { via: impatient })
+    const approval = { _tag: "Approved", provider_transaction_id: outcome.held[0], multicapture: true }
+    expect(outcome).toEqual({ lost: "Unknown", found: { _tag: "Authorize", result: approval }, retried: approval, held: [approval.provider_transaction_id] })
   })
 
   it("one dropped answer is absorbed: the SDK resends a closed connection once, under the same key, and Stripe replays", async () => {
@@ -231,10 +190,9 @@ describe("Stripe provider on the fake", () => {
 
   // Twice: the call and the SDK's one resend (stripe-node #1040) both lose their answer.
   it("applyThenDrop → Unknown → lookup: approved, captured, voided, refunded; never applied twice", async () => {
-    const reference = newReference()
     fake.fault("create", "applyThenDrop", 2)
-    expect((await run(authorize("4242424242424242", { reference })))._tag).toBe("Unknown")
-    const authorized = await run(provider.lookup(`${reference}:authorize`))
+    const { found: authorized, lost, reference } = await lostAuthorization("4242424242424242")
+    expect(lost._tag).toBe("Unknown")
     if (authorized._tag !== "Authorize" || authorized.result._tag !== "Approved") throw new Error(JSON.stringify(authorized))
     const pi = authorized.result.provider_transaction_id
     expect(intentsOf(reference)).toHaveLength(1)
@@ -283,18 +241,10 @@ describe("Stripe provider on the fake", () => {
 
   it("connection refused → ProviderUnavailable for calls and lookups, until it listens again", async () => {
     const down = await StripeFake.start()
-    const via = connect(down)
-    try {
-      await down.refuse()
-      const refused = await failureOf(authorize("4242424242424242", { via }))
-      expect(refused._tag).toBe("ProviderUnavailable")
-      expect((await failureOf(via.lookup("txn_x:authorize")))._tag).toBe("ProviderUnavailable")
-      expect(down.paymentIntents()).toEqual([])
-      await down.accept()
-      expect((await run(authorize("4242424242424242", { via })))._tag).toBe("Approved")
-    } finally {
-      await down.close()
-    }
+    const unavailable = { _tag: "ProviderUnavailable" }
+    expect(await acrossRefusal(down, connect(down), "4242424242424242")).toMatchObject({ refused: [unavailable, unavailable], after: { _tag: "Approved" } })
+    // Only the authorization made once it listened again reached the fake.
+    expect(down.paymentIntents()).toHaveLength(1)
   })
 
   it("tags each call's PaymentIntent with a metadata key Stripe accepts (≤ 40 characters)", () => {
@@ -304,27 +254,8 @@ describe("Stripe provider on the fake", () => {
   })
 
   it("refuses what a Stripe card channel cannot do: payouts, local methods; knows no BIN facts", async () => {
-    const payout = await run(provider.payout({
-      reference: "txn_p",
-      idempotency_key: "txn_p:payout",
-      method: "card",
-      destination: { type: "card" } as never,
-      card: card("4242424242424242"),
-      amount: 100,
-      currency: "EUR",
-      country: "DE"
-    }))
+    const { payout, start } = await run(unsupportedCalls(provider, card("4242424242424242"), { method: "pix", currency: "BRL", country: "BR" }))
     expect(payout).toEqual({ _tag: "Refused", decline_code: "transfer_not_supported_by_provider" })
-    const start = await failureOf(provider.startPayment({
-      reference: "txn_s",
-      idempotency_key: "txn_s:start",
-      method: "pix",
-      amount: 100,
-      currency: "BRL",
-      country: "BR",
-      document_id: undefined,
-      customer_ip: undefined
-    }))
     expect(start.message).toContain("payment_method_not_supported_by_provider")
     expect(await run(provider.binLookup("424242"))).toEqual({})
   })

@@ -8,6 +8,7 @@
  */
 import Adyen from "@adyen/api-library"
 import { Effect } from "effect"
+import { type CallFailure, NOT_SENT_CODES } from "../shared/CallFailure.ts"
 
 export interface AdyenClientConfig {
   /** The web service user's API key (X-API-Key); never logged. */
@@ -33,19 +34,13 @@ export interface AdyenRawError {
 }
 
 /**
- * What a failed call means:
- * - `NotSent`: the request never reached Adyen (connection refused, DNS) or Adyen refused it
- *   unapplied (401, 403): nothing happened.
- * - `Unknown`: it may have been applied (timeout after sending, hang-up, 5xx, 704 "in progress").
- * - `Rejected`: Adyen answered a validation error body: nothing was applied.
+ * What a failed call means on Adyen: `NotSent` also when Adyen refused it unapplied (401, 403);
+ * `Unknown` also for 704 (a key still in progress); `Rejected` for a validation error body.
  */
-export type AdyenFailure =
-  | { readonly _tag: "NotSent"; readonly reason: string }
-  | { readonly _tag: "Unknown"; readonly reason: string }
-  | { readonly _tag: "Rejected"; readonly error: AdyenRawError }
+export type AdyenFailure = CallFailure<AdyenRawError>
 
-/** Socket errors raised before a byte of the request left: the call cannot have been applied. */
-const NOT_SENT = /\b(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH)\b/
+/** The library reports socket errors only in a message: the codes are found in its text. */
+const NOT_SENT = new RegExp(`\\b(${NOT_SENT_CODES.join("|")})\\b`)
 
 export const classify = (error: unknown): AdyenFailure => {
   if (error instanceof Adyen.HttpClientException) {

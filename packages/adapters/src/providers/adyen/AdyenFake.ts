@@ -32,7 +32,7 @@ import * as https from "node:https"
 import type * as http from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type Fault, faultSwitch, listenLocal, readBody } from "../fake/FakeServer.ts"
+import { answerUnless, controls, type Fault, faultSwitch, outbox, readBody, serveLocal } from "../fake/FakeServer.ts"
 import { sign } from "./AdyenSignature.ts"
 
 export type CallKind = "payments" | "details" | "captures" | "cancels" | "refunds" | "cardDetails"
@@ -193,7 +193,7 @@ export const start = async (options: AdyenFakeOptions = {}) => {
   const idempotency = new Map<string, Reply>()
   const faults = faultSwitch<CallKind>()
   const notifications: Array<NotificationRequestItem> = []
-  const deliveries: Array<Promise<unknown>> = []
+  const sent = outbox()
   const tls = selfSigned()
   let base = ""
 
@@ -205,13 +205,7 @@ export const start = async (options: AdyenFakeOptions = {}) => {
     const signed: NotificationRequestItem = { ...unsigned, additionalData: target === undefined ? {} : { hmacSignature: sign(unsigned, target.hmacKey) } }
     notifications.push(signed)
     if (target === undefined) return
-    deliveries.push(
-      fetch(target.url, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ live: "false", notificationItems: [{ NotificationRequestItem: signed }] })
-      }).then((response) => response.arrayBuffer(), () => undefined)
-    )
+    sent.post(target.url, {}, JSON.stringify({ live: "false", notificationItems: [{ NotificationRequestItem: signed }] }))
   }
 
   // ---- views ----
@@ -457,11 +451,7 @@ export const start = async (options: AdyenFakeOptions = {}) => {
     const key = req.headers["idempotency-key"] as string | undefined
     const keyHeader: Record<string, string> = key === undefined ? {} : { "idempotency-key": key }
     const fault = faults.take(target.kind)
-    const answer = (reply: Reply) => {
-      if (fault === "timeout") return // applied (or replayed); the answer never comes
-      if (fault === "applyThenDrop") return void req.socket.destroy()
-      send(res, reply, keyHeader)
-    }
+    const answer = (reply: Reply) => answerUnless(fault, req, () => send(res, reply, keyHeader))
     // Company-account-wide keys: the first response comes back for any request with the key.
     const saved = key === undefined ? undefined : idempotency.get(key)
     if (saved !== undefined) return answer(saved)
@@ -484,35 +474,22 @@ export const start = async (options: AdyenFakeOptions = {}) => {
     answer(reply)
   }
 
-  const server = https.createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
-    handle(req, res).catch((failure) => {
-      if (!res.headersSent) send(res, { status: 500, body: { status: 500, errorCode: "000", message: String(failure), errorType: "internal" } })
-    })
-  })
-  const { port, refuse, accept, close } = await listenLocal(server)
-  base = `https://127.0.0.1:${port}`
+  const listener = await serveLocal(https.createServer({ key: tls.key, cert: tls.cert }), "https", handle, (res, failure) =>
+    send(res, { status: 500, body: { status: 500, errorCode: "000", message: String(failure), errorType: "internal" } }))
+  base = listener.url
 
   return {
-    port,
-    url: base,
+    ...controls(faults, listener, sent),
     /** The Checkout API base URL the client is pointed at, and the certificate it must trust. */
     endpoint: `${base}/v72`,
     caCertificate: tls.cert,
     apiKey,
     merchantAccount,
-    /** The next `times` calls of `kind` fail with `fault`. */
-    fault: faults.set,
-    /** Stops listening and drops open connections: every call is refused (ECONNREFUSED) until `accept`. */
-    refuse,
-    accept,
     /** The payments the fake holds, oldest first (what a test counts). */
     payments: () => [...payments.values()].map((payment) => ({ ...payment })),
     modifications: () => [...modifications],
     /** Every notification item emitted so far, oldest first, as signed. */
-    notifications: () => [...notifications],
-    /** Waits for the notification deliveries started so far. */
-    delivered: () => Promise.all(deliveries).then(() => undefined),
-    close
+    notifications: () => [...notifications]
   }
 }
 

@@ -16,9 +16,10 @@
  * under the key, which fences it: a late or retried call with the key gets the probe's answer back
  * and is read as not applied (ProviderUnavailable). docs/decisions.md, "Adyen provider", says why.
  */
-import { Errors, PaymentProvider } from "@tender/domain"
+import { type Errors, PaymentProvider } from "@tender/domain"
 import type { AuthorizeResult, CaptureResult, LookupResult, PayoutResult, Unknown, VoidResult } from "@tender/domain"
 import { Effect, Layer } from "effect"
+import { answersFor } from "../shared/CallFailure.ts"
 import { type AdyenClientConfig, type AdyenFailure, type AdyenRawError, type AdyenSdk, call, make } from "./AdyenClient.ts"
 import { fromValidation, normalize } from "./AdyenDeclines.ts"
 import type { AdyenNotification } from "./AdyenNotifications.ts"
@@ -48,35 +49,20 @@ export const FENCE_REFERENCE = "tender-lookup-fence"
 /** The query parameter carrying our reference on the return URL (Adyen appends `redirectResult`). */
 const REFERENCE_PARAM = "tender_reference"
 
-const unavailable = (reason: string) => new Errors.ProviderUnavailable({ message: `Adyen: ${reason}` })
-const unknown = (reason: string): Unknown => ({ _tag: "Unknown", reason: `Adyen: ${reason}` })
+const answers = answersFor("Adyen")
+const { unavailable, unknown } = answers
 const foreign = () => unavailable("the idempotency key answers for another request; this one was not applied")
 
 /**
- * How a mutating call's failure reads: not sent → ProviderUnavailable; maybe applied → Unknown;
- * a validation error body → `rejected`. A success is read by `ok`, which fails when the answer is
- * another request's (the key was fenced by a lookup or used for something else).
+ * How a mutating call's failure reads (shared/CallFailure.ts): a validation error body →
+ * `rejected`. A success is read by `ok`, which fails when the answer is another request's (the key
+ * was fenced by a lookup or used for something else).
  */
 const settle = <A, R>(
   attempt: Effect.Effect<A, AdyenFailure>,
   ok: (answer: A) => Effect.Effect<R | Unknown, Errors.ProviderUnavailable>,
   rejected: (error: AdyenRawError) => R
-) =>
-  attempt.pipe(
-    Effect.matchEffect({
-      onSuccess: ok,
-      onFailure: (failure): Effect.Effect<R | Unknown, Errors.ProviderUnavailable> => {
-        switch (failure._tag) {
-          case "NotSent":
-            return Effect.fail(unavailable(failure.reason))
-          case "Unknown":
-            return Effect.succeed(unknown(failure.reason))
-          case "Rejected":
-            return Effect.succeed(rejected(failure.error))
-        }
-      }
-    })
-  )
+) => answers.settle(attempt, ok, (error) => Effect.succeed(rejected(error)))
 
 interface PaymentAnswer {
   readonly resultCode?: string | null | undefined
@@ -328,7 +314,7 @@ export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = m
     fenced.has(key)
       ? Effect.succeed({ _tag: "NotReceived" })
       : call(() => sdk.post(`/payments/${FENCE_PSP}/cancels`, { merchantAccount, reference: FENCE_REFERENCE }, key), timeoutMs).pipe(
-        Effect.mapError((failure) => unavailable(failure._tag === "Rejected" ? `${failure.error.errorCode} ${failure.error.message}` : failure.reason)),
+        Effect.mapError((failure) => answers.unreachable(failure, (error) => `${error.errorCode} ${error.message}`)),
         Effect.flatMap((answer) =>
           typeof answer === "object" && answer !== null
             ? interpret(key, answer as Record<string, unknown>)
@@ -338,16 +324,10 @@ export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = m
   return {
     name: "adyen",
     mode: config.mode,
-    authorizeCard,
-    captureCard,
-    voidCard,
-    settlement,
-    refund,
+    authorizeCard, captureCard, voidCard, refund, settlement, lookup,
     // Adyen's payouts are another product (Balance Platform transfers) than the Checkout API.
-    payout: () => Effect.succeed({ _tag: "Refused", decline_code: "transfer_not_supported_by_provider" }),
+    ...answers.cardOnly("an Adyen card channel"),
     binLookup,
-    startPayment: (request) => Effect.fail(unavailable(`payment_method_not_supported_by_provider: an Adyen card channel does not start ${request.method} payments`)),
-    lookup,
     challengeReturned: (returnedTo) => {
       const url = new URL(returnedTo)
       const reference = url.searchParams.get(REFERENCE_PARAM)

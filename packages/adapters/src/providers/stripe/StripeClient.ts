@@ -6,6 +6,7 @@
  */
 import { Effect } from "effect"
 import Stripe from "stripe"
+import { type CallFailure, NOT_SENT_CODES } from "../shared/CallFailure.ts"
 
 export interface StripeClientConfig {
   /** The account's secret key (`sk_live_…`, `sk_test_…`); never logged. */
@@ -30,20 +31,13 @@ export interface StripeRawError {
 }
 
 /**
- * What a failed call means:
- * - `NotSent`: the request never reached Stripe (connection refused, DNS) or Stripe refused it
- *   unapplied (429, authentication): nothing happened.
- * - `Unknown`: it may have been applied (timeout after sending, dropped connection, 5xx, a 409 for a
- *   key still executing).
- * - `Rejected`: Stripe answered a 4xx error body: applied as an error, nothing moved.
+ * What a failed call means on Stripe: `NotSent` also when Stripe refused it unapplied (429,
+ * authentication); `Unknown` also for a 409 (a key still executing); `Rejected` for a 4xx error
+ * body (applied as an error, nothing moved).
  */
-export type StripeFailure =
-  | { readonly _tag: "NotSent"; readonly reason: string }
-  | { readonly _tag: "Unknown"; readonly reason: string }
-  | { readonly _tag: "Rejected"; readonly error: StripeRawError }
+export type StripeFailure = CallFailure<StripeRawError>
 
-/** Socket errors raised before a byte of the request left: the call cannot have been applied. */
-const NOT_SENT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"])
+const NOT_SENT = new Set(NOT_SENT_CODES)
 
 const codeOf = (detail: unknown): string | undefined =>
   typeof detail === "object" && detail !== null && typeof (detail as { code?: unknown }).code === "string"
@@ -53,7 +47,7 @@ const codeOf = (detail: unknown): string | undefined =>
 export const classify = (error: unknown): StripeFailure => {
   if (error instanceof Stripe.errors.StripeConnectionError) {
     const code = codeOf(error.detail)
-    return code !== undefined && NOT_SENT_CODES.has(code)
+    return code !== undefined && NOT_SENT.has(code)
       ? { _tag: "NotSent", reason: `connection failed (${code})` }
       : { _tag: "Unknown", reason: `connection lost (${code ?? error.message})` }
   }

@@ -12,6 +12,7 @@
  * (apply, never answer), `5xx` (answer 500 without applying, saved under the key as Stripe saves
  * 500s) and `applyThenDrop` (apply, then destroy the socket; a replay under the same key is
  * dropped the same way); `refuse()` stops listening, so connections are refused, until `accept()`.
+ * The switch, the listener and these controls are every fake's (../fake/FakeServer.ts).
  *
  * Raw card numbers reach it (payment_method_data[card][number]); it keeps only brand, last4,
  * country and expiry, as Stripe's PaymentMethod objects show them, what the number's test card
@@ -20,12 +21,12 @@
 import { Card as CardRules } from "@tender/domain"
 import { createHash, randomBytes } from "node:crypto"
 import * as http from "node:http"
-import type { AddressInfo, Socket } from "node:net"
+import { answerUnless, controls, type Fault, faultSwitch, outbox, readBody, serveLocal } from "../fake/FakeServer.ts"
 import { canonical, decode, type FormObject, type FormValue } from "./StripeForm.ts"
 import { signatureHeader } from "./StripeSignature.ts"
 
 export type CallKind = "create" | "update" | "capture" | "cancel" | "retrieve" | "search" | "refund" | "refund_retrieve" | "refund_list"
-export type Fault = "timeout" | "5xx" | "applyThenDrop"
+export type { Fault }
 
 type CardOutcome =
   | { readonly _tag: "Approve"; readonly refund: "succeeded" | "pending" }
@@ -181,10 +182,9 @@ export const start = async (options: StripeFakeOptions = {}) => {
   const charges = new Map<string, Charge>()
   const refunds = new Map<string, Refund>()
   const idempotency = new Map<string, Saved>()
-  const faults = new Map<CallKind, Array<Fault>>()
+  const faults = faultSwitch<CallKind>()
   const events: Array<StripeFakeEvent> = []
-  const deliveries: Array<Promise<unknown>> = []
-  const sockets = new Set<Socket>()
+  const sent = outbox()
   let base = ""
 
   // ---- object views (what the API returns) ----
@@ -279,13 +279,7 @@ export const start = async (options: StripeFakeOptions = {}) => {
     events.push({ id: event.id, type, payload })
     const webhook = options.webhook
     if (webhook === undefined) return
-    deliveries.push(
-      fetch(webhook.url, {
-        method: "POST",
-        headers: { "content-type": "application/json", "stripe-signature": signatureHeader(payload, webhook.secret, nowSeconds()) },
-        body: payload
-      }).then((response) => response.arrayBuffer(), () => undefined)
-    )
+    sent.post(webhook.url, { "stripe-signature": signatureHeader(payload, webhook.secret, nowSeconds()) }, payload)
   }
 
   // ---- operations ----
@@ -607,14 +601,6 @@ export const start = async (options: StripeFakeOptions = {}) => {
     res.end(JSON.stringify(reply.body))
   }
 
-  const readBody = (req: http.IncomingMessage) =>
-    new Promise<string>((resolve, reject) => {
-      const chunks: Array<Buffer> = []
-      req.on("data", (chunk: Buffer) => chunks.push(chunk))
-      req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
-      req.on("error", reject)
-    })
-
   const authorized = (req: http.IncomingMessage) => {
     const key = /^Bearer (.+)$/.exec(req.headers.authorization ?? "")?.[1]
     return key !== undefined && (options.apiKey === undefined ? key.startsWith("sk_test_") : key === options.apiKey)
@@ -645,12 +631,8 @@ export const start = async (options: StripeFakeOptions = {}) => {
     const key = method === "POST" ? req.headers["idempotency-key"] as string | undefined : undefined
     const endpoint = `${method} ${url.pathname}`
     // A fault is what happens to this request on the wire, a replay included.
-    const fault = faults.get(target.kind)?.shift()
-    const answer = (reply: Reply, headers: Record<string, string> = {}) => {
-      if (fault === "timeout") return // applied (or replayed); the answer never comes
-      if (fault === "applyThenDrop") return void req.socket.destroy()
-      send(res, reply, headers)
-    }
+    const fault = faults.take(target.kind)
+    const answer = (reply: Reply, headers: Record<string, string> = {}) => answerUnless(fault, req, () => send(res, reply, headers))
     const saved = key === undefined ? undefined : idempotency.get(key)
     if (key !== undefined && saved !== undefined) {
       if (saved.endpoint !== endpoint) {
@@ -683,45 +665,14 @@ export const start = async (options: StripeFakeOptions = {}) => {
     answer(reply)
   }
 
-  const server = http.createServer((req, res) => {
-    handle(req, res).catch((error) => {
-      if (!res.headersSent) send(res, { status: 500, body: { error: { type: "api_error", message: String(error) } } })
-    })
-  })
-  server.on("connection", (socket) => {
-    sockets.add(socket)
-    socket.on("close", () => sockets.delete(socket))
-  })
-
-  const listen = (port: number) =>
-    new Promise<number>((resolve, reject) => {
-      server.once("error", reject)
-      server.listen(port, "127.0.0.1", () => {
-        server.off("error", reject)
-        resolve((server.address() as AddressInfo).port)
-      })
-    })
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      for (const socket of sockets) socket.destroy()
-      server.close(() => resolve())
-    })
-
-  const port = await listen(0)
-  base = `http://127.0.0.1:${port}`
+  const listener = await serveLocal(http.createServer(), "http", handle, (res, error) =>
+    send(res, { status: 500, body: { error: { type: "api_error", message: String(error) } } }))
+  base = listener.url
 
   return {
-    port,
-    url: base,
+    ...controls(faults, listener, sent),
     /** The SDK options that point the official client at this fake. */
-    sdkOptions: { host: "127.0.0.1", port, protocol: "http" as const },
-    /** The next `times` calls of `kind` fail with `fault`. */
-    fault(kind: CallKind, fault: Fault, times = 1) {
-      faults.set(kind, [...(faults.get(kind) ?? []), ...Array<Fault>(times).fill(fault)])
-    },
-    /** Stops listening and drops open connections: every call is refused (ECONNREFUSED) until `accept`. */
-    refuse: stop,
-    accept: () => listen(port).then(() => undefined),
+    sdkOptions: { host: "127.0.0.1", port: listener.port, protocol: "http" as const },
     /** The PaymentIntents the fake holds, oldest first (what a test counts). */
     paymentIntents: () => [...intents.values()].map((intent) => intentView(intent)),
     refunds: () => [...refunds.values()].map(refundView),
@@ -733,10 +684,7 @@ export const start = async (options: StripeFakeOptions = {}) => {
       emit("refund.updated", refundView(found))
     },
     /** Every event emitted so far, oldest first, with the exact payload that was (or would be) signed. */
-    events: () => [...events],
-    /** Waits for the webhook deliveries started so far. */
-    delivered: () => Promise.all(deliveries).then(() => undefined),
-    close: stop
+    events: () => [...events]
   }
 }
 

@@ -13,11 +13,12 @@
  * `idempotency_error` (the key was used): then the tag is searched for and the PaymentIntent (and
  * its refunds) say what became of the call. docs/decisions.md, "Stripe provider", says why.
  */
-import { Errors, PaymentProvider } from "@tender/domain"
+import { PaymentProvider } from "@tender/domain"
 import type { AuthorizeResult, CaptureResult, LookupResult, PayoutResult, Unknown, VoidResult } from "@tender/domain"
 import { Effect, Layer } from "effect"
 import { createHash } from "node:crypto"
 import type Stripe from "stripe"
+import { answersFor } from "../shared/CallFailure.ts"
 import { call, make, type StripeClientConfig, type StripeFailure, type StripeRawError, type StripeSdk } from "./StripeClient.ts"
 import { normalize } from "./StripeDeclines.ts"
 
@@ -36,34 +37,28 @@ export const tagOf = (key: string) => `tk_${createHash("sha256").update(key).dig
 const TAGGED_OPERATIONS = ["authorize", "capture", "void", "refund"] as const
 type TaggedOperation = typeof TAGGED_OPERATIONS[number]
 
-const unavailable = (reason: string) => new Errors.ProviderUnavailable({ message: `Stripe: ${reason}` })
-const unknown = (reason: string): Unknown => ({ _tag: "Unknown", reason: `Stripe: ${reason}` })
+const answers = answersFor("Stripe")
+const { unavailable, unknown } = answers
 
 /**
- * How a mutating call's failure reads: not sent → ProviderUnavailable; maybe applied → Unknown;
+ * How a mutating call's failure reads (shared/CallFailure.ts), plus Stripe's own case:
  * `idempotency_error` → ProviderUnavailable (the key was fenced by a lookup, or belongs to another
  * call: this request was not applied); any other error body → `rejected`.
  */
 const settle = <A, R>(attempt: Effect.Effect<A, StripeFailure>, ok: (answer: A) => R, rejected: (error: StripeRawError) => R) =>
-  attempt.pipe(
-    Effect.map((answer): R | Unknown => ok(answer)),
-    Effect.catch((failure): Effect.Effect<R | Unknown, Errors.ProviderUnavailable> => {
-      switch (failure._tag) {
-        case "NotSent":
-          return Effect.fail(unavailable(failure.reason))
-        case "Unknown":
-          return Effect.succeed(unknown(failure.reason))
-        case "Rejected":
-          return failure.error.type === "idempotency_error"
-            ? Effect.fail(unavailable("the idempotency key was already used for another request; this one was not applied"))
-            : Effect.succeed(rejected(failure.error))
-      }
-    })
+  answers.settle(
+    attempt,
+    (answer) => Effect.succeed<R | Unknown>(ok(answer)),
+    (error) =>
+      error.type === "idempotency_error"
+        ? Effect.fail(unavailable("the idempotency key was already used for another request; this one was not applied"))
+        : Effect.succeed(rejected(error))
   )
 
+const describe = (error: StripeRawError) => error.message ?? error.type
+
 /** A read: any failure means Stripe could not be asked now. */
-const read = <A>(attempt: Effect.Effect<A, StripeFailure>) =>
-  Effect.mapError(attempt, (failure) => unavailable(failure._tag === "Rejected" ? failure.error.message ?? failure.error.type : failure.reason))
+const read = <A>(attempt: Effect.Effect<A, StripeFailure>) => Effect.mapError(attempt, (failure) => answers.unreachable(failure, describe))
 
 const multicaptureOf = (intent: Stripe.PaymentIntent) =>
   typeof intent.latest_charge === "object" && intent.latest_charge?.payment_method_details?.card?.multicapture?.status === "available"
@@ -226,7 +221,7 @@ export const makeStripeProvider = (config: StripeProviderConfig, sdk: StripeSdk 
         Effect.catch((failure) =>
           failure._tag === "Rejected" && failure.error.type === "idempotency_error"
             ? Effect.succeed(undefined)
-            : Effect.fail(unavailable(failure._tag === "Rejected" ? failure.error.message ?? failure.error.type : failure.reason)))
+            : Effect.fail(answers.unreachable(failure, describe)))
       )
       if (fence !== undefined) {
         // Tidy-up only: the fence was never confirmed and can hold no money either way.
@@ -265,17 +260,11 @@ export const makeStripeProvider = (config: StripeProviderConfig, sdk: StripeSdk 
   return {
     name: "stripe",
     mode: config.mode,
-    authorizeCard,
-    captureCard,
-    voidCard,
-    settlement,
-    refund,
+    authorizeCard, captureCard, voidCard, refund, settlement, lookup,
     // Stripe's card API moves no money out to cards or accounts here (Connect payouts are another product).
-    payout: () => Effect.succeed({ _tag: "Refused", decline_code: "transfer_not_supported_by_provider" }),
+    ...answers.cardOnly("a Stripe card channel"),
     // Stripe answers no BIN queries; a charge's payment_method_details.card.country comes only after charging.
-    binLookup: () => Effect.succeed({}),
-    startPayment: (request) => Effect.fail(unavailable(`payment_method_not_supported_by_provider: a Stripe card channel does not start ${request.method} payments`)),
-    lookup
+    binLookup: () => Effect.succeed({})
   }
 }
 
