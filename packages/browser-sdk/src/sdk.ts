@@ -310,7 +310,9 @@ class Client {
     if (typeof clientSecret !== "string" || typeof token !== "string") {
       throw integrationError("invalid_arguments", "pay() needs the client_secret and the token from collectCard().")
     }
-    const returnUrl = options.returnUrl ?? location.href
+    // A relative returnUrl means this page's neighbour; the server alone judges the result (http(s),
+    // length), so a refusal reads the same whichever way the URL came.
+    const returnUrl = resolveAgainstPage(options.returnUrl ?? location.href)
     const paid = await callApi<PayAnswer>(env.apiUrl, "/v1/client/pay", this.publishableKey, {
       client_secret: clientSecret,
       token,
@@ -383,6 +385,14 @@ function Tender(publishableKey: unknown) {
     throw integrationError("publishable_key_required", "Tender() needs a publishable key (pk_test_… or pk_live_…).")
   }
   return new Client(publishableKey)
+}
+
+const resolveAgainstPage = (url: string): string => {
+  try {
+    return new URL(url, location.href).href
+  } catch {
+    return url
+  }
 }
 
 ;(window as unknown as { Tender: typeof Tender }).Tender = Tender
