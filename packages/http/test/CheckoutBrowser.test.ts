@@ -17,7 +17,8 @@ import { join, resolve } from "node:path"
 import { Effect } from "effect"
 import { type BrowserContext, chromium, type Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Credentials, send, startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { type Credentials, send } from "@tender/client/Testing"
 
 const CHROMIUM = "/usr/bin/chromium"
 const HAVE_CHROMIUM = existsSync(CHROMIUM)

@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { TenderConfig } from "@tender/adapters/Config"
 import { Effect } from "effect"
-import { type Credentials, type Reply, send, startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { type Credentials, type Reply, send } from "@tender/client/Testing"
 
 /** The whole suite, over the storage given (memory, or PostgreSQL in a temporary data dir). */
 export const paymentsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">) => {

@@ -8,7 +8,8 @@ import { OrderRepo, StateMachine } from "@tender/domain"
 import type { TenderConfig } from "@tender/adapters/Config"
 import { Effect, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Credentials, type Reply, send, startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { type Credentials, type Reply, send } from "@tender/client/Testing"
 
 export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">) => {
   let server: TestServer

@@ -16,7 +16,8 @@ import { type BrowserContext, chromium, type Frame, type Page, type Request } fr
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { build } from "@tender/browser-sdk/build"
-import { type Credentials, send, startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { type Credentials, send } from "@tender/client/Testing"
 
 const CHROMIUM = "/usr/bin/chromium"
 const HAVE_CHROMIUM = existsSync(CHROMIUM)

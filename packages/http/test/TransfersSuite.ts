@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { TenderConfig } from "@tender/adapters/Config"
 import { MoneyOut, Order, OrderRepo, type Payment, PaymentProvider, Payments, Transaction, TransactionRepo, TransferRepo, UnitOfWork } from "@tender/domain"
 import { Effect, Option, Result } from "effect"
-import { type Credentials, type Reply, send, startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { type Credentials, type Reply, send } from "@tender/client/Testing"
 
 export const transfersSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">) => {
   let server: TestServer
