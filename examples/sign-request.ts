@@ -1,5 +1,9 @@
 /**
- * Sends one signed request to Tender and verifies the signed response, as a merchant server would.
+ * Sends one request to Tender as a merchant server would, through the typed client's raw entry
+ * point (`signedFetch`): any method, path and JSON body, signed exactly as the typed client signs
+ * (contract.md, Signatures: `X-Signature: t=…, v1=…`, HMAC-SHA256 over t + the path with its query +
+ * the body bytes, beside `Authorization: Bearer sk_…`), and the answer's signature verified before
+ * its body is trusted. For calls the API describes, prefer the typed client (typed-client.ts).
  *
  *   TENDER_SECRET_KEY=sk_test_… TENDER_SIGNING_SECRET=whsec_… \
  *     npx node examples/sign-request.ts GET '/v1/payment-methods?country=US&currency=USD'
@@ -8,7 +12,7 @@
  * TENDER_URL defaults to http://127.0.0.1:8080. Exits non-zero when the response is not 2xx or its
  * signature does not verify.
  */
-import { merchantHeaders, verifySignature } from "@tender/adapters/Signature"
+import { signedFetch } from "@tender/client"
 
 const [method = "GET", path = "/v1/payment-methods?country=US&currency=USD", body] = process.argv.slice(2)
 const secretKey = process.env.TENDER_SECRET_KEY
@@ -19,16 +23,8 @@ if (!secretKey || !signingSecret) {
   process.exit(2)
 }
 
-const now = () => Math.floor(Date.now() / 1000)
-const response = await fetch(baseUrl + path, {
-  method,
-  // Signs the exact bytes that are sent: t + path with query + body.
-  headers: merchantHeaders({ secret_key: secretKey, signing_secret: signingSecret }, path, body ?? ""),
-  ...(body !== undefined ? { body } : {})
-})
-const text = await response.text()
-// Verify before trusting anything in the body.
-const verdict = verifySignature(signingSecret, response.headers.get("x-signature") ?? undefined, path, text, now())
-console.log(`${response.status} (response signature: ${verdict})`)
-console.log(text)
-process.exit(response.ok && verdict === "valid" ? 0 : 1)
+const reply = await signedFetch({ baseUrl, secretKey, signingSecret }, method, path, { body })
+// `verified` first: an answer that does not verify is not Tender's, whatever it says.
+console.log(`${reply.status} (response signature: ${reply.verdict})`)
+console.log(reply.text)
+process.exit(reply.status >= 200 && reply.status < 300 && reply.verified ? 0 : 1)

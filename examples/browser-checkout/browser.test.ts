@@ -16,7 +16,8 @@ import { type BrowserContext, chromium, type Frame, type Page, type Request } fr
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { build } from "@tender/browser-sdk/build"
-import { type Credentials, send, startTestServer, type TestServer } from "@tender/http/testing/TestServer"
+import { startTestServer, type TestServer } from "@tender/http/testing/TestServer"
+import { type Credentials, send } from "@tender/client/Testing"
 import { type CreatedPayment, type MerchantServer, startMerchantServer } from "./server.ts"
 
 const CHROMIUM = "/usr/bin/chromium"

@@ -1,7 +1,8 @@
 /**
  * Tender's HMAC signatures (contract.md, Signatures): `X-Signature: t=<unix seconds>, v1=<hex>`,
  * HMAC-SHA256 over `t` + a path (with its query, exactly as sent) + the raw body bytes. One home for
- * requests, responses and webhooks, and for the merchant-side verification example.
+ * the scheme (requests, responses and webhooks); the merchant side of it (the headers a request
+ * carries, the verdict on an answer) is @tender/client's Raw.ts.
  */
 import { createHmac, timingSafeEqual } from "node:crypto"
 
@@ -80,18 +81,3 @@ export const verifySignature = (
   }
   return "invalid"
 }
-
-/**
- * The headers a merchant's server sends with a request: the secret key, the signature of this
- * exact path and body, and the JSON content type when there is a body.
- */
-export const merchantHeaders = (
-  credentials: { readonly secret_key: string; readonly signing_secret: string },
-  pathWithQuery: string,
-  body: string = "",
-  timestampSeconds: number = Math.floor(Date.now() / 1000)
-): Record<string, string> => ({
-  authorization: `Bearer ${credentials.secret_key}`,
-  "x-signature": signatureHeader(credentials.signing_secret, timestampSeconds, pathWithQuery, body),
-  ...(body !== "" ? { "content-type": "application/json" } : {})
-})

@@ -6,8 +6,8 @@
  */
 import { readFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
-import { merchantHeaders } from "@tender/adapters/Signature"
 import { createTenderClient } from "@tender/client"
+import { send } from "@tender/client/Testing"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeHome, type Served } from "./support/Tender.ts"
 
@@ -50,9 +50,9 @@ afterAll(async () => {
   if (receiver !== undefined) await new Promise((resolve) => receiver!.close(resolve))
 }, 120_000)
 
-/** A signed GET as a merchant's server sends it. */
-const merchantGet = (secretKey: string, signingSecret: string, path: string) =>
-  fetch(baseUrl + path, { headers: merchantHeaders({ secret_key: secretKey, signing_secret: signingSecret }, path) })
+/** A signed GET as a merchant's server sends it (raw: a revoked key's 401 is unsigned, `unsigned` says so). */
+const merchantGet = (secretKey: string, signingSecret: string, path: string, unsigned = false) =>
+  send({ baseUrl }, { secret_key: secretKey, signing_secret: signingSecret }, "GET", path, { unsigned })
 
 /** The typed client of an account `tender accounts create` printed: signs requests, verifies answers. */
 const merchant = (creds: { secret_key: string; signing_secret: string }) =>
@@ -179,9 +179,9 @@ describe("tender accounts", () => {
     const rolled = await tenderJson("accounts", "keys", "roll", acme.account_id)
     expect(rolled).toEqual({ account_id: acme.account_id, secret_key: expect.stringMatching(/^sk_test_/) })
     expect(rolled.secret_key).not.toBe(acme.secret_key)
-    const old = await merchantGet(acme.secret_key, acme.signing_secret, path)
+    const old = await merchantGet(acme.secret_key, acme.signing_secret, path, true)
     expect(old.status).toBe(401)
-    expect(await old.json()).toMatchObject({ code: "invalid_api_key" })
+    expect(old.json).toMatchObject({ code: "invalid_api_key" })
     expect((await merchantGet(rolled.secret_key, acme.signing_secret, path)).status).toBe(200)
   })
 

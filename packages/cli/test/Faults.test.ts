@@ -30,7 +30,7 @@
  * No REDIS_URL: the in-process locks die with the process, as they would in a real crash.
  */
 import { EmbeddedPostgres } from "@tender/adapters"
-import { merchantHeaders } from "@tender/adapters/Signature"
+import { send as signedSend } from "@tender/client/Testing"
 import { Effect, Exit, Scope } from "effect"
 import pg from "pg"
 import { afterAll, beforeAll, expect, it } from "vitest"
@@ -97,9 +97,8 @@ let token = ""
 let references = 0
 
 const send = async (server: Served, method: "GET" | "POST", path: string, body?: unknown) => {
-  const text = body === undefined ? "" : JSON.stringify(body)
-  const response = await fetch(server.url + path, { method, headers: merchantHeaders(merchant, path, text), ...(body === undefined ? {} : { body: text }) })
-  return { status: response.status, json: await response.json() as any }
+  const reply = await signedSend({ baseUrl: server.url }, merchant, method, path, body === undefined ? {} : { body: JSON.stringify(body) })
+  return { status: reply.status, json: reply.json }
 }
 
 const reference = (label: string) => `${label}-${SEED}-${++references}`

@@ -4,7 +4,7 @@
  * least once; a duplicate carries the same envelope id. Nothing is lost.
  */
 import { createServer, type Server } from "node:http"
-import { merchantHeaders } from "@tender/adapters/Signature"
+import { send } from "@tender/client/Testing"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { makeHome, type Served } from "./support/Tender.ts"
 
@@ -44,13 +44,8 @@ it("SIGKILL during deliveries, restart: every committed event is delivered at le
   served = await home.serve(ENV)
   const merchant = await home.runJson("accounts", "create", "--name", "crashy")
   const call = async (path: string, body?: unknown) => {
-    const text = body === undefined ? "" : JSON.stringify(body)
-    const response = await fetch(served!.url + path, {
-      method: body === undefined ? "GET" : "POST",
-      headers: merchantHeaders(merchant, path, text),
-      ...(body === undefined ? {} : { body: text })
-    })
-    return response.json() as Promise<any>
+    const reply = await send({ baseUrl: served!.url }, merchant, body === undefined ? "GET" : "POST", path, body === undefined ? {} : { body: JSON.stringify(body) })
+    return reply.json
   }
   await call("/v1/webhook_endpoints", { url: receiverUrl, enabled_events: ["payment.succeeded"] })
   const { token } = await call("/v1/test_helpers/card_tokens", { number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })

@@ -6,24 +6,19 @@
  * path with query exactly as sent + the body bytes, keyed by the signing secret, beside
  * `Authorization: Bearer sk_…`) and verifies every response's signature before anything decodes
  * the body: a response that does not verify fails with `UnverifiedResponse`, whatever its status.
+ * Signing and verifying are Raw.ts's (`requestHeaders`, `responseVerdict`), shared with the raw
+ * `signedFetch` for requests the typed API cannot express.
  */
 import { Data, Effect } from "effect"
 import { HttpClient, HttpClientError, HttpClientResponse } from "effect/http"
 import type { HttpClientRequest } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
 import { Api } from "@tender/http/Api"
-import { SIGNATURE_HEADER, signatureHeader, type VerifyResult, verifySignature } from "@tender/adapters/Signature"
+import { SIGNATURE_HEADER } from "@tender/adapters/Signature"
+import { pathAsSent, type RawClientOptions, requestHeaders, responseVerdict, type Verdict } from "./Raw.ts"
 
-export interface TenderClientOptions {
-  /** Scheme, host and port of the Tender instance, e.g. `http://127.0.0.1:8080`. */
-  readonly baseUrl: string
-  /** The account's secret key (`sk_test_…` / `sk_live_…`). */
-  readonly secretKey: string
-  /** The account's signing secret: signs requests and verifies responses. */
-  readonly signingSecret: string
-  /** The fetch to send with (default `globalThis.fetch`): a proxy, an agent, a test's interceptor. */
-  readonly fetch?: typeof globalThis.fetch | undefined
-}
+/** Where Tender is and the account's credentials (the same options as the raw `signedFetch`). */
+export type TenderClientOptions = RawClientOptions
 
 /**
  * A response whose `X-Signature` is missing, malformed, stale or wrong: its body was not read as an
@@ -32,7 +27,7 @@ export interface TenderClientOptions {
  */
 export class UnverifiedResponse extends Data.TaggedError("UnverifiedResponse")<{
   readonly status: number
-  readonly verdict: Exclude<VerifyResult, "valid"> | "missing"
+  readonly verdict: Exclude<Verdict, "valid">
   readonly requestId: string | undefined
   readonly message: string
 }> {}
@@ -47,7 +42,7 @@ const transportError = (request: HttpClientRequest.HttpClientRequest, cause: unk
  * are then decoded; the verdict is kept beside the request and turned into a typed failure by
  * `signedHttpClient`, since a transport may only fail with an HttpClientError.
  */
-const verdicts = new WeakMap<HttpClientRequest.HttpClientRequest, VerifyResult | "missing">()
+const verdicts = new WeakMap<HttpClientRequest.HttpClientRequest, Verdict>()
 
 const transport = (options: TenderClientOptions): HttpClient.HttpClient =>
   HttpClient.make((request, url, signal) =>
@@ -59,10 +54,9 @@ const transport = (options: TenderClientOptions): HttpClient.HttpClient =>
         : undefined
       if (body === undefined) return yield* Effect.fail(transportError(request, undefined, "only JSON bodies can be signed"))
       // Exactly the path and query fetch sends: the server verifies against its raw request line.
-      const pathWithQuery = url.pathname + url.search
+      const pathWithQuery = pathAsSent(url)
       const headers = new Headers(request.headers as Record<string, string>)
-      headers.set("authorization", `Bearer ${options.secretKey}`)
-      headers.set(SIGNATURE_HEADER, signatureHeader(options.signingSecret, nowSeconds(), pathWithQuery, body))
+      for (const [name, value] of Object.entries(requestHeaders(options, pathWithQuery, body))) headers.set(name, value)
       headers.delete("content-length")
       const fetchFn = options.fetch ?? globalThis.fetch
       const response = yield* Effect.tryPromise({
@@ -73,11 +67,7 @@ const transport = (options: TenderClientOptions): HttpClient.HttpClient =>
         try: () => response.arrayBuffer(),
         catch: (cause) => transportError(request, cause)
       }))
-      const header = response.headers.get(SIGNATURE_HEADER) ?? undefined
-      verdicts.set(
-        request,
-        header === undefined ? "missing" : verifySignature(options.signingSecret, header, pathWithQuery, bytes, nowSeconds())
-      )
+      verdicts.set(request, responseVerdict(options.signingSecret, response.headers.get(SIGNATURE_HEADER), pathWithQuery, bytes))
       const copy = new Response(bytes.length > 0 || !noBodyStatus(response.status) ? bytes : null, {
         status: response.status,
         statusText: response.statusText,
@@ -87,7 +77,6 @@ const transport = (options: TenderClientOptions): HttpClient.HttpClient =>
     })
   )
 
-const nowSeconds = () => Math.floor(Date.now() / 1000)
 const noBodyStatus = (status: number) => status === 204 || status === 205 || status === 304
 
 /** The signing, verifying HttpClient: fails with `UnverifiedResponse` before any body is decoded. */

@@ -23,7 +23,8 @@ import { Effect } from "effect"
 import { type BrowserContext, chromium, type Frame, type Page, type Request } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { build } from "@tender/browser-sdk/build"
-import { type Credentials, send, startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { type Credentials, send } from "@tender/client/Testing"
 
 const CHROMIUM = "/usr/bin/chromium"
 const HAVE_CHROMIUM = existsSync(CHROMIUM)

@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import type { TenderConfig } from "@tender/adapters/Config"
 import { ClientSecretRepo, KeyHasher } from "@tender/domain"
 import { Effect } from "effect"
-import { type Credentials, type Reply, send, startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { type Credentials, type Reply, send } from "@tender/client/Testing"
 
 type Merchant = Credentials & { readonly account_id: string; readonly publishable_key: string }
 

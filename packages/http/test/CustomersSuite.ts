@@ -6,12 +6,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { TenderConfig } from "@tender/adapters/Config"
 import { Effect } from "effect"
-import { type Credentials, type Reply, send, startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { type Credentials, type Reply, send } from "@tender/client/Testing"
+import { apiError, type BodyOf, type TenderPromiseClient, typedClient } from "./support/Typed.ts"
 
 export const customersSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">) => {
   let server: TestServer
   let merchant: Credentials & { account_id: string }
   let other: Credentials & { account_id: string }
+  /** The two accounts' typed clients: well-formed calls (raw `post`/`get` for what is malformed on purpose). */
+  let tender: TenderPromiseClient
+  let theirs: TenderPromiseClient
   let seq = 0
 
   const ref = (label: string) => `${label}-${Date.now()}-${++seq}`
@@ -24,11 +29,8 @@ export const customersSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
   const fieldsOf = (reply: Reply) => reply.json.errors.map((e: { field: string }) => e.field).sort()
   const events = (orderId: string) => Effect.runPromise(server.events(orderId))
 
-  const tokenize = async (number: string, holder_name: string | null = "Ada Lovelace") => {
-    const reply = await post("/v1/test_helpers/card_tokens", { number, exp_month: 12, exp_year: 2035, cvc: number.startsWith("37") ? "1234" : "123", ...(holder_name !== null ? { holder_name } : {}) })
-    expect(reply.status).toBe(201)
-    return reply.json.token as string
-  }
+  const tokenize = async (number: string, holder_name: string | null = "Ada Lovelace") =>
+    (await tender.testHelpers.createCardToken({ number, exp_month: 12, exp_year: 2035, cvc: number.startsWith("37") ? "1234" : "123", ...(holder_name !== null ? { holder_name } : {}) })).token
 
   const payment = (token: string, extra: Record<string, unknown> = {}, details: Record<string, unknown> = {}) =>
     post("/v1/payments", {
@@ -52,24 +54,22 @@ export const customersSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
       ...extra
     })
 
-  const newCustomer = async (body: Record<string, unknown> = { email: "grace@example.com", name: "Grace Hopper", phone: "+1 212 555 0100" }, creds: Credentials = merchant) => {
-    const reply = await post("/v1/customers", body, creds)
-    expect(reply.status).toBe(201)
-    return reply.json.id as string
-  }
+  const newCustomer = async (body: BodyOf<"customers", "create"> = { email: "grace@example.com", name: "Grace Hopper", phone: "+1 212 555 0100" }, client: TenderPromiseClient = tender) =>
+    (await client.customers.create(body)).id
 
   beforeAll(async () => {
     server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } }, undefined, storage)
     merchant = await Effect.runPromise(server.accounts.create({ name: "customers", mode: "test" }))
     other = await Effect.runPromise(server.accounts.create({ name: "someone else", mode: "test" }))
+    tender = typedClient(server, merchant)
+    theirs = typedClient(server, other)
   })
   afterAll(() => server.close())
 
   describe("customers (contract.md: POST /v1/customers {email?, name?, phone?}, GET /v1/customers/{id})", () => {
     it("creates a cus_ record (201) and reads it back (200)", async () => {
-      const created = await post("/v1/customers", { email: "ada@example.com", name: "Ada Lovelace", phone: "+44 20 7946 0958" })
-      expect(created.status).toBe(201)
-      expect(created.json).toEqual({
+      const created = await tender.customers.create({ email: "ada@example.com", name: "Ada Lovelace", phone: "+44 20 7946 0958" })
+      expect(created).toEqual({
         id: expect.stringMatching(/^cus_/),
         email: "ada@example.com",
         name: "Ada Lovelace",
@@ -77,16 +77,13 @@ export const customersSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
         livemode: false,
         created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT.*Z$/)
       })
-      const read = await get(`/v1/customers/${created.json.id}`)
-      expect(read.status).toBe(200)
-      expect(read.json).toEqual(created.json)
+      expect(await tender.customers.get({ params: { id: created.id } })).toEqual(created)
     })
 
     it("every field is optional; fields with no value are null", async () => {
-      const created = await post("/v1/customers", {})
-      expect(created.status).toBe(201)
-      expect(created.json).toMatchObject({ email: null, name: null, phone: null })
-      expect((await get(`/v1/customers/${created.json.id}`)).json).toEqual(created.json)
+      const created = await tender.customers.create({})
+      expect(created).toMatchObject({ email: null, name: null, phone: null })
+      expect(await tender.customers.get({ params: { id: created.id } })).toEqual(created)
     })
 
     it("spec, Handling rules: validation_failed lists every offending field; nothing is created", async () => {
@@ -110,10 +107,10 @@ export const customersSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
     })
 
     it("spec, customer_not_found (404): unknown ids and another account's customers", async () => {
-      expectError(await get("/v1/customers/cus_doesnotexist0000"), 404, "customer_not_found")
-      const theirs = await newCustomer({ email: "theirs@example.com" }, other)
-      expectError(await get(`/v1/customers/${theirs}`), 404, "customer_not_found")
-      expect((await get(`/v1/customers/${theirs}`, other)).status).toBe(200)
+      await apiError(tender.customers.get({ params: { id: "cus_doesnotexist0000" } }), 404, "customer_not_found")
+      const their = await newCustomer({ email: "theirs@example.com" }, theirs)
+      await apiError(tender.customers.get({ params: { id: their } }), 404, "customer_not_found")
+      expect(await theirs.customers.get({ params: { id: their } })).toMatchObject({ id: their, email: "theirs@example.com" })
       // decisions.md: ids in URLs must be well-formed
       expectError(await get("/v1/customers/ord_notacustomer000"), 400, "invalid_parameter")
     })
@@ -136,8 +133,8 @@ export const customersSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
 
     it("spec, customer_not_found: an unknown or another account's customer_id is 404 before anything is written", async () => {
       const token = await tokenize("4242424242424242")
-      const theirs = await newCustomer({ name: "Theirs" }, other)
-      for (const customer_id of ["cus_doesnotexist0000", theirs]) {
+      const their = await newCustomer({ name: "Theirs" }, theirs)
+      for (const customer_id of ["cus_doesnotexist0000", their]) {
         const merchant_reference = ref("nocustomer")
         expectError(await payment(token, { customer_id, merchant_reference }), 404, "customer_not_found")
         expectError(await get(`/v1/orders/by-reference/${merchant_reference}`), 404, "order_not_found")
@@ -162,7 +159,7 @@ export const customersSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
       const first = await assert(order_id, { granted: true, usage: "one_click" })
       expect(first.status).toBe(200)
       expect(first.json).toEqual({ order_id, customer_id: customer, card_storage_consent: { granted: true, usage: "one_click" } })
-      const updatedAt = (await get(`/v1/orders/${order_id}`)).json.updated_at
+      const updatedAt = (await tender.orders.get({ params: { id: order_id } })).updated_at
       const again = await assert(order_id, { granted: true, usage: "one_click" })
       expect(again.status).toBe(200)
       expect(again.json).toEqual(first.json)
@@ -183,7 +180,7 @@ export const customersSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
       const { order_id } = (await redirect()).json
       const bodies = [0, 1, 2, 3, 4, 5].map((i) => ({ granted: true, usage: i % 2 === 0 ? "recurring" : "unscheduled" }))
       const replies = await Promise.all(bodies.map((body) => assert(order_id, body)))
-      const stored = (await get(`/v1/orders/${order_id}`)).json.card_storage_consent
+      const stored = (await tender.orders.get({ params: { id: order_id } })).card_storage_consent!
       expect(["recurring", "unscheduled"]).toContain(stored.usage)
       replies.forEach((reply, i) => {
         if (bodies[i].usage === stored.usage) expect(reply.status).toBe(200)
@@ -198,7 +195,7 @@ export const customersSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
       expectError(await assert("not-an-order", { granted: true }), 400, "invalid_parameter")
       expectError(await assert(order_id, { usage: "recurring" }), 400, "validation_failed")
       expectError(await assert(order_id, { granted: true, usage: "sometimes" }), 400, "validation_failed")
-      expect((await get(`/v1/orders/${order_id}`)).json.card_storage_consent).toBeUndefined()
+      expect((await tender.orders.get({ params: { id: order_id } })).card_storage_consent).toBeUndefined()
     })
   })
 
@@ -222,12 +219,12 @@ export const customersSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
         card_funding: "credit",
         issuer_name: "tender sandbox bank"
       })
-      expect((await get(`/v1/orders/${created.json.order_id}`)).json.payment_instrument).toEqual(txn.json.payment_instrument)
+      expect((await tender.orders.get({ params: { id: created.json.order_id } })).payment_instrument).toEqual(txn.json.payment_instrument)
     })
 
     it("fields with no value are omitted: no holder name captured, no issuer country for BIN 400000…", async () => {
       const created = await payment(await tokenize("4000000000000002", null))
-      const instrument = (await get(`/v1/transactions/${created.json.transaction_id}`)).json.payment_instrument
+      const instrument = (await tender.transactions.get({ params: { id: created.json.transaction_id } })).payment_instrument
       expect(instrument).toEqual({ id: expect.stringMatching(/^pi_/), type: "card", card_brand: "visa", last4_digits: "0002", bin: "40000000", card_funding: "unknown" })
     })
 
@@ -250,17 +247,17 @@ export const customersSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
     it("manual capture: one pi_ id for the order; the order carries it only once the final capture succeeded", async () => {
       const auth = await payment(await tokenize("5555555555554444"), { capture_method: "manual", amount: "100.00" })
       expect(auth.json.status).toBe("authorized")
-      const authTxn = (await get(`/v1/transactions/${auth.json.transaction_id}`)).json
+      const authTxn = (await tender.transactions.get({ params: { id: auth.json.transaction_id } }))
       const instrument = authTxn.payment_instrument
       expect(instrument).toMatchObject({ id: expect.stringMatching(/^pi_/), card_brand: "mastercard" })
-      expect((await get(`/v1/orders/${auth.json.order_id}`)).json.payment_instrument).toBeUndefined()
+      expect((await tender.orders.get({ params: { id: auth.json.order_id } })).payment_instrument).toBeUndefined()
       const part = await post("/v1/payments/capture", { order_id: auth.json.order_id, amount: "30.00", final: false })
-      expect((await get(`/v1/transactions/${part.json.transaction_id}`)).json.payment_instrument).toEqual(instrument)
-      expect((await get(`/v1/orders/${auth.json.order_id}`)).json).toMatchObject({ status: "authorized" })
-      expect((await get(`/v1/orders/${auth.json.order_id}`)).json.payment_instrument).toBeUndefined()
+      expect((await tender.transactions.get({ params: { id: part.json.transaction_id } })).payment_instrument).toEqual(instrument)
+      expect((await tender.orders.get({ params: { id: auth.json.order_id } }))).toMatchObject({ status: "authorized" })
+      expect((await tender.orders.get({ params: { id: auth.json.order_id } })).payment_instrument).toBeUndefined()
       const last = await post("/v1/payments/capture", { order_id: auth.json.order_id })
-      expect((await get(`/v1/transactions/${last.json.transaction_id}`)).json.payment_instrument).toEqual(instrument)
-      expect((await get(`/v1/orders/${auth.json.order_id}`)).json).toMatchObject({ status: "succeeded", payment_instrument: instrument })
+      expect((await tender.transactions.get({ params: { id: last.json.transaction_id } })).payment_instrument).toEqual(instrument)
+      expect((await tender.orders.get({ params: { id: auth.json.order_id } }))).toMatchObject({ status: "succeeded", payment_instrument: instrument })
       // Transaction webhooks: on the same transactions, at emission time.
       for (const event of await events(auth.json.order_id)) expect(event.data.payment_instrument).toEqual(instrument)
     })
@@ -268,10 +265,10 @@ export const customersSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
     it("collect_cvv: the saved card's instrument on the attempt, on the order once it succeeded, and in its webhooks", async () => {
       const created = await post("/v1/payments", { amount: "12.00", currency: "USD", country: "US", merchant_reference: ref("cvv"), payment_method: { code: "card", details: { card_token: await tokenize("4242424242424242") } } })
       expect(created.json.next_action.type).toBe("collect_cvv")
-      expect((await get(`/v1/orders/${created.json.order_id}`)).json.payment_instrument).toBeUndefined()
+      expect((await tender.orders.get({ params: { id: created.json.order_id } })).payment_instrument).toBeUndefined()
       const order = await post(`/v1/test_helpers/orders/${created.json.order_id}/simulate`, { outcome: "succeed" })
       expect(order.json.status).toBe("succeeded")
-      const txn = (await get(`/v1/transactions/${created.json.transaction_id}`)).json
+      const txn = (await tender.transactions.get({ params: { id: created.json.transaction_id } }))
       expect(txn.payment_instrument).toMatchObject({ id: expect.stringMatching(/^pi_/), last4_digits: "4242", country_code: "US" })
       expect(order.json.payment_instrument).toEqual(txn.payment_instrument)
       const recorded = await events(created.json.order_id)
@@ -288,14 +285,14 @@ export const customersSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
       expect((await attempt(declined)).status).toBe(200)
       expect((await attempt(declined)).status).toBe(200)
       expect((await attempt(approved)).json.status).toBe("completed")
-      const order = (await get(`/v1/orders/${session.json.order_id}`)).json
-      const txns = await Promise.all(order.transactions.map(async (id: string) => (await get(`/v1/transactions/${id}`)).json))
+      const order = (await tender.orders.get({ params: { id: session.json.order_id } }))
+      const txns = await Promise.all(order.transactions.map(async (id: string) => (await tender.transactions.get({ params: { id } }))))
       expect(txns.map((t) => t.status)).toEqual(["failed", "failed", "completed"])
       const [first, second, third] = txns.map((t) => t.payment_instrument)
       expect(first).toMatchObject({ id: expect.stringMatching(/^pi_/), last4_digits: "0002", holder_email: "shopper@example.com" })
       expect(second).toEqual(first)
       expect(third).toMatchObject({ id: expect.stringMatching(/^pi_/), last4_digits: "4242", country_code: "US", holder_email: "shopper@example.com" })
-      expect(third.id).not.toBe(first.id)
+      expect(third!.id).not.toBe(first!.id)
       expect(order.payment_instrument).toEqual(third)
     })
 
@@ -304,7 +301,7 @@ export const customersSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
       const order = await post(`/v1/test_helpers/orders/${created.json.order_id}/simulate`, { outcome: "succeed" })
       expect(order.json.status).toBe("succeeded")
       expect("payment_instrument" in order.json).toBe(false)
-      expect("payment_instrument" in (await get(`/v1/transactions/${created.json.transaction_id}`)).json).toBe(false)
+      expect("payment_instrument" in (await tender.transactions.get({ params: { id: created.json.transaction_id } }))).toBe(false)
       const recorded = await events(created.json.order_id)
       expect(recorded.map((e) => e.type)).toEqual(["payment.requires_action", "payment.succeeded"])
       for (const event of recorded) expect("payment_instrument" in event.data).toBe(false)
@@ -363,9 +360,9 @@ export const customersSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
         await call("GET", `/v1/checkout/sessions/${session.json.id}`)
 
         // The flows ran as meant, so the scan below covers what they write.
-        expect((await get(`/v1/orders/${cvv.json.order_id}`)).json.status).toBe("succeeded")
-        expect((await get(`/v1/orders/${manual.json.order_id}`)).json.status).toBe("succeeded")
-        expect((await get(`/v1/orders/${failed.json.order_id}`)).json.status).toBe("failed")
+        expect((await tender.orders.get({ params: { id: cvv.json.order_id } })).status).toBe("succeeded")
+        expect((await tender.orders.get({ params: { id: manual.json.order_id } })).status).toBe("succeeded")
+        expect((await tender.orders.get({ params: { id: failed.json.order_id } })).status).toBe("failed")
         expect((await get(`/v1/checkout/sessions/${session.json.id}`)).json.status).toBe("completed")
 
         const payloads = (await Promise.all(orders.map(events))).flat().map((e) => JSON.stringify(e))

@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { Effect } from "effect"
-import { merchantHeaders } from "@tender/adapters/Signature"
-import { type Credentials, send, startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { type Credentials, send } from "@tender/client/Testing"
 
 let server: TestServer
 let merchant: Credentials
@@ -21,7 +21,7 @@ afterAll(() => server.close())
 const abortedPost = async (path: string, body: unknown) => {
   const text = JSON.stringify(body)
   const controller = new AbortController()
-  const request = fetch(server.baseUrl + path, { method: "POST", headers: merchantHeaders(merchant, path, text), body: text, signal: controller.signal })
+  const request = send(server, merchant, "POST", path, { body: text, signal: controller.signal })
   setTimeout(() => controller.abort(), 100)
   await request.then(() => "answered", () => "aborted")
 }

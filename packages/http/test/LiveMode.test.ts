@@ -10,7 +10,8 @@
 import { CheckoutSessionRepo, Ids, OrderRepo, TransactionRepo } from "@tender/domain"
 import { Effect, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Credentials, type Reply, send, startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { type Credentials, type Reply, send } from "@tender/client/Testing"
 
 type Merchant = Credentials & { account_id: string }
 

@@ -6,12 +6,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { TenderConfig } from "@tender/adapters/Config"
 import { Effect } from "effect"
-import { type Credentials, type Reply, send, startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { type Credentials, type Reply, send } from "@tender/client/Testing"
+import { apiError, type BodyOf, type TenderPromiseClient, typedClient } from "./support/Typed.ts"
 
 /** The whole suite, over the storage given (memory, or PostgreSQL in a temporary data dir). */
 export const paymentsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">) => {
   let server: TestServer
   let merchant: Credentials & { account_id: string }
+  /** The merchant's typed client: well-formed calls (raw `post`/`get` for the rest). */
+  let tender: TenderPromiseClient
   let seq = 0
 
   const ref = (label: string) => `${label}-${Date.now()}-${++seq}`
@@ -23,17 +27,17 @@ export const paymentsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">
     expect(reply.json.request_id).toMatch(/^req_/)
   }
 
-  const tokenize = async (number: string, cvc = number.startsWith("37") ? "1234" : "123") => {
-    const reply = await post("/v1/test_helpers/card_tokens", { number, exp_month: 12, exp_year: 2035, cvc, holder_name: "Ada Lovelace" })
-    expect(reply.status).toBe(201)
-    return reply.json.token as string
-  }
+  const tokenize = async (number: string, cvc = number.startsWith("37") ? "1234" : "123") =>
+    (await tender.testHelpers.createCardToken({ number, exp_month: 12, exp_year: 2035, cvc, holder_name: "Ada Lovelace" })).token
+
+  const readOrder = (id: string) => tender.orders.get({ params: { id } })
+  const readTransaction = (id: string) => tender.transactions.get({ params: { id } })
 
   const urls = { success_url: "https://merchant.example/ok", cancel_url: "https://merchant.example/cancel" }
 
   /** A merchant-initiated card charge (authorizes in the create itself). */
-  const charge = async (number: string, extra: Record<string, unknown> = {}) =>
-    post("/v1/payments", {
+  const charge = async (number: string, extra: Partial<BodyOf<"payments", "create">> = {}) =>
+    tender.payments.create({
       amount: "25.00",
       currency: "USD",
       country: "US",
@@ -52,6 +56,7 @@ export const paymentsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">
   beforeAll(async () => {
     server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } }, undefined, storage)
     merchant = await Effect.runPromise(server.accounts.create({ name: "payments", mode: "test" }))
+    tender = typedClient(server, merchant)
   })
   afterAll(() => server.close())
 
@@ -149,13 +154,12 @@ export const paymentsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">
       ["4000056655665556", "visa"]
     ])("%s is approved and settles; the transaction carries the card instrument", async (number, brand) => {
       const reply = await charge(number)
-      expect(reply.status).toBe(200)
-      expect(reply.json).toMatchObject({ status: "completed", next_action: null, provider_transaction_id: expect.any(String), additional_identifiers: [{ identifier: reply.json.order_id, type: "order" }] })
-      const txn = await get(`/v1/transactions/${reply.json.transaction_id}`)
-      expect(txn.json).toMatchObject({ status: "completed", subtype: "direct_payment", payment_instrument: { type: "card", card_brand: brand, last4_digits: number.slice(-4), holder_name: "Ada Lovelace" } })
-      const order = await get(`/v1/orders/${reply.json.order_id}`)
-      expect(order.json).toMatchObject({ status: "succeeded", payment_instrument: { type: "card", card_brand: brand } })
-      expect(await eventsOf(reply.json.order_id)).toEqual(["payment.succeeded"])
+      expect(reply).toMatchObject({ status: "completed", next_action: null, provider_transaction_id: expect.any(String), additional_identifiers: [{ identifier: reply.order_id, type: "order" }] })
+      const txn = await readTransaction(reply.transaction_id)
+      expect(txn).toMatchObject({ status: "completed", subtype: "direct_payment", payment_instrument: { type: "card", card_brand: brand, last4_digits: number.slice(-4), holder_name: "Ada Lovelace" } })
+      const order = await readOrder(reply.order_id)
+      expect(order).toMatchObject({ status: "succeeded", payment_instrument: { type: "card", card_brand: brand } })
+      expect(await eventsOf(reply.order_id)).toEqual(["payment.succeeded"])
     })
 
     it.each([
@@ -164,50 +168,47 @@ export const paymentsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">
       ["4000000000000069", "expired_card"]
     ])("%s is declined: 200 failed, decline_code %s on the transaction", async (number, code) => {
       const reply = await charge(number)
-      expect(reply.status).toBe(200)
-      expect(reply.json.status).toBe("failed")
-      const txn = await get(`/v1/transactions/${reply.json.transaction_id}`)
-      expect(txn.json).toMatchObject({ status: "failed", decline_code: code, payment_instrument: { type: "card" } })
-      const order = await get(`/v1/orders/${reply.json.order_id}`)
-      expect(order.json.status).toBe("failed")
-      expect(order.json.payment_instrument).toBeUndefined()
-      expect(await eventsOf(reply.json.order_id)).toEqual(["payment.failed"])
+      expect(reply.status).toBe("failed")
+      const txn = await readTransaction(reply.transaction_id)
+      expect(txn).toMatchObject({ status: "failed", decline_code: code, payment_instrument: { type: "card" } })
+      const order = await readOrder(reply.order_id)
+      expect(order.status).toBe("failed")
+      expect(order.payment_instrument).toBeUndefined()
+      expect(await eventsOf(reply.order_id)).toEqual(["payment.failed"])
     })
 
     it("4000000000000119: provider_unavailable (502), the attempt recorded as failed", async () => {
-      const reply = await charge("4000000000000119")
-      expectError(reply, 502, "provider_unavailable")
+      await apiError(charge("4000000000000119"), 502, "provider_unavailable")
     })
 
     it("4000000000003220: 3-D Secure, complete is idempotent before and after the answer", async () => {
       const token = await tokenize("4000000000003220")
-      const created = await post("/v1/payments", { amount: "40.00", currency: "USD", country: "US", merchant_reference: ref("3ds"), collect_cvv: false, payment_method: { code: "card", details: { card_token: token } } })
-      expect(created.json).toMatchObject({ status: "requires_action", next_action: { type: "redirect", redirect_url: expect.stringContaining("/sandbox/3ds/") } })
-      const early = await post(`/v1/payments/${created.json.order_id}/3ds/complete`, {})
-      expect(early.json).toEqual(created.json)
-      const simulated = await post(`/v1/test_helpers/orders/${created.json.order_id}/simulate`, { outcome: "succeed" })
-      expect(simulated.status).toBe(200)
-      const done = await post(`/v1/payments/${created.json.order_id}/3ds/complete`, {})
-      expect(done.json).toMatchObject({ status: "completed", next_action: null })
-      const again = await post(`/v1/payments/${created.json.order_id}/3ds/complete`, {})
-      expect(again.json).toEqual(done.json)
-      expect(await eventsOf(created.json.order_id)).toEqual(["payment.requires_action", "payment.succeeded"])
+      const created = await tender.payments.create({ amount: "40.00", currency: "USD", country: "US", merchant_reference: ref("3ds"), collect_cvv: false, payment_method: { code: "card", details: { card_token: token } } })
+      expect(created).toMatchObject({ status: "requires_action", next_action: { type: "redirect", redirect_url: expect.stringContaining("/sandbox/3ds/") } })
+      const early = await tender.payments.completeThreeDs({ params: { id: created.order_id }, payload: {} })
+      expect(early).toEqual(created)
+      await tender.testHelpers.simulate({ params: { order_id: created.order_id }, payload: { outcome: "succeed" } })
+      const done = await tender.payments.completeThreeDs({ params: { id: created.order_id }, payload: {} })
+      expect(done).toMatchObject({ status: "completed", next_action: null })
+      const again = await tender.payments.completeThreeDs({ params: { id: created.order_id }, payload: {} })
+      expect(again).toEqual(done)
+      expect(await eventsOf(created.order_id)).toEqual(["payment.requires_action", "payment.succeeded"])
     })
 
     it("4000000000003220 with manual capture: the challenge denied fails the payment", async () => {
       const token = await tokenize("4000000000003220")
-      const created = await post("/v1/payments", { amount: "40.00", currency: "USD", country: "US", capture_method: "manual", merchant_reference: ref("3ds-deny"), collect_cvv: false, payment_method: { code: "card", details: { card_token: token } } })
-      await post(`/v1/test_helpers/orders/${created.json.order_id}/simulate`, { outcome: "fail" })
-      const done = await post(`/v1/payments/${created.json.order_id}/3ds/complete`, {})
-      expect(done.json.status).toBe("failed")
-      const txn = await get(`/v1/transactions/${done.json.transaction_id}`)
-      expect(txn.json.decline_code).toBe("authentication_failed")
+      const created = await tender.payments.create({ amount: "40.00", currency: "USD", country: "US", capture_method: "manual", merchant_reference: ref("3ds-deny"), collect_cvv: false, payment_method: { code: "card", details: { card_token: token } } })
+      await tender.testHelpers.simulate({ params: { order_id: created.order_id }, payload: { outcome: "fail" } })
+      const done = await tender.payments.completeThreeDs({ params: { id: created.order_id }, payload: {} })
+      expect(done.status).toBe("failed")
+      const txn = await readTransaction(done.transaction_id)
+      expect(txn.decline_code).toBe("authentication_failed")
     })
 
     it("merchant-initiated charges are never challenged and never emit payment.requires_action", async () => {
       const reply = await charge("4000000000003220")
-      expect(reply.json.status).toBe("completed")
-      expect(await eventsOf(reply.json.order_id)).toEqual(["payment.succeeded"])
+      expect(reply.status).toBe("completed")
+      expect(await eventsOf(reply.order_id)).toEqual(["payment.succeeded"])
     })
   })
 
@@ -215,126 +216,125 @@ export const paymentsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">
     it("event payloads: the envelope fields, payment_instrument, and the manual-capture fields on payment.succeeded", async () => {
       await Effect.runPromise(server.accounts.addProfile(merchant.account_id, "events-profile", null)).catch(() => undefined)
       const auth = await charge("4242424242424242", { capture_method: "manual", amount: "100.00", processing_profile: "events-profile" })
-      const part = await post("/v1/payments/capture", { order_id: auth.json.order_id, amount: "40.00", final: false })
-      const last = await post("/v1/payments/capture", { order_id: auth.json.order_id })
-      const recorded = await Effect.runPromise(server.events(auth.json.order_id))
+      const part = await tender.payments.capture({ order_id: auth.order_id, amount: "40.00", final: false })
+      const last = await tender.payments.capture({ order_id: auth.order_id })
+      const recorded = await Effect.runPromise(server.events(auth.order_id))
       expect(recorded.map((e) => e.type)).toEqual(["payment.authorized", "payment.partially_captured", "payment.succeeded"])
       for (const event of recorded) {
         expect(event).toMatchObject({ id: expect.stringMatching(/^evt_/), livemode: false, processing_profile: "events-profile", created_at: expect.any(String) })
         expect(event.data).toMatchObject({
-          order_id: auth.json.order_id,
-          transaction_id: auth.json.transaction_id,
-          merchant_reference: auth.json.merchant_reference,
+          order_id: auth.order_id,
+          transaction_id: auth.transaction_id,
+          merchant_reference: auth.merchant_reference,
           amount: 100,
           currency: "USD",
           payment_instrument: { type: "card", card_brand: "visa", last4_digits: "4242" }
         })
       }
       expect(recorded[0].data).toMatchObject({ order_status: "authorized" })
-      expect(recorded[1].data).toMatchObject({ captured_amount: 40, capture_transaction_id: part.json.transaction_id, capture_provider_transaction_id: part.json.provider_transaction_id })
+      expect(recorded[1].data).toMatchObject({ captured_amount: 40, capture_transaction_id: part.transaction_id, capture_provider_transaction_id: part.provider_transaction_id })
       expect(recorded[2].data).toMatchObject({
         order_status: "succeeded",
         captured_amount: 100,
-        capture_transaction_id: last.json.transaction_id,
-        capture_provider_transaction_id: last.json.provider_transaction_id
+        capture_transaction_id: last.transaction_id,
+        capture_provider_transaction_id: last.provider_transaction_id
       })
     })
 
     it("authorize → payment.authorized, no captured or voided amount on the response", async () => {
       const auth = await authorize("4242424242424242")
-      expect(auth.json).toMatchObject({ status: "authorized", merchant_reference: expect.any(String) })
-      expect(auth.json.captured_amount).toBeUndefined()
-      expect(auth.json.voided_amount).toBeUndefined()
-      expect(await eventsOf(auth.json.order_id)).toEqual(["payment.authorized"])
-      expect((await get(`/v1/orders/${auth.json.order_id}`)).json.status).toBe("authorized")
+      expect(auth).toMatchObject({ status: "authorized", merchant_reference: expect.any(String) })
+      expect(auth.captured_amount).toBeUndefined()
+      expect(auth.voided_amount).toBeUndefined()
+      expect(await eventsOf(auth.order_id)).toEqual(["payment.authorized"])
+      expect((await readOrder(auth.order_id)).status).toBe("authorized")
     })
 
     it("capture final:false settles a part and keeps the authorization; then a final capture completes it", async () => {
       const auth = await authorize("4242424242424242")
-      const part = await post("/v1/payments/capture", { order_id: auth.json.order_id, amount: "30.00", final: false })
-      expect(part.json).toMatchObject({ status: "authorized", captured_amount: 30 })
-      expect(part.json.transaction_id).not.toBe(auth.json.transaction_id)
-      const rest = await post("/v1/payments/capture", { transaction_id: auth.json.transaction_id, amount: "20.00" })
-      expect(rest.json).toMatchObject({ status: "completed", captured_amount: 50 })
-      expect(await eventsOf(auth.json.order_id)).toEqual(["payment.authorized", "payment.partially_captured", "payment.succeeded"])
+      const part = await tender.payments.capture({ order_id: auth.order_id, amount: "30.00", final: false })
+      expect(part).toMatchObject({ status: "authorized", captured_amount: 30 })
+      expect(part.transaction_id).not.toBe(auth.transaction_id)
+      const rest = await tender.payments.capture({ transaction_id: auth.transaction_id, amount: "20.00" })
+      expect(rest).toMatchObject({ status: "completed", captured_amount: 50 })
+      expect(await eventsOf(auth.order_id)).toEqual(["payment.authorized", "payment.partially_captured", "payment.succeeded"])
       // closed: no further capture or void
-      expectError(await post("/v1/payments/capture", { order_id: auth.json.order_id, amount: "1.00" }), 409, "payment_unexpected_state")
-      expectError(await post("/v1/payments/void", { order_id: auth.json.order_id }), 409, "payment_unexpected_state")
+      await apiError(tender.payments.capture({ order_id: auth.order_id, amount: "1.00" }), 409, "payment_unexpected_state")
+      await apiError(tender.payments.void({ order_id: auth.order_id }), 409, "payment_unexpected_state")
     })
 
     it("a capture reaching the authorized total completes it even with final:false", async () => {
       const auth = await authorize("4242424242424242", "60.00")
-      const all = await post("/v1/payments/capture", { merchant_reference: (await get(`/v1/orders/${auth.json.order_id}`)).json.merchant_reference, amount: "60.00", final: false })
-      expect(all.json).toMatchObject({ status: "completed", captured_amount: 60 })
+      const all = await tender.payments.capture({ merchant_reference: (await readOrder(auth.order_id)).merchant_reference, amount: "60.00", final: false })
+      expect(all).toMatchObject({ status: "completed", captured_amount: 60 })
     })
 
     it("capture with no amount captures the whole remainder", async () => {
       const auth = await authorize("4242424242424242", "80.00")
-      await post("/v1/payments/capture", { order_id: auth.json.order_id, amount: "30.00", final: false })
-      const rest = await post("/v1/payments/capture", { order_id: auth.json.order_id })
-      expect(rest.json).toMatchObject({ status: "completed", captured_amount: 80 })
+      await tender.payments.capture({ order_id: auth.order_id, amount: "30.00", final: false })
+      const rest = await tender.payments.capture({ order_id: auth.order_id })
+      expect(rest).toMatchObject({ status: "completed", captured_amount: 80 })
     })
 
     it("a capture the provider refuses: 200 failed, the authorization stands, payment.capture_failed", async () => {
       const auth = await authorize("4000000000000259")
-      const refused = await post("/v1/payments/capture", { order_id: auth.json.order_id })
-      expect(refused.status).toBe(200)
-      expect(refused.json.status).toBe("failed")
-      expect((await get(`/v1/orders/${auth.json.order_id}`)).json.status).toBe("authorized")
-      expect(await eventsOf(auth.json.order_id)).toEqual(["payment.authorized", "payment.capture_failed"])
-      const voided = await post("/v1/payments/void", { order_id: auth.json.order_id })
-      expect(voided.json).toMatchObject({ status: "canceled", voided_amount: 100 })
+      const refused = await tender.payments.capture({ order_id: auth.order_id })
+      expect(refused.status).toBe("failed")
+      expect((await readOrder(auth.order_id)).status).toBe("authorized")
+      expect(await eventsOf(auth.order_id)).toEqual(["payment.authorized", "payment.capture_failed"])
+      const voided = await tender.payments.void({ order_id: auth.order_id })
+      expect(voided).toMatchObject({ status: "canceled", voided_amount: 100 })
     })
 
     it("multicapture not granted: the second capture fails with multicapture_not_supported", async () => {
       const auth = await authorize("4000000000000044")
-      const first = await post("/v1/payments/capture", { order_id: auth.json.order_id, amount: "10.00", final: false })
-      expect(first.json.status).toBe("authorized")
-      const second = await post("/v1/payments/capture", { order_id: auth.json.order_id, amount: "10.00", final: false })
-      expect(second.json.status).toBe("failed")
-      expect((await get(`/v1/transactions/${second.json.transaction_id}`)).json.decline_code).toBe("multicapture_not_supported")
+      const first = await tender.payments.capture({ order_id: auth.order_id, amount: "10.00", final: false })
+      expect(first.status).toBe("authorized")
+      const second = await tender.payments.capture({ order_id: auth.order_id, amount: "10.00", final: false })
+      expect(second.status).toBe("failed")
+      expect((await readTransaction(second.transaction_id)).decline_code).toBe("multicapture_not_supported")
     })
 
     it("void with nothing captured → canceled, voided_amount the whole hold, payment.canceled; a repeated void is 409", async () => {
       const auth = await authorize("4242424242424242")
-      const voided = await post("/v1/payments/void", { order_id: auth.json.order_id })
-      expect(voided.json).toMatchObject({ status: "canceled", voided_amount: 100 })
-      expect(await eventsOf(auth.json.order_id)).toEqual(["payment.authorized", "payment.canceled"])
-      expectError(await post("/v1/payments/void", { order_id: auth.json.order_id }), 409, "payment_unexpected_state")
-      expect((await get(`/v1/orders/${auth.json.order_id}`)).json.status).toBe("canceled")
+      const voided = await tender.payments.void({ order_id: auth.order_id })
+      expect(voided).toMatchObject({ status: "canceled", voided_amount: 100 })
+      expect(await eventsOf(auth.order_id)).toEqual(["payment.authorized", "payment.canceled"])
+      await apiError(tender.payments.void({ order_id: auth.order_id }), 409, "payment_unexpected_state")
+      expect((await readOrder(auth.order_id)).status).toBe("canceled")
     })
 
     it("void behind settled captures → completed, voided_amount the remainder, payment.succeeded", async () => {
       const auth = await authorize("4242424242424242")
-      await post("/v1/payments/capture", { order_id: auth.json.order_id, amount: "35.00", final: false })
-      const voided = await post("/v1/payments/void", { order_id: auth.json.order_id })
-      expect(voided.json).toMatchObject({ status: "completed", voided_amount: 65, captured_amount: 35 })
-      expect(await eventsOf(auth.json.order_id)).toEqual(["payment.authorized", "payment.partially_captured", "payment.succeeded"])
+      await tender.payments.capture({ order_id: auth.order_id, amount: "35.00", final: false })
+      const voided = await tender.payments.void({ order_id: auth.order_id })
+      expect(voided).toMatchObject({ status: "completed", voided_amount: 65, captured_amount: 35 })
+      expect(await eventsOf(auth.order_id)).toEqual(["payment.authorized", "payment.partially_captured", "payment.succeeded"])
     })
 
     it("settling: an accepted capture settles later through the worker", async () => {
       const auth = await authorize("4000000000000341")
-      const capture = await post("/v1/payments/capture", { order_id: auth.json.order_id })
-      expect(capture.json).toMatchObject({ status: "settling", captured_amount: 0 })
+      const capture = await tender.payments.capture({ order_id: auth.order_id })
+      expect(capture).toMatchObject({ status: "settling", captured_amount: 0 })
       // captures in flight count: nothing remains, and a void must wait for the settlement
-      expectError(await post("/v1/payments/capture", { order_id: auth.json.order_id, amount: "1.00" }), 409, "payment_unexpected_state")
-      let order = (await get(`/v1/orders/${auth.json.order_id}`)).json
+      await apiError(tender.payments.capture({ order_id: auth.order_id, amount: "1.00" }), 409, "payment_unexpected_state")
+      let order = (await readOrder(auth.order_id))
       for (let i = 0; i < 50 && order.status !== "succeeded"; i++) {
         await new Promise((r) => setTimeout(r, 200))
-        order = (await get(`/v1/orders/${auth.json.order_id}`)).json
+        order = (await readOrder(auth.order_id))
       }
       expect(order).toMatchObject({ status: "succeeded", captured_amount: 100 })
-      expect(await eventsOf(auth.json.order_id)).toEqual(["payment.authorized", "payment.succeeded"])
+      expect(await eventsOf(auth.order_id)).toEqual(["payment.authorized", "payment.succeeded"])
     })
 
     it("a partial capture settling blocks a void (card_payment_in_progress) and counts against the remainder", async () => {
       const auth = await authorize("4000000000000341")
-      await post("/v1/payments/capture", { order_id: auth.json.order_id, amount: "70.00", final: false })
-      expectError(await post("/v1/payments/capture", { order_id: auth.json.order_id, amount: "40.00", final: false }), 400, "capture_amount_exceeds_remaining")
-      expectError(await post("/v1/payments/void", { order_id: auth.json.order_id }), 409, "card_payment_in_progress")
+      await tender.payments.capture({ order_id: auth.order_id, amount: "70.00", final: false })
+      await apiError(tender.payments.capture({ order_id: auth.order_id, amount: "40.00", final: false }), 400, "capture_amount_exceeds_remaining")
+      await apiError(tender.payments.void({ order_id: auth.order_id }), 409, "card_payment_in_progress")
       // A final capture would close the authorization before the settling one lands on it.
-      expectError(await post("/v1/payments/capture", { order_id: auth.json.order_id, amount: "10.00" }), 409, "card_payment_in_progress")
-      expect((await post("/v1/payments/capture", { order_id: auth.json.order_id, amount: "10.00", final: false })).json.status).toBe("settling")
+      await apiError(tender.payments.capture({ order_id: auth.order_id, amount: "10.00" }), 409, "card_payment_in_progress")
+      expect((await tender.payments.capture({ order_id: auth.order_id, amount: "10.00", final: false })).status).toBe("settling")
     })
   })
 
@@ -444,11 +444,11 @@ export const paymentsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">
     it("processing profile: active is echoed on the payment and its transactions; disabled is refused", async () => {
       await Effect.runPromise(server.accounts.addProfile(merchant.account_id, "brand-a", "Brand A"))
       const reply = await charge("4242424242424242", { processing_profile: "brand-a" })
-      expect(reply.json.processing_profile).toBe("brand-a")
-      expect((await get(`/v1/transactions/${reply.json.transaction_id}`)).json.processing_profile).toBe("brand-a")
-      expect((await get(`/v1/orders/${reply.json.order_id}`)).json.processing_profile).toBe("brand-a")
+      expect(reply.processing_profile).toBe("brand-a")
+      expect((await readTransaction(reply.transaction_id)).processing_profile).toBe("brand-a")
+      expect((await readOrder(reply.order_id)).processing_profile).toBe("brand-a")
       await Effect.runPromise(server.accounts.disableProfile(merchant.account_id, "brand-a"))
-      expectError(await charge("4242424242424242", { processing_profile: "brand-a" }), 400, "validation_failed")
+      await apiError(charge("4242424242424242", { processing_profile: "brand-a" }), 400, "validation_failed")
     })
 
     it("payment_method_not_found (404) for a card token the account does not hold", async () => {
@@ -459,30 +459,31 @@ export const paymentsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">
     it("capture pre-flight: exactly one identifier, amounts, states, non-card payments", async () => {
       const auth = await authorize("4242424242424242")
       expectError(await post("/v1/payments/capture", {}), 400, "validation_failed")
-      expectError(await post("/v1/payments/capture", { order_id: auth.json.order_id, transaction_id: auth.json.transaction_id }), 400, "validation_failed")
-      expectError(await post("/v1/payments/capture", { order_id: auth.json.order_id, amount: "100.01" }), 400, "capture_amount_exceeds_authorized")
-      expectError(await post("/v1/payments/capture", { order_id: auth.json.order_id, amount: "0" }), 400, "capture_amount_exceeds_authorized")
-      const part = await post("/v1/payments/capture", { order_id: auth.json.order_id, amount: "60.00", final: false })
-      expectError(await post("/v1/payments/capture", { order_id: auth.json.order_id, amount: "40.01" }), 400, "capture_amount_exceeds_remaining")
-      expectError(await post("/v1/payments/capture", { transaction_id: part.json.transaction_id }), 400, "invalid_transaction_status")
-      expectError(await post("/v1/payments/capture", { order_id: "ord_doesnotexist0000000000" }), 404, "order_not_found")
-      expectError(await post("/v1/payments/capture", { transaction_id: "txn_doesnotexist0000000000" }), 404, "transaction_not_found")
+      await apiError(tender.payments.capture({ order_id: auth.order_id, transaction_id: auth.transaction_id }), 400, "validation_failed")
+      await apiError(tender.payments.capture({ order_id: auth.order_id, amount: "100.01" }), 400, "capture_amount_exceeds_authorized")
+      await apiError(tender.payments.capture({ order_id: auth.order_id, amount: "0" }), 400, "capture_amount_exceeds_authorized")
+      const part = await tender.payments.capture({ order_id: auth.order_id, amount: "60.00", final: false })
+      await apiError(tender.payments.capture({ order_id: auth.order_id, amount: "40.01" }), 400, "capture_amount_exceeds_remaining")
+      await apiError(tender.payments.capture({ transaction_id: part.transaction_id }), 400, "invalid_transaction_status")
+      await apiError(tender.payments.capture({ order_id: "ord_doesnotexist0000000000" }), 404, "order_not_found")
+      await apiError(tender.payments.capture({ transaction_id: "txn_doesnotexist0000000000" }), 404, "transaction_not_found")
       const automatic = await charge("4242424242424242")
-      expectError(await post("/v1/payments/capture", { order_id: automatic.json.order_id }), 409, "payment_unexpected_state")
-      const paypal = await post("/v1/payments", base())
-      expectError(await post("/v1/payments/void", { order_id: paypal.json.order_id }), 409, "payment_unexpected_state")
+      await apiError(tender.payments.capture({ order_id: automatic.order_id }), 409, "payment_unexpected_state")
+      const paypal = await tender.payments.create(base())
+      await apiError(tender.payments.void({ order_id: paypal.order_id }), 409, "payment_unexpected_state")
     })
   })
 
   describe("reads and search", () => {
     it("another account's ids are 404, never its data", async () => {
       const other = await Effect.runPromise(server.accounts.create({ name: "other", mode: "test" }))
+      const theirs = typedClient(server, other)
       const mine = await charge("4242424242424242")
-      expectError(await get(`/v1/orders/${mine.json.order_id}`, other), 404, "order_not_found")
-      expectError(await get(`/v1/transactions/${mine.json.transaction_id}`, other), 404, "transaction_not_found")
-      const byRef = await get(`/v1/orders/${mine.json.order_id}`)
-      expectError(await get(`/v1/orders/by-reference/${byRef.json.merchant_reference}`, other), 404, "order_not_found")
-      expectError(await post("/v1/payments/capture", { order_id: mine.json.order_id }, other), 404, "order_not_found")
+      await apiError(theirs.orders.get({ params: { id: mine.order_id } }), 404, "order_not_found")
+      await apiError(theirs.transactions.get({ params: { id: mine.transaction_id } }), 404, "transaction_not_found")
+      const byRef = await readOrder(mine.order_id)
+      await apiError(theirs.orders.byReference({ params: { merchant_reference: byRef.merchant_reference } }), 404, "order_not_found")
+      await apiError(theirs.payments.capture({ order_id: mine.order_id }), 404, "order_not_found")
     })
 
     it("invalid_parameter (400) for a malformed id", async () => {

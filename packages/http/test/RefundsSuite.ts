@@ -8,12 +8,17 @@ import { OrderRepo, StateMachine } from "@tender/domain"
 import type { TenderConfig } from "@tender/adapters/Config"
 import { Effect, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Credentials, type Reply, send, startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { type Credentials, type Reply, send } from "@tender/client/Testing"
+import { apiError, type BodyOf, type TenderPromiseClient, typedClient } from "./support/Typed.ts"
 
 export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">) => {
   let server: TestServer
   let merchant: Credentials & { account_id: string }
   let other: Credentials & { account_id: string }
+  /** The two accounts' typed clients: well-formed calls (raw `post`/`get` for the rest). */
+  let tender: TenderPromiseClient
+  let theirs: TenderPromiseClient
   let seq = 0
 
   const ref = (label: string) => `${label}-${Date.now()}-${++seq}`
@@ -25,15 +30,12 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
     expect(reply.json.request_id).toMatch(/^req_/)
   }
 
-  const tokenize = async (number: string) => {
-    const reply = await post("/v1/test_helpers/card_tokens", { number, exp_month: 12, exp_year: 2035, cvc: "123", holder_name: "Ada Lovelace" })
-    expect(reply.status).toBe(201)
-    return reply.json.token as string
-  }
+  const tokenize = async (number: string) =>
+    (await tender.testHelpers.createCardToken({ number, exp_month: 12, exp_year: 2035, cvc: "123", holder_name: "Ada Lovelace" })).token
 
   /** A merchant-initiated card charge of 25.00 USD (settles in the create itself). */
-  const charge = async (number = "4242424242424242", extra: Record<string, unknown> = {}) => {
-    const reply = await post("/v1/payments", {
+  const charge = async (number = "4242424242424242", extra: Partial<BodyOf<"payments", "create">> = {}) =>
+    tender.payments.create({
       amount: "25.00",
       currency: "USD",
       country: "US",
@@ -41,9 +43,6 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
       payment_method: { code: "card", details: { card_token: await tokenize(number), stored_credential: { initiator: "merchant", reason: "unscheduled" } } },
       ...extra
     })
-    expect(reply.status).toBe(200)
-    return reply.json as { order_id: string; transaction_id: string; merchant_reference: string; status: string }
-  }
 
   const authorize = (number = "4242424242424242") => charge(number, { capture_method: "manual", amount: "100.00" })
 
@@ -64,15 +63,16 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
     server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } }, undefined, storage)
     merchant = await Effect.runPromise(server.accounts.create({ name: "refunds", mode: "test" }))
     other = await Effect.runPromise(server.accounts.create({ name: "someone else", mode: "test" }))
+    tender = typedClient(server, merchant)
+    theirs = typedClient(server, other)
   })
   afterAll(() => server.close())
 
   describe("POST /v1/refunds", () => {
     it("contract.md: 201 {id re_…, transaction_id, order_id, original_transaction_id, amount, currency, status, created_at}; omitted amount refunds the balance", async () => {
       const paid = await charge()
-      const reply = await post("/v1/refunds", { order_id: paid.order_id, reason: "requested_by_customer" })
-      expect(reply.status).toBe(201)
-      expect(reply.json).toMatchObject({
+      const reply = await tender.refunds.create({ order_id: paid.order_id, reason: "requested_by_customer" })
+      expect(reply).toMatchObject({
         id: expect.stringMatching(/^re_/),
         transaction_id: expect.stringMatching(/^txn_/),
         order_id: paid.order_id,
@@ -83,28 +83,28 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
         reason: "requested_by_customer",
         created_at: expect.any(String)
       })
-      expect(reply.json).not.toHaveProperty("decline_code")
-      expect((await get(`/v1/refunds/${reply.json.id}`)).json).toEqual(reply.json)
+      expect(reply).not.toHaveProperty("decline_code")
+      expect((await tender.refunds.get({ params: { id: reply.id } }))).toEqual(reply)
     })
 
     it("contract.md: a refund is also a transaction of the order (subtype refund; kind refund, parent = original, the original's instrument), in reads and search; the order carries refunded_amount", async () => {
       const paid = await charge()
-      const refund = (await post("/v1/refunds", { order_id: paid.order_id, amount: "10.00" })).json
-      const original = (await get(`/v1/transactions/${paid.transaction_id}`)).json
-      const txn = (await get(`/v1/transactions/${refund.transaction_id}`)).json
+      const refund = (await tender.refunds.create({ order_id: paid.order_id, amount: "10.00" }))
+      const original = (await tender.transactions.get({ params: { id: paid.transaction_id } }))
+      const txn = (await tender.transactions.get({ params: { id: refund.transaction_id } }))
       expect(txn).toMatchObject({ subtype: "refund", kind: "refund", status: "completed", order_id: paid.order_id, parent_transaction_id: paid.transaction_id, amount: 10 })
       expect(original.subtype).toBe("direct_payment")
       expect(txn.payment_instrument).toEqual(original.payment_instrument)
-      const found = (await post("/v1/transactions/search", { merchant_reference: paid.merchant_reference })).json
+      const found = (await tender.transactions.search({ merchant_reference: paid.merchant_reference }))
       expect(found.data.find((t: { id: string }) => t.id === refund.transaction_id)).toMatchObject({ subtype: "refund" })
-      const order = (await get(`/v1/orders/${paid.order_id}`)).json
+      const order = (await tender.orders.get({ params: { id: paid.order_id } }))
       expect(order).toMatchObject({ status: "succeeded", refunded_amount: 10 })
       expect(order.transactions).toContain(refund.transaction_id)
     })
 
     it("events: refund.succeeded with the refund's view, the order's merchant_reference", async () => {
       const paid = await charge()
-      const refund = (await post("/v1/refunds", { order_id: paid.order_id, amount: "5.00", refund_reference: ref("rr") })).json
+      const refund = (await tender.refunds.create({ order_id: paid.order_id, amount: "5.00", refund_reference: ref("rr") }))
       const events = await eventsOf(paid.order_id)
       expect(events.map((e) => e.type)).toEqual(["refund.succeeded"])
       expect(events[0]).toMatchObject({ livemode: false, order_id: paid.order_id })
@@ -113,34 +113,34 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
 
     it("spec: not exceed the remaining refundable balance; partial refunds then the rest; then refund_already_fully_refunded (409)", async () => {
       const paid = await charge()
-      expect((await post("/v1/refunds", { order_id: paid.order_id, amount: "20.00" })).json.status).toBe("succeeded")
-      expectError(await post("/v1/refunds", { order_id: paid.order_id, amount: "5.01" }), 400, "refund_amount_exceeds_refundable")
-      const rest = await post("/v1/refunds", { transaction_id: paid.transaction_id })
-      expect(rest.json).toMatchObject({ status: "succeeded", amount: 5 })
-      expectError(await post("/v1/refunds", { order_id: paid.order_id, amount: "1.00" }), 409, "refund_already_fully_refunded")
-      expectError(await post("/v1/refunds", { order_id: paid.order_id }), 409, "refund_already_fully_refunded")
-      expect((await get(`/v1/orders/${paid.order_id}`)).json.refunded_amount).toBe(25)
+      expect((await tender.refunds.create({ order_id: paid.order_id, amount: "20.00" })).status).toBe("succeeded")
+      await apiError(tender.refunds.create({ order_id: paid.order_id, amount: "5.01" }), 400, "refund_amount_exceeds_refundable")
+      const rest = await tender.refunds.create({ transaction_id: paid.transaction_id })
+      expect(rest).toMatchObject({ status: "succeeded", amount: 5 })
+      await apiError(tender.refunds.create({ order_id: paid.order_id, amount: "1.00" }), 409, "refund_already_fully_refunded")
+      await apiError(tender.refunds.create({ order_id: paid.order_id }), 409, "refund_already_fully_refunded")
+      expect((await tender.orders.get({ params: { id: paid.order_id } })).refunded_amount).toBe(25)
     })
 
     it("by merchant_reference: the one order's settlement", async () => {
       const paid = await charge()
-      expect((await post("/v1/refunds", { merchant_reference: paid.merchant_reference, amount: "1.00" })).json).toMatchObject({ status: "succeeded", original_transaction_id: paid.transaction_id })
+      expect((await tender.refunds.create({ merchant_reference: paid.merchant_reference, amount: "1.00" }))).toMatchObject({ status: "succeeded", original_transaction_id: paid.transaction_id })
     })
 
     describe("targets", () => {
       it("ambiguous_original_transaction_target (400): none, or more than one of order_id, transaction_id, merchant_reference", async () => {
         const paid = await charge()
-        expectError(await post("/v1/refunds", { amount: "1.00" }), 400, "ambiguous_original_transaction_target")
-        expectError(await post("/v1/refunds", { order_id: paid.order_id, transaction_id: paid.transaction_id }), 400, "ambiguous_original_transaction_target")
+        await apiError(tender.refunds.create({ amount: "1.00" }), 400, "ambiguous_original_transaction_target")
+        await apiError(tender.refunds.create({ order_id: paid.order_id, transaction_id: paid.transaction_id }), 400, "ambiguous_original_transaction_target")
       })
 
       it("original_transaction_not_found (404): unknown ids and references, and another account's payment", async () => {
         const paid = await charge()
-        expectError(await post("/v1/refunds", { order_id: "ord_doesnotexist1" }), 404, "original_transaction_not_found")
-        expectError(await post("/v1/refunds", { transaction_id: "txn_doesnotexist1" }), 404, "original_transaction_not_found")
-        expectError(await post("/v1/refunds", { merchant_reference: ref("nobody") }), 404, "original_transaction_not_found")
-        expectError(await post("/v1/refunds", { order_id: paid.order_id }, other), 404, "original_transaction_not_found")
-        expectError(await post("/v1/refunds", { transaction_id: paid.transaction_id }, other), 404, "original_transaction_not_found")
+        await apiError(tender.refunds.create({ order_id: "ord_doesnotexist1" }), 404, "original_transaction_not_found")
+        await apiError(tender.refunds.create({ transaction_id: "txn_doesnotexist1" }), 404, "original_transaction_not_found")
+        await apiError(tender.refunds.create({ merchant_reference: ref("nobody") }), 404, "original_transaction_not_found")
+        await apiError(theirs.refunds.create({ order_id: paid.order_id }), 404, "original_transaction_not_found")
+        await apiError(theirs.refunds.create({ transaction_id: paid.transaction_id }), 404, "original_transaction_not_found")
       })
 
       it("merchant_reference_ambiguous (409): the reference names a direct payment and a checkout session", async () => {
@@ -153,30 +153,30 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
           cancel_url: "https://merchant.example/cancel"
         })
         expect(session.status).toBe(201)
-        expectError(await post("/v1/refunds", { merchant_reference: paid.merchant_reference }), 409, "merchant_reference_ambiguous")
+        await apiError(tender.refunds.create({ merchant_reference: paid.merchant_reference }), 409, "merchant_reference_ambiguous")
       })
 
       it("spec: a payment captured in parts is refunded by the capture's transaction_id (refund_requires_transaction_target, 400)", async () => {
         const auth = await authorize()
-        const first = (await post("/v1/payments/capture", { order_id: auth.order_id, amount: "30.00", final: false })).json
-        await post("/v1/payments/capture", { order_id: auth.order_id, amount: "20.00", final: false })
-        expectError(await post("/v1/refunds", { order_id: auth.order_id }), 400, "refund_requires_transaction_target")
+        const first = (await tender.payments.capture({ order_id: auth.order_id, amount: "30.00", final: false }))
+        await tender.payments.capture({ order_id: auth.order_id, amount: "20.00", final: false })
+        await apiError(tender.refunds.create({ order_id: auth.order_id }), 400, "refund_requires_transaction_target")
         // The authorization's id (what the create answered) names the order's settlements as the order id does.
-        expectError(await post("/v1/refunds", { transaction_id: auth.transaction_id }), 400, "refund_requires_transaction_target")
-        const refund = await post("/v1/refunds", { transaction_id: first.transaction_id })
-        expect(refund.json).toMatchObject({ status: "succeeded", amount: 30, original_transaction_id: first.transaction_id })
+        await apiError(tender.refunds.create({ transaction_id: auth.transaction_id }), 400, "refund_requires_transaction_target")
+        const refund = await tender.refunds.create({ transaction_id: first.transaction_id })
+        expect(refund).toMatchObject({ status: "succeeded", amount: 30, original_transaction_id: first.transaction_id })
         // One capture's balance: the other capture's is its own.
-        expectError(await post("/v1/refunds", { transaction_id: first.transaction_id, amount: "0.01" }), 409, "refund_already_fully_refunded")
+        await apiError(tender.refunds.create({ transaction_id: first.transaction_id, amount: "0.01" }), 409, "refund_already_fully_refunded")
       })
 
       it("a payment captured once is refunded by its order: the capture is the settlement", async () => {
         const auth = await authorize()
-        const captured = (await post("/v1/payments/capture", { order_id: auth.order_id, amount: "40.00" })).json
-        const refund = await post("/v1/refunds", { order_id: auth.order_id, amount: "15.00" })
-        expect(refund.json).toMatchObject({ status: "succeeded", amount: 15, original_transaction_id: captured.transaction_id })
+        const captured = (await tender.payments.capture({ order_id: auth.order_id, amount: "40.00" }))
+        const refund = await tender.refunds.create({ order_id: auth.order_id, amount: "15.00" })
+        expect(refund).toMatchObject({ status: "succeeded", amount: 15, original_transaction_id: captured.transaction_id })
         // … and by the authorization's transaction_id, the id its create answered
-        const byAuthorization = await post("/v1/refunds", { transaction_id: auth.transaction_id })
-        expect(byAuthorization.json).toMatchObject({ status: "succeeded", amount: 25, original_transaction_id: captured.transaction_id })
+        const byAuthorization = await tender.refunds.create({ transaction_id: auth.transaction_id })
+        expect(byAuthorization).toMatchObject({ status: "succeeded", amount: 25, original_transaction_id: captured.transaction_id })
       })
 
       it("contract.md, Sandbox: refunds succeed at once for local methods too (a redirect, a QR payment)", async () => {
@@ -185,9 +185,9 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
             amount: "10.00", currency, country, merchant_reference: ref(code), payment_method: { code, details: { document_id: "123.456.789-09" } },
             customer: { ip: "203.0.113.7" }, success_url: "https://merchant.example/ok", cancel_url: "https://merchant.example/cancel"
           })).json
-          expect((await post(`/v1/test_helpers/orders/${created.order_id}/simulate`, { outcome: "succeed" })).json.status).toBe("succeeded")
-          const refund = await post("/v1/refunds", { order_id: created.order_id, amount: "4.00" })
-          expect(refund.json, code).toMatchObject({ status: "succeeded", amount: 4, currency })
+          expect((await tender.testHelpers.simulate({ params: { order_id: created.order_id }, payload: { outcome: "succeed" } })).status).toBe("succeeded")
+          const refund = await tender.refunds.create({ order_id: created.order_id, amount: "4.00" })
+          expect(refund, code).toMatchObject({ status: "succeeded", amount: 4, currency })
         }
       })
 
@@ -196,32 +196,32 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
           amount: "30.00", currency: "USD", country: "US", merchant_reference: ref("crypto"), payment_method: { code: "crypto" },
           success_url: "https://merchant.example/ok", cancel_url: "https://merchant.example/cancel"
         })).json
-        await post(`/v1/test_helpers/orders/${created.order_id}/simulate`, { outcome: "underpay", amount: "10.00" })
+        await tender.testHelpers.simulate({ params: { order_id: created.order_id }, payload: { outcome: "underpay", amount: "10.00" } })
         expect((await post(`/v1/orders/${created.order_id}/amount_mismatch_decision`, { decision: "accept" })).json.status).toBe("succeeded")
-        expectError(await post("/v1/refunds", { order_id: created.order_id, amount: "10.01" }), 400, "refund_amount_exceeds_refundable")
-        const refund = await post("/v1/refunds", { order_id: created.order_id })
-        expect(refund.json).toMatchObject({ status: "succeeded", amount: 10 })
-        expect((await get(`/v1/orders/${created.order_id}`)).json.refunded_amount).toBe(10)
+        await apiError(tender.refunds.create({ order_id: created.order_id, amount: "10.01" }), 400, "refund_amount_exceeds_refundable")
+        const refund = await tender.refunds.create({ order_id: created.order_id })
+        expect(refund).toMatchObject({ status: "succeeded", amount: 10 })
+        expect((await tender.orders.get({ params: { id: created.order_id } })).refunded_amount).toBe(10)
       })
 
       it("original_transaction_not_eligible (409): an authorization, a void, a refund, a failed or unsettled payment", async () => {
         const auth = await authorize()
-        expectError(await post("/v1/refunds", { order_id: auth.order_id }), 409, "original_transaction_not_eligible")
+        await apiError(tender.refunds.create({ order_id: auth.order_id }), 409, "original_transaction_not_eligible")
         // an authorization with nothing captured has no settlement
-        expectError(await post("/v1/refunds", { transaction_id: auth.transaction_id }), 409, "original_transaction_not_eligible")
-        const voided = (await post("/v1/payments/void", { order_id: auth.order_id })).json
-        expectError(await post("/v1/refunds", { transaction_id: voided.transaction_id }), 409, "original_transaction_not_eligible")
+        await apiError(tender.refunds.create({ transaction_id: auth.transaction_id }), 409, "original_transaction_not_eligible")
+        const voided = (await tender.payments.void({ order_id: auth.order_id }))
+        await apiError(tender.refunds.create({ transaction_id: voided.transaction_id }), 409, "original_transaction_not_eligible")
         const declined = await charge("4000000000000002")
         expect(declined.status).toBe("failed")
-        expectError(await post("/v1/refunds", { order_id: declined.order_id }), 409, "original_transaction_not_eligible")
+        await apiError(tender.refunds.create({ order_id: declined.order_id }), 409, "original_transaction_not_eligible")
         const paypal = (await post("/v1/payments", {
           amount: "10.00", currency: "USD", country: "US", merchant_reference: ref("pp"), payment_method: { code: "paypal" },
           success_url: "https://merchant.example/ok", cancel_url: "https://merchant.example/cancel"
         })).json
-        expectError(await post("/v1/refunds", { order_id: paypal.order_id }), 409, "original_transaction_not_eligible")
+        await apiError(tender.refunds.create({ order_id: paypal.order_id }), 409, "original_transaction_not_eligible")
         const paid = await charge()
-        const refund = (await post("/v1/refunds", { order_id: paid.order_id, amount: "1.00" })).json
-        expectError(await post("/v1/refunds", { transaction_id: refund.transaction_id }), 409, "original_transaction_not_eligible")
+        const refund = (await tender.refunds.create({ order_id: paid.order_id, amount: "1.00" }))
+        await apiError(tender.refunds.create({ transaction_id: refund.transaction_id }), 409, "original_transaction_not_eligible")
       })
     })
 
@@ -232,49 +232,49 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
         expectError(reply, 400, "validation_failed")
         expect(reply.json.errors.map((e: { field: string }) => e.field)).toEqual(["amount"])
       }
-      for (const amount of ["0", "0.00", "-5", "-0.50"]) expectError(await post("/v1/refunds", { order_id: paid.order_id, amount }), 400, "refund_amount_invalid")
+      for (const amount of ["0", "0.00", "-5", "-0.50"]) await apiError(tender.refunds.create({ order_id: paid.order_id, amount }), 400, "refund_amount_invalid")
+      // A number where the API takes a decimal string: only the raw path can send it.
       expectError(await post("/v1/refunds", { order_id: paid.order_id, amount: 5 }), 400, "validation_failed")
-      expect((await get(`/v1/orders/${paid.order_id}`)).json.transactions).toHaveLength(1)
+      expect((await tender.orders.get({ params: { id: paid.order_id } })).transactions).toHaveLength(1)
     })
 
     it("contract.md, Idempotency: refund_reference is unique per account, whatever the body (409 duplicate_merchant_reference_id), even when two arrive at once", async () => {
       const paid = await charge()
       const reference = ref("refund")
-      expect((await post("/v1/refunds", { order_id: paid.order_id, amount: "1.00", refund_reference: reference })).json.refund_reference).toBe(reference)
-      expectError(await post("/v1/refunds", { order_id: paid.order_id, amount: "1.00", refund_reference: reference }), 409, "duplicate_merchant_reference_id")
+      expect((await tender.refunds.create({ order_id: paid.order_id, amount: "1.00", refund_reference: reference })).refund_reference).toBe(reference)
+      await apiError(tender.refunds.create({ order_id: paid.order_id, amount: "1.00", refund_reference: reference }), 409, "duplicate_merchant_reference_id")
       const another = await charge()
-      expectError(await post("/v1/refunds", { order_id: another.order_id, amount: "999.00", refund_reference: reference }), 409, "duplicate_merchant_reference_id")
+      await apiError(tender.refunds.create({ order_id: another.order_id, amount: "999.00", refund_reference: reference }), 409, "duplicate_merchant_reference_id")
       // Another account may use it.
-      const theirs = (await post("/v1/payments", {
+      const theirPayment = await theirs.payments.create({
         amount: "5.00", currency: "USD", country: "US", merchant_reference: ref("o"), collect_cvv: false,
-        payment_method: { code: "card", details: { card_token: (await post("/v1/test_helpers/card_tokens", { number: "4242424242424242", exp_month: 1, exp_year: 2035, cvc: "123" }, other)).json.token } }
-      }, other)).json
-      expect((await post("/v1/refunds", { order_id: theirs.order_id, refund_reference: reference }, other)).status).toBe(201)
+        payment_method: { code: "card", details: { card_token: (await theirs.testHelpers.createCardToken({ number: "4242424242424242", exp_month: 1, exp_year: 2035, cvc: "123" })).token } }
+      })
+      expect(await theirs.refunds.create({ order_id: theirPayment.order_id, refund_reference: reference })).toMatchObject({ status: "succeeded", refund_reference: reference })
       // Two at once, on two orders: one is accepted.
       const [a, b] = [await charge(), await charge()]
       const racing = ref("race")
       const replies = await Promise.all([a, b].map((p) => post("/v1/refunds", { order_id: p.order_id, amount: "1.00", refund_reference: racing })))
       expect(replies.map((r) => r.status).sort()).toEqual([201, 409])
       expect(replies.find((r) => r.status === 409)!.json.code).toBe("duplicate_merchant_reference_id")
-      const refunded = await Promise.all([a, b].map(async (p) => (await get(`/v1/orders/${p.order_id}`)).json.transactions.length))
+      const refunded = await Promise.all([a, b].map(async (p) => (await tender.orders.get({ params: { id: p.order_id } })).transactions.length))
       expect(refunded.sort()).toEqual([1, 2])
     })
 
     it("contract.md, Sandbox: a settlement of card 0341 refunds pending, then the worker settles it (refund.succeeded); refunds in flight count (refund_in_progress, 409)", async () => {
       const paid = await charge("4000000000000341")
-      const pending = await post("/v1/refunds", { order_id: paid.order_id, amount: "20.00" })
-      expect(pending.status).toBe(201)
-      expect(pending.json.status).toBe("pending")
-      expect((await get(`/v1/transactions/${pending.json.transaction_id}`)).json.status).toBe("processing")
-      expect((await get(`/v1/orders/${paid.order_id}`)).json).not.toHaveProperty("refunded_amount")
+      const pending = await tender.refunds.create({ order_id: paid.order_id, amount: "20.00" })
+      expect(pending.status).toBe("pending")
+      expect((await tender.transactions.get({ params: { id: pending.transaction_id } })).status).toBe("processing")
+      expect((await tender.orders.get({ params: { id: paid.order_id } }))).not.toHaveProperty("refunded_amount")
       // 10 would fit only if the pending 20 failed: in progress; 26 can never fit.
-      expectError(await post("/v1/refunds", { order_id: paid.order_id, amount: "10.00" }), 409, "refund_in_progress")
-      expectError(await post("/v1/refunds", { order_id: paid.order_id, amount: "26.00" }), 400, "refund_amount_exceeds_refundable")
-      expect((await post("/v1/refunds", { order_id: paid.order_id, amount: "5.00" })).json.status).toBe("pending")
-      expectError(await post("/v1/refunds", { order_id: paid.order_id }), 409, "refund_in_progress")
-      const settled = await poll(`/v1/refunds/${pending.json.id}`, (r) => r.status === "succeeded")
+      await apiError(tender.refunds.create({ order_id: paid.order_id, amount: "10.00" }), 409, "refund_in_progress")
+      await apiError(tender.refunds.create({ order_id: paid.order_id, amount: "26.00" }), 400, "refund_amount_exceeds_refundable")
+      expect((await tender.refunds.create({ order_id: paid.order_id, amount: "5.00" })).status).toBe("pending")
+      await apiError(tender.refunds.create({ order_id: paid.order_id }), 409, "refund_in_progress")
+      const settled = await poll(`/v1/refunds/${pending.id}`, (r) => r.status === "succeeded")
       expect(settled.status).toBe("succeeded")
-      expect((await get(`/v1/transactions/${pending.json.transaction_id}`)).json.status).toBe("completed")
+      expect((await tender.transactions.get({ params: { id: pending.transaction_id } })).status).toBe("completed")
       const order = await poll(`/v1/orders/${paid.order_id}`, (o) => o.refunded_amount === 25)
       expect(order.refunded_amount).toBe(25)
       expect((await eventsOf(paid.order_id)).map((e) => e.type)).toEqual(["refund.succeeded", "refund.succeeded"])
@@ -282,7 +282,7 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
 
     it("GET /v1/refunds/{id}: another account's refund is 404, a malformed id 400 invalid_parameter", async () => {
       const paid = await charge()
-      const refund = (await post("/v1/refunds", { order_id: paid.order_id, amount: "1.00" })).json
+      const refund = (await tender.refunds.create({ order_id: paid.order_id, amount: "1.00" }))
       expectError(await get(`/v1/refunds/${refund.id}`, other), 404, "not_found")
       expectError(await get("/v1/refunds/re_doesnotexist1"), 404, "not_found")
       expectError(await get("/v1/refunds/nope"), 400, "invalid_parameter")
@@ -292,10 +292,9 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
   describe("POST /v1/payouts", () => {
     it("spec: reuses the original payment's instrument; 201 {id po_…, order_id, transaction_id, amount, currency, status, payment_instrument}", async () => {
       const paid = await charge()
-      const reply = await post("/v1/payouts", { order_id: paid.order_id, amount: "40.00", payout_reference: ref("po") })
-      expect(reply.status).toBe(201)
-      const original = (await get(`/v1/transactions/${paid.transaction_id}`)).json
-      expect(reply.json).toMatchObject({
+      const reply = await tender.payouts.create({ order_id: paid.order_id, amount: "40.00", payout_reference: ref("po") })
+      const original = (await tender.transactions.get({ params: { id: paid.transaction_id } }))
+      expect(reply).toMatchObject({
         id: expect.stringMatching(/^po_/),
         order_id: paid.order_id,
         transaction_id: expect.stringMatching(/^txn_/),
@@ -306,19 +305,20 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
         status: "succeeded",
         payment_instrument: original.payment_instrument
       })
-      expect(reply.json.payment_instrument).toMatchObject({ type: "card", last4_digits: "4242" })
-      expect(reply.text).not.toMatch(/tok_|exp_|4242424242424242/)
-      expect((await get(`/v1/payouts/${reply.json.id}`)).json).toEqual(reply.json)
-      expect((await get(`/v1/transactions/${reply.json.transaction_id}`)).json).toMatchObject({ subtype: "payout", kind: "payout", status: "completed", parent_transaction_id: paid.transaction_id })
+      expect(reply.payment_instrument).toMatchObject({ type: "card", last4_digits: "4242" })
+      // On the wire, not only in what the typed client decodes (which drops fields it does not know).
+      expect((await get(`/v1/payouts/${reply.id}`)).text).not.toMatch(/tok_|exp_|4242424242424242/)
+      expect((await tender.payouts.get({ params: { id: reply.id } }))).toEqual(reply)
+      expect((await tender.transactions.get({ params: { id: reply.transaction_id } }))).toMatchObject({ subtype: "payout", kind: "payout", status: "completed", parent_transaction_id: paid.transaction_id })
       const events = await eventsOf(paid.order_id)
       expect(events.map((e) => e.type)).toEqual(["payout.succeeded"])
-      expect(events[0].data).toMatchObject({ ...reply.json, merchant_reference: paid.merchant_reference })
+      expect(events[0].data).toMatchObject({ ...reply, merchant_reference: paid.merchant_reference })
     })
 
     it("an authorization's instrument, by transaction_id or merchant_reference", async () => {
       const auth = await authorize()
-      expect((await post("/v1/payouts", { transaction_id: auth.transaction_id, amount: "1.00" })).json.status).toBe("succeeded")
-      expect((await post("/v1/payouts", { merchant_reference: auth.merchant_reference, amount: "1.00" })).json.original_transaction_id).toBe(auth.transaction_id)
+      expect((await tender.payouts.create({ transaction_id: auth.transaction_id, amount: "1.00" })).status).toBe("succeeded")
+      expect((await tender.payouts.create({ merchant_reference: auth.merchant_reference, amount: "1.00" })).original_transaction_id).toBe(auth.transaction_id)
     })
 
     it("amount is required and positive (validation_failed naming amount); targets as for refunds", async () => {
@@ -328,9 +328,9 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
         expectError(reply, 400, "validation_failed")
         expect(reply.json.errors.map((e: { field: string }) => e.field)).toEqual(["amount"])
       }
-      expectError(await post("/v1/payouts", { amount: "1.00" }), 400, "ambiguous_original_transaction_target")
-      expectError(await post("/v1/payouts", { order_id: paid.order_id, merchant_reference: paid.merchant_reference, amount: "1.00" }), 400, "ambiguous_original_transaction_target")
-      expectError(await post("/v1/payouts", { order_id: paid.order_id, amount: "1.00" }, other), 404, "original_transaction_not_found")
+      await apiError(tender.payouts.create({ amount: "1.00" }), 400, "ambiguous_original_transaction_target")
+      await apiError(tender.payouts.create({ order_id: paid.order_id, merchant_reference: paid.merchant_reference, amount: "1.00" }), 400, "ambiguous_original_transaction_target")
+      await apiError(theirs.payouts.create({ order_id: paid.order_id, amount: "1.00" }), 404, "original_transaction_not_found")
     })
 
     it("original_transaction_not_eligible (409): no stored card (a redirect payment), a declined payment", async () => {
@@ -338,28 +338,28 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
         amount: "10.00", currency: "USD", country: "US", merchant_reference: ref("pp"), payment_method: { code: "paypal" },
         success_url: "https://merchant.example/ok", cancel_url: "https://merchant.example/cancel"
       })).json
-      await post(`/v1/test_helpers/orders/${paypal.order_id}/simulate`, { outcome: "succeed" })
-      expectError(await post("/v1/payouts", { order_id: paypal.order_id, amount: "1.00" }), 409, "original_transaction_not_eligible")
+      await tender.testHelpers.simulate({ params: { order_id: paypal.order_id }, payload: { outcome: "succeed" } })
+      await apiError(tender.payouts.create({ order_id: paypal.order_id, amount: "1.00" }), 409, "original_transaction_not_eligible")
       const declined = await charge("4000000000000002")
-      expectError(await post("/v1/payouts", { order_id: declined.order_id, amount: "1.00" }), 409, "original_transaction_not_eligible")
+      await apiError(tender.payouts.create({ order_id: declined.order_id, amount: "1.00" }), 409, "original_transaction_not_eligible")
     })
 
     it("payout_reference is unique per account (409 duplicate_merchant_reference_id)", async () => {
       const paid = await charge()
       const reference = ref("po")
-      expect((await post("/v1/payouts", { order_id: paid.order_id, amount: "1.00", payout_reference: reference })).status).toBe(201)
-      expectError(await post("/v1/payouts", { order_id: paid.order_id, amount: "2.00", payout_reference: reference }), 409, "duplicate_merchant_reference_id")
+      expect(await tender.payouts.create({ order_id: paid.order_id, amount: "1.00", payout_reference: reference })).toMatchObject({ payout_reference: reference })
+      await apiError(tender.payouts.create({ order_id: paid.order_id, amount: "2.00", payout_reference: reference }), 409, "duplicate_merchant_reference_id")
     })
 
     it("contract.md, Sandbox: card 0341 pays out pending, settled by the worker; meanwhile payout_in_progress (409)", async () => {
       const paid = await charge("4000000000000341")
-      const pending = await post("/v1/payouts", { order_id: paid.order_id, amount: "3.00" })
-      expect(pending.json.status).toBe("pending")
-      expectError(await post("/v1/payouts", { order_id: paid.order_id, amount: "1.00" }), 409, "payout_in_progress")
-      expect((await poll(`/v1/payouts/${pending.json.id}`, (p) => p.status === "succeeded")).status).toBe("succeeded")
+      const pending = await tender.payouts.create({ order_id: paid.order_id, amount: "3.00" })
+      expect(pending.status).toBe("pending")
+      await apiError(tender.payouts.create({ order_id: paid.order_id, amount: "1.00" }), 409, "payout_in_progress")
+      expect((await poll(`/v1/payouts/${pending.id}`, (p) => p.status === "succeeded")).status).toBe("succeeded")
       expect((await eventsOf(paid.order_id)).map((e) => e.type)).toEqual(["payout.succeeded"])
       // The next payout of the original may go (pending again, on this card).
-      expect((await post("/v1/payouts", { order_id: paid.order_id, amount: "1.00" })).json.status).toBe("pending")
+      expect((await tender.payouts.create({ order_id: paid.order_id, amount: "1.00" })).status).toBe("pending")
     })
 
     it("contract.md, Sandbox: card 0119 unreachable → 502 provider_unavailable, the payout recorded failed (payout.failed)", async () => {
@@ -371,15 +371,15 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
         const order = Option.getOrThrow(yield* orders.findAny(paid.order_id))
         yield* Effect.orDie(orders.update(StateMachine.revise(order, { card_token: unreachable }, new Date().toISOString())))
       }))
-      expectError(await post("/v1/payouts", { order_id: paid.order_id, amount: "2.00" }), 502, "provider_unavailable")
-      const order = (await get(`/v1/orders/${paid.order_id}`)).json
-      const txn = (await get(`/v1/transactions/${order.transactions.at(-1)}`)).json
+      await apiError(tender.payouts.create({ order_id: paid.order_id, amount: "2.00" }), 502, "provider_unavailable")
+      const order = (await tender.orders.get({ params: { id: paid.order_id } }))
+      const txn = (await tender.transactions.get({ params: { id: order.transactions.at(-1)! } }))
       expect(txn).toMatchObject({ kind: "payout", status: "failed", decline_code: "provider_unavailable" })
       const events = await eventsOf(paid.order_id)
       expect(events.map((e) => e.type)).toEqual(["payout.failed"])
       expect(events[0].data).toMatchObject({ status: "failed", decline_code: "provider_unavailable" })
       // Nothing in flight: the next payout goes out (and fails the same way).
-      expectError(await post("/v1/payouts", { order_id: paid.order_id, amount: "2.00" }), 502, "provider_unavailable")
+      await apiError(tender.payouts.create({ order_id: paid.order_id, amount: "2.00" }), 502, "provider_unavailable")
     })
 
     it("GET /v1/payouts/{id}: payout_not_found (404), a malformed id 400 invalid_parameter", async () => {

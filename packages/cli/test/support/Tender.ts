@@ -12,7 +12,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { EmbeddedPostgres } from "@tender/adapters"
-import { merchantHeaders } from "@tender/adapters/Signature"
+import { send } from "@tender/client/Testing"
 import { freePort } from "@tender/http/testing/TestServer"
 import { Effect } from "effect"
 import pg from "pg"
@@ -63,17 +63,12 @@ export interface Reply {
 export const merchantClient = (merchant: () => Merchant) => {
   /** A POST with a JSON body, or with none when `body` is undefined. */
   const post = async (server: Served, path: string, body?: unknown): Promise<Reply> => {
-    const text = body === undefined ? "" : JSON.stringify(body)
-    const response = await fetch(server.url + path, {
-      method: "POST",
-      headers: merchantHeaders(merchant(), path, text),
-      ...(text === "" ? {} : { body: text })
-    })
-    return { status: response.status, json: await response.json() }
+    const reply = await send({ baseUrl: server.url }, merchant(), "POST", path, body === undefined ? {} : { body: JSON.stringify(body) })
+    return { status: reply.status, json: reply.json }
   }
   const get = async (server: Served, path: string): Promise<Reply> => {
-    const response = await fetch(server.url + path, { headers: merchantHeaders(merchant(), path) })
-    return { status: response.status, json: await response.json() }
+    const reply = await send({ baseUrl: server.url }, merchant(), "GET", path)
+    return { status: reply.status, json: reply.json }
   }
   return { post, get }
 }

@@ -1,13 +1,13 @@
 /**
  * A test kit: starts the real server (API, hosted pages, workers) on a loopback port over the
- * in-memory adapters (or PostgreSQL), and sends requests signed the way a merchant's server does.
- * Tender's own HTTP and example tests use it; so can a service that embeds Tender.
+ * in-memory adapters (or PostgreSQL). Tender's own HTTP and example tests use it; so can a service
+ * that embeds Tender. Requests go through @tender/client: the typed client, or its raw path
+ * (`send` in @tender/client/Testing) for requests malformed on purpose.
  */
 import { Accounts, EventRepo, type Payment, UseCases, Workers } from "@tender/domain"
 import { createServer as createNetServer } from "node:net"
 import { Infrastructure } from "@tender/adapters"
 import type { TenderConfig } from "@tender/adapters/Config"
-import { signatureHeader } from "@tender/adapters/Signature"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
@@ -62,67 +62,4 @@ export const startTestServer = async (
     run: (effect) => Effect.runPromise(Effect.provideContext(effect, context)),
     close: () => Effect.runPromise(Scope.close(scope, Exit.void))
   }
-}
-
-export interface Credentials {
-  readonly secret_key: string
-  readonly signing_secret: string
-}
-
-export interface SendOptions {
-  readonly body?: string | undefined
-  readonly headers?: Record<string, string> | undefined
-  /** Override the signature header entirely (`null` = send none). */
-  readonly signature?: string | null | undefined
-  /** Sign at this unix time instead of now. */
-  readonly timestamp?: number | undefined
-  /** Sign with this secret instead of the account's. */
-  readonly signingSecret?: string | undefined
-  /** Sign this body instead of the one sent (tampering). */
-  readonly signedBody?: string | undefined
-}
-
-export interface Reply {
-  readonly status: number
-  readonly headers: Headers
-  readonly text: string
-  readonly json: any
-}
-
-/** Sends a request signed like a merchant server would, unless told otherwise. */
-export const send = async (
-  server: TestServer,
-  creds: Credentials | undefined,
-  method: string,
-  pathWithQuery: string,
-  options: SendOptions = {}
-): Promise<Reply> => {
-  const headers: Record<string, string> = {}
-  if (creds !== undefined) headers.authorization = `Bearer ${creds.secret_key}`
-  if (options.body !== undefined) headers["content-type"] = "application/json"
-  if (options.signature !== undefined) {
-    if (options.signature !== null) headers["x-signature"] = options.signature
-  } else if (creds !== undefined) {
-    const t = options.timestamp ?? Math.floor(Date.now() / 1000)
-    headers["x-signature"] = signatureHeader(
-      options.signingSecret ?? creds.signing_secret,
-      t,
-      pathWithQuery,
-      options.signedBody ?? options.body ?? ""
-    )
-  }
-  Object.assign(headers, options.headers)
-  const response = await fetch(server.baseUrl + pathWithQuery, {
-    method,
-    headers,
-    ...(options.body !== undefined ? { body: options.body } : {})
-  })
-  const text = await response.text()
-  let json: unknown = undefined
-  try {
-    json = text === "" ? undefined : JSON.parse(text)
-  } catch {
-    json = undefined
-  }
-  return { status: response.status, headers: response.headers, text, json }
 }
