@@ -86,6 +86,9 @@ describe("the session's card attempt (hosted page, card element)", () => {
       // The first secret paid once: it cannot pay the retry.
       expect((yield* Effect.flip(payWith(key, first, "4242424242424242"))).code).toBe("card_payment_invalid_order_state")
 
+      // The customer retries a moment later: attempts are ordered by their creation time (ties by
+      // id), and the test clock stands still unless moved.
+      yield* TestClock.adjust("5 seconds")
       const second = secretOf(yield* sessions.submit(session.id, startCard))
       expect(second).not.toBe(first)
       expect(yield* payWith(key, second, "4000000000000002")).toMatchObject({ status: "failed" })
