@@ -10,17 +10,13 @@
  * server on free loopback ports; leaves nothing behind.
  */
 import { build } from "@tender/browser-sdk/build"
+import { CHROMIUM, HAVE_CHROMIUM, launchChromium } from "@tender/http/testing/Chromium"
 import { startTestServer } from "@tender/http/testing/TestServer"
-import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { parseArgs } from "node:util"
 import { gzipSync } from "node:zlib"
-import { chromium } from "playwright-core"
 
-const CHROMIUM = "/usr/bin/chromium"
 const { values } = parseArgs({ options: { runs: { type: "string", default: "20" } } })
 const runs = Math.max(1, Number(values.runs) || 20)
 
@@ -30,7 +26,7 @@ const script = await (await fetch(`${server.baseUrl}/sdk/v1/tender.js`)).text()
 const minified = Buffer.byteLength(script)
 console.log(`tender.js: ${minified} bytes minified (limit 40960), ${gzipSync(script).length} bytes gzipped`)
 
-if (!existsSync(CHROMIUM)) {
+if (!HAVE_CHROMIUM) {
   console.log(`ready time: not measured, ${CHROMIUM} is absent`)
   await server.close()
   process.exit(0)
@@ -42,12 +38,8 @@ const shop = createServer((_request, response) => {
 })
 await new Promise<void>((listening) => shop.listen(0, "127.0.0.1", () => listening()))
 const shopUrl = `http://127.0.0.1:${(shop.address() as AddressInfo).port}/`
-const profile = mkdtempSync(join(tmpdir(), "tender-bench-sdk-"))
-const context = await chromium.launchPersistentContext(profile, {
-  executablePath: CHROMIUM,
-  headless: true,
-  args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
-})
+const browser = await launchChromium()
+const context = browser.context
 try {
   const page = await context.newPage()
   await page.goto(shopUrl)
@@ -67,8 +59,7 @@ try {
   const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]!.toFixed(1)
   console.log(`card element ready (mount → ready), ${runs} mounts: median ${at(0.5)} ms, p95 ${at(0.95)} ms, max ${at(1)} ms`)
 } finally {
-  await context.close()
+  await browser.close()
   shop.close()
   await server.close()
-  rmSync(profile, { recursive: true, force: true })
 }

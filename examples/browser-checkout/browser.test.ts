@@ -9,19 +9,17 @@
  *
  * Skipped only when /usr/bin/chromium is absent; .ci/run installs it.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { mkdirSync, readFileSync, rmSync } from "node:fs"
 import { join } from "node:path"
-import { type BrowserContext, chromium, type Frame, type Page, type Request } from "playwright-core"
+import type { BrowserContext, Frame, Page } from "playwright-core"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { build } from "@tender/browser-sdk/build"
+import { CHROMIUM, type Chromium, HAVE_CHROMIUM, launchChromium, type SeenRequest } from "@tender/http/testing/Chromium"
 import { startTestServer, type TestServer } from "@tender/http/testing/TestServer"
 import { type Credentials, send } from "@tender/client/Testing"
 import { type CreatedPayment, type MerchantServer, startMerchantServer } from "./server.ts"
 
-const CHROMIUM = "/usr/bin/chromium"
-const HAVE_CHROMIUM = existsSync(CHROMIUM)
 
 /** Where the run saves its screenshots (gitignored). */
 const SCREENSHOTS = join(import.meta.dirname, "..", "..", "test-results", "screenshots")
@@ -51,11 +49,11 @@ describe.skipIf(!HAVE_CHROMIUM)(
     /** The example merchant, on the inline-mode account. */
     let shop: MerchantServer
     let context: BrowserContext
-    let profile: string
     /** One account per 3-D Secure display mode (the mode is the account's). */
     const merchants = new Map<DisplayMode, Merchant>()
+    let browser: Chromium
     /** Every request the browser made (any page, any frame), with the frame that made it. */
-    const requests: Array<{ readonly url: string; readonly body: string; readonly frameUrl: string; readonly page: Page | null }> = []
+    let requests: Array<SeenRequest>
     let seq = 0
 
     const merchant = async (mode: DisplayMode = "inline"): Promise<Merchant> => {
@@ -124,30 +122,15 @@ describe.skipIf(!HAVE_CHROMIUM)(
         publishableKey: inline.publishable_key,
         log: () => {}
       })
-      profile = mkdtempSync(join(tmpdir(), "tender-sdk-chromium-"))
-      context = await chromium.launchPersistentContext(profile, {
-        executablePath: CHROMIUM,
-        headless: true,
-        args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-sync"]
-      })
-      context.on("request", (request: Request) => {
-        let frameUrl = ""
-        let page: Page | null = null
-        try {
-          frameUrl = request.frame().url()
-          page = request.frame().page()
-        } catch {
-          // a popup's first navigation has no frame yet
-        }
-        requests.push({ url: request.url(), body: request.postData() ?? "", frameUrl, page })
-      })
+      browser = await launchChromium()
+      context = browser.context
+      requests = browser.requests
     }, 120_000)
 
     afterAll(async () => {
-      await context?.close()
+      await browser?.close()
       await shop?.close()
       await server?.close()
-      if (profile !== undefined) rmSync(profile, { recursive: true, force: true })
     })
 
     const isFieldsFrame = (frameUrl: string) => frameUrl.startsWith(`${server.baseUrl}/fields/`)

@@ -14,20 +14,18 @@
  *
  * Skipped only when /usr/bin/chromium is absent; .ci/run installs it.
  */
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { mkdirSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { Effect } from "effect"
-import { type BrowserContext, chromium, type Frame, type Page, type Request } from "playwright-core"
+import type { BrowserContext, Frame, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { build } from "@tender/browser-sdk/build"
+import { CHROMIUM, type Chromium, HAVE_CHROMIUM, launchChromium, type SeenRequest } from "../src/testing/Chromium.ts"
 import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
 import { type Credentials, send } from "@tender/client/Testing"
 
-const CHROMIUM = "/usr/bin/chromium"
-const HAVE_CHROMIUM = existsSync(CHROMIUM)
 const SCREENSHOTS = resolve(import.meta.dirname, "../../../test-results/checkout")
 const PHONE = { width: 390, height: 844 }
 const DESKTOP = { width: 1280, height: 900 }
@@ -65,12 +63,12 @@ describe.skipIf(!HAVE_CHROMIUM)(
     let redirecting: Credentials
     let shop: Shop
     let context: BrowserContext
-    let profile: string
     let seq = 0
     /** Console errors of every page, CSP violations included: the page must load without any. */
     const consoleErrors: Array<string> = []
+    let browser: Chromium
     /** Every request the browser made (any page, any frame), with the frame that made it. */
-    const requests: Array<{ readonly url: string; readonly body: string; readonly frameUrl: string; readonly page: Page | null }> = []
+    let requests: Array<SeenRequest>
 
     beforeAll(async () => {
       mkdirSync(SCREENSHOTS, { recursive: true })
@@ -81,40 +79,15 @@ describe.skipIf(!HAVE_CHROMIUM)(
       await Effect.runPromise(server.accounts.setThreeDsDisplayMode(created.account_id, "redirect"))
       redirecting = created
       shop = await startShop()
-      profile = mkdtempSync(join(tmpdir(), "tender-chromium-"))
-      context = await chromium.launchPersistentContext(profile, {
-        executablePath: CHROMIUM,
-        headless: true,
-        args: [
-          "--headless",
-          "--no-sandbox",
-          "--disable-gpu",
-          "--disable-quic",
-          "--no-first-run",
-          "--disable-background-networking",
-          "--disable-component-update",
-          "--disable-sync"
-        ],
-        viewport: PHONE
-      })
-      context.on("request", (request: Request) => {
-        let frameUrl = ""
-        let page: Page | null = null
-        try {
-          frameUrl = request.frame().url()
-          page = request.frame().page()
-        } catch {
-          // a navigation's first request may have no frame yet
-        }
-        requests.push({ url: request.url(), body: request.postData() ?? "", frameUrl, page })
-      })
+      browser = await launchChromium({ viewport: PHONE })
+      context = browser.context
+      requests = browser.requests
     }, 120_000)
 
     afterAll(async () => {
-      await context?.close()
+      await browser?.close()
       await shop?.close()
       await server?.close()
-      if (profile !== undefined) rmSync(profile, { recursive: true, force: true })
     })
 
     const createSession = async (extra: Record<string, unknown> = {}, creds: Credentials = merchant) => {
