@@ -1,7 +1,7 @@
 /**
  * Adyen's refusal reasons (`refusalReasonCode`, else the `refusalReason` text) → Tender's
  * normalized `decline_code` (the vocabulary the sandbox and the Stripe adapter use).
- * docs/providers-adyen.md carries the same table. Fraud and blocked-card refusals become the plain
+ * docs/providers.md ("Adyen") carries the same table. Fraud and blocked-card refusals become the plain
  * `card_declined`: the payer is not told a card is flagged.
  */
 const BY_CODE: Readonly<Record<string, string>> = {
