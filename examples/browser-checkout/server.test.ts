@@ -86,16 +86,27 @@ describe("startMerchantServer", () => {
     }
   })
 
-  it("/return shows the order Tender has, 404 for an unknown or malformed one", async () => {
+  it("/return shows the order this browser started (its cookie), 404 for another, an unknown or a malformed one", async () => {
     const { server } = await shop()
     try {
-      const created = (await (await fetch(`${server.origin}/payments`, { method: "POST" })).json()) as { orderId: string; clientSecret: string }
+      const started = await fetch(`${server.origin}/payments`, { method: "POST" })
+      const created = (await started.json()) as { orderId: string; clientSecret: string }
       expect(created.orderId).toMatch(/^ord_/)
-      const known = await fetch(`${server.origin}/return?tender_payment_id=${created.orderId}`)
+      const cookie = started.headers.get("set-cookie")!
+      expect(cookie).toBe(`shop_order=${created.orderId}; Path=/; HttpOnly; SameSite=Lax`)
+      const mine = { headers: { cookie: cookie.split(";")[0]! } }
+      const known = await fetch(`${server.origin}/return?tender_payment_id=${created.orderId}`, mine)
       expect(known.status).toBe(200)
       expect(await known.text()).toContain(`Order ${created.orderId}: requires_action`)
+      // Someone else's browser (no cookie, or another order's) learns nothing of this order.
+      const other = (await (await fetch(`${server.origin}/payments`, { method: "POST" })).json()) as { orderId: string }
+      for (const headers of [{}, { cookie: `shop_order=${other.orderId}` }] as Array<Record<string, string>>) {
+        const foreign = await fetch(`${server.origin}/return?tender_payment_id=${created.orderId}`, { headers })
+        expect(foreign.status).toBe(404)
+        expect(await foreign.text()).not.toContain(created.orderId)
+      }
       for (const id of ["ord_unknown12345678", "not-an-id"]) {
-        const unknown = await fetch(`${server.origin}/return?tender_payment_id=${id}`)
+        const unknown = await fetch(`${server.origin}/return?tender_payment_id=${id}`, mine)
         expect(unknown.status).toBe(404)
         expect(await unknown.text()).toContain("No such order.")
       }

@@ -15,7 +15,9 @@
  *   verified answer) and hands the browser only what it needs: the order id and the client secret.
  *   The amount is the server's (a fixed cart here), never the browser's.
  * - `GET /return`: where a customer lands after a redirect-mode 3-D Secure challenge; the outcome is
- *   read again from Tender (the browser's word is only a display hint, spec: pay result).
+ *   read again from Tender (the browser's word is only a display hint, spec: pay result). It shows only
+ *   the order this browser started (a cookie set by `POST /payments`): an order id in a URL is not a
+ *   key, and anyone could otherwise read any order of the shop.
  * - `GET /`: the shop's front page: the same policy and tender.js without the checkout script, to try
  *   the SDK from the browser's console (`Tender(pk).elements().create("card").mount("#card")`).
  * - `?csp=without-fields-host` on either page drops the fields host from `frame-src`: the element then
@@ -125,7 +127,14 @@ const send = (response: ServerResponse, status: number, type: string, body: stri
   response.end(body)
 }
 
-const json = (response: ServerResponse, status: number, body: unknown) => send(response, status, "application/json", JSON.stringify(body))
+const json = (response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
+  send(response, status, "application/json", JSON.stringify(body), headers)
+
+/** The order this browser started last: HttpOnly (no script reads it), Lax (sent when a bank's page sends the customer back). */
+const ORDER_COOKIE = "shop_order"
+const orderCookie = (orderId: string) => `${ORDER_COOKIE}=${orderId}; Path=/; HttpOnly; SameSite=Lax`
+const cookieOrder = (request: IncomingMessage): string | undefined =>
+  (request.headers.cookie ?? "").split(";").map((c) => c.trim().split("=")).find(([name]) => name === ORDER_COOKIE)?.[1]
 
 /** Drains the request body (this server reads none: the cart is the server's). */
 const drain = async (request: IncomingMessage) => {
@@ -190,7 +199,7 @@ export const startMerchantServer = async (options: MerchantServerOptions): Promi
         try {
           const created = await createPayment()
           log(`payment ${created.orderId} created, awaiting the card`)
-          return json(response, 200, created)
+          return json(response, 200, created, { "set-cookie": orderCookie(created.orderId) })
         } catch (error) {
           // The browser learns that it failed, not why: the reason is for this server's log.
           log(`payment not created: ${describe(error)}`)
@@ -200,6 +209,9 @@ export const startMerchantServer = async (options: MerchantServerOptions): Promi
       case "GET /return": {
         try {
           const order = await readOrder(url)
+          if (order !== undefined && order.id !== cookieOrder(request)) {
+            return send(response, 404, "text/html; charset=utf-8", returnPage("No such order."))
+          }
           return send(response, 200, "text/html; charset=utf-8", returnPage(order === undefined ? "No order named." : `Order ${order.id}: ${order.status}`))
         } catch (error) {
           // An id or reference Tender does not know (or of another account), or not of an id's form (the
