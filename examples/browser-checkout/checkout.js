@@ -88,6 +88,9 @@
         try {
           payment = await newPayment()
           card.update({ clientSecret: payment.clientSecret })
+          // A new secret keeps the fields' contents (the SDK never drops what was typed); after a decline
+          // the customer tries another card, so the page empties them.
+          card.clear()
         } catch (failure) {
           show("error", failure.message)
         }

@@ -20,7 +20,19 @@ const relayed = (body: unknown, status: number, correlationId: string | null): T
   return { type: "api_error", code: `http_${status}`, message: `The request failed with HTTP ${status}.`, correlationId }
 }
 
-export type ApiResult<A> = { readonly ok: true; readonly body: A } | { readonly ok: false; readonly error: TenderErrorBody }
+/**
+ * A failure also carries the HTTP status (null when nothing came back) and the server's Retry-After:
+ * callers decide from them whether the request was refused or may be retried.
+ */
+export type ApiResult<A> =
+  | { readonly ok: true; readonly body: A }
+  | { readonly ok: false; readonly error: TenderErrorBody; readonly httpStatus: number | null; readonly retryAfterMs?: number }
+
+/** Retry-After in seconds (the form Tender sends); an HTTP date or nonsense counts as absent. */
+const retryAfterOf = (header: string | null): number | undefined => {
+  const seconds = header === null ? NaN : Number(header)
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : undefined
+}
 
 export const callApi = async <A>(
   apiUrl: string,
@@ -40,7 +52,8 @@ export const callApi = async <A>(
   } catch {
     return {
       ok: false,
-      error: { type: "network_error", code: "network_error", message: "Tender could not be reached.", correlationId: null }
+      error: { type: "network_error", code: "network_error", message: "Tender could not be reached.", correlationId: null },
+      httpStatus: null
     }
   }
   const correlationId = response.headers.get("x-request-id")
@@ -51,5 +64,11 @@ export const callApi = async <A>(
     // A body that is not JSON is reported by its status below.
   }
   if (response.ok && typeof parsed === "object" && parsed !== null) return { ok: true, body: parsed as A }
-  return { ok: false, error: relayed(parsed, response.status, correlationId) }
+  const retryAfterMs = retryAfterOf(response.headers.get("retry-after"))
+  return {
+    ok: false,
+    error: relayed(parsed, response.status, correlationId),
+    httpStatus: response.status,
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs })
+  }
 }

@@ -6,7 +6,7 @@ import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { resolve } from "node:path"
 import { type AssetName, OUT_DIR } from "./build.ts"
-import type { TenderEnv } from "./env.ts"
+import { ENV_LITERAL, type TenderEnv } from "./env.ts"
 import { CARD_HTML, cardPageCsp } from "./page.ts"
 
 export interface Asset {
@@ -28,7 +28,7 @@ export const loadScript = (name: AssetName, env: TenderEnv): Asset => {
     throw new AssetsNotBuilt(`${name} is not built: run \`npm run build -w @tender/browser-sdk\``)
   }
   // A function replacement: the JSON must not be read for `$&`-style patterns.
-  const body = built.replace('"__TENDER_ENV__"', () => JSON.stringify(JSON.stringify(env)))
+  const body = built.replace(ENV_LITERAL, () => JSON.stringify(JSON.stringify(env)))
   return { body, etag: etagOf(body), contentType: "text/javascript; charset=utf-8" }
 }
 

@@ -7,6 +7,7 @@
 import { mkdirSync, renameSync, writeFileSync } from "node:fs"
 import { dirname, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
+import { ENV_LITERAL } from "./env.ts"
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 export const OUT_DIR = resolve(root, "dist/www")
@@ -30,7 +31,7 @@ export const build = async (): Promise<Record<AssetName, string>> => {
       write: false
     })
     const text = result.outputFiles[0]!.text
-    if (text.split('"__TENDER_ENV__"').length !== 2) throw new Error(`${name}: expected one "__TENDER_ENV__" placeholder`)
+    if (text.split(ENV_LITERAL).length !== 2) throw new Error(`${name}: expected one ${ENV_LITERAL} placeholder`)
     out[name] = text
   }
   mkdirSync(OUT_DIR, { recursive: true })

@@ -15,12 +15,6 @@ export interface FieldState {
   readonly error?: CardErrorCode | undefined
 }
 
-export interface CardValues {
-  readonly number: string
-  readonly expiry: string
-  readonly cvc: string
-}
-
 export const ERROR_OF: Record<FieldName, CardErrorCode> = {
   number: "invalid_number",
   expiry: "invalid_expiry",

@@ -9,6 +9,13 @@ export interface TenderEnv {
   readonly fieldsUrl: string
 }
 
+/**
+ * The one home of the placeholder: the bundle holds it once as a string literal (build.ts checks),
+ * and assets.ts replaces that literal with the deployment's hosts as a JSON string.
+ */
 export const ENV_PLACEHOLDER = "__TENDER_ENV__"
 
-export const readEnv = (): TenderEnv => JSON.parse("__TENDER_ENV__") as TenderEnv
+/** The placeholder as it stands in the built script: a quoted string literal. */
+export const ENV_LITERAL = JSON.stringify(ENV_PLACEHOLDER)
+
+export const readEnv = (): TenderEnv => JSON.parse(ENV_PLACEHOLDER) as TenderEnv

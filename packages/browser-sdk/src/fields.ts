@@ -166,10 +166,14 @@ const loadSession = async (secret: string | undefined) => {
 
 const useSecret = async (secret: string | undefined) => {
   clientSecret = secret
+  const shape = mode.collect
   const hold = new Promise<void>((done) => setTimeout(done, FIRST_PAINT_HOLD_MS))
   const loading = loadSession(secret).then(() => {
     applyMode()
-    if (painted) {
+    // Only a form that changed shape (full card <-> CVC only) starts empty: a secret arriving for the
+    // same form, even after first paint or right before a collect, keeps what the customer typed (spec:
+    // the fields keep their contents); a merchant wanting empty fields calls clear().
+    if (painted && mode.collect !== shape) {
       clear()
       post({ kind: "resize", height: height() })
     }

@@ -4,7 +4,7 @@
  * events and never sees the card number. `pay()` talks to the API directly: it sends a token, no
  * card data.
  */
-import { callApi } from "./api.ts"
+import { type ApiResult, callApi } from "./api.ts"
 import { readEnv } from "./env.ts"
 import {
   type ChangePayload, type CollectedCard, type ElementOptions, type Envelope, type FromFields, isEnvelope, type TenderErrorBody,
@@ -15,6 +15,11 @@ import {
 const HANDSHAKE_TIMEOUT_MS = 3000
 /** How often the outcome of a 3-D Secure challenge is read while the customer is in it. */
 const CHALLENGE_POLL_MS = 1000
+/** A status read that failed transiently is tried again after 0.5, 1, 2, 4 s (or the server's Retry-After). */
+const STATUS_RETRIES = 4
+const STATUS_BACKOFF_MS = 500
+/** The longest Retry-After honoured: a wait beyond it is cut short rather than freezing the page's answer. */
+const MAX_RETRY_AFTER_MS = 10_000
 
 const env = readEnv()
 const fieldsOrigin = new URL(env.fieldsUrl).origin
@@ -36,6 +41,17 @@ class TenderError extends Error implements TenderErrorBody {
 const integrationError = (code: string, message: string) =>
   new TenderError({ type: "integration_error", code, message, correlationId: null })
 
+const notMounted = (): TenderErrorBody => ({
+  type: "integration_error",
+  code: "card_element_not_mounted",
+  message: "The card element was unmounted before it could collect the card.",
+  correlationId: null
+})
+
+const bodyOf = (error: TenderError): TenderErrorBody => ({
+  type: error.type, code: error.code, message: error.message, correlationId: error.correlationId
+})
+
 type EventName = "ready" | "change" | "focus" | "blur" | "submitting" | "loaderror"
 type Handler = (payload?: unknown) => void
 const EVENTS: ReadonlySet<string> = new Set(["ready", "change", "focus", "blur", "submitting", "loaderror"])
@@ -43,6 +59,8 @@ const OPTION_KEYS = ["locale", "appearance", "clientSecret"] as const
 
 let nextElement = 0
 let nextRequest = 0
+/** Mount order across elements: a counter, as two mounts can fall in the same millisecond. */
+let nextMount = 0
 
 class CardElement {
   private readonly id = `tender-card-${++nextElement}-${Math.random().toString(36).slice(2, 10)}`
@@ -52,11 +70,13 @@ class CardElement {
   private listener: ((event: MessageEvent) => void) | null = null
   private handshake: ReturnType<typeof setTimeout> | undefined
   private answered = false
+  /** The handshake timed out (IFRAME_BLOCKED): a late `hello` must not turn the element ready after `loaderror`. */
+  private blocked = false
   private destroyed = false
   private pending = new Map<number, (answer: { card: CollectedCard | null; error: TenderErrorBody | null }) => void>()
   private readyPromise: Promise<void>
   private settleReady: { resolve: () => void; reject: (error: TenderError) => void } = { resolve: () => {}, reject: () => {} }
-  /** Set by the client: the element `collectCard` uses is the one mounted last. */
+  /** Set by mount(): `collectCard` uses the element mounted most recently. */
   mountedAt = 0
 
   private readonly publishableKey: string
@@ -126,9 +146,12 @@ class CardElement {
     window.addEventListener("message", this.listener)
     this.iframe = iframe
     this.answered = false
+    this.blocked = false
+    this.mountedAt = ++nextMount
     container.appendChild(iframe)
     this.handshake = setTimeout(() => {
       if (this.answered || this.iframe !== iframe) return
+      this.blocked = true
       const error: TenderErrorBody = {
         type: "integration_error",
         code: "IFRAME_BLOCKED",
@@ -142,6 +165,7 @@ class CardElement {
 
   private receive(event: MessageEvent) {
     if (event.origin !== fieldsOrigin || this.iframe === null || event.source !== this.iframe.contentWindow) return
+    if (this.blocked) return
     if (!isEnvelope(event.data, this.id)) return
     const message = event.data as FromFields
     switch (message.kind) {
@@ -182,11 +206,11 @@ class CardElement {
     this.iframe?.remove()
     this.iframe = null
     this.answered = false
-    for (const settle of this.pending.values()) {
-      settle({ card: null, error: { type: "integration_error", code: "element_unmounted", message: "The card element was unmounted.", correlationId: null } })
-    }
+    for (const settle of this.pending.values()) settle({ card: null, error: notMounted() })
     this.pending.clear()
-    // A later mount loads a new frame: its readiness is a new promise.
+    // The frame awaited is gone: whoever awaits its readiness (a collect among them) learns it now
+    // (a no-op once ready). A later mount loads a new frame, whose readiness is a new promise.
+    this.settleReady.reject(new TenderError(notMounted()))
     this.readyPromise = this.freshReady()
   }
 
@@ -237,7 +261,14 @@ class CardElement {
 
   /** collectCard's leg: the iframe validates, tokenizes with Tender and answers with the token. */
   async collect(clientSecret: string): Promise<{ card: CollectedCard | null; error: TenderErrorBody | null }> {
-    await this.readyPromise
+    try {
+      await this.readyPromise
+    } catch (error) {
+      // A frame that never loaded (IFRAME_BLOCKED) or went away: collectCard resolves with the error.
+      return { card: null, error: bodyOf(error as TenderError) }
+    }
+    // Unmounted between the readiness and this turn: no frame would ever answer.
+    if (!this.mounted) return { card: null, error: notMounted() }
     this.emit("submitting")
     const requestId = ++nextRequest
     const answer = new Promise<{ card: CollectedCard | null; error: TenderErrorBody | null }>((resolve) => {
@@ -272,7 +303,8 @@ const toResult = (answer: PayAnswer): PayResult => ({
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms))
 
 class Client {
-  private readonly elementsMounted = new Set<CardElement>()
+  /** Every card element created and not destroyed, mounted or not (not `elements`: that is the public method). */
+  private readonly cardElements = new Set<CardElement>()
 
   private readonly publishableKey: string
 
@@ -288,9 +320,9 @@ class Client {
         const element: CardElement = new CardElement(
           client.publishableKey,
           { locale: defaults.locale, appearance: defaults.appearance, ...options },
-          (e) => client.elementsMounted.delete(e)
+          (e) => client.cardElements.delete(e)
         )
-        client.elementsMounted.add(element)
+        client.cardElements.add(element)
         return element
       }
     }
@@ -301,7 +333,8 @@ class Client {
     if (typeof clientSecret !== "string" || clientSecret.length === 0) {
       throw integrationError("client_secret_required", "collectCard() needs the payment's client_secret.")
     }
-    const element = [...this.elementsMounted].filter((e) => e.mounted).pop()
+    const mounted = [...this.cardElements].filter((e) => e.mounted)
+    const element = mounted.reduce<CardElement | undefined>((last, e) => last === undefined || e.mountedAt > last.mountedAt ? e : last, undefined)
     if (element === undefined) throw integrationError("card_element_not_mounted", "Mount a card element before collectCard().")
     return element.collect(clientSecret)
   }
@@ -318,7 +351,7 @@ class Client {
       token,
       return_url: returnUrl
     })
-    if (!paid.ok) return { status: "failed", error: paid.error }
+    if (!paid.ok) return this.afterFailedPay(clientSecret, paid)
     const answer = paid.body
     if (answer.status !== "requires_action" || typeof answer.challenge_url !== "string") return toResult(answer)
     switch (answer.display_mode) {
@@ -334,6 +367,29 @@ class Client {
       }
       default:
         return this.inlineChallenge(clientSecret, answer)
+    }
+  }
+
+  /**
+   * Only a 400 or 401 is a refusal before anything was charged. Any other failure (network, 5xx, 409
+   * card_payment_in_progress) may hide an authorization that went through: the payment's status says
+   * what happened (spec: anything not `failed` is not refused), with the error attached.
+   */
+  private async afterFailedPay(clientSecret: string, paid: ApiResult<PayAnswer> & { ok: false }): Promise<PayResult> {
+    if (paid.httpStatus === 400 || paid.httpStatus === 401) return { status: "failed", error: paid.error }
+    const status = await this.readStatus(clientSecret)
+    if (!status.ok) return { status: "requires_action", error: paid.error }
+    return { ...toResult(status.body), error: paid.error }
+  }
+
+  /** payment_status, tried again on a network error, a 429 (after its Retry-After) or a 5xx. */
+  private async readStatus(clientSecret: string): Promise<ApiResult<PayAnswer>> {
+    for (let attempt = 0; ; attempt++) {
+      const status = await callApi<PayAnswer>(env.apiUrl, "/v1/client/payment_status", this.publishableKey, { client_secret: clientSecret })
+      if (status.ok) return status
+      const transient = status.httpStatus === null || status.httpStatus === 429 || status.httpStatus >= 500
+      if (!transient || attempt >= STATUS_RETRIES) return status
+      await sleep(Math.min(status.retryAfterMs ?? STATUS_BACKOFF_MS * 2 ** attempt, MAX_RETRY_AFTER_MS))
     }
   }
 
@@ -366,8 +422,15 @@ class Client {
       for (;;) {
         await sleep(CHALLENGE_POLL_MS)
         const closed = isClosed()
-        const status = await callApi<PayAnswer>(env.apiUrl, "/v1/client/payment_status", this.publishableKey, { client_secret: clientSecret })
-        if (!status.ok) return { status: "requires_action", paymentId: answer.payment_id, error: status.error }
+        const status = await this.readStatus(clientSecret)
+        if (!status.ok) {
+          // A failed read does not end the wait while the customer is still in the challenge: only a
+          // rejected secret (nothing more can be read) or a closed challenge does.
+          if (status.error.type === "authentication_error" || closed) {
+            return { status: "requires_action", paymentId: answer.payment_id, error: status.error }
+          }
+          continue
+        }
         if (status.body.status !== "requires_action" || closed) return toResult({ ...status.body, payment_id: status.body.payment_id ?? answer.payment_id })
       }
     } finally {

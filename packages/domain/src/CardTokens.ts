@@ -1,7 +1,7 @@
 /**
  * Card tokenization: validates a card (Luhn, brand, length, expiry, CVC length), stores the number
- * in the vault and keeps the CVC in memory only. Used by the test helper now and by the secure card
- * fields later.
+ * in the vault and keeps the CVC in memory only. Used by the test helper and by the secure card fields
+ * (`/v1/client/card_tokens`).
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import type { Account } from "./Account.ts"

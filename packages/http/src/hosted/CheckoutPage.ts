@@ -461,7 +461,7 @@ const originOf = (url: string) => new URL(url).origin
 
 /** The card element's hosts for the page's policy: tender.js and the glue, the fields frame, the API. */
 export const cardPolicy = (hosts: CardHosts): ScriptPolicy => ({
-  // The glue is this server's own (CHECKOUT_SCRIPT_PATH); tender.js is on the API host.
+  // The glue is this server's own (CHECKOUT_SCRIPT_PATH); tender.js is on the SDK host (the API host when none is set).
   scripts: ["'self'", originOf(hosts.sdk ?? hosts.api)],
   // The fields frame, and the sandbox's 3-D Secure challenge (the API host) in inline display mode.
   frames: [originOf(hosts.fields), originOf(hosts.api)],
