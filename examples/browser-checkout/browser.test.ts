@@ -15,7 +15,7 @@ import type { BrowserContext, Frame, Page, Route } from "playwright-core"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { build } from "@tender/browser-sdk/build"
-import { CHROMIUM, type Chromium, HAVE_CHROMIUM, launchChromium, type SeenRequest } from "@tender/http/testing/Chromium"
+import { CHROMIUM, type Chromium, HAVE_CHROMIUM, inlineChallenge, launchChromium, type SeenRequest } from "@tender/http/testing/Chromium"
 import { startTestServer, type TestServer } from "@tender/http/testing/TestServer"
 import { type Credentials, send } from "@tender/client/Testing"
 import { type CreatedPayment, type MerchantServer, startMerchantServer } from "./server.ts"
@@ -355,11 +355,30 @@ describe.skipIf(!HAVE_CHROMIUM)(
         options
       }) as Promise<{ status: string; paymentId?: string }>
 
+    it("the inline challenge's frame on the fields host frames only the challenge its payment names", async () => {
+      const { payment, page, token } = await payChallenged("inline")
+      const paying = pay(page, payment, token)
+      const challenge = await inlineChallenge(page)
+      expect(challenge.url()).toContain("/sandbox/3ds/")
+      // Its own address never names what it frames: a forged fragment (no valid secret) frames nothing.
+      const forged = await context.newPage()
+      await forged.goto(`${server.baseUrl}/fields/v1/challenge.html#${new URLSearchParams({ key: payment.merchant.publishable_key, secret: "forged" })}`)
+      await forged.waitForLoadState("networkidle")
+      expect(await forged.locator("iframe").count()).toBe(0)
+      // The secret is read from the fragment and dropped from the frame's address.
+      expect(forged.url()).toBe(`${server.baseUrl}/fields/v1/challenge.html`)
+      await forged.close()
+      await challenge.click("button[value=approve]")
+      await complete3ds(payment)
+      expect(await paying).toEqual({ status: "succeeded", paymentId: payment.orderId })
+      await page.close()
+    })
+
     it("pay runs an inline 3-D Secure challenge and resolves with the outcome (approved → succeeded, denied → failed)", async () => {
       for (const [answer, expected, order] of ANSWERS) {
         const { payment, page, token } = await payChallenged("inline")
         const paying = pay(page, payment, token)
-        const challenge = await (await page.waitForSelector("iframe[title='3-D Secure']")).contentFrame()
+        const challenge = await inlineChallenge(page)
         await challenge!.click(`button[value=${answer}]`)
         await challenge!.waitForURL(new RegExp(`^${shop.origin}/`))
         await complete3ds(payment)
@@ -555,7 +574,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
       // The example's checkout page under that policy shows the code to the customer (its loaderror handler).
       const checkout = await context.newPage()
       const response = await checkout.goto(`${shop.origin}/checkout?csp=without-fields-host`)
-      expect(response!.headers()["content-security-policy"]!.split("; ")).toContain("frame-src 'self'")
+      expect(response!.headers()["content-security-policy"]!.split("; ")).toContain("frame-src 'none'")
       const page = await openCard({}, "/?csp=without-fields-host")
       await page.waitForFunction(() => (window as unknown as { seen: Array<Seen> }).seen.some((e) => e.name === "loaderror"), undefined, { timeout: 10_000 })
       // contract.md: after 3 seconds without the handshake, measured in the page from mount().
@@ -629,7 +648,8 @@ describe.skipIf(!HAVE_CHROMIUM)(
       const response = await page.goto(`${shop.origin}/checkout`)
       const csp = response!.headers()["content-security-policy"]!.split("; ")
       expect(csp).toContain(`script-src 'self' ${server.baseUrl}`)
-      expect(csp).toContain(`frame-src 'self' ${server.baseUrl}`)
+      // The fields host alone (the spec's three hosts): an inline challenge is framed inside it.
+      expect(csp).toContain(`frame-src ${server.baseUrl}`)
       expect(csp).toContain(`connect-src 'self' ${server.baseUrl}`)
       expect(csp).toContain("default-src 'self'")
       const frame = await fields(page)
@@ -878,7 +898,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
         return route.fulfill({ response })
       })
       const paying = pay(page, payment, token)
-      const challenge = await (await page.waitForSelector("iframe[title='3-D Secure']")).contentFrame()
+      const challenge = await inlineChallenge(page)
       await expect.poll(() => reads, { timeout: 15_000 }).toBeGreaterThanOrEqual(4)
       // The challenge is still open after the failed reads.
       expect(await page.locator("iframe[title='3-D Secure']").count()).toBe(1)

@@ -69,20 +69,17 @@ const originOf = (url: string) => new URL(url).origin
 /**
  * The page's policy: the spec's three hosts and nothing else foreign. tender.js from the SDK host
  * (`script-src`), the card iframe from the fields host (`frame-src`), the SDK's calls to the API
- * host (`connect-src`); `'self'` for this page's own script and its call to `/payments`. The
- * sandbox's inline 3-D Secure challenge is a page of Tender's API host framed over this one, so
- * `frame-src` names the API host too (the same origin as the fields host under `npm start`), and
- * `'self'`: once answered, that challenge sends its frame on to the payment's success_url or
- * cancel_url, pages of this shop. No inline script or style: the SDK styles its iframe through the
- * CSSOM, which CSP allows.
+ * host (`connect-src`); `'self'` for this page's own script and its call to `/payments`. An inline
+ * 3-D Secure challenge needs nothing more: tender.js shows it in a frame of the fields host, which
+ * frames the issuer's page under its own policy. No inline script or style: the SDK styles its
+ * iframe through the CSSOM, which CSP allows.
  */
 export const checkoutCsp = (hosts: { readonly api: string; readonly sdk: string; readonly fields: string }, options: { readonly withoutFieldsHost?: boolean } = {}) => {
-  const left = options.withoutFieldsHost === true ? originOf(hosts.fields) : undefined
-  const frames = [...new Set(["'self'", originOf(hosts.fields), originOf(hosts.api)])].filter((source) => source !== left)
+  const frames = options.withoutFieldsHost === true ? "'none'" : originOf(hosts.fields)
   return [
     "default-src 'self'",
     `script-src 'self' ${originOf(hosts.sdk)}`,
-    `frame-src ${frames.join(" ")}`,
+    `frame-src ${frames}`,
     `connect-src 'self' ${originOf(hosts.api)}`,
     "img-src 'self' data:",
     "object-src 'none'",

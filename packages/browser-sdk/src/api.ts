@@ -72,3 +72,22 @@ export const callApi = async <A>(
     ...(retryAfterMs === undefined ? {} : { retryAfterMs })
   }
 }
+
+/** A status read that failed transiently is tried again after 0.5, 1, 2, 4 s (or the server's Retry-After). */
+const STATUS_RETRIES = 4
+const STATUS_BACKOFF_MS = 500
+/** The longest Retry-After honoured: a wait beyond it is cut short rather than freezing the page's answer. */
+const MAX_RETRY_AFTER_MS = 10_000
+
+const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms))
+
+/** `/v1/client/payment_status`, tried again on a network error, a 429 (after its Retry-After) or a 5xx. */
+export const readPaymentStatus = async <A>(apiUrl: string, publishableKey: string, clientSecret: string): Promise<ApiResult<A>> => {
+  for (let attempt = 0; ; attempt++) {
+    const status = await callApi<A>(apiUrl, "/v1/client/payment_status", publishableKey, { client_secret: clientSecret })
+    if (status.ok) return status
+    const transient = status.httpStatus === null || status.httpStatus === 429 || status.httpStatus >= 500
+    if (!transient || attempt >= STATUS_RETRIES) return status
+    await sleep(Math.min(status.retryAfterMs ?? STATUS_BACKOFF_MS * 2 ** attempt, MAX_RETRY_AFTER_MS))
+  }
+}

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs"
 import { resolve } from "node:path"
 import { type AssetName, OUT_DIR } from "./build.ts"
 import { ENV_LITERAL, type TenderEnv } from "./env.ts"
-import { CARD_HTML, cardPageCsp } from "./page.ts"
+import { CARD_HTML, cardPageCsp, CHALLENGE_HTML, challengePageCsp } from "./page.ts"
 
 export interface Asset {
   readonly body: string
@@ -33,6 +33,7 @@ export const loadScript = (name: AssetName, env: TenderEnv): Asset => {
 }
 
 export const cardPage = (): Asset => ({ body: CARD_HTML, etag: etagOf(CARD_HTML), contentType: "text/html; charset=utf-8" })
+export const challengePage = (): Asset => ({ body: CHALLENGE_HTML, etag: etagOf(CHALLENGE_HTML), contentType: "text/html; charset=utf-8" })
 
-export { cardPageCsp }
+export { cardPageCsp, challengePageCsp }
 export type { AssetName, TenderEnv }

@@ -12,7 +12,7 @@ import { ENV_LITERAL } from "./env.ts"
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 export const OUT_DIR = resolve(root, "dist/www")
 
-export const ENTRIES = { "tender.js": "src/sdk.ts", "card.js": "src/fields.ts" } as const
+export const ENTRIES = { "tender.js": "src/sdk.ts", "card.js": "src/fields.ts", "challenge.js": "src/challenge.ts" } as const
 export type AssetName = keyof typeof ENTRIES
 
 export const build = async (): Promise<Record<AssetName, string>> => {

@@ -71,3 +71,39 @@ export const cardPageCsp = (apiUrl: string): string =>
     "base-uri 'none'",
     "form-action 'none'"
   ].join("; ")
+
+/** The inline challenge's frame: the issuer's page fills it. */
+export const CHALLENGE_CSS = "html,body,iframe{margin:0;padding:0;border:0;width:100%;height:100%;display:block;background:#fff}"
+
+export const CHALLENGE_HTML = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>3-D Secure</title>
+<style>${CHALLENGE_CSS}</style>
+</head>
+<body>
+<script src="challenge.js"></script>
+</body>
+</html>
+`
+
+const CHALLENGE_CSS_HASH = `'sha256-${createHash("sha256").update(CHALLENGE_CSS).digest("base64")}'`
+
+/**
+ * The challenge frame's policy: as the card page's, plus framing the issuer's page, which lives on
+ * whichever host the provider chose (the sandbox's is the API host) and ends on the merchant's.
+ */
+export const challengePageCsp = (apiUrl: string): string =>
+  [
+    "default-src 'none'",
+    "script-src 'self'",
+    `connect-src ${new URL(apiUrl).origin}`,
+    `style-src ${CHALLENGE_CSS_HASH}`,
+    "frame-src http: https:",
+    "frame-ancestors *",
+    "base-uri 'none'",
+    "form-action 'none'"
+  ].join("; ")

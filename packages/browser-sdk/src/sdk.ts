@@ -4,7 +4,7 @@
  * events and never sees the card number. `pay()` talks to the API directly: it sends a token, no
  * card data.
  */
-import { type ApiResult, callApi } from "./api.ts"
+import { type ApiResult, callApi, readPaymentStatus } from "./api.ts"
 import { readEnv } from "./env.ts"
 import {
   type ChangePayload, type CollectedCard, type ElementOptions, type Envelope, type FromFields, isEnvelope, type TenderErrorBody,
@@ -15,11 +15,6 @@ import {
 const HANDSHAKE_TIMEOUT_MS = 3000
 /** How often the outcome of a 3-D Secure challenge is read while the customer is in it. */
 const CHALLENGE_POLL_MS = 1000
-/** A status read that failed transiently is tried again after 0.5, 1, 2, 4 s (or the server's Retry-After). */
-const STATUS_RETRIES = 4
-const STATUS_BACKOFF_MS = 500
-/** The longest Retry-After honoured: a wait beyond it is cut short rather than freezing the page's answer. */
-const MAX_RETRY_AFTER_MS = 10_000
 
 const env = readEnv()
 const fieldsOrigin = new URL(env.fieldsUrl).origin
@@ -382,15 +377,8 @@ class Client {
     return { ...toResult(status.body), error: paid.error }
   }
 
-  /** payment_status, tried again on a network error, a 429 (after its Retry-After) or a 5xx. */
-  private async readStatus(clientSecret: string): Promise<ApiResult<PayAnswer>> {
-    for (let attempt = 0; ; attempt++) {
-      const status = await callApi<PayAnswer>(env.apiUrl, "/v1/client/payment_status", this.publishableKey, { client_secret: clientSecret })
-      if (status.ok) return status
-      const transient = status.httpStatus === null || status.httpStatus === 429 || status.httpStatus >= 500
-      if (!transient || attempt >= STATUS_RETRIES) return status
-      await sleep(Math.min(status.retryAfterMs ?? STATUS_BACKOFF_MS * 2 ** attempt, MAX_RETRY_AFTER_MS))
-    }
+  private readStatus(clientSecret: string): Promise<ApiResult<PayAnswer>> {
+    return readPaymentStatus<PayAnswer>(env.apiUrl, this.publishableKey, clientSecret)
   }
 
   private inlineChallenge(clientSecret: string, answer: PayAnswer): Promise<PayResult> {
@@ -399,7 +387,9 @@ class Client {
     overlay.setAttribute("aria-modal", "true")
     overlay.style.cssText = "position:fixed;inset:0;z-index:2147483647;background:rgba(0,0,0,.55);display:flex;align-items:center;justify-content:center"
     const frame = document.createElement("iframe")
-    frame.src = answer.challenge_url!
+    // Not the challenge itself: the merchant's CSP allows the fields host only (spec), so a page there
+    // frames the payment's challenge (challenge.ts). The fragment never reaches a server.
+    frame.src = `${env.fieldsUrl}/fields/v1/challenge.html#${new URLSearchParams({ key: this.publishableKey, secret: clientSecret })}`
     frame.title = "3-D Secure"
     frame.style.cssText = "border:0;border-radius:8px;background:#fff;width:min(480px,96vw);height:min(640px,92vh)"
     let closed = false

@@ -22,7 +22,7 @@ import { Effect } from "effect"
 import type { BrowserContext, Frame, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { build } from "@tender/browser-sdk/build"
-import { CHROMIUM, type Chromium, HAVE_CHROMIUM, launchChromium, type SeenRequest } from "../src/testing/Chromium.ts"
+import { CHROMIUM, type Chromium, HAVE_CHROMIUM, inlineChallenge, launchChromium, type SeenRequest } from "../src/testing/Chromium.ts"
 import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
 import { type Credentials, send } from "@tender/client/Testing"
 
@@ -309,7 +309,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
       await page.goto(session.url)
       await fillCard(page, EN, "4000 0000 0000 3220")
       await page.getByRole("button", { name: "Pay $16.50" }).click()
-      const challenge = await (await page.waitForSelector("iframe[title='3-D Secure']")).contentFrame()
+      const challenge = await inlineChallenge(page)
       expect(await sessionStatus(session.id)).toBe("pending_action")
       await expectNoPanOnPage(page)
       await Promise.all([page.waitForURL(`${shop.origin}/thanks`), challenge!.click("button[value=approve]")])

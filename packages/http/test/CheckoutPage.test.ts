@@ -169,7 +169,7 @@ describe("checkout page: open session", () => {
     expect(markup).not.toMatch(/autocomplete="cc-/)
     expect(cardPolicy(hosts)).toEqual({
       scripts: ["'self'", "https://api.tender.test"],
-      frames: ["https://fields.tender.test", "https://api.tender.test"],
+      frames: ["https://fields.tender.test"],
       connect: ["'self'", "https://api.tender.test"]
     })
   })
@@ -573,7 +573,7 @@ describe("checkout routes", () => {
     // fields host framed, calls to the API; nothing inline, and only the service frames the page.
     expect(page.headers.get("content-security-policy")).toBe(
       "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; script-src 'self' https://tender.test; " +
-        "frame-src https://fields.tender.test https://tender.test; connect-src 'self' https://tender.test; frame-ancestors 'self'; base-uri 'none'"
+        "frame-src https://fields.tender.test; connect-src 'self' https://tender.test; frame-ancestors 'self' https://fields.tender.test; base-uri 'none'"
     )
     expect(page.headers.get("cache-control")).toBe("no-store")
     const text = await page.text()

@@ -59,6 +59,25 @@ describe("GET /sdk/v1/tender.js and /fields/v1/card.{html,js}", () => {
     expect(script.headers.get("etag")).not.toBe(page.headers.get("etag"))
   })
 
+  it("serves the inline challenge's frame: the card page's policy, plus framing the issuer's page", async () => {
+    const page = await fetch(`${server.baseUrl}/fields/v1/challenge.html`)
+    expect(page.status).toBe(200)
+    expect(page.headers.get("content-security-policy")!.split("; ")).toEqual([
+      "default-src 'none'",
+      "script-src 'self'",
+      `connect-src ${server.baseUrl}`,
+      expect.stringMatching(/^style-src 'sha256-[A-Za-z0-9+/=]+'$/),
+      "frame-src http: https:",
+      "frame-ancestors *",
+      "base-uri 'none'",
+      "form-action 'none'"
+    ])
+    expect(await page.text()).toContain(`<script src="challenge.js"></script>`)
+    const script = await fetch(`${server.baseUrl}/fields/v1/challenge.js`)
+    expect(script.status).toBe(200)
+    expect(await script.text()).toContain(server.baseUrl)
+  })
+
   it("other methods on these paths are 405, unknown versions 404", async () => {
     expect((await fetch(`${server.baseUrl}/sdk/v1/tender.js`, { method: "POST" })).status).toBe(405)
     expect((await fetch(`${server.baseUrl}/sdk/v2/tender.js`)).status).toBe(404)

@@ -463,8 +463,8 @@ const originOf = (url: string) => new URL(url).origin
 export const cardPolicy = (hosts: CardHosts): ScriptPolicy => ({
   // The glue is this server's own (CHECKOUT_SCRIPT_PATH); tender.js is on the SDK host (the API host when none is set).
   scripts: ["'self'", originOf(hosts.sdk ?? hosts.api)],
-  // The fields frame, and the sandbox's 3-D Secure challenge (the API host) in inline display mode.
-  frames: [originOf(hosts.fields), originOf(hosts.api)],
+  // The fields frame; an inline 3-D Secure challenge is framed inside a frame of the fields host too.
+  frames: [originOf(hosts.fields)],
   // The glue's start of the card attempt (this page), tender.js's pay and payment_status (the API).
   connect: ["'self'", originOf(hosts.api)]
 })
@@ -665,8 +665,9 @@ const show = (view: CheckoutView, options: RenderOptions & { readonly hosts: Car
   const rendered = renderCheckoutPage(view, options)
   return response(rendered.html, status, {
     remoteImages: rendered.remoteImages,
-    // An inline 3-D Secure challenge frame ends by loading this page (the order's return URL).
-    frameableBySelf: true,
+    // An inline 3-D Secure challenge ends by loading this page (the order's return URL) in the
+    // issuer's frame, inside the fields host's frame, on this page: every ancestor must be allowed.
+    frameableBy: [...new Set(["'self'", originOf(options.hosts.fields)])],
     scripts: rendered.card ? cardPolicy(options.hosts) : undefined
   })
 }

@@ -291,10 +291,11 @@ export interface ResponseOptions {
   /** Let any page frame this one: only the 3-D Secure challenge (tender.js shows it inline). */
   readonly frameable?: boolean | undefined
   /**
-   * Let the service's own pages frame this one: the hosted checkout, where an inline 3-D Secure
-   * challenge (a frame on the checkout page) ends by sending its frame back to the checkout.
+   * The sources that may frame this page (`frame-ancestors`), when not every page may and not none:
+   * the hosted checkout, where an inline 3-D Secure challenge (the fields host's frame on the
+   * checkout page, framing the issuer's page) ends by sending its frame back to the checkout.
    */
-  readonly frameableBySelf?: boolean | undefined
+  readonly frameableBy?: ReadonlyArray<string> | undefined
   /** The scripts, frames and connections the page's card method needs; none: no script runs. */
   readonly scripts?: ScriptPolicy | undefined
 }
@@ -306,7 +307,7 @@ export const response = (document: Html, status = 200, options: ResponseOptions 
     headers: {
       "content-security-policy": csp(
         options.remoteImages === true ? "'self' data: https:" : "'self' data:",
-        options.frameable === true ? "*" : options.frameableBySelf === true ? "'self'" : "'none'",
+        options.frameable === true ? "*" : options.frameableBy !== undefined ? options.frameableBy.join(" ") : "'none'",
         options.scripts
       ),
       "cache-control": "no-store",

@@ -7,7 +7,7 @@
 import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { type BrowserContext, chromium, type Page, type Request } from "playwright-core"
+import { type BrowserContext, chromium, type Frame, type Page, type Request } from "playwright-core"
 
 export const CHROMIUM = "/usr/bin/chromium"
 export const HAVE_CHROMIUM = existsSync(CHROMIUM)
@@ -67,4 +67,14 @@ export const launchChromium = async (options: { readonly viewport?: { readonly w
       rmSync(profile, { recursive: true, force: true })
     }
   }
+}
+
+/**
+ * The issuer's page of an inline 3-D Secure challenge tender.js shows over `page`: inside its frame
+ * on the fields host (challenge.html), which frames the challenge itself.
+ */
+export const inlineChallenge = async (page: Page): Promise<Frame> => {
+  const outer = await (await page.waitForSelector("iframe[title='3-D Secure']")).contentFrame()
+  const inner = await (await outer!.waitForSelector("iframe[title='3-D Secure challenge']")).contentFrame()
+  return inner!
 }
