@@ -253,7 +253,9 @@ describe.skipIf(!HAVE_CHROMIUM)(
       const page = await openPage()
       await page.goto(session.url)
       await fillCard(page, DE, "4000000000009995")
-      await Promise.all([page.waitForURL(session.url), page.getByRole("button", { name: /bezahlen$/ }).click()])
+      // The page is at session.url already, so waitForURL would not wait for the glue's way back to it (a flaky read).
+      await page.getByRole("button", { name: /bezahlen$/ }).click()
+      await page.locator("h1", { hasText: "Zahlung fehlgeschlagen" }).waitFor({ timeout: 30_000 })
       expect(await page.locator("h1").innerText()).toBe("Zahlung fehlgeschlagen")
       expect(await page.getByRole("alert").innerText()).toContain("Ihre Karte ist nicht ausreichend gedeckt.")
       await expectNoPanOnPage(page)
