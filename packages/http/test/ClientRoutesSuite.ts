@@ -79,6 +79,27 @@ export const clientRoutesSuite = (storage: Pick<TenderConfig, "storage" | "dataD
     return { order_id: reply.json.order_id as string, secret: reply.json.next_action.client_secret as string, expires_at: reply.json.next_action.expires_at as string }
   }
 
+  /**
+   * A collect_card payment secret stored as minted at `minted`, for what no request makes: a
+   * backdated secret, or a live account's without a live payment.
+   */
+  const storeSecret = (secret: string, accountId: string, orderId: string, minted: number) =>
+    server.run(Effect.gen(function*() {
+      yield* (yield* ClientSecretRepo).insert({
+        hash: yield* (yield* KeyHasher).hash(secret),
+        account_id: accountId,
+        order_id: orderId,
+        kind: "payment",
+        collect: "card",
+        created_at: new Date(minted).toISOString(),
+        expires_at: new Date(minted + 15 * 60_000).toISOString(),
+        expired_by_helper: false,
+        used_at: null,
+        card_token: null,
+        token_mints: 0
+      })
+    }))
+
   const card = (number: string, cvc = "123") => ({ number, exp_month: 12, exp_year: 2035, cvc, holder_name: "Ada Lovelace" })
 
   /** collect_card end to end: a token for the secret's payment, then pay with it. */
@@ -155,22 +176,7 @@ export const clientRoutesSuite = (storage: Pick<TenderConfig, "storage" | "dataD
       const p = await payment()
       // A secret minted 16 minutes ago for this payment (no request can backdate one).
       const secret = `${p.order_id}_secret_0123456789abcdef0123456789abcdef`
-      await server.run(Effect.gen(function*() {
-        const minted = Date.now() - 16 * 60_000
-        yield* (yield* ClientSecretRepo).insert({
-          hash: yield* (yield* KeyHasher).hash(secret),
-          account_id: merchant.account_id,
-          order_id: p.order_id,
-          kind: "payment",
-          collect: "card",
-          created_at: new Date(minted).toISOString(),
-          expires_at: new Date(minted + 15 * 60_000).toISOString(),
-          expired_by_helper: false,
-          used_at: null,
-          card_token: null,
-          token_mints: 0
-        })
-      }))
+      await storeSecret(secret, merchant.account_id, p.order_id, Date.now() - 16 * 60_000)
       for (const [path, body] of [
         ["/v1/client/session", {}],
         ["/v1/client/card_tokens", card("4242424242424242")],
@@ -443,23 +449,9 @@ export const clientRoutesSuite = (storage: Pick<TenderConfig, "storage" | "dataD
 
     it("a live-mode account's return_url must be https (400 invalid_return_url); test mode keeps http", async () => {
       const live = await Effect.runPromise(server.accounts.create({ name: "sdk-live-return", mode: "live" }))
-      // A live payment's secret (the test server routes no live payments; the rule is judged first).
+      // A live account's secret, stored directly: the rule is judged before the payment is read.
       const secret = `ord_live_secret_${"0123456789abcdef".repeat(2)}`
-      await server.run(Effect.gen(function*() {
-        yield* (yield* ClientSecretRepo).insert({
-          hash: yield* (yield* KeyHasher).hash(secret),
-          account_id: live.account_id,
-          order_id: "ord_live",
-          kind: "payment",
-          collect: "card",
-          created_at: new Date().toISOString(),
-          expires_at: new Date(Date.now() + 15 * 60_000).toISOString(),
-          expired_by_helper: false,
-          used_at: null,
-          card_token: null,
-          token_mints: 0
-        })
-      }))
+      await storeSecret(secret, live.account_id, "ord_live", Date.now())
       const refused = await client("/v1/client/pay", { client_secret: secret, token: "tok_x", return_url: "http://shop.example/checkout" }, live.publishable_key)
       expectClientError(refused, 400, "validation_error", "invalid_return_url")
       // https passes the rule, and the next check (the token) answers instead
