@@ -274,9 +274,13 @@ export class ClientSecrets extends Context.Service<ClientSecrets, {
           if (insecure !== undefined) return yield* invalidField("return_url", insecure)
           yield* writable(grant)
           // A new card must be the one card_tokens vaulted for this very secret (the latest, if the
-          // customer corrected it); a saved card's token is checked against the order by clientPay.
-          if (grant.secret.collect === "card" && token !== grant.secret.card_token) {
-            return yield* invalidField("token", "must be the token card_tokens answered for this client secret")
+          // customer corrected it), read now rather than from the grant, which may predate that call;
+          // a saved card's token is checked against the order by clientPay.
+          if (grant.secret.collect === "card") {
+            const minted = Option.flatMap(yield* repo.find(grant.secret.hash), (r) => Option.fromNullishOr(r.card_token))
+            if (!Option.contains(minted, token)) {
+              return yield* invalidField("token", "must be the token card_tokens answered for this client secret")
+            }
           }
           // Only the redirect mode takes the customer's whole page to the challenge, so only it needs a
           // way back; inline and popup challenges keep the order's success_url / cancel_url inside
