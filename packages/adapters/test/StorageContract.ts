@@ -2200,23 +2200,29 @@ export const transfersContract = (it: Vitest.MethodsNonLive<TransferStorageServi
  * ClientSecretRepo's contract: a record reads back whole by its hash; the expire helper only ever
  * brings the expiry forward; the first use is the one kept.
  */
+/** A fresh secret's record (random hash) of a stored account, for a card form of `kind`. */
+const newClientSecret = (kind: "payment" | "transfer") =>
+  Effect.gen(function*() {
+    return {
+      hash: yield* (yield* KeyHasher).hash(`ord_x_secret_${yield* (yield* Ids).randomHex(16)}`),
+      account_id: yield* storedAccount,
+      order_id: "ord_contract000000000000",
+      kind,
+      collect: "card" as const,
+      created_at: "2025-03-01T10:00:00.123Z",
+      expires_at: "2025-03-01T10:15:00.123Z",
+      expired_by_helper: false,
+      used_at: null,
+      card_token: null,
+      token_mints: 0
+    }
+  })
+
 export const clientSecretsContract = (it: Vitest.MethodsNonLive<StorageServices | ClientSecretRepo>) => {
   it.effect("client secrets: read back whole by hash; expire brings the expiry forward only; the first use is kept", () =>
     Effect.gen(function*() {
       const secrets = yield* ClientSecretRepo
-      const hasher = yield* KeyHasher
-      const account = yield* storedAccount
-      const record = {
-        hash: yield* hasher.hash(`ord_x_secret_${yield* (yield* Ids).randomHex(16)}`),
-        account_id: account,
-        order_id: "ord_contract000000000000",
-        kind: "transfer" as const,
-        collect: "card" as const,
-        created_at: "2025-03-01T10:00:00.123Z",
-        expires_at: "2025-03-01T10:15:00.123Z",
-        expired_by_helper: false,
-        used_at: null
-      }
+      const record = yield* newClientSecret("transfer")
       yield* secrets.insert(record)
       expect(yield* secrets.find(record.hash)).toEqual(Option.some(record))
       expect(yield* secrets.find("0".repeat(64))).toEqual(Option.none())
@@ -2227,6 +2233,21 @@ export const clientSecretsContract = (it: Vitest.MethodsNonLive<StorageServices 
       expect(yield* secrets.find(record.hash)).toEqual(Option.some({ ...record, used_at: "2025-03-01T10:05:00.000Z", expired_by_helper: true }))
       yield* secrets.expire(record.hash, "2025-03-01T10:07:00.000Z")
       expect(Option.map(yield* secrets.find(record.hash), (r) => r.expires_at)).toEqual(Option.some("2025-03-01T10:07:00.000Z"))
+    }))
+
+  it.effect("client secrets: card_tokens calls are counted up to the cap, even concurrently; the last recorded token is kept", () =>
+    Effect.gen(function*() {
+      const secrets = yield* ClientSecretRepo
+      const record = yield* newClientSecret("payment")
+      yield* secrets.insert(record)
+      // Eight at once against a cap of five: exactly five pass, and the count stops at five.
+      const claimed = yield* Effect.all(Array.from({ length: 8 }, () => secrets.claimMint(record.hash, 5)), { concurrency: "unbounded" })
+      expect(claimed.filter((c) => c).length).toBe(5)
+      expect(yield* secrets.claimMint(record.hash, 5)).toBe(false)
+      expect(yield* secrets.claimMint("0".repeat(64), 5)).toBe(false)
+      yield* secrets.recordToken(record.hash, "tok_first")
+      yield* secrets.recordToken(record.hash, "tok_second")
+      expect(yield* secrets.find(record.hash)).toEqual(Option.some({ ...record, token_mints: 5, card_token: "tok_second" }))
     }))
 
   it.effect("an attempt keeps the browser SDK's customer return URL, set by an update and read back by every read", () =>

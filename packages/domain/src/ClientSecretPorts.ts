@@ -17,7 +17,14 @@ export const ClientSecretRecord = Schema.Struct({
   /** Set when the sandbox's expire helper ended it early: it is then past, whatever expires_at said. */
   expired_by_helper: Schema.Boolean,
   /** When a `pay` with it reached the provider (a secret pays once). */
-  used_at: Schema.NullOr(Schema.String)
+  used_at: Schema.NullOr(Schema.String),
+  /**
+   * The last token `card_tokens` answered for this secret: the only one its `pay` accepts (a token
+   * of another payment, or one the merchant vaulted, cannot pay through this secret).
+   */
+  card_token: Schema.NullOr(Schema.String),
+  /** How many `card_tokens` calls this secret made, refused ones included (capped: ClientSecrets.ts). */
+  token_mints: Schema.Int
 })
 export type ClientSecretRecord = typeof ClientSecretRecord.Type
 
@@ -27,4 +34,8 @@ export class ClientSecretRepo extends Context.Service<ClientSecretRepo, {
   /** Ends the secret now (the test helper): expires_at moves to `at` and expired_by_helper is set. */
   expire(hash: string, at: string): Effect.Effect<void>
   markUsed(hash: string, at: string): Effect.Effect<void>
+  /** Counts one `card_tokens` call atomically; false (nothing counted) once `max` calls were made. */
+  claimMint(hash: string, max: number): Effect.Effect<boolean>
+  /** The token the secret's `pay` accepts from now on (a later mint replaces an earlier one). */
+  recordToken(hash: string, token: string): Effect.Effect<void>
 }>()("@tender/domain/ClientSecretRepo") {}

@@ -19,6 +19,7 @@ import {
   InvalidRequest,
   MerchantOperationNotAllowedStatus,
   OrderNotFound,
+  RateLimited,
   ValidationFailed
 } from "./Errors.ts"
 import type { Order, Transaction } from "./Payment.ts"
@@ -97,13 +98,26 @@ const HEADER_SAFE = /^[\x21-\x7e]+$/
 export const ClientReturnUrl = Schema.String.annotate({
   format: "uri",
   description: "Where the `redirect` 3-D Secure display mode brings the customer back, with `tender_payment_id=<order_id>` appended " +
-    "(tender.js sends the current page unless `pay` was given `returnUrl`). Absolute http(s), at most 2048 characters."
+    "(tender.js sends the current page unless `pay` was given `returnUrl`). Absolute http(s), https for a live-mode account, at most 2048 characters."
 }).check(
   Schema.isMaxLength(MAX_RETURN_URL),
   Schema.makeFilter((url: string) =>
     (isHttpUrl(url) && HEADER_SAFE.test(url)) || "must be an absolute http or https URL in printable ASCII (percent-encode the rest)"
   )
 )
+
+/**
+ * What a live account's return_url must be besides a ClientReturnUrl: https, since the redirect
+ * carries the customer's payment back (test mode keeps http for a merchant's local development).
+ */
+export const liveReturnUrlError = (url: string): string | undefined =>
+  url.toLowerCase().startsWith("https:") ? undefined : "must be an https URL for a live-mode account"
+
+/**
+ * `card_tokens` calls one secret may make, refused ones included: enough for a customer's typos,
+ * too few to test card numbers or expiries through one payment's form.
+ */
+export const MAX_TOKEN_MINTS = 5
 
 /** The secret's grant, once checked: the account behind the key and what the secret names. */
 export interface ClientGrant {
@@ -116,7 +130,7 @@ export class ClientSecrets extends Context.Service<ClientSecrets, {
   authorize(publishableKey: string, clientSecret: string): Effect.Effect<ClientGrant, DomainError>
   session(grant: ClientGrant): Effect.Effect<ClientSession, DomainError>
   cardToken(grant: ClientGrant, input: ClientCardInput): Effect.Effect<ClientCardToken, DomainError>
-  /** `returnUrl`: a ClientReturnUrl, kept for a challenge only in the account's `redirect` display mode. */
+  /** `returnUrl`: a ClientReturnUrl (https in live mode: liveReturnUrlError), kept for a challenge only in the account's `redirect` display mode. */
   pay(grant: ClientGrant, token: string, returnUrl?: string): Effect.Effect<ClientPayResult, DomainError>
   status(grant: ClientGrant): Effect.Effect<ClientPaymentStatus, DomainError>
   /** The sandbox's helper: ends a secret of this (test-mode) account at once. */
@@ -219,6 +233,10 @@ export class ClientSecrets extends Context.Service<ClientSecrets, {
           if (grant.secret.used_at !== null) {
             return yield* new CardPaymentInvalidOrderState({ message: "This payment was already submitted" })
           }
+          // Counted before the card is checked: a rejected number is a mint all the same.
+          if (!(yield* repo.claimMint(grant.secret.hash, MAX_TOKEN_MINTS))) {
+            return yield* new RateLimited({ message: `This client secret made its ${MAX_TOKEN_MINTS} card token calls; create a new payment for a new one` })
+          }
           if (grant.secret.collect === "card") {
             if (input.number === undefined || input.exp_month === undefined || input.exp_year === undefined) {
               return yield* new ValidationFailed({
@@ -233,6 +251,7 @@ export class ClientSecrets extends Context.Service<ClientSecrets, {
               cvc: input.cvc,
               holder_name: input.holder_name
             })
+            yield* repo.recordToken(grant.secret.hash, card.token)
             return { token: card.token, brand: card.brand, last4: card.last4, bin: card.bin, exp_month: card.exp_month, exp_year: card.exp_year }
           }
           // CVC only: the saved card is read, never changed; its code is kept for the one authorization.
@@ -243,6 +262,7 @@ export class ClientSecrets extends Context.Service<ClientSecrets, {
           const cvc = cvcError(saved.brand, input.cvc)
           if (cvc !== undefined) return yield* new ValidationFailed({ message: "The card was not accepted", errors: [cvc] })
           yield* cvcs.put(saved.token, input.cvc)
+          yield* repo.recordToken(grant.secret.hash, saved.token)
           return { token: saved.token, brand: saved.brand, last4: saved.last4, bin: saved.bin, exp_month: null, exp_year: null }
         }),
 
@@ -250,7 +270,18 @@ export class ClientSecrets extends Context.Service<ClientSecrets, {
           if (grant.secret.kind === "transfer") {
             return yield* new InvalidRequest({ message: "A card transfer is executed by the merchant's server (POST /v1/transfers/{order_id}/execute), not paid" })
           }
+          const insecure = returnUrl !== undefined && grant.account.mode === "live" ? liveReturnUrlError(returnUrl) : undefined
+          if (insecure !== undefined) return yield* invalidField("return_url", insecure)
           yield* writable(grant)
+          // A new card must be the one card_tokens vaulted for this very secret (the latest, if the
+          // customer corrected it), read now rather than from the grant, which may predate that call;
+          // a saved card's token is checked against the order by clientPay.
+          if (grant.secret.collect === "card") {
+            const minted = Option.flatMap(yield* repo.find(grant.secret.hash), (r) => Option.fromNullishOr(r.card_token))
+            if (!Option.contains(minted, token)) {
+              return yield* invalidField("token", "must be the token card_tokens answered for this client secret")
+            }
+          }
           // Only the redirect mode takes the customer's whole page to the challenge, so only it needs a
           // way back; inline and popup challenges keep the order's success_url / cancel_url inside
           // their frame or window, as before. The mode is read once, here, as the answer's display_mode.

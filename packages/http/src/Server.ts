@@ -84,7 +84,7 @@ export const app = (options: Omit<ServerOptions, "port" | "host">) => {
     SandboxPages.layer,
     CheckoutPage.layer({ fieldsUrl: options.fieldsUrl, sdkUrl: options.sdkUrl }),
     SdkAssets.layer({ fieldsUrl: options.fieldsUrl }),
-    ClientRoutes.layer({ maxBodyBytes, defaultRateLimit }),
+    ClientRoutes.layer({ maxBodyBytes, defaultRateLimit, fieldsUrl: options.fieldsUrl }),
     Gateway.layer({ maxBodyBytes, defaultRateLimit, routes: routeTable })
   )
 }

@@ -15,6 +15,8 @@ import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
 import { type Credentials, type Reply, send } from "@tender/client/Testing"
 
 type Merchant = Credentials & { readonly account_id: string; readonly publishable_key: string }
+/** A browser's reply, with the Origin its request carried. */
+type ClientReply = Reply & { readonly origin: string }
 
 const ORIGIN = "https://shop.example"
 const PANS = ["4242424242424242", "4000000000000002", "4000000000003220", "5555555555554444"]
@@ -30,26 +32,37 @@ export const clientRoutesSuite = (storage: Pick<TenderConfig, "storage" | "dataD
   const ref = (label: string) => `${label}-${Date.now()}-${++seq}`
   const post = (path: string, body: unknown, creds: Credentials = merchant) => send(server, creds, "POST", path, { body: JSON.stringify(body) })
 
-  /** A browser's request: the publishable key, JSON, from the merchant's page origin. */
-  const client = async (path: string, body: unknown, key: string | null = merchant.publishable_key, headers: Record<string, string> = {}): Promise<Reply> => {
+  /**
+   * The secure fields frame's origin: TENDER_FIELDS_URL's default, the public URL (the test server's
+   * own address). Only it may call card_tokens.
+   */
+  const fieldsOrigin = () => new URL(server.baseUrl).origin
+
+  /**
+   * A browser's request: the publishable key, JSON, from the merchant's page origin, or for
+   * card_tokens from the fields frame's (as tender.js sends them); `headers` may name another origin.
+   */
+  const client = async (path: string, body: unknown, key: string | null = merchant.publishable_key, headers: Record<string, string> = {}): Promise<ClientReply> => {
+    const origin = headers["origin"] ?? (path === "/v1/client/card_tokens" ? fieldsOrigin() : ORIGIN)
     const response = await fetch(server.baseUrl + path, {
       method: "POST",
-      headers: { "content-type": "application/json", origin: ORIGIN, ...(key !== null ? { authorization: `Bearer ${key}` } : {}), ...headers },
+      headers: { "content-type": "application/json", ...(key !== null ? { authorization: `Bearer ${key}` } : {}), ...headers, origin },
       body: JSON.stringify(body)
     })
     const text = await response.text()
-    const reply = { status: response.status, headers: response.headers, text, json: text === "" ? undefined : JSON.parse(text) }
+    const reply = { origin, status: response.status, headers: response.headers, text, json: text === "" ? undefined : JSON.parse(text) }
     // Whatever the route answered, no card number and no CVC value leave in it.
     for (const pan of PANS) expect(reply.text).not.toContain(pan)
     expect(reply.text).not.toMatch(/"cvc"/)
     return reply
   }
 
-  const expectClientError = (reply: Reply, status: number, type: string, code: string) => {
+  /** A refusal in the SDK's error object, readable by the origin that asked (`allowed: false`: by none). */
+  const expectClientError = (reply: ClientReply, status: number, type: string, code: string, allowed = true) => {
     expect({ status: reply.status, type: reply.json?.error?.type, code: reply.json?.error?.code }).toEqual({ status, type, code })
     expect(reply.json.error).toEqual({ type, code, message: expect.any(String), correlationId: expect.stringMatching(/^req_/) })
     expect(reply.json.error.correlationId).toBe(reply.headers.get("x-request-id"))
-    expect(reply.headers.get("access-control-allow-origin")).toBe(ORIGIN)
+    expect(reply.headers.get("access-control-allow-origin")).toBe(allowed ? reply.origin : null)
   }
 
   const tokenize = async (number: string, creds: Credentials = merchant) => {
@@ -65,6 +78,27 @@ export const clientRoutesSuite = (storage: Pick<TenderConfig, "storage" | "dataD
     expect(reply.json.next_action.type).toMatch(/^collect_(card|cvv)$/)
     return { order_id: reply.json.order_id as string, secret: reply.json.next_action.client_secret as string, expires_at: reply.json.next_action.expires_at as string }
   }
+
+  /**
+   * A collect_card payment secret stored as minted at `minted`, for what no request makes: a
+   * backdated secret, or a live account's without a live payment.
+   */
+  const storeSecret = (secret: string, accountId: string, orderId: string, minted: number) =>
+    server.run(Effect.gen(function*() {
+      yield* (yield* ClientSecretRepo).insert({
+        hash: yield* (yield* KeyHasher).hash(secret),
+        account_id: accountId,
+        order_id: orderId,
+        kind: "payment",
+        collect: "card",
+        created_at: new Date(minted).toISOString(),
+        expires_at: new Date(minted + 15 * 60_000).toISOString(),
+        expired_by_helper: false,
+        used_at: null,
+        card_token: null,
+        token_mints: 0
+      })
+    }))
 
   const card = (number: string, cvc = "123") => ({ number, exp_month: 12, exp_year: 2035, cvc, holder_name: "Ada Lovelace" })
 
@@ -142,20 +176,7 @@ export const clientRoutesSuite = (storage: Pick<TenderConfig, "storage" | "dataD
       const p = await payment()
       // A secret minted 16 minutes ago for this payment (no request can backdate one).
       const secret = `${p.order_id}_secret_0123456789abcdef0123456789abcdef`
-      await server.run(Effect.gen(function*() {
-        const minted = Date.now() - 16 * 60_000
-        yield* (yield* ClientSecretRepo).insert({
-          hash: yield* (yield* KeyHasher).hash(secret),
-          account_id: merchant.account_id,
-          order_id: p.order_id,
-          kind: "payment",
-          collect: "card",
-          created_at: new Date(minted).toISOString(),
-          expires_at: new Date(minted + 15 * 60_000).toISOString(),
-          expired_by_helper: false,
-          used_at: null
-        })
-      }))
+      await storeSecret(secret, merchant.account_id, p.order_id, Date.now() - 16 * 60_000)
       for (const [path, body] of [
         ["/v1/client/session", {}],
         ["/v1/client/card_tokens", card("4242424242424242")],
@@ -339,9 +360,9 @@ export const clientRoutesSuite = (storage: Pick<TenderConfig, "storage" | "dataD
       expect(captured.json.status).toBe("completed")
     })
 
-    it("an unknown token → 404 api_error payment_method_not_found, and the payment still awaits its card", async () => {
+    it("an unknown token → 400 api_error validation_failed (it is not the secret's), and the payment still awaits its card", async () => {
       const p = await payment()
-      expectClientError(await client("/v1/client/pay", { client_secret: p.secret, token: "tok_doesnotexist00000000" }), 404, "api_error", "payment_method_not_found")
+      expectClientError(await client("/v1/client/pay", { client_secret: p.secret, token: "tok_doesnotexist00000000" }), 400, "api_error", "validation_failed")
       const token = (await client("/v1/client/card_tokens", { client_secret: p.secret, ...card("4242424242424242") })).json.token
       expect((await client("/v1/client/pay", { client_secret: p.secret, token })).json.status).toBe("succeeded")
     })
@@ -369,18 +390,103 @@ export const clientRoutesSuite = (storage: Pick<TenderConfig, "storage" | "dataD
     })
   })
 
+  describe("one secret, its own token (a token pays only the payment whose secret minted it)", () => {
+    it("payment A's token is refused for payment B (400 on token), B still pays with its own, A with its own", async () => {
+      const a = await payment()
+      const b = await payment()
+      const tokenA = (await client("/v1/client/card_tokens", { client_secret: a.secret, ...card("4242424242424242") })).json.token
+      const refused = await client("/v1/client/pay", { client_secret: b.secret, token: tokenA })
+      expectClientError(refused, 400, "api_error", "validation_failed")
+      expect(refused.json.error.message).toMatch(/token/)
+      expect((await send(server, merchant, "GET", `/v1/orders/${b.order_id}`)).json.status).toBe("requires_action")
+      const tokenB = (await client("/v1/client/card_tokens", { client_secret: b.secret, ...card("5555555555554444") })).json.token
+      expect((await client("/v1/client/pay", { client_secret: b.secret, token: tokenB })).json).toEqual({ status: "succeeded", payment_id: b.order_id })
+      expect((await send(server, merchant, "GET", `/v1/orders/${b.order_id}`)).json.payment_instrument).toMatchObject({ last4_digits: "4444" })
+      expect((await client("/v1/client/pay", { client_secret: a.secret, token: tokenA })).json).toEqual({ status: "succeeded", payment_id: a.order_id })
+    })
+
+    it("a token the merchant vaulted cannot pay a collect_card payment from the browser", async () => {
+      const p = await payment()
+      const vaulted = await tokenize("4242424242424242")
+      expectClientError(await client("/v1/client/pay", { client_secret: p.secret, token: vaulted }), 400, "api_error", "validation_failed")
+      expect((await send(server, merchant, "GET", `/v1/orders/${p.order_id}`)).json.status).toBe("requires_action")
+    })
+
+    it("a later card_tokens call replaces the token (the older one is refused by pay); the 6th call is 429 rate_limited, refused ones counted", async () => {
+      const p = await payment()
+      const first = (await client("/v1/client/card_tokens", { client_secret: p.secret, ...card("4242424242424242") })).json.token
+      // A rejected number spends a call too: one secret is no oracle for card numbers.
+      expectClientError(await client("/v1/client/card_tokens", { client_secret: p.secret, ...card("4242424242424241") }), 400, "validation_error", "invalid_number")
+      for (let i = 0; i < 2; i++) expect((await client("/v1/client/card_tokens", { client_secret: p.secret, ...card("4242424242424242") })).status).toBe(201)
+      const last = await client("/v1/client/card_tokens", { client_secret: p.secret, ...card("5555555555554444") })
+      expect(last.status).toBe(201)
+      expect(last.json.token).not.toBe(first)
+      const sixth = await client("/v1/client/card_tokens", { client_secret: p.secret, ...card("4242424242424242") })
+      expectClientError(sixth, 429, "api_error", "rate_limited")
+      expectClientError(await client("/v1/client/pay", { client_secret: p.secret, token: first }), 400, "api_error", "validation_failed")
+      expect((await client("/v1/client/pay", { client_secret: p.secret, token: last.json.token })).json).toEqual({ status: "succeeded", payment_id: p.order_id })
+      expect((await send(server, merchant, "GET", `/v1/orders/${p.order_id}`)).json.payment_instrument).toMatchObject({ last4_digits: "4444" })
+    })
+
+    it("card_tokens from another Origin → 403 authentication_error origin_not_allowed, no allow-origin, nothing counted; without Origin (no browser) it is served", async () => {
+      const p = await payment()
+      for (let i = 0; i < 5; i++) {
+        const refused = await client("/v1/client/card_tokens", { client_secret: p.secret, ...card("4242424242424242") }, merchant.publishable_key, { origin: ORIGIN })
+        expectClientError(refused, 403, "authentication_error", "origin_not_allowed", false)
+      }
+      // Refused before the key is read, too.
+      expectClientError(await client("/v1/client/card_tokens", { client_secret: p.secret }, null, { origin: "null" }), 403, "authentication_error", "origin_not_allowed", false)
+      const served = await fetch(server.baseUrl + "/v1/client/card_tokens", {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${merchant.publishable_key}` },
+        body: JSON.stringify({ client_secret: p.secret, ...card("4242424242424242") })
+      })
+      expect(served.status).toBe(201)
+      expect(served.headers.get("access-control-allow-origin")).toBeNull()
+      const token = (await served.json()).token
+      expect((await client("/v1/client/pay", { client_secret: p.secret, token })).json.status).toBe("succeeded")
+    })
+
+    it("a live-mode account's return_url must be https (400 invalid_return_url); test mode keeps http", async () => {
+      const live = await Effect.runPromise(server.accounts.create({ name: "sdk-live-return", mode: "live" }))
+      // A live account's secret, stored directly: the rule is judged before the payment is read.
+      const secret = `ord_live_secret_${"0123456789abcdef".repeat(2)}`
+      await storeSecret(secret, live.account_id, "ord_live", Date.now())
+      const refused = await client("/v1/client/pay", { client_secret: secret, token: "tok_x", return_url: "http://shop.example/checkout" }, live.publishable_key)
+      expectClientError(refused, 400, "validation_error", "invalid_return_url")
+      // https passes the rule, and the next check (the token) answers instead
+      const https = await client("/v1/client/pay", { client_secret: secret, token: "tok_x", return_url: "https://shop.example/checkout" }, live.publishable_key)
+      expectClientError(https, 400, "api_error", "validation_failed")
+      // test mode: http is fine (a merchant's local development)
+      const p = await payment()
+      const token = (await client("/v1/client/card_tokens", { client_secret: p.secret, ...card("4242424242424242") })).json.token
+      expect((await client("/v1/client/pay", { client_secret: p.secret, token, return_url: "http://localhost:3000/pay" })).json.status).toBe("succeeded")
+    })
+  })
+
   describe("CORS, rate limits, refusals of the transport", () => {
-    it("preflight → 204 echoing the origin, POST and OPTIONS, authorization and content-type; no key needed", async () => {
-      for (const path of ["/v1/client/session", "/v1/client/card_tokens", "/v1/client/pay", "/v1/client/payment_status"]) {
-        const reply = await fetch(server.baseUrl + path, {
+    it("preflight → 204 echoing the origin, POST and OPTIONS, authorization and content-type; no key needed; card_tokens for the fields origin only", async () => {
+      const preflight = (path: string, origin: string) =>
+        fetch(server.baseUrl + path, {
           method: "OPTIONS",
-          headers: { origin: ORIGIN, "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type" }
+          headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type" }
         })
+      for (const [path, origin] of [
+        ["/v1/client/session", ORIGIN],
+        ["/v1/client/card_tokens", fieldsOrigin()],
+        ["/v1/client/pay", ORIGIN],
+        ["/v1/client/payment_status", ORIGIN]
+      ] as const) {
+        const reply = await preflight(path, origin)
         expect(reply.status).toBe(204)
-        expect(reply.headers.get("access-control-allow-origin")).toBe(ORIGIN)
+        expect(reply.headers.get("access-control-allow-origin")).toBe(origin)
         expect(reply.headers.get("access-control-allow-methods")).toBe("POST, OPTIONS")
         expect(reply.headers.get("access-control-allow-headers")).toBe("authorization, content-type")
       }
+      // The merchant's page may not send card data itself: its preflight grants it nothing.
+      const foreign = await preflight("/v1/client/card_tokens", ORIGIN)
+      expect(foreign.status).toBe(204)
+      expect(foreign.headers.get("access-control-allow-origin")).toBeNull()
       const get = await fetch(`${server.baseUrl}/v1/client/session`)
       expect(get.status).toBe(405)
     })

@@ -55,7 +55,9 @@ export const clientSecretAction = (type: "collect_card" | "collect_cvv", order: 
       created_at: isoOf(now),
       expires_at,
       expired_by_helper: false,
-      used_at: null
+      used_at: null,
+      card_token: null,
+      token_mints: 0
     })
     const action: NextAction = { type, client_secret: secret, expires_at }
     return action

@@ -15,7 +15,7 @@ export const PUBLISHABLE_KEY_SCHEME = "publishableKey"
 
 const TAG_DESCRIPTION = "The routes tender.js calls from the customer's browser, on the merchant's origin: a publishable key " +
   "and a payment's client secret instead of the secret key and signature (responses are not signed), CORS for any " +
-  "origin (preflight included), and the SDK's error object `{error: {type, code, message, correlationId}}`. " +
+  "origin (preflight included) but on `card_tokens`, which only the secure fields' origin may call, and the SDK's error object `{error: {type, code, message, correlationId}}`. " +
   "Merchants do not call them from their server."
 
 const SCHEME_DESCRIPTION = "The account's publishable key: `Authorization: Bearer pk_test_…` or `pk_live_…` (a secret key is refused). " +
@@ -29,8 +29,11 @@ const REFUSALS: ReadonlyArray<readonly [status: string, description: string]> = 
   ["409", "The payment no longer awaits this (already paid, or the account may not take payments)"],
   ["413", "The body is too large"],
   ["415", "The body is not `application/json`"],
-  ["429", "Rate limited per client IP or per account; `Retry-After` says when to try again"]
+  ["429", "Rate limited per client IP or per account (`Retry-After` says when to try again), or, on `card_tokens`, the secret's 5 calls are spent"]
 ]
+
+/** A fields-only route's extra refusal: a browser on another origin. */
+const FOREIGN_ORIGIN = ["403", "Sent from an origin other than the secure fields' (`authentication_error`, `origin_not_allowed`)"] as const
 
 /**
  * `schema` as an OpenAPI 3.1 schema; named parts (an `identifier`) go to `components`, where an
@@ -67,7 +70,8 @@ export const addClientRoutes = (spec: Record<string, any>): Record<string, any> 
         requestBody: { required: true, content: json(schemaOf(route.body, components)) },
         responses: {
           [String(route.status)]: { description: "Success", content: json(schemaOf(route.response, components)) },
-          ...Object.fromEntries(REFUSALS.map(([status, description]) => [status, { description, content: json(refused) }]))
+          ...Object.fromEntries([...REFUSALS, ...(route.fieldsOnly === true ? [FOREIGN_ORIGIN] : [])]
+            .map(([status, description]) => [status, { description, content: json(refused) }]))
         }
       }
     }

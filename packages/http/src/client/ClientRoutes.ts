@@ -7,10 +7,15 @@
  * passes them through without its key and signature checks (Routes.requiresKey); this file applies
  * their own, in this order:
  *
- *   rate limit per client IP (429) → publishable key (401) → rate limit per account (429)
+ *   (card_tokens: Origin, 403) → rate limit per client IP (429) → publishable key (401) → rate limit per account (429)
  *   → content type (415) and body (400, 413) → client secret (401) → the use case.
  *
  * Nothing here logs a request body: it carries card numbers and CVCs.
+ *
+ * CORS: every route answers the caller's origin (the merchant's page calls them through tender.js),
+ * except `card_tokens`: only the secure fields frame sends card data, so only the fields origin
+ * (TENDER_FIELDS_URL, default the public URL) is allowed, and a POST from any other Origin is
+ * refused before its body is read. A request without Origin (a server) is not a browser's to refuse.
  */
 import { Cause, Effect, Option, Schema, SchemaIssue } from "effect"
 import * as ByteSize from "effect/ByteSize"
@@ -25,6 +30,7 @@ import {
   ClientSecrets,
   ClientSession,
   Errors,
+  PublicUrl,
   RateLimiter
 } from "@tender/domain"
 import * as ApiError from "../ApiError.ts"
@@ -36,6 +42,8 @@ export interface ClientRoutesOptions {
   /** The token bucket per account without its own limit, and per client IP. */
   readonly defaultRateLimit: { readonly perSecond: number; readonly burst: number }
   readonly maxBodyBytes: number
+  /** TENDER_FIELDS_URL: the host of the secure fields frame (default the public URL), card_tokens' only origin. */
+  readonly fieldsUrl?: string | undefined
 }
 
 /**
@@ -100,8 +108,23 @@ const fail = (error: Errors.DomainError, headers?: Record<string, string>) => Ef
 
 const BEARER = /^Bearer +(\S+)\s*$/
 
-const corsHeaders = (request: HttpServerRequest.HttpServerRequest): Record<string, string> => {
+/**
+ * The origin a route answers CORS for: the caller's, or for a fields-only route the fields origin
+ * alone (undefined: none, so a browser on another origin cannot read the answer).
+ */
+const allowedOrigin = (request: HttpServerRequest.HttpServerRequest, fieldsOrigin: string | undefined) => {
   const origin = request.headers["origin"]
+  return fieldsOrigin === undefined || origin === fieldsOrigin ? origin : undefined
+}
+
+/** The fields frame's origin (scheme, host, port) for a fields-only route; undefined for the others. */
+const fieldsOriginOf = (r: ClientRoute<unknown, unknown>, options: ClientRoutesOptions) =>
+  r.fieldsOnly === true
+    ? Effect.map(PublicUrl, (publicUrl) => new URL(options.fieldsUrl ?? publicUrl).origin)
+    : Effect.succeed(undefined)
+
+const corsHeaders = (request: HttpServerRequest.HttpServerRequest, fieldsOrigin: string | undefined): Record<string, string> => {
+  const origin = allowedOrigin(request, fieldsOrigin)
   return {
     ...(origin !== undefined ? { "access-control-allow-origin": origin } : {}),
     "access-control-allow-methods": "POST, OPTIONS",
@@ -127,7 +150,7 @@ const CardTokenBody = Schema.Struct({
 })
 const PayBody = Schema.Struct({
   client_secret: ClientSecretField,
-  token: Schema.String.annotate({ description: "The token `card_tokens` answered (collect card), or the payment's saved card's token (collect CVC)." }),
+  token: Schema.String.annotate({ description: "The token `card_tokens` last answered for this client secret (collect card), or the payment's saved card's token (collect CVC); any other is refused." }),
   return_url: Schema.optionalKey(ClientReturnUrl)
 })
 
@@ -144,6 +167,8 @@ interface ClientRoute<A, R> {
   readonly status: number
   readonly response: Schema.Codec<R, unknown>
   readonly act: (secrets: ClientSecrets["Service"], grant: ClientGrant, body: A) => Effect.Effect<R, Errors.DomainError>
+  /** Called only by the secure fields frame: CORS and the POST are for the fields origin alone. */
+  readonly fieldsOnly?: true
 }
 
 const route = <A, R>(r: ClientRoute<A, R>) => r as unknown as ClientRoute<unknown, unknown>
@@ -165,11 +190,13 @@ const ROUTES: ReadonlyArray<ClientRoute<unknown, unknown>> = [
     path: "/v1/client/card_tokens",
     operationId: "client.cardTokens",
     summary: "Vault the customer's card for the secret's payment",
-    description: "Called only by the secure fields frame: the card (or, for a saved card, its CVC alone) goes to the vault and the answer is its token, never the number. The CVC is kept for the payment's one authorization.",
+    description: "Called only by the secure fields frame: the card (or, for a saved card, its CVC alone) goes to the vault and the answer is its token, never the number. The CVC is kept for the payment's one authorization. " +
+      "Only the fields origin may call it (another `Origin` is refused: 403 `origin_not_allowed`); a later call with the same secret replaces the token `pay` accepts; a secret makes at most 5 calls (then 429 `rate_limited`).",
     body: codec(CardTokenBody),
     status: 201,
     response: codec(ClientCardToken),
-    act: (secrets, grant, body: typeof CardTokenBody.Type) => secrets.cardToken(grant, body)
+    act: (secrets, grant, body: typeof CardTokenBody.Type) => secrets.cardToken(grant, body),
+    fieldsOnly: true
   }),
   route({
     path: "/v1/client/pay",
@@ -195,7 +222,7 @@ const ROUTES: ReadonlyArray<ClientRoute<unknown, unknown>> = [
 
 /** What the OpenAPI document shows of each route (ClientOpenApi.ts). */
 export const CLIENT_OPERATIONS: ReadonlyArray<
-  Pick<ClientRoute<unknown, unknown>, "path" | "operationId" | "summary" | "description" | "body" | "status" | "response">
+  Pick<ClientRoute<unknown, unknown>, "path" | "operationId" | "summary" | "description" | "body" | "status" | "response" | "fieldsOnly">
 > = ROUTES
 
 /** Method and path of every client route, for the gateway's route table (404 vs 405). */
@@ -211,8 +238,17 @@ const serve = (r: ClientRoute<unknown, unknown>, options: ClientRoutesOptions) =
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const state = yield* CurrentRequest
-    const cors = corsHeaders(request)
+    const fieldsOrigin = yield* fieldsOriginOf(r, options)
+    const cors = corsHeaders(request, fieldsOrigin)
     const exit = yield* Effect.exit(Effect.gen(function*() {
+      const origin = request.headers["origin"]
+      if (fieldsOrigin !== undefined && origin !== undefined && origin !== fieldsOrigin) {
+        return yield* Effect.fail(new ClientFailure(
+          new Errors.Forbidden({ message: "Card data is accepted from the secure card fields only" }),
+          "authentication_error",
+          "origin_not_allowed"
+        ))
+      }
       const accounts = yield* Accounts
       const limiter = yield* RateLimiter
       const secrets = yield* ClientSecrets
@@ -288,12 +324,19 @@ const serve = (r: ClientRoute<unknown, unknown>, options: ClientRoutesOptions) =
     )
   })
 
-/** CORS preflight: answered for any origin (the key and secret are checked on the POST itself). */
-const preflight = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
-  HttpServerResponse.empty({ status: 204, headers: { ...corsHeaders(request), "access-control-max-age": "600" } }))
+/**
+ * CORS preflight: answered for any origin (the key and secret are checked on the POST itself), but
+ * a fields-only route's grants the fields origin alone (another gets no allow-origin: the browser stops).
+ */
+const preflight = (r: ClientRoute<unknown, unknown>, options: ClientRoutesOptions) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const cors = corsHeaders(request, yield* fieldsOriginOf(r, options))
+    return HttpServerResponse.empty({ status: 204, headers: { ...cors, "access-control-max-age": "600" } })
+  })
 
 export const layer = (options: ClientRoutesOptions) =>
   HttpRouter.addAll(ROUTES.flatMap((r) => [
     HttpRouter.route("POST", r.path, serve(r, options)),
-    HttpRouter.route("OPTIONS", r.path, preflight)
+    HttpRouter.route("OPTIONS", r.path, preflight(r, options))
   ]))

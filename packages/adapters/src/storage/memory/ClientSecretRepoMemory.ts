@@ -26,7 +26,15 @@ export const layer: Layer.Layer<ClientSecretRepo, never, MemoryDatabase> = Layer
       find: (hash) => db.read((r) => Option.fromNullishOr(r.get(secrets).get(hash))),
       expire: (hash, at) =>
         change(hash, (r) => ({ ...r, expires_at: Date.parse(at) < Date.parse(r.expires_at) ? at : r.expires_at, expired_by_helper: true })),
-      markUsed: (hash, at) => change(hash, (r) => ({ ...r, used_at: r.used_at ?? at }))
+      markUsed: (hash, at) => change(hash, (r) => ({ ...r, used_at: r.used_at ?? at })),
+      claimMint: (hash, max) =>
+        db.write((w) => {
+          const current = w.get(secrets).get(hash)
+          if (current === undefined || current.token_mints >= max) return Result.succeed(false)
+          w.mutable(secrets).set(hash, { ...current, token_mints: current.token_mints + 1 })
+          return Result.succeed(true)
+        }),
+      recordToken: (hash, token) => change(hash, (r) => ({ ...r, card_token: token }))
     })
   })
 )

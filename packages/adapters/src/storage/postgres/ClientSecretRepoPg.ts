@@ -1,4 +1,4 @@
-/** Client secrets in PostgreSQL (table `client_secrets`, migration 0012), keyed by the secret's hash. */
+/** Client secrets in PostgreSQL (table `client_secrets`, migrations 0012 and 0015), keyed by the secret's hash. */
 import { PgClient } from "@effect/sql-pg"
 import { ClientSecretRecord, ClientSecretRepo } from "@tender/domain"
 import { Effect, Layer, Schema } from "effect"
@@ -21,7 +21,8 @@ export const layer: Layer.Layer<ClientSecretRepo, never, SqlClient.SqlClient | P
       Request: Schema.String,
       Result: Row,
       execute: (hash) =>
-        sql`SELECT hash, account_id, order_id, kind, collect, created_at, expires_at, expired_by_helper, used_at
+        sql`SELECT hash, account_id, order_id, kind, collect, created_at, expires_at, expired_by_helper, used_at,
+                   card_token, token_mints
             FROM client_secrets WHERE hash = ${hash}`
     })
     return ClientSecretRepo.of({
@@ -34,7 +35,16 @@ export const layer: Layer.Layer<ClientSecretRepo, never, SqlClient.SqlClient | P
             WHERE hash = ${hash}`.pipe(Effect.asVoid, Effect.orDie),
       markUsed: (hash, at) =>
         sql`UPDATE client_secrets SET used_at = COALESCE(used_at, ${at}::timestamptz) WHERE hash = ${hash}`
-          .pipe(Effect.asVoid, Effect.orDie)
+          .pipe(Effect.asVoid, Effect.orDie),
+      // One statement: two concurrent calls at the cap cannot both pass it.
+      claimMint: (hash, max) =>
+        sql`UPDATE client_secrets SET token_mints = token_mints + 1
+            WHERE hash = ${hash} AND token_mints < ${max} RETURNING hash`.pipe(
+          Effect.map((rows) => rows.length > 0),
+          Effect.orDie
+        ),
+      recordToken: (hash, token) =>
+        sql`UPDATE client_secrets SET card_token = ${token} WHERE hash = ${hash}`.pipe(Effect.asVoid, Effect.orDie)
     })
   })
 )

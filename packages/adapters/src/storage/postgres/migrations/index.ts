@@ -16,6 +16,7 @@ import * as m0011 from "./0011_sandbox_ledger_money_out.ts"
 import * as m0012 from "./0012_client_secrets.ts"
 import * as m0013 from "./0013_customer_return_url.ts"
 import * as m0014 from "./0014_channels.ts"
+import * as m0015 from "./0015_client_secret_token.ts"
 
 export interface Migration {
   readonly name: string
@@ -37,5 +38,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { name: "0011_sandbox_ledger_money_out", statements: m0011.statements },
   { name: "0012_client_secrets", statements: m0012.statements },
   { name: "0013_customer_return_url", statements: m0013.statements },
-  { name: "0014_channels", statements: m0014.statements }
+  { name: "0014_channels", statements: m0014.statements },
+  { name: "0015_client_secret_token", statements: m0015.statements }
 ]
