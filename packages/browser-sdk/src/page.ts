@@ -54,23 +54,28 @@ export const CARD_HTML = `<!doctype html>
 </html>
 `
 
-const CSS_HASH = `'sha256-${createHash("sha256").update(CARD_CSS).digest("base64")}'`
+const hashOf = (css: string) => `'sha256-${createHash("sha256").update(css).digest("base64")}'`
 
 /**
- * The iframe document's own policy: nothing but its script (same origin), its stylesheet (by hash)
- * and calls to the API's origin; any merchant page may frame it (`frame-ancestors *`), which is
- * why the script checks the parent's origin on every message.
+ * A fields-host document's own policy: nothing but its script (same origin), its stylesheet (by
+ * hash) and calls to the API's origin, and the frames it names (`frames`: the challenge frame only);
+ * any merchant page may frame it (`frame-ancestors *`), which is why the card script checks the
+ * parent's origin on every message.
  */
-export const cardPageCsp = (apiUrl: string): string =>
+const fieldsPageCsp = (apiUrl: string, css: string, frames?: string): string =>
   [
     "default-src 'none'",
     "script-src 'self'",
     `connect-src ${new URL(apiUrl).origin}`,
-    `style-src ${CSS_HASH}`,
+    `style-src ${hashOf(css)}`,
+    ...(frames !== undefined ? [`frame-src ${frames}`] : []),
     "frame-ancestors *",
     "base-uri 'none'",
     "form-action 'none'"
   ].join("; ")
+
+/** The card iframe's policy. */
+export const cardPageCsp = (apiUrl: string): string => fieldsPageCsp(apiUrl, CARD_CSS)
 
 /** The inline challenge's frame: the issuer's page fills it. */
 export const CHALLENGE_CSS = "html,body,iframe{margin:0;padding:0;border:0;width:100%;height:100%;display:block;background:#fff}"
@@ -90,20 +95,8 @@ export const CHALLENGE_HTML = `<!doctype html>
 </html>
 `
 
-const CHALLENGE_CSS_HASH = `'sha256-${createHash("sha256").update(CHALLENGE_CSS).digest("base64")}'`
-
 /**
  * The challenge frame's policy: as the card page's, plus framing the issuer's page, which lives on
  * whichever host the provider chose (the sandbox's is the API host) and ends on the merchant's.
  */
-export const challengePageCsp = (apiUrl: string): string =>
-  [
-    "default-src 'none'",
-    "script-src 'self'",
-    `connect-src ${new URL(apiUrl).origin}`,
-    `style-src ${CHALLENGE_CSS_HASH}`,
-    "frame-src http: https:",
-    "frame-ancestors *",
-    "base-uri 'none'",
-    "form-action 'none'"
-  ].join("; ")
+export const challengePageCsp = (apiUrl: string): string => fieldsPageCsp(apiUrl, CHALLENGE_CSS, "http: https:")
