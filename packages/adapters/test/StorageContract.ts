@@ -2250,6 +2250,30 @@ export const clientSecretsContract = (it: Vitest.MethodsNonLive<StorageServices 
       expect(yield* secrets.find(record.hash)).toEqual(Option.some({ ...record, token_mints: 5, card_token: "tok_second" }))
     }))
 
+  it.effect("client secrets: a transfer's secret is found by its order; only a token a transfer's secret of the account recorded counts as minted for a transfer", () =>
+    Effect.gen(function*() {
+      const secrets = yield* ClientSecretRepo
+      const ids = yield* Ids
+      const orderId = `ord_contract${yield* ids.randomHex(8)}`
+      const transfer = { ...yield* newClientSecret("transfer"), order_id: orderId }
+      const payment = { ...yield* newClientSecret("payment"), order_id: `ord_contract${yield* ids.randomHex(8)}` }
+      yield* secrets.insert(payment)
+      expect(yield* secrets.findTransferSecret(payment.order_id)).toEqual(Option.none())
+      expect(yield* secrets.findTransferSecret(orderId)).toEqual(Option.none())
+      yield* secrets.insert(transfer)
+      expect(yield* secrets.findTransferSecret(orderId)).toEqual(Option.some(transfer))
+      const transferToken = `tok_${yield* ids.randomHex(12)}`
+      const paymentToken = `tok_${yield* ids.randomHex(12)}`
+      expect(yield* secrets.mintedForTransfer(transfer.account_id, transferToken)).toBe(false)
+      yield* secrets.recordToken(transfer.hash, transferToken)
+      yield* secrets.recordToken(payment.hash, paymentToken)
+      expect(yield* secrets.mintedForTransfer(transfer.account_id, transferToken)).toBe(true)
+      expect(yield* secrets.mintedForTransfer(payment.account_id, paymentToken)).toBe(false)
+      // Another account's transfer token is not this account's.
+      expect(yield* secrets.mintedForTransfer(yield* storedAccount, transferToken)).toBe(false)
+      expect(Option.map(yield* secrets.findTransferSecret(orderId), (r) => r.card_token)).toEqual(Option.some(transferToken))
+    }))
+
   it.effect("an attempt keeps the browser SDK's customer return URL, set by an update and read back by every read", () =>
     Effect.gen(function*() {
       const orders = yield* OrderRepo

@@ -38,4 +38,8 @@ export class ClientSecretRepo extends Context.Service<ClientSecretRepo, {
   claimMint(hash: string, max: number): Effect.Effect<boolean>
   /** The token the secret's `pay` accepts from now on (a later mint replaces an earlier one). */
   recordToken(hash: string, token: string): Effect.Effect<void>
+  /** The secret of a card transfer's order (one per transfer), if it minted one: execute checks its token. */
+  findTransferSecret(orderId: string): Effect.Effect<Option.Option<ClientSecretRecord>>
+  /** Whether `token` is the one a card transfer's secret of the account recorded: such a token is payout-scoped. */
+  mintedForTransfer(accountId: string, token: string): Effect.Effect<boolean>
 }>()("@tender/domain/ClientSecretRepo") {}

@@ -369,7 +369,8 @@ export const clientRoutesSuite = (storage: Pick<TenderConfig, "storage" | "dataD
   })
 
   describe("card transfers (the collection leg; the merchant executes)", () => {
-    it("a transfer's secret → session kind transfer, a token, then execute by the merchant API; pay is refused", async () => {
+    /** A card transfer to a vaulted 4242, awaiting its card through a collect_card secret. */
+    const cardTransfer = async () => {
       const created = await post("/v1/transfers", {
         amount: "30.00",
         currency: "USD",
@@ -378,6 +379,11 @@ export const clientRoutesSuite = (storage: Pick<TenderConfig, "storage" | "dataD
         payment_method: { code: "card", details: { card_token: await tokenize("4242424242424242") } }
       })
       expect(created.status).toBe(201)
+      return created
+    }
+
+    it("a transfer's secret → session kind transfer, a token, then execute by the merchant API; pay is refused", async () => {
+      const created = await cardTransfer()
       const secret = created.json.next_action.client_secret
       const session = await client("/v1/client/session", { client_secret: secret })
       expect(session.json).toMatchObject({ kind: "transfer", payment_id: created.json.order_id, collect: "card", amount: 30, currency: "USD" })
@@ -387,6 +393,56 @@ export const clientRoutesSuite = (storage: Pick<TenderConfig, "storage" | "dataD
       const executed = await post(`/v1/transfers/${created.json.order_id}/execute`, { card_token: token.json.token })
       expect(executed.status).toBe(200)
       expect(executed.json).toMatchObject({ status: "succeeded", payment_instrument: { type: "card", last4_digits: "4444" } })
+    })
+
+    /** A card transfer awaiting its card, with the token the browser collected through its secret. */
+    const collectedTransfer = async () => {
+      const created = await cardTransfer()
+      const token = await client("/v1/client/card_tokens", { client_secret: created.json.next_action.client_secret, ...card("5555555555554444") })
+      expect(token.status).toBe(201)
+      return { id: created.json.id as string, order_id: created.json.order_id as string, token: token.json.token as string }
+    }
+
+    const expectDestinationRefused = (reply: Reply) => {
+      expect({ status: reply.status, code: reply.json?.code }).toEqual({ status: 400, code: "transfer_destination_invalid" })
+      expect(reply.json.errors).toEqual([{ field: "card_token", message: expect.any(String) }])
+    }
+
+    it("execute takes only the token collected for that transfer: a payment secret's, a vaulted one or another transfer's → 400 transfer_destination_invalid, nothing changes; then its own → 200", async () => {
+      const t = await collectedTransfer()
+      const other = await collectedTransfer()
+      const p = await payment()
+      const paymentToken = (await client("/v1/client/card_tokens", { client_secret: p.secret, ...card("5555555555554444") })).json.token
+      for (const foreign of [paymentToken, await tokenize("5555555555554444"), other.token]) {
+        expectDestinationRefused(await post(`/v1/transfers/${t.order_id}/execute`, { card_token: foreign }))
+      }
+      const untouched = await send(server, merchant, "GET", `/v1/transfers/${t.id}`)
+      expect(untouched.json).toMatchObject({ status: "requires_action", payment_instrument: { last4_digits: "4242" } })
+      const executed = await post(`/v1/transfers/${t.order_id}/execute`, { card_token: t.token })
+      expect(executed.status).toBe(200)
+      expect(executed.json).toMatchObject({ status: "succeeded", payment_instrument: { type: "card", last4_digits: "4444" } })
+      // Before its own secret collected a card, a transfer still refuses another transfer's token.
+      const fresh = await cardTransfer()
+      expectDestinationRefused(await post(`/v1/transfers/${fresh.json.order_id}/execute`, { card_token: other.token }))
+    })
+
+    it("a transfer's collected token is payout-scoped: a payment or a checkout attempt with it → 404 payment_method_not_found; a vaulted token still pays; the transfer still executes with it", async () => {
+      const t = await collectedTransfer()
+      const body = (token: string) => ({ amount: "25.00", currency: "USD", country: "US", merchant_reference: ref("scoped"), payment_method: { code: "card", details: { card_token: token } }, skip_cvv: true, success_url: "https://shop.example/ok", cancel_url: "https://shop.example/cancel" })
+      const refused = await post("/v1/payments", body(t.token))
+      expect({ status: refused.status, code: refused.json?.code }).toEqual({ status: 404, code: "payment_method_not_found" })
+      expect(refused.text).not.toContain(t.token)
+      const vaulted = await post("/v1/payments", body(await tokenize("4242424242424242")))
+      expect(vaulted.status, vaulted.text).toBe(200)
+      // A checkout session's attempt (its test helper) refuses it the same way.
+      const session = await post("/v1/checkout/sessions", { amount: "30.00", currency: "USD", merchant_reference: ref("cs"), success_url: "https://shop.example/ok", cancel_url: "https://shop.example/cancel" })
+      expect(session.status, session.text).toBe(201)
+      const attempt = (card_token: string) => post(`/v1/test_helpers/checkout/sessions/${session.json.id}/attempt`, { payment_method: { code: "card", details: { card_token } } })
+      const attemptRefused = await attempt(t.token)
+      expect({ status: attemptRefused.status, code: attemptRefused.json?.code }).toEqual({ status: 404, code: "payment_method_not_found" })
+      expect((await attempt(await tokenize("4242424242424242"))).json.status).toBe("completed")
+      // The transfer is untouched and still executes with it.
+      expect((await post(`/v1/transfers/${t.order_id}/execute`, { card_token: t.token })).json.status).toBe("succeeded")
     })
   })
 

@@ -26,7 +26,7 @@ import * as OrderAggregate from "../OrderStatus.ts"
 import { CheckoutSessionRepo } from "../SessionPorts.ts"
 import { revise } from "../StateMachine.ts"
 import { isInFlight } from "../TransactionStatus.ts"
-import { cardDetails, clientSecretAction, revealCard } from "./Cards.ts"
+import { cardDetails, clientSecretAction, paymentCard } from "./Cards.ts"
 import { callInFlight, decided, guarded, lockOrder, newTransaction, nowIso, saveOrder, unitOfWork } from "./Kit.ts"
 import { cardInstrument, earlierInstrumentId, holderOf, issuerOfToken } from "./Instrument.ts"
 import { idempotencyKey, reserve, runAttempt } from "./ProviderStep.ts"
@@ -96,7 +96,7 @@ const run = Effect.fn("Payments.attemptSession")(function*(sessionId: string, in
       errors.push({ field: "payment_method.details.card_token", message: "is required: the card, vaulted" })
     }
     if (errors.length > 0) return yield* new ValidationFailed({ message: "Invalid attempt", errors })
-    const card = details?.card_token !== undefined && method.code === "card" ? yield* revealCard(session.account_id, details.card_token) : undefined
+    const card = details?.card_token !== undefined && method.code === "card" ? yield* paymentCard(session.account_id, details.card_token) : undefined
     const manual = session.capture_method === "manual" && method.code === "card"
     const at = yield* nowIso
     // What the customer typed on the hosted page (the IP is a risk signal, never stored).

@@ -16,16 +16,30 @@ export interface RevealedCard {
   readonly number: string
 }
 
+// The token is not echoed: no card token in any response or log (spec, Payment instrument).
+const notInVault = () => new PaymentMethodNotFound({ message: "No such card token in this account's vault" })
+
 export const revealCard = (accountId: string, token: string) =>
   Effect.gen(function*() {
     const vault = yield* CardVault
     const card = yield* vault.find(accountId as VaultedCard["account_id"], token)
     const number = yield* vault.reveal(accountId as VaultedCard["account_id"], token)
     if (Option.isNone(card) || Option.isNone(number)) {
-      // The token is not echoed: no card token in any response or log (spec, Payment instrument).
-      return yield* new PaymentMethodNotFound({ message: "No such card token in this account's vault" })
+      return yield* notInVault()
     }
     return { card: card.value, number: number.value } satisfies RevealedCard
+  })
+
+/**
+ * The card a payment names by card_token. A token a card transfer's secret collected is payout-scoped
+ * (the customer gave the card to be paid, not charged): refused as if it were not in the vault.
+ */
+export const paymentCard = (accountId: string, token: string) =>
+  Effect.gen(function*() {
+    if (yield* (yield* ClientSecretRepo).mintedForTransfer(accountId, token)) {
+      return yield* notInVault()
+    }
+    return yield* revealCard(accountId, token)
   })
 
 export const cardDetails = (revealed: RevealedCard, cvc: string | undefined): CardDetails => ({

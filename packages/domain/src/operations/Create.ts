@@ -12,7 +12,7 @@ import { OrderRepo, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
 import { type CreatePaymentInput, validateCreate, type ValidPayment } from "../PaymentRequest.ts"
 import { CvcStore } from "../Ports.ts"
 import { routeFor } from "../Routing.ts"
-import { cardDetails, clientSecretAction, revealCard, type RevealedCard } from "./Cards.ts"
+import { cardDetails, clientSecretAction, paymentCard, type RevealedCard } from "./Cards.ts"
 import { customerOf } from "../Customers.ts"
 import { cardInstrument, holderOf, issuerOf } from "./Instrument.ts"
 import { decided, guarded, newTransaction, nowIso, snapshot, unitOfWork } from "./Kit.ts"
@@ -42,7 +42,7 @@ export const create = Effect.fn("Payments.create")(function*(account: Account, i
   if (unroutable !== undefined) return yield* unroutable
   // Checked before anything is written: a payment names only a customer of its own account.
   const customer = valid.customer_id !== null ? yield* customerOf(account.id, valid.customer_id) : undefined
-  const card = valid.card_token !== undefined ? yield* revealCard(account.id, valid.card_token) : undefined
+  const card = valid.card_token !== undefined ? yield* paymentCard(account.id, valid.card_token) : undefined
   const issuer = card !== undefined ? yield* issuerOf(card.card.bin) : undefined
   const plan = planOf(valid, card)
   const ids = yield* Ids

@@ -23,6 +23,7 @@ import { born as bornRecord, type Transfer, transferTransition } from "../MoneyO
 import * as OrderAggregate from "../OrderStatus.ts"
 import type { Order, PaymentInstrument, Transaction } from "../Payment.ts"
 import { OrderRepo, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
+import { ClientSecretRepo } from "../ClientSecretPorts.ts"
 import { CardVault } from "../Ports.ts"
 import { routeFor } from "../Routing.ts"
 import { TransferRepo } from "../TransferPorts.ts"
@@ -198,6 +199,22 @@ const replacementDetails = (previous: PaymentInstrument, token: string): Destina
   holder_address: previous.holder_address
 })
 
+/**
+ * Once the browser collected a card through the transfer's client secret, execute takes only that
+ * token (not another payment's, nor one the merchant vaulted); before that, any vault token but one
+ * another transfer's secret collected (payout-scoped to that transfer).
+ */
+const refuseForeignToken = (accountId: string, orderId: string, token: string) =>
+  Effect.gen(function*() {
+    const secrets = yield* ClientSecretRepo
+    const collected = Option.flatMap(yield* secrets.findTransferSecret(orderId), (s) => Option.fromNullishOr(s.card_token))
+    const foreign = Option.isSome(collected) ? collected.value !== token : yield* secrets.mintedForTransfer(accountId, token)
+    if (foreign) {
+      const message = "must be the card token collected for this transfer"
+      return yield* new TransferDestinationInvalid({ message: `card_token ${message}`, errors: [{ field: "card_token", message }] })
+    }
+  })
+
 export const executeTransfer = Effect.fn("Transfers.execute")(function*(account: Account, orderId: string, input: { readonly card_token?: string | undefined }) {
   const found = Option.filter(yield* (yield* TransferRepo).findByOrder(orderId), (t) => t.account_id === account.id)
   if (Option.isNone(found)) return yield* new TransferNotFound({ message: `No transfer with order ${orderId}` })
@@ -207,6 +224,7 @@ export const executeTransfer = Effect.fn("Transfers.execute")(function*(account:
     const details = replacementDetails(found.value.payment_instrument, input.card_token)
     const missing = checkDestination(CARD, details)
     if (missing !== undefined) return yield* Effect.fail(missing)
+    yield* refuseForeignToken(account.id, orderId, input.card_token)
     replacement = yield* cardDestination(account.id, details)
   }
   return yield* guarded(orderId, Effect.gen(function*() {

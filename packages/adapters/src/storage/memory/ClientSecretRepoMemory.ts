@@ -34,7 +34,11 @@ export const layer: Layer.Layer<ClientSecretRepo, never, MemoryDatabase> = Layer
           w.mutable(secrets).set(hash, { ...current, token_mints: current.token_mints + 1 })
           return Result.succeed(true)
         }),
-      recordToken: (hash, token) => change(hash, (r) => ({ ...r, card_token: token }))
+      recordToken: (hash, token) => change(hash, (r) => ({ ...r, card_token: token })),
+      findTransferSecret: (orderId) =>
+        db.read((r) => Option.fromNullishOr([...r.get(secrets).values()].find((s) => s.kind === "transfer" && s.order_id === orderId))),
+      mintedForTransfer: (accountId, token) =>
+        db.read((r) => [...r.get(secrets).values()].some((s) => s.kind === "transfer" && s.account_id === accountId && s.card_token === token))
     })
   })
 )

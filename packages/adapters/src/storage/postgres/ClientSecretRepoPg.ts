@@ -1,4 +1,4 @@
-/** Client secrets in PostgreSQL (table `client_secrets`, migrations 0012 and 0015), keyed by the secret's hash. */
+/** Client secrets in PostgreSQL (table `client_secrets`, migrations 0012, 0015 and 0016), keyed by the secret's hash. */
 import { PgClient } from "@effect/sql-pg"
 import { ClientSecretRecord, ClientSecretRepo } from "@tender/domain"
 import { Effect, Layer, Schema } from "effect"
@@ -17,13 +17,17 @@ export const layer: Layer.Layer<ClientSecretRepo, never, SqlClient.SqlClient | P
   Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
     const encode = Schema.encodeEffect(Row)
+    const columns = sql`hash, account_id, order_id, kind, collect, created_at, expires_at, expired_by_helper, used_at,
+                        card_token, token_mints`
     const find = SqlSchema.findOneOption({
       Request: Schema.String,
       Result: Row,
-      execute: (hash) =>
-        sql`SELECT hash, account_id, order_id, kind, collect, created_at, expires_at, expired_by_helper, used_at,
-                   card_token, token_mints
-            FROM client_secrets WHERE hash = ${hash}`
+      execute: (hash) => sql`SELECT ${columns} FROM client_secrets WHERE hash = ${hash}`
+    })
+    const findTransferSecret = SqlSchema.findOneOption({
+      Request: Schema.String,
+      Result: Row,
+      execute: (orderId) => sql`SELECT ${columns} FROM client_secrets WHERE order_id = ${orderId} AND kind = 'transfer' LIMIT 1`
     })
     return ClientSecretRepo.of({
       insert: (record) =>
@@ -44,7 +48,14 @@ export const layer: Layer.Layer<ClientSecretRepo, never, SqlClient.SqlClient | P
           Effect.orDie
         ),
       recordToken: (hash, token) =>
-        sql`UPDATE client_secrets SET card_token = ${token} WHERE hash = ${hash}`.pipe(Effect.asVoid, Effect.orDie)
+        sql`UPDATE client_secrets SET card_token = ${token} WHERE hash = ${hash}`.pipe(Effect.asVoid, Effect.orDie),
+      findTransferSecret: (orderId) => findTransferSecret(orderId).pipe(Effect.orDie),
+      // Asked by every payment that names a card_token: index client_secrets_transfer_token (0016).
+      mintedForTransfer: (accountId, token) =>
+        sql`SELECT 1 FROM client_secrets WHERE card_token = ${token} AND kind = 'transfer' AND account_id = ${accountId} LIMIT 1`.pipe(
+          Effect.map((rows) => rows.length > 0),
+          Effect.orDie
+        )
     })
   })
 )
