@@ -30,17 +30,31 @@ input[aria-invalid=true]{border-color:var(--tender-color-danger)}
 #error{color:var(--tender-color-danger);font-size:var(--tender-label-font-size);margin:0;min-height:1.2em}
 `.trim()
 
-export const CARD_HTML = `<!doctype html>
+/**
+ * A document of the fields host: its one stylesheet (allowed by hash), its body, and its one script
+ * from the same origin. No referrer leaves it.
+ */
+const fieldsDocument = (page: { readonly title: string; readonly css: string; readonly bodyClass?: string; readonly body: string; readonly script: string }) =>
+  `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>Card</title>
-<style>${CARD_CSS}</style>
+<title>${page.title}</title>
+<style>${page.css}</style>
 </head>
-<body class="hold">
-<form id="form" novalidate>
+<body${page.bodyClass !== undefined ? ` class="${page.bodyClass}"` : ""}>
+${page.body}<script src="${page.script}"></script>
+</body>
+</html>
+`
+
+export const CARD_HTML = fieldsDocument({
+  title: "Card",
+  css: CARD_CSS,
+  bodyClass: "hold",
+  body: `<form id="form" novalidate>
 <div class="row" id="saved" hidden><span id="saved-label"></span> <span id="saved-brand"></span> •••• <span id="saved-last4"></span></div>
 <div class="row" id="number-row"><label id="number-label" for="number"></label><div class="wrap"><input id="number" name="cardnumber" autocomplete="cc-number" inputmode="numeric" maxlength="23" placeholder="1234 1234 1234 1234" spellcheck="false"><span id="brand"></span></div></div>
 <div class="pair">
@@ -49,10 +63,9 @@ export const CARD_HTML = `<!doctype html>
 </div>
 <p id="error" role="alert"></p>
 </form>
-<script src="card.js"></script>
-</body>
-</html>
-`
+`,
+  script: "card.js"
+})
 
 const hashOf = (css: string) => `'sha256-${createHash("sha256").update(css).digest("base64")}'`
 
@@ -80,20 +93,7 @@ export const cardPageCsp = (apiUrl: string): string => fieldsPageCsp(apiUrl, CAR
 /** The inline challenge's frame: the issuer's page fills it. */
 export const CHALLENGE_CSS = "html,body,iframe{margin:0;padding:0;border:0;width:100%;height:100%;display:block;background:#fff}"
 
-export const CHALLENGE_HTML = `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>3-D Secure</title>
-<style>${CHALLENGE_CSS}</style>
-</head>
-<body>
-<script src="challenge.js"></script>
-</body>
-</html>
-`
+export const CHALLENGE_HTML = fieldsDocument({ title: "3-D Secure", css: CHALLENGE_CSS, body: "", script: "challenge.js" })
 
 /**
  * The challenge frame's policy: as the card page's, plus framing the issuer's page, which lives on
