@@ -362,8 +362,9 @@ describe.skipIf(!HAVE_CHROMIUM)(
       expect(challenge.url()).toContain("/sandbox/3ds/")
       // Its own address never names what it frames: a forged fragment (no valid secret) frames nothing.
       const forged = await context.newPage()
+      const refused = forged.waitForResponse((r) => new URL(r.url()).pathname === "/v1/client/payment_status")
       await forged.goto(`${server.baseUrl}/fields/v1/challenge.html#${new URLSearchParams({ key: payment.merchant.publishable_key, secret: "forged" })}`)
-      await forged.waitForLoadState("networkidle")
+      expect((await refused).status()).toBe(401)
       expect(await forged.locator("iframe").count()).toBe(0)
       // The secret is read from the fragment and dropped from the frame's address.
       expect(forged.url()).toBe(`${server.baseUrl}/fields/v1/challenge.html`)
