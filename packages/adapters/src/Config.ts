@@ -24,6 +24,14 @@ export interface TenderConfig {
   readonly fieldsUrl?: string | undefined
   /** `TENDER_SANDBOX_LATENCY_MS`: simulated latency of every sandbox provider call (default 0). */
   readonly sandboxLatencyMs?: number | undefined
+  /**
+   * `TENDER_STRIPE_API_URL`, `TENDER_ADYEN_API_URL`: where every Stripe / Adyen channel's calls go
+   * instead of the providers' own hosts (the wire-level fakes: tests, dev runs); unset in production.
+   * `TENDER_ADYEN_CA_FILE`: a PEM file of a certificate to trust for Adyen (a fake's self-signed one).
+   */
+  readonly stripeApiUrl?: string | undefined
+  readonly adyenApiUrl?: string | undefined
+  readonly adyenCaFile?: string | undefined
   /** `TENDER_FAULT=<point>@<n>`: crash tests only; kills the process the n-th time `point` is reached (Faults.ts). */
   readonly fault?: string | undefined
 }
@@ -42,5 +50,8 @@ export const configFromEnv = (
   fieldsUrl: overrides.fieldsUrl ?? (env.TENDER_FIELDS_URL || undefined),
   sandboxLatencyMs: overrides.sandboxLatencyMs ??
     (env.TENDER_SANDBOX_LATENCY_MS ? Math.max(0, Number(env.TENDER_SANDBOX_LATENCY_MS) || 0) : undefined),
+  stripeApiUrl: overrides.stripeApiUrl ?? (env.TENDER_STRIPE_API_URL || undefined),
+  adyenApiUrl: overrides.adyenApiUrl ?? (env.TENDER_ADYEN_API_URL || undefined),
+  adyenCaFile: overrides.adyenCaFile ?? (env.TENDER_ADYEN_CA_FILE || undefined),
   fault: overrides.fault ?? (env.TENDER_FAULT || undefined)
 })

@@ -17,6 +17,7 @@ import {
   type AccessTokenSigner,
   type AccountRepo,
   type CardVault,
+  type ChannelProviders,
   type ChannelRepo,
   type CheckoutSessionRepo,
   type ClientSecretRepo,
@@ -62,6 +63,8 @@ import * as RateLimiterMemory from "./ratelimit/RateLimiterMemory.ts"
 import * as RateLimiterRedis from "./ratelimit/RateLimiterRedis.ts"
 import { Redis } from "./redis/Redis.ts"
 import type { ChannelCredentials } from "./storage/ChannelCredentials.ts"
+import * as ChannelProvidersLive from "./providers/channels/ChannelProviders.ts"
+import { readFileSync } from "node:fs"
 import * as AccountRepoMemory from "./storage/memory/AccountRepoMemory.ts"
 import * as CardVaultMemory from "./storage/memory/CardVaultMemory.ts"
 import * as ChannelRepoMemory from "./storage/memory/ChannelRepoMemory.ts"
@@ -128,6 +131,7 @@ export type Ports =
   | AccessTokenSigner
   | PayloadSigner
   | PaymentProvider
+  | ChannelProviders
   | WebhookTransport
   | HostResolver
 
@@ -210,10 +214,20 @@ export const DEFAULT_PUBLIC_URL = "http://127.0.0.1:8080"
 export const provider = (config: TenderConfig): Layer.Layer<PaymentProvider, never, SandboxLedger> =>
   PaymentProviderSandbox.layer({ publicUrl: config.publicUrl ?? DEFAULT_PUBLIC_URL, latencyMs: config.sandboxLatencyMs })
 
+/** Channels' providers: each channel's own client, built from its credentials (providers/channels). */
+export const channelProviders = (config: TenderConfig): Layer.Layer<ChannelProviders, never, ChannelCredentials> =>
+  ChannelProvidersLive.layer({
+    publicUrl: config.publicUrl ?? DEFAULT_PUBLIC_URL,
+    stripeApiUrl: config.stripeApiUrl,
+    adyenApiUrl: config.adyenApiUrl,
+    adyenCaCertificate: config.adyenCaFile === undefined ? undefined : readFileSync(config.adyenCaFile, "utf8")
+  })
+
 export const layer = (config: TenderConfig): Layer.Layer<Ports, InfrastructureError> =>
   Layer.mergeAll(
     coordination(config),
     provider(config),
+    channelProviders(config),
     WebhookTransportHttp.layer,
     HostResolverDns.layer,
     // Hosted pages (checkout sessions) are addressed under it.

@@ -37,6 +37,7 @@ import { memoryStorage } from "../src/Infrastructure.ts"
 import * as LocksMemory from "../src/locks/LocksMemory.ts"
 import * as PaymentProviderSandbox from "../src/providers/sandbox/PaymentProviderSandbox.ts"
 import * as SandboxLedgerMemory from "../src/providers/sandbox/SandboxLedgerMemory.ts"
+import * as ChannelProviders from "../src/providers/channels/ChannelProviders.ts"
 
 // --- the world ------------------------------------------------------------------------------
 
@@ -129,10 +130,11 @@ const world = (t: Tap = tap(), provider: PaymentProvider["Service"] = tapped(t))
     Layer.succeed(PaymentProvider, provider),
     Layer.succeed(PublicUrl, PUBLIC_URL)
   ).pipe(Layer.provideMerge(Layer.merge(IdsRandom.layer, KeyHasherSha256.layer)))
+  const routed = ChannelProviders.layer({ publicUrl: PUBLIC_URL }).pipe(Layer.provideMerge(ports))
   return Sessions.layer.pipe(
     Layer.provideMerge(Layer.mergeAll(Accounts.layer, CardTokens.layer, Payments.layer)),
     Layer.provideMerge(Outbox.layer),
-    Layer.provideMerge(ports)
+    Layer.provideMerge(routed)
   )
 }
 

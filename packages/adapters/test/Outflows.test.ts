@@ -27,6 +27,7 @@ import { TestClock } from "effect/testing"
 import * as IdsRandom from "../src/crypto/IdsRandom.ts"
 import * as KeyHasherSha256 from "../src/crypto/KeyHasherSha256.ts"
 import { memoryStorage } from "../src/Infrastructure.ts"
+import * as ChannelProviders from "../src/providers/channels/ChannelProviders.ts"
 import * as LocksMemory from "../src/locks/LocksMemory.ts"
 import * as PaymentProviderSandbox from "../src/providers/sandbox/PaymentProviderSandbox.ts"
 import * as SandboxLedgerMemory from "../src/providers/sandbox/SandboxLedgerMemory.ts"
@@ -61,9 +62,10 @@ const world = (fate: { value: Fate }) => {
   const provider: Provider["Service"] = { ...sandbox, refund: (r) => through(sandbox.refund(r)), payout: (r) => through(sandbox.payout(r)) }
   const ports = Layer.mergeAll(memoryStorage, LocksMemory.layer, Layer.succeed(PaymentProvider, provider), Layer.succeed(PublicUrl, "http://tender.test"))
     .pipe(Layer.provideMerge(Layer.merge(IdsRandom.layer, KeyHasherSha256.layer)))
+  const routed = ChannelProviders.layer({ publicUrl: "http://tender.test" }).pipe(Layer.provideMerge(ports))
   return Layer.mergeAll(Accounts.layer, CardTokens.layer, Payments.layer, Outflows.layer).pipe(
     Layer.provideMerge(Outbox.layer),
-    Layer.provideMerge(ports)
+    Layer.provideMerge(routed)
   )
 }
 

@@ -176,6 +176,7 @@ export const newTransaction = (order: Payment.Order, overrides: Partial<Payment.
       payment_method: order.payment_method,
       processing_profile: order.processing_profile,
       provider: "sandbox",
+      channel_id: null,
       provider_transaction_id: `sbx_${yield* ids.randomHex(8)}`,
       decline_code: null,
       payment_instrument: order.payment_instrument,

@@ -39,12 +39,24 @@ export const Channel = Schema.Struct({
 export type Channel = typeof Channel.Type
 
 /**
- * The catalog methods each provider offers, from its own documentation (Stripe's payment method
- * types; Adyen's Checkout payment methods). A channel may narrow this with `--methods`, never widen it.
+ * The payment methods Tender's adapter for each provider carries: cards (PaymentIntents on Stripe,
+ * the Checkout API's scheme payments on Adyen). Both providers offer more (iDEAL, Pix, Boleto, …);
+ * a method joins this list when its adapter does, so routing never picks a channel that cannot take
+ * the payment. A channel may narrow this with `--methods`, never widen it.
  */
 export const PROVIDER_METHODS: Readonly<Record<ProviderName, ReadonlyArray<string>>> = {
-  stripe: ["card", "ideal", "paypal", "boleto", "oxxo", "pix"],
-  adyen: ["card", "ideal", "paypal", "boleto", "oxxo", "pix"]
+  stripe: ["card"],
+  adyen: ["card"]
+}
+
+/**
+ * Whether the adapter pays transfers out through the provider. Neither does: Stripe's are Connect
+ * transfers and Adyen's the Balance Platform, other products than the card APIs a channel holds
+ * credentials for. A transfer routed to such a channel is refused before anything is stored.
+ */
+export const PROVIDER_TRANSFERS: Readonly<Record<ProviderName, boolean>> = {
+  stripe: false,
+  adyen: false
 }
 
 export const PRIORITY_MIN = 0

@@ -6,6 +6,7 @@
 import { Context, type Effect, type Option } from "effect"
 import type { Channel, ProviderCredentials } from "./Channel.ts"
 import type { AccountId } from "./Ids.ts"
+import type { PaymentProvider } from "./PaymentPorts.ts"
 
 export class ChannelRepo extends Context.Service<ChannelRepo, {
   insert(channel: Channel, credentials: ProviderCredentials): Effect.Effect<void>
@@ -18,3 +19,12 @@ export class ChannelRepo extends Context.Service<ChannelRepo, {
    */
   disable(disabled: Channel): Effect.Effect<boolean>
 }>()("@tender/domain/ChannelRepo") {}
+
+/**
+ * Port: the provider behind a channel. The adapter opens the channel's credentials (they never
+ * reach the domain) and builds that provider's client; the one it answers carries the channel's id
+ * (`channel_id`), so that the transactions made on it are recorded against the channel.
+ */
+export class ChannelProviders extends Context.Service<ChannelProviders, {
+  provider(channel: Channel): Effect.Effect<PaymentProvider["Service"]>
+}>()("@tender/domain/ChannelProviders") {}

@@ -10,6 +10,7 @@ import { Ids } from "./Ids.ts"
 import { type OutflowStore, PayoutRepo, RefundRepo } from "./OutflowPorts.ts"
 import { payoutView, type PayoutView, refundView, type RefundView } from "./OutflowViews.ts"
 import { OrderRepo, PaymentProvider, TransactionRepo } from "./PaymentPorts.ts"
+import { ChannelProviders, ChannelRepo } from "./ChannelPorts.ts"
 import { AccountRepo, CardVault, Locks, UnitOfWork } from "./Ports.ts"
 import { Outbox } from "./Webhooks.ts"
 import { createPayout, type PayoutInput } from "./operations/Payout.ts"
@@ -36,7 +37,7 @@ export class Outflows extends Context.Service<Outflows, {
     Outflows,
     Effect.gen(function*() {
       const context = yield* Effect.context<
-        RefundRepo | PayoutRepo | OrderRepo | TransactionRepo | AccountRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | Locks | Ids
+        RefundRepo | PayoutRepo | OrderRepo | TransactionRepo | AccountRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | Locks | Ids | ChannelRepo | ChannelProviders
       >()
       const run = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provideContext(effect, context) as Effect.Effect<A, E>
       const refunds = Context.get(context, RefundRepo)

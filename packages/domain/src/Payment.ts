@@ -191,6 +191,11 @@ export const Transaction = Schema.Struct({
   payment_method: Schema.String,
   processing_profile: Schema.NullOr(Schema.String),
   provider: Schema.String,
+  /**
+   * The channel the transaction went to (contract.md, Providers); null for the built-in sandbox.
+   * Its follow-ups (capture, void, refund, 3-D Secure), reconciliation and notifications go there.
+   */
+  channel_id: Schema.NullOr(Schema.String),
   provider_transaction_id: Schema.NullOr(Schema.String),
   decline_code: Schema.NullOr(Schema.String),
   /** On every attempt that ran on a stored instrument, failed ones included (spec). */

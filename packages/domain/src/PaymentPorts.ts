@@ -147,6 +147,11 @@ export class PaymentProvider extends Context.Service<PaymentProvider, {
    */
   readonly mode: "test" | "live"
   /**
+   * The channel this provider is (ChannelProviders builds one per channel); absent for the built-in
+   * sandbox. New transactions record it, so their follow-ups and reconciliation find it again.
+   */
+  readonly channel_id?: string | undefined
+  /**
    * Test-mode providers only: the card numbers a test helper types into a card form for the
    * customer (the provider's own approved and declined cards), so the domain knows none of them.
    */

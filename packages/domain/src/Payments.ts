@@ -11,6 +11,7 @@ import { OrderNotFound as NotFound, TransactionNotFound as NoTransaction } from 
 import type { CardStorageConsent, Order, Transaction } from "./Payment.ts"
 import { PayoutRepo, RefundRepo } from "./OutflowPorts.ts"
 import { OrderRepo, PaymentProvider, TransactionRepo } from "./PaymentPorts.ts"
+import { ChannelProviders, ChannelRepo } from "./ChannelPorts.ts"
 import type { CreatePaymentInput } from "./PaymentRequest.ts"
 import { type OrderView, type PaymentSnapshot, type TransactionView, transactionView } from "./PaymentViews.ts"
 import { CardVault, CvcStore, type KeyHasher, Locks, UnitOfWork } from "./Ports.ts"
@@ -92,6 +93,8 @@ export class Payments extends Context.Service<Payments, {
     Effect.gen(function*() {
       const context = yield* Effect.context<
         OrderRepo | TransactionRepo | CheckoutSessionRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | CvcStore | Locks | Ids | CustomerRepo
+        // routing: the account's channels and their providers (operations/Route.ts)
+        | ChannelRepo | ChannelProviders
         // the settlement worker and reconciliation also record refunds, payouts (operations/Outflow.ts) and transfers
         | RefundRepo | PayoutRepo | TransferRepo
         // a card form's client secret is stored when minted (operations/Cards.ts)

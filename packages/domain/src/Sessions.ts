@@ -31,7 +31,8 @@ import { OrderRepo, PaymentProvider, TransactionRepo } from "./PaymentPorts.ts"
 import { findMethod, homeCountry, type PaymentMethod, PAYMENT_METHODS, routable } from "./PaymentMethods.ts"
 import { checkMoney, EMAIL, isHttpUrl } from "./PaymentRequest.ts"
 import { Payments, type SessionAttemptInput } from "./Payments.ts"
-import { routeFor } from "./Routing.ts"
+import { refuseUnroutable } from "./operations/Route.ts"
+import { ChannelRepo } from "./ChannelPorts.ts"
 import * as Search from "./Search.ts"
 import type { SearchInput, SearchResult } from "./Search.ts"
 import { AccountRepo, Locks, UnitOfWork } from "./Ports.ts"
@@ -119,7 +120,10 @@ export class Sessions extends Context.Service<Sessions, {
       const payments = yield* Payments
       const cardTokens = yield* CardTokens
       const ids = yield* Ids
-      const provider = yield* PaymentProvider
+      // Whether any provider may carry an account's sessions (operations/Route.ts).
+      const routing = yield* Effect.context<ChannelRepo | PaymentProvider>()
+      const refuseUnroutableOf = (owner: { readonly id: string; readonly mode: "test" | "live" }) =>
+        Effect.provideContext(refuseUnroutable(owner), routing)
       // Read once: hosted pages live under the server's public URL for the life of the layer.
       const publicUrl = yield* PublicUrl
 
@@ -269,8 +273,7 @@ export class Sessions extends Context.Service<Sessions, {
         const valid = validate(account, input, nowMs)
         if (valid instanceof Error) return yield* Effect.fail(valid as DomainError)
         // Before anything is stored: a session no provider may carry must not exist (contract.md, Providers).
-        const unroutable = routeFor(provider, account.mode === "live")
-        if (unroutable !== undefined) return yield* unroutable
+        yield* refuseUnroutableOf(account)
         const at = isoOf(nowMs)
         const sessionId = yield* ids.make("checkoutSession")
         const hosted = `${publicUrl.replace(/\/+$/, "")}/checkout/${sessionId}`
@@ -371,8 +374,7 @@ export class Sessions extends Context.Service<Sessions, {
           const found = yield* sessions.findAny(id)
           if (Option.isNone(found)) return yield* new CheckoutSessionNotFound({ message: `No checkout session ${id}` })
           // create refuses such sessions; this stops one stored any other way before any provider call.
-          const unroutable = routeFor(provider, found.value.livemode)
-          if (unroutable !== undefined) return yield* unroutable
+          yield* refuseUnroutableOf({ id: found.value.account_id, mode: found.value.livemode ? "live" : "test" })
           const session = yield* touch(found.value)
           const details = input.payment_method.details
           let cardToken = details?.card_token

@@ -9,6 +9,7 @@ import { type DomainError, TransferNotFound } from "./Errors.ts"
 import { Ids } from "./Ids.ts"
 import type { Transfer } from "./MoneyOut.ts"
 import { OrderRepo, PaymentProvider, TransactionRepo } from "./PaymentPorts.ts"
+import { ChannelProviders, ChannelRepo } from "./ChannelPorts.ts"
 import { CardVault, type KeyHasher, Locks, UnitOfWork } from "./Ports.ts"
 import type { ClientSecretRepo } from "./ClientSecretPorts.ts"
 import { TransferRepo } from "./TransferPorts.ts"
@@ -34,7 +35,7 @@ export class Transfers extends Context.Service<Transfers, {
     Transfers,
     Effect.gen(function*() {
       const context = yield* Effect.context<
-        OrderRepo | TransactionRepo | TransferRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | Locks | Ids
+        OrderRepo | TransactionRepo | TransferRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | Locks | Ids | ChannelRepo | ChannelProviders
         | ClientSecretRepo | KeyHasher
       >()
       const run = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provideContext(effect, context) as Effect.Effect<A, E>

@@ -116,11 +116,11 @@ describe("channelsFor (contract.md, Providers: the cascade order)", () => {
       expected: "payment_unroutable"
     },
     {
-      name: "a channel narrowed to card does not take iDEAL; the one that does is the only candidate",
+      name: "card channels (what the Stripe and Adyen adapters carry) do not take iDEAL: unroutable",
       account: LIVE,
-      channels: () => [channel({ methods: ["card"], priority: 9 }), channel({ provider: "adyen" })],
+      channels: () => [channel({ priority: 9 }), channel({ provider: "adyen" })],
       payment: { method: "ideal", currency: "EUR", country: "NL" },
-      expected: [1]
+      expected: "payment_unroutable"
     },
     {
       name: "currency outside a channel's list skips it",

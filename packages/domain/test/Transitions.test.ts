@@ -61,6 +61,7 @@ const txn = (overrides: Partial<Transaction> = {}): Transaction => ({
     payment_method: "card",
     processing_profile: null,
     provider: "sandbox",
+    channel_id: null,
     provider_transaction_id: null,
     decline_code: null,
     payment_instrument: null,

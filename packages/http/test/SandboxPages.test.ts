@@ -52,6 +52,7 @@ const transaction = (overrides: Partial<Payment.Transaction> = {}): Payment.Tran
   payment_method: "pix",
   processing_profile: null,
   provider: "sandbox",
+  channel_id: null,
   provider_transaction_id: "sbx_lpm_x_0",
   decline_code: null,
   payment_instrument: null,

@@ -64,7 +64,7 @@ export const transfersSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
         holder_email: "ada@example.com",
         document_id: "123-45-6789",
         holder_address: { line1: "1 Main St", city: "Springfield", postal_code: "12345", country: "US" }
-      }, { processing_profile: "eu", channel_id: "ch_sandbox0001" })
+      }, { processing_profile: "eu" })
       expect(reply.status).toBe(201)
       expect(reply.json).toEqual({
         id: expect.stringMatching(/^tr_/),
@@ -92,7 +92,6 @@ export const transfersSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
           account_type: "checking"
         },
         next_action: null,
-        channel_id: "ch_sandbox0001",
         processing_profile: "eu",
         created_at: expect.any(String),
         updated_at: expect.any(String)

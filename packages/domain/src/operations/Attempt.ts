@@ -31,6 +31,8 @@ import { callInFlight, decided, guarded, lockOrder, newTransaction, nowIso, save
 import { cardInstrument, earlierInstrumentId, holderOf, issuerOfToken } from "./Instrument.ts"
 import { idempotencyKey, reserve, runAttempt } from "./ProviderStep.ts"
 import { record } from "./RecordAttempt.ts"
+import { onRoute, routeOf } from "./Route.ts"
+import type { CheckoutSession } from "../CheckoutSession.ts"
 
 export interface SessionAttemptInput {
   readonly payment_method: {
@@ -58,16 +60,32 @@ export interface SessionAttemptInput {
 export const attempt = (sessionId: string, input: SessionAttemptInput) => Effect.uninterruptible(run(sessionId, input))
 
 const run = Effect.fn("Payments.attemptSession")(function*(sessionId: string, input: SessionAttemptInput) {
+  // The session's order is fixed at creation: read it unlocked, then lock order → session.
+  const unlocked = yield* (yield* CheckoutSessionRepo).findAny(sessionId)
+  if (Option.isNone(unlocked)) return yield* new CheckoutSessionNotFound({ message: `No checkout session ${sessionId}` })
+  const known = findMethod(input.payment_method.code)
+  const { account_id, livemode, currency } = unlocked.value
+  // An unknown method is refused by the claim; it needs no route.
+  const route = known === undefined
+    ? [yield* PaymentProvider] as const
+    : yield* routeOf({ id: account_id, mode: livemode ? "live" : "test" }, {
+      method: known.code,
+      currency,
+      country: unlocked.value.country ?? homeCountry(currency)
+    })
+  return yield* onRoute(route)(attemptOn(sessionId, unlocked.value, input))
+})
+
+/** Claim → call → record of a session's attempt, on its route's provider (in context). */
+const attemptOn = (sessionId: string, unlocked: CheckoutSession, input: SessionAttemptInput) =>
+  Effect.gen(function*() {
   const sessions = yield* CheckoutSessionRepo
   const transactions = yield* TransactionRepo
   const provider = yield* PaymentProvider
-  // The session's order is fixed at creation: read it unlocked, then lock order → session.
-  const unlocked = yield* sessions.findAny(sessionId)
-  if (Option.isNone(unlocked)) return yield* new CheckoutSessionNotFound({ message: `No checkout session ${sessionId}` })
   const typedToken = input.payment_method.code === "card" ? input.payment_method.details?.card_token : undefined
-  const issuer = typedToken !== undefined ? yield* issuerOfToken(unlocked.value.account_id, typedToken) : undefined
+  const issuer = typedToken !== undefined ? yield* issuerOfToken(unlocked.account_id, typedToken) : undefined
   const claimed = yield* unitOfWork(Effect.gen(function*() {
-    const order = yield* lockOrder(unlocked.value.order_id)
+    const order = yield* lockOrder(unlocked.order_id)
     const session = Option.getOrThrow(yield* sessions.lock(sessionId))
     if (session.status !== "open") {
       return yield* new InvalidSessionState({ message: `Checkout session ${session.id} is ${session.status}; an attempt needs it open` })
@@ -145,11 +163,12 @@ const run = Effect.fn("Payments.attemptSession")(function*(sessionId: string, in
     }))
     return
   }
-  const call = card !== undefined
+  const cvc = card !== undefined ? Option.getOrUndefined(yield* (yield* CvcStore).take(card.card.token)) : undefined
+  const call = (provider: PaymentProvider["Service"]) => card !== undefined
     ? provider.authorizeCard({
       reference: txn.id,
       idempotency_key: txn.pending_call!.key,
-      card: cardDetails(card, Option.getOrUndefined(yield* (yield* CvcStore).take(card.card.token))),
+      card: cardDetails(card, cvc),
       amount: order.amount,
       currency: order.currency,
       capture: order.capture_method === "automatic",
@@ -170,4 +189,4 @@ const run = Effect.fn("Payments.attemptSession")(function*(sessionId: string, in
   yield* guarded(order.id, runAttempt("attempt", txn, call, false)).pipe(
     Effect.catchTags({ ProviderUnavailable: () => Effect.void, CardPaymentInProgress: () => Effect.void, Conflict: () => Effect.void })
   )
-})
+  })

@@ -9,13 +9,14 @@ import { CaptureAmountExceedsAuthorized, invalidField } from "../Errors.ts"
 import * as Money from "../Money.ts"
 import * as OrderAggregate from "../OrderStatus.ts"
 import type { Order, Transaction } from "../Payment.ts"
-import { type CaptureResult, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
+import { type CaptureResult, TransactionRepo } from "../PaymentPorts.ts"
 import { revise } from "../StateMachine.ts"
 import * as Txn from "../TransactionStatus.ts"
 import { type Books, booksOf } from "./Books.ts"
 import { decided, emit, guarded, lockOrder, newTransaction, nowIso, saveOrder, saveTxn, snapshot, unitOfWork } from "./Kit.ts"
 import { callAndRecord, idempotencyKey, refusedCall, reserve } from "./ProviderStep.ts"
 import { whenSettled } from "./Settlement.ts"
+import { providerOf, sameProvider } from "./Route.ts"
 
 const parseCaptureAmount = (amount: string | undefined, currency: string) => {
   if (amount === undefined) return undefined
@@ -83,7 +84,6 @@ export const recordCapture = (orderId: string, captureId: string, answer: Captur
 
 export const capture = (orderId: string, amountText: string | undefined, final: boolean) =>
   guarded(orderId, Effect.gen(function*() {
-    const provider = yield* PaymentProvider
     const reserved = yield* unitOfWork(Effect.gen(function*() {
       const order = yield* lockOrder(orderId)
       const transactions = yield* TransactionRepo
@@ -94,6 +94,7 @@ export const capture = (orderId: string, amountText: string | undefined, final: 
       const plan = Authorization.planCapture(books.book, requested, final)
       if (plan instanceof Error) return yield* Effect.fail(plan)
       const born = yield* newTransaction(order, "capture", plan.amount, {
+        ...sameProvider(books.auth),
         parent_transaction_id: books.auth.id,
         final,
         payment_instrument: books.auth.payment_instrument
@@ -103,6 +104,7 @@ export const capture = (orderId: string, amountText: string | undefined, final: 
       return { auth: books.auth, capture: txn, previous: books.captures.filter((c) => c.status !== "failed").length }
     }))
     const key = reserved.capture.pending_call!.key
+    const provider = yield* providerOf(reserved.capture)
     return yield* callAndRecord("capture", "capture", provider.captureCard({
       reference: reserved.capture.id,
       idempotency_key: key,

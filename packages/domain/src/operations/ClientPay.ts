@@ -18,6 +18,7 @@ import { cardDetails, revealCard } from "./Cards.ts"
 import { cardInstrument, holderOf, issuerOf } from "./Instrument.ts"
 import { callInFlight, decided, guarded, latestAttempt, loadTxn, lockOrder, nowIso, saveOrder, saveTxn, unitOfWork } from "./Kit.ts"
 import { idempotencyKey, reserve, runAttempt, type StepName } from "./ProviderStep.ts"
+import { onRoute, orderRoute, providerFields } from "./Route.ts"
 
 /** The attempt waits on the customer's card form, and nothing of it reached the provider yet. */
 export const awaitsCardForm = (txn: Transaction) =>
@@ -40,7 +41,8 @@ export const submitCardForm = <E extends DomainError>(
     readonly customerReturnUrl?: string | undefined
   } = {}
 ) =>
-  guarded(order.id, Effect.gen(function*() {
+  // The form's attempt waited on the customer with nothing sent: it goes out on the route as it is now.
+  Effect.flatMap(orderRoute(order), (route) => onRoute(route)(guarded(order.id, Effect.gen(function*() {
     const provider = yield* PaymentProvider
     const reserved = yield* unitOfWork(Effect.gen(function*() {
       const locked = yield* lockOrder(order.id)
@@ -51,6 +53,7 @@ export const submitCardForm = <E extends DomainError>(
       const txn = yield* reserve(
         {
           ...current,
+          ...providerFields(provider),
           ...(newCard === undefined ? {} : { payment_instrument: newCard.instrument }),
           ...(customerReturnUrl === undefined ? {} : { customer_return_url: customerReturnUrl })
         },
@@ -67,7 +70,7 @@ export const submitCardForm = <E extends DomainError>(
         : revise(locked, changes, at))
       return txn
     }))
-    return yield* runAttempt(step, reserved, provider.authorizeCard({
+    return yield* runAttempt(step, reserved, (provider) => provider.authorizeCard({
       reference: reserved.id,
       idempotency_key: reserved.pending_call!.key,
       card,
@@ -76,7 +79,7 @@ export const submitCardForm = <E extends DomainError>(
       capture: order.capture_method === "automatic",
       authenticated: false
     }), false)
-  }))
+  }))))
 
 /** Why a form can no longer be paid: its call is out (in doubt), or the attempt moved on. */
 const refusePay = (current: Transaction) =>

@@ -8,16 +8,16 @@ import type { Account } from "../Account.ts"
 import { Ids } from "../Ids.ts"
 import * as OrderAggregate from "../OrderStatus.ts"
 import type { Order, Transaction } from "../Payment.ts"
-import { OrderRepo, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
+import { OrderRepo, TransactionRepo } from "../PaymentPorts.ts"
 import { type CreatePaymentInput, validateCreate, type ValidPayment } from "../PaymentRequest.ts"
 import { CvcStore } from "../Ports.ts"
-import { routeFor } from "../Routing.ts"
 import { cardDetails, clientSecretAction, paymentCard, type RevealedCard } from "./Cards.ts"
 import { customerOf } from "../Customers.ts"
 import { cardInstrument, holderOf, issuerOf } from "./Instrument.ts"
 import { decided, guarded, newTransaction, nowIso, snapshot, unitOfWork } from "./Kit.ts"
 import { refuseTakenReference } from "./Target.ts"
 import { idempotencyKey, reserve, runAttempt } from "./ProviderStep.ts"
+import { onRoute, routeOf } from "./Route.ts"
 import { type AttemptOutcome, record } from "./RecordAttempt.ts"
 
 /** What the create does after the claim: call the provider, or wait on the customer. */
@@ -37,9 +37,13 @@ export const create = Effect.fn("Payments.create")(function*(account: Account, i
   yield* refuseTakenReference(account.id, input.merchant_reference)
   const valid = validateCreate(account, input)
   if (valid instanceof Error) return yield* Effect.fail(valid)
-  const provider = yield* PaymentProvider
-  const unroutable = routeFor(provider, account.mode === "live")
-  if (unroutable !== undefined) return yield* unroutable
+  const route = yield* routeOf(account, { method: valid.method.code, currency: valid.currency, country: valid.country })
+  return yield* onRoute(route)(claimAndProceed(account, valid))
+})
+
+/** Claim → call → record, on the route's provider (in context). */
+const claimAndProceed = (account: Account, valid: ValidPayment) =>
+  Effect.gen(function*() {
   // Checked before anything is written: a payment names only a customer of its own account.
   const customer = valid.customer_id !== null ? yield* customerOf(account.id, valid.customer_id) : undefined
   const card = valid.card_token !== undefined ? yield* paymentCard(account.id, valid.card_token) : undefined
@@ -98,11 +102,10 @@ export const create = Effect.fn("Payments.create")(function*(account: Account, i
   // The order's lock is held from the call to its record, so reconciliation never asks about a call
   // its caller is still waiting on.
   return yield* Effect.uninterruptible(Effect.andThen(claim, guarded(order.id, proceed(order, txn, valid, plan))))
-})
+  })
 
 const proceed = (order: Order, txn: Transaction, valid: ValidPayment, plan: Plan) =>
   Effect.gen(function*() {
-    const provider = yield* PaymentProvider
     switch (plan._tag) {
       case "AwaitCustomer": {
         const outcome: AttemptOutcome = { _tag: "AwaitsCustomer", next_action: yield* clientSecretAction(plan.type, order), provider_transaction_id: null }
@@ -111,7 +114,7 @@ const proceed = (order: Order, txn: Transaction, valid: ValidPayment, plan: Plan
       }
       case "Authorize": {
         const cvc = valid.merchant_initiated ? Option.none<string>() : yield* (yield* CvcStore).take(plan.card.card.token)
-        const recorded = yield* runAttempt("create", txn, provider.authorizeCard({
+        const recorded = yield* runAttempt("create", txn, (provider) => provider.authorizeCard({
           reference: txn.id,
           idempotency_key: txn.pending_call!.key,
           card: cardDetails(plan.card, Option.getOrUndefined(cvc)),
@@ -124,7 +127,7 @@ const proceed = (order: Order, txn: Transaction, valid: ValidPayment, plan: Plan
         return snapshot(recorded.order, recorded.txn)
       }
       case "Start": {
-        const recorded = yield* runAttempt("create", txn, provider.startPayment({
+        const recorded = yield* runAttempt("create", txn, (provider) => provider.startPayment({
           reference: txn.id,
           idempotency_key: txn.pending_call!.key,
           method: valid.method.code,

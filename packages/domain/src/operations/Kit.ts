@@ -126,6 +126,7 @@ export const newTransaction = (order: Order, kind: Transaction["kind"], amount: 
       payment_method: order.payment_method,
       processing_profile: order.processing_profile,
       provider: provider.name,
+      channel_id: provider.channel_id ?? null,
       provider_transaction_id: null,
       decline_code: null,
       payment_instrument: null,

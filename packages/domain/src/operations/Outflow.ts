@@ -30,6 +30,7 @@ import * as Txn from "../TransactionStatus.ts"
 import { decided, guarded, loadTxn, lockOrder, newTransaction, nowIso, recordEvents, saveOrder, saveTxn, unitOfWork } from "./Kit.ts"
 import { ANSWER_LOST, callAndRecord, idempotencyKey, refusedCall, reserve } from "./ProviderStep.ts"
 import { whenSettled } from "./Settlement.ts"
+import { sameProvider } from "./Route.ts"
 
 type Outflow = Refund | Payout
 
@@ -167,6 +168,7 @@ export const send = <R extends Outflow, E>(flow: Flow<R>, plan: {
       if (typeof amount !== "number") return yield* Effect.fail(amount)
       const at = yield* nowIso
       const fresh = yield* newTransaction(order, flow.operation, amount, {
+        ...sameProvider(plan.original),
         parent_transaction_id: plan.original.id,
         payment_instrument: plan.original.payment_instrument
       })

@@ -12,11 +12,11 @@ import * as Money from "../Money.ts"
 import type { Payout } from "../MoneyOut.ts"
 import { duplicateOutflowReference, PayoutRepo } from "../OutflowPorts.ts"
 import { payoutView } from "../OutflowViews.ts"
-import { PaymentProvider } from "../PaymentPorts.ts"
 import { routeFor } from "../Routing.ts"
 import { cardDetails, revealCard } from "./Cards.ts"
 import { type OriginalTarget, payable, requireOneTarget, resolveOriginal } from "./Original.ts"
 import { parseOutflowAmount, payouts, send } from "./Outflow.ts"
+import { providerOf } from "./Route.ts"
 
 export interface PayoutInput extends OriginalTarget {
   readonly amount?: string | undefined
@@ -40,7 +40,8 @@ export const createPayout = Effect.fn("Outflows.payout")(function*(account: Acco
   const { order, original } = yield* resolveOriginal(account.id, input, payable)
   const amount = parseOutflowAmount(input.amount, order.currency, () => invalidField("amount", Money.amountErrorMessage("not_positive", order.currency)))
   if (typeof amount !== "number") return yield* amount
-  const provider = yield* PaymentProvider
+  // Paid out where the payment was taken: the original's channel holds the instrument.
+  const provider = yield* providerOf(original)
   const unroutable = routeFor(provider, order.livemode)
   if (unroutable !== undefined) return yield* unroutable
   const card = yield* revealCard(account.id, order.card_token!).pipe(

@@ -8,10 +8,12 @@ import { Effect } from "effect"
 import { CardPaymentInProgress, ProviderUnavailable } from "../Errors.ts"
 import { Faults } from "../Faults.ts"
 import type { PendingCall, Transaction } from "../Payment.ts"
-import type { AuthorizeResult, StartResult, Unknown } from "../PaymentPorts.ts"
+import { type AuthorizeResult, type OrderRepo, PaymentProvider, type StartResult, type TransactionRepo, type Unknown } from "../PaymentPorts.ts"
+import type { UnitOfWork } from "../Ports.ts"
 import { type Decided, revise } from "../StateMachine.ts"
 import * as Txn from "../TransactionStatus.ts"
-import { decided } from "./Kit.ts"
+import { decided, loadTxn, lockOrder, nowIso, saveTxn, unitOfWork } from "./Kit.ts"
+import { Fallbacks, providerFields } from "./Route.ts"
 import { type AttemptOutcome, record } from "./RecordAttempt.ts"
 
 export type Operation = PendingCall["operation"]
@@ -98,10 +100,10 @@ export const inDoubt = (what: string) =>
  * recorded (then 502 `provider_unavailable`), an unknown answer left in flight (409
  * `card_payment_in_progress`, for reconciliation).
  */
-export const callAndRecord = <A extends { readonly _tag: string }, B, E, R>(
+export const callAndRecord = <A extends { readonly _tag: string }, B, E, R, RC = never>(
   step: StepName,
   what: string,
-  call: Effect.Effect<A | Unknown, ProviderUnavailable>,
+  call: Effect.Effect<A | Unknown, ProviderUnavailable, RC>,
   recordAnswer: (answer: A | "unavailable") => Effect.Effect<B, E, R>,
   unreachableMessage: string
 ) =>
@@ -120,14 +122,56 @@ export const callAndRecord = <A extends { readonly _tag: string }, B, E, R>(
     return recorded
   })
 
-/** Call → record for an attempt whose call is reserved (`txn.pending_call`). */
+type Provider = PaymentProvider["Service"]
+type AttemptCall = (provider: Provider) => Effect.Effect<AuthorizeResult | StartResult | Unknown, ProviderUnavailable>
+
+/**
+ * The attempt moves to `next` before it is sent there: its reserved call (same key: `next` never
+ * saw it) is recorded against `next`'s channel first, so that a crash or a lost answer from here on
+ * is reconciled with the provider that may hold the money, never with the one that refused it.
+ */
+const moveTo = (txn: Transaction, next: Provider) =>
+  unitOfWork(Effect.gen(function*() {
+    yield* lockOrder(txn.order_id)
+    const current = yield* loadTxn(txn.id)
+    const at = yield* nowIso
+    yield* saveTxn(revise(current, { ...providerFields(next), pending_call: { ...current.pending_call!, at } }, at))
+  }))
+
+/**
+ * contract.md, Providers: a definitely-unreachable provider (ProviderUnavailable: nothing was
+ * applied) cascades to the next channel of the route; an answer in doubt never does (the money may
+ * be at the first provider: reconciliation asks it).
+ */
+const cascade = (
+  txn: Transaction,
+  provider: Provider,
+  rest: ReadonlyArray<Provider>,
+  call: AttemptCall
+): Effect.Effect<Effect.Success<ReturnType<AttemptCall>>, ProviderUnavailable, OrderRepo | TransactionRepo | UnitOfWork> =>
+  call(provider).pipe(Effect.catchTag("ProviderUnavailable", (unavailable) => {
+    const [next, ...after] = rest
+    if (next === undefined) return Effect.fail(unavailable)
+    return Effect.andThen(
+      Effect.andThen(Effect.logInfo(`${provider.name} channel ${provider.channel_id ?? "sandbox"} is unreachable for ${txn.id}; cascading to ${next.name} channel ${next.channel_id ?? "sandbox"}`), moveTo(txn, next)),
+      cascade(txn, next, after, call)
+    )
+  }))
+
+/**
+ * Call → record for an attempt whose call is reserved (`txn.pending_call`), on the provider in
+ * context and, should it be definitely unreachable, on its fallbacks (Route.ts) in turn.
+ */
 export const runAttempt = (
   step: StepName,
   txn: Transaction,
-  call: Effect.Effect<AuthorizeResult | StartResult | Unknown, ProviderUnavailable>,
+  call: AttemptCall,
   merchantInitiated: boolean
 ) =>
-  callAndRecord(step, "payment", call, (answer) =>
-    record(txn.order_id, txn.id, answer === "unavailable" ? unreachable : attemptOutcome(answer, merchantInitiated) as AttemptOutcome, txn.pending_call!.key),
-    "The payment provider is unreachable; the attempt was recorded as failed")
-
+  Effect.gen(function*() {
+    const provider = yield* PaymentProvider
+    const fallbacks = yield* Fallbacks
+    return yield* callAndRecord(step, "payment", cascade(txn, provider, fallbacks, call), (answer) =>
+      record(txn.order_id, txn.id, answer === "unavailable" ? unreachable : attemptOutcome(answer, merchantInitiated) as AttemptOutcome, txn.pending_call!.key),
+      "The payment provider is unreachable; the attempt was recorded as failed")
+  })

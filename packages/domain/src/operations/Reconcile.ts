@@ -7,7 +7,7 @@
  */
 import { Clock, Effect, Option } from "effect"
 import type { Transaction } from "../Payment.ts"
-import { type LookupResult, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
+import { type LookupResult, TransactionRepo } from "../PaymentPorts.ts"
 import { isoOf } from "../Time.ts"
 import { recordCapture } from "./Capture.ts"
 import { guarded, loadTxn, lockOrder, saveTxn, unitOfWork } from "./Kit.ts"
@@ -17,6 +17,7 @@ import { attemptOutcome, unreachable } from "./ProviderStep.ts"
 import { type AttemptOutcome, record } from "./RecordAttempt.ts"
 import { recordTransfer } from "./RecordTransfer.ts"
 import { recordVoid } from "./Void.ts"
+import { providerOf } from "./Route.ts"
 
 export interface ReconcileOptions {
   /** Calls younger than this are left to their caller (default 60 s). */
@@ -65,7 +66,8 @@ const reconcileOne = (candidate: Transaction, now: number, options: ReconcileOpt
     const txn = Option.getOrUndefined(yield* (yield* TransactionRepo).findAny(candidate.id))
     const call = txn?.pending_call
     if (txn === undefined || call == null) return false
-    const provider = yield* PaymentProvider
+    // Asked where the call went: after a cascade, the channel the transaction moved to.
+    const provider = yield* providerOf(txn)
     const answer = yield* provider.lookup(call.key).pipe(
       Effect.map((a): LookupResult | "unanswerable" | "later" => a),
       Effect.catchTag("ProviderUnavailable", () =>

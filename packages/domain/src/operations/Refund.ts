@@ -20,10 +20,10 @@ import * as Money from "../Money.ts"
 import type { Refund } from "../MoneyOut.ts"
 import { duplicateOutflowReference, RefundRepo } from "../OutflowPorts.ts"
 import { refundView } from "../OutflowViews.ts"
-import { PaymentProvider } from "../PaymentPorts.ts"
 import { routeFor } from "../Routing.ts"
 import { type OriginalTarget, refundable, requireOneTarget, resolveOriginal, settledAmount } from "./Original.ts"
 import { parseOutflowAmount, refunds, send } from "./Outflow.ts"
+import { providerOf } from "./Route.ts"
 
 export interface RefundInput extends OriginalTarget {
   /** Decimal string; omitted refunds the remaining balance. */
@@ -66,7 +66,8 @@ export const createRefund = Effect.fn("Outflows.refund")(function*(account: Acco
   const { order, original } = yield* resolveOriginal(account.id, input, refundable)
   const requested = input.amount === undefined ? undefined : parseOutflowAmount(input.amount, order.currency, amountInvalid)
   if (requested instanceof Error) return yield* requested
-  const provider = yield* PaymentProvider
+  // A refund reverses money where it was taken: on the original's channel.
+  const provider = yield* providerOf(original)
   const unroutable = routeFor(provider, order.livemode)
   if (unroutable !== undefined) return yield* unroutable
   const refund = yield* send(refunds, {

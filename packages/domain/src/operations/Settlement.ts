@@ -6,8 +6,8 @@
  */
 import { Effect } from "effect"
 import type { Order, Transaction } from "../Payment.ts"
-import { PaymentProvider } from "../PaymentPorts.ts"
 import { guarded, loadTxn, lockOrder, nowIso, unitOfWork } from "./Kit.ts"
+import { providerOf } from "./Route.ts"
 
 export const whenSettled = <E, R>(
   candidate: Transaction,
@@ -16,7 +16,7 @@ export const whenSettled = <E, R>(
 ) =>
   guarded(candidate.order_id, Effect.gen(function*() {
     if (candidate.provider_transaction_id === null) return false
-    const provider = yield* PaymentProvider
+    const provider = yield* providerOf(candidate)
     const state = yield* provider.settlement(candidate.provider_transaction_id).pipe(
       Effect.catchTag("ProviderUnavailable", () => Effect.succeed("pending" as const))
     )

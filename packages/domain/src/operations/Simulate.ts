@@ -6,13 +6,14 @@ import { Clock, Effect, Option } from "effect"
 import type { Account } from "../Account.ts"
 import { invalidField, OrderNotFound, PaymentUnexpectedState } from "../Errors.ts"
 import * as Money from "../Money.ts"
-import { OrderRepo, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
+import { OrderRepo, TransactionRepo } from "../PaymentPorts.ts"
 import { isInFlight } from "../TransactionStatus.ts"
 import { cardDetails, revealCard } from "./Cards.ts"
 import { submitCardForm } from "./ClientPay.ts"
 import { latestAttempt, viewOrder } from "./Kit.ts"
 import { answerChallenge } from "./ThreeDs.ts"
 import { applyOutcome } from "./Outcome.ts"
+import { providerOf } from "./Route.ts"
 
 export type SimulateOutcome = "succeed" | "fail" | "expire" | "underpay" | "overpay"
 
@@ -45,7 +46,7 @@ export const simulate = Effect.fn("Payments.simulate")(function*(
     } else if (attempt.next_action?.type === "collect_cvv" || attempt.next_action?.type === "collect_card") {
       if (input.outcome === "expire") return yield* invalidField("outcome", "a card form awaiting the customer can succeed or fail")
       // The customer submits the form: the saved card with its CVC, or the provider's test card typed in.
-      const provider = yield* PaymentProvider
+      const provider = yield* providerOf(attempt)
       if (provider.testCards === undefined) {
         return yield* new PaymentUnexpectedState({ message: "This provider has no test cards to act as the customer with" })
       }

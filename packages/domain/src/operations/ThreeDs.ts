@@ -6,11 +6,12 @@ import { Effect, Option } from "effect"
 import type { Account } from "../Account.ts"
 import { OrderNotFound, PaymentUnexpectedState, TransactionNotFound } from "../Errors.ts"
 import { customerReturnUrl } from "../Payment.ts"
-import { OrderRepo, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
+import { OrderRepo, TransactionRepo } from "../PaymentPorts.ts"
 import { revise } from "../StateMachine.ts"
 import { cardDetails, revealCard } from "./Cards.ts"
 import { guarded, latestAttempt, loadTxn, lockOrder, nowIso, saveTxn, snapshot, unitOfWork } from "./Kit.ts"
 import { idempotencyKey, reserve, runAttempt } from "./ProviderStep.ts"
+import { onProviderOf } from "./Route.ts"
 import { record } from "./RecordAttempt.ts"
 
 export const completeThreeDs = Effect.fn("Payments.completeThreeDs")(function*(account: Account, orderId: string) {
@@ -19,7 +20,6 @@ export const completeThreeDs = Effect.fn("Payments.completeThreeDs")(function*(a
   if (Option.isNone(found)) return yield* new OrderNotFound({ message: `No order ${orderId}` })
   return yield* guarded(orderId, Effect.gen(function*() {
     const transactions = yield* TransactionRepo
-    const provider = yield* PaymentProvider
     const order = Option.getOrThrow(yield* orders.find(account.id, orderId))
     const attempt = latestAttempt(yield* transactions.listByOrder(order.id))
     if (attempt === undefined || attempt.payment_method !== "card") {
@@ -43,7 +43,8 @@ export const completeThreeDs = Effect.fn("Payments.completeThreeDs")(function*(a
       yield* saveTxn(txn)
       return txn
     }))
-    const recorded = yield* runAttempt("complete3ds", reserved, provider.authorizeCard({
+    // The challenge was the attempt's provider's: the authorization after it goes there too.
+    const recorded = yield* onProviderOf(reserved)(runAttempt("complete3ds", reserved, (provider) => provider.authorizeCard({
       reference: reserved.id,
       idempotency_key: reserved.pending_call!.key,
       card: cardDetails(card, undefined),
@@ -51,7 +52,7 @@ export const completeThreeDs = Effect.fn("Payments.completeThreeDs")(function*(a
       currency: order.currency,
       capture: order.capture_method === "automatic",
       authenticated: true
-    }), false)
+    }), false))
     return snapshot(recorded.order, recorded.txn)
   }))
 })

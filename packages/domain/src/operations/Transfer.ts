@@ -25,7 +25,6 @@ import type { Order, PaymentInstrument, Transaction } from "../Payment.ts"
 import { OrderRepo, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
 import { ClientSecretRepo } from "../ClientSecretPorts.ts"
 import { CardVault } from "../Ports.ts"
-import { routeFor } from "../Routing.ts"
 import { TransferRepo } from "../TransferPorts.ts"
 import {
   cardHolderOf,
@@ -35,7 +34,8 @@ import {
   type DestinationDetails,
   destinationInstrument,
   routeDestination,
-  validateTransfer
+  validateTransfer,
+  type ValidTransfer
 } from "../TransferRequest.ts"
 import { transferView } from "../TransferViews.ts"
 import { cardDetails, clientSecretAction, revealCard } from "./Cards.ts"
@@ -44,6 +44,7 @@ import { ANSWER_LOST, callAndRecord, idempotencyKey, reserve, type StepName } fr
 import { recordTransfer, transferOf } from "./RecordTransfer.ts"
 import { cardInstrument } from "./Instrument.ts"
 import { refuseTakenReference } from "./Target.ts"
+import { onRoute, providerOf, transferRoute } from "./Route.ts"
 
 /** Refusals the spec lists as transfer errors: the create or execute answers them as that error, after recording. */
 const DECLINES_AS_ERRORS = [
@@ -105,7 +106,7 @@ const claim = (order: Order, txn: Transaction, transfer: Transfer) =>
  */
 const sendPayout = (step: StepName, order: Order, txn: Transaction) =>
   Effect.gen(function*() {
-    const provider = yield* PaymentProvider
+    const provider = yield* providerOf(txn)
     const key = txn.pending_call!.key
     const card = order.card_token === null ? undefined : cardDetails(yield* revealCard(order.account_id, order.card_token), undefined)
     const recorded = yield* callAndRecord(step, "transfer", provider.payout({
@@ -129,8 +130,16 @@ export const createTransfer = Effect.fn("Transfers.create")(function*(account: A
   yield* refuseTakenReference(account.id, input.merchant_reference)
   const valid = validateTransfer(account, input)
   if (valid instanceof Error) return yield* Effect.fail(valid)
-  const unroutable = routeFor(yield* PaymentProvider, account.mode === "live") ?? routeDestination(valid)
-  if (unroutable !== undefined) return yield* Effect.fail(unroutable)
+  const route = yield* transferRoute(account, valid.channel_id, { method: valid.destination.code, currency: valid.currency, country: valid.country })
+  // The sandbox's own table of where each destination can be paid (contract.md, Transfers).
+  const unpayable = route[0].channel_id === undefined ? routeDestination(valid) : undefined
+  if (unpayable !== undefined) return yield* Effect.fail(unpayable)
+  return yield* onRoute(route)(createOn(account, valid))
+})
+
+/** Claim → call → record of a new transfer, on its route's provider (in context). */
+const createOn = (account: Account, valid: ValidTransfer) =>
+  Effect.gen(function*() {
   const ids = yield* Ids
   const instrument: PaymentInstrument = valid.card_token !== undefined
     ? yield* cardDestination(account.id, valid.details)
@@ -165,7 +174,7 @@ export const createTransfer = Effect.fn("Transfers.create")(function*(account: A
     decline_code: null,
     created_at: at,
     payment_method: born.payment_method,
-    channel_id: valid.channel_id,
+    channel_id: attempt.channel_id,
     payment_instrument: instrument,
     next_action: null
   })
@@ -182,7 +191,7 @@ export const createTransfer = Effect.fn("Transfers.create")(function*(account: A
   const transfer = (yield* decided(transferTransition(record, "sent", at))).next
   // From the claim on, nothing interrupts the call: its outcome must be recorded.
   return yield* Effect.uninterruptible(Effect.andThen(claim(order, txn, transfer), guarded(order.id, sendPayout("transfer", order, txn))))
-})
+  })
 
 /** Why a transfer cannot be executed now: its call is out, or it is not awaiting card collection. */
 const notAwaiting = (transfer: Transfer) =>

@@ -6,11 +6,12 @@
 import { Effect } from "effect"
 import * as Authorization from "../AuthorizationStatus.ts"
 import * as OrderAggregate from "../OrderStatus.ts"
-import { PaymentProvider, TransactionRepo, type VoidResult } from "../PaymentPorts.ts"
+import { TransactionRepo, type VoidResult } from "../PaymentPorts.ts"
 import * as Txn from "../TransactionStatus.ts"
 import { booksOf } from "./Books.ts"
 import { capturedOf, decided, emit, guarded, lockOrder, newTransaction, nowIso, saveOrder, saveTxn, snapshot, unitOfWork } from "./Kit.ts"
 import { callAndRecord, idempotencyKey, refusedCall, reserve } from "./ProviderStep.ts"
+import { providerOf, sameProvider } from "./Route.ts"
 
 /** The record step of a void; a no-op answering the current state when `key` was recorded already. */
 export const recordVoid = (orderId: string, voidId: string, answer: VoidResult | "unavailable", key: string) =>
@@ -55,7 +56,6 @@ export const recordVoid = (orderId: string, voidId: string, answer: VoidResult |
 
 export const voidAuthorization = (orderId: string) =>
   guarded(orderId, Effect.gen(function*() {
-    const provider = yield* PaymentProvider
     const reserved = yield* unitOfWork(Effect.gen(function*() {
       const order = yield* lockOrder(orderId)
       const transactions = yield* TransactionRepo
@@ -64,6 +64,7 @@ export const voidAuthorization = (orderId: string) =>
       const plan = Authorization.planVoid(books.book)
       if (plan instanceof Error) return yield* Effect.fail(plan)
       const born = yield* newTransaction(order, "void", plan.release, {
+        ...sameProvider(books.auth),
         parent_transaction_id: books.auth.id,
         payment_instrument: books.auth.payment_instrument
       })
@@ -72,6 +73,7 @@ export const voidAuthorization = (orderId: string) =>
       return { auth: books.auth, voidTxn: txn }
     }))
     const key = reserved.voidTxn.pending_call!.key
+    const provider = yield* providerOf(reserved.voidTxn)
     return yield* callAndRecord("void", "void", provider.voidCard({
       reference: reserved.voidTxn.id,
       idempotency_key: key,

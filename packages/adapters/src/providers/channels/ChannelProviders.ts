@@ -1,0 +1,92 @@
+/**
+ * The domain's ChannelProviders port: a channel's provider client, built from its credentials
+ * (opened here, never handed to the domain) with the official SDK of its provider. One client per
+ * channel for the life of the process: credentials never change once added (a new key is a new
+ * channel), and the Adyen adapter keeps per-channel state between calls.
+ *
+ * Where the providers live is configuration, not credentials: unset, the SDKs reach Stripe and
+ * Adyen themselves; `TENDER_STRIPE_API_URL` / `TENDER_ADYEN_API_URL` point every channel of that
+ * provider at another host (the repository's wire-level fakes, in tests and `tender` dev runs).
+ */
+import { type Channel, ChannelProviders, type PaymentProvider } from "@tender/domain"
+import { Effect, Layer, Option } from "effect"
+import { ChannelCredentials } from "../../storage/ChannelCredentials.ts"
+import { makeAdyenProvider } from "../adyen/AdyenProvider.ts"
+import { makeStripeProvider } from "../stripe/StripeProvider.ts"
+
+type Port = PaymentProvider["Service"]
+
+export interface ProviderEndpoints {
+  /** Stripe's API origin (`http://127.0.0.1:12111`); unset → api.stripe.com. */
+  readonly stripeApiUrl?: string | undefined
+  /** Adyen's Checkout base URL (`https://127.0.0.1:8443/v71`); unset → Adyen's test or live endpoint. */
+  readonly adyenApiUrl?: string | undefined
+  /** A PEM certificate to trust for Adyen besides the system's (a fake's self-signed one). */
+  readonly adyenCaCertificate?: string | undefined
+}
+
+export interface ChannelProvidersOptions extends ProviderEndpoints {
+  /** Tender's public URL: providers send the customer back to its 3-D Secure return route. */
+  readonly publicUrl: string
+  /** How long one provider call may take before its answer is given up as unknown. */
+  readonly timeoutMs?: number | undefined
+}
+
+/** Where a provider's 3-D Secure page sends the customer back to (the HTTP server's provider return route). */
+export const returnUrlOf = (publicUrl: string, channelId: string) =>
+  `${publicUrl.replace(/\/+$/, "")}/providers/${encodeURIComponent(channelId)}/return`
+
+const stripeEndpoint = (url: string | undefined) => {
+  if (url === undefined) return {}
+  const parsed = new URL(url)
+  const protocol = parsed.protocol === "http:" ? "http" as const : "https" as const
+  return { host: parsed.hostname, port: Number(parsed.port || (protocol === "http" ? 80 : 443)), protocol }
+}
+
+/** The provider client of one channel, as the port's PaymentProvider with the channel's id. */
+export const build = (channel: Channel.Channel, credentials: Channel.ProviderCredentials, options: ChannelProvidersOptions): Port => {
+  const returnUrl = returnUrlOf(options.publicUrl, channel.id)
+  const provider: Port = credentials.provider === "stripe"
+    ? makeStripeProvider({
+      secretKey: credentials.secret_key,
+      mode: channel.mode,
+      returnUrl,
+      timeoutMs: options.timeoutMs,
+      ...stripeEndpoint(options.stripeApiUrl)
+    })
+    : makeAdyenProvider({
+      apiKey: credentials.api_key,
+      merchantAccount: credentials.merchant_account,
+      environment: channel.mode,
+      liveEndpointUrlPrefix: credentials.live_url_prefix ?? undefined,
+      endpoint: options.adyenApiUrl,
+      caCertificate: options.adyenCaCertificate,
+      mode: channel.mode,
+      returnUrl,
+      timeoutMs: options.timeoutMs
+    })
+  // The adapter's own object, keeping its extra members (Adyen's return and notification hooks).
+  return Object.assign(provider, { channel_id: channel.id })
+}
+
+export const make = (options: ChannelProvidersOptions) =>
+  Effect.gen(function*() {
+    const credentials = yield* ChannelCredentials
+    const built = new Map<string, Port>()
+    return ChannelProviders.of({
+      provider: (channel) =>
+        Effect.gen(function*() {
+          const cached = built.get(channel.id)
+          if (cached !== undefined) return cached
+          const opened = yield* credentials.open(channel.account_id, channel.id)
+          // Every channel is stored with its credentials in one insert.
+          if (Option.isNone(opened)) return yield* Effect.die(new Error(`Channel ${channel.id} has no credentials`))
+          // Two first calls at once both build; the first stored is the one every caller keeps.
+          if (!built.has(channel.id)) built.set(channel.id, build(channel, opened.value, options))
+          return built.get(channel.id)!
+        })
+    })
+  })
+
+export const layer = (options: ChannelProvidersOptions): Layer.Layer<ChannelProviders, never, ChannelCredentials> =>
+  Layer.effect(ChannelProviders, make(options))

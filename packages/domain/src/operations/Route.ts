@@ -1,0 +1,131 @@
+/**
+ * Which provider an operation talks to. A new payment is routed over the account's channels
+ * (Routing.channelsFor): the first candidate is the `PaymentProvider` the operation runs with, the
+ * rest are its `Fallbacks`, tried in turn when the one before is definitely unreachable
+ * (ProviderStep.runAttempt). Everything after (capture, void, refund, payout, 3-D Secure,
+ * reconciliation, settlement) runs on the provider of the transaction it follows, never rerouted.
+ */
+import { Context, Effect, Option } from "effect"
+import type { AccountMode } from "../Account.ts"
+import { type Channel, PROVIDER_TRANSFERS } from "../Channel.ts"
+import { ChannelProviders, ChannelRepo } from "../ChannelPorts.ts"
+import { PaymentUnroutable, ProviderNotEnabledForMerchant, TransferNotSupportedByProvider, TransferUnroutable } from "../Errors.ts"
+import type { AccountId } from "../Ids.ts"
+import { PaymentProvider } from "../PaymentPorts.ts"
+import { channelsFor, type PaymentRoute, routeFor } from "../Routing.ts"
+
+type Provider = PaymentProvider["Service"]
+
+/** The providers after the current one on a new payment's route; none for follow-ups. */
+export const Fallbacks: Context.Reference<ReadonlyArray<Provider>> = Context.Reference<ReadonlyArray<Provider>>(
+  "@tender/domain/Fallbacks",
+  { defaultValue: () => [] }
+)
+
+interface Owner { readonly id: string; readonly mode: AccountMode }
+
+/** The built-in sandbox (the ambient PaymentProvider), if it may carry the account's money. */
+const sandbox = (owner: Owner) =>
+  Effect.gen(function*() {
+    const provider = yield* PaymentProvider
+    const unroutable = routeFor(provider, owner.mode === "live")
+    return unroutable === undefined ? provider : yield* unroutable
+  })
+
+/** Where a new payment of `owner` goes, in cascade order; `payment_unroutable` when nowhere. */
+export const routeOf = (owner: Owner, payment: PaymentRoute) =>
+  Effect.gen(function*() {
+    const route = channelsFor(owner, yield* (yield* ChannelRepo).listByAccount(owner.id as AccountId), payment)
+    if (route instanceof PaymentUnroutable) return yield* route
+    if (route._tag === "Sandbox") return [yield* sandbox(owner)] as const
+    const channels = yield* ChannelProviders
+    const [first, ...rest] = yield* Effect.forEach(route.channels, (channel) => channels.provider(channel))
+    return [first!, ...rest] as const
+  })
+
+/**
+ * Refuses, before anything is stored, what no provider could ever carry for `owner` (a checkout
+ * session, whose method is chosen later): a live account with no enabled live channel.
+ */
+export const refuseUnroutable = (owner: Owner) =>
+  Effect.gen(function*() {
+    const channels = yield* (yield* ChannelRepo).listByAccount(owner.id as AccountId)
+    if (channels.some((c) => c.status === "enabled" && c.mode === owner.mode)) return
+    yield* sandbox(owner)
+  })
+
+/** Runs `effect` on a new payment's route: its first provider, the rest as fallbacks. */
+export const onRoute = (route: readonly [Provider, ...Array<Provider>]) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  effect.pipe(Effect.provideService(PaymentProvider, route[0]), Effect.provideService(Fallbacks, route.slice(1)))
+
+/** The route of a payment already made: its order's method, currency and country. */
+export const orderRoute = (order: { readonly account_id: string; readonly livemode: boolean; readonly payment_method: string; readonly currency: string; readonly country: string }) =>
+  routeOf({ id: order.account_id, mode: order.livemode ? "live" : "test" }, {
+    method: order.payment_method,
+    currency: order.currency,
+    country: order.country
+  })
+
+/** The provider a transaction went to: its channel's, or the built-in sandbox. */
+export const providerOf = (txn: { readonly account_id: string; readonly channel_id: string | null }) =>
+  Effect.gen(function*() {
+    if (txn.channel_id === null) return yield* PaymentProvider
+    const channel = yield* (yield* ChannelRepo).get(txn.account_id as AccountId, txn.channel_id)
+    // Channels are disabled, never deleted: a transaction's channel is always there.
+    if (Option.isNone(channel)) return yield* Effect.die(new Error(`Channel ${txn.channel_id} of a transaction vanished`))
+    return yield* (yield* ChannelProviders).provider(channel.value)
+  })
+
+/** Runs `effect` on the provider `txn` went to, with no fallbacks (follow-ups never reroute). */
+export const onProviderOf = (txn: { readonly account_id: string; readonly channel_id: string | null }) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.flatMap(providerOf(txn), (provider) => onRoute([provider])(effect))
+
+/** What a transaction records of the provider it is made on (the one in context). */
+export const providerFields = (provider: Provider) => ({ provider: provider.name, channel_id: provider.channel_id ?? null })
+
+/** What a follow-up (capture, void, refund, payout) copies of the transaction it follows: its provider and channel. */
+export const sameProvider = (txn: { readonly provider: string; readonly channel_id: string | null }) => ({
+  provider: txn.provider,
+  channel_id: txn.channel_id
+})
+
+/**
+ * Where a transfer goes. A `channel_id` names the channel: it must be an enabled channel of the
+ * account's mode (else 409 `provider_not_enabled_for_merchant`) whose provider pays transfers (else
+ * 409 `transfer_not_supported_by_provider`). Without one, a test account with no channels uses the
+ * sandbox; otherwise the account's channels that pay transfers to the destination are the route,
+ * and none is 400 `transfer_unroutable` (or `payment_unroutable` when the account has no channel).
+ */
+export const transferRoute = (owner: Owner, channelId: string | null, destination: PaymentRoute) =>
+  Effect.gen(function*() {
+    const channels = yield* (yield* ChannelRepo).listByAccount(owner.id as AccountId)
+    const providers = yield* ChannelProviders
+    const paysTransfers = (channel: Channel) => PROVIDER_TRANSFERS[channel.provider]
+    if (channelId !== null) {
+      const named = channels.find((c) => c.id === channelId && c.status === "enabled" && c.mode === owner.mode)
+      if (named === undefined) {
+        return yield* new ProviderNotEnabledForMerchant({ message: `${channelId} is not an enabled ${owner.mode} channel of this account` })
+      }
+      if (!paysTransfers(named)) {
+        return yield* new TransferNotSupportedByProvider({ message: `Channel ${channelId} (${named.provider}) does not pay transfers` })
+      }
+      return [yield* providers.provider(named)] as const
+    }
+    const route = channelsFor(owner, channels.filter(paysTransfers), destination)
+    if (route instanceof PaymentUnroutable) {
+      const usable = channels.some((c) => c.status === "enabled" && c.mode === owner.mode)
+      return yield* (usable
+        ? new TransferUnroutable({ message: `No channel of this account pays a ${destination.method} transfer to ${destination.country} in ${destination.currency}; supply channel_id` })
+        : route)
+    }
+    if (route._tag === "Sandbox") {
+      // Channels exist, none pays transfers: a test account rehearses live routing, no sandbox fallback.
+      if (channels.some((c) => c.status === "enabled" && c.mode === owner.mode)) {
+        return yield* new TransferUnroutable({ message: "No channel of this account pays transfers; supply channel_id" })
+      }
+      return [yield* sandbox(owner)] as const
+    }
+    const [first, ...rest] = yield* Effect.forEach(route.channels, (channel) => providers.provider(channel))
+    return [first!, ...rest] as const
+  })
