@@ -18,6 +18,7 @@ import * as m0013 from "./0013_customer_return_url.ts"
 import * as m0014 from "./0014_channels.ts"
 import * as m0015 from "./0015_client_secret_token.ts"
 import * as m0016 from "./0016_transfer_token_index.ts"
+import * as m0018 from "./0018_provider_journal.ts"
 
 export interface Migration {
   readonly name: string
@@ -41,5 +42,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { name: "0013_customer_return_url", statements: m0013.statements },
   { name: "0014_channels", statements: m0014.statements },
   { name: "0015_client_secret_token", statements: m0015.statements },
-  { name: "0016_transfer_token_index", statements: m0016.statements }
+  { name: "0016_transfer_token_index", statements: m0016.statements },
+  { name: "0018_provider_journal", statements: m0018.statements }
 ]
