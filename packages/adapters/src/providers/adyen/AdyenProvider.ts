@@ -15,6 +15,12 @@
  * call's saved response, which says what became of it; if it was not, the probe itself is kept
  * under the key, which fences it: a late or retried call with the key gets the probe's answer back
  * and is read as not applied (ProviderUnavailable). docs/decisions.md, "Adyen provider", says why.
+ *
+ * What Adyen will not say again (the operation sent under each key, fenced keys, the shopper's
+ * redirectResult, notification outcomes) goes to a ProviderJournal (config `journal`). The
+ * PostgreSQL one is shared by every Tender process, so a lookup, a settlement check or a 3-D Secure
+ * completion in one process reads what another sent or was told, before and after a crash.
+ * docs/decisions.md, "Provider journal".
  */
 import { type Errors, PaymentProvider } from "@tender/domain"
 import type { AuthorizeResult, CaptureResult, LookupResult, PayoutResult, Unknown, VoidResult } from "@tender/domain"
