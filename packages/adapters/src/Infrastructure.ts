@@ -64,6 +64,9 @@ import * as RateLimiterRedis from "./ratelimit/RateLimiterRedis.ts"
 import { Redis } from "./redis/Redis.ts"
 import type { ChannelCredentials } from "./storage/ChannelCredentials.ts"
 import * as ChannelProvidersLive from "./providers/channels/ChannelProviders.ts"
+import type { ProviderJournal } from "./providers/shared/ProviderJournal.ts"
+import * as ProviderJournalMemory from "./providers/shared/ProviderJournalMemory.ts"
+import * as ProviderJournalPg from "./providers/shared/ProviderJournalPg.ts"
 import { readFileSync } from "node:fs"
 import * as AccountRepoMemory from "./storage/memory/AccountRepoMemory.ts"
 import * as CardVaultMemory from "./storage/memory/CardVaultMemory.ts"
@@ -122,6 +125,8 @@ export type StoragePorts =
   | ChannelCredentials
   /** The sandbox provider's own log lives beside Tender's storage (memory with memory, PostgreSQL with PostgreSQL). */
   | SandboxLedger
+  /** Provider adapters' own durable state (the Adyen adapter's journal), beside Tender's storage likewise. */
+  | ProviderJournal
 export type Ports =
   | StoragePorts
   | Locks
@@ -154,7 +159,8 @@ export const memoryStorage: Layer.Layer<StoragePorts, never, Ids> = Layer.mergeA
   ClientSecretRepoMemory.layer,
   ChannelRepoMemory.layer,
   ChannelRepoMemory.credentialsLayer,
-  SandboxLedgerMemory.layer
+  SandboxLedgerMemory.layer,
+  ProviderJournalMemory.layer
 ).pipe(Layer.provide(Layer.merge(MemoryDatabase.layer, VaultCipher.layer(randomKey))))
 
 /**
@@ -184,7 +190,8 @@ export const postgresStorage = (
       ClientSecretRepoPg.layer,
       ChannelRepoPg.layer,
       ChannelRepoPg.credentialsLayer,
-      SandboxLedgerPg.layer
+      SandboxLedgerPg.layer,
+      ProviderJournalPg.layer
     ).pipe(
       Layer.provide(VaultCipher.layer(Effect.succeed(key))),
       Layer.provideMerge(PgDatabase.layer(config))
@@ -215,7 +222,7 @@ export const provider = (config: TenderConfig): Layer.Layer<PaymentProvider, nev
   PaymentProviderSandbox.layer({ publicUrl: config.publicUrl ?? DEFAULT_PUBLIC_URL, latencyMs: config.sandboxLatencyMs })
 
 /** Channels' providers: each channel's own client, built from its credentials (providers/channels). */
-export const channelProviders = (config: TenderConfig): Layer.Layer<ChannelProviders, never, ChannelCredentials> =>
+export const channelProviders = (config: TenderConfig): Layer.Layer<ChannelProviders, never, ChannelCredentials | ProviderJournal> =>
   ChannelProvidersLive.layer({
     publicUrl: config.publicUrl ?? DEFAULT_PUBLIC_URL,
     stripeApiUrl: config.stripeApiUrl,

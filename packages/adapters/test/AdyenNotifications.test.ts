@@ -7,8 +7,8 @@ import { Cause, Effect, Exit } from "effect"
 import * as AdyenFake from "../src/providers/adyen/AdyenFake.ts"
 import { verify } from "../src/providers/adyen/AdyenNotifications.ts"
 import { sign } from "../src/providers/adyen/AdyenSignature.ts"
-import { type AdyenProvider, makeAdyenProvider } from "../src/providers/adyen/AdyenProvider.ts"
-import { notificationReceiver } from "./AdyenTestKit.ts"
+import type { AdyenProvider } from "../src/providers/adyen/AdyenProvider.ts"
+import { connect, notificationReceiver } from "./AdyenTestKit.ts"
 
 const HMAC_KEY = "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90"
 const OTHER_KEY = "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100"
@@ -27,17 +27,7 @@ afterAll(async () => {
   await receiver.close()
 })
 
-const provider = () =>
-  makeAdyenProvider({
-    apiKey: fake.apiKey,
-    merchantAccount: fake.merchantAccount,
-    environment: "test",
-    endpoint: fake.endpoint,
-    caCertificate: fake.caCertificate,
-    mode: "test",
-    returnUrl: "https://tender.test/return",
-    multipleCaptures: true
-  })
+const provider = () => connect(fake)
 
 const authorize = (via: AdyenProvider, reference: string, number: string, amount: number, capture: boolean) =>
   Effect.runPromise(via.authorizeCard({
@@ -103,7 +93,7 @@ describe("Adyen notifications", () => {
     }))
     if (captured._tag !== "Settling") throw new Error(JSON.stringify(captured))
     expect(await Effect.runPromise(via.settlement(captured.provider_transaction_id))).toBe("pending")
-    for (const body of await deliveriesAbout(auth.provider_transaction_id)) (await Effect.runPromise(verify(body, HMAC_KEY))).forEach(via.observe)
+    for (const body of await deliveriesAbout(auth.provider_transaction_id)) await Effect.runPromise(Effect.flatMap(verify(body, HMAC_KEY), Effect.forEach(via.observe)))
     expect(await Effect.runPromise(via.settlement(captured.provider_transaction_id))).toBe("settled")
   })
 

@@ -11,29 +11,14 @@ import { classify } from "../src/providers/adyen/AdyenClient.ts"
 import * as AdyenFake from "../src/providers/adyen/AdyenFake.ts"
 import { approved, failureOf, run, scenarios, unsupportedCalls } from "../src/providers/fake/ProviderScenarios.ts"
 import { verify } from "../src/providers/adyen/AdyenNotifications.ts"
-import { type AdyenProvider, FENCE_REFERENCE, layer, makeAdyenProvider } from "../src/providers/adyen/AdyenProvider.ts"
-import { sign } from "../src/providers/adyen/AdyenSignature.ts"
-import { answerChallenge, openChallenge } from "./AdyenTestKit.ts"
+import { type AdyenProvider, FENCE_REFERENCE, layer } from "../src/providers/adyen/AdyenProvider.ts"
+import { answerChallenge, connect, deliveryOf, observeNotifications, openChallenge, RETURN_URL } from "./AdyenTestKit.ts"
 
-const RETURN_URL = "https://tender.test/v1/providers/adyen/3ds-return"
 const HMAC_KEY = "0b6f0c2a5d1e4f8a9b3c7d2e1f0a4b5c6d7e8f9a0b1c2d3e4f5a6b7c8d9e0f1a"
 let fake: AdyenFake.AdyenFake
 let provider: AdyenProvider
 /** Gives up on an answer after 300 ms: the `timeout` fault's client. */
 let impatient: AdyenProvider
-
-const connect = (server: AdyenFake.AdyenFake, options: { timeoutMs?: number; multipleCaptures?: boolean } = {}) =>
-  makeAdyenProvider({
-    apiKey: server.apiKey,
-    merchantAccount: server.merchantAccount,
-    environment: "test",
-    endpoint: server.endpoint,
-    caCertificate: server.caCertificate,
-    timeoutMs: options.timeoutMs ?? 10_000,
-    multipleCaptures: options.multipleCaptures ?? true,
-    mode: "test",
-    returnUrl: RETURN_URL
-  })
 
 beforeAll(async () => {
   fake = await AdyenFake.start()
@@ -56,17 +41,7 @@ const { acrossRefusal, authorize, capture, lostAndRetried, lostAuthorization, ne
   held: (reference) => paymentsOf(reference).map((payment) => payment.pspReference)
 })
 
-/** Hands the fake's notifications about `psp` to the provider, verified as the notification route would. */
-const observeNotifications = async (via: AdyenProvider, psp: string) => {
-  const items = fake.notifications().filter((item) => item.pspReference === psp || item.originalReference === psp)
-  for (const item of items) {
-    const signed = { ...item, additionalData: { hmacSignature: signOf(item) } }
-    const parsed = await run(verify(JSON.stringify({ live: "false", notificationItems: [{ NotificationRequestItem: signed }] }), HMAC_KEY))
-    parsed.forEach(via.observe)
-  }
-}
-// The shared fake emits unsigned items (no notification URL); sign them as Adyen would for this key.
-const signOf = (item: AdyenFake.NotificationRequestItem) => sign(item, HMAC_KEY)
+const observe = (via: AdyenProvider, psp: string) => observeNotifications(fake, via, psp, HMAC_KEY)
 
 describe("Adyen provider on the fake", () => {
   it("approves a card, automatic capture captured at once", async () => {
@@ -104,7 +79,7 @@ describe("Adyen provider on the fake", () => {
     const back = await answerChallenge(challenge.challenge_url, fake.caCertificate, "approve")
     expect(back.startsWith(RETURN_URL)).toBe(true)
     expect(new URL(back).searchParams.get("tender_reference")).toBe(reference)
-    provider.challengeReturned(back)
+    await run(provider.challengeReturned(back))
     const after = await run(authorize(AdyenFake.CHALLENGE_CARD, { reference, key: `${reference}:authorize:2`, authenticated: true }))
     expect(after).toEqual({ _tag: "Approved", provider_transaction_id: challenge.provider_transaction_id, multicapture: true })
     expect(paymentsOf(reference)).toHaveLength(1)
@@ -115,7 +90,7 @@ describe("Adyen provider on the fake", () => {
     const reference = newReference()
     const challenge = await run(authorize(AdyenFake.CHALLENGE_CARD, { reference }))
     if (challenge._tag !== "ChallengeRequired") throw new Error(JSON.stringify(challenge))
-    provider.challengeReturned(await answerChallenge(challenge.challenge_url, fake.caCertificate, "deny"))
+    await run(provider.challengeReturned(await answerChallenge(challenge.challenge_url, fake.caCertificate, "deny")))
     const after = await run(authorize(AdyenFake.CHALLENGE_CARD, { reference, key: `${reference}:authorize:2`, authenticated: true }))
     expect(after).toEqual({ _tag: "Declined", decline_code: "authentication_failed", provider_transaction_id: challenge.provider_transaction_id })
   })
@@ -138,13 +113,13 @@ describe("Adyen provider on the fake", () => {
     if (last._tag !== "Settling") throw new Error(JSON.stringify(last))
     expect(paymentsOf(reference)[0]).toMatchObject({ captured: 800, captures: 2 })
     expect(await run(provider.settlement(partial.provider_transaction_id))).toBe("pending")
-    await observeNotifications(provider, auth.provider_transaction_id)
+    await observe(provider, auth.provider_transaction_id)
     expect(await run(provider.settlement(partial.provider_transaction_id))).toBe("settled")
     expect(await run(provider.settlement(last.provider_transaction_id))).toBe("settled")
     // More than is left is received too (Adyen checks modifications later); its failed notification never settles it.
     const over = await run(capture(auth.provider_transaction_id, 300, true, provider, 2).answer)
     if (over._tag !== "Settling") throw new Error(JSON.stringify(over))
-    await observeNotifications(provider, auth.provider_transaction_id)
+    await observe(provider, auth.provider_transaction_id)
     expect(await run(provider.settlement(over.provider_transaction_id))).toBe("pending")
   })
 
@@ -172,7 +147,7 @@ describe("Adyen provider on the fake", () => {
     const refunded = await run(provider.refund({ reference, idempotency_key: `${reference}:refund`, payment: auth.provider_transaction_id, amount: 400, currency: "EUR" }))
     if (refunded._tag !== "Pending") throw new Error(JSON.stringify(refunded))
     expect(await run(provider.settlement(refunded.provider_transaction_id))).toBe("pending")
-    await observeNotifications(provider, auth.provider_transaction_id)
+    await observe(provider, auth.provider_transaction_id)
     expect(await run(provider.settlement(refunded.provider_transaction_id))).toBe("settled")
 
     const manual = approved(await run(authorize("4111111111111111")))
@@ -201,15 +176,7 @@ describe("Adyen provider on the fake", () => {
   })
 
   it("an unresolvable host → ProviderUnavailable (nothing was sent)", async () => {
-    const nowhere = makeAdyenProvider({
-      apiKey: fake.apiKey,
-      merchantAccount: fake.merchantAccount,
-      environment: "test",
-      endpoint: "https://checkout.tender-nowhere.invalid/v72",
-      timeoutMs: 5_000,
-      mode: "test",
-      returnUrl: RETURN_URL
-    })
+    const nowhere = connect(fake, { endpoint: "https://checkout.tender-nowhere.invalid/v72", timeoutMs: 5_000 })
     const failure = await failureOf(authorize("4111111111111111", { via: nowhere }))
     expect(failure._tag).toBe("ProviderUnavailable")
     expect(failure.message).toMatch(/ENOTFOUND|EAI_AGAIN/)
@@ -278,7 +245,7 @@ describe("Adyen provider on the fake", () => {
     expect(paymentsOf(reference)).toEqual([])
     // The probe's own (failed) CANCELLATION notification concerns no payment: read as Other.
     const probe = fake.notifications().filter((item) => item.merchantReference === FENCE_REFERENCE).at(-1)!
-    const [read] = await run(verify(JSON.stringify({ live: "false", notificationItems: [{ NotificationRequestItem: { ...probe, additionalData: { hmacSignature: signOf(probe) } } }] }), HMAC_KEY))
+    const [read] = await run(verify(deliveryOf(probe, HMAC_KEY), HMAC_KEY))
     expect(read).toMatchObject({ _tag: "Other", event_code: "CANCELLATION", success: false })
   })
 

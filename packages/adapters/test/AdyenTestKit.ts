@@ -1,12 +1,34 @@
 /**
  * What Adyen tests play besides the fake: the shopper on its 3-D Secure page (over HTTPS with the
- * fake's certificate trusted; Node's fetch takes no CA option), and the merchant's notification
- * endpoint receiving its deliveries.
+ * fake's certificate trusted; Node's fetch takes no CA option), a provider connected to the fake, the merchant's notification
+ * endpoint receiving its deliveries, and the notification route handing them to the provider.
  */
 import * as http from "node:http"
 import * as https from "node:https"
 import type { AddressInfo } from "node:net"
-import { ACCEPTED } from "../src/providers/adyen/AdyenNotifications.ts"
+import type { AdyenFake, NotificationRequestItem } from "../src/providers/adyen/AdyenFake.ts"
+import { ACCEPTED, verify } from "../src/providers/adyen/AdyenNotifications.ts"
+import { type AdyenProvider, type AdyenProviderConfig, makeAdyenProvider } from "../src/providers/adyen/AdyenProvider.ts"
+import { sign } from "../src/providers/adyen/AdyenSignature.ts"
+import { run } from "../src/providers/fake/ProviderScenarios.ts"
+
+/** Tender's 3-D Secure return page, as the tests' providers name it. */
+export const RETURN_URL = "https://tender.test/v1/providers/adyen/3ds-return"
+
+/** A test-mode provider on `server` (multiple partial captures on, a 10 s timeout); `options` override. */
+export const connect = (server: AdyenFake, options: Partial<AdyenProviderConfig> = {}): AdyenProvider =>
+  makeAdyenProvider({
+    apiKey: server.apiKey,
+    merchantAccount: server.merchantAccount,
+    environment: "test",
+    endpoint: server.endpoint,
+    caCertificate: server.caCertificate,
+    timeoutMs: 10_000,
+    multipleCaptures: true,
+    mode: "test",
+    returnUrl: RETURN_URL,
+    ...options
+  })
 
 export interface PageAnswer { readonly status: number; readonly location: string | undefined; readonly body: string }
 
@@ -46,5 +68,20 @@ export const notificationReceiver = async () => {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/notifications`,
     bodies,
     close: () => new Promise<void>((resolve) => server.close(() => resolve()))
+  }
+}
+
+/** One notification item as Adyen delivers it for `hmacKey`: signed, alone in a request body. */
+export const deliveryOf = (item: NotificationRequestItem, hmacKey: string) =>
+  JSON.stringify({ live: "false", notificationItems: [{ NotificationRequestItem: { ...item, additionalData: { hmacSignature: sign(item, hmacKey) } } }] })
+
+/**
+ * Hands the fake's notifications about `psp` to the provider, verified as the notification route
+ * would. A fake without a notification URL emits unsigned items: they are signed here as Adyen would.
+ */
+export const observeNotifications = async (fake: AdyenFake, via: AdyenProvider, psp: string, hmacKey: string) => {
+  const items = fake.notifications().filter((item) => item.pspReference === psp || item.originalReference === psp)
+  for (const item of items) {
+    for (const notification of await run(verify(deliveryOf(item, hmacKey), hmacKey))) await run(via.observe(notification))
   }
 }

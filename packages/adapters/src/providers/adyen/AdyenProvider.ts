@@ -15,11 +15,19 @@
  * call's saved response, which says what became of it; if it was not, the probe itself is kept
  * under the key, which fences it: a late or retried call with the key gets the probe's answer back
  * and is read as not applied (ProviderUnavailable). docs/decisions.md, "Adyen provider", says why.
+ *
+ * What Adyen will not say again (the operation sent under each key, fenced keys, the shopper's
+ * redirectResult, notification outcomes) goes to a ProviderJournal (config `journal`). The
+ * PostgreSQL one is shared by every Tender process, so a lookup, a settlement check or a 3-D Secure
+ * completion in one process reads what another sent or was told, before and after a crash.
+ * docs/decisions.md, "Provider journal".
  */
 import { type Errors, PaymentProvider } from "@tender/domain"
 import type { AuthorizeResult, CaptureResult, LookupResult, PayoutResult, Unknown, VoidResult } from "@tender/domain"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option, Schema } from "effect"
 import { answersFor } from "../shared/CallFailure.ts"
+import { type Kind, ProviderJournal } from "../shared/ProviderJournal.ts"
+import * as ProviderJournalMemory from "../shared/ProviderJournalMemory.ts"
 import { type AdyenClientConfig, type AdyenFailure, type AdyenRawError, type AdyenSdk, call, make } from "./AdyenClient.ts"
 import { fromValidation, normalize } from "./AdyenDeclines.ts"
 import type { AdyenNotification } from "./AdyenNotifications.ts"
@@ -33,14 +41,22 @@ export interface AdyenProviderConfig extends AdyenClientConfig {
   readonly returnUrl: string
   /** The merchant account's "multiple partial captures" setting (enabled by Adyen on request). */
   readonly multipleCaptures?: boolean | undefined
+  /**
+   * Where the adapter keeps what Adyen will not tell it again (what it sent under each key, fenced
+   * keys, shoppers' redirectResults, notification outcomes). Default: a fresh journal in memory,
+   * which dies with the process; in production the PostgreSQL journal, shared by every process.
+   */
+  readonly journal?: ProviderJournal["Service"] | undefined
+  /** This channel's part of the journal (the merchant account and the channel id). Default: the merchant account. */
+  readonly journalScope?: string | undefined
 }
 
 /** The Adyen provider: the port, plus what Tender's return page and notification route hand it. */
 export interface AdyenProvider extends Port {
   /** The shopper came back from the challenge to `returnUrl`: the URL Adyen sent them to. */
-  readonly challengeReturned: (returnedTo: string) => void
+  readonly challengeReturned: (returnedTo: string) => Effect.Effect<void>
   /** A verified notification: settles captures and refunds for `settlement`. */
-  readonly observe: (notification: AdyenNotification) => void
+  readonly observe: (notification: AdyenNotification) => Effect.Effect<void>
 }
 
 /** Lookup's probe: a cancel of this (non-existent) payment, with this reference. */
@@ -126,43 +142,56 @@ const refusal = (error: AdyenRawError, fallback: string) => (error.errorCode ===
 
 const amountOf = (request: { readonly amount: number; readonly currency: string }) => ({ value: request.amount, currency: request.currency.toUpperCase() })
 
-type Operation = "authorize" | "capture" | "void" | "refund"
+const Operation = Schema.Literals(["authorize", "capture", "void", "refund"])
+type Operation = typeof Operation.Type
 
-/** How many entries each of the provider's in-memory records keeps; the oldest go first. */
-const REMEMBERED = 100_000
+/**
+ * What the journal holds per kind (the operation and the capture mode, never the card). Decoded on
+ * the way out: a row that is not what this adapter wrote is a defect, not a guess.
+ */
+const Journaled = {
+  /** Idempotency key → what was sent under it, so lookup knows what a replayed `received` answer was. */
+  sent: Schema.Struct({ operation: Operation, multicapture: Schema.Boolean }),
+  /** Idempotency key → fenced (lookup said NotReceived): never sent again, by any process. */
+  fenced: Schema.Literal(true),
+  /** Our reference → the redirectResult the shopper came back with. */
+  challenge_return: Schema.String,
+  /** Modification pspReference → its CAPTURE / REFUND notification's success. */
+  modification_outcome: Schema.Boolean
+} satisfies Record<Kind, Schema.Top>
 
-/** Sets `key` in an insertion-ordered map, forgetting the oldest entries past REMEMBERED. */
-const remember = <K, V>(map: Map<K, V>, key: K, value: V) => {
-  map.delete(key)
-  map.set(key, value)
-  for (const oldest of map.keys()) {
-    if (map.size <= REMEMBERED) break
-    map.delete(oldest)
-  }
-}
+type Journaled = { readonly [K in Kind]: (typeof Journaled)[K]["Type"] }
 
 export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = make(config)): AdyenProvider => {
   const timeoutMs = config.timeoutMs ?? 20_000
   const multipleCaptures = config.multipleCaptures ?? false
   const merchantAccount = config.merchantAccount
-  /**
-   * What this process sent under each key (the operation and the capture mode, never the card), so
-   * that lookup knows what a replayed `received` answer was. Lost on restart: lookup then tells
-   * a replayed authorization and cancel by their shape and asks again later about the rest.
-   */
-  const journal = new Map<string, { readonly operation: Operation; readonly multicapture: boolean }>()
-  /** Keys this process learnt are fenced (lookup said NotReceived): never sent again. */
-  const fenced = new Map<string, true>()
-  /** Our reference → the redirectResult the shopper came back with. */
-  const returned = new Map<string, string>()
-  /** Modification pspReference → its notification's outcome. */
-  const outcomes = new Map<string, boolean>()
+  const journal = config.journal ?? ProviderJournalMemory.make()
+  const scope = config.journalScope ?? merchantAccount
+  // Every kind's schema is JSON as it stands (encoded = decoded): one codec type serves them all.
+  const codec = (kind: Kind) => Journaled[kind] as unknown as Schema.Codec<unknown>
+  const remember = <K extends Kind>(kind: K, key: string, value: Journaled[K]) =>
+    journal.remember(scope, kind, key, Schema.encodeSync(codec(kind))(value))
+  const recall = <K extends Kind>(kind: K, key: string): Effect.Effect<Option.Option<Journaled[K]>> =>
+    journal.recall(scope, kind, key).pipe(
+      Effect.flatMap(Option.match({
+        onNone: () => Effect.succeed(Option.none()),
+        onSome: (value) => Effect.map(Schema.decodeUnknownEffect(codec(kind))(value), (decoded) => Option.some(decoded as Journaled[K]))
+      })),
+      Effect.orDie
+    )
+  const isFenced = (key: string) => Effect.map(recall("fenced", key), Option.isSome)
 
-  /** Refuses a key this process saw fenced; otherwise notes what is about to be sent under it. */
+  /**
+   * Refuses a key a lookup fenced (in any process sharing the journal); otherwise notes what is
+   * about to be sent under it. Without a shared journal (a restart on the memory one) lookup tells a
+   * replayed authorization and cancel by their shape and asks again later about the rest.
+   */
   const guard = (key: string, operation: Operation, multicapture = false) =>
-    fenced.has(key)
-      ? Effect.fail(unavailable("a lookup fenced this idempotency key; the call was not applied"))
-      : Effect.sync(() => remember(journal, key, { operation, multicapture }))
+    Effect.flatMap(isFenced(key), (fenced) =>
+      fenced
+        ? Effect.fail(unavailable("a lookup fenced this idempotency key; the call was not applied"))
+        : remember("sent", key, { operation, multicapture }))
 
   const readAuthorization = (multicapture: boolean) => (answer: PaymentAnswer) => {
     const outcome = authorizeOutcome(answer, multicapture)
@@ -180,7 +209,7 @@ export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = m
       const multicapture = !request.capture && multipleCaptures
       if (request.authenticated) {
         // Nothing is sent under this round's key before the shopper's answer is known.
-        const redirectResult = returned.get(request.reference)
+        const redirectResult = Option.getOrUndefined(yield* recall("challenge_return", request.reference))
         if (redirectResult === undefined) return yield* unavailable(`the shopper has not come back from the challenge of ${request.reference} yet`)
         yield* guard(request.idempotency_key, "authorize", multicapture)
         return yield* settle(
@@ -272,7 +301,8 @@ export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = m
 
   // Adyen has no API to ask about a modification: its notification is the answer.
   const settlement: Port["settlement"] = (providerTransactionId) =>
-    Effect.succeed(outcomes.get(modificationOf(providerTransactionId)) === true ? "settled" : "pending")
+    Effect.map(recall("modification_outcome", modificationOf(providerTransactionId)), (success) =>
+      Option.getOrElse(success, () => false) ? "settled" : "pending")
 
   const binLookup: Port["binLookup"] = (bin) =>
     call(() => sdk.payments.cardDetails({ merchantAccount, cardNumber: bin }), timeoutMs).pipe(
@@ -281,8 +311,7 @@ export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = m
     )
 
   /** What a replayed answer under `key` says of the call first made with it. */
-  const interpret = (key: string, answer: Record<string, unknown>): Effect.Effect<LookupResult, Errors.ProviderUnavailable> => {
-    const sent = journal.get(key)
+  const interpret = (key: string, answer: Record<string, unknown>, sent: Journaled["sent"] | undefined): Effect.Effect<LookupResult, Errors.ProviderUnavailable> => {
     if (typeof answer["resultCode"] === "string") {
       const outcome = authorizeOutcome(answer as PaymentAnswer, sent?.multicapture ?? false)
       if (outcome === undefined || outcome._tag === "Unknown") return Effect.fail(unavailable(`the payment's outcome is not known yet (${String(answer["resultCode"])})`))
@@ -293,10 +322,9 @@ export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = m
       return Effect.fail(unavailable("the key's answer is neither a payment nor a modification"))
     }
     if (received.reference === FENCE_REFERENCE && received.paymentPspReference === FENCE_PSP) {
-      remember(fenced, key, true)
-      return Effect.succeed({ _tag: "NotReceived" })
+      return Effect.as(remember("fenced", key, true), { _tag: "NotReceived" } as const)
     }
-    // Without this process's journal only a cancel (no amount) can be told apart; a capture and a refund answer alike.
+    // Without the journal's entry only a cancel (no amount) can be told apart; a capture and a refund answer alike.
     const operation = sent?.operation ?? (received.amount === undefined ? "void" : undefined)
     switch (operation) {
       case "capture":
@@ -311,15 +339,14 @@ export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = m
   }
 
   const lookup: Port["lookup"] = (key) =>
-    fenced.has(key)
-      ? Effect.succeed({ _tag: "NotReceived" })
-      : call(() => sdk.post(`/payments/${FENCE_PSP}/cancels`, { merchantAccount, reference: FENCE_REFERENCE }, key), timeoutMs).pipe(
-        Effect.mapError((failure) => answers.unreachable(failure, (error) => `${error.errorCode} ${error.message}`)),
-        Effect.flatMap((answer) =>
-          typeof answer === "object" && answer !== null
-            ? interpret(key, answer as Record<string, unknown>)
-            : Effect.fail(unavailable("the lookup's answer is not a JSON object")))
+    Effect.gen(function*() {
+      if (yield* isFenced(key)) return { _tag: "NotReceived" } as const
+      const answer = yield* call(() => sdk.post(`/payments/${FENCE_PSP}/cancels`, { merchantAccount, reference: FENCE_REFERENCE }, key), timeoutMs).pipe(
+        Effect.mapError((failure) => answers.unreachable(failure, (error) => `${error.errorCode} ${error.message}`))
       )
+      if (typeof answer !== "object" || answer === null) return yield* unavailable("the lookup's answer is not a JSON object")
+      return yield* interpret(key, answer as Record<string, unknown>, Option.getOrUndefined(yield* recall("sent", key)))
+    })
 
   return {
     name: "adyen",
@@ -329,14 +356,15 @@ export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = m
     ...answers.cardOnly("an Adyen card channel"),
     binLookup,
     challengeReturned: (returnedTo) => {
-      const url = new URL(returnedTo)
-      const reference = url.searchParams.get(REFERENCE_PARAM)
-      const redirectResult = url.searchParams.get("redirectResult")
-      if (reference !== null && redirectResult !== null) remember(returned, reference, redirectResult)
+      const url = URL.parse(returnedTo)
+      const reference = url?.searchParams.get(REFERENCE_PARAM) ?? null
+      const redirectResult = url?.searchParams.get("redirectResult") ?? null
+      return reference !== null && redirectResult !== null ? remember("challenge_return", reference, redirectResult) : Effect.void
     },
-    observe: (notification) => {
-      if (notification._tag === "Capture" || notification._tag === "Refund") remember(outcomes, notification.psp_reference, notification.success)
-    }
+    observe: (notification) =>
+      notification._tag === "Capture" || notification._tag === "Refund"
+        ? remember("modification_outcome", notification.psp_reference, notification.success)
+        : Effect.void
   }
 }
 

@@ -11,6 +11,7 @@
 import { type Channel, ChannelProviders, type PaymentProvider } from "@tender/domain"
 import { Effect, Layer, Option } from "effect"
 import { ChannelCredentials } from "../../storage/ChannelCredentials.ts"
+import { ProviderJournal } from "../shared/ProviderJournal.ts"
 import { makeAdyenProvider } from "../adyen/AdyenProvider.ts"
 import { makeStripeProvider } from "../stripe/StripeProvider.ts"
 
@@ -44,7 +45,12 @@ const stripeEndpoint = (url: string | undefined) => {
 }
 
 /** The provider client of one channel, as the port's PaymentProvider with the channel's id. */
-export const build = (channel: Channel.Channel, credentials: Channel.ProviderCredentials, options: ChannelProvidersOptions): Port => {
+export const build = (
+  channel: Channel.Channel,
+  credentials: Channel.ProviderCredentials,
+  options: ChannelProvidersOptions,
+  journal: ProviderJournal["Service"]
+): Port => {
   const returnUrl = returnUrlOf(options.publicUrl, channel.id)
   const provider: Port = credentials.provider === "stripe"
     ? makeStripeProvider({
@@ -63,7 +69,10 @@ export const build = (channel: Channel.Channel, credentials: Channel.ProviderCre
       caCertificate: options.adyenCaCertificate,
       mode: channel.mode,
       returnUrl,
-      timeoutMs: options.timeoutMs
+      timeoutMs: options.timeoutMs,
+      // Shared by every process on this storage: a lookup after a crash knows what was sent.
+      journal,
+      journalScope: `${credentials.merchant_account}/${channel.id}`
     })
   // The adapter's own object, keeping its extra members (Adyen's return and notification hooks).
   return Object.assign(provider, { channel_id: channel.id })
@@ -72,6 +81,7 @@ export const build = (channel: Channel.Channel, credentials: Channel.ProviderCre
 export const make = (options: ChannelProvidersOptions) =>
   Effect.gen(function*() {
     const credentials = yield* ChannelCredentials
+    const journal = yield* ProviderJournal
     const built = new Map<string, Port>()
     return ChannelProviders.of({
       provider: (channel) =>
@@ -82,11 +92,11 @@ export const make = (options: ChannelProvidersOptions) =>
           // Every channel is stored with its credentials in one insert.
           if (Option.isNone(opened)) return yield* Effect.die(new Error(`Channel ${channel.id} has no credentials`))
           // Two first calls at once both build; the first stored is the one every caller keeps.
-          if (!built.has(channel.id)) built.set(channel.id, build(channel, opened.value, options))
+          if (!built.has(channel.id)) built.set(channel.id, build(channel, opened.value, options, journal))
           return built.get(channel.id)!
         })
     })
   })
 
-export const layer = (options: ChannelProvidersOptions): Layer.Layer<ChannelProviders, never, ChannelCredentials> =>
+export const layer = (options: ChannelProvidersOptions): Layer.Layer<ChannelProviders, never, ChannelCredentials | ProviderJournal> =>
   Layer.effect(ChannelProviders, make(options))

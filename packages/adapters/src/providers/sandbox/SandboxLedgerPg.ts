@@ -3,8 +3,9 @@
  * process on the database, as a real provider's records are shared by all its clients.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
+import { outsideUnitOfWork } from "../../storage/postgres/UnitOfWorkPg.ts"
 import { type Entry, FENCED, type Operation, SandboxLedger } from "./SandboxLedger.ts"
 
 interface Row {
@@ -20,10 +21,8 @@ export const layer: Layer.Layer<SandboxLedger, never, PgClient.PgClient | SqlCli
   Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
     const client = yield* SqlClient.SqlClient
-    // The provider's writes are not part of Tender's transaction: drop the caller's transaction
-    // connection, so each statement runs on a pool connection and commits at once.
-    const outsideUnitOfWork = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-      Effect.updateContext(effect, (context: Context.Context<R>) => Context.omit(client.transactionService)(context) as Context.Context<R>)
+    // The provider's writes are not part of Tender's transaction: each statement commits at once.
+    const outside = outsideUnitOfWork(client)
 
     const claim = (key: string, entry: Entry) =>
       Effect.gen(function*() {
@@ -45,7 +44,7 @@ export const layer: Layer.Layer<SandboxLedger, never, PgClient.PgClient | SqlCli
       }).pipe(
         // Storage failure is a defect, as in every repository; a real provider call would time out.
         Effect.orDie,
-        outsideUnitOfWork
+        outside
       )
 
     return SandboxLedger.of({ claim })
