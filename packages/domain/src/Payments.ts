@@ -14,7 +14,7 @@ import { OrderRepo, PaymentProvider, TransactionRepo } from "./PaymentPorts.ts"
 import { ChannelProviders, ChannelRepo } from "./ChannelPorts.ts"
 import type { CreatePaymentInput } from "./PaymentRequest.ts"
 import { type OrderView, type PaymentSnapshot, type TransactionView, transactionView } from "./PaymentViews.ts"
-import { CardVault, CvcStore, type KeyHasher, Locks, UnitOfWork } from "./Ports.ts"
+import { type AccountRepo, CardVault, CvcStore, type KeyHasher, Locks, UnitOfWork } from "./Ports.ts"
 import type { ClientSecretRepo } from "./ClientSecretPorts.ts"
 import { search, type SearchInput, type SearchResult } from "./Search.ts"
 import { CheckoutSessionRepo } from "./SessionPorts.ts"
@@ -94,7 +94,7 @@ export class Payments extends Context.Service<Payments, {
       const context = yield* Effect.context<
         OrderRepo | TransactionRepo | CheckoutSessionRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | CvcStore | Locks | Ids | CustomerRepo
         // routing: the account's channels and their providers (operations/Route.ts)
-        | ChannelRepo | ChannelProviders
+        | ChannelRepo | ChannelProviders | AccountRepo
         // the settlement worker and reconciliation also record refunds, payouts (operations/Outflow.ts) and transfers
         | RefundRepo | PayoutRepo | TransferRepo
         // a card form's client secret is stored when minted (operations/Cards.ts)

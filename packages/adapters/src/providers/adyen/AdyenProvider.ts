@@ -235,6 +235,8 @@ export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = m
           ...(request.card.cvc === undefined ? {} : { cvc: request.card.cvc })
         },
         returnUrl: returnUrl.toString(),
+        // A merchant-initiated charge on a stored card: a continued authority, no shopper to challenge.
+        ...(request.merchant_initiated === true ? { shopperInteraction: "ContAuth", recurringProcessingModel: "UnscheduledCardOnFile" } : {}),
         ...(request.capture ? {} : { additionalData: { manualCapture: "true" } })
       }
       return yield* settle(
