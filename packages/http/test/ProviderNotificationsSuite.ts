@@ -305,5 +305,44 @@ export const providerNotificationsSuite = (storage: Pick<TenderConfig, "storage"
       expect(await (await deliverAdyen(item)).text()).toBe("[accepted]")
       expect(await stateOf(orderId)).toEqual(settled)
     })
+
+    it("a capture whose answer was lost is recorded from its CAPTURE notification (Adyen names it by the payment's reference)", async () => {
+      const reply = await charge(adyenShop, AdyenFake.APPROVED_CARDS[0], { capture_method: "manual", amount: "30.00" })
+      expect(reply.status).toBe(200)
+      const orderId = reply.json.order_id as string
+      adyen.fault("captures", "applyThenDrop")
+      const lost = await fetchJson(adyenShop, "/v1/payments/capture", { order_id: orderId })
+      expect({ status: lost.status, code: lost.json?.code }).toEqual({ status: 409, code: "card_payment_in_progress" })
+      const capture = (await transactionsOf(orderId)).find((t) => t.kind === "capture")!
+      expect(capture.pending_call?.operation).toBe("capture")
+      const payment = adyen.payments().find((p) => p.merchantReference === reply.json.transaction_id)!
+      const item = adyenItem("CAPTURE", payment.pspReference)
+      expect(item.merchantReference).toBe(reply.json.transaction_id)
+
+      expect(await (await deliverAdyen(item)).text()).toBe("[accepted]")
+      expect(await transaction(capture.id)).toMatchObject({
+        status: "completed",
+        pending_call: null,
+        provider_transaction_id: `${payment.pspReference}/${item.pspReference}`
+      })
+    })
+
+    it("REFUND settles a pending refund (once: a redelivery changes nothing)", async () => {
+      const reply = await charge(adyenShop, AdyenFake.APPROVED_CARDS[0], { amount: "20.00" })
+      expect(reply.status).toBe(200)
+      const orderId = reply.json.order_id as string
+      const refund = await fetchJson(adyenShop, "/v1/refunds", { order_id: orderId, amount: "5.00" })
+      expect({ status: refund.status, state: refund.json.status }).toEqual({ status: 201, state: "pending" })
+      const refundTxn = await transaction(refund.json.transaction_id as string)
+      expect(refundTxn).toMatchObject({ status: "processing", pending_call: null })
+      const item = adyenItem("REFUND", refundTxn.provider_transaction_id!)
+      expect(item.amount).toEqual({ value: 500, currency: "EUR" })
+
+      expect(await (await deliverAdyen(item)).text()).toBe("[accepted]")
+      expect(await transaction(refundTxn.id)).toMatchObject({ status: "completed" })
+      const settled = await stateOf(orderId)
+      expect(await (await deliverAdyen(item)).text()).toBe("[accepted]")
+      expect(await stateOf(orderId)).toEqual(settled)
+    })
   })
 }
