@@ -115,48 +115,36 @@ export const verify = (rawBody: string, hmacKey: string) =>
  * that say nothing of a payment (`Other`).
  */
 export const noticesOf = (item: AdyenNotification): ReadonlyArray<ProviderNotice> => {
-  const about = { reference: item.merchant_reference, amount: item.amount, currency: item.currency.toUpperCase() }
-  const settlement = item.success ? "settled" as const : "failed" as const
+  const psp = item.psp_reference
+  /** One notice; `settles`: a capture's or refund's outcome also settles (or fails) it. */
+  const notice = (answer: ProviderNotice["answer"], settles = false): ReadonlyArray<ProviderNotice> => [{
+    reference: item.merchant_reference,
+    amount: item.amount,
+    currency: item.currency.toUpperCase(),
+    answer,
+    ...(settles ? { settlement: item.success ? "settled" as const : "failed" as const } : {})
+  }]
   switch (item._tag) {
     case "Authorisation":
-      return [{
-        ...about,
-        answer: {
-          _tag: "Authorize",
-          result: item.success
-            // Multiple partial captures are a merchant-account setting Tender's channels leave off (AdyenProvider).
-            ? { _tag: "Approved", provider_transaction_id: item.psp_reference, multicapture: false }
-            : { _tag: "Declined", decline_code: item.decline_code ?? "card_declined", provider_transaction_id: item.psp_reference }
-        }
-      }]
+      return notice({
+        _tag: "Authorize",
+        result: item.success
+          // Multiple partial captures are a merchant-account setting Tender's channels leave off (AdyenProvider).
+          ? { _tag: "Approved", provider_transaction_id: psp, multicapture: false }
+          : { _tag: "Declined", decline_code: item.decline_code ?? "card_declined", provider_transaction_id: psp }
+      })
     case "Capture":
-      return item.original_reference === undefined ? [] : [{
-        ...about,
-        answer: {
-          _tag: "Capture",
-          result: item.success
-            ? { _tag: "Settled", provider_transaction_id: captureId(item.original_reference, item.psp_reference) }
-            : { _tag: "Refused", decline_code: "capture_refused" }
-        },
-        settlement
-      }]
+      if (item.original_reference === undefined) return []
+      return notice({
+        _tag: "Capture",
+        result: item.success
+          ? { _tag: "Settled", provider_transaction_id: captureId(item.original_reference, psp) }
+          : { _tag: "Refused", decline_code: "capture_refused" }
+      }, true)
     case "Cancellation":
-      return [{
-        ...about,
-        answer: {
-          _tag: "Void",
-          result: item.success ? { _tag: "Voided", provider_transaction_id: item.psp_reference } : { _tag: "Refused", decline_code: "void_refused" }
-        }
-      }]
+      return notice({ _tag: "Void", result: item.success ? { _tag: "Voided", provider_transaction_id: psp } : { _tag: "Refused", decline_code: "void_refused" } })
     case "Refund":
-      return [{
-        ...about,
-        answer: {
-          _tag: "Refund",
-          result: item.success ? { _tag: "Paid", provider_transaction_id: item.psp_reference } : { _tag: "Refused", decline_code: "refund_refused" }
-        },
-        settlement
-      }]
+      return notice({ _tag: "Refund", result: item.success ? { _tag: "Paid", provider_transaction_id: psp } : { _tag: "Refused", decline_code: "refund_refused" } }, true)
     case "Other":
       return []
   }
