@@ -167,6 +167,16 @@ export const providerNotificationsSuite = (storage: Pick<TenderConfig, "storage"
     if (caDir !== undefined) rmSync(caDir, { recursive: true, force: true })
   })
 
+  describe("the route", () => {
+    it("is outside /v1 (no API key), POST only (405 with Allow), and caps the body (413) before verifying anything", async () => {
+      const read = await fetch(`${server.baseUrl}/providers/${stripeShop.channelId}/notifications`)
+      expect({ status: read.status, allow: read.headers.get("allow") }).toEqual({ status: 405, allow: "POST" })
+      await expectEnvelope(read, 405, "method_not_allowed")
+      const huge = JSON.stringify({ padding: "x".repeat(1024 * 1024 + 1) })
+      await expectEnvelope(await deliver(stripeShop.channelId, huge, signedStripe(huge)), 413, "payload_too_large")
+    })
+  })
+
   describe("Stripe channel", () => {
     it("unverified (wrong secret, no signature, unknown channel) → 401 invalid_signature, nothing applied; the signed event then records the payment in doubt", async () => {
       const { txn, intent } = await stripeInDoubt()
