@@ -229,6 +229,21 @@ export const providerNotificationsSuite = (storage: Pick<TenderConfig, "storage"
       expect(await transaction(txnId)).toMatchObject({ status: "failed", decline_code: "insufficient_funds", pending_call: null })
     })
 
+    it("a refund whose answer was lost is recorded from refund.created (its metadata names the refund)", async () => {
+      const reply = await charge(stripeShop, "4242424242424242", { amount: "12.00" })
+      expect(reply.status).toBe(200)
+      const orderId = reply.json.order_id as string
+      stripe.fault("refund", "applyThenDrop", 2)
+      await fetchJson(stripeShop, "/v1/refunds", { order_id: orderId, amount: "2.00" })
+      const refundTxn = (await transactionsOf(orderId)).find((t) => t.kind === "refund")!
+      expect(refundTxn.pending_call?.operation).toBe("refund")
+      const made = stripe.refunds().find((r) => r.metadata["tender_reference"] === refundTxn.id)!
+
+      const created = stripe.events().filter((e) => e.type === "refund.created" && JSON.parse(e.payload).data.object.id === made.id).at(-1)!
+      expect((await deliverStripe(created.payload)).status).toBe(200)
+      expect(await transaction(refundTxn.id)).toMatchObject({ status: "completed", pending_call: null, provider_transaction_id: made.id })
+    })
+
     it("an amount that disagrees → 422 validation_error, nothing applied", async () => {
       const { txn } = await stripeInDoubt()
       const payload = stripeEvent("payment_intent.succeeded", txn.id)
