@@ -118,7 +118,7 @@ export const authorizeOutcome = (answer: PaymentAnswer, multicapture: boolean): 
 }
 
 /** A capture's provider id: the payment's pspReference (refunds need it) and the capture's (its notification). */
-const captureId = (paymentPsp: string, capturePsp: string) => `${paymentPsp}/${capturePsp}`
+export const captureId = (paymentPsp: string, capturePsp: string) => `${paymentPsp}/${capturePsp}`
 const paymentOf = (providerId: string) => providerId.split("/")[0]!
 const modificationOf = (providerId: string) => providerId.split("/").at(-1)!
 

@@ -98,7 +98,8 @@ const refusal = (error: StripeRawError, fallback: string) => {
   }
 }
 
-const refundResult = (refund: Stripe.Refund): PayoutResult =>
+/** What a refund's status says (a refund's answer, its lookup, its notification). */
+export const refundResult = (refund: { readonly id: string; readonly status: string | null }): PayoutResult =>
   refund.status === "succeeded"
     ? { _tag: "Paid", provider_transaction_id: refund.id }
     : refund.status === "pending" || refund.status === "requires_action"
