@@ -164,8 +164,18 @@ export class PaymentProvider extends Context.Service<PaymentProvider, {
     readonly currency: string
     /** `true` settles at once (automatic capture); `false` holds (manual capture). */
     readonly capture: boolean
-    /** The 3-D Secure challenge was passed for this attempt. */
+    /**
+     * The 3-D Secure challenge was passed for this attempt: this is the authorization after it
+     * (the real adapters then send the provider's own follow-up, not a new charge).
+     */
     readonly authenticated: boolean
+    /**
+     * A merchant-initiated charge of a stored card: exempt from the customer's authentication (no
+     * customer is there to answer a challenge). Not `authenticated`: nothing was challenged, and a
+     * provider that reads `authenticated` as "after the challenge" would look for a first round
+     * that never happened.
+     */
+    readonly merchant_initiated?: boolean | undefined
   }): Effect.Effect<AuthorizeResult | Unknown, ProviderUnavailable>
   captureCard(request: {
     readonly reference: string

@@ -121,8 +121,8 @@ const proceed = (order: Order, txn: Transaction, valid: ValidPayment, plan: Plan
           amount: order.amount,
           currency: order.currency,
           capture: order.capture_method === "automatic",
-          // merchant-initiated charges are exempt from the customer's authentication
-          authenticated: valid.merchant_initiated
+          authenticated: false,
+          merchant_initiated: valid.merchant_initiated
         }), valid.merchant_initiated)
         return snapshot(recorded.order, recorded.txn)
       }

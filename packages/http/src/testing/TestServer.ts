@@ -19,8 +19,11 @@ export interface TestServer {
   readonly accounts: Accounts["Service"]
   /** The events recorded for an order, oldest first (the outbox, read in-process). */
   readonly events: (orderId: string) => Effect.Effect<ReadonlyArray<Payment.PaymentEvent>>
-  /** Runs an effect over the server's own ports, e.g. to store a record that no request can create. */
-  readonly run: <A, E>(effect: Effect.Effect<A, E, Infrastructure.Ports>) => Promise<A>
+  /**
+   * Runs an effect over the server's own ports and use cases, e.g. to store a record that no request
+   * can create, or to do what an operator's CLI does (Channels.add).
+   */
+  readonly run: <A, E>(effect: Effect.Effect<A, E, Infrastructure.Ports | Layer.Success<typeof UseCases.layer>>) => Promise<A>
   readonly close: () => Promise<void>
 }
 
@@ -39,7 +42,8 @@ export const startTestServer = async (
   options: Partial<Server.ServerOptions> = {},
   /** Routes added beside the API (e.g. one that fails, to see how the gateway renders a defect). */
   extraRoutes: Layer.Layer<never, never, HttpRouter.HttpRouter> = Layer.empty,
-  storage: Pick<TenderConfig, "storage" | "dataDir" | "sandboxLatencyMs"> = { storage: "memory", dataDir: ".tender-test" }
+  /** Storage, and where provider channels' calls go (the wire-level fakes: stripeApiUrl, adyenApiUrl, adyenCaFile). */
+  storage: Pick<TenderConfig, "storage" | "dataDir" | "sandboxLatencyMs" | "stripeApiUrl" | "adyenApiUrl" | "adyenCaFile"> = { storage: "memory", dataDir: ".tender-test" }
 ): Promise<TestServer> => {
   const port = await freePort()
   const infrastructure = Infrastructure.layer({ ...storage, publicUrl: `http://127.0.0.1:${port}` })

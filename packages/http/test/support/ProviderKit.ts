@@ -1,0 +1,88 @@
+/**
+ * A real server over the Stripe and Adyen wire-level fakes (Fakes.ts: its config points every
+ * channel there), with what an operator does to it: accounts, and channels added through the
+ * Channels use case (what `tender accounts channels add` runs), with credentials the fakes accept.
+ * Used by ProviderContract.test.ts; nothing here asserts.
+ */
+import * as Fakes from "@tender/adapters/providers/fake/Fakes"
+import { type Channel, Channels, TransactionRepo } from "@tender/domain"
+import { Effect } from "effect"
+import type { Credentials } from "@tender/client/Testing"
+import { startTestServer, type TestServer } from "../../src/testing/TestServer.ts"
+
+export type Merchant = Credentials & { readonly account_id: string; readonly publishable_key: string }
+
+/** The notification HMAC key the Adyen channels are given (hex, as Adyen shows it). */
+const HMAC_KEY = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"
+
+export interface Rig {
+  readonly server: TestServer
+  readonly fakes: Fakes.Fakes
+  readonly merchant: (mode: "test" | "live") => Promise<Merchant>
+  /** Adds a channel as the operator's CLI does; its credentials are the ones the rig's fakes accept. */
+  readonly addChannel: (
+    account: Merchant,
+    provider: Channel.ProviderName,
+    mode: "test" | "live",
+    priority?: number
+  ) => Promise<Channel.Channel>
+  readonly disableChannel: (account: Merchant, channelId: string) => Promise<Channel.Channel>
+  /** The order's transactions as stored (what the API does not show: the channel each went to). */
+  readonly transactionsOf: (orderId: string) => Promise<ReadonlyArray<{ readonly id: string; readonly kind: string; readonly channel_id: string | null; readonly provider: string }>>
+  readonly close: () => Promise<void>
+}
+
+/**
+ * Starts both fakes and a server pointed at them. A Stripe fake takes one mode's keys: `stripeKey`
+ * set (`sk_live_…` for live channels) is the only key it accepts, unset any `sk_test_…`.
+ */
+export const startRig = async (options: { readonly stripeKey?: string } = {}): Promise<Rig> => {
+  const fakes = await Fakes.start({ stripe: { apiKey: options.stripeKey } })
+  const server = await startTestServer(
+    { rateLimit: { perSecond: 10_000, burst: 10_000 } },
+    undefined,
+    { storage: "memory", dataDir: ".tender-test", ...fakes.config }
+  ).catch(async (error: unknown) => {
+    await fakes.close()
+    throw error
+  })
+  let seq = 0
+  const credentials = (provider: Channel.ProviderName, mode: "test" | "live") =>
+    provider === "stripe"
+      ? { secret_key: options.stripeKey ?? "sk_test_contract", webhook_secret: "whsec_contract" }
+      : {
+        api_key: fakes.adyen.apiKey,
+        merchant_account: fakes.adyen.merchantAccount,
+        hmac_key: HMAC_KEY,
+        ...(mode === "live" ? { live_url_prefix: "1797a841fbb37ca7-TenderFake" } : {})
+      }
+  return {
+    server,
+    fakes,
+    merchant: (mode) => Effect.runPromise(server.accounts.create({ name: `contract-${mode}-${++seq}`, mode })),
+    addChannel: (account, provider, mode, priority = 0) =>
+      server.run(Effect.gen(function*() {
+        return yield* (yield* Channels).add(account.account_id, {
+          provider,
+          mode,
+          methods: null,
+          currencies: null,
+          countries: null,
+          priority,
+          credentials: credentials(provider, mode)
+        })
+      }).pipe(Effect.orDie)),
+    disableChannel: (account, channelId) =>
+      server.run(Effect.gen(function*() {
+        return yield* (yield* Channels).disable(account.account_id, channelId)
+      }).pipe(Effect.orDie)),
+    transactionsOf: (orderId) =>
+      server.run(Effect.gen(function*() {
+        return yield* (yield* TransactionRepo).listByOrder(orderId)
+      })),
+    close: async () => {
+      await server.close()
+      await fakes.close()
+    }
+  }
+}
