@@ -13,7 +13,8 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { REFUSAL_REASONS, refusalCard } from "@tender/adapters/providers/adyen/AdyenFake"
 import { TEST_CARDS } from "@tender/adapters/providers/stripe/StripeFake"
-import { type Merchant, type Rig, startRig } from "./support/ProviderKit.ts"
+import { send } from "@tender/client/Testing"
+import { type Merchant, payInBrowser, type Rig, startRig } from "./support/ProviderKit.ts"
 import { apiError, type TenderPromiseClient, typedClient } from "./support/Typed.ts"
 
 type ProviderName = "sandbox" | "stripe" | "adyen"
@@ -167,5 +168,160 @@ describe.each(ROWS)("contract: $provider", (row) => {
     expect(await reconcile(rig)).toBeGreaterThanOrEqual(1)
     expect((await tender.orders.get({ params: { id: order.id } })).status).toBe("succeeded")
     expect(chargesAt(payment!)).toBe(1)
+  })
+})
+
+describe("live mode on the fakes", () => {
+  const LIVE_KEY = "sk_live_contract"
+  let rig: Rig
+  /** A live account whose only channel is Stripe. */
+  let stripeShop: Merchant
+  let stripeChannel: string
+  /** A live account with Stripe first (priority 10) and Adyen after it. */
+  let cascadeShop: Merchant
+  let cascadeStripe: string
+  let cascadeAdyen: string
+  /** A live account without channels. */
+  let bareShop: Merchant
+
+  beforeAll(async () => {
+    rig = await startRig({ stripeKey: LIVE_KEY })
+    stripeShop = await rig.merchant("live")
+    stripeChannel = (await rig.addChannel(stripeShop, "stripe", "live")).id
+    cascadeShop = await rig.merchant("live")
+    cascadeStripe = (await rig.addChannel(cascadeShop, "stripe", "live", 10)).id
+    cascadeAdyen = (await rig.addChannel(cascadeShop, "adyen", "live", 0)).id
+    bareShop = await rig.merchant("live")
+  }, 60_000)
+  afterAll(() => rig?.close())
+
+  const urls = { success_url: "https://shop.example/ok", cancel_url: "https://shop.example/cancel" }
+  const post = (as: Merchant, path: string, body: unknown) => send(rig.server, as, "POST", path, { body: JSON.stringify(body) })
+  const get = (as: Merchant, path: string) => send(rig.server, as, "GET", path)
+
+  /** A customer-present live card payment: POST /v1/payments waits for the card (collect_card); the browser pays it. */
+  const livePayment = async (as: Merchant, number = "4242424242424242") => {
+    const created = await post(as, "/v1/payments", {
+      amount: "42.00", currency: "EUR", country: "NL", merchant_reference: ref("live"), payment_method: { code: "card" }, ...urls
+    })
+    expect(created.status, created.text).toBe(200)
+    expect(created.json).toMatchObject({ status: "requires_action", next_action: { type: "collect_card" } })
+    const paid = await payInBrowser(rig.server.baseUrl, as.publishable_key, created.json.next_action.client_secret, number)
+    return { order_id: created.json.order_id as string, paid }
+  }
+  const intentsFor = (transactionId: string) =>
+    rig.fakes.stripe.paymentIntents().filter((pi) => pi.metadata["tender_reference"] === transactionId)
+  const adyenPaymentsFor = (transactionId: string) => rig.fakes.adyen.payments().filter((p) => p.merchantReference === transactionId)
+
+  it("a Stripe channel takes a card through POST /v1/payments: succeeded, the transaction on the channel, one live PaymentIntent", async () => {
+    const { order_id, paid } = await livePayment(stripeShop)
+    expect(paid.status, paid.text).toBe(200)
+    expect(paid.json).toMatchObject({ status: "succeeded" })
+    expect((await get(stripeShop, `/v1/orders/${order_id}`)).json).toMatchObject({ status: "succeeded", livemode: true })
+    const [txn] = await rig.transactionsOf(order_id)
+    expect(txn).toMatchObject({ kind: "payment", provider: "stripe", channel_id: stripeChannel })
+    expect(intentsFor(txn!.id).map((pi) => pi.status)).toEqual(["succeeded"])
+  })
+
+  it("a Stripe channel takes a card through the hosted checkout (non-3DS card), page by page over HTTP", async () => {
+    const created = await post(stripeShop, "/v1/checkout/sessions", { amount: "19.90", currency: "EUR", country: "NL", merchant_reference: ref("live-cs"), ...urls })
+    expect(created.status, created.text).toBe(201)
+    const session = created.json
+    const page = await fetch(session.url)
+    expect(page.status).toBe(200)
+    expect(await page.text()).toContain("<form")
+    // The page's card glue starts the card attempt: the customer fields in, the collect_card secret out.
+    const started = await fetch(`${session.url}/card`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: "method=card",
+      redirect: "manual"
+    })
+    const startedBody = await started.text()
+    expect(started.status, startedBody).toBe(200)
+    const secret = JSON.parse(startedBody).client_secret as string
+    const paid = await payInBrowser(rig.server.baseUrl, stripeShop.publishable_key, secret, "4242424242424242")
+    expect(paid.json, paid.text).toMatchObject({ status: "succeeded" })
+    // After pay the glue goes on to where the session stands: the merchant's success page.
+    const next = await fetch(`${session.url}/continue`, { redirect: "manual" })
+    expect(next.status).toBe(303)
+    expect(next.headers.get("location")).toContain("https://shop.example/ok")
+    expect((await get(stripeShop, `/v1/checkout/sessions/${session.id}`)).json).toMatchObject({ status: "completed" })
+    const [txn] = await rig.transactionsOf(session.order_id)
+    expect(txn).toMatchObject({ provider: "stripe", channel_id: stripeChannel })
+    expect(intentsFor(txn!.id)).toHaveLength(1)
+  })
+
+  it("Stripe refusing connections: the payment cascades to the Adyen channel of lower priority, one payment at Adyen, none at Stripe", async () => {
+    await rig.fakes.stripe.refuse()
+    try {
+      const { order_id, paid } = await livePayment(cascadeShop, "4111111111111111")
+      expect(paid.json, paid.text).toMatchObject({ status: "succeeded" })
+      const [txn] = await rig.transactionsOf(order_id)
+      expect(txn).toMatchObject({ provider: "adyen", channel_id: cascadeAdyen })
+      expect(adyenPaymentsFor(txn!.id).map((p) => p.status)).toEqual(["Authorised"])
+      expect(intentsFor(txn!.id)).toEqual([])
+      expect((await get(cascadeShop, `/v1/orders/${order_id}`)).json.status).toBe("succeeded")
+    } finally {
+      await rig.fakes.stripe.accept()
+    }
+    // Stripe back: the next payment goes to it again (priority, not a sticky failover).
+    const { order_id } = await livePayment(cascadeShop)
+    expect((await rig.transactionsOf(order_id))[0]).toMatchObject({ channel_id: cascadeStripe })
+  })
+
+  it("the response dropped after the charge: in progress, then exactly one charge at Stripe after reconciliation, and the payment succeeded", async () => {
+    rig.fakes.stripe.fault("create", "applyThenDrop", 2) // the SDK resends a dropped request once
+    const { order_id, paid } = await livePayment(stripeShop)
+    expect(paid.status, paid.text).toBe(409)
+    const [txn] = await rig.transactionsOf(order_id)
+    expect(intentsFor(txn!.id)).toHaveLength(1)
+    expect((await get(stripeShop, `/v1/orders/${order_id}`)).json.status).not.toBe("succeeded")
+    expect(await reconcile(rig)).toBeGreaterThanOrEqual(1)
+    expect((await get(stripeShop, `/v1/orders/${order_id}`)).json.status).toBe("succeeded")
+    expect(intentsFor(txn!.id).map((pi) => pi.status)).toEqual(["succeeded"])
+  })
+
+  describe("transfers on an account whose channels pay none (operations/Route.ts transferRoute)", () => {
+    const transfer = (as: Merchant, extra: Record<string, unknown> = {}) =>
+      post(as, "/v1/transfers", {
+        amount: "50.00", currency: "EUR", country: "NL", merchant_reference: ref("tr"),
+        payment_method: { code: "bank_transfer", details: { account_number: "NL91ABNA0417164300", holder_name: "Ada Lovelace" } },
+        ...extra
+      })
+    const expectCode = (reply: { status: number; json?: any }, status: number, code: string) =>
+      expect({ status: reply.status, code: reply.json?.code }).toEqual({ status, code })
+
+    it("without channel_id: 400 transfer_unroutable", async () => {
+      expectCode(await transfer(stripeShop), 400, "transfer_unroutable")
+    })
+
+    it("with the Stripe channel's id: 409 transfer_not_supported_by_provider", async () => {
+      expectCode(await transfer(stripeShop, { channel_id: stripeChannel }), 409, "transfer_not_supported_by_provider")
+    })
+
+    it("with an unknown, another account's, or a disabled channel id: 409 provider_not_enabled_for_merchant", async () => {
+      expectCode(await transfer(stripeShop, { channel_id: "ch_unknown" }), 409, "provider_not_enabled_for_merchant")
+      expectCode(await transfer(stripeShop, { channel_id: cascadeAdyen }), 409, "provider_not_enabled_for_merchant")
+      const shop = await rig.merchant("live")
+      const channel = await rig.addChannel(shop, "adyen", "live")
+      await rig.disableChannel(shop, channel.id)
+      expectCode(await transfer(shop, { channel_id: channel.id }), 409, "provider_not_enabled_for_merchant")
+    })
+  })
+
+  it("a live account without channels: payments, sessions and transfers are 404 payment_unroutable", async () => {
+    const reference = ref("bare")
+    const payment = await post(bareShop, "/v1/payments", { amount: "10.00", currency: "EUR", country: "NL", merchant_reference: reference, payment_method: { code: "card" }, ...urls })
+    expect({ status: payment.status, code: payment.json?.code }).toEqual({ status: 404, code: "payment_unroutable" })
+    const session = await post(bareShop, "/v1/checkout/sessions", { amount: "10.00", currency: "EUR", merchant_reference: ref("bare-cs"), ...urls })
+    expect({ status: session.status, code: session.json?.code }).toEqual({ status: 404, code: "payment_unroutable" })
+    const transfer = await post(bareShop, "/v1/transfers", {
+      amount: "10.00", currency: "EUR", country: "NL", merchant_reference: ref("bare-tr"),
+      payment_method: { code: "bank_transfer", details: { account_number: "NL91ABNA0417164300", holder_name: "Ada Lovelace" } }
+    })
+    expect({ status: transfer.status, code: transfer.json?.code }).toEqual({ status: 404, code: "payment_unroutable" })
+    // Refused before anything is stored.
+    expect((await post(bareShop, "/v1/orders/search", { merchant_reference: reference })).json.data).toEqual([])
   })
 })

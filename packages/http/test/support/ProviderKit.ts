@@ -15,6 +15,34 @@ export type Merchant = Credentials & { readonly account_id: string; readonly pub
 /** The notification HMAC key the Adyen channels are given (hex, as Adyen shows it). */
 const HMAC_KEY = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"
 
+/** A browser's JSON POST with the account's publishable key (tender.js's calls; card_tokens from the fields frame). */
+export const browserPost = async (baseUrl: string, publishableKey: string, path: string, body: unknown) => {
+  const response = await fetch(baseUrl + path, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      authorization: `Bearer ${publishableKey}`,
+      // The fields host defaults to the public URL: the test server's own origin.
+      origin: path === "/v1/client/card_tokens" ? new URL(baseUrl).origin : "https://shop.example"
+    },
+    body: JSON.stringify(body)
+  })
+  const text = await response.text()
+  return { status: response.status, text, json: text === "" ? undefined : JSON.parse(text) }
+}
+
+/**
+ * What tender.js does with a collect_card secret: the card element's token for the secret's
+ * payment, then `pay`. Returns pay's answer.
+ */
+export const payInBrowser = async (baseUrl: string, publishableKey: string, clientSecret: string, number: string) => {
+  const token = await browserPost(baseUrl, publishableKey, "/v1/client/card_tokens", {
+    client_secret: clientSecret, number, exp_month: 12, exp_year: 2035, cvc: "123", holder_name: "Ada Lovelace"
+  })
+  if (token.status !== 201) throw new Error(`card_tokens answered ${token.status}: ${token.text}`)
+  return browserPost(baseUrl, publishableKey, "/v1/client/pay", { client_secret: clientSecret, token: token.json.token })
+}
+
 export interface Rig {
   readonly server: TestServer
   readonly fakes: Fakes.Fakes
