@@ -3,11 +3,14 @@
  * (a test account without channels), a Stripe channel on the Stripe fake and an Adyen channel on the
  * Adyen fake (test accounts whose only channel is that one; added as the operator's CLI adds them).
  * The server's config points every channel at the wire-level fakes (real HTTP, the official SDKs).
- * Then the live proofs of issue 11: a live Stripe channel takes a card through POST /v1/payments and
+ * Then the live proofs of issue 11, over PostgreSQL: a live Stripe channel takes a card through POST /v1/payments and
  * through the hosted checkout; with Stripe refusing connections the payment cascades to a lower
  * Adyen channel; a charge whose answer was dropped is reconciled to exactly one charge; transfers
  * and channel-less live accounts are refused with the spec's codes.
  */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { Payments } from "@tender/domain"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -171,8 +174,11 @@ describe.each(ROWS)("contract: $provider", (row) => {
   })
 })
 
-describe("live mode on the fakes", () => {
+describe("live mode on the fakes (PostgreSQL storage)", () => {
   const LIVE_KEY = "sk_live_contract"
+  // A fresh embedded PostgreSQL: channels, their sealed credentials, transactions' channel_id and the
+  // Adyen journal as production stores them.
+  const dataDir = mkdtempSync(join(tmpdir(), "tender-contract-"))
   let rig: Rig
   /** A live account whose only channel is Stripe. */
   let stripeShop: Merchant
@@ -185,15 +191,18 @@ describe("live mode on the fakes", () => {
   let bareShop: Merchant
 
   beforeAll(async () => {
-    rig = await startRig({ stripeKey: LIVE_KEY })
+    rig = await startRig({ stripeKey: LIVE_KEY, postgres: dataDir })
     stripeShop = await rig.merchant("live")
     stripeChannel = (await rig.addChannel(stripeShop, "stripe", "live")).id
     cascadeShop = await rig.merchant("live")
     cascadeStripe = (await rig.addChannel(cascadeShop, "stripe", "live", 10)).id
     cascadeAdyen = (await rig.addChannel(cascadeShop, "adyen", "live", 0)).id
     bareShop = await rig.merchant("live")
-  }, 60_000)
-  afterAll(() => rig?.close())
+  }, 120_000)
+  afterAll(async () => {
+    await rig?.close()
+    rmSync(dataDir, { recursive: true, force: true })
+  })
 
   const urls = { success_url: "https://shop.example/ok", cancel_url: "https://shop.example/cancel" }
   const post = (as: Merchant, path: string, body: unknown) => send(rig.server, as, "POST", path, { body: JSON.stringify(body) })

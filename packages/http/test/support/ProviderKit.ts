@@ -61,15 +61,19 @@ export interface Rig {
 }
 
 /**
- * Starts both fakes and a server pointed at them. A Stripe fake takes one mode's keys: `stripeKey`
- * set (`sk_live_…` for live channels) is the only key it accepts, unset any `sk_test_…`.
+ * Starts both fakes and a server pointed at them, over memory storage unless `postgres` names a data
+ * directory (an embedded PostgreSQL there). A Stripe fake takes one mode's keys: `stripeKey` set
+ * (`sk_live_…` for live channels) is the only key it accepts, unset any `sk_test_…`.
  */
-export const startRig = async (options: { readonly stripeKey?: string } = {}): Promise<Rig> => {
+export const startRig = async (options: { readonly stripeKey?: string; readonly postgres?: string } = {}): Promise<Rig> => {
   const fakes = await Fakes.start({ stripe: { apiKey: options.stripeKey } })
   const server = await startTestServer(
     { rateLimit: { perSecond: 10_000, burst: 10_000 } },
     undefined,
-    { storage: "memory", dataDir: ".tender-test", ...fakes.config }
+    {
+      ...(options.postgres === undefined ? { storage: "memory", dataDir: ".tender-test" } : { storage: "postgres", dataDir: options.postgres }),
+      ...fakes.config
+    }
   ).catch(async (error: unknown) => {
     await fakes.close()
     throw error
