@@ -30,9 +30,8 @@ interface Row {
   readonly provider: ProviderName
   /** Approved, multicapture granted when the provider grants it. */
   readonly approve: string
-  /** The provider's decline test card for insufficient funds, and the normalized decline_code. */
-  readonly decline: string
-  readonly declineCode: string
+  /** The provider's decline test cards, each with the normalized decline_code it must read as. */
+  readonly declines: ReadonlyArray<readonly [card: string, declineCode: string]>
   /**
    * What an accepted capture answers: settled at once (sandbox, and Stripe, whose manual-capture
    * intents ask for multicapture), so a partial capture leaves the authorization open for the final
@@ -49,14 +48,16 @@ interface Row {
 }
 
 const ROWS: ReadonlyArray<Row> = [
-  { provider: "sandbox", approve: "4242424242424242", decline: "4000000000009995", declineCode: "insufficient_funds", captureSettles: true, refund: "succeeded" },
-  { provider: "stripe", approve: "4242424242424242", decline: "4000000000009995", declineCode: "insufficient_funds", captureSettles: true, refund: "succeeded" },
-  { provider: "adyen", approve: "4111111111111111", decline: refusalCard("12"), declineCode: "insufficient_funds", captureSettles: false, refund: "pending" }
+  { provider: "sandbox", approve: "4242424242424242", declines: [["4000000000009995", "insufficient_funds"], ["4000000000000002", "card_declined"]], captureSettles: true, refund: "succeeded" },
+  { provider: "stripe", approve: "4242424242424242", declines: [["4000000000009995", "insufficient_funds"], ["4000000000000002", "card_declined"]], captureSettles: true, refund: "succeeded" },
+  { provider: "adyen", approve: "4111111111111111", declines: [[refusalCard("12"), "insufficient_funds"], [refusalCard("2"), "card_declined"]], captureSettles: false, refund: "pending" }
 ]
 
 // The table's cards are the fakes' own: a renamed or dropped test card fails here, not in a scenario.
 expect(TEST_CARDS["4000000000009995"]?.outcome).toMatchObject({ decline_code: "insufficient_funds" })
+expect(TEST_CARDS["4000000000000002"]?.outcome).toMatchObject({ decline_code: "generic_decline" })
 expect(REFUSAL_REASONS["12"]).toBe("Not enough balance")
+expect(REFUSAL_REASONS["2"]).toBe("Refused")
 
 /** One reconciliation round now (the server's own worker waits out a 60 s grace). */
 const reconcile = (rig: Rig) =>
@@ -99,6 +100,12 @@ describe.each(ROWS)("contract: $provider", (row) => {
       ...extra
     })
 
+  /** The refunds the provider holds for a refund transaction. */
+  const refundsAt = (transactionId: string) =>
+    row.provider === "stripe"
+      ? rig.fakes.stripe.refunds().filter((r) => r.metadata["tender_reference"] === transactionId).length
+      : rig.fakes.adyen.modifications().filter((m) => m.kind === "refund" && m.reference === transactionId).length
+
   /** The charges the provider holds for a payment transaction (the sandbox keeps no inspectable count). */
   const chargesAt = (transactionId: string) =>
     row.provider === "stripe"
@@ -115,10 +122,10 @@ describe.each(ROWS)("contract: $provider", (row) => {
     if (row.provider !== "sandbox") expect(chargesAt(paid.transaction_id)).toBe(1)
   })
 
-  it(`decline: failed, decline_code ${row.declineCode}`, async () => {
-    const declined = await charge(row.decline)
+  it.each(row.declines)("decline %s: failed, decline_code %s", async (card, declineCode) => {
+    const declined = await charge(card)
     expect(declined.status).toBe("failed")
-    expect((await tender.transactions.get({ params: { id: declined.transaction_id } })).decline_code).toBe(row.declineCode)
+    expect((await tender.transactions.get({ params: { id: declined.transaction_id } })).decline_code).toBe(declineCode)
     expect((await tender.orders.get({ params: { id: declined.order_id } })).status).toBe("failed")
   })
 
@@ -171,6 +178,25 @@ describe.each(ROWS)("contract: $provider", (row) => {
     expect(await reconcile(rig)).toBeGreaterThanOrEqual(1)
     expect((await tender.orders.get({ params: { id: order.id } })).status).toBe("succeeded")
     expect(chargesAt(payment!)).toBe(1)
+  })
+
+  it.skipIf(row.provider === "sandbox")(`a refund whose answer was lost: in progress, then reconciled by lookup to one refund (${row.refund})`, async () => {
+    const paid = await charge(row.approve)
+    if (row.provider === "stripe") rig.fakes.stripe.fault("refund", "applyThenDrop", 2)
+    else rig.fakes.adyen.fault("refunds", "applyThenDrop")
+    await apiError(tender.refunds.create({ order_id: paid.order_id, amount: "25.00" }), 409, "refund_in_progress")
+    const refundOf = async () => (await rig.transactionsOf(paid.order_id)).find((t) => t.kind === "refund")!
+    const inDoubt = await refundOf()
+    // In flight: the call stays reserved (its key) for reconciliation to ask about.
+    expect(inDoubt.pending_call).not.toBeNull()
+    expect(refundsAt(inDoubt.id)).toBe(1)
+    expect(await reconcile(rig)).toBeGreaterThanOrEqual(1)
+    expect((await refundOf()).pending_call).toBeNull()
+    // Adyen's refund is still pending at the provider (its REFUND notification settles it): processing.
+    const read = await tender.transactions.get({ params: { id: inDoubt.id } })
+    expect(read).toMatchObject({ subtype: "refund", amount: 25, status: row.refund === "succeeded" ? "completed" : "processing" })
+    expect(refundsAt(inDoubt.id)).toBe(1)
+    if (row.refund === "succeeded") expect((await tender.orders.get({ params: { id: paid.order_id } })).refunded_amount).toBe(25)
   })
 })
 
