@@ -305,6 +305,33 @@ describe("live mode on the fakes (PostgreSQL storage)", () => {
     expect((await rig.transactionsOf(order_id))[0]).toMatchObject({ channel_id: cascadeStripe })
   })
 
+  it("both channels refusing connections: the attempt failed provider_unavailable on the last channel, nothing charged", async () => {
+    await Promise.all([rig.fakes.stripe.refuse(), rig.fakes.adyen.refuse()])
+    try {
+      const { order_id, paid } = await livePayment(cascadeShop, "4111111111111111")
+      // tender.js's pay answers the payment's outcome (the server API's create would be 502).
+      expect(paid.json, paid.text).toMatchObject({ status: "failed", decline_code: "provider_unavailable" })
+      const [txn] = await rig.transactionsOf(order_id)
+      expect(txn).toMatchObject({ channel_id: cascadeAdyen, status: "failed", decline_code: "provider_unavailable" })
+      expect(adyenPaymentsFor(txn!.id)).toEqual([])
+      expect(intentsFor(txn!.id)).toEqual([])
+    } finally {
+      await Promise.all([rig.fakes.stripe.accept(), rig.fakes.adyen.accept()])
+    }
+  })
+
+  it("an answer in doubt never cascades: Stripe's dropped answer stays with Stripe, reconciled there; Adyen never sees the payment", async () => {
+    rig.fakes.stripe.fault("create", "applyThenDrop", 2)
+    const { order_id, paid } = await livePayment(cascadeShop)
+    expect(paid.status, paid.text).toBe(409)
+    const [txn] = await rig.transactionsOf(order_id)
+    expect(txn).toMatchObject({ channel_id: cascadeStripe })
+    expect(await reconcile(rig)).toBeGreaterThanOrEqual(1)
+    expect((await get(cascadeShop, `/v1/orders/${order_id}`)).json.status).toBe("succeeded")
+    expect(intentsFor(txn!.id)).toHaveLength(1)
+    expect(adyenPaymentsFor(txn!.id)).toEqual([])
+  })
+
   it("the response dropped after the charge: in progress, then exactly one charge at Stripe after reconciliation, and the payment succeeded", async () => {
     rig.fakes.stripe.fault("create", "applyThenDrop", 2) // the SDK resends a dropped request once
     const { order_id, paid } = await livePayment(stripeShop)

@@ -56,7 +56,7 @@ export interface Rig {
   ) => Promise<Channel.Channel>
   readonly disableChannel: (account: Merchant, channelId: string) => Promise<Channel.Channel>
   /** The order's transactions as stored (what the API does not show: the channel each went to). */
-  readonly transactionsOf: (orderId: string) => Promise<ReadonlyArray<{ readonly id: string; readonly kind: string; readonly channel_id: string | null; readonly provider: string; readonly pending_call: unknown }>>
+  readonly transactionsOf: (orderId: string) => Promise<ReadonlyArray<{ readonly id: string; readonly kind: string; readonly channel_id: string | null; readonly provider: string; readonly status: string; readonly decline_code: string | null; readonly pending_call: unknown }>>
   readonly close: () => Promise<void>
 }
 
