@@ -11,9 +11,10 @@
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { inspect } from "node:util"
 import { Payments } from "@tender/domain"
 import { Effect } from "effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { REFUSAL_REASONS, refusalCard } from "@tender/adapters/providers/adyen/AdyenFake"
 import { TEST_CARDS } from "@tender/adapters/providers/stripe/StripeFake"
 import { send } from "@tender/client/Testing"
@@ -215,8 +216,22 @@ describe("live mode on the fakes (PostgreSQL storage)", () => {
   let cascadeAdyen: string
   /** A live account without channels. */
   let bareShop: Merchant
+  /** Every line the process wrote while the block ran (the server logs in-process, e.g. a cascade). */
+  const written: Array<string> = []
+  /** Every answer a browser got (tender.js's calls). */
+  const answered: Array<string> = []
 
   beforeAll(async () => {
+    for (const stream of [process.stdout, process.stderr]) {
+      const original = stream.write.bind(stream)
+      vi.spyOn(stream, "write").mockImplementation(((chunk: unknown, ...rest: Array<unknown>) => {
+        written.push(String(chunk))
+        return (original as (...args: Array<unknown>) => boolean)(chunk, ...rest)
+      }) as typeof stream.write)
+    }
+    for (const method of ["log", "info", "warn", "error", "debug"] as const) {
+      vi.spyOn(console, method).mockImplementation((...args: Array<unknown>) => void written.push(args.map((arg) => typeof arg === "string" ? arg : inspect(arg, { depth: 10 })).join(" ")))
+    }
     rig = await startRig({ stripeKey: LIVE_KEY, postgres: dataDir })
     stripeShop = await rig.merchant("live")
     stripeChannel = (await rig.addChannel(stripeShop, "stripe", "live")).id
@@ -226,6 +241,7 @@ describe("live mode on the fakes (PostgreSQL storage)", () => {
     bareShop = await rig.merchant("live")
   }, 120_000)
   afterAll(async () => {
+    vi.restoreAllMocks()
     await rig?.close()
     rmSync(dataDir, { recursive: true, force: true })
   })
@@ -242,6 +258,7 @@ describe("live mode on the fakes (PostgreSQL storage)", () => {
     expect(created.status, created.text).toBe(200)
     expect(created.json).toMatchObject({ status: "requires_action", next_action: { type: "collect_card" } })
     const paid = await payInBrowser(rig.server.baseUrl, as.publishable_key, created.json.next_action.client_secret, number)
+    answered.push(paid.text)
     return { order_id: created.json.order_id as string, paid }
   }
   const intentsFor = (transactionId: string) =>
@@ -385,5 +402,15 @@ describe("live mode on the fakes (PostgreSQL storage)", () => {
     expect({ status: transfer.status, code: transfer.json?.code }).toEqual({ status: 404, code: "payment_unroutable" })
     // Refused before anything is stored.
     expect((await post(bareShop, "/v1/orders/search", { merchant_reference: reference })).json.data).toEqual([])
+  })
+
+  it("no card number, CVC, expiry or provider secret in what the process wrote or the browser got (house rule)", async () => {
+    // The capture works: the cascade's log line is among what was written.
+    expect(written.join("")).toContain(`cascading to adyen channel ${cascadeAdyen}`)
+    const secrets = [LIVE_KEY, rig.fakes.adyen.apiKey, "4242424242424242", "4111111111111111", "whsec_contract", "2035"]
+    for (const text of [...written, ...answered]) {
+      for (const secret of secrets) expect(text).not.toContain(secret)
+      expect(text).not.toMatch(/"cvc"/)
+    }
   })
 })
