@@ -3,10 +3,10 @@
  * (a test account without channels), a Stripe channel on the Stripe fake and an Adyen channel on the
  * Adyen fake (test accounts whose only channel is that one; added as the operator's CLI adds them).
  * The server's config points every channel at the wire-level fakes (real HTTP, the official SDKs).
- * Then the live proofs of issue 11, over PostgreSQL: a live Stripe channel takes a card through POST /v1/payments and
- * through the hosted checkout; with Stripe refusing connections the payment cascades to a lower
- * Adyen channel; a charge whose answer was dropped is reconciled to exactly one charge; transfers
- * and channel-less live accounts are refused with the spec's codes.
+ * Then the live proofs of issue 11, over PostgreSQL: a live Stripe channel takes a card through
+ * POST /v1/payments and through the hosted checkout; with Stripe refusing connections the payment
+ * cascades to a lower Adyen channel; a charge whose answer was dropped is reconciled to exactly one
+ * charge; transfers and channel-less live accounts are refused with the spec's codes.
  */
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -165,54 +165,50 @@ describe.each(ROWS)("contract: $provider", (row) => {
     expect(refunds.map((t) => t.channel_id)).toEqual([channelId, channelId])
   })
 
+  /**
+   * The fake applies the next charge or refund and loses its answer: cuts the connection
+   * (`applyThenDrop`; Stripe's SDK resends a cut request once, a replay that is cut too) or never
+   * answers (`timeout`: the adapters give a call 20 s, Stripe's SDK timeout, Adyen's plus a second).
+   */
+  const loseNext = (call: "charge" | "refund", fault: "applyThenDrop" | "timeout") => {
+    const times = row.provider === "stripe" && fault === "applyThenDrop" ? 2 : 1
+    if (row.provider === "stripe") rig.fakes.stripe.fault(call === "charge" ? "create" : "refund", fault, times)
+    else rig.fakes.adyen.fault(call === "charge" ? "payments" : "refunds", fault, times)
+  }
+
   // The sandbox answers in-process: only a crash of Tender loses its answer (the crash tests,
-  // packages/cli/test/Faults.test.ts), so this row has no lost-answer case.
-  it.skipIf(row.provider === "sandbox")("answer lost after the charge (applyThenDrop): in progress, then reconciled by lookup to one charge", async () => {
-    if (row.provider === "stripe") rig.fakes.stripe.fault("create", "applyThenDrop", 2) // the SDK resends once
-    else rig.fakes.adyen.fault("payments", "applyThenDrop")
-    const reference = ref("lost")
-    await apiError(charge(row.approve, { merchant_reference: reference }), 409, "card_payment_in_progress")
-    const order = await tender.orders.byReference({ params: { merchant_reference: reference } })
-    expect(order.status).not.toBe("succeeded")
-    const [payment] = order.transactions
-    expect(chargesAt(payment!)).toBe(1)
-    expect(await reconcile(rig)).toBeGreaterThanOrEqual(1)
-    expect((await tender.orders.get({ params: { id: order.id } })).status).toBe("succeeded")
-    expect(chargesAt(payment!)).toBe(1)
-  })
+  // packages/cli/test/Faults.test.ts), so its row has no lost-answer cases.
+  describe.skipIf(row.provider === "sandbox")("lost answers", () => {
+    it.each(["applyThenDrop", "timeout"] as const)("a charge's answer lost (%s): in progress, then reconciled by lookup to one charge", async (fault) => {
+      loseNext("charge", fault)
+      const reference = ref(fault)
+      await apiError(charge(row.approve, { merchant_reference: reference }), 409, "card_payment_in_progress")
+      const order = await tender.orders.byReference({ params: { merchant_reference: reference } })
+      expect(order.status).not.toBe("succeeded")
+      const [payment] = order.transactions
+      expect(chargesAt(payment!)).toBe(1)
+      expect(await reconcile(rig)).toBeGreaterThanOrEqual(1)
+      expect((await tender.orders.get({ params: { id: order.id } })).status).toBe("succeeded")
+      expect(chargesAt(payment!)).toBe(1)
+    }, 60_000)
 
-  // The adapters give a call 20 s (Stripe's SDK timeout; Adyen's, plus a second) before its answer is
-  // unknown; the fake applied the charge and never answers.
-  it.skipIf(row.provider === "sandbox")("no answer after the charge (timeout): in progress after the adapter's timeout, then reconciled by lookup to one charge", async () => {
-    if (row.provider === "stripe") rig.fakes.stripe.fault("create", "timeout")
-    else rig.fakes.adyen.fault("payments", "timeout")
-    const reference = ref("timeout")
-    await apiError(charge(row.approve, { merchant_reference: reference }), 409, "card_payment_in_progress")
-    const order = await tender.orders.byReference({ params: { merchant_reference: reference } })
-    const [payment] = order.transactions
-    expect(chargesAt(payment!)).toBe(1)
-    expect(await reconcile(rig)).toBeGreaterThanOrEqual(1)
-    expect((await tender.orders.get({ params: { id: order.id } })).status).toBe("succeeded")
-    expect(chargesAt(payment!)).toBe(1)
-  }, 60_000)
-
-  it.skipIf(row.provider === "sandbox")(`a refund whose answer was lost: in progress, then reconciled by lookup to one refund (${row.refund})`, async () => {
-    const paid = await charge(row.approve)
-    if (row.provider === "stripe") rig.fakes.stripe.fault("refund", "applyThenDrop", 2)
-    else rig.fakes.adyen.fault("refunds", "applyThenDrop")
-    await apiError(tender.refunds.create({ order_id: paid.order_id, amount: "25.00" }), 409, "refund_in_progress")
-    const refundOf = async () => (await rig.transactionsOf(paid.order_id)).find((t) => t.kind === "refund")!
-    const inDoubt = await refundOf()
-    // In flight: the call stays reserved (its key) for reconciliation to ask about.
-    expect(inDoubt.pending_call).not.toBeNull()
-    expect(refundsAt(inDoubt.id)).toBe(1)
-    expect(await reconcile(rig)).toBeGreaterThanOrEqual(1)
-    expect((await refundOf()).pending_call).toBeNull()
-    // Adyen's refund is still pending at the provider (its REFUND notification settles it): processing.
-    const read = await tender.transactions.get({ params: { id: inDoubt.id } })
-    expect(read).toMatchObject({ subtype: "refund", amount: 25, status: row.refund === "succeeded" ? "completed" : "processing" })
-    expect(refundsAt(inDoubt.id)).toBe(1)
-    if (row.refund === "succeeded") expect((await tender.orders.get({ params: { id: paid.order_id } })).refunded_amount).toBe(25)
+    it(`a refund's answer lost: in progress, then reconciled by lookup to one refund (${row.refund})`, async () => {
+      const paid = await charge(row.approve)
+      loseNext("refund", "applyThenDrop")
+      await apiError(tender.refunds.create({ order_id: paid.order_id, amount: "25.00" }), 409, "refund_in_progress")
+      const refundOf = async () => (await rig.transactionsOf(paid.order_id)).find((t) => t.kind === "refund")!
+      const inDoubt = await refundOf()
+      // In flight: the call stays reserved (its key) for reconciliation to ask about.
+      expect(inDoubt.pending_call).not.toBeNull()
+      expect(refundsAt(inDoubt.id)).toBe(1)
+      expect(await reconcile(rig)).toBeGreaterThanOrEqual(1)
+      expect((await refundOf()).pending_call).toBeNull()
+      // Adyen's refund is still pending at the provider (its REFUND notification settles it): processing.
+      const read = await tender.transactions.get({ params: { id: inDoubt.id } })
+      expect(read).toMatchObject({ subtype: "refund", amount: 25, status: row.refund === "succeeded" ? "completed" : "processing" })
+      expect(refundsAt(inDoubt.id)).toBe(1)
+      if (row.refund === "succeeded") expect((await tender.orders.get({ params: { id: paid.order_id } })).refunded_amount).toBe(25)
+    })
   })
 })
 
