@@ -147,6 +147,23 @@ describe.each(ROWS)("contract: $provider", (row) => {
     expect(new Set((await rig.transactionsOf(auth.order_id)).map((t) => t.channel_id))).toEqual(new Set([channelId]))
   })
 
+  it("checkout session: a declined attempt leaves it open, the next card completes it, both on the channel", async () => {
+    const post = (path: string, body: unknown) => send(rig.server, merchant, "POST", path, { body: JSON.stringify(body) })
+    const attempt = (id: string, number: string) =>
+      post(`/v1/test_helpers/checkout/sessions/${id}/attempt`, { payment_method: { code: "card", details: { card: { number, exp_month: 12, exp_year: 2035, cvc: "123" } } } })
+    const session = (await post("/v1/checkout/sessions", {
+      amount: "30.00", currency: "USD", country: "US", merchant_reference: ref("cs"), success_url: "https://shop.example/ok", cancel_url: "https://shop.example/no"
+    })).json
+    const [declineCard, declineCode] = row.declines[0]!
+    expect((await attempt(session.id, declineCard)).json).toMatchObject({ status: "open", attempts: 1 })
+    const paid = await attempt(session.id, row.approve)
+    expect(paid.json).toMatchObject({ status: "completed", attempts: 2, transaction_id: expect.stringMatching(/^txn_/) })
+    const [declined, settled] = await rig.transactionsOf(session.order_id)
+    expect(declined).toMatchObject({ status: "failed", decline_code: declineCode, channel_id: channelId })
+    expect(settled).toMatchObject({ id: paid.json.transaction_id, channel_id: channelId })
+    if (row.provider !== "sandbox") expect([chargesAt(declined!.id), chargesAt(settled!.id)]).toEqual([1, 1])
+  })
+
   it("void: canceled, the whole hold voided", async () => {
     const auth = await charge(row.approve, { capture_method: "manual" })
     const voided = await tender.payments.void({ order_id: auth.order_id })
