@@ -165,15 +165,13 @@ export class PaymentProvider extends Context.Service<PaymentProvider, {
     /** `true` settles at once (automatic capture); `false` holds (manual capture). */
     readonly capture: boolean
     /**
-     * The 3-D Secure challenge was passed for this attempt: this is the authorization after it
-     * (the real adapters then send the provider's own follow-up, not a new charge).
+     * The customer answered this attempt's 3-D Secure challenge: the authorization completes it
+     * (the provider decides from the answer it holds) instead of starting a new one.
      */
     readonly authenticated: boolean
     /**
-     * A merchant-initiated charge of a stored card: exempt from the customer's authentication (no
-     * customer is there to answer a challenge). Not `authenticated`: nothing was challenged, and a
-     * provider that reads `authenticated` as "after the challenge" would look for a first round
-     * that never happened.
+     * A merchant-initiated charge on a stored card (no customer present): exempt from 3-D Secure,
+     * flagged as such to the provider (Stripe `off_session`, Adyen `ContAuth`).
      */
     readonly merchant_initiated?: boolean | undefined
   }): Effect.Effect<AuthorizeResult | Unknown, ProviderUnavailable>

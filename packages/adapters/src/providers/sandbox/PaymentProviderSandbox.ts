@@ -283,7 +283,6 @@ export const make = (options: SandboxOptions, ledger: SandboxLedger["Service"]):
             provider_transaction_id: SandboxIds.make("dec", request.reference)
           }
         case "Challenge":
-          // Merchant-initiated charges are exempt from the customer's authentication.
           if (!request.authenticated && request.merchant_initiated !== true) {
             return {
               _tag: "ChallengeRequired",
