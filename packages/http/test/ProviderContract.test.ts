@@ -34,24 +34,23 @@ interface Row {
   /** The provider's decline test cards, each with the normalized decline_code it must read as. */
   readonly declines: ReadonlyArray<readonly [card: string, declineCode: string]>
   /**
-   * What an accepted capture answers: settled at once (sandbox, and Stripe, whose manual-capture
-   * intents ask for multicapture), so a partial capture leaves the authorization open for the final
-   * one; or `settling` until the provider's CAPTURE notification says so (Adyen: modifications are
-   * asynchronous), and the final capture waits for it (409 card_payment_in_progress).
+   * How an accepted capture or refund settles: in its answer (sandbox, Stripe), or by the provider's
+   * notification (Adyen: a modification answers `received`, the capture is `settling` and the refund
+   * `pending` until the CAPTURE / REFUND notification reaches /providers/{channel_id}/notifications).
    */
-  readonly captureSettles: boolean
+  readonly settles: "by answer" | "by notification"
   /**
-   * What an accepted refund answers: at once (sandbox, Stripe), or `pending` until the REFUND
-   * notification (Adyen), so a further refund is 409 refund_in_progress rather than
-   * refund_already_fully_refunded.
+   * A second capture of one authorization: the sandbox grants it, Stripe too (manual-capture intents
+   * ask for multicapture); an Adyen channel has no setting for the merchant account's "multiple
+   * partial captures", so its adapter refuses a second capture (multicapture_not_supported).
    */
-  readonly refund: "succeeded" | "pending"
+  readonly multicapture: boolean
 }
 
 const ROWS: ReadonlyArray<Row> = [
-  { provider: "sandbox", approve: "4242424242424242", declines: [["4000000000009995", "insufficient_funds"], ["4000000000000002", "card_declined"]], captureSettles: true, refund: "succeeded" },
-  { provider: "stripe", approve: "4242424242424242", declines: [["4000000000009995", "insufficient_funds"], ["4000000000000002", "card_declined"]], captureSettles: true, refund: "succeeded" },
-  { provider: "adyen", approve: "4111111111111111", declines: [[refusalCard("12"), "insufficient_funds"], [refusalCard("2"), "card_declined"]], captureSettles: false, refund: "pending" }
+  { provider: "sandbox", approve: "4242424242424242", declines: [["4000000000009995", "insufficient_funds"], ["4000000000000002", "card_declined"]], settles: "by answer", multicapture: true },
+  { provider: "stripe", approve: "4242424242424242", declines: [["4000000000009995", "insufficient_funds"], ["4000000000000002", "card_declined"]], settles: "by answer", multicapture: true },
+  { provider: "adyen", approve: "4111111111111111", declines: [[refusalCard("12"), "insufficient_funds"], [refusalCard("2"), "card_declined"]], settles: "by notification", multicapture: false }
 ]
 
 // The table's cards are the fakes' own: a renamed or dropped test card fails here, not in a scenario.
@@ -101,6 +100,15 @@ describe.each(ROWS)("contract: $provider", (row) => {
       ...extra
     })
 
+  /**
+   * Runs `steps` with the provider's notifications delivered to the channel when it settles by them
+   * (the sandbox and Stripe settle in the answer: nothing to deliver); `settled` waits until what
+   * was delivered so far is applied.
+   */
+  const settling = (steps: () => Promise<void>) =>
+    row.settles === "by notification" ? rig.notifying(channelId!, steps) : steps()
+  const settled = () => row.settles === "by notification" ? rig.delivered() : Promise.resolve()
+
   /** The refunds the provider holds for a refund transaction. */
   const refundsAt = (transactionId: string) =>
     row.provider === "stripe"
@@ -130,19 +138,26 @@ describe.each(ROWS)("contract: $provider", (row) => {
     expect((await tender.orders.get({ params: { id: declined.order_id } })).status).toBe("failed")
   })
 
-  it(`manual capture: a partial capture, then the final one (${row.captureSettles ? "settled at once" : "settling until notified"})`, async () => {
+  it(`manual capture: a partial capture, then the final one (settled ${row.settles}; multicapture ${row.multicapture ? "granted" : "not granted"})`, async () => {
     const auth = await charge(row.approve, { capture_method: "manual" })
     expect(auth.status).toBe("authorized")
-    const part = await tender.payments.capture({ order_id: auth.order_id, amount: "40.00", final: false })
-    if (row.captureSettles) {
-      expect(part).toMatchObject({ status: "authorized", captured_amount: 40 })
-      expect(await tender.payments.capture({ order_id: auth.order_id })).toMatchObject({ status: "completed", captured_amount: 100 })
-      expect((await tender.orders.get({ params: { id: auth.order_id } })).status).toBe("succeeded")
-    } else {
-      expect(part).toMatchObject({ status: "settling", captured_amount: 0 })
-      await apiError(tender.payments.capture({ order_id: auth.order_id }), 409, "card_payment_in_progress")
-      expect((await tender.orders.get({ params: { id: auth.order_id } })).status).toBe("authorized")
-    }
+    await settling(async () => {
+      const part = await tender.payments.capture({ order_id: auth.order_id, amount: "40.00", final: false })
+      expect(part).toMatchObject(row.settles === "by answer" ? { status: "authorized", captured_amount: 40 } : { status: "settling", captured_amount: 0 })
+      await settled()
+      expect(await tender.orders.get({ params: { id: auth.order_id } })).toMatchObject({ status: "authorized", captured_amount: 40 })
+      const last = await tender.payments.capture({ order_id: auth.order_id })
+      if (row.multicapture) {
+        expect(last).toMatchObject({ status: row.settles === "by answer" ? "completed" : "settling" })
+        await settled()
+        expect(await tender.orders.get({ params: { id: auth.order_id } })).toMatchObject({ status: "succeeded", captured_amount: 100 })
+      } else {
+        expect(last).toMatchObject({ status: "failed", captured_amount: 40 })
+        expect((await tender.transactions.get({ params: { id: last.transaction_id } })).decline_code).toBe("multicapture_not_supported")
+        // The authorization stands: what is left of it is voidable.
+        expect(await tender.payments.void({ order_id: auth.order_id })).toMatchObject({ voided_amount: 60, captured_amount: 40 })
+      }
+    })
     // Every follow-up went to the authorization's own channel.
     expect(new Set((await rig.transactionsOf(auth.order_id)).map((t) => t.channel_id))).toEqual(new Set([channelId]))
   })
@@ -171,13 +186,21 @@ describe.each(ROWS)("contract: $provider", (row) => {
     expect((await tender.orders.get({ params: { id: auth.order_id } })).status).toBe("canceled")
   })
 
-  it(`refund, partial then the rest: ${row.refund}`, async () => {
+  it(`refund, partial then the rest (settled ${row.settles})`, async () => {
     const paid = await charge(row.approve)
-    const part = await tender.refunds.create({ order_id: paid.order_id, amount: "30.00" })
-    expect(part).toMatchObject({ status: row.refund, amount: 30, original_transaction_id: paid.transaction_id })
-    const rest = await tender.refunds.create({ order_id: paid.order_id })
-    expect(rest).toMatchObject({ status: row.refund, amount: 70 })
-    await apiError(tender.refunds.create({ order_id: paid.order_id, amount: "1.00" }), 409, row.refund === "succeeded" ? "refund_already_fully_refunded" : "refund_in_progress")
+    const answered = row.settles === "by answer" ? "succeeded" : "pending"
+    await settling(async () => {
+      const part = await tender.refunds.create({ order_id: paid.order_id, amount: "30.00" })
+      expect(part).toMatchObject({ status: answered, amount: 30, original_transaction_id: paid.transaction_id })
+      await settled()
+      expect((await tender.refunds.get({ params: { id: part.id } })).status).toBe("succeeded")
+      const rest = await tender.refunds.create({ order_id: paid.order_id })
+      expect(rest).toMatchObject({ status: answered, amount: 70 })
+      await settled()
+      expect((await tender.refunds.get({ params: { id: rest.id } })).status).toBe("succeeded")
+    })
+    await apiError(tender.refunds.create({ order_id: paid.order_id, amount: "1.00" }), 409, "refund_already_fully_refunded")
+    expect((await tender.orders.get({ params: { id: paid.order_id } })).refunded_amount).toBe(100)
     const refunds = (await rig.transactionsOf(paid.order_id)).filter((t) => t.kind === "refund")
     expect(refunds.map((t) => t.channel_id)).toEqual([channelId, channelId])
   })
@@ -209,7 +232,7 @@ describe.each(ROWS)("contract: $provider", (row) => {
       expect(chargesAt(payment!)).toBe(1)
     }, 60_000)
 
-    it(`a refund's answer lost: in progress, then reconciled by lookup to one refund (${row.refund})`, async () => {
+    it(`a refund's answer lost: in progress, then reconciled by lookup to one refund`, async () => {
       const paid = await charge(row.approve)
       loseNext("refund", "applyThenDrop")
       await apiError(tender.refunds.create({ order_id: paid.order_id, amount: "25.00" }), 409, "refund_in_progress")
@@ -220,11 +243,11 @@ describe.each(ROWS)("contract: $provider", (row) => {
       expect(refundsAt(inDoubt.id)).toBe(1)
       expect(await reconcile(rig)).toBeGreaterThanOrEqual(1)
       expect((await refundOf()).pending_call).toBeNull()
-      // Adyen's refund is still pending at the provider (its REFUND notification settles it): processing.
+      // Adyen's refund is still pending at the provider (no notification is delivered here): processing.
       const read = await tender.transactions.get({ params: { id: inDoubt.id } })
-      expect(read).toMatchObject({ subtype: "refund", amount: 25, status: row.refund === "succeeded" ? "completed" : "processing" })
+      expect(read).toMatchObject({ subtype: "refund", amount: 25, status: row.settles === "by answer" ? "completed" : "processing" })
       expect(refundsAt(inDoubt.id)).toBe(1)
-      if (row.refund === "succeeded") expect((await tender.orders.get({ params: { id: paid.order_id } })).refunded_amount).toBe(25)
+      if (row.settles === "by answer") expect((await tender.orders.get({ params: { id: paid.order_id } })).refunded_amount).toBe(25)
     })
   })
 })

@@ -5,6 +5,8 @@
  * Used by ProviderContract.test.ts; nothing here asserts.
  */
 import * as Fakes from "@tender/adapters/providers/fake/Fakes"
+import { listenLocal, readBody } from "@tender/adapters/providers/fake/FakeServer"
+import { createServer } from "node:http"
 import { type Channel, Channels, TransactionRepo } from "@tender/domain"
 import { Effect } from "effect"
 import type { Credentials } from "@tender/client/Testing"
@@ -12,8 +14,39 @@ import { startTestServer, type TestServer } from "../../src/testing/TestServer.t
 
 export type Merchant = Credentials & { readonly account_id: string; readonly publishable_key: string }
 
-/** The notification HMAC key the Adyen channels are given (hex, as Adyen shows it). */
+/** The notification HMAC key the Adyen channels are given (hex, as Adyen shows it), and the Stripe webhook secret. */
 const HMAC_KEY = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"
+const WEBHOOK_SECRET = "whsec_contract"
+
+/**
+ * Where the fakes send their webhooks and notifications (signed with the channels' secrets), before
+ * the server exists: a local relay that forwards each delivery to one channel's notification route
+ * once a test names it (`to`), and drops it otherwise, so that a test that resolves a lost answer by
+ * reconciliation is not raced by a notification. It answers the fake only once the route has, so a
+ * fake's `delivered()` means Tender has applied the delivery.
+ */
+const startRelay = async () => {
+  let target: string | undefined
+  const server = createServer((req, res) => {
+    void readBody(req).then(async (body) => {
+      if (target !== undefined) {
+        const signature = req.headers["stripe-signature"]
+        await fetch(target, {
+          method: "POST",
+          headers: { "content-type": "application/json", ...(typeof signature === "string" ? { "stripe-signature": signature } : {}) },
+          body
+        })
+      }
+      res.end()
+    })
+  })
+  const listener = await listenLocal(server)
+  return {
+    url: `http://127.0.0.1:${listener.port}`,
+    to: (url: string | undefined) => void (target = url),
+    close: listener.close
+  }
+}
 
 /** A browser's JSON POST with the account's publishable key (tender.js's calls; card_tokens from the fields frame). */
 export const browserPost = async (baseUrl: string, publishableKey: string, path: string, body: unknown) => {
@@ -55,6 +88,13 @@ export interface Rig {
     priority?: number
   ) => Promise<Channel.Channel>
   readonly disableChannel: (account: Merchant, channelId: string) => Promise<Channel.Channel>
+  /**
+   * Runs `steps` with the fakes' webhooks and notifications delivered to the channel's notification
+   * route, then waits until every delivery they caused was applied.
+   */
+  readonly notifying: <A>(channelId: string, steps: () => Promise<A>) => Promise<A>
+  /** Waits until the deliveries the fakes started so far were answered (under `notifying`: applied). */
+  readonly delivered: () => Promise<void>
   /** The order's transactions as stored (what the API does not show: the channel each went to). */
   readonly transactionsOf: (orderId: string) => Promise<ReadonlyArray<{ readonly id: string; readonly kind: string; readonly channel_id: string | null; readonly provider: string; readonly status: string; readonly decline_code: string | null; readonly pending_call: unknown }>>
   readonly close: () => Promise<void>
@@ -66,7 +106,11 @@ export interface Rig {
  * (`sk_live_…` for live channels) is the only key it accepts, unset any `sk_test_…`.
  */
 export const startRig = async (options: { readonly stripeKey?: string; readonly postgres?: string } = {}): Promise<Rig> => {
-  const fakes = await Fakes.start({ stripe: { apiKey: options.stripeKey } })
+  const relay = await startRelay()
+  const fakes = await Fakes.start({
+    stripe: { apiKey: options.stripeKey, webhook: { url: relay.url, secret: WEBHOOK_SECRET } },
+    adyen: { notifications: { url: relay.url, hmacKey: HMAC_KEY } }
+  })
   const server = await startTestServer(
     { rateLimit: { perSecond: 10_000, burst: 10_000 } },
     undefined,
@@ -75,13 +119,14 @@ export const startRig = async (options: { readonly stripeKey?: string; readonly 
       ...fakes.config
     }
   ).catch(async (error: unknown) => {
-    await fakes.close()
+    await Promise.all([fakes.close(), relay.close()])
     throw error
   })
   let seq = 0
+  const delivered = () => Promise.all([fakes.stripe.delivered(), fakes.adyen.delivered()]).then(() => undefined)
   const credentials = (provider: Channel.ProviderName, mode: "test" | "live") =>
     provider === "stripe"
-      ? { secret_key: options.stripeKey ?? "sk_test_contract", webhook_secret: "whsec_contract" }
+      ? { secret_key: options.stripeKey ?? "sk_test_contract", webhook_secret: WEBHOOK_SECRET }
       : {
         api_key: fakes.adyen.apiKey,
         merchant_account: fakes.adyen.merchantAccount,
@@ -108,13 +153,23 @@ export const startRig = async (options: { readonly stripeKey?: string; readonly 
       server.run(Effect.gen(function*() {
         return yield* (yield* Channels).disable(account.account_id, channelId)
       }).pipe(Effect.orDie)),
+    notifying: async (channelId, steps) => {
+      relay.to(`${server.baseUrl}/providers/${encodeURIComponent(channelId)}/notifications`)
+      try {
+        return await steps()
+      } finally {
+        await delivered()
+        relay.to(undefined)
+      }
+    },
+    delivered,
     transactionsOf: (orderId) =>
       server.run(Effect.gen(function*() {
         return yield* (yield* TransactionRepo).listByOrder(orderId)
       })),
     close: async () => {
       await server.close()
-      await fakes.close()
+      await Promise.all([fakes.close(), relay.close()])
     }
   }
 }
