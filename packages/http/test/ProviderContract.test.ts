@@ -216,9 +216,9 @@ describe.each(ROWS)("contract: $provider", (row) => {
     else rig.fakes.adyen.fault(call === "charge" ? "payments" : "refunds", fault, times)
   }
 
-  // The sandbox answers in-process: only a crash of Tender loses its answer (the crash tests,
-  // packages/cli/test/Faults.test.ts), so its row has no lost-answer cases.
-  describe.skipIf(row.provider === "sandbox")("lost answers", () => {
+  // The sandbox answers in-process and sends no notifications: only a crash of Tender loses its
+  // answer (the crash tests, packages/cli/test/Faults.test.ts), so its row has none of these cases.
+  describe.skipIf(row.provider === "sandbox")("lost answers and notifications", () => {
     it.each(["applyThenDrop", "timeout"] as const)("a charge's answer lost (%s): in progress, then reconciled by lookup to one charge", async (fault) => {
       loseNext("charge", fault)
       const reference = ref(fault)
@@ -231,6 +231,25 @@ describe.each(ROWS)("contract: $provider", (row) => {
       expect((await tender.orders.get({ params: { id: order.id } })).status).toBe("succeeded")
       expect(chargesAt(payment!)).toBe(1)
     }, 60_000)
+
+    // The fake sends its notification as it answers: which reaches Tender first is the race itself.
+    it("an approved charge and its notification, in whichever order they land: one payment.succeeded", async () => {
+      const paid = await rig.notifying(channelId!, () => charge(row.approve))
+      expect(paid.status).toBe("completed")
+      expect((await tender.orders.get({ params: { id: paid.order_id } })).status).toBe("succeeded")
+      expect((await Effect.runPromise(rig.server.events(paid.order_id))).map((e) => e.type)).toEqual(["payment.succeeded"])
+    })
+
+    it("a charge's answer lost, the provider's notification delivered: recorded from the notification, no reconciliation needed", async () => {
+      const reference = ref("notified")
+      await rig.notifying(channelId!, async () => {
+        loseNext("charge", "applyThenDrop")
+        await apiError(charge(row.approve, { merchant_reference: reference }), 409, "card_payment_in_progress")
+      })
+      const order = await tender.orders.byReference({ params: { merchant_reference: reference } })
+      expect(order.status).toBe("succeeded")
+      expect(chargesAt(order.transactions[0]!)).toBe(1)
+    })
 
     it(`a refund's answer lost: in progress, then reconciled by lookup to one refund`, async () => {
       const paid = await charge(row.approve)
