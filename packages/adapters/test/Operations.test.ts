@@ -1223,11 +1223,11 @@ describe("reconcileDue (a provider whose answer was lost)", () => {
     ["lost, then reconciled", "lose"]
   ] as const)("an issuer demanding 3-D Secure on a merchant-initiated charge, %s: requires_action, never payment.requires_action", ([_, fate]) => {
     // An issuer that challenges whatever the charge: the sandbox's challenge card, never told it was
-    // authenticated. Spec (Events): payment.requires_action is "never for merchant-initiated card
+    // authenticated nor that the charge is merchant-initiated. Spec (Events): payment.requires_action is "never for merchant-initiated card
     // charges", and RecordAttempt records an outcome "the same whatever brought it".
     const t = tap({ authorize: fate })
     const provider = tapped(t)
-    const issuer = { ...provider, authorizeCard: (request: Parameters<typeof provider.authorizeCard>[0]) => provider.authorizeCard({ ...request, authenticated: false }) }
+    const issuer = { ...provider, authorizeCard: (request: Parameters<typeof provider.authorizeCard>[0]) => provider.authorizeCard({ ...request, authenticated: false, merchant_initiated: false }) }
     return Effect.gen(function*() {
       const account = yield* merchant
       const reference = ref("mit-3ds")
