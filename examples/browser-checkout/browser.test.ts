@@ -19,6 +19,8 @@ import { CHROMIUM, type Chromium, HAVE_CHROMIUM, inlineChallenge, launchChromium
 import { startTestServer, type TestServer } from "@tender/http/testing/TestServer"
 import { type Credentials, send } from "@tender/client/Testing"
 import { type CreatedPayment, type MerchantServer, startMerchantServer } from "./server.ts"
+import { Channels } from "@tender/domain"
+import * as StripeFake from "@tender/adapters/providers/stripe/StripeFake"
 
 
 /** Where the run saves its screenshots (gitignored). */
@@ -46,6 +48,8 @@ describe.skipIf(!HAVE_CHROMIUM)(
   HAVE_CHROMIUM ? "tender.js in headless Chromium" : `tender.js in headless Chromium: SKIPPED, ${CHROMIUM} is absent (.ci/run installs it)`,
   () => {
     let server: TestServer
+    /** The Stripe fake every Stripe channel of this server reaches (TENDER_STRIPE_API_URL). */
+    let stripe: StripeFake.StripeFake
     /** The example merchant, on the inline-mode account. */
     let shop: MerchantServer
     let context: BrowserContext
@@ -112,7 +116,12 @@ describe.skipIf(!HAVE_CHROMIUM)(
 
     beforeAll(async () => {
       await build()
-      server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } })
+      stripe = await StripeFake.start()
+      server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } }, undefined, {
+        storage: "memory",
+        dataDir: ".tender-test",
+        stripeApiUrl: stripe.url
+      })
       // Another port is another origin: the fields frame is cross-origin to the shop, as in production.
       const inline = await merchant("inline")
       shop = await startMerchantServer({
@@ -131,6 +140,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
       await browser?.close()
       await shop?.close()
       await server?.close()
+      await stripe?.close()
     })
 
     const isFieldsFrame = (frameUrl: string) => frameUrl.startsWith(`${server.baseUrl}/fields/`)
@@ -148,7 +158,13 @@ describe.skipIf(!HAVE_CHROMIUM)(
      * Opens the shop's front page (its CSP, without the checkout script), creates and mounts a
      * card element with `options` for the mode's account, recording its events.
      */
-    const openCard = async (options: Record<string, unknown> = {}, path = "/", mode: DisplayMode = "inline", prepare?: (page: Page) => Promise<void>) => {
+    const openCard = async (
+      options: Record<string, unknown> = {},
+      path = "/",
+      mode: DisplayMode = "inline",
+      prepare?: (page: Page) => Promise<void>,
+      publishableKey?: string
+    ) => {
       const page = await context.newPage()
       await prepare?.(page)
       await page.goto(`${shop.origin}${path}`)
@@ -167,7 +183,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
         }
         w.mountAt = performance.now()
         w.card.mount("#card")
-      }, { key: (await merchant(mode)).publishable_key, options })
+      }, { key: publishableKey ?? (await merchant(mode)).publishable_key, options })
       return page
     }
 
