@@ -22,6 +22,7 @@ import { ApiKeyAuthLive, RequestValidationLive } from "./Middleware.ts"
 import * as Routes from "./Routes.ts"
 import * as ClientRoutes from "./client/ClientRoutes.ts"
 import * as CheckoutPage from "./hosted/CheckoutPage.ts"
+import * as ProviderReturn from "./hosted/ProviderReturn.ts"
 import * as SandboxPages from "./hosted/SandboxPages.ts"
 import * as SdkAssets from "./hosted/SdkAssets.ts"
 
@@ -69,6 +70,7 @@ const routeTable = Routes.fromApi(Api, [
   { method: "GET", path: OPENAPI_PATH },
   { method: "GET", path: DOCS_PATH },
   ...SandboxPages.SANDBOX_ROUTES,
+  ...ProviderReturn.PROVIDER_RETURN_ROUTES,
   ...CheckoutPage.CHECKOUT_ROUTES,
   ...SdkAssets.SDK_ROUTES,
   ...ClientRoutes.CLIENT_ROUTES
@@ -82,6 +84,7 @@ export const app = (options: Omit<ServerOptions, "port" | "host">) => {
     ApiRoutes,
     DocsRoute,
     SandboxPages.layer,
+    ProviderReturn.layer,
     CheckoutPage.layer({ fieldsUrl: options.fieldsUrl, sdkUrl: options.sdkUrl }),
     SdkAssets.layer({ fieldsUrl: options.fieldsUrl }),
     ClientRoutes.layer({ maxBodyBytes, defaultRateLimit, fieldsUrl: options.fieldsUrl }),

@@ -94,6 +94,8 @@ export const decide = (
         const failed = yield* Txn.transition(txn, Txn.viaSent(txn, "declined"), at, {
           decline_code: outcome.decline_code,
           provider_transaction_id: outcome.provider_transaction_id ?? txn.provider_transaction_id,
+          // A provider's challenge is marked answered before its verdict is known: a failed one reads denied.
+          ...(txn.three_ds !== null && outcome.decline_code === "authentication_failed" ? { three_ds: "denied" as const } : {}),
           next_action: null,
           pending_call: null
         })
