@@ -263,21 +263,45 @@ describe.each(PROVIDERS)("3-D Secure on a $name channel", (provider) => {
   })
 })
 
-describe("Adyen's posted return", () => {
-  it("redirectResult in a form POST to the return route completes the payment like the GET", async () => {
-    const adyenProvider = PROVIDERS[1]!
-    const { merchant, channel_id } = await merchantOn(adyenProvider)
-    const post = (path: string, body: unknown) => send(server, merchant, "POST", path, { body: JSON.stringify(body) })
+describe("Adyen's returns", () => {
+  let merchant: Merchant
+  let channelId: string
+  const post = (path: string, body: unknown) => send(server, merchant, "POST", path, { body: JSON.stringify(body) })
+  const orderStatus = async (orderId: string) => (await send(server, merchant, "GET", `/v1/orders/${orderId}`)).json.status
+
+  beforeAll(async () => {
+    const made = await merchantOn(PROVIDERS[1]!)
+    merchant = made.merchant
+    channelId = made.channel_id
+  })
+
+  /** A challenged Adyen payment of `amount` EUR; the shopper approves; where Adyen sends them back. */
+  const approvedReturn = async (amount: string) => {
     const token = await post("/v1/test_helpers/card_tokens", { number: AdyenFake.CHALLENGE_CARD, exp_month: 12, exp_year: 2035, cvc: "737" })
-    const created = await post("/v1/payments", { amount: "9.00", currency: "EUR", country: "NL", merchant_reference: ref("posted"), collect_cvv: false, payment_method: { code: "card", details: { card_token: token.json.token } }, ...urls })
-    const challengeUrl: string = created.json.next_action.redirect_url
-    const answered = await visit(challengeUrl, { answer: "approve" })
-    const back = new URL(answered.location!)
+    const created = await post("/v1/payments", { amount, currency: "EUR", country: "NL", merchant_reference: ref("adyen"), collect_cvv: false, payment_method: { code: "card", details: { card_token: token.json.token } }, ...urls })
+    const answered = await visit(created.json.next_action.redirect_url, { answer: "approve" })
+    return { orderId: created.json.order_id as string, transactionId: created.json.transaction_id as string, back: new URL(answered.location!) }
+  }
+
+  it("another payment's redirectResult on this payment's return never pays it", async () => {
+    const dear = await approvedReturn("900.00")
+    const cheap = await approvedReturn("1.00")
+    const pasted = new URL(dear.back)
+    pasted.searchParams.set("redirectResult", cheap.back.searchParams.get("redirectResult")!)
+    await visit(pasted.toString())
+    expect(await orderStatus(dear.orderId)).not.toBe("succeeded")
+    // The cheap payment's own return still pays it.
+    expect((await visit(cheap.back.toString())).location).toBe(urls.success_url)
+    expect(await orderStatus(cheap.orderId)).toBe("succeeded")
+  })
+
+  it("redirectResult in a form POST to the return route completes the payment like the GET", async () => {
+    const { back, orderId } = await approvedReturn("9.00")
     const redirectResult = back.searchParams.get("redirectResult")!
     back.searchParams.delete("redirectResult")
-    expect(`${back.origin}${back.pathname}`).toBe(`${server.baseUrl}/providers/${channel_id}/return`)
+    expect(`${back.origin}${back.pathname}`).toBe(`${server.baseUrl}/providers/${channelId}/return`)
     const returned = await visit(back.toString(), { redirectResult })
     expect({ status: returned.status, location: returned.location }).toEqual({ status: 303, location: urls.success_url })
-    expect((await send(server, merchant, "GET", `/v1/orders/${created.json.order_id}`)).json.status).toBe("succeeded")
+    expect(await orderStatus(orderId)).toBe("succeeded")
   })
 })

@@ -84,6 +84,8 @@ const settle = <A, R>(
 
 interface PaymentAnswer {
   readonly resultCode?: string | null | undefined
+  /** Our reference, as sent with /payments (answered by /payments/details too). */
+  readonly merchantReference?: string | null | undefined
   readonly pspReference?: string | null | undefined
   readonly refusalReason?: string | null | undefined
   readonly refusalReasonCode?: string | null | undefined
@@ -216,7 +218,13 @@ export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = m
         yield* guard(request.idempotency_key, "authorize", multicapture)
         return yield* settle(
           call(() => sdk.payments.paymentsDetails({ details: { redirectResult } }, { idempotencyKey: request.idempotency_key }), timeoutMs),
-          readAuthorization(multicapture),
+          // The redirectResult came through a public return URL: one of another payment (a shopper
+          // pasting their own cheaper payment's answer) would report that payment's outcome. Not
+          // this attempt's answer, so not applied to it.
+          (answer) =>
+            answer.merchantReference != null && answer.merchantReference !== request.reference
+              ? Effect.fail(unavailable(`the shopper's redirectResult is another payment's (${answer.merchantReference}), not ${request.reference}'s`))
+              : readAuthorization(multicapture)(answer),
           rejectedAuthorization
         )
       }
