@@ -288,8 +288,9 @@ describe("Adyen's returns", () => {
     const cheap = await approvedReturn("1.00")
     const pasted = new URL(dear.back)
     pasted.searchParams.set("redirectResult", cheap.back.searchParams.get("redirectResult")!)
-    await visit(pasted.toString())
-    expect(await orderStatus(dear.orderId)).not.toBe("succeeded")
+    expect((await visit(pasted.toString())).location).toBe(urls.cancel_url)
+    expect(await orderStatus(dear.orderId)).toBe("failed")
+    expect((await send(server, merchant, "GET", `/v1/transactions/${dear.transactionId}`)).json).toMatchObject({ status: "failed", decline_code: "authentication_failed" })
     // The cheap payment's own return still pays it.
     expect((await visit(cheap.back.toString())).location).toBe(urls.success_url)
     expect(await orderStatus(cheap.orderId)).toBe("succeeded")

@@ -219,11 +219,11 @@ export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = m
         return yield* settle(
           call(() => sdk.payments.paymentsDetails({ details: { redirectResult } }, { idempotencyKey: request.idempotency_key }), timeoutMs),
           // The redirectResult came through a public return URL: one of another payment (a shopper
-          // pasting their own cheaper payment's answer) would report that payment's outcome. Not
-          // this attempt's answer, so not applied to it.
+          // pasting their own cheaper payment's answer) reports that payment's outcome. This
+          // attempt's shopper did not authenticate it: declined, its own payment left unfinished.
           (answer) =>
             answer.merchantReference != null && answer.merchantReference !== request.reference
-              ? Effect.fail(unavailable(`the shopper's redirectResult is another payment's (${answer.merchantReference}), not ${request.reference}'s`))
+              ? Effect.succeed<AuthorizeResult>({ _tag: "Declined", decline_code: "authentication_failed", provider_transaction_id: null })
               : readAuthorization(multicapture)(answer),
           rejectedAuthorization
         )
