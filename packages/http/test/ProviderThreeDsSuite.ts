@@ -266,6 +266,25 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
     })
   })
 
+  describe("Stripe's returns", () => {
+    it("a return naming the attempt's own PaymentIntent before the customer answered: still awaiting the challenge, which then completes", async () => {
+      const { merchant, channel_id } = await merchantOn(PROVIDERS[0]!)
+      const post = (path: string, body: unknown) => send(server, merchant, "POST", path, { body: JSON.stringify(body) })
+      const token = await post("/v1/test_helpers/card_tokens", { number: "4000000000003220", exp_month: 12, exp_year: 2035, cvc: "123" })
+      const created = await post("/v1/payments", { amount: "30.00", currency: "USD", country: "US", merchant_reference: ref("early"), collect_cvv: false, payment_method: { code: "card", details: { card_token: token.json.token } }, ...urls })
+      const challengeUrl: string = created.json.next_action.redirect_url
+      const intent = new URL(challengeUrl).pathname.split("/").pop()!
+      const early = await visit(`${server.baseUrl}/providers/${channel_id}/return?tender_reference=${created.json.transaction_id}&payment_intent=${intent}`)
+      expect(early.status).toBe(303)
+      const order = (await send(server, merchant, "GET", `/v1/orders/${created.json.order_id}`)).json
+      expect(order.status).toBe("requires_action")
+      const answered = await visit(challengeUrl, { answer: "approve" })
+      expect((await visit(answered.location!)).location).toBe(urls.success_url)
+      expect((await send(server, merchant, "GET", `/v1/orders/${created.json.order_id}`)).json.status).toBe("succeeded")
+      expect((await Effect.runPromise(server.events(created.json.order_id))).map((e) => e.type)).toEqual(["payment.requires_action", "payment.succeeded"])
+    })
+  })
+
   describe("Adyen's returns", () => {
     let merchant: Merchant
     let channelId: string

@@ -121,7 +121,11 @@ export const decide = (
           pending_call: null
         }
         const waiting = txn.status === "initial" ? (yield* Txn.transition(txn, "sent", at, fields)).next : revise(txn, fields, at)
-        const moved = yield* OrderAggregate.transition(order, [...sent, outcome.merchantInitiated ? "merchant_action_required" : "action_required"], at)
+        // Challenged again by the authorization after a challenge (a provider's second action): the
+        // order still awaits the customer; it stays as it is, with no second requires_action event.
+        const moved = order.status === "requires_action"
+          ? undefined
+          : yield* OrderAggregate.transition(order, [...sent, outcome.merchantInitiated ? "merchant_action_required" : "action_required"], at)
         return { order: moved, txn: waiting, session: follow({ _tag: "AwaitsCustomer", next_action: action }) }
       }
       case "AwaitsCustomer": {
