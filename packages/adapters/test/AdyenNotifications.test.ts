@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit } from "effect"
 import * as AdyenFake from "../src/providers/adyen/AdyenFake.ts"
-import { verify } from "../src/providers/adyen/AdyenNotifications.ts"
+import { type AdyenNotification, noticesOf, verify } from "../src/providers/adyen/AdyenNotifications.ts"
 import { sign } from "../src/providers/adyen/AdyenSignature.ts"
 import type { AdyenProvider } from "../src/providers/adyen/AdyenProvider.ts"
 import { connect, notificationReceiver } from "./AdyenTestKit.ts"
@@ -133,5 +133,48 @@ describe("Adyen notifications", () => {
     const bad = JSON.parse(bodies[0]!.replace(/"success":"(true|false)"/, (_, s: string) => `"success":"${s === "true" ? "false" : "true"}"`)) as { notificationItems: Array<unknown> }
     const batch = JSON.stringify({ live: "false", notificationItems: [...good.notificationItems, ...bad.notificationItems] })
     expect((await rejected(verify(batch, HMAC_KEY)))._tag).toBe("NotificationRejected")
+  })
+})
+
+describe("noticesOf: what an item says of Tender's transactions", () => {
+  const item = (over: Partial<AdyenNotification>) => ({
+    _tag: "Other" as const,
+    event_code: "X",
+    success: true,
+    psp_reference: "MODPSP0000000001",
+    original_reference: "PAYPSP0000000001",
+    merchant_reference: "txn_abc",
+    merchant_account: "TenderECOM",
+    amount: 1250,
+    currency: "eur",
+    reason: "",
+    decline_code: undefined,
+    ...over
+  })
+
+  it("CAPTURE: the capture settled under the adapter's own id (payment/capture), and a settlement", () => {
+    expect(noticesOf(item({ _tag: "Capture", event_code: "CAPTURE" }))).toEqual([{
+      reference: "txn_abc",
+      amount: 1250,
+      currency: "EUR",
+      answer: { _tag: "Capture", result: { _tag: "Settled", provider_transaction_id: "PAYPSP0000000001/MODPSP0000000001" } },
+      settlement: "settled"
+    }])
+  })
+
+  it("REFUND_FAILED: the refund refused, and its settlement failed; a refused AUTHORISATION carries its decline code and no settlement", () => {
+    const [refund] = noticesOf(item({ _tag: "Refund", event_code: "REFUND_FAILED", success: false }))
+    expect(refund).toMatchObject({ answer: { _tag: "Refund", result: { _tag: "Refused", decline_code: "refund_refused" } }, settlement: "failed" })
+    const [auth] = noticesOf(item({ _tag: "Authorisation", event_code: "AUTHORISATION", success: false, psp_reference: "PAYPSP0000000001", original_reference: undefined, decline_code: "insufficient_funds" }))
+    expect(auth).toEqual({
+      reference: "txn_abc",
+      amount: 1250,
+      currency: "EUR",
+      answer: { _tag: "Authorize", result: { _tag: "Declined", decline_code: "insufficient_funds", provider_transaction_id: "PAYPSP0000000001" } }
+    })
+  })
+
+  it("other event codes (and a lookup's probe) say nothing", () => {
+    expect(noticesOf(item({ _tag: "Other", event_code: "REPORT_AVAILABLE" }))).toEqual([])
   })
 })

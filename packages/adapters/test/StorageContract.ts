@@ -2346,6 +2346,10 @@ export const channelsContract = (it: Vitest.MethodsNonLive<ChannelStorageService
       expect(yield* repo.get(other, channel.id)).toEqual(Option.none())
       expect(yield* repo.get(account, "ch_unknown000000000000")).toEqual(Option.none())
       expect(yield* repo.listByAccount(other)).toEqual([])
+      // By id alone (a provider's notification names only the channel): whichever account holds it.
+      expect(yield* repo.getAny(channel.id)).toEqual(Option.some(channel))
+      expect(yield* repo.getAny(bare.id)).toEqual(Option.some(bare))
+      expect(yield* repo.getAny("ch_unknown000000000000")).toEqual(Option.none())
     }))
 
   it.effect("channels: an account's list is in creation order, insertion order within one millisecond", () =>

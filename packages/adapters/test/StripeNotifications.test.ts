@@ -94,3 +94,47 @@ describe("Stripe notifications", () => {
     expect(Exit.isFailure(rejected)).toBe(true)
   })
 })
+
+describe("noticesOf: what an event says of Tender's transactions", () => {
+  const base = { event_id: "evt_1", created: 1 }
+  const intent = (type: "succeeded" | "payment_failed" | "canceled", reference: string | undefined) => ({
+    ...base,
+    _tag: "PaymentIntent" as const,
+    type,
+    payment_intent: "pi_1",
+    amount: 2500,
+    amount_capturable: 0,
+    amount_received: 2500,
+    currency: "eur",
+    decline_code: type === "payment_failed" ? "insufficient_funds" : undefined,
+    reference
+  })
+
+  it("a PaymentIntent event answers the attempt's authorization (or its void); amounts in minor units, currency upper case", () => {
+    expect(StripeNotifications.noticesOf(intent("succeeded", "txn_a"))).toEqual([{
+      reference: "txn_a",
+      amount: 2500,
+      currency: "EUR",
+      answer: { _tag: "Authorize", result: { _tag: "Approved", provider_transaction_id: "pi_1", multicapture: false } }
+    }])
+    expect(StripeNotifications.noticesOf(intent("payment_failed", "txn_a"))[0]?.answer).toEqual({
+      _tag: "Authorize",
+      result: { _tag: "Declined", decline_code: "insufficient_funds", provider_transaction_id: "pi_1" }
+    })
+    expect(StripeNotifications.noticesOf(intent("canceled", "txn_a"))[0]?.answer).toEqual({ _tag: "Void", result: { _tag: "Voided", provider_transaction_id: "pi_1" } })
+  })
+
+  it("a refund event answers the refund; only a refund no longer pending settles it", () => {
+    const refund = (status: string) => ({ ...base, _tag: "Refund" as const, type: "updated" as const, refund: "re_1", payment_intent: "pi_1", amount: 500, currency: "usd", status, reference: "txn_r" })
+    expect(StripeNotifications.noticesOf(refund("pending"))).toEqual([{
+      reference: "txn_r", amount: 500, currency: "USD", answer: { _tag: "Refund", result: { _tag: "Pending", provider_transaction_id: "re_1" } }, settlement: undefined
+    }])
+    expect(StripeNotifications.noticesOf(refund("succeeded"))[0]).toMatchObject({ answer: { result: { _tag: "Paid" } }, settlement: "settled" })
+    expect(StripeNotifications.noticesOf(refund("failed"))[0]).toMatchObject({ answer: { result: { _tag: "Refused" } }, settlement: "failed" })
+  })
+
+  it("nothing for a payment made outside Tender (no tender_reference: a lookup's fence, the dashboard) or another event type", () => {
+    expect(StripeNotifications.noticesOf(intent("succeeded", undefined))).toEqual([])
+    expect(StripeNotifications.noticesOf({ ...base, _tag: "Other", type: "charge.refunded" })).toEqual([])
+  })
+})

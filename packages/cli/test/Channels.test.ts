@@ -182,4 +182,19 @@ describe("tender accounts channels", () => {
     expect((await tenderJson("accounts", "channels", "list", live)).data.map((c: { id: string; status: string }) => [c.id, c.status]))
       .toEqual([[stripe, "disabled"], [adyen, "enabled"]])
   })
+
+  it("pin routes a processing profile over chosen channels only; no channel unpins it; disabled or foreign channels are refused", async () => {
+    expect((await tender("accounts", "profiles", "add", live, "--code", "eu")).code).toBe(0)
+    expect(await tenderJson("accounts", "channels", "pin", live, "--profile", "eu", adyen))
+      .toEqual({ account_id: live, processing_profile: expect.objectContaining({ code: "eu", status: "active", channels: [adyen] }) })
+    const text = await tender("accounts", "channels", "pin", live, "--profile", "eu", adyen)
+    expect(text.stdout.trim()).toBe(`Processing profile eu of ${live} routes only over ${adyen}.`)
+    // stripe was disabled above; the test account's channels are not this account's.
+    const refused = await tenderJsonError("accounts", "channels", "pin", live, "--profile", "eu", stripe, "ch_unknown")
+    expect(refused).toMatchObject({ code: "validation_failed" })
+    expect(refused.errors.map((e: { message: string }) => e.message)).toEqual([`channel ${stripe} is disabled`, `no channel ch_unknown on account ${live}`])
+    expect((await tenderJson("accounts", "channels", "pin", live, "--profile", "eu")).processing_profile).not.toHaveProperty("channels")
+    expect(await tenderJsonError("accounts", "channels", "pin", live, "--profile", "nope"))
+      .toMatchObject({ code: "validation_failed", errors: [{ field: "profile" }] })
+  })
 })

@@ -26,7 +26,12 @@ export const ProcessingProfile = Schema.Struct({
   code: Schema.String,
   name: Schema.NullOr(Schema.String),
   status: Schema.Literals(["active", "disabled"]),
-  created_at: Schema.String
+  created_at: Schema.String,
+  /**
+   * Channels the profile's payments and transfers are pinned to (`tender accounts channels pin`):
+   * routing picks among these only. Absent or empty: every channel of the account.
+   */
+  channels: Schema.optional(Schema.Array(Schema.String))
 })
 export type ProcessingProfile = typeof ProcessingProfile.Type
 
@@ -128,6 +133,21 @@ export const disableProfile = (account: Account, code: string, now: string): Acc
   return touch({
     ...account,
     processing_profiles: account.processing_profiles.map((p) => p.code === code ? { ...p, status: "disabled" } : p)
+  }, now)
+}
+
+/** Pins an active profile to `channels` (checked by the Channels use case); an empty list unpins it. */
+export const pinChannels = (account: Account, code: string, channels: ReadonlyArray<string>, now: string): Account | ValidationFailed => {
+  const existing = account.processing_profiles.find((p) => p.code === code)
+  if (existing === undefined) return invalidField("profile", `no processing profile ${code} on this account`)
+  if (existing.status === "disabled") return invalidField("profile", `processing profile ${code} is disabled`)
+  return touch({
+    ...account,
+    processing_profiles: account.processing_profiles.map((p) => {
+      if (p.code !== code) return p
+      const { channels: _previous, ...rest } = p
+      return channels.length === 0 ? rest : { ...rest, channels: [...new Set(channels)] }
+    })
   }, now)
 }
 

@@ -42,6 +42,8 @@ export class Accounts extends Context.Service<Accounts, {
   setAllowlist(id: string, cidrs: ReadonlyArray<string>): Effect.Effect<Account.Account, AccountNotFound | Conflict | ValidationFailed>
   addProfile(id: string, code: string, name: string | null): Effect.Effect<Account.Account, AccountNotFound | Conflict | ValidationFailed>
   disableProfile(id: string, code: string): Effect.Effect<Account.Account, AccountNotFound | Conflict | ValidationFailed>
+  /** Pins a profile to channels the caller checked (Channels.pin); an empty list unpins it. */
+  pinProfileChannels(id: string, code: string, channels: ReadonlyArray<string>): Effect.Effect<Account.Account, AccountNotFound | Conflict | ValidationFailed>
   enableVault(id: string): Effect.Effect<Account.Account, AccountNotFound | Conflict>
   /** Revokes every secret key and issues a new one; returns it once. */
   rollKeys(id: string): Effect.Effect<{ readonly account: Account.Account; readonly secret_key: string }, AccountNotFound | Conflict>
@@ -153,6 +155,7 @@ export class Accounts extends Context.Service<Accounts, {
         setAllowlist: (id, cidrs) => change(id, (a, now) => Account.setAllowlist(a, cidrs, now)),
         addProfile: (id, code, name) => change(id, (a, now) => Account.addProfile(a, code, name, now)),
         disableProfile: (id, code) => change(id, (a, now) => Account.disableProfile(a, code, now)),
+        pinProfileChannels: (id, code, channels) => change(id, (a, now) => Account.pinChannels(a, code, channels, now)),
         enableVault: (id) => change(id, Account.enableVault),
         rollKeys: Effect.fn("Accounts.rollKeys")(function*(id) {
           const account = yield* load(id)

@@ -3,6 +3,7 @@
  * (`tender accounts channels …`). Channel.ts decides; this file loads and persists.
  */
 import { Context, Effect, Layer, Option } from "effect"
+import type { Account } from "./Account.ts"
 import { Accounts } from "./Accounts.ts"
 import * as ChannelModule from "./Channel.ts"
 import { ChannelRepo } from "./ChannelPorts.ts"
@@ -19,6 +20,11 @@ export class Channels extends Context.Service<Channels, {
   add(accountId: string, input: AddChannel): Effect.Effect<ChannelModule.Channel, AccountNotFound | ValidationFailed>
   list(accountId: string): Effect.Effect<ReadonlyArray<ChannelModule.Channel>, AccountNotFound>
   disable(accountId: string, channelId: string): Effect.Effect<ChannelModule.Channel, AccountNotFound | ValidationFailed | Conflict>
+  /**
+   * Pins a processing profile to channels of the account (enabled, of its mode): its payments and
+   * transfers route among these only. No channels unpins it. Returns the account.
+   */
+  pin(accountId: string, profile: string, channelIds: ReadonlyArray<string>): Effect.Effect<Account, AccountNotFound | ValidationFailed | Conflict>
 }>()("@tender/domain/Channels") {
   static readonly layer = Layer.effect(
     Channels,
@@ -56,6 +62,23 @@ export class Channels extends Context.Service<Channels, {
           if (next instanceof Conflict) return yield* next
           if (!(yield* repo.disable(next))) return yield* new Conflict({ message: `Channel ${channelId} is already disabled` })
           return next
+        }),
+        pin: Effect.fn("Channels.pin")(function*(accountId, profile, channelIds) {
+          const owner = yield* accounts.get(accountId)
+          const known = yield* repo.listByAccount(owner.id)
+          const errors = channelIds.flatMap((id) => {
+            const channel = known.find((c) => c.id === id)
+            const problem = channel === undefined
+              ? `no channel ${id} on account ${owner.id}`
+              : channel.status !== "enabled"
+              ? `channel ${id} is disabled`
+              : undefined
+            return problem === undefined ? [] : [{ field: "channels", message: problem }]
+          })
+          if (errors.length > 0) {
+            return yield* new ValidationFailed({ message: `Invalid request: ${errors.map((e) => e.message).join("; ")}`, errors })
+          }
+          return yield* accounts.pinProfileChannels(owner.id, profile, channelIds)
         })
       })
     })

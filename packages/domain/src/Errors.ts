@@ -71,6 +71,11 @@ export class DownstreamError extends coded("DownstreamError", "downstream_error"
 export class RateLimited extends coded("RateLimited", "rate_limited") {}
 export class NotFound extends coded("NotFound", "not_found") {}
 export class PayloadTooLarge extends coded("PayloadTooLarge", "payload_too_large") {}
+/**
+ * A verified provider notification whose amount or currency disagrees with our transaction (the
+ * spec's 422, which names no code of its own: docs/decisions.md, "Provider notifications").
+ */
+export class NotificationMismatch extends coded("NotificationMismatch", "validation_error") {}
 /** Operator-side (CLI) lookups of an account by id. */
 export class AccountNotFound extends coded("AccountNotFound", "account_not_found") {}
 

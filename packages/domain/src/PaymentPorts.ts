@@ -164,8 +164,16 @@ export class PaymentProvider extends Context.Service<PaymentProvider, {
     readonly currency: string
     /** `true` settles at once (automatic capture); `false` holds (manual capture). */
     readonly capture: boolean
-    /** The 3-D Secure challenge was passed for this attempt. */
+    /**
+     * The customer answered this attempt's 3-D Secure challenge: the authorization completes it
+     * (the provider decides from the answer it holds) instead of starting a new one.
+     */
     readonly authenticated: boolean
+    /**
+     * A merchant-initiated charge on a stored card (no customer present): exempt from 3-D Secure,
+     * flagged as such to the provider (Stripe `off_session`, Adyen `ContAuth`).
+     */
+    readonly merchant_initiated?: boolean | undefined
   }): Effect.Effect<AuthorizeResult | Unknown, ProviderUnavailable>
   captureCard(request: {
     readonly reference: string

@@ -11,10 +11,11 @@ import { OrderNotFound as NotFound, TransactionNotFound as NoTransaction } from 
 import type { CardStorageConsent, Order, Transaction } from "./Payment.ts"
 import { PayoutRepo, RefundRepo } from "./OutflowPorts.ts"
 import { OrderRepo, PaymentProvider, TransactionRepo } from "./PaymentPorts.ts"
-import { ChannelProviders, ChannelRepo } from "./ChannelPorts.ts"
+import { ChannelProviders, ChannelRepo, type NotificationDelivery } from "./ChannelPorts.ts"
+import type { ProviderName } from "./Channel.ts"
 import type { CreatePaymentInput } from "./PaymentRequest.ts"
 import { type OrderView, type PaymentSnapshot, type TransactionView, transactionView } from "./PaymentViews.ts"
-import { CardVault, CvcStore, type KeyHasher, Locks, UnitOfWork } from "./Ports.ts"
+import { type AccountRepo, CardVault, CvcStore, type KeyHasher, Locks, UnitOfWork } from "./Ports.ts"
 import type { ClientSecretRepo } from "./ClientSecretPorts.ts"
 import { search, type SearchInput, type SearchResult } from "./Search.ts"
 import { CheckoutSessionRepo } from "./SessionPorts.ts"
@@ -37,6 +38,7 @@ import { simulate, type SimulateOutcome } from "./operations/Simulate.ts"
 import { type PaymentTarget, resolveTarget } from "./operations/Target.ts"
 import { answerChallenge, completeThreeDs, returnFromProvider } from "./operations/ThreeDs.ts"
 import { voidAuthorization } from "./operations/Void.ts"
+import { notify } from "./operations/Notify.ts"
 
 export { CLIENT_SECRET_TTL_MS } from "./operations/Cards.ts"
 export type { SessionAttemptInput } from "./operations/Attempt.ts"
@@ -84,6 +86,12 @@ export class Payments extends Context.Service<Payments, {
   settleDue(): Effect.Effect<number>
   reconcileDue(options?: ReconcileOptions): Effect.Effect<number>
   expireWindows(): Effect.Effect<number>
+  /**
+   * A provider's notification to one channel (operations/Notify.ts): 401 `invalid_signature` when
+   * unverified or the channel is unknown, 422 when an amount or currency disagrees; otherwise the
+   * channel's provider (how to acknowledge) and how many notices changed something.
+   */
+  notify(channelId: string, delivery: NotificationDelivery): Effect.Effect<{ readonly provider: ProviderName; readonly applied: number }, Failure>
   /** Asserts a payment's card-storage consent: stored once; the same again is a no-op; another is 409 consent_conflict. */
   assertConsent(account: Account, orderId: string, consent: CardStorageConsent): Effect.Effect<ConsentView, Failure>
   /** Operator access by order id, whatever the account (CLI). */
@@ -99,7 +107,7 @@ export class Payments extends Context.Service<Payments, {
       const context = yield* Effect.context<
         OrderRepo | TransactionRepo | CheckoutSessionRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | CvcStore | Locks | Ids | CustomerRepo
         // routing: the account's channels and their providers (operations/Route.ts)
-        | ChannelRepo | ChannelProviders
+        | ChannelRepo | ChannelProviders | AccountRepo
         // the settlement worker and reconciliation also record refunds, payouts (operations/Outflow.ts) and transfers
         | RefundRepo | PayoutRepo | TransferRepo
         // a card form's client secret is stored when minted (operations/Cards.ts)
@@ -152,6 +160,7 @@ export class Payments extends Context.Service<Payments, {
         settleDue: () => run(settleDue()),
         reconcileDue: (options = DEFAULT_RECONCILE) => run(reconcileDue(options)),
         expireWindows: () => run(expireWindows),
+        notify: (channelId, delivery) => run(notify(channelId, delivery)),
         assertConsent: (account, orderId, consent) => run(assertConsent(account, orderId, consent)),
         operator: {
           get: (orderId) => run(Effect.flatMap(findOrder(undefined, orderId), viewOrder)),

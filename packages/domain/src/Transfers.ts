@@ -10,7 +10,7 @@ import { Ids } from "./Ids.ts"
 import type { Transfer } from "./MoneyOut.ts"
 import { OrderRepo, PaymentProvider, TransactionRepo } from "./PaymentPorts.ts"
 import { ChannelProviders, ChannelRepo } from "./ChannelPorts.ts"
-import { CardVault, type KeyHasher, Locks, UnitOfWork } from "./Ports.ts"
+import { type AccountRepo, CardVault, type KeyHasher, Locks, UnitOfWork } from "./Ports.ts"
 import type { ClientSecretRepo } from "./ClientSecretPorts.ts"
 import { TransferRepo } from "./TransferPorts.ts"
 import type { CreateTransferInput } from "./TransferRequest.ts"
@@ -35,7 +35,7 @@ export class Transfers extends Context.Service<Transfers, {
     Transfers,
     Effect.gen(function*() {
       const context = yield* Effect.context<
-        OrderRepo | TransactionRepo | TransferRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | Locks | Ids | ChannelRepo | ChannelProviders
+        OrderRepo | TransactionRepo | TransferRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | Locks | Ids | ChannelRepo | ChannelProviders | AccountRepo
         | ClientSecretRepo | KeyHasher
       >()
       const run = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provideContext(effect, context) as Effect.Effect<A, E>

@@ -42,6 +42,7 @@ const STATUS_BY_CODE: Record<string, number> = Object.fromEntries(
     ]],
     [413, [E.PayloadTooLarge]],
     [415, [E.UnsupportedMediaType]],
+    [422, [E.NotificationMismatch]],
     [429, [E.RateLimited]],
     [500, [E.InternalError, E.GeneralError]],
     [502, [E.DownstreamError, E.ProviderUnavailable]]

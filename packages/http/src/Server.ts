@@ -25,6 +25,7 @@ import * as CheckoutPage from "./hosted/CheckoutPage.ts"
 import * as ProviderReturn from "./hosted/ProviderReturn.ts"
 import * as SandboxPages from "./hosted/SandboxPages.ts"
 import * as SdkAssets from "./hosted/SdkAssets.ts"
+import * as ProviderNotifications from "./providers/ProviderNotifications.ts"
 
 export interface ServerOptions {
   readonly port: number
@@ -73,7 +74,8 @@ const routeTable = Routes.fromApi(Api, [
   ...ProviderReturn.PROVIDER_RETURN_ROUTES,
   ...CheckoutPage.CHECKOUT_ROUTES,
   ...SdkAssets.SDK_ROUTES,
-  ...ClientRoutes.CLIENT_ROUTES
+  ...ClientRoutes.CLIENT_ROUTES,
+  ...ProviderNotifications.NOTIFICATION_ROUTES
 ])
 
 /** The routes and the gateway, without a listening socket (tests can serve them on any server). */
@@ -88,6 +90,7 @@ export const app = (options: Omit<ServerOptions, "port" | "host">) => {
     CheckoutPage.layer({ fieldsUrl: options.fieldsUrl, sdkUrl: options.sdkUrl }),
     SdkAssets.layer({ fieldsUrl: options.fieldsUrl }),
     ClientRoutes.layer({ maxBodyBytes, defaultRateLimit, fieldsUrl: options.fieldsUrl }),
+    ProviderNotifications.layer({ maxBodyBytes }),
     Gateway.layer({ maxBodyBytes, defaultRateLimit, routes: routeTable })
   )
 }

@@ -142,7 +142,29 @@ const disable = channelsCommand(
   })
 ).pipe(Command.withDescription("Disable a provider channel (it stays listed; new payments no longer route to it)"))
 
+const pin = channelsCommand(
+  "pin",
+  {
+    id: accountId,
+    profile: Flag.String("profile").pipe(Flag.withDescription("Processing profile code")),
+    channels: Argument.String("channel").pipe(
+      Argument.withDescription("Channel ids (ch_…) the profile's payments and transfers route among; none unpins it"),
+      Argument.atLeast(0)
+    )
+  },
+  (channels, { channels: ids, id, profile }) => channels.pin(id, profile, ids),
+  ({ profile }) => ({
+    json: (a) => ({ account_id: a.id, processing_profile: a.processing_profiles.find((p) => p.code === profile) }),
+    text: (a) => {
+      const pinned = a.processing_profiles.find((p) => p.code === profile)?.channels ?? []
+      return pinned.length === 0
+        ? `Processing profile ${profile} of ${a.id} routes over all of its channels.`
+        : `Processing profile ${profile} of ${a.id} routes only over ${pinned.join(", ")}.`
+    }
+  })
+).pipe(Command.withDescription("Pin a processing profile to channels (routing picks among them only)"))
+
 export const channels = Command.make("channels").pipe(
   Command.withDescription("Manage the provider channels (Stripe, Adyen accounts) of an account"),
-  Command.withSubcommands([add, listCommand, disable])
+  Command.withSubcommands([add, listCommand, disable, pin])
 )

@@ -72,7 +72,7 @@ const run = Effect.fn("Payments.attemptSession")(function*(sessionId: string, in
       method: known.code,
       currency,
       country: unlocked.value.country ?? homeCountry(currency)
-    })
+    }, unlocked.value.processing_profile)
   return yield* onRoute(route)(attemptOn(sessionId, unlocked.value, input))
 })
 

@@ -37,7 +37,7 @@ export const create = Effect.fn("Payments.create")(function*(account: Account, i
   yield* refuseTakenReference(account.id, input.merchant_reference)
   const valid = validateCreate(account, input)
   if (valid instanceof Error) return yield* Effect.fail(valid)
-  const route = yield* routeOf(account, { method: valid.method.code, currency: valid.currency, country: valid.country })
+  const route = yield* routeOf(account, { method: valid.method.code, currency: valid.currency, country: valid.country }, valid.processing_profile)
   return yield* onRoute(route)(claimAndProceed(account, valid))
 })
 
@@ -121,8 +121,9 @@ const proceed = (order: Order, txn: Transaction, valid: ValidPayment, plan: Plan
           amount: order.amount,
           currency: order.currency,
           capture: order.capture_method === "automatic",
+          authenticated: false,
           // merchant-initiated charges are exempt from the customer's authentication
-          authenticated: valid.merchant_initiated
+          merchant_initiated: valid.merchant_initiated
         }), valid.merchant_initiated)
         return snapshot(recorded.order, recorded.txn)
       }

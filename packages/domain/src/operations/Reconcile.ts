@@ -32,8 +32,11 @@ export const DEFAULT_RECONCILE: ReconcileOptions = { graceMs: 60_000, horizonMs:
 const mismatched = (txn: Transaction, answer: LookupResult) =>
   Effect.die(new Error(`The provider answered a ${answer._tag} lookup for the ${txn.pending_call!.operation} call of ${txn.id}`))
 
-/** Applies what the provider said about one pending call, through the call's own record step. */
-const apply = (txn: Transaction, key: string, answer: LookupResult | "unanswerable") =>
+/**
+ * Applies what the provider said about one pending call, through the call's own record step
+ * (reconciliation's lookups, and provider notifications: Notify.ts).
+ */
+export const apply = (txn: Transaction, key: string, answer: LookupResult | "unanswerable") =>
   Effect.gen(function*() {
     const notApplied = answer === "unanswerable" || answer._tag === "NotReceived"
     switch (txn.pending_call!.operation) {

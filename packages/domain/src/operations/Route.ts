@@ -7,14 +7,17 @@
  */
 import { Context, Effect, Option } from "effect"
 import type { AccountMode } from "../Account.ts"
-import { type Channel, PROVIDER_TRANSFERS } from "../Channel.ts"
+import { type Channel, PROVIDER_TRANSFERS, supports } from "../Channel.ts"
 import { ChannelProviders, ChannelRepo } from "../ChannelPorts.ts"
-import { PaymentUnroutable, ProviderNotEnabledForMerchant, TransferNotSupportedByProvider, TransferUnroutable } from "../Errors.ts"
+import { PaymentMethodNotSupportedByProvider, PaymentUnroutable, ProviderNotEnabledForMerchant, TransferNotSupportedByProvider, TransferUnroutable } from "../Errors.ts"
 import type { AccountId } from "../Ids.ts"
 import { PaymentProvider } from "../PaymentPorts.ts"
+import { AccountRepo } from "../Ports.ts"
 import { channelsFor, type PaymentRoute, routeFor } from "../Routing.ts"
 
 type Provider = PaymentProvider["Service"]
+/** A route: the provider to send to, then the ones to cascade to. */
+type Route = readonly [Provider, ...Array<Provider>]
 
 /** The providers after the current one on a new payment's route; none for follow-ups. */
 export const Fallbacks: Context.Reference<ReadonlyArray<Provider>> = Context.Reference<ReadonlyArray<Provider>>(
@@ -32,14 +35,52 @@ const sandbox = (owner: Owner) =>
     return unroutable === undefined ? provider : yield* unroutable
   })
 
-/** Where a new payment of `owner` goes, in cascade order; `payment_unroutable` when nowhere. */
-export const routeOf = (owner: Owner, payment: PaymentRoute) =>
+const usableBy = (owner: Owner) => (channel: Channel) => channel.status === "enabled" && channel.mode === owner.mode
+
+/**
+ * The channels a payment of `profile` may use: those the profile pins (Account.pinChannels), or all
+ * of the account's; `pinned` says whether a pin applies (then there is no sandbox fallback).
+ */
+const candidatesOf = (
+  owner: Owner,
+  profile: string | null
+): Effect.Effect<{ readonly channels: ReadonlyArray<Channel>; readonly pinned: boolean }, never, ChannelRepo | AccountRepo> =>
   Effect.gen(function*() {
-    const route = channelsFor(owner, yield* (yield* ChannelRepo).listByAccount(owner.id as AccountId), payment)
-    if (route instanceof PaymentUnroutable) return yield* route
+    const all = yield* (yield* ChannelRepo).listByAccount(owner.id as AccountId)
+    if (profile === null) return { channels: all, pinned: false }
+    const account = Option.getOrUndefined(yield* (yield* AccountRepo).findById(owner.id as AccountId))
+    const pins = account?.processing_profiles.find((p) => p.code === profile)?.channels ?? []
+    return pins.length === 0 ? { channels: all, pinned: false } : { channels: all.filter((c) => pins.includes(c.id)), pinned: true }
+  })
+
+/**
+ * Where a new payment of `owner` goes, in cascade order; `payment_unroutable` when nowhere. A
+ * payment of a profile pinned to channels goes to those only: none usable is `payment_unroutable`,
+ * usable ones that do not take the method `payment_method_not_supported_by_provider`.
+ */
+export const routeOf = (
+  owner: Owner,
+  payment: PaymentRoute,
+  profile: string | null = null
+): Effect.Effect<Route, PaymentUnroutable | PaymentMethodNotSupportedByProvider, ChannelRepo | ChannelProviders | PaymentProvider | AccountRepo> =>
+  Effect.gen(function*() {
+    const { channels, pinned } = yield* candidatesOf(owner, profile)
+    const usable = channels.filter(usableBy(owner))
+    if (pinned && usable.length === 0) {
+      return yield* new PaymentUnroutable({ message: `No channel processing profile ${profile} is pinned to is enabled` })
+    }
+    const route = channelsFor(owner, channels, payment)
+    if (route instanceof PaymentUnroutable) {
+      if (pinned && !usable.some((c) => supports(c, { ...payment, currency: c.currencies?.[0] ?? payment.currency, country: c.countries?.[0] ?? payment.country }))) {
+        return yield* new PaymentMethodNotSupportedByProvider({
+          message: `The channels processing profile ${profile} is pinned to do not take ${payment.method}`
+        })
+      }
+      return yield* route
+    }
     if (route._tag === "Sandbox") return [yield* sandbox(owner)] as const
-    const channels = yield* ChannelProviders
-    const [first, ...rest] = yield* Effect.forEach(route.channels, (channel) => channels.provider(channel))
+    const providers = yield* ChannelProviders
+    const [first, ...rest] = yield* Effect.forEach(route.channels, (channel) => providers.provider(channel))
     return [first!, ...rest] as const
   })
 
@@ -55,16 +96,23 @@ export const refuseUnroutable = (owner: Owner) =>
   })
 
 /** Runs `effect` on a new payment's route: its first provider, the rest as fallbacks. */
-export const onRoute = (route: readonly [Provider, ...Array<Provider>]) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+export const onRoute = (route: Route) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   effect.pipe(Effect.provideService(PaymentProvider, route[0]), Effect.provideService(Fallbacks, route.slice(1)))
 
-/** The route of a payment already made: its order's method, currency and country. */
-export const orderRoute = (order: { readonly account_id: string; readonly livemode: boolean; readonly payment_method: string; readonly currency: string; readonly country: string }) =>
+/** The route of a payment already made: its order's method, currency, country and profile. */
+export const orderRoute = (order: {
+  readonly account_id: string
+  readonly livemode: boolean
+  readonly payment_method: string
+  readonly currency: string
+  readonly country: string
+  readonly processing_profile: string | null
+}) =>
   routeOf({ id: order.account_id, mode: order.livemode ? "live" : "test" }, {
     method: order.payment_method,
     currency: order.currency,
     country: order.country
-  })
+  }, order.processing_profile)
 
 /** The provider a transaction went to: its channel's, or the built-in sandbox. */
 export const providerOf = (txn: { readonly account_id: string; readonly channel_id: string | null }) =>
@@ -97,9 +145,11 @@ export const sameProvider = (txn: { readonly provider: string; readonly channel_
  * sandbox; otherwise the account's channels that pay transfers to the destination are the route,
  * and none is 400 `transfer_unroutable` (or `payment_unroutable` when the account has no channel).
  */
-export const transferRoute = (owner: Owner, channelId: string | null, destination: PaymentRoute) =>
+export const transferRoute = (owner: Owner, channelId: string | null, destination: PaymentRoute, profile: string | null = null) =>
   Effect.gen(function*() {
-    const channels = yield* (yield* ChannelRepo).listByAccount(owner.id as AccountId)
+    const { channels: candidates, pinned } = yield* candidatesOf(owner, profile)
+    // A named channel is checked against all of the account's; routing keeps to the profile's pins.
+    const channels = channelId !== null ? yield* (yield* ChannelRepo).listByAccount(owner.id as AccountId) : candidates
     const providers = yield* ChannelProviders
     const paysTransfers = (channel: Channel) => PROVIDER_TRANSFERS[channel.provider]
     if (channelId !== null) {
@@ -121,7 +171,7 @@ export const transferRoute = (owner: Owner, channelId: string | null, destinatio
     }
     if (route._tag === "Sandbox") {
       // Channels exist, none pays transfers: a test account rehearses live routing, no sandbox fallback.
-      if (channels.some((c) => c.status === "enabled" && c.mode === owner.mode)) {
+      if (pinned || channels.some((c) => c.status === "enabled" && c.mode === owner.mode)) {
         return yield* new TransferUnroutable({ message: "No channel of this account pays transfers; supply channel_id" })
       }
       return [yield* sandbox(owner)] as const

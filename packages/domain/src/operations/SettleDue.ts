@@ -16,8 +16,8 @@ type SettlementServices =
   | Effect.Services<ReturnType<typeof settleTransfer>>
   | Effect.Services<ReturnType<typeof settleOutflow>>
 
-/** Who settles a transaction of each kind that settles later (TransactionRepo.listSettling). */
-const settlerOf = (c: Transaction): Effect.Effect<boolean, Conflict, SettlementServices> => {
+/** Who settles a transaction of each kind that settles later (TransactionRepo.listSettling; a provider's notification). */
+export const settlerOf = (c: Transaction): Effect.Effect<boolean, Conflict, SettlementServices> => {
   switch (c.kind) {
     case "capture":
       return settleSettlingCapture(c)

@@ -41,8 +41,11 @@ export const startTestServer = async (
   options: Partial<Server.ServerOptions> = {},
   /** Routes added beside the API (e.g. one that fails, to see how the gateway renders a defect). */
   extraRoutes: Layer.Layer<never, never, HttpRouter.HttpRouter> = Layer.empty,
-  /** Storage, and where channels' providers are (the wire-level fakes: stripeApiUrl, adyenApiUrl, adyenCaFile). */
-  storage: Pick<TenderConfig, "storage" | "dataDir" | "sandboxLatencyMs" | "stripeApiUrl" | "adyenApiUrl" | "adyenCaFile"> = { storage: "memory", dataDir: ".tender-test" }
+  /** Storage, and where channels' providers are (the wire-level fakes: `stripeApiUrl`, `adyenApiUrl`, `adyenCaFile`). */
+  storage: Pick<TenderConfig, "storage" | "dataDir" | "sandboxLatencyMs" | "stripeApiUrl" | "adyenApiUrl" | "adyenCaFile"> = {
+    storage: "memory",
+    dataDir: ".tender-test"
+  }
 ): Promise<TestServer> => {
   const port = await freePort()
   const infrastructure = Infrastructure.layer({ ...storage, publicUrl: `http://127.0.0.1:${port}` })

@@ -6,9 +6,10 @@
  * One unverified item rejects the whole delivery: Adyen then delivers it again.
  */
 import Adyen from "@adyen/api-library"
+import type { ProviderNotice } from "@tender/domain"
 import { Data, Effect, Schema } from "effect"
 import { normalize } from "./AdyenDeclines.ts"
-import { FENCE_REFERENCE } from "./AdyenProvider.ts"
+import { captureId, FENCE_REFERENCE } from "./AdyenProvider.ts"
 
 export class NotificationRejected extends Data.TaggedError("NotificationRejected")<{ readonly message: string }> {}
 
@@ -105,3 +106,46 @@ export const verify = (rawBody: string, hmacKey: string) =>
     }
     return items as ReadonlyArray<AdyenNotification>
   })
+
+/**
+ * What one item says of one of Tender's transactions (its merchantReference is the reference
+ * Tender sent: the attempt's id, and on the repository's fake a modification's payment's), with
+ * the provider ids the adapter's own answers carry (a capture's is `payment/capture`). CAPTURE and
+ * REFUND also settle (or fail) a capture or refund Adyen accepted for later. Nothing for items
+ * that say nothing of a payment (`Other`).
+ */
+export const noticesOf = (item: AdyenNotification): ReadonlyArray<ProviderNotice> => {
+  const psp = item.psp_reference
+  /** One notice; `settles`: a capture's or refund's outcome also settles (or fails) it. */
+  const notice = (answer: ProviderNotice["answer"], settles = false): ReadonlyArray<ProviderNotice> => [{
+    reference: item.merchant_reference,
+    amount: item.amount,
+    currency: item.currency.toUpperCase(),
+    answer,
+    ...(settles ? { settlement: item.success ? "settled" as const : "failed" as const } : {})
+  }]
+  switch (item._tag) {
+    case "Authorisation":
+      return notice({
+        _tag: "Authorize",
+        result: item.success
+          // Multiple partial captures are a merchant-account setting Tender's channels leave off (AdyenProvider).
+          ? { _tag: "Approved", provider_transaction_id: psp, multicapture: false }
+          : { _tag: "Declined", decline_code: item.decline_code ?? "card_declined", provider_transaction_id: psp }
+      })
+    case "Capture":
+      if (item.original_reference === undefined) return []
+      return notice({
+        _tag: "Capture",
+        result: item.success
+          ? { _tag: "Settled", provider_transaction_id: captureId(item.original_reference, psp) }
+          : { _tag: "Refused", decline_code: "capture_refused" }
+      }, true)
+    case "Cancellation":
+      return notice({ _tag: "Void", result: item.success ? { _tag: "Voided", provider_transaction_id: psp } : { _tag: "Refused", decline_code: "void_refused" } })
+    case "Refund":
+      return notice({ _tag: "Refund", result: item.success ? { _tag: "Paid", provider_transaction_id: psp } : { _tag: "Refused", decline_code: "refund_refused" } }, true)
+    case "Other":
+      return []
+  }
+}

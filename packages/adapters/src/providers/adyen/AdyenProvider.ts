@@ -122,7 +122,7 @@ export const authorizeOutcome = (answer: PaymentAnswer, multicapture: boolean): 
 }
 
 /** A capture's provider id: the payment's pspReference (refunds need it) and the capture's (its notification). */
-const captureId = (paymentPsp: string, capturePsp: string) => `${paymentPsp}/${capturePsp}`
+export const captureId = (paymentPsp: string, capturePsp: string) => `${paymentPsp}/${capturePsp}`
 const paymentOf = (providerId: string) => providerId.split("/")[0]!
 const modificationOf = (providerId: string) => providerId.split("/").at(-1)!
 
@@ -243,6 +243,8 @@ export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = m
           ...(request.card.cvc === undefined ? {} : { cvc: request.card.cvc })
         },
         returnUrl: returnUrlFor(config.returnUrl, request.reference),
+        // A merchant-initiated charge on a stored card: a continued authority, no shopper to challenge.
+        ...(request.merchant_initiated === true ? { shopperInteraction: "ContAuth", recurringProcessingModel: "UnscheduledCardOnFile" } : {}),
         ...(request.capture ? {} : { additionalData: { manualCapture: "true" } })
       }
       return yield* settle(

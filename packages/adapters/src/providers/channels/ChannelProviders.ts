@@ -8,11 +8,13 @@
  * Adyen themselves; `TENDER_STRIPE_API_URL` / `TENDER_ADYEN_API_URL` point every channel of that
  * provider at another host (the repository's wire-level fakes, in tests and `tender` dev runs).
  */
-import { type Channel, ChannelProviders, type PaymentProvider } from "@tender/domain"
-import { Effect, Layer, Option } from "effect"
+import { type Channel, ChannelProviders, NotificationUnverified, type PaymentProvider } from "@tender/domain"
+import { Clock, Effect, Layer, Option } from "effect"
 import { ChannelCredentials } from "../../storage/ChannelCredentials.ts"
 import { ProviderJournal } from "../shared/ProviderJournal.ts"
-import { makeAdyenProvider } from "../adyen/AdyenProvider.ts"
+import * as AdyenNotifications from "../adyen/AdyenNotifications.ts"
+import { type AdyenProvider, makeAdyenProvider } from "../adyen/AdyenProvider.ts"
+import * as StripeNotifications from "../stripe/StripeNotifications.ts"
 import { makeStripeProvider } from "../stripe/StripeProvider.ts"
 
 type Port = PaymentProvider["Service"]
@@ -83,17 +85,43 @@ export const make = (options: ChannelProvidersOptions) =>
     const credentials = yield* ChannelCredentials
     const journal = yield* ProviderJournal
     const built = new Map<string, Port>()
+    const opened = (channel: Channel.Channel) =>
+      Effect.flatMap(credentials.open(channel.account_id, channel.id), (found) =>
+        // Every channel is stored with its credentials in one insert.
+        Option.isSome(found) ? Effect.succeed(found.value) : Effect.die(new Error(`Channel ${channel.id} has no credentials`)))
+    const provider = (channel: Channel.Channel) =>
+      Effect.gen(function*() {
+        const cached = built.get(channel.id)
+        if (cached !== undefined) return cached
+        const secrets = yield* opened(channel)
+        // Two first calls at once both build; the first stored is the one every caller keeps.
+        if (!built.has(channel.id)) built.set(channel.id, build(channel, secrets, options, journal))
+        return built.get(channel.id)!
+      })
+    const unverified = (error: { readonly message: string }) => new NotificationUnverified({ message: error.message })
     return ChannelProviders.of({
-      provider: (channel) =>
+      provider,
+      notifications: (channel, delivery) =>
         Effect.gen(function*() {
-          const cached = built.get(channel.id)
-          if (cached !== undefined) return cached
-          const opened = yield* credentials.open(channel.account_id, channel.id)
-          // Every channel is stored with its credentials in one insert.
-          if (Option.isNone(opened)) return yield* Effect.die(new Error(`Channel ${channel.id} has no credentials`))
-          // Two first calls at once both build; the first stored is the one every caller keeps.
-          if (!built.has(channel.id)) built.set(channel.id, build(channel, opened.value, options, journal))
-          return built.get(channel.id)!
+          const secrets = yield* opened(channel)
+          if (secrets.provider === "stripe") {
+            const event = yield* StripeNotifications.verify(
+              Buffer.from(delivery.rawBody),
+              delivery.headers["stripe-signature"],
+              secrets.webhook_secret,
+              yield* Clock.currentTimeMillis
+            ).pipe(Effect.mapError(unverified))
+            return StripeNotifications.noticesOf(event)
+          }
+          const items = yield* AdyenNotifications.verify(Buffer.from(delivery.rawBody).toString("utf8"), secrets.hmac_key).pipe(
+            Effect.mapError(unverified)
+          )
+          // A company-level webhook may carry other merchant accounts' payments: not this channel's.
+          const ours = items.filter((item) => item.merchant_account === secrets.merchant_account)
+          // The adapter keeps capture and refund outcomes for `settlement` (Adyen has no API to ask).
+          const adyen = (yield* provider(channel)) as unknown as AdyenProvider
+          for (const item of ours) yield* adyen.observe(item)
+          return ours.flatMap(AdyenNotifications.noticesOf)
         })
     })
   })

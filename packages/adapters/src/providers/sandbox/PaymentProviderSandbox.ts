@@ -283,7 +283,7 @@ export const make = (options: SandboxOptions, ledger: SandboxLedger["Service"]):
             provider_transaction_id: SandboxIds.make("dec", request.reference)
           }
         case "Challenge":
-          if (!request.authenticated) {
+          if (!request.authenticated && request.merchant_initiated !== true) {
             return {
               _tag: "ChallengeRequired",
               provider_transaction_id: SandboxIds.make("3ds", request.reference),

@@ -4,9 +4,11 @@
  * event read into what Tender's record step needs. The raw body must be the bytes Stripe sent:
  * a re-serialized JSON body no longer matches its signature.
  */
+import type { ProviderNotice } from "@tender/domain"
 import { Data, Effect, Schema } from "effect"
 import Stripe from "stripe"
 import { normalize } from "./StripeDeclines.ts"
+import { refundResult } from "./StripeProvider.ts"
 
 /** Stripe's default, and what its docs recommend against replays. */
 export const TOLERANCE_SECONDS = 300
@@ -38,6 +40,8 @@ export type StripeNotification =
     readonly amount: number
     readonly currency: string
     readonly status: string
+    /** Our refund transaction's id (the refund's metadata `tender_reference`). */
+    readonly reference: string | undefined
   }
   /** Any other event type (charge.refunded, …): verified, nothing to apply. */
   | Base & { readonly _tag: "Other"; readonly type: string }
@@ -63,7 +67,8 @@ const RefundObject = Schema.Struct({
   amount: Schema.Number,
   currency: Schema.String,
   payment_intent: Schema.optional(Schema.NullOr(Schema.String)),
-  status: Schema.String
+  status: Schema.String,
+  metadata: Schema.optional(Schema.Record(Schema.String, Schema.String))
 })
 
 const PAYMENT_INTENT_TYPES = new Set(["succeeded", "amount_capturable_updated", "payment_failed", "canceled"])
@@ -98,7 +103,8 @@ const read = (event: Stripe.Event) =>
         payment_intent: refund.payment_intent ?? undefined,
         amount: refund.amount,
         currency: refund.currency,
-        status: refund.status
+        status: refund.status,
+        reference: refund.metadata?.["tender_reference"]
       } satisfies StripeNotification
     }
     return { ...base, _tag: "Other", type: event.type } satisfies StripeNotification
@@ -114,3 +120,34 @@ export const verify = (rawBody: string | Uint8Array, signature: string | undefin
       Effect.mapError(read(event), (error) => new NotificationRejected({ message: `A signed ${event.type} event Tender cannot read: ${error.message}` }))),
     Effect.map((notification): StripeNotification => notification)
   )
+
+/**
+ * What an event says of one of Tender's transactions, as a lookup would answer it; nothing for an
+ * event about a payment made outside Tender (no `tender_reference`: a lookup's fence, a payment
+ * from Stripe's dashboard) or one Tender records nothing from. A PaymentIntent event is about the
+ * authorization (its reference is the attempt's); its cancel about the attempt's void. A refund
+ * event answers the refund call and, once the refund is no longer pending, settles it.
+ */
+export const noticesOf = (event: StripeNotification): ReadonlyArray<ProviderNotice> => {
+  if (event._tag === "Other" || event.reference === undefined) return []
+  const about = { reference: event.reference, amount: event.amount, currency: event.currency.toUpperCase() }
+  if (event._tag === "Refund") {
+    const result = refundResult({ id: event.refund, status: event.status })
+    const settlement = result._tag === "Paid" ? "settled" as const : result._tag === "Refused" ? "failed" as const : undefined
+    return [{ ...about, answer: { _tag: "Refund", result }, settlement }]
+  }
+  switch (event.type) {
+    case "succeeded":
+    case "amount_capturable_updated":
+      // The event's PaymentIntent never carries its expanded charge: whether multicapture is
+      // available is not in it (docs/decisions.md, "Provider notifications").
+      return [{ ...about, answer: { _tag: "Authorize", result: { _tag: "Approved", provider_transaction_id: event.payment_intent, multicapture: false } } }]
+    case "payment_failed":
+      return [{
+        ...about,
+        answer: { _tag: "Authorize", result: { _tag: "Declined", decline_code: event.decline_code ?? "card_declined", provider_transaction_id: event.payment_intent } }
+      }]
+    case "canceled":
+      return [{ ...about, answer: { _tag: "Void", result: { _tag: "Voided", provider_transaction_id: event.payment_intent } } }]
+  }
+}

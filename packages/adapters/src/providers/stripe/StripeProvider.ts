@@ -99,7 +99,8 @@ const refusal = (error: StripeRawError, fallback: string) => {
   }
 }
 
-const refundResult = (refund: Stripe.Refund): PayoutResult =>
+/** What a refund's status says (a refund's answer, its lookup, its notification). */
+export const refundResult = (refund: { readonly id: string; readonly status: string | null }): PayoutResult =>
   refund.status === "succeeded"
     ? { _tag: "Paid", provider_transaction_id: refund.id }
     : refund.status === "pending" || refund.status === "requires_action"
@@ -142,8 +143,9 @@ export const makeStripeProvider = (config: StripeProviderConfig, sdk: StripeSdk 
         card: { number: request.card.number, exp_month: request.card.exp_month, exp_year: request.card.exp_year, ...(request.card.cvc === undefined ? {} : { cvc: request.card.cvc }) }
       },
       ...(request.capture ? {} : { payment_method_options: { card: { request_multicapture: "if_available" } } }),
-      // Our reference on it, as on Adyen's, tells the return route which attempt came back.
-      return_url: returnUrlFor(config.returnUrl, request.reference),
+      // A merchant-initiated charge: the customer is not there to answer a challenge. Otherwise our
+      // reference on the return URL, as on Adyen's, tells the return route which attempt came back.
+      ...(request.merchant_initiated === true ? { off_session: true } : { return_url: returnUrlFor(config.returnUrl, request.reference) }),
       metadata: { tender_reference: request.reference, [tagOf(request.idempotency_key)]: "authorize" },
       expand
     } as unknown as Stripe.PaymentIntentCreateParams

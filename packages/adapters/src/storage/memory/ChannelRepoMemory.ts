@@ -31,6 +31,7 @@ export const layer: Layer.Layer<ChannelRepo, never, MemoryDatabase | VaultCipher
         })
       }),
       get: (accountId, id) => Effect.map(rowOf(db, accountId, id), Option.map((row) => row.channel)),
+      getAny: (id) => db.read((r) => Option.map(Option.fromNullishOr(r.get(channels).get(id)), (row) => row.channel)),
       // By creation time; the sort is stable and a Map iterates in insertion order, which breaks ties as `seq` does in PostgreSQL.
       listByAccount: (accountId) =>
         db.read((r) =>

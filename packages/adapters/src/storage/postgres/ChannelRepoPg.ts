@@ -38,6 +38,11 @@ export const layer: Layer.Layer<ChannelRepo, never, SqlClient.SqlClient | PgClie
       Result: Row,
       execute: ({ accountId, id }) => sql`${select} WHERE id = ${id} AND account_id = ${accountId}`
     })
+    const findAny = SqlSchema.findOneOption({
+      Request: Schema.String,
+      Result: Row,
+      execute: (id) => sql`${select} WHERE id = ${id}`
+    })
     const findAll = SqlSchema.findAll({
       Request: Schema.String,
       Result: Row,
@@ -55,6 +60,7 @@ export const layer: Layer.Layer<ChannelRepo, never, SqlClient.SqlClient | PgClie
             ${sealed.iv}, ${sealed.ciphertext}, ${sealed.tag}, ${channel.created_at}, ${channel.updated_at})`.pipe(Effect.orDie)
       }),
       get: (accountId, id) => findOne({ accountId, id }).pipe(Effect.orDie),
+      getAny: (id) => findAny(id).pipe(Effect.orDie),
       listByAccount: (accountId) => findAll(accountId).pipe(Effect.orDie),
       disable: (disabled) =>
         sql<{ id: string }>`

@@ -1,0 +1,200 @@
+/**
+ * Routing over an account's channels, end to end through the use cases: memory storage, the
+ * channel registry, the ChannelProviders adapter building real Stripe and Adyen clients, and the two
+ * providers' wire-level fakes over real HTTP. What is asserted is where the money went: the
+ * transaction's channel and the payments each fake holds.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import {
+  type Account,
+  Accounts,
+  CardTokens,
+  Channels,
+  Outbox,
+  PaymentProvider,
+  Payments,
+  PublicUrl,
+  TransactionRepo,
+  Transfers
+} from "@tender/domain"
+import { Effect, Layer } from "effect"
+import * as IdsRandom from "../src/crypto/IdsRandom.ts"
+import * as KeyHasherSha256 from "../src/crypto/KeyHasherSha256.ts"
+import { memoryStorage } from "../src/Infrastructure.ts"
+import * as LocksMemory from "../src/locks/LocksMemory.ts"
+import * as AdyenFake from "../src/providers/adyen/AdyenFake.ts"
+import * as ChannelProviders from "../src/providers/channels/ChannelProviders.ts"
+import * as PaymentProviderSandbox from "../src/providers/sandbox/PaymentProviderSandbox.ts"
+import * as SandboxLedgerMemory from "../src/providers/sandbox/SandboxLedgerMemory.ts"
+import * as StripeFake from "../src/providers/stripe/StripeFake.ts"
+
+const PUBLIC_URL = "http://tender.test"
+
+let stripe: StripeFake.StripeFake
+let adyen: AdyenFake.AdyenFake
+
+beforeAll(async () => {
+  stripe = await StripeFake.start()
+  adyen = await AdyenFake.start()
+})
+
+afterAll(async () => {
+  await stripe?.close()
+  await adyen?.close()
+})
+
+/** Every use case over memory storage; channels' clients reach the two fakes. */
+const world = () => {
+  const ports = Layer.mergeAll(
+    memoryStorage,
+    LocksMemory.layer,
+    Layer.succeed(PaymentProvider, PaymentProviderSandbox.make({ publicUrl: PUBLIC_URL }, SandboxLedgerMemory.make())),
+    Layer.succeed(PublicUrl, PUBLIC_URL)
+  ).pipe(Layer.provideMerge(Layer.merge(IdsRandom.layer, KeyHasherSha256.layer)))
+  const routed = ChannelProviders.layer({
+    publicUrl: PUBLIC_URL,
+    stripeApiUrl: stripe.url,
+    adyenApiUrl: adyen.endpoint,
+    adyenCaCertificate: adyen.caCertificate,
+    timeoutMs: 5_000
+  }).pipe(Layer.provideMerge(ports))
+  return Channels.layer.pipe(
+    Layer.provideMerge(Layer.mergeAll(Accounts.layer, CardTokens.layer, Payments.layer, Transfers.layer)),
+    Layer.provideMerge(Outbox.layer),
+    Layer.provideMerge(routed)
+  )
+}
+
+const STRIPE = { secret_key: "sk_test_51RoutingTest", webhook_secret: "whsec_RoutingTest" }
+const ADYEN = () => ({ api_key: adyen.apiKey, merchant_account: adyen.merchantAccount, hmac_key: "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056" })
+
+let seq = 0
+
+/** A test account with a Stripe channel (priority 10) and an Adyen channel (priority 0). */
+const shop = Effect.gen(function*() {
+  const accounts = yield* Accounts
+  const account: Account.Account = yield* accounts.get((yield* accounts.create({ name: `routing-${++seq}`, mode: "test" })).account_id)
+  const channels = yield* Channels
+  const settings = { mode: "test" as const, methods: null, currencies: null, countries: null }
+  const onStripe = yield* channels.add(account.id, { provider: "stripe", ...settings, priority: 10, credentials: STRIPE })
+  const onAdyen = yield* channels.add(account.id, { provider: "adyen", ...settings, priority: 0, credentials: ADYEN() })
+  return { account, stripe: onStripe.id, adyen: onAdyen.id }
+})
+
+/** A merchant-initiated 25.00 EUR charge on a vaulted Stripe/Adyen test card, under `profile`. */
+const charge = (account: Account.Account, profile?: string, method = "card") =>
+  Effect.gen(function*() {
+    const card = yield* (yield* CardTokens).tokenize(account, { number: "5555555555554444", exp_month: 12, exp_year: 2031, cvc: "123" })
+    return yield* (yield* Payments).create(account, {
+      amount: "25.00",
+      currency: "EUR",
+      country: "NL",
+      merchant_reference: `routing-${Date.now()}-${++seq}`,
+      ...(profile === undefined ? {} : { processing_profile: profile }),
+      payment_method: { code: method, details: { card_token: card.token, stored_credential: { initiator: "merchant", reason: "unscheduled" } } }
+    })
+  })
+
+const transactionsOf = (orderId: string) => Effect.gen(function*() { return yield* (yield* TransactionRepo).listByOrder(orderId) })
+const attemptOf = (orderId: string) => Effect.map(transactionsOf(orderId), (all) => all[0]!)
+
+const heldBy = (reference: string) => ({
+  stripe: stripe.paymentIntents().filter((p) => p.metadata?.["tender_reference"] === reference || JSON.stringify(p).includes(reference)).length,
+  adyen: adyen.payments().filter((p) => JSON.stringify(p).includes(reference)).length
+})
+
+describe("routing over channels", () => {
+  it.live("the highest-priority channel takes the payment; the transaction records it", () =>
+    Effect.gen(function*() {
+      const { account, stripe: onStripe } = yield* shop
+      const paid = yield* charge(account)
+      expect(paid.status).toBe("completed")
+      const attempt = yield* attemptOf(paid.order_id)
+      expect([attempt.provider, attempt.channel_id]).toEqual(["stripe", onStripe])
+      expect(heldBy(attempt.id)).toEqual({ stripe: 1, adyen: 0 })
+    }).pipe(Effect.provide(world())))
+
+  it.live("Stripe refusing connections: the payment cascades to Adyen, which alone holds it", () =>
+    Effect.gen(function*() {
+      const { account, adyen: onAdyen } = yield* shop
+      yield* Effect.promise(() => stripe.refuse())
+      const paid = yield* charge(account).pipe(Effect.ensuring(Effect.promise(() => stripe.accept())))
+      expect(paid.status).toBe("completed")
+      const attempt = yield* attemptOf(paid.order_id)
+      expect([attempt.provider, attempt.channel_id, attempt.pending_call]).toEqual(["adyen", onAdyen, null])
+      expect(heldBy(attempt.id)).toEqual({ stripe: 0, adyen: 1 })
+    }).pipe(Effect.provide(world())))
+
+  it.live("a capture goes to the channel holding the authorization, not the highest-priority one", () =>
+    Effect.gen(function*() {
+      const { account, adyen: onAdyen } = yield* shop
+      yield* Effect.promise(() => stripe.refuse())
+      const card = yield* (yield* CardTokens).tokenize(account, { number: "5555555555554444", exp_month: 12, exp_year: 2031, cvc: "123" })
+      const held = yield* (yield* Payments).create(account, {
+        amount: "25.00",
+        currency: "EUR",
+        country: "NL",
+        merchant_reference: `routing-capture-${++seq}`,
+        capture_method: "manual",
+        payment_method: { code: "card", details: { card_token: card.token, stored_credential: { initiator: "merchant", reason: "unscheduled" } } }
+      }).pipe(Effect.ensuring(Effect.promise(() => stripe.accept())))
+      expect(held.status).toBe("authorized")
+      const captured = yield* (yield* Payments).capture(account, { order_id: held.order_id })
+      expect(captured.status).not.toBe("failed")
+      const all = yield* transactionsOf(held.order_id)
+      expect(all.map((t) => [t.kind, t.channel_id])).toEqual([["authorization", onAdyen], ["capture", onAdyen]])
+      expect(adyen.modifications().filter((m) => JSON.stringify(m).includes(all[1]!.id))).toHaveLength(1)
+    }).pipe(Effect.provide(world())))
+
+  it.live("a profile pinned to the Adyen channel routes there although Stripe's priority is higher", () =>
+    Effect.gen(function*() {
+      const { account, adyen: onAdyen } = yield* shop
+      yield* (yield* Accounts).addProfile(account.id, "eu", null)
+      const pinned = yield* (yield* Channels).pin(account.id, "eu", [onAdyen])
+      expect(pinned.processing_profiles[0]?.channels).toEqual([onAdyen])
+      const paid = yield* charge(pinned, "eu")
+      const attempt = yield* attemptOf(paid.order_id)
+      expect([paid.status, attempt.channel_id]).toEqual(["completed", onAdyen])
+    }).pipe(Effect.provide(world())))
+
+  it.live("a profile whose pinned channels are all disabled: payment_unroutable, nothing stored or sent", () =>
+    Effect.gen(function*() {
+      const { account, adyen: onAdyen } = yield* shop
+      yield* (yield* Accounts).addProfile(account.id, "eu", null)
+      const pinned = yield* (yield* Channels).pin(account.id, "eu", [onAdyen])
+      yield* (yield* Channels).disable(account.id, onAdyen)
+      const before = adyen.payments().length
+      const error = yield* Effect.flip(charge(pinned, "eu"))
+      expect(error.code).toBe("payment_unroutable")
+      expect(adyen.payments().length).toBe(before)
+    }).pipe(Effect.provide(world())))
+
+  it.live("pinning refuses unknown and disabled channels and unknown profiles, naming each", () =>
+    Effect.gen(function*() {
+      const { account, stripe: onStripe } = yield* shop
+      yield* (yield* Accounts).addProfile(account.id, "eu", null)
+      yield* (yield* Channels).disable(account.id, onStripe)
+      const refused = yield* Effect.flip((yield* Channels).pin(account.id, "eu", ["ch_nope", onStripe]))
+      expect(refused.code).toBe("validation_failed")
+      expect(refused.errors?.map((e) => e.message)).toEqual([`no channel ch_nope on account ${account.id}`, `channel ${onStripe} is disabled`])
+      const unknown = yield* Effect.flip((yield* Channels).pin(account.id, "nope", []))
+      expect(unknown.errors).toEqual([{ field: "profile", message: "no processing profile nope on this account" }])
+    }).pipe(Effect.provide(world())))
+
+  it.live("transfers: card channels pay none; named channel checks come first", () =>
+    Effect.gen(function*() {
+      const { account, stripe: onStripe } = yield* shop
+      const transfers = yield* Transfers
+      const input = (channel_id?: string) => ({
+        amount: "10.00",
+        currency: "EUR",
+        country: "DE",
+        merchant_reference: `routing-transfer-${++seq}`,
+        payment_method: { code: "bank_transfer", details: { iban: "DE89370400440532013000", holder_name: "Ada Lovelace" } },
+        ...(channel_id === undefined ? {} : { channel_id })
+      })
+      expect((yield* Effect.flip(transfers.create(account, input()))).code).toBe("transfer_unroutable")
+      expect((yield* Effect.flip(transfers.create(account, input(onStripe)))).code).toBe("transfer_not_supported_by_provider")
+      expect((yield* Effect.flip(transfers.create(account, input("ch_unknown")))).code).toBe("provider_not_enabled_for_merchant")
+    }).pipe(Effect.provide(world())))
+})

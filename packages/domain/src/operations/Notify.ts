@@ -1,0 +1,125 @@
+/**
+ * Operation: a provider's notification (POST /providers/{channel_id}/notifications). The channel's
+ * provider verifies it with the channel's own secret (ChannelProviders.notifications) and reads it
+ * into notices about our transactions; each is applied through the same record step as a call's
+ * answer (Reconcile.apply) while that call is still in doubt, or through the settlement step
+ * (SettleDue.settlerOf) to a capture or refund accepted for later. Anything else was recorded
+ * already, from the call's own answer or an earlier delivery: nothing changes, so a provider's
+ * redelivery is harmless.
+ *
+ * An unknown channel and a signature that does not verify answer alike (401): the route is public,
+ * and must not tell a prober which channel ids exist. A notice whose amount or currency disagrees
+ * with its transaction refuses the whole delivery (422) before anything of it is applied.
+ */
+import { Effect, Option } from "effect"
+import type { Channel, ProviderName } from "../Channel.ts"
+import { ChannelProviders, ChannelRepo, type NotificationDelivery, type ProviderNotice } from "../ChannelPorts.ts"
+import { InvalidSignature, NotificationMismatch } from "../Errors.ts"
+import type { PendingCall, Transaction } from "../Payment.ts"
+import { TransactionRepo } from "../PaymentPorts.ts"
+import { guarded, loadTxn } from "./Kit.ts"
+import { apply } from "./Reconcile.ts"
+import { settlerOf } from "./SettleDue.ts"
+
+type Operation = PendingCall["operation"]
+
+/** The call a notice answers, and the transaction kinds that make that call. */
+const CALLS: Readonly<Record<ProviderNotice["answer"]["_tag"], { readonly operation: Operation; readonly kinds: ReadonlyArray<Transaction["kind"]> }>> = {
+  Authorize: { operation: "authorize", kinds: ["payment", "authorization"] },
+  Start: { operation: "start", kinds: ["payment", "authorization"] },
+  Capture: { operation: "capture", kinds: ["capture"] },
+  Void: { operation: "void", kinds: ["void"] },
+  Refund: { operation: "refund", kinds: ["refund"] },
+  Payout: { operation: "payout", kinds: ["payout", "transfer"] }
+}
+
+/** What to do with one notice, decided from the transactions as they stood when it arrived. */
+type Plan =
+  | { readonly _tag: "Answer"; readonly txn: Transaction; readonly notice: ProviderNotice }
+  | { readonly _tag: "Settle"; readonly txn: Transaction }
+  | { readonly _tag: "Recorded" }
+
+const providerIdOf = (notice: ProviderNotice): string | undefined => {
+  const result = notice.answer.result
+  return "provider_transaction_id" in result && result.provider_transaction_id !== null ? result.provider_transaction_id : undefined
+}
+
+const unverified = () => new InvalidSignature({ message: "The notification could not be verified for this channel" })
+
+/**
+ * The transaction a notice is about: the one the provider's id names (already answered), else the
+ * referenced transaction when its own call of that operation is in doubt, else the one follow-up of
+ * its order with such a call in doubt (a provider may name a follow-up by its payment's reference).
+ */
+const targetOf = (notice: ProviderNotice, referenced: Transaction, order: ReadonlyArray<Transaction>) => {
+  const { kinds, operation } = CALLS[notice.answer._tag]
+  const providerId = providerIdOf(notice)
+  const named = providerId === undefined ? undefined : order.find((t) => kinds.includes(t.kind) && t.provider_transaction_id === providerId)
+  if (named !== undefined) return named
+  if (referenced.pending_call?.operation === operation) return referenced
+  const inDoubt = order.filter((t) => kinds.includes(t.kind) && t.pending_call?.operation === operation)
+  // Two calls of one kind in doubt at once (two partial captures): which one is not told; reconciliation resolves them.
+  return inDoubt.length === 1 ? inDoubt[0] : undefined
+}
+
+const planOf = (channel: Channel, notice: ProviderNotice) =>
+  Effect.gen(function*() {
+    const transactions = yield* TransactionRepo
+    const referenced = Option.getOrUndefined(yield* transactions.findAny(notice.reference))
+    // A payment made outside Tender, or on another channel or account: the provider's business, not ours.
+    if (referenced === undefined || referenced.account_id !== channel.account_id || referenced.channel_id !== channel.id) {
+      return { _tag: "Recorded" } as Plan
+    }
+    const target = targetOf(notice, referenced, yield* transactions.listByOrder(referenced.order_id))
+    if (target === undefined) return { _tag: "Recorded" } as Plan
+    if (notice.amount !== target.amount || notice.currency !== target.currency) {
+      return yield* new NotificationMismatch({
+        message: `The notification's amount (${notice.amount} ${notice.currency}, minor units) disagrees with transaction ${target.id} ` +
+          `(${target.amount} ${target.currency}); nothing was applied`
+      })
+    }
+    if (target.pending_call?.operation === CALLS[notice.answer._tag].operation) return { _tag: "Answer", txn: target, notice } as Plan
+    if (notice.settlement === "settled" && target.status === "processing" && target.pending_call === null) return { _tag: "Settle", txn: target } as Plan
+    return { _tag: "Recorded" } as Plan
+  })
+
+/** Applies one plan; answers whether anything changed. */
+const carry = (plan: Plan) => {
+  switch (plan._tag) {
+    case "Recorded":
+      return Effect.succeed(false)
+    case "Settle":
+      // Guarded inside, and re-checked there against the transaction as it stands then.
+      return settlerOf(plan.txn)
+    case "Answer":
+      return guarded(plan.txn.order_id, Effect.gen(function*() {
+        // Another delivery, the caller's own answer or reconciliation may have recorded it since.
+        const current = yield* loadTxn(plan.txn.id)
+        const call = current.pending_call
+        if (call === null || call.operation !== CALLS[plan.notice.answer._tag].operation) return false
+        yield* apply(current, call.key, plan.notice.answer)
+        return true
+      }))
+  }
+}
+
+/** Verifies and applies one delivery; answers the channel's provider (its acknowledgement) and how many notices changed something. */
+export const notify = (channelId: string, delivery: NotificationDelivery) =>
+  Effect.gen(function*() {
+    const channel = Option.getOrUndefined(yield* (yield* ChannelRepo).getAny(channelId))
+    if (channel === undefined) {
+      yield* Effect.logWarning("provider notification for an unknown channel refused").pipe(Effect.annotateLogs({ channel_id: channelId }))
+      return yield* unverified()
+    }
+    const notices = yield* (yield* ChannelProviders).notifications(channel, delivery).pipe(
+      Effect.tapError((error) =>
+        // The verifier's reason (never a secret) helps an operator fix the endpoint's configuration.
+        Effect.logWarning(`provider notification refused: ${error.message}`).pipe(Effect.annotateLogs({ channel_id: channel.id }))),
+      Effect.mapError(unverified)
+    )
+    const plans: Array<Plan> = []
+    for (const notice of notices) plans.push(yield* planOf(channel, notice))
+    let applied = 0
+    for (const plan of plans) if (yield* carry(plan)) applied++
+    return { provider: channel.provider as ProviderName, applied }
+  })

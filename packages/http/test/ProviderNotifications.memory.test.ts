@@ -1,0 +1,3 @@
+import { providerNotificationsSuite } from "./ProviderNotificationsSuite.ts"
+
+providerNotificationsSuite({ storage: "memory", dataDir: ".tender-test" })
