@@ -22,10 +22,10 @@ import { ApiKeyAuthLive, RequestValidationLive } from "./Middleware.ts"
 import * as Routes from "./Routes.ts"
 import * as ClientRoutes from "./client/ClientRoutes.ts"
 import * as CheckoutPage from "./hosted/CheckoutPage.ts"
-import * as ProviderReturn from "./hosted/ProviderReturn.ts"
 import * as SandboxPages from "./hosted/SandboxPages.ts"
 import * as SdkAssets from "./hosted/SdkAssets.ts"
 import * as ProviderNotifications from "./providers/ProviderNotifications.ts"
+import * as ProviderReturn from "./providers/ProviderReturn.ts"
 
 export interface ServerOptions {
   readonly port: number

@@ -14,7 +14,7 @@ import { Errors, Payments, PublicUrl } from "@tender/domain"
 import { Effect, Option, Redacted, Result } from "effect"
 import * as ByteSize from "effect/ByteSize"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
-import { html, page, response } from "./Html.ts"
+import { html, page, response } from "../hosted/Html.ts"
 
 export const RETURN_PATH = "/providers/:channel_id/return"
 
