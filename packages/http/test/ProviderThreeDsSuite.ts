@@ -16,7 +16,9 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect } from "effect"
 import * as AdyenFake from "@tender/adapters/providers/adyen/AdyenFake"
+import * as AdyenSignature from "@tender/adapters/providers/adyen/AdyenSignature"
 import * as StripeFake from "@tender/adapters/providers/stripe/StripeFake"
+import { signatureHeader } from "@tender/adapters/providers/stripe/StripeSignature"
 import { type Credentials, send } from "@tender/client/Testing"
 import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
 
@@ -62,20 +64,41 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
     readonly credentials: () => Record<string, string>
     /** A capture's answer: Stripe settles it at once, Adyen's outcome comes by notification. */
     readonly captured: "completed" | "settling"
+    /**
+     * The provider's signed notification that `reference` was authorized, as it would POST it, once
+     * the fake has emitted it (Stripe: when the challenge is approved; Adyen: after /payments/details).
+     */
+    readonly authorizedNotice: (reference: string) => { readonly body: string; readonly headers: Record<string, string> } | undefined
   }
+
+  const WEBHOOK_SECRET = "whsec_h21channel"
+  const HMAC_KEY = "00112233445566778899AABBCCDDEEFF"
 
   const PROVIDERS: ReadonlyArray<Provider> = [
     {
       name: "stripe",
       challengeCard: "4000000000003220",
-      credentials: () => ({ secret_key: "sk_test_h21channel", webhook_secret: "whsec_h21channel" }),
-      captured: "completed"
+      credentials: () => ({ secret_key: "sk_test_h21channel", webhook_secret: WEBHOOK_SECRET }),
+      captured: "completed",
+      authorizedNotice: (reference) => {
+        const event = stripe.events().find((e) => e.type === "payment_intent.succeeded" && JSON.parse(e.payload).data.object.metadata?.tender_reference === reference)
+        return event === undefined
+          ? undefined
+          : { body: event.payload, headers: { "stripe-signature": signatureHeader(event.payload, WEBHOOK_SECRET, Math.floor(Date.now() / 1000)) } }
+      }
     },
     {
       name: "adyen",
       challengeCard: AdyenFake.CHALLENGE_CARD,
-      credentials: () => ({ api_key: adyen.apiKey, merchant_account: adyen.merchantAccount, hmac_key: "00112233445566778899AABBCCDDEEFF" }),
-      captured: "settling"
+      credentials: () => ({ api_key: adyen.apiKey, merchant_account: adyen.merchantAccount, hmac_key: HMAC_KEY }),
+      captured: "settling",
+      authorizedNotice: (reference) => {
+        const item = adyen.notifications().find((n) => n.eventCode === "AUTHORISATION" && n.merchantReference === reference)
+        if (item === undefined) return undefined
+        const { additionalData: _unsigned, ...fields } = item
+        const body = JSON.stringify({ live: "false", notificationItems: [{ NotificationRequestItem: { ...fields, additionalData: { hmacSignature: AdyenSignature.sign(fields, HMAC_KEY) } } }] })
+        return { body, headers: {} }
+      }
     }
   ]
 
@@ -180,6 +203,26 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
       const reloaded = await visit(back.toString())
       expect({ status: reloaded.status, location: reloaded.location }).toEqual({ status: 303, location: urls.success_url })
       expect((await post(`/v1/payments/${orderId}/3ds/complete`, {})).json.status).toBe("completed")
+      expect(await state(orderId, transactionId)).toEqual(after)
+    })
+
+    it("the provider's notification of the authorization, before the return (Stripe's) or after it, adds nothing to what the return recorded", async () => {
+      const { challengeUrl, orderId, transactionId } = await challenged()
+      const back = await answer(challengeUrl, "approve")
+      const notify = async () => {
+        const notice = provider.authorizedNotice(transactionId)
+        if (notice === undefined) return false
+        const delivered = await fetch(`${server.baseUrl}/providers/${channelId}/notifications`, { method: "POST", headers: { "content-type": "application/json", ...notice.headers }, body: notice.body })
+        expect(delivered.status).toBe(200)
+        return true
+      }
+      const early = await notify()
+      expect(early).toBe(provider.name === "stripe")
+      expect((await visit(back.toString())).location).toBe(urls.success_url)
+      const after = await state(orderId, transactionId)
+      expect(after.order.status).toBe("succeeded")
+      expect(after.events).toEqual(["payment.requires_action", "payment.succeeded"])
+      expect(await notify()).toBe(true)
       expect(await state(orderId, transactionId)).toEqual(after)
     })
 
