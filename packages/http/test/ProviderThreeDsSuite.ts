@@ -218,6 +218,8 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
       }
       const early = await notify()
       expect(early).toBe(provider.name === "stripe")
+      // Left to the return: the attempt awaits its challenge's answer, not a call in doubt.
+      expect((await state(orderId, transactionId)).order.status).toBe("requires_action")
       expect((await visit(back.toString())).location).toBe(urls.success_url)
       const after = await state(orderId, transactionId)
       expect(after.order.status).toBe("succeeded")
