@@ -14,7 +14,8 @@ import * as http from "node:http"
 import * as https from "node:https"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect } from "effect"
+import { StateMachine, TransactionRepo } from "@tender/domain"
+import { Effect, Option } from "effect"
 import * as AdyenFake from "@tender/adapters/providers/adyen/AdyenFake"
 import * as AdyenSignature from "@tender/adapters/providers/adyen/AdyenSignature"
 import * as StripeFake from "@tender/adapters/providers/stripe/StripeFake"
@@ -69,6 +70,12 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
      * the fake has emitted it (Stripe: when the challenge is approved; Adyen: after /payments/details).
      */
     readonly authorizedNotice: (reference: string) => { readonly body: string; readonly headers: Record<string, string> } | undefined
+    /**
+     * A challenge approved on the provider's page by a customer who never came back, once its window
+     * closes: Stripe charged on its page (the payment succeeded); Adyen authorizes only on the
+     * return's /payments/details (nothing happened: the payment expired).
+     */
+    readonly approvedButGone: { readonly order: string; readonly decline_code: string | null }
   }
 
   const WEBHOOK_SECRET = "whsec_h21channel"
@@ -80,6 +87,7 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
       challengeCard: "4000000000003220",
       credentials: () => ({ secret_key: "sk_test_h21channel", webhook_secret: WEBHOOK_SECRET }),
       captured: "completed",
+      approvedButGone: { order: "succeeded", decline_code: null },
       authorizedNotice: (reference) => {
         const event = stripe.events().find((e) => e.type === "payment_intent.succeeded" && JSON.parse(e.payload).data.object.metadata?.tender_reference === reference)
         return event === undefined
@@ -92,6 +100,7 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
       challengeCard: AdyenFake.CHALLENGE_CARD,
       credentials: () => ({ api_key: adyen.apiKey, merchant_account: adyen.merchantAccount, hmac_key: HMAC_KEY }),
       captured: "settling",
+      approvedButGone: { order: "canceled", decline_code: "expired" },
       authorizedNotice: (reference) => {
         const item = adyen.notifications().find((n) => n.eventCode === "AUTHORISATION" && n.merchantReference === reference)
         if (item === undefined) return undefined
@@ -226,6 +235,23 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
       expect(after.events).toEqual(["payment.requires_action", "payment.succeeded"])
       expect(await notify()).toBe(true)
       expect(await state(orderId, transactionId)).toEqual(after)
+    })
+
+    it("approved on the provider's page but the customer never came back: when the window closes, the provider is asked first", { timeout: 30_000 }, async () => {
+      const { challengeUrl, orderId, transactionId } = await challenged()
+      await answer(challengeUrl, "approve")
+      // The window's end, brought forward; the server's expiry worker runs every 5 seconds.
+      await server.run(Effect.gen(function*() {
+        const repo = yield* TransactionRepo
+        const txn = Option.getOrThrow(yield* repo.findAny(transactionId))
+        yield* repo.update(StateMachine.revise(txn, { expires_at: new Date(Date.now() - 1000).toISOString() }, new Date().toISOString()))
+      }))
+      let after = await state(orderId, transactionId)
+      for (let waited = 0; after.order.status === "requires_action" && waited < 20_000; waited += 250) {
+        await new Promise((resolve) => setTimeout(resolve, 250))
+        after = await state(orderId, transactionId)
+      }
+      expect({ order: after.order.status, decline_code: after.txn.decline_code }).toEqual(provider.approvedButGone)
     })
 
     it("denied: the provider declines authentication_failed, the customer goes to cancel_url; a reload changes nothing", async () => {
