@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { TenderConfig } from "@tender/adapters/Config"
-import { writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import * as http from "node:http"
 import * as https from "node:https"
 import { tmpdir } from "node:os"
@@ -30,6 +30,8 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
   let server: TestServer
   let stripe: StripeFake.StripeFake
   let adyen: AdyenFake.AdyenFake
+  /** Where the Adyen fake's certificate is written for the server to trust (TENDER_ADYEN_CA_FILE). */
+  let caDir: string | undefined
   let seq = 0
   const ref = (label: string) => `${label}-${Date.now()}-${++seq}`
   const urls = { success_url: "https://merchant.example/ok", cancel_url: "https://merchant.example/cancel" }
@@ -129,7 +131,8 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
   beforeAll(async () => {
     stripe = await StripeFake.start()
     adyen = await AdyenFake.start()
-    const caFile = join(tmpdir(), `tender-adyen-fake-${process.pid}.pem`)
+    caDir = mkdtempSync(join(tmpdir(), "tender-3ds-"))
+    const caFile = join(caDir, "adyen-ca.pem")
     writeFileSync(caFile, adyen.caCertificate)
     server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } }, undefined, {
       ...storage,
@@ -143,6 +146,7 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
     await server?.close()
     await stripe?.close()
     await adyen?.close()
+    if (caDir !== undefined) rmSync(caDir, { recursive: true, force: true })
   })
 
   describe.each(PROVIDERS)("3-D Secure on a $name channel", (provider) => {
