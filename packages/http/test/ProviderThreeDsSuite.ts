@@ -9,11 +9,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { TenderConfig } from "@tender/adapters/Config"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import * as http from "node:http"
 import * as https from "node:https"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { StateMachine, TransactionRepo } from "@tender/domain"
 import { Effect, Option } from "effect"
 import * as AdyenFake from "@tender/adapters/providers/adyen/AdyenFake"
@@ -21,7 +18,8 @@ import * as AdyenSignature from "@tender/adapters/providers/adyen/AdyenSignature
 import * as StripeFake from "@tender/adapters/providers/stripe/StripeFake"
 import { signatureHeader } from "@tender/adapters/providers/stripe/StripeSignature"
 import { type Credentials, send } from "@tender/client/Testing"
-import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { type ProviderFakes, startWithProviderFakes } from "../src/testing/ProviderFakes.ts"
+import type { TestServer } from "../src/testing/TestServer.ts"
 
 /** The whole suite, over the storage given (memory, or PostgreSQL in a temporary data dir). */
 export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">) => {
@@ -30,8 +28,6 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
   let server: TestServer
   let stripe: StripeFake.StripeFake
   let adyen: AdyenFake.AdyenFake
-  /** Where the Adyen fake's certificate is written for the server to trust (TENDER_ADYEN_CA_FILE). */
-  let caDir: string | undefined
   let seq = 0
   const ref = (label: string) => `${label}-${Date.now()}-${++seq}`
   const urls = { success_url: "https://merchant.example/ok", cancel_url: "https://merchant.example/cancel" }
@@ -128,26 +124,14 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
     return { merchant, channel_id: channel.id as string }
   }
 
+  let fakes: ProviderFakes | undefined
+
   beforeAll(async () => {
-    stripe = await StripeFake.start()
-    adyen = await AdyenFake.start()
-    caDir = mkdtempSync(join(tmpdir(), "tender-3ds-"))
-    const caFile = join(caDir, "adyen-ca.pem")
-    writeFileSync(caFile, adyen.caCertificate)
-    server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } }, undefined, {
-      ...storage,
-      stripeApiUrl: stripe.url,
-      adyenApiUrl: adyen.endpoint,
-      adyenCaFile: caFile
-    })
+    fakes = await startWithProviderFakes(storage)
+    ;({ server, stripe, adyen } = fakes)
   })
 
-  afterAll(async () => {
-    await server?.close()
-    await stripe?.close()
-    await adyen?.close()
-    if (caDir !== undefined) rmSync(caDir, { recursive: true, force: true })
-  })
+  afterAll(() => fakes?.close())
 
   describe.each(PROVIDERS)("3-D Secure on a $name channel", (provider) => {
     let merchant: Merchant
