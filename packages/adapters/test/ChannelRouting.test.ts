@@ -11,6 +11,7 @@ import {
   CardTokens,
   Channels,
   Outbox,
+  Outflows,
   PaymentProvider,
   Payments,
   PublicUrl,
@@ -59,7 +60,7 @@ const world = () => {
     timeoutMs: 5_000
   }).pipe(Layer.provideMerge(ports))
   return Channels.layer.pipe(
-    Layer.provideMerge(Layer.mergeAll(Accounts.layer, CardTokens.layer, Payments.layer, Transfers.layer)),
+    Layer.provideMerge(Layer.mergeAll(Accounts.layer, CardTokens.layer, Payments.layer, Transfers.layer, Outflows.layer)),
     Layer.provideMerge(Outbox.layer),
     Layer.provideMerge(routed)
   )
@@ -106,12 +107,18 @@ const heldBy = (reference: string) => ({
 describe("routing over channels", () => {
   it.live("the highest-priority channel takes the payment; the transaction records it", () =>
     Effect.gen(function*() {
-      const { account, stripe: onStripe } = yield* shop
+      const { account, adyen: onAdyen, stripe: onStripe } = yield* shop
       const paid = yield* charge(account)
       expect(paid.status).toBe("completed")
       const attempt = yield* attemptOf(paid.order_id)
       expect([attempt.provider, attempt.channel_id]).toEqual(["stripe", onStripe])
       expect(heldBy(attempt.id)).toEqual({ stripe: 1, adyen: 0 })
+      // A refund goes to the original's channel: naming another is refused; naming it (or none) refunds there.
+      const outflows = yield* Outflows
+      expect((yield* Effect.flip(outflows.refund(account, { order_id: paid.order_id, channel_id: onAdyen }))).code).toBe("transaction_provider_mismatch")
+      const refund = yield* outflows.refund(account, { order_id: paid.order_id, amount: "5.00", channel_id: onStripe })
+      expect(refund.status).toBe("succeeded")
+      expect(stripe.refunds().filter((r) => r.payment_intent === attempt.provider_transaction_id)).toHaveLength(1)
     }).pipe(Effect.provide(world())))
 
   it.live("Stripe refusing connections: the payment cascades to Adyen, which alone holds it", () =>
@@ -127,7 +134,7 @@ describe("routing over channels", () => {
 
   it.live("a capture goes to the channel holding the authorization, not the highest-priority one", () =>
     Effect.gen(function*() {
-      const { account, adyen: onAdyen } = yield* shop
+      const { account, adyen: onAdyen, stripe: onStripe } = yield* shop
       yield* Effect.promise(() => stripe.refuse())
       const card = yield* (yield* CardTokens).tokenize(account, { number: "5555555555554444", exp_month: 12, exp_year: 2031, cvc: "123" })
       const held = yield* (yield* Payments).create(account, {
@@ -139,11 +146,17 @@ describe("routing over channels", () => {
         payment_method: { code: "card", details: { card_token: card.token, stored_credential: { initiator: "merchant", reason: "unscheduled" } } }
       }).pipe(Effect.ensuring(Effect.promise(() => stripe.accept())))
       expect(held.status).toBe("authorized")
-      const captured = yield* (yield* Payments).capture(account, { order_id: held.order_id })
+      // Naming another channel than the one holding the authorization: refused, nothing sent or stored.
+      const misnamed = yield* Effect.flip((yield* Payments).capture(account, { order_id: held.order_id, channel_id: onStripe }))
+      expect([misnamed.code, misnamed.errors]).toEqual(["transaction_provider_mismatch", [{ field: "channel_id", message: "is not the channel holding the transaction" }]])
+      expect((yield* Effect.flip((yield* Payments).void(account, { order_id: held.order_id, channel_id: "ch_other" }))).code).toBe("transaction_provider_mismatch")
+      expect(yield* transactionsOf(held.order_id)).toHaveLength(1)
+      const captured = yield* (yield* Payments).capture(account, { order_id: held.order_id, channel_id: onAdyen })
       expect(captured.status).not.toBe("failed")
       const all = yield* transactionsOf(held.order_id)
       expect(all.map((t) => [t.kind, t.channel_id])).toEqual([["authorization", onAdyen], ["capture", onAdyen]])
       expect(adyen.modifications().filter((m) => JSON.stringify(m).includes(all[1]!.id))).toHaveLength(1)
+
     }).pipe(Effect.provide(world())))
 
   it.live("a profile pinned to the Adyen channel routes there although Stripe's priority is higher", () =>

@@ -34,8 +34,19 @@ export class ChannelProviders extends Context.Service<ChannelProviders, {
    * channel's own secret, read into what it says of Tender's transactions (none for events about
    * payments made outside Tender, or that say nothing Tender records).
    */
-  notifications(channel: Channel, delivery: NotificationDelivery): Effect.Effect<ReadonlyArray<ProviderNotice>, NotificationUnverified>
+  notifications(channel: Channel, delivery: NotificationDelivery): Effect.Effect<VerifiedDelivery, NotificationUnverified>
 }>()("@tender/domain/ChannelProviders") {}
+
+/** A verified delivery: its notices, and what the adapter keeps of it once Tender accepts it. */
+export interface VerifiedDelivery {
+  readonly notices: ReadonlyArray<ProviderNotice>
+  /**
+   * Run only when every notice passed Tender's checks (a refused delivery leaves no trace, and the
+   * provider delivers it again): Adyen's adapter journals capture and refund outcomes here, which
+   * its `settlement` answers from.
+   */
+  readonly accept: Effect.Effect<void>
+}
 
 /** A provider's POST as it arrived: the signature is over these exact bytes. */
 export interface NotificationDelivery {

@@ -127,8 +127,8 @@ export class Payments extends Context.Service<Payments, {
       return Payments.of({
         create: (account, input) => run(create(account, input)),
         attemptSession: (id, input) => run(attempt(id, input)),
-        capture: (account, input) => run(Effect.flatMap(resolveTarget(account.id, input), (id) => capture(id, input.amount, input.final ?? true))),
-        void: (account, target) => run(Effect.flatMap(resolveTarget(account.id, target), voidAuthorization)),
+        capture: (account, input) => run(Effect.flatMap(resolveTarget(account.id, input), (id) => capture(id, input.amount, input.final ?? true, input.channel_id))),
+        void: (account, target) => run(Effect.flatMap(resolveTarget(account.id, target), (id) => voidAuthorization(id, target.channel_id))),
         completeThreeDs: (account, orderId) => run(completeThreeDs(account, orderId)),
         simulate: (account, orderId, input) => run(simulate(account, orderId, input)),
         decideAmountMismatch: (account, orderId, input) => run(decideAmountMismatch(account, orderId, input)),

@@ -307,6 +307,11 @@ export const providerNotificationsSuite = (storage: Pick<TenderConfig, "storage"
       const payment = adyen.payments().find((p) => p.merchantReference === reply.json.transaction_id)!
       const item = adyenItem("CAPTURE", payment.pspReference)
 
+      // A refused delivery leaves nothing behind: the settlement worker (every second) finds nothing to settle from.
+      await expectEnvelope(await deliverAdyen({ ...item, amount: { value: item.amount.value + 1, currency: item.amount.currency } }), 422, "validation_error")
+      await new Promise((resolve) => setTimeout(resolve, 2_500))
+      expect(await transaction(capture.id)).toMatchObject({ status: "processing" })
+
       expect(await (await deliverAdyen(item)).text()).toBe("[accepted]")
       expect(await transaction(capture.id)).toMatchObject({ status: "completed" })
       const settled = await stateOf(orderId)

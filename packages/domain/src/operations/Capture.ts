@@ -16,7 +16,7 @@ import { type Books, booksOf } from "./Books.ts"
 import { decided, emit, guarded, lockOrder, newTransaction, nowIso, saveOrder, saveTxn, snapshot, unitOfWork } from "./Kit.ts"
 import { callAndRecord, idempotencyKey, refusedCall, reserve } from "./ProviderStep.ts"
 import { whenSettled } from "./Settlement.ts"
-import { providerOf, sameProvider } from "./Route.ts"
+import { providerOf, refuseOtherChannel, sameProvider } from "./Route.ts"
 
 const parseCaptureAmount = (amount: string | undefined, currency: string) => {
   if (amount === undefined) return undefined
@@ -82,13 +82,14 @@ export const recordCapture = (orderId: string, captureId: string, answer: Captur
     return snapshot(closed.order, settled.next, { captured: closed.captured })
   }))
 
-export const capture = (orderId: string, amountText: string | undefined, final: boolean) =>
+export const capture = (orderId: string, amountText: string | undefined, final: boolean, channelId?: string) =>
   guarded(orderId, Effect.gen(function*() {
     const reserved = yield* unitOfWork(Effect.gen(function*() {
       const order = yield* lockOrder(orderId)
       const transactions = yield* TransactionRepo
       const books = booksOf(order, yield* transactions.listByOrder(order.id), "capture")
       if (books instanceof Error) return yield* Effect.fail(books)
+      yield* refuseOtherChannel(channelId, books.auth)
       const requested = parseCaptureAmount(amountText, order.currency)
       if (requested instanceof Error) return yield* Effect.fail(requested)
       const plan = Authorization.planCapture(books.book, requested, final)

@@ -111,7 +111,7 @@ export const notify = (channelId: string, delivery: NotificationDelivery) =>
       yield* Effect.logWarning("provider notification for an unknown channel refused").pipe(Effect.annotateLogs({ channel_id: channelId }))
       return yield* unverified()
     }
-    const notices = yield* (yield* ChannelProviders).notifications(channel, delivery).pipe(
+    const { accept, notices } = yield* (yield* ChannelProviders).notifications(channel, delivery).pipe(
       Effect.tapError((error) =>
         // The verifier's reason (never a secret) helps an operator fix the endpoint's configuration.
         Effect.logWarning(`provider notification refused: ${error.message}`).pipe(Effect.annotateLogs({ channel_id: channel.id }))),
@@ -119,6 +119,8 @@ export const notify = (channelId: string, delivery: NotificationDelivery) =>
     )
     const plans: Array<Plan> = []
     for (const notice of notices) plans.push(yield* planOf(channel, notice))
+    // Every notice passed its checks: only now may the adapter keep what the delivery says.
+    yield* accept
     let applied = 0
     for (const plan of plans) if (yield* carry(plan)) applied++
     return { provider: channel.provider as ProviderName, applied }

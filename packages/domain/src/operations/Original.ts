@@ -22,6 +22,8 @@ export interface OriginalTarget {
   readonly order_id?: string | undefined
   readonly transaction_id?: string | undefined
   readonly merchant_reference?: string | undefined
+  /** The channel the caller believes holds the original; another is `transaction_provider_mismatch`. */
+  readonly channel_id?: string | undefined
 }
 
 const IDENTIFIERS = ["order_id", "transaction_id", "merchant_reference"] as const

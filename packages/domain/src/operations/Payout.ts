@@ -16,7 +16,7 @@ import { routeFor } from "../Routing.ts"
 import { cardDetails, revealCard } from "./Cards.ts"
 import { type OriginalTarget, payable, requireOneTarget, resolveOriginal } from "./Original.ts"
 import { parseOutflowAmount, payouts, send } from "./Outflow.ts"
-import { providerOf } from "./Route.ts"
+import { providerOf, refuseOtherChannel } from "./Route.ts"
 
 export interface PayoutInput extends OriginalTarget {
   readonly amount?: string | undefined
@@ -38,6 +38,7 @@ export const createPayout = Effect.fn("Outflows.payout")(function*(account: Acco
     if (Option.isSome(holder)) return yield* duplicateOutflowReference("payout_reference", input.payout_reference)
   }
   const { order, original } = yield* resolveOriginal(account.id, input, payable)
+  yield* refuseOtherChannel(input.channel_id, original)
   const amount = parseOutflowAmount(input.amount, order.currency, () => invalidField("amount", Money.amountErrorMessage("not_positive", order.currency)))
   if (typeof amount !== "number") return yield* amount
   // Paid out where the payment was taken: the original's channel holds the instrument.

@@ -23,7 +23,7 @@ import { refundView } from "../OutflowViews.ts"
 import { routeFor } from "../Routing.ts"
 import { type OriginalTarget, refundable, requireOneTarget, resolveOriginal, settledAmount } from "./Original.ts"
 import { parseOutflowAmount, refunds, send } from "./Outflow.ts"
-import { providerOf } from "./Route.ts"
+import { providerOf, refuseOtherChannel } from "./Route.ts"
 
 export interface RefundInput extends OriginalTarget {
   /** Decimal string; omitted refunds the remaining balance. */
@@ -64,6 +64,7 @@ export const createRefund = Effect.fn("Outflows.refund")(function*(account: Acco
     if (Option.isSome(holder)) return yield* duplicateOutflowReference("refund_reference", input.refund_reference)
   }
   const { order, original } = yield* resolveOriginal(account.id, input, refundable)
+  yield* refuseOtherChannel(input.channel_id, original)
   const requested = input.amount === undefined ? undefined : parseOutflowAmount(input.amount, order.currency, amountInvalid)
   if (requested instanceof Error) return yield* requested
   // A refund reverses money where it was taken: on the original's channel.

@@ -9,7 +9,7 @@ import { Context, Effect, Option } from "effect"
 import type { AccountMode } from "../Account.ts"
 import { type Channel, PROVIDER_TRANSFERS, supports } from "../Channel.ts"
 import { ChannelProviders, ChannelRepo } from "../ChannelPorts.ts"
-import { PaymentMethodNotSupportedByProvider, PaymentUnroutable, ProviderNotEnabledForMerchant, TransferNotSupportedByProvider, TransferUnroutable } from "../Errors.ts"
+import { PaymentMethodNotSupportedByProvider, PaymentUnroutable, ProviderNotEnabledForMerchant, TransactionProviderMismatch, TransferNotSupportedByProvider, TransferUnroutable } from "../Errors.ts"
 import type { AccountId } from "../Ids.ts"
 import { PaymentProvider } from "../PaymentPorts.ts"
 import { AccountRepo } from "../Ports.ts"
@@ -179,3 +179,15 @@ export const transferRoute = (owner: Owner, channelId: string | null, destinatio
     const [first, ...rest] = yield* Effect.forEach(route.channels, (channel) => providers.provider(channel))
     return [first!, ...rest] as const
   })
+
+/**
+ * contract.md, Providers: a follow-up goes to the channel holding the transaction; a request that
+ * names another (`channel_id`) is refused with `transaction_provider_mismatch` before anything is sent.
+ */
+export const refuseOtherChannel = (named: string | undefined, txn: { readonly id: string; readonly channel_id: string | null }) =>
+  named === undefined || named === txn.channel_id
+    ? Effect.void
+    : Effect.fail(new TransactionProviderMismatch({
+      message: `Transaction ${txn.id} is held by ${txn.channel_id === null ? "the built-in sandbox" : `channel ${txn.channel_id}`}, not ${named}`,
+      errors: [{ field: "channel_id", message: "is not the channel holding the transaction" }]
+    }))

@@ -25,6 +25,8 @@ export interface PaymentTarget {
   readonly order_id?: string | undefined
   readonly transaction_id?: string | undefined
   readonly merchant_reference?: string | undefined
+  /** The channel the caller believes holds the authorization; another is `transaction_provider_mismatch`. */
+  readonly channel_id?: string | undefined
 }
 
 const IDENTIFIERS = ["order_id", "transaction_id", "merchant_reference"] as const

@@ -11,7 +11,7 @@ import * as Txn from "../TransactionStatus.ts"
 import { booksOf } from "./Books.ts"
 import { capturedOf, decided, emit, guarded, lockOrder, newTransaction, nowIso, saveOrder, saveTxn, snapshot, unitOfWork } from "./Kit.ts"
 import { callAndRecord, idempotencyKey, refusedCall, reserve } from "./ProviderStep.ts"
-import { providerOf, sameProvider } from "./Route.ts"
+import { providerOf, refuseOtherChannel, sameProvider } from "./Route.ts"
 
 /** The record step of a void; a no-op answering the current state when `key` was recorded already. */
 export const recordVoid = (orderId: string, voidId: string, answer: VoidResult | "unavailable", key: string) =>
@@ -54,13 +54,14 @@ export const recordVoid = (orderId: string, voidId: string, answer: VoidResult |
     return snapshot(closed.next, done.next, { captured, voided: released })
   }))
 
-export const voidAuthorization = (orderId: string) =>
+export const voidAuthorization = (orderId: string, channelId?: string) =>
   guarded(orderId, Effect.gen(function*() {
     const reserved = yield* unitOfWork(Effect.gen(function*() {
       const order = yield* lockOrder(orderId)
       const transactions = yield* TransactionRepo
       const books = booksOf(order, yield* transactions.listByOrder(order.id), "void")
       if (books instanceof Error) return yield* Effect.fail(books)
+      yield* refuseOtherChannel(channelId, books.auth)
       const plan = Authorization.planVoid(books.book)
       if (plan instanceof Error) return yield* Effect.fail(plan)
       const born = yield* newTransaction(order, "void", plan.release, {

@@ -16,7 +16,9 @@ const Target = {
   order_id: optional(Schema.String),
   transaction_id: optional(Schema.String),
   merchant_reference: optional(Schema.String),
-  amount: optional(Schema.String)
+  amount: optional(Schema.String),
+  /** Optional: the channel the caller believes holds the original (contract.md, Providers). */
+  channel_id: optional(Schema.String)
 }
 
 export const CreateRefundRequest = Schema.Struct({ ...Target, reason: optional(Schema.String), refund_reference: optional(Schema.String) })

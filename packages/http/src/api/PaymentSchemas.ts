@@ -107,7 +107,9 @@ export const ConsentView = Schema.Struct({
 const Target = {
   order_id: optional(Schema.String),
   transaction_id: optional(Schema.String),
-  merchant_reference: optional(Schema.String)
+  merchant_reference: optional(Schema.String),
+  /** Optional: the channel the caller believes holds the authorization (contract.md, Providers). */
+  channel_id: optional(Schema.String)
 }
 
 export const CaptureRequest = Schema.Struct({ ...Target, amount: optional(Schema.String), final: optional(Schema.Boolean) })

@@ -111,7 +111,7 @@ export const make = (options: ChannelProvidersOptions) =>
               secrets.webhook_secret,
               yield* Clock.currentTimeMillis
             ).pipe(Effect.mapError(unverified))
-            return StripeNotifications.noticesOf(event)
+            return { notices: StripeNotifications.noticesOf(event), accept: Effect.void }
           }
           const items = yield* AdyenNotifications.verify(Buffer.from(delivery.rawBody).toString("utf8"), secrets.hmac_key).pipe(
             Effect.mapError(unverified)
@@ -120,8 +120,7 @@ export const make = (options: ChannelProvidersOptions) =>
           const ours = items.filter((item) => item.merchant_account === secrets.merchant_account)
           // The adapter keeps capture and refund outcomes for `settlement` (Adyen has no API to ask).
           const adyen = (yield* provider(channel)) as unknown as AdyenProvider
-          for (const item of ours) yield* adyen.observe(item)
-          return ours.flatMap(AdyenNotifications.noticesOf)
+          return { notices: ours.flatMap(AdyenNotifications.noticesOf), accept: Effect.forEach(ours, (item) => adyen.observe(item), { discard: true }) }
         })
     })
   })
