@@ -158,13 +158,15 @@ describe("noticesOf: what an item says of Tender's transactions", () => {
       amount: 1250,
       currency: "EUR",
       answer: { _tag: "Capture", result: { _tag: "Settled", provider_transaction_id: "PAYPSP0000000001/MODPSP0000000001" } },
-      settlement: "settled"
+      settlement: "settled",
+      provider_transaction_id: "PAYPSP0000000001/MODPSP0000000001"
     }])
   })
 
   it("REFUND_FAILED: the refund refused, and its settlement failed; a refused AUTHORISATION carries its decline code and no settlement", () => {
     const [refund] = noticesOf(item({ _tag: "Refund", event_code: "REFUND_FAILED", success: false }))
-    expect(refund).toMatchObject({ answer: { _tag: "Refund", result: { _tag: "Refused", decline_code: "refund_refused" } }, settlement: "failed" })
+    // A refusal carries no id of its own: the notice names the refund by it, for the settlement step.
+    expect(refund).toMatchObject({ answer: { _tag: "Refund", result: { _tag: "Refused", decline_code: "refund_refused" } }, settlement: "failed", provider_transaction_id: "MODPSP0000000001" })
     const [auth] = noticesOf(item({ _tag: "Authorisation", event_code: "AUTHORISATION", success: false, psp_reference: "PAYPSP0000000001", original_reference: undefined, decline_code: "insufficient_funds" }))
     expect(auth).toEqual({
       reference: "txn_abc",

@@ -73,4 +73,9 @@ export interface ProviderNotice {
   readonly answer: Exclude<LookupResult, { readonly _tag: "NotReceived" }>
   /** Present when the notice also settles (or fails) a capture or refund accepted for later. */
   readonly settlement?: "settled" | "failed" | undefined
+  /**
+   * The provider's id of what the notice is about, when its answer carries none (a refusal): a
+   * failed capture or refund is found by it.
+   */
+  readonly provider_transaction_id?: string | undefined
 }

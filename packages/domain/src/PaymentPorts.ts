@@ -191,8 +191,12 @@ export class PaymentProvider extends Context.Service<PaymentProvider, {
     readonly authorization: string
     readonly amount: number
   }): Effect.Effect<VoidResult | Unknown, ProviderUnavailable>
-  /** Whether a `Settling` capture, or a `Pending` refund or payout, has settled. */
-  settlement(providerTransactionId: string): Effect.Effect<"settled" | "pending", ProviderUnavailable>
+  /**
+   * Whether a `Settling` capture, or a `Pending` refund or payout, has settled, is still pending,
+   * or failed at the provider after accepting it (nothing moved: a refund the bank returned, a
+   * capture Adyen reports CAPTURE_FAILED).
+   */
+  settlement(providerTransactionId: string): Effect.Effect<"settled" | "pending" | "failed", ProviderUnavailable>
   /** Reverses (part of) one settlement: `payment` is its provider_transaction_id (a payment or a capture). */
   refund(request: {
     readonly reference: string

@@ -358,5 +358,38 @@ export const providerNotificationsSuite = (storage: Pick<TenderConfig, "storage"
       expect(await (await deliverAdyen(item)).text()).toBe("[accepted]")
       expect(await stateOf(orderId)).toEqual(settled)
     })
+
+    it("CAPTURE_FAILED fails a settling capture (capture_failed); the authorization stands and captures again", async () => {
+      const reply = await charge(adyenShop, AdyenFake.APPROVED_CARDS[0], { capture_method: "manual", amount: "35.00" })
+      expect(reply.status).toBe(200)
+      const orderId = reply.json.order_id as string
+      expect((await fetchJson(adyenShop, "/v1/payments/capture", { order_id: orderId })).status).toBe(200)
+      const capture = (await transactionsOf(orderId)).find((t) => t.kind === "capture")!
+      const payment = adyen.payments().find((p) => p.merchantReference === reply.json.transaction_id)!
+      // The scheme rejected the capture after Adyen accepted it: Adyen reports CAPTURE_FAILED (success "true").
+      const failed = { ...adyenItem("CAPTURE", payment.pspReference), eventCode: "CAPTURE_FAILED" }
+      expect(await (await deliverAdyen(failed)).text()).toBe("[accepted]")
+      expect(await transaction(capture.id)).toMatchObject({ status: "failed", decline_code: "capture_failed", pending_call: null })
+      const after = await stateOf(orderId)
+      expect(after.events).not.toContain("payment.succeeded")
+      expect(await (await deliverAdyen(failed)).text()).toBe("[accepted]")
+      expect(await stateOf(orderId)).toEqual(after)
+      // Nothing was captured: the authorization can be captured again.
+      expect((await fetchJson(adyenShop, "/v1/payments/capture", { order_id: orderId })).status).toBe(200)
+    })
+
+    it("REFUND_FAILED fails a pending refund (refund_failed): nothing refunded", async () => {
+      const reply = await charge(adyenShop, AdyenFake.APPROVED_CARDS[0], { amount: "22.00" })
+      expect(reply.status).toBe(200)
+      const orderId = reply.json.order_id as string
+      const refund = await fetchJson(adyenShop, "/v1/refunds", { order_id: orderId, amount: "5.00" })
+      expect(refund.status).toBe(201)
+      const refundTxn = await transaction(refund.json.transaction_id as string)
+      const failed = { ...adyenItem("REFUND", refundTxn.provider_transaction_id!), eventCode: "REFUND_FAILED" }
+      expect(await (await deliverAdyen(failed)).text()).toBe("[accepted]")
+      expect(await transaction(refundTxn.id)).toMatchObject({ status: "failed", decline_code: "refund_failed" })
+      const read = await send(server, adyenShop.merchant, "GET", `/v1/refunds/${refund.json.id as string}`)
+      expect(read.json).toMatchObject({ status: "failed" })
+    })
   })
 }

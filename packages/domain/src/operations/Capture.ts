@@ -119,11 +119,19 @@ export const capture = (orderId: string, amountText: string | undefined, final: 
 
 /** Settles one capture the provider accepted for later, when the provider says it settled. */
 export const settleSettlingCapture = (capture: Transaction) =>
-  whenSettled(capture, (order, current, at) =>
+  whenSettled(capture, (order, current, at, outcome) =>
     Effect.gen(function*() {
       const txns = yield* (yield* TransactionRepo).listByOrder(order.id)
       const books = booksOf(order, txns.filter((t) => t.id !== current.id), "settle")
       if (books instanceof Error) return false
+      if (outcome === "failed") {
+        // The provider accepted the capture, then failed it: as a refused capture, the authorization stands.
+        const failed = yield* refusedCall(current, { decline_code: "capture_failed" }, at)
+        yield* saveTxn(failed)
+        const refused = yield* decided(Authorization.transition(books.book.status, "capture_refused"))
+        yield* emit(refused.events, order, books.auth, { capture: { captured: books.book.captured, capture: failed } })
+        return true
+      }
       const settled = yield* decided(Txn.transition(current, "succeeded", at))
       yield* saveTxn(settled.next)
       yield* settleCapture(order, books, settled.next, at)

@@ -41,7 +41,7 @@ type Plan =
 
 const providerIdOf = (notice: ProviderNotice): string | undefined => {
   const result = notice.answer.result
-  return "provider_transaction_id" in result && result.provider_transaction_id !== null ? result.provider_transaction_id : undefined
+  return "provider_transaction_id" in result && result.provider_transaction_id !== null ? result.provider_transaction_id : notice.provider_transaction_id
 }
 
 const unverified = () => new InvalidSignature({ message: "The notification could not be verified for this channel" })
@@ -79,7 +79,8 @@ const planOf = (channel: Channel, notice: ProviderNotice) =>
       })
     }
     if (target.pending_call?.operation === CALLS[notice.answer._tag].operation) return { _tag: "Answer", txn: target, notice } as Plan
-    if (notice.settlement === "settled" && target.status === "processing" && target.pending_call === null) return { _tag: "Settle", txn: target } as Plan
+    // Settled or failed: the settlement step asks the provider itself, so a forged notice settles nothing.
+    if (notice.settlement !== undefined && target.status === "processing" && target.pending_call === null) return { _tag: "Settle", txn: target } as Plan
     return { _tag: "Recorded" } as Plan
   })
 

@@ -127,10 +127,17 @@ export const recordPayout = (orderId: string, txnId: string, answer: PayoutResul
 /** The settlement worker, for a pending refund or payout: paid once the provider says it settled. */
 export const settleOutflow = (candidate: Transaction) => {
   const settle = <R extends Outflow>(flow: Flow<R>) =>
-    whenSettled(candidate, (order, current, at) =>
+    whenSettled(candidate, (order, current, at, outcome) =>
       Effect.gen(function*() {
         const record = yield* recordOf(flow, current.id)
         if (record.status !== "pending") return false
+        if (outcome === "failed") {
+          // Accepted, then not paid: nothing left the merchant's balance, the refundable amount stands.
+          const failed = yield* refusedCall(current, { decline_code: `${flow.operation}_failed` }, at)
+          yield* saveTxn(failed)
+          yield* finish(flow, order, record, "refused", at, { decline_code: failed.decline_code } as Changes<R>)
+          return true
+        }
         yield* pay(flow, order, current, record, at, current.provider_transaction_id)
         return true
       }))

@@ -80,9 +80,11 @@ export const recordTransfer = (orderId: string, txnId: string, answer: PayoutRes
 
 /** The settlement worker: a transfer the provider accepted for later is paid once it says it settled. */
 export const settleTransfer = (candidate: Transaction) =>
-  whenSettled(candidate, (order, txn, at) =>
+  whenSettled(candidate, (order, txn, at, outcome) =>
     Effect.gen(function*() {
       if (txn.provider_transaction_id === null) return false
-      yield* paid(order, txn, yield* transferOf(order.id), txn.provider_transaction_id, at)
+      const transfer = yield* transferOf(order.id)
+      if (outcome === "failed") yield* refused(order, txn, transfer, { decline_code: "transfer_failed" }, at)
+      else yield* paid(order, txn, transfer, txn.provider_transaction_id, at)
       return true
     }))

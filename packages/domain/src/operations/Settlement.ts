@@ -11,8 +11,11 @@ import { providerOf } from "./Route.ts"
 
 export const whenSettled = <E, R>(
   candidate: Transaction,
-  /** Applies the settlement; `current` is still processing with no call in doubt. Answers whether it settled. */
-  settle: (order: Order, current: Transaction, at: string) => Effect.Effect<boolean, E, R>
+  /**
+   * Applies the provider's final word (`settled`, or `failed`: accepted, then not paid); `current`
+   * is still processing with no call in doubt. Answers whether it changed anything.
+   */
+  settle: (order: Order, current: Transaction, at: string, outcome: "settled" | "failed") => Effect.Effect<boolean, E, R>
 ) =>
   guarded(candidate.order_id, Effect.gen(function*() {
     if (candidate.provider_transaction_id === null) return false
@@ -20,11 +23,11 @@ export const whenSettled = <E, R>(
     const state = yield* provider.settlement(candidate.provider_transaction_id).pipe(
       Effect.catchTag("ProviderUnavailable", () => Effect.succeed("pending" as const))
     )
-    if (state !== "settled") return false
+    if (state === "pending") return false
     return yield* unitOfWork(Effect.gen(function*() {
       const order = yield* lockOrder(candidate.order_id)
       const current = yield* loadTxn(candidate.id)
       if (current.status !== "processing" || current.pending_call !== null) return false
-      return yield* settle(order, current, yield* nowIso)
+      return yield* settle(order, current, yield* nowIso, state)
     }))
   }))

@@ -21,8 +21,11 @@ export interface TestServer {
   readonly channels: Channels["Service"]
   /** The events recorded for an order, oldest first (the outbox, read in-process). */
   readonly events: (orderId: string) => Effect.Effect<ReadonlyArray<Payment.PaymentEvent>>
-  /** Runs an effect over the server's own ports, e.g. to store a record that no request can create. */
-  readonly run: <A, E>(effect: Effect.Effect<A, E, Infrastructure.Ports>) => Promise<A>
+  /**
+   * Runs an effect over the server's own ports and use cases, e.g. to store a record that no request
+   * can create, or to do what an operator's CLI does (Channels.add).
+   */
+  readonly run: <A, E>(effect: Effect.Effect<A, E, Infrastructure.Ports | Layer.Success<typeof UseCases.layer>>) => Promise<A>
   readonly close: () => Promise<void>
 }
 

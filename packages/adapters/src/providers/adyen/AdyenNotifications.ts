@@ -117,8 +117,9 @@ export const verify = (rawBody: string, hmacKey: string) =>
 export const noticesOf = (item: AdyenNotification): ReadonlyArray<ProviderNotice> => {
   const psp = item.psp_reference
   /** One notice; `settles`: a capture's or refund's outcome also settles (or fails) it. */
-  const notice = (answer: ProviderNotice["answer"], settles = false): ReadonlyArray<ProviderNotice> => [{
+  const notice = (answer: ProviderNotice["answer"], settles = false, providerId?: string): ReadonlyArray<ProviderNotice> => [{
     reference: item.merchant_reference,
+    ...(providerId === undefined ? {} : { provider_transaction_id: providerId }),
     amount: item.amount,
     currency: item.currency.toUpperCase(),
     answer,
@@ -140,11 +141,11 @@ export const noticesOf = (item: AdyenNotification): ReadonlyArray<ProviderNotice
         result: item.success
           ? { _tag: "Settled", provider_transaction_id: captureId(item.original_reference, psp) }
           : { _tag: "Refused", decline_code: "capture_refused" }
-      }, true)
+      }, true, captureId(item.original_reference, psp))
     case "Cancellation":
       return notice({ _tag: "Void", result: item.success ? { _tag: "Voided", provider_transaction_id: psp } : { _tag: "Refused", decline_code: "void_refused" } })
     case "Refund":
-      return notice({ _tag: "Refund", result: item.success ? { _tag: "Paid", provider_transaction_id: psp } : { _tag: "Refused", decline_code: "refund_refused" } }, true)
+      return notice({ _tag: "Refund", result: item.success ? { _tag: "Paid", provider_transaction_id: psp } : { _tag: "Refused", decline_code: "refund_refused" } }, true, psp)
     case "Other":
       return []
   }

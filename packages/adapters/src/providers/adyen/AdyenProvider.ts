@@ -311,8 +311,11 @@ export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = m
 
   // Adyen has no API to ask about a modification: its notification is the answer.
   const settlement: Port["settlement"] = (providerTransactionId) =>
-    Effect.map(recall("modification_outcome", modificationOf(providerTransactionId)), (success) =>
-      Option.getOrElse(success, () => false) ? "settled" : "pending")
+    Effect.map(recall("modification_outcome", modificationOf(providerTransactionId)), Option.match({
+      onNone: () => "pending" as const,
+      // CAPTURE_FAILED, REFUND_FAILED (or success=false): accepted, then not done.
+      onSome: (success) => success ? "settled" as const : "failed" as const
+    }))
 
   const binLookup: Port["binLookup"] = (bin) =>
     call(() => sdk.payments.cardDetails({ merchantAccount, cardNumber: bin }), timeoutMs).pipe(

@@ -211,7 +211,9 @@ export const makeStripeProvider = (config: StripeProviderConfig, sdk: StripeSdk 
   const settlement: Port["settlement"] = (providerTransactionId) =>
     providerTransactionId.startsWith("re_")
       ? read(call(() => sdk.refunds.retrieve(providerTransactionId))).pipe(
-        Effect.map((found) => (found.status === "pending" || found.status === "requires_action" ? "pending" : "settled"))
+        // Stripe's refund statuses: pending, requires_action, succeeded, failed, canceled.
+        Effect.map((found) =>
+          found.status === "pending" || found.status === "requires_action" ? "pending" : found.status === "succeeded" ? "settled" : "failed")
       )
       // Card captures settle at once on Stripe (CaptureResult Settled): nothing is pending.
       : Effect.succeed("settled")
