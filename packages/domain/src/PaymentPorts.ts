@@ -220,6 +220,15 @@ export class PaymentProvider extends Context.Service<PaymentProvider, {
     readonly currency: string
     readonly country: string
   }): Effect.Effect<PayoutResult | Unknown, ProviderUnavailable>
+  /**
+   * The customer came back from this provider's 3-D Secure page to Tender's return route:
+   * `returnedTo` is the URL they landed on, with what the provider added (and a posted form's
+   * fields), for the attempt whose provider id is `providerTransactionId`. The adapter keeps what it
+   * needs for the authorization after the challenge; `false` when the return carries no answer of
+   * its provider's for that attempt (forged or truncated), and nothing may be completed. Absent: the
+   * provider needs nothing from the return (the sandbox's page answers the challenge itself).
+   */
+  readonly challengeReturned?: ((returnedTo: string, providerTransactionId: string | null) => Effect.Effect<boolean>) | undefined
   /** The issuer facts of a card's BIN (issuer country, name, product), as far as the provider knows them. */
   binLookup(bin: string): Effect.Effect<BinFacts, ProviderUnavailable>
   /** Starts a redirect, QR, voucher or bank-transfer payment: the customer's next action. */

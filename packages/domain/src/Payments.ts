@@ -36,7 +36,7 @@ import { DEFAULT_RECONCILE, reconcileDue, type ReconcileOptions } from "./operat
 import { settleDue } from "./operations/SettleDue.ts"
 import { simulate, type SimulateOutcome } from "./operations/Simulate.ts"
 import { type PaymentTarget, resolveTarget } from "./operations/Target.ts"
-import { answerChallenge, completeThreeDs } from "./operations/ThreeDs.ts"
+import { answerChallenge, completeThreeDs, returnFromProvider } from "./operations/ThreeDs.ts"
 import { voidAuthorization } from "./operations/Void.ts"
 import { notify } from "./operations/Notify.ts"
 
@@ -75,6 +75,11 @@ export class Payments extends Context.Service<Payments, {
   clientPay(account: Account, orderId: string, token: string, returnUrl?: string): Effect.Effect<{ readonly order: Order; readonly txn: Transaction }, Failure>
   /** The customer answers a 3-D Secure challenge; the merchant then calls 3ds/complete. */
   answerChallenge(transactionId: string, approved: boolean): Effect.Effect<{ readonly return_url: string | null }, Failure>
+  /**
+   * The customer is back from a channel's provider 3-D Secure page to `returnedTo` (operations/ThreeDs.ts):
+   * the authorization after the challenge runs now; returns where to send the customer.
+   */
+  returnFromProvider(channelId: string, transactionId: string, returnedTo: string): Effect.Effect<{ readonly return_url: string | null }, Failure>
   /** One attempt of a checkout session's customer (operations/Attempt.ts). */
   attemptSession(sessionId: string, input: SessionAttemptInput): Effect.Effect<void, Failure>
   /** Workers' rounds: settle accepted captures, reconcile lost provider answers, close expired windows. */
@@ -150,6 +155,7 @@ export class Payments extends Context.Service<Payments, {
           }),
         providerOutcome: (transactionId, outcome) => run(providerOutcome(transactionId, outcome)),
         answerChallenge: (transactionId, approved) => run(answerChallenge(transactionId, approved)),
+        returnFromProvider: (channelId, transactionId, returnedTo) => run(returnFromProvider(channelId, transactionId, returnedTo)),
         clientPay: (account, orderId, token, returnUrl) => run(clientPay(account, orderId, token, returnUrl)),
         settleDue: () => run(settleDue()),
         reconcileDue: (options = DEFAULT_RECONCILE) => run(reconcileDue(options)),

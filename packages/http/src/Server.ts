@@ -25,6 +25,7 @@ import * as CheckoutPage from "./hosted/CheckoutPage.ts"
 import * as SandboxPages from "./hosted/SandboxPages.ts"
 import * as SdkAssets from "./hosted/SdkAssets.ts"
 import * as ProviderNotifications from "./providers/ProviderNotifications.ts"
+import * as ProviderReturn from "./providers/ProviderReturn.ts"
 
 export interface ServerOptions {
   readonly port: number
@@ -70,6 +71,7 @@ const routeTable = Routes.fromApi(Api, [
   { method: "GET", path: OPENAPI_PATH },
   { method: "GET", path: DOCS_PATH },
   ...SandboxPages.SANDBOX_ROUTES,
+  ...ProviderReturn.PROVIDER_RETURN_ROUTES,
   ...CheckoutPage.CHECKOUT_ROUTES,
   ...SdkAssets.SDK_ROUTES,
   ...ClientRoutes.CLIENT_ROUTES,
@@ -84,6 +86,7 @@ export const app = (options: Omit<ServerOptions, "port" | "host">) => {
     ApiRoutes,
     DocsRoute,
     SandboxPages.layer,
+    ProviderReturn.layer,
     CheckoutPage.layer({ fieldsUrl: options.fieldsUrl, sdkUrl: options.sdkUrl }),
     SdkAssets.layer({ fieldsUrl: options.fieldsUrl }),
     ClientRoutes.layer({ maxBodyBytes, defaultRateLimit, fieldsUrl: options.fieldsUrl }),

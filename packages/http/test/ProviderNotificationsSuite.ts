@@ -14,11 +14,9 @@ import * as StripeFake from "@tender/adapters/providers/stripe/StripeFake"
 import { signatureHeader } from "@tender/adapters/providers/stripe/StripeSignature"
 import { Accounts, Channels, TransactionRepo } from "@tender/domain"
 import { Effect, Option } from "effect"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { type ProviderFakes, startWithProviderFakes } from "../src/testing/ProviderFakes.ts"
+import type { TestServer } from "../src/testing/TestServer.ts"
 import { type Credentials, send } from "@tender/client/Testing"
 import { type TenderPromiseClient, typedClient } from "./support/Typed.ts"
 
@@ -29,7 +27,7 @@ export const providerNotificationsSuite = (storage: Pick<TenderConfig, "storage"
   let server: TestServer
   let stripe: StripeFake.StripeFake
   let adyen: AdyenFake.AdyenFake
-  let caDir: string
+  let fakes: ProviderFakes | undefined
   let seq = 0
   const ref = (label: string) => `${label}-${Date.now()}-${++seq}`
 
@@ -141,17 +139,8 @@ export const providerNotificationsSuite = (storage: Pick<TenderConfig, "storage"
   }
 
   beforeAll(async () => {
-    stripe = await StripeFake.start()
-    adyen = await AdyenFake.start()
-    caDir = mkdtempSync(join(tmpdir(), "tender-notify-"))
-    const adyenCaFile = join(caDir, "adyen-ca.pem")
-    writeFileSync(adyenCaFile, adyen.caCertificate)
-    server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } }, undefined, {
-      ...storage,
-      stripeApiUrl: stripe.url,
-      adyenApiUrl: adyen.endpoint,
-      adyenCaFile
-    })
+    fakes = await startWithProviderFakes(storage)
+    ;({ server, stripe, adyen } = fakes)
     stripeShop = await openShop("stripe shop", "stripe", { secret_key: "sk_test_notifysuite", webhook_secret: WEBHOOK_SECRET })
     adyenShop = await openShop("adyen shop", "adyen", {
       api_key: adyen.apiKey,
@@ -160,12 +149,7 @@ export const providerNotificationsSuite = (storage: Pick<TenderConfig, "storage"
     })
   }, 60_000)
 
-  afterAll(async () => {
-    await server?.close()
-    await stripe?.close()
-    await adyen?.close()
-    if (caDir !== undefined) rmSync(caDir, { recursive: true, force: true })
-  })
+  afterAll(() => fakes?.close())
 
   describe("the route", () => {
     it("is outside /v1 (no API key), POST only (405 with Allow), and caps the body (413) before verifying anything", async () => {

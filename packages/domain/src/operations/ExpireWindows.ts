@@ -2,7 +2,8 @@
  * The window expiry worker: a QR, voucher or bank-transfer payment window, or a client secret
  * (collect_card / collect_cvv, 15 minutes), that closed unpaid ends its attempt: the transaction
  * `canceled`, the order `canceled` (a direct payment: `payment.failed`, final) or, under a checkout
- * session, free for the customer's retry while attempts remain. Events are emitted once: the record
+ * session, free for the customer's retry while attempts remain. A channel's 3-D Secure challenge is
+ * first asked of its provider (verdictOf). Events are emitted once: the record
  * step only moves an attempt still in flight.
  */
 import { Clock, Effect, Option } from "effect"
@@ -11,7 +12,29 @@ import { TransactionRepo } from "../PaymentPorts.ts"
 import { isoOf } from "../Time.ts"
 import { isInFlight } from "../TransactionStatus.ts"
 import { guarded } from "./Kit.ts"
-import { record } from "./RecordAttempt.ts"
+import { attemptOutcome, idempotencyKey } from "./ProviderStep.ts"
+import { type AttemptOutcome, record } from "./RecordAttempt.ts"
+import { providerOf } from "./Route.ts"
+
+/**
+ * A channel's 3-D Secure challenge can be answered without the customer coming back: Stripe
+ * confirms the PaymentIntent on its own page, so the money may be held or taken already. Before the
+ * window closes it, the provider is asked what became of the attempt's authorization (lookup under
+ * its first key): an approval or a decline is recorded as such; anything else (still awaiting the
+ * customer, as an Adyen challenge always is until the return sends /payments/details, or the
+ * provider unreachable) closes it as expired.
+ */
+const verdictOf = (txn: Transaction) =>
+  txn.channel_id === null || txn.three_ds !== "required"
+    ? Effect.succeed<AttemptOutcome | undefined>(undefined)
+    : Effect.flatMap(providerOf(txn), (provider) => provider.lookup(idempotencyKey(txn, "authorize"))).pipe(
+      Effect.map((answer) =>
+        answer._tag === "Authorize" && (answer.result._tag === "Approved" || answer.result._tag === "Declined")
+          ? attemptOutcome(answer.result, false) as AttemptOutcome
+          : undefined
+      ),
+      Effect.catch(() => Effect.succeed(undefined))
+    )
 
 const expireOne = (candidate: Transaction, now: number) =>
   guarded(candidate.order_id, Effect.gen(function*() {
@@ -19,7 +42,7 @@ const expireOne = (candidate: Transaction, now: number) =>
     // A call at the provider (3-D Secure completion, a card form submitted) finishes first.
     if (txn === undefined || !isInFlight(txn.status) || txn.pending_call !== null) return false
     if (txn.expires_at === null || Date.parse(txn.expires_at) > now) return false
-    yield* record(txn.order_id, txn.id, { _tag: "Closed", how: "expired" })
+    yield* record(txn.order_id, txn.id, (yield* verdictOf(txn)) ?? { _tag: "Closed", how: "expired" })
     return true
   }))
 

@@ -94,6 +94,8 @@ export const decide = (
         const failed = yield* Txn.transition(txn, Txn.viaSent(txn, "declined"), at, {
           decline_code: outcome.decline_code,
           provider_transaction_id: outcome.provider_transaction_id ?? txn.provider_transaction_id,
+          // A provider's challenge is marked answered before its verdict is known: a failed one reads denied.
+          ...(txn.three_ds !== null && outcome.decline_code === "authentication_failed" ? { three_ds: "denied" as const } : {}),
           next_action: null,
           pending_call: null
         })
@@ -119,7 +121,11 @@ export const decide = (
           pending_call: null
         }
         const waiting = txn.status === "initial" ? (yield* Txn.transition(txn, "sent", at, fields)).next : revise(txn, fields, at)
-        const moved = yield* OrderAggregate.transition(order, [...sent, outcome.merchantInitiated ? "merchant_action_required" : "action_required"], at)
+        // Challenged again by the authorization after a challenge (a provider's second action): the
+        // order still awaits the customer; it stays as it is, with no second requires_action event.
+        const moved = order.status === "requires_action"
+          ? undefined
+          : yield* OrderAggregate.transition(order, [...sent, outcome.merchantInitiated ? "merchant_action_required" : "action_required"], at)
         return { order: moved, txn: waiting, session: follow({ _tag: "AwaitsCustomer", next_action: action }) }
       }
       case "AwaitsCustomer": {

@@ -4,7 +4,7 @@
  * that embeds Tender. Requests go through @tender/client: the typed client, or its raw path
  * (`send` in @tender/client/Testing) for requests malformed on purpose.
  */
-import { Accounts, EventRepo, type Payment, UseCases, Workers } from "@tender/domain"
+import { Accounts, Channels, EventRepo, type Payment, UseCases, Workers } from "@tender/domain"
 import { createServer as createNetServer } from "node:net"
 import { Infrastructure } from "@tender/adapters"
 import type { TenderConfig } from "@tender/adapters/Config"
@@ -17,6 +17,8 @@ import * as Server from "../Server.ts"
 export interface TestServer {
   readonly baseUrl: string
   readonly accounts: Accounts["Service"]
+  /** The operator's channels (`tender accounts channels …`): an account's Stripe and Adyen channels. */
+  readonly channels: Channels["Service"]
   /** The events recorded for an order, oldest first (the outbox, read in-process). */
   readonly events: (orderId: string) => Effect.Effect<ReadonlyArray<Payment.PaymentEvent>>
   /**
@@ -65,6 +67,7 @@ export const startTestServer = async (
   return {
     baseUrl: `http://127.0.0.1:${address.port}`,
     accounts: Context.get(context, Accounts),
+    channels: Context.get(context, Channels),
     events: Context.get(context, EventRepo).listByOrder,
     run: (effect) => Effect.runPromise(Effect.provideContext(effect, context)),
     close: () => Effect.runPromise(Scope.close(scope, Exit.void))

@@ -26,6 +26,7 @@ import { type Errors, PaymentProvider } from "@tender/domain"
 import type { AuthorizeResult, CaptureResult, LookupResult, PayoutResult, Unknown, VoidResult } from "@tender/domain"
 import { Effect, Layer, Option, Schema } from "effect"
 import { answersFor } from "../shared/CallFailure.ts"
+import { referenceOf, returnUrlFor } from "../shared/ChallengeReturn.ts"
 import { type Kind, ProviderJournal } from "../shared/ProviderJournal.ts"
 import * as ProviderJournalMemory from "../shared/ProviderJournalMemory.ts"
 import { type AdyenClientConfig, type AdyenFailure, type AdyenRawError, type AdyenSdk, call, make } from "./AdyenClient.ts"
@@ -53,8 +54,11 @@ export interface AdyenProviderConfig extends AdyenClientConfig {
 
 /** The Adyen provider: the port, plus what Tender's return page and notification route hand it. */
 export interface AdyenProvider extends Port {
-  /** The shopper came back from the challenge to `returnUrl`: the URL Adyen sent them to. */
-  readonly challengeReturned: (returnedTo: string) => Effect.Effect<void>
+  /**
+   * The shopper came back from the challenge to `returnUrl`: the URL Adyen sent them to (a posted
+   * form's fields added to its query). `false` without our reference or a redirectResult.
+   */
+  readonly challengeReturned: (returnedTo: string) => Effect.Effect<boolean>
   /** A verified notification: settles captures and refunds for `settlement`. */
   readonly observe: (notification: AdyenNotification) => Effect.Effect<void>
 }
@@ -62,8 +66,6 @@ export interface AdyenProvider extends Port {
 /** Lookup's probe: a cancel of this (non-existent) payment, with this reference. */
 export const FENCE_PSP = "TENDERFENCE00000"
 export const FENCE_REFERENCE = "tender-lookup-fence"
-/** The query parameter carrying our reference on the return URL (Adyen appends `redirectResult`). */
-const REFERENCE_PARAM = "tender_reference"
 
 const answers = answersFor("Adyen")
 const { unavailable, unknown } = answers
@@ -82,6 +84,8 @@ const settle = <A, R>(
 
 interface PaymentAnswer {
   readonly resultCode?: string | null | undefined
+  /** Our reference, as sent with /payments (answered by /payments/details too). */
+  readonly merchantReference?: string | null | undefined
   readonly pspReference?: string | null | undefined
   readonly refusalReason?: string | null | undefined
   readonly refusalReasonCode?: string | null | undefined
@@ -214,13 +218,17 @@ export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = m
         yield* guard(request.idempotency_key, "authorize", multicapture)
         return yield* settle(
           call(() => sdk.payments.paymentsDetails({ details: { redirectResult } }, { idempotencyKey: request.idempotency_key }), timeoutMs),
-          readAuthorization(multicapture),
+          // The redirectResult came through a public return URL: one of another payment (a shopper
+          // pasting their own cheaper payment's answer) reports that payment's outcome. This
+          // attempt's shopper did not authenticate it: declined, its own payment left unfinished.
+          (answer) =>
+            answer.merchantReference != null && answer.merchantReference !== request.reference
+              ? Effect.succeed<AuthorizeResult>({ _tag: "Declined", decline_code: "authentication_failed", provider_transaction_id: null })
+              : readAuthorization(multicapture)(answer),
           rejectedAuthorization
         )
       }
       yield* guard(request.idempotency_key, "authorize", multicapture)
-      const returnUrl = new URL(config.returnUrl)
-      returnUrl.searchParams.set(REFERENCE_PARAM, request.reference)
       // Raw card fields: the vault revealed the card for this call only (PCI-compliant merchants
       // may send them; Adyen's web SDK would send encryptedCardNumber instead).
       const body = {
@@ -234,7 +242,7 @@ export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = m
           expiryYear: String(request.card.exp_year),
           ...(request.card.cvc === undefined ? {} : { cvc: request.card.cvc })
         },
-        returnUrl: returnUrl.toString(),
+        returnUrl: returnUrlFor(config.returnUrl, request.reference),
         // A merchant-initiated charge on a stored card: a continued authority, no shopper to challenge.
         ...(request.merchant_initiated === true ? { shopperInteraction: "ContAuth", recurringProcessingModel: "UnscheduledCardOnFile" } : {}),
         ...(request.capture ? {} : { additionalData: { manualCapture: "true" } })
@@ -362,9 +370,12 @@ export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = m
     binLookup,
     challengeReturned: (returnedTo) => {
       const url = URL.parse(returnedTo)
-      const reference = url?.searchParams.get(REFERENCE_PARAM) ?? null
+      const reference = url === null ? null : referenceOf(url)
+      // Opaque to us: only /payments/details can tell a genuine one, so any present one is kept.
       const redirectResult = url?.searchParams.get("redirectResult") ?? null
-      return reference !== null && redirectResult !== null ? remember("challenge_return", reference, redirectResult) : Effect.void
+      return reference !== null && redirectResult !== null
+        ? Effect.as(remember("challenge_return", reference, redirectResult), true)
+        : Effect.succeed(false)
     },
     observe: (notification) =>
       notification._tag === "Capture" || notification._tag === "Refund"

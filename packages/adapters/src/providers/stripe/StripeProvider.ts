@@ -19,6 +19,7 @@ import { Effect, Layer } from "effect"
 import { createHash } from "node:crypto"
 import type Stripe from "stripe"
 import { answersFor } from "../shared/CallFailure.ts"
+import { returnUrlFor } from "../shared/ChallengeReturn.ts"
 import { call, make, type StripeClientConfig, type StripeFailure, type StripeRawError, type StripeSdk } from "./StripeClient.ts"
 import { normalize } from "./StripeDeclines.ts"
 
@@ -142,8 +143,9 @@ export const makeStripeProvider = (config: StripeProviderConfig, sdk: StripeSdk 
         card: { number: request.card.number, exp_month: request.card.exp_month, exp_year: request.card.exp_year, ...(request.card.cvc === undefined ? {} : { cvc: request.card.cvc }) }
       },
       ...(request.capture ? {} : { payment_method_options: { card: { request_multicapture: "if_available" } } }),
-      // A merchant-initiated charge: the customer is not there to answer a challenge.
-      ...(request.merchant_initiated === true ? { off_session: true } : { return_url: config.returnUrl }),
+      // A merchant-initiated charge: the customer is not there to answer a challenge. Otherwise our
+      // reference on the return URL, as on Adyen's, tells the return route which attempt came back.
+      ...(request.merchant_initiated === true ? { off_session: true } : { return_url: returnUrlFor(config.returnUrl, request.reference) }),
       metadata: { tender_reference: request.reference, [tagOf(request.idempotency_key)]: "authorize" },
       expand
     } as unknown as Stripe.PaymentIntentCreateParams
@@ -268,7 +270,11 @@ export const makeStripeProvider = (config: StripeProviderConfig, sdk: StripeSdk 
     // Stripe's card API moves no money out to cards or accounts here (Connect payouts are another product).
     ...answers.cardOnly("a Stripe card channel"),
     // Stripe answers no BIN queries; a charge's payment_method_details.card.country comes only after charging.
-    binLookup: () => Effect.succeed({})
+    binLookup: () => Effect.succeed({}),
+    // Stripe appends the PaymentIntent's id: a return naming another one (or none) is not this attempt's.
+    // The authorization after it reads the PaymentIntent itself, so nothing else is kept.
+    challengeReturned: (returnedTo, providerTransactionId) =>
+      Effect.succeed(providerTransactionId !== null && URL.parse(returnedTo)?.searchParams.get("payment_intent") === providerTransactionId)
   }
 }
 

@@ -1,0 +1,37 @@
+/**
+ * A test kit for channels: the test server with every Stripe and Adyen channel's client pointed at
+ * the repository's wire-level fakes (adapters' providers/fake/Fakes.ts: both fakes and the
+ * configuration that points Tender at them), as a `tender` run against `npm run fakes` would be.
+ */
+import type { TenderConfig } from "@tender/adapters/Config"
+import * as Fakes from "@tender/adapters/providers/fake/Fakes"
+import { startTestServer, type TestServer } from "./TestServer.ts"
+
+export interface ProviderFakes {
+  readonly server: TestServer
+  readonly stripe: Fakes.Fakes["stripe"]
+  readonly adyen: Fakes.Fakes["adyen"]
+  /** Stops the server and both fakes. */
+  readonly close: () => Promise<void>
+}
+
+export const startWithProviderFakes = async (
+  storage: Pick<TenderConfig, "storage" | "dataDir">,
+  options: Fakes.FakesOptions = {}
+): Promise<ProviderFakes> => {
+  const fakes = await Fakes.start(options)
+  const server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } }, undefined, { ...storage, ...fakes.config })
+    .catch(async (error: unknown) => {
+      await fakes.close()
+      throw error
+    })
+  return {
+    server,
+    stripe: fakes.stripe,
+    adyen: fakes.adyen,
+    close: async () => {
+      await server.close()
+      await fakes.close()
+    }
+  }
+}

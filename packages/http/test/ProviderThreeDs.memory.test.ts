@@ -1,0 +1,3 @@
+import { providerThreeDsSuite } from "./ProviderThreeDsSuite.ts"
+
+providerThreeDsSuite({ storage: "memory", dataDir: ".tender-test" })
