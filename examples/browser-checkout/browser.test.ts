@@ -455,6 +455,46 @@ describe.skipIf(!HAVE_CHROMIUM)(
       }
     })
 
+    it("on a Stripe channel: the card element's card is charged through the channel at Stripe (the fake holds one PaymentIntent)", async () => {
+      // A test account with a Stripe test channel routes exactly as a live one (contract.md, Providers).
+      const created = await Effect.runPromise(server.accounts.create({ name: "sdk-stripe", mode: "test" }))
+      const channel = await server.run(Effect.gen(function*() {
+        return yield* (yield* Channels).add(created.account_id, {
+          provider: "stripe",
+          mode: "test",
+          methods: null,
+          currencies: null,
+          countries: null,
+          priority: 0,
+          credentials: { secret_key: "sk_test_51BrowserSdk", webhook_secret: "whsec_BrowserSdk" }
+        })
+      }))
+      const reply = await post(created, "/v1/payments", {
+        amount: "31.00",
+        currency: "USD",
+        country: "US",
+        merchant_reference: `sdk-stripe-${Date.now()}`,
+        payment_method: { code: "card" },
+        success_url: `${shop.origin}/return`,
+        cancel_url: `${shop.origin}/return`
+      })
+      expect(reply.status, reply.text).toBe(200)
+      const payment: ShopPayment = { merchant: created, orderId: reply.json.order_id, secret: reply.json.next_action.client_secret }
+      const page = await openCard({}, "/", "inline", undefined, created.publishable_key)
+      await fillCard(await fields(page), "4242424242424242")
+      const { card } = await collect(page, payment.secret)
+      expect(await pay(page, payment, card!.token)).toEqual({ status: "succeeded", paymentId: payment.orderId })
+      expect(await orderStatus(payment)).toBe("succeeded")
+      const order = await send(server, created, "GET", `/v1/orders/${payment.orderId}`)
+      const txn = await send(server, created, "GET", `/v1/transactions/${order.json.transactions[0] as string}`)
+      expect(txn.json).toMatchObject({ provider: "stripe", status: "completed" })
+      const intents = stripe.paymentIntents().filter((p) => JSON.stringify(p).includes(txn.json.id as string))
+      expect(intents).toHaveLength(1)
+      expect(intents[0]).toMatchObject({ amount: 3100, status: "succeeded" })
+      expect(channel.id).toMatch(/^ch_/)
+      await page.close()
+    })
+
     it("relays an expired secret as authentication_error CLIENT_SECRET_EXPIRED", async () => {
       const payment = await createPayment()
       const page = await openCard()
