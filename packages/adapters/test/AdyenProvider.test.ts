@@ -116,11 +116,12 @@ describe("Adyen provider on the fake", () => {
     await observe(provider, auth.provider_transaction_id)
     expect(await run(provider.settlement(partial.provider_transaction_id))).toBe("settled")
     expect(await run(provider.settlement(last.provider_transaction_id))).toBe("settled")
-    // More than is left is received too (Adyen checks modifications later); its failed notification never settles it.
+    // More than is left is received too (Adyen checks modifications later); its failed notification fails it.
     const over = await run(capture(auth.provider_transaction_id, 300, true, provider, 2).answer)
     if (over._tag !== "Settling") throw new Error(JSON.stringify(over))
-    await observe(provider, auth.provider_transaction_id)
     expect(await run(provider.settlement(over.provider_transaction_id))).toBe("pending")
+    await observe(provider, auth.provider_transaction_id)
+    expect(await run(provider.settlement(over.provider_transaction_id))).toBe("failed")
   })
 
   it("without multiple partial captures, a second capture is refused multicapture_not_supported before sending", async () => {
