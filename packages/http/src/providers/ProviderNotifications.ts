@@ -9,7 +9,7 @@
  * amount or currency that disagrees), otherwise what each provider expects to stop retrying:
  * Stripe any 2xx, Adyen the body `[accepted]`.
  */
-import { ACCEPTED } from "@tender/adapters/providers/adyen/AdyenNotifications"
+import { ACCEPTED } from "@tender/adapters/providers/adyen/AdyenAcknowledgement"
 import { type Channel, Errors, Payments } from "@tender/domain"
 import { Effect } from "effect"
 import * as ByteSize from "effect/ByteSize"

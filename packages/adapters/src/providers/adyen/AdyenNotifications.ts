@@ -13,8 +13,7 @@ import { captureId, FENCE_REFERENCE } from "./AdyenProvider.ts"
 
 export class NotificationRejected extends Data.TaggedError("NotificationRejected")<{ readonly message: string }> {}
 
-/** What Adyen expects back once a delivery is accepted (otherwise it retries). */
-export const ACCEPTED = "[accepted]"
+export { ACCEPTED } from "./AdyenAcknowledgement.ts"
 
 export interface AdyenNotification {
   /**

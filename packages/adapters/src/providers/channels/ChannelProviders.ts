@@ -12,12 +12,26 @@ import { type Channel, ChannelProviders, NotificationUnverified, type PaymentPro
 import { Clock, Effect, Layer, Option } from "effect"
 import { ChannelCredentials } from "../../storage/ChannelCredentials.ts"
 import { ProviderJournal } from "../shared/ProviderJournal.ts"
-import * as AdyenNotifications from "../adyen/AdyenNotifications.ts"
-import { type AdyenProvider, makeAdyenProvider } from "../adyen/AdyenProvider.ts"
-import * as StripeNotifications from "../stripe/StripeNotifications.ts"
-import { makeStripeProvider } from "../stripe/StripeProvider.ts"
+import type { AdyenProvider } from "../adyen/AdyenProvider.ts"
 
 type Port = PaymentProvider["Service"]
+
+const load = () =>
+  Promise.all([
+    import("../stripe/StripeProvider.ts"),
+    import("../stripe/StripeNotifications.ts"),
+    import("../adyen/AdyenProvider.ts"),
+    import("../adyen/AdyenNotifications.ts")
+  ]).then(([stripe, stripeNotifications, adyen, adyenNotifications]) => ({ stripe, stripeNotifications, adyen, adyenNotifications }))
+type Sdks = Awaited<ReturnType<typeof load>>
+let loading: Promise<Sdks> | undefined
+
+/**
+ * The provider adapters and their SDKs, imported on the first channel's first use: the Adyen library
+ * alone takes about a second to import, which every CLI command and server start (most of which
+ * never touch a channel) would otherwise pay.
+ */
+const sdks: Effect.Effect<Sdks> = Effect.promise(() => (loading ??= load()))
 
 export interface ProviderEndpoints {
   /** Stripe's API origin (`http://127.0.0.1:12111`); unset → api.stripe.com. */
@@ -47,7 +61,8 @@ const stripeEndpoint = (url: string | undefined) => {
 }
 
 /** The provider client of one channel, as the port's PaymentProvider with the channel's id. */
-export const build = (
+const build = (
+  { adyen, stripe }: Sdks,
   channel: Channel.Channel,
   credentials: Channel.ProviderCredentials,
   options: ChannelProvidersOptions,
@@ -55,14 +70,14 @@ export const build = (
 ): Port => {
   const returnUrl = returnUrlOf(options.publicUrl, channel.id)
   const provider: Port = credentials.provider === "stripe"
-    ? makeStripeProvider({
+    ? stripe.makeStripeProvider({
       secretKey: credentials.secret_key,
       mode: channel.mode,
       returnUrl,
       timeoutMs: options.timeoutMs,
       ...stripeEndpoint(options.stripeApiUrl)
     })
-    : makeAdyenProvider({
+    : adyen.makeAdyenProvider({
       apiKey: credentials.api_key,
       merchantAccount: credentials.merchant_account,
       environment: channel.mode,
@@ -94,8 +109,9 @@ export const make = (options: ChannelProvidersOptions) =>
         const cached = built.get(channel.id)
         if (cached !== undefined) return cached
         const secrets = yield* opened(channel)
+        const modules = yield* sdks
         // Two first calls at once both build; the first stored is the one every caller keeps.
-        if (!built.has(channel.id)) built.set(channel.id, build(channel, secrets, options, journal))
+        if (!built.has(channel.id)) built.set(channel.id, build(modules, channel, secrets, options, journal))
         return built.get(channel.id)!
       })
     const unverified = (error: { readonly message: string }) => new NotificationUnverified({ message: error.message })
@@ -104,6 +120,7 @@ export const make = (options: ChannelProvidersOptions) =>
       notifications: (channel, delivery) =>
         Effect.gen(function*() {
           const secrets = yield* opened(channel)
+          const { adyenNotifications: AdyenNotifications, stripeNotifications: StripeNotifications } = yield* sdks
           if (secrets.provider === "stripe") {
             const event = yield* StripeNotifications.verify(
               Buffer.from(delivery.rawBody),
