@@ -16,11 +16,11 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { build } from "@tender/browser-sdk/build"
 import { CHROMIUM, type Chromium, HAVE_CHROMIUM, inlineChallenge, launchChromium, type SeenRequest } from "@tender/http/testing/Chromium"
-import { startTestServer, type TestServer } from "@tender/http/testing/TestServer"
+import type { TestServer } from "@tender/http/testing/TestServer"
+import { type ProviderFakes, startWithProviderFakes } from "@tender/http/testing/ProviderFakes"
 import { type Credentials, send } from "@tender/client/Testing"
 import { type CreatedPayment, type MerchantServer, startMerchantServer } from "./server.ts"
 import { Channels } from "@tender/domain"
-import * as StripeFake from "@tender/adapters/providers/stripe/StripeFake"
 
 
 /** Where the run saves its screenshots (gitignored). */
@@ -48,8 +48,8 @@ describe.skipIf(!HAVE_CHROMIUM)(
   HAVE_CHROMIUM ? "tender.js in headless Chromium" : `tender.js in headless Chromium: SKIPPED, ${CHROMIUM} is absent (.ci/run installs it)`,
   () => {
     let server: TestServer
-    /** The Stripe fake every Stripe channel of this server reaches (TENDER_STRIPE_API_URL). */
-    let stripe: StripeFake.StripeFake
+    /** The wire-level fakes every channel of this server reaches (TENDER_STRIPE_API_URL, …). */
+    let fakes: ProviderFakes
     /** The example merchant, on the inline-mode account. */
     let shop: MerchantServer
     let context: BrowserContext
@@ -116,12 +116,8 @@ describe.skipIf(!HAVE_CHROMIUM)(
 
     beforeAll(async () => {
       await build()
-      stripe = await StripeFake.start()
-      server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } }, undefined, {
-        storage: "memory",
-        dataDir: ".tender-test",
-        stripeApiUrl: stripe.url
-      })
+      fakes = await startWithProviderFakes({ storage: "memory", dataDir: ".tender-test" })
+      server = fakes.server
       // Another port is another origin: the fields frame is cross-origin to the shop, as in production.
       const inline = await merchant("inline")
       shop = await startMerchantServer({
@@ -139,8 +135,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
     afterAll(async () => {
       await browser?.close()
       await shop?.close()
-      await server?.close()
-      await stripe?.close()
+      await fakes?.close()
     })
 
     const isFieldsFrame = (frameUrl: string) => frameUrl.startsWith(`${server.baseUrl}/fields/`)
@@ -488,7 +483,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
       const order = await send(server, created, "GET", `/v1/orders/${payment.orderId}`)
       const txn = await send(server, created, "GET", `/v1/transactions/${order.json.transactions[0] as string}`)
       expect(txn.json).toMatchObject({ provider: "stripe", status: "completed" })
-      const intents = stripe.paymentIntents().filter((p) => JSON.stringify(p).includes(txn.json.id as string))
+      const intents = fakes.stripe.paymentIntents().filter((p) => JSON.stringify(p).includes(txn.json.id as string))
       expect(intents).toHaveLength(1)
       expect(intents[0]).toMatchObject({ amount: 3100, status: "succeeded" })
       expect(channel.id).toMatch(/^ch_/)

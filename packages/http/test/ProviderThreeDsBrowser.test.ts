@@ -12,10 +12,10 @@ import { Effect } from "effect"
 import type { Frame, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { build } from "@tender/browser-sdk/build"
-import * as StripeFake from "@tender/adapters/providers/stripe/StripeFake"
 import { type Credentials, send } from "@tender/client/Testing"
 import { CHROMIUM, type Chromium, HAVE_CHROMIUM, inlineChallenge, launchChromium } from "../src/testing/Chromium.ts"
-import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { type ProviderFakes, startWithProviderFakes } from "../src/testing/ProviderFakes.ts"
+import type { TestServer } from "../src/testing/TestServer.ts"
 
 type Mode = "inline" | "popup" | "redirect"
 
@@ -23,25 +23,21 @@ describe.skipIf(!HAVE_CHROMIUM)(
   HAVE_CHROMIUM ? "3-D Secure on a provider's page, in headless Chromium" : `3-D Secure on a provider's page: SKIPPED, ${CHROMIUM} is absent`,
   () => {
     let server: TestServer
-    let stripe: StripeFake.StripeFake
+    let fakes: ProviderFakes
+    let stripe: ProviderFakes["stripe"]
     let browser: Chromium
     let seq = 0
 
     beforeAll(async () => {
       await build()
-      stripe = await StripeFake.start()
-      server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } }, undefined, {
-        storage: "memory",
-        dataDir: ".tender-test",
-        stripeApiUrl: stripe.url
-      })
+      fakes = await startWithProviderFakes({ storage: "memory", dataDir: ".tender-test" })
+      ;({ server, stripe } = fakes)
       browser = await launchChromium({ viewport: { width: 1280, height: 900 } })
     }, 120_000)
 
     afterAll(async () => {
       await browser?.close()
-      await server?.close()
-      await stripe?.close()
+      await fakes?.close()
     })
 
     /** A test-mode account in `mode` whose only channel is Stripe's. */
