@@ -169,6 +169,8 @@ export class PaymentProvider extends Context.Service<PaymentProvider, {
      * (the provider decides from the answer it holds) instead of starting a new one.
      */
     readonly authenticated: boolean
+    /** With `authenticated`: the provider's id of the challenged payment (as its challenge answer named it). */
+    readonly challenged?: string | undefined
     /**
      * A merchant-initiated charge on a stored card (no customer present): exempt from 3-D Secure,
      * flagged as such to the provider (Stripe `off_session`, Adyen `ContAuth`).

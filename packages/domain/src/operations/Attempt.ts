@@ -64,11 +64,9 @@ const run = Effect.fn("Payments.attemptSession")(function*(sessionId: string, in
   const unlocked = yield* (yield* CheckoutSessionRepo).findAny(sessionId)
   if (Option.isNone(unlocked)) return yield* new CheckoutSessionNotFound({ message: `No checkout session ${sessionId}` })
   const known = findMethod(input.payment_method.code)
+  if (known === undefined) return yield* new UnknownPaymentMethod({ message: `Unknown payment method ${input.payment_method.code}` })
   const { account_id, livemode, currency } = unlocked.value
-  // An unknown method is refused by the claim; it needs no route.
-  const route = known === undefined
-    ? [yield* PaymentProvider] as const
-    : yield* routeOf({ id: account_id, mode: livemode ? "live" : "test" }, {
+  const route = yield* routeOf({ id: account_id, mode: livemode ? "live" : "test" }, {
       method: known.code,
       currency,
       country: unlocked.value.country ?? homeCountry(currency)

@@ -26,14 +26,16 @@ import { providerOf } from "./Route.ts"
  */
 const verdictOf = (txn: Transaction) =>
   txn.channel_id === null || txn.three_ds !== "required"
-    ? Effect.succeed<AttemptOutcome | undefined>(undefined)
+    ? Effect.succeed<AttemptOutcome | "later" | undefined>(undefined)
     : Effect.flatMap(providerOf(txn), (provider) => provider.lookup(idempotencyKey(txn, "authorize"))).pipe(
-      Effect.map((answer) =>
+      Effect.map((answer): AttemptOutcome | "later" | undefined =>
         answer._tag === "Authorize" && (answer.result._tag === "Approved" || answer.result._tag === "Declined")
           ? attemptOutcome(answer.result, false) as AttemptOutcome
           : undefined
       ),
-      Effect.catch(() => Effect.succeed(undefined))
+      // The provider could not be asked: the customer may have paid on its page, so the attempt stays
+      // in flight and is asked again next round, never closed blind.
+      Effect.catch(() => Effect.succeed("later" as const))
     )
 
 const expireOne = (candidate: Transaction, now: number) =>
@@ -42,7 +44,9 @@ const expireOne = (candidate: Transaction, now: number) =>
     // A call at the provider (3-D Secure completion, a card form submitted) finishes first.
     if (txn === undefined || !isInFlight(txn.status) || txn.pending_call !== null) return false
     if (txn.expires_at === null || Date.parse(txn.expires_at) > now) return false
-    yield* record(txn.order_id, txn.id, (yield* verdictOf(txn)) ?? { _tag: "Closed", how: "expired" })
+    const verdict = yield* verdictOf(txn)
+    if (verdict === "later") return false
+    yield* record(txn.order_id, txn.id, verdict ?? { _tag: "Closed", how: "expired" })
     return true
   }))
 

@@ -51,13 +51,18 @@ const unverified = () => new InvalidSignature({ message: "The notification could
  * referenced transaction when its own call of that operation is in doubt, else the one follow-up of
  * its order with such a call in doubt (a provider may name a follow-up by its payment's reference).
  */
-const targetOf = (notice: ProviderNotice, referenced: Transaction, order: ReadonlyArray<Transaction>) => {
+const targetOf = (channel: Channel, notice: ProviderNotice, referenced: Transaction, order: ReadonlyArray<Transaction>) => {
   const { kinds, operation } = CALLS[notice.answer._tag]
   const providerId = providerIdOf(notice)
-  const named = providerId === undefined ? undefined : order.find((t) => kinds.includes(t.kind) && t.provider_transaction_id === providerId)
+  const named = providerId === undefined
+    ? undefined
+    : order.find((t) => kinds.includes(t.kind) && t.channel_id === channel.id && t.provider_transaction_id === providerId)
   if (named !== undefined) return named
   if (referenced.pending_call?.operation === operation) return referenced
-  const inDoubt = order.filter((t) => kinds.includes(t.kind) && t.pending_call?.operation === operation)
+  // Only a follow-up is named by its payment's reference; an attempt's notice is about that attempt
+  // alone (another attempt of the order, cascaded to another channel, is never its target).
+  if (notice.answer._tag === "Authorize" || notice.answer._tag === "Start") return undefined
+  const inDoubt = order.filter((t) => kinds.includes(t.kind) && t.channel_id === channel.id && t.pending_call?.operation === operation)
   // Two calls of one kind in doubt at once (two partial captures): which one is not told; reconciliation resolves them.
   return inDoubt.length === 1 ? inDoubt[0] : undefined
 }
@@ -70,18 +75,22 @@ const planOf = (channel: Channel, notice: ProviderNotice) =>
     if (referenced === undefined || referenced.account_id !== channel.account_id || referenced.channel_id !== channel.id) {
       return { _tag: "Recorded" } as Plan
     }
-    const target = targetOf(notice, referenced, yield* transactions.listByOrder(referenced.order_id))
+    const target = targetOf(channel, notice, referenced, yield* transactions.listByOrder(referenced.order_id))
     if (target === undefined) return { _tag: "Recorded" } as Plan
+    const answers = target.pending_call?.operation === CALLS[notice.answer._tag].operation
+    const settles = notice.settlement !== undefined && target.status === "processing" && target.pending_call === null
+    // Only what would be applied is checked: a notice about something already recorded (a refused
+    // cancel reporting the payment's whole amount, say) is acknowledged, never refused for ever.
+    if (!answers && !settles) return { _tag: "Recorded" } as Plan
     if (notice.amount !== target.amount || notice.currency !== target.currency) {
       return yield* new NotificationMismatch({
         message: `The notification's amount (${notice.amount} ${notice.currency}, minor units) disagrees with transaction ${target.id} ` +
           `(${target.amount} ${target.currency}); nothing was applied`
       })
     }
-    if (target.pending_call?.operation === CALLS[notice.answer._tag].operation) return { _tag: "Answer", txn: target, notice } as Plan
+    if (answers) return { _tag: "Answer", txn: target, notice } as Plan
     // Settled or failed: the settlement step asks the provider itself, so a forged notice settles nothing.
-    if (notice.settlement !== undefined && target.status === "processing" && target.pending_call === null) return { _tag: "Settle", txn: target } as Plan
-    return { _tag: "Recorded" } as Plan
+    return { _tag: "Settle", txn: target } as Plan
   })
 
 /** Applies one plan; answers whether anything changed. */

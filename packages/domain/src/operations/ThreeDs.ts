@@ -53,7 +53,8 @@ export const completeThreeDs = Effect.fn("Payments.completeThreeDs")(function*(a
       amount: order.amount,
       currency: order.currency,
       capture: order.capture_method === "automatic",
-      authenticated: true
+      authenticated: true,
+      challenged: reserved.provider_transaction_id ?? undefined
     }), false))
     return snapshot(recorded.order, recorded.txn)
   }))

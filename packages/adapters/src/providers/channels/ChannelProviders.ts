@@ -31,7 +31,12 @@ let loading: Promise<Sdks> | undefined
  * alone takes about a second to import, which every CLI command and server start (most of which
  * never touch a channel) would otherwise pay.
  */
-const sdks: Effect.Effect<Sdks> = Effect.promise(() => (loading ??= load()))
+const sdks: Effect.Effect<Sdks> = Effect.promise(() =>
+  loading ??= load().catch((error: unknown) => {
+    // A failed import (a transient EMFILE, say) is tried again on the next call, not kept for ever.
+    loading = undefined
+    throw error
+  }))
 
 export interface ProviderEndpoints {
   /** Stripe's API origin (`http://127.0.0.1:12111`); unset → api.stripe.com. */
@@ -110,6 +115,11 @@ export const make = (options: ChannelProvidersOptions) =>
         if (cached !== undefined) return cached
         const secrets = yield* opened(channel)
         const modules = yield* sdks
+        const override = secrets.provider === "stripe" ? options.stripeApiUrl : options.adyenApiUrl
+        if (channel.mode === "live" && override !== undefined && !built.has(channel.id)) {
+          // Live keys and card numbers go wherever this points: say so loudly (tests and dev runs only).
+          yield* Effect.logWarning(`live ${secrets.provider} channel ${channel.id} is pointed at ${override}, not at ${secrets.provider}`)
+        }
         // Two first calls at once both build; the first stored is the one every caller keeps.
         if (!built.has(channel.id)) built.set(channel.id, build(modules, channel, secrets, options, journal))
         return built.get(channel.id)!

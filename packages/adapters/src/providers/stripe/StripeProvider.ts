@@ -118,9 +118,13 @@ export const makeStripeProvider = (config: StripeProviderConfig, sdk: StripeSdk 
 
   const authorizeAfterChallenge = (request: Parameters<Port["authorizeCard"]>[0]) =>
     Effect.gen(function*() {
-      // Nothing is sent under this round's key before the PaymentIntent is found: a failed or
-      // lagging search is a call not applied.
-      const intent = yield* searchTagged([`metadata['tender_reference']:'${request.reference}'`])
+      // The challenged PaymentIntent by its id when the caller has it. Search is the fallback only:
+      // it lags writes on real Stripe, and a customer back from the challenge within seconds must
+      // not read as "nothing there" while Stripe has charged. Nothing is sent under this round's
+      // key before the intent is known, so a failed or lagging search is a call not applied.
+      const intent = request.challenged !== undefined
+        ? { id: request.challenged }
+        : yield* searchTagged([`metadata['tender_reference']:'${request.reference}'`])
       if (intent === undefined) return yield* unavailable(`no PaymentIntent for ${request.reference} found yet`)
       // A call of its own (the tag under this round's key), so that lookup can answer for it.
       return yield* settle(
