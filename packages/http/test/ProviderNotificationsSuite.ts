@@ -285,6 +285,12 @@ export const providerNotificationsSuite = (storage: Pick<TenderConfig, "storage"
       const payment = adyen.payments().find((p) => p.merchantReference === reply.json.transaction_id)!
       expect(await (await deliverAdyen(adyenItem("AUTHORISATION", payment.pspReference))).text()).toBe("[accepted]")
       expect(await stateOf(orderId)).toEqual(before)
+      // Only what would be applied is checked against the transaction: a notice about what is recorded
+      // already is acknowledged whatever amount it reports (Adyen's refused CANCELLATION after a
+      // partial capture reports the payment's whole amount), never refused for Adyen to retry for ever.
+      const item = adyenItem("AUTHORISATION", payment.pspReference)
+      expect(await (await deliverAdyen({ ...item, amount: { value: item.amount.value + 1, currency: item.amount.currency } })).text()).toBe("[accepted]")
+      expect(await stateOf(orderId)).toEqual(before)
     })
 
     it("an amount that disagrees → 422 validation_error, nothing applied", async () => {

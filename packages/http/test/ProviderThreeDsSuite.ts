@@ -242,6 +242,32 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
       expect({ order: after.order.status, decline_code: after.txn.decline_code }).toEqual(provider.approvedButGone)
     })
 
+    it("the provider unreachable when the window closes: the attempt stays in flight, and is decided once the provider answers", { timeout: 45_000 }, async () => {
+      const { challengeUrl, orderId, transactionId } = await challenged()
+      await answer(challengeUrl, "approve")
+      const fake = provider.name === "stripe" ? stripe : adyen
+      await fake.refuse()
+      try {
+        await server.run(Effect.gen(function*() {
+          const repo = yield* TransactionRepo
+          const txn = Option.getOrThrow(yield* repo.findAny(transactionId))
+          yield* repo.update(StateMachine.revise(txn, { expires_at: new Date(Date.now() - 1000).toISOString() }, new Date().toISOString()))
+        }))
+        // Two rounds of the expiry worker (every 5 s) while the provider refuses connections.
+        await new Promise((resolve) => setTimeout(resolve, 11_000))
+        const held = await state(orderId, transactionId)
+        expect({ order: held.order.status, txn: held.txn.status }).toEqual({ order: "requires_action", txn: "processing" })
+      } finally {
+        await fake.accept()
+      }
+      let after = await state(orderId, transactionId)
+      for (let waited = 0; after.order.status === "requires_action" && waited < 20_000; waited += 250) {
+        await new Promise((resolve) => setTimeout(resolve, 250))
+        after = await state(orderId, transactionId)
+      }
+      expect({ order: after.order.status, decline_code: after.txn.decline_code }).toEqual(provider.approvedButGone)
+    })
+
     it("denied: the provider declines authentication_failed, the customer goes to cancel_url; a reload changes nothing", async () => {
       const { challengeUrl, orderId, transactionId } = await challenged("manual")
       const back = await answer(challengeUrl, "deny")
