@@ -231,6 +231,13 @@ export class PaymentProvider extends Context.Service<PaymentProvider, {
    * provider needs nothing from the return (the sandbox's page answers the challenge itself).
    */
   readonly challengeReturned?: ((returnedTo: string, providerTransactionId: string | null) => Effect.Effect<boolean>) | undefined
+  /**
+   * The challenge window closed with the customer gone: make sure the payment can no longer complete
+   * on the provider's page. `abandoned` when it cannot (canceled there), `completed` when it already
+   * did (ask `lookup` again for the outcome). Absent: the provider moves no money without Tender's
+   * own call after the return (Adyen's /payments/details), so nothing is left to stop.
+   */
+  readonly abandonChallenge?: ((request: { readonly provider_transaction_id: string; readonly idempotency_key: string }) => Effect.Effect<"abandoned" | "completed", ProviderUnavailable>) | undefined
   /** The issuer facts of a card's BIN (issuer country, name, product), as far as the provider knows them. */
   binLookup(bin: string): Effect.Effect<BinFacts, ProviderUnavailable>
   /** Starts a redirect, QR, voucher or bank-transfer payment: the customer's next action. */

@@ -242,6 +242,35 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
       expect({ order: after.order.status, decline_code: after.txn.decline_code }).toEqual(provider.approvedButGone)
     })
 
+    it("never answered: when the window closes the attempt expires, and the provider's page can no longer charge it", { timeout: 30_000 }, async () => {
+      const { challengeUrl, orderId, transactionId } = await challenged()
+      await server.run(Effect.gen(function*() {
+        const repo = yield* TransactionRepo
+        const txn = Option.getOrThrow(yield* repo.findAny(transactionId))
+        yield* repo.update(StateMachine.revise(txn, { expires_at: new Date(Date.now() - 1000).toISOString() }, new Date().toISOString()))
+      }))
+      let after = await state(orderId, transactionId)
+      for (let waited = 0; after.order.status === "requires_action" && waited < 20_000; waited += 250) {
+        await new Promise((resolve) => setTimeout(resolve, 250))
+        after = await state(orderId, transactionId)
+      }
+      expect({ order: after.order.status, decline_code: after.txn.decline_code }).toEqual({ order: "canceled", decline_code: "expired" })
+      // The customer answers in an old tab: Stripe's PaymentIntent was canceled first, nothing is charged;
+      // Adyen moves no money without Tender's /payments/details.
+      const late = await visit(challengeUrl, { answer: "approve" })
+      if (provider.name === "stripe") {
+        expect([302, 303]).not.toContain(late.status)
+        const intent = stripe.paymentIntents().find((p) => p.metadata?.["tender_reference"] === transactionId)
+        expect(intent).toMatchObject({ status: "canceled", cancellation_reason: "abandoned" })
+      } else {
+        // Adyen's page sends the shopper back; Tender's return finds the attempt closed, authorizes
+        // nothing and sends them where a canceled payment goes.
+        expect((await visit(late.location!)).location).toBe(urls.cancel_url)
+        expect(adyen.payments().find((p) => p.merchantReference === transactionId)?.status).not.toBe("Authorised")
+      }
+      expect(await state(orderId, transactionId)).toEqual(after)
+    })
+
     it("the provider unreachable when the window closes: the attempt stays in flight, and is decided once the provider answers", { timeout: 45_000 }, async () => {
       const { challengeUrl, orderId, transactionId } = await challenged()
       await answer(challengeUrl, "approve")

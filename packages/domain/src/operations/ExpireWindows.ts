@@ -27,15 +27,23 @@ import { providerOf } from "./Route.ts"
 const verdictOf = (txn: Transaction) =>
   txn.channel_id === null || txn.three_ds !== "required"
     ? Effect.succeed<AttemptOutcome | "later" | undefined>(undefined)
-    : Effect.flatMap(providerOf(txn), (provider) => provider.lookup(idempotencyKey(txn, "authorize"))).pipe(
-      Effect.map((answer): AttemptOutcome | "later" | undefined =>
-        answer._tag === "Authorize" && (answer.result._tag === "Approved" || answer.result._tag === "Declined")
-          ? attemptOutcome(answer.result, false) as AttemptOutcome
-          : undefined
-      ),
+    : Effect.gen(function*() {
+      const provider = yield* providerOf(txn)
+      const answer = yield* provider.lookup(idempotencyKey(txn, "authorize"))
+      if (answer._tag === "Authorize" && (answer.result._tag === "Approved" || answer.result._tag === "Declined")) {
+        return attemptOutcome(answer.result, false) as AttemptOutcome
+      }
+      // Still awaiting the customer: stop the provider's page from completing it later (Stripe would
+      // charge an order Tender closed); one that completed meanwhile is read next round.
+      if (provider.abandonChallenge !== undefined && txn.provider_transaction_id !== null) {
+        const abandoned = yield* provider.abandonChallenge({ provider_transaction_id: txn.provider_transaction_id, idempotency_key: `${txn.id}:abandon` })
+        if (abandoned === "completed") return "later" as const
+      }
+      return undefined
+    }).pipe(
       // The provider could not be asked: the customer may have paid on its page, so the attempt stays
       // in flight and is asked again next round, never closed blind.
-      Effect.catch(() => Effect.succeed("later" as const))
+      Effect.catchTag("ProviderUnavailable", () => Effect.succeed("later" as const))
     )
 
 const expireOne = (candidate: Transaction, now: number) =>

@@ -278,7 +278,16 @@ export const makeStripeProvider = (config: StripeProviderConfig, sdk: StripeSdk 
     // Stripe appends the PaymentIntent's id: a return naming another one (or none) is not this attempt's.
     // The authorization after it reads the PaymentIntent itself, so nothing else is kept.
     challengeReturned: (returnedTo, providerTransactionId) =>
-      Effect.succeed(providerTransactionId !== null && URL.parse(returnedTo)?.searchParams.get("payment_intent") === providerTransactionId)
+      Effect.succeed(providerTransactionId !== null && URL.parse(returnedTo)?.searchParams.get("payment_intent") === providerTransactionId),
+    // The customer could still answer on Stripe's page in an old tab, and Stripe would charge: cancel
+    // the PaymentIntent first. Stripe refuses to cancel one that succeeded or awaits capture (then
+    // the challenge completed: lookup tells how); an answer in doubt is asked about next round.
+    abandonChallenge: (request) =>
+      settle(
+        call(() => sdk.paymentIntents.cancel(request.provider_transaction_id, { cancellation_reason: "abandoned" }, { idempotencyKey: request.idempotency_key })),
+        (): "abandoned" | "completed" => "abandoned",
+        (error): "abandoned" | "completed" => error.payment_intent?.status === "canceled" ? "abandoned" : "completed"
+      ).pipe(Effect.flatMap((answer) => typeof answer === "string" ? Effect.succeed(answer) : Effect.fail(unavailable(`the cancel's answer was lost (${answer.reason})`))))
   }
 }
 
