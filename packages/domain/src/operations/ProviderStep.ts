@@ -105,14 +105,16 @@ export const callAndRecord = <A extends { readonly _tag: string }, B, E, R, RC =
   what: string,
   call: Effect.Effect<A | Unknown, ProviderUnavailable, RC>,
   recordAnswer: (answer: A | "unavailable") => Effect.Effect<B, E, R>,
-  unreachableMessage: string
+  unreachableMessage: string,
+  /** How long the whole call may take: one provider call's time per provider it may try. */
+  timeoutMs: number = PROVIDER_CALL_TIMEOUT_MS
 ) =>
   Effect.gen(function*() {
     yield* checkpoint(step, "after_reserve")
     // The call alone may be cut short (the step around it is uninterruptible): past the timeout it
     // may or may not have been applied, so it is in doubt, never guessed.
     const answer = yield* Effect.interruptible(call).pipe(
-      Effect.timeoutOrElse({ duration: PROVIDER_CALL_TIMEOUT_MS, orElse: () => Effect.succeed<Unknown>({ _tag: "Unknown", reason: "timeout" }) }),
+      Effect.timeoutOrElse({ duration: timeoutMs, orElse: () => Effect.succeed<Unknown>({ _tag: "Unknown", reason: "timeout" }) }),
       Effect.catchTag("ProviderUnavailable", () => Effect.succeed("unavailable" as const))
     )
     if (answer !== "unavailable" && answer._tag === "Unknown") return yield* inDoubt(what)
@@ -149,14 +151,19 @@ const cascade = (
   rest: ReadonlyArray<Provider>,
   call: AttemptCall
 ): Effect.Effect<Effect.Success<ReturnType<AttemptCall>>, ProviderUnavailable, OrderRepo | TransactionRepo | UnitOfWork> =>
-  call(provider).pipe(Effect.catchTag("ProviderUnavailable", (unavailable) => {
-    const [next, ...after] = rest
-    if (next === undefined) return Effect.fail(unavailable)
-    return Effect.andThen(
-      Effect.andThen(Effect.logInfo(`${provider.name} channel ${provider.channel_id ?? "sandbox"} is unreachable for ${txn.id}; cascading to ${next.name} channel ${next.channel_id ?? "sandbox"}`), moveTo(txn, next)),
-      cascade(txn, next, after, call)
-    )
-  }))
+  // Each provider gets a call's whole time: a slow refusal by the first never shortens the next's.
+  call(provider).pipe(
+    Effect.timeoutOrElse({ duration: PROVIDER_CALL_TIMEOUT_MS, orElse: () => Effect.succeed<Unknown>({ _tag: "Unknown", reason: "timeout" }) }),
+    Effect.catchTag("ProviderUnavailable", (unavailable) => {
+      const [next, ...after] = rest
+      if (next === undefined) return Effect.fail(unavailable)
+      return Effect.andThen(
+        Effect.andThen(Effect.logInfo(`${provider.name} channel ${provider.channel_id ?? "sandbox"} is unreachable for ${txn.id}; cascading to ${next.name} channel ${next.channel_id ?? "sandbox"}`), moveTo(txn, next)),
+        cascade(txn, next, after, call)
+      )
+    })
+  )
+
 
 /**
  * Call → record for an attempt whose call is reserved (`txn.pending_call`), on the provider in
@@ -173,5 +180,7 @@ export const runAttempt = (
     const fallbacks = yield* Fallbacks
     return yield* callAndRecord(step, "payment", cascade(txn, provider, fallbacks, call), (answer) =>
       record(txn.order_id, txn.id, answer === "unavailable" ? unreachable : attemptOutcome(answer, merchantInitiated) as AttemptOutcome, txn.pending_call!.key),
-      "The payment provider is unreachable; the attempt was recorded as failed")
+      "The payment provider is unreachable; the attempt was recorded as failed",
+      // Each provider tried gets a call's time (cascade), plus a margin for moving the call between them.
+      (PROVIDER_CALL_TIMEOUT_MS + 1_000) * (1 + fallbacks.length))
   })
