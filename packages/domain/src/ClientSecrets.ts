@@ -26,7 +26,7 @@ import type { Order, Transaction } from "./Payment.ts"
 import { OrderRepo, TransactionRepo } from "./PaymentPorts.ts"
 import { major } from "./PaymentViews.ts"
 import { Payments } from "./Payments.ts"
-import { isHttpUrl } from "./PaymentRequest.ts"
+import { MAX_URL, urlProblem } from "./PaymentRequest.ts"
 import { CardVault, CvcStore, KeyHasher, type VaultedCard } from "./Ports.ts"
 import { latestAttempt } from "./operations/Kit.ts"
 import { isoOf } from "./Time.ts"
@@ -84,11 +84,8 @@ export const ClientPayResult = Schema.Struct({
 }).annotate({ identifier: "ClientPayResult", description: "`pay`'s answer: the status, and with a challenge how to show it." })
 export type ClientPayResult = typeof ClientPayResult.Type
 
-/** The longest `return_url` kept: what browsers reliably carry in an address bar. */
-export const MAX_RETURN_URL = 2048
-
-/** Printable ASCII only, as a browser's `location.href` is: the URL goes out in a `Location` header. */
-const HEADER_SAFE = /^[\x21-\x7e]+$/
+/** The longest `return_url` kept (PaymentRequest.MAX_URL). */
+export const MAX_RETURN_URL = MAX_URL
 
 /**
  * `pay`'s return_url: an absolute http(s) address, where the `redirect` display mode brings the
@@ -102,7 +99,7 @@ export const ClientReturnUrl = Schema.String.annotate({
 }).check(
   Schema.isMaxLength(MAX_RETURN_URL),
   Schema.makeFilter((url: string) =>
-    (isHttpUrl(url) && HEADER_SAFE.test(url)) || "must be an absolute http or https URL in printable ASCII (percent-encode the rest)"
+    urlProblem(url) === undefined || "must be an absolute http or https URL in printable ASCII (percent-encode the rest)"
   )
 )
 

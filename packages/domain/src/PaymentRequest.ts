@@ -142,7 +142,26 @@ export const isHttpUrl = (value: string): boolean => {
   }
 }
 
-const MAX_REFERENCE = 255
+export const MAX_REFERENCE = 255
+
+/** The longest URL kept: what browsers reliably carry in an address bar. */
+export const MAX_URL = 2048
+
+/** Printable ASCII only: a URL Tender sends a customer to goes out in a `Location` header as written. */
+const HEADER_SAFE = /^[\x21-\x7e]+$/
+
+/**
+ * What is wrong with a URL a customer is sent to (success, cancel, return URLs), or `undefined`. The
+ * URL parser would quietly drop a line break that a `Location` header would not: refused as written.
+ */
+export const urlProblem = (value: string): string | undefined =>
+  value.length > MAX_URL
+    ? `must be at most ${MAX_URL} characters`
+    : !HEADER_SAFE.test(value)
+    ? "must be printable ASCII, without spaces or line breaks (percent-encode the rest)"
+    : !isHttpUrl(value)
+    ? "must be an http or https URL"
+    : undefined
 
 /** A problem with a dedicated code: its message, and the error it makes once every field is known. */
 export interface Dedicated<D> {
@@ -232,7 +251,10 @@ export const validateCreate = (
     const value = input[field]
     if (value === undefined) {
       if (cardToken === undefined) add(field, "is required")
-    } else if (!isHttpUrl(value)) add(field, "must be an http or https URL")
+    } else {
+      const problem = urlProblem(value)
+      if (problem !== undefined) add(field, problem)
+    }
   }
 
   const document = checkLocalFields(method, details?.document_id, input.customer?.ip, add)

@@ -40,6 +40,9 @@ export const decodeCursor = (cursor: string): Cursor | ValidationFailed => {
   return invalidField("cursor", "is not a cursor returned by this search")
 }
 
+const EARLIEST = Date.parse("1970-01-01T00:00:00Z")
+const LATEST = Date.parse("9999-12-31T23:59:59.999Z")
+
 /** Validates the common inputs: limit 1–100 (default 20), ISO timestamps, a cursor of ours. */
 export const decodeInput = (input: Pick<SearchInput, "limit" | "cursor" | "created_from" | "created_to">) =>
   Effect.gen(function*() {
@@ -47,7 +50,11 @@ export const decodeInput = (input: Pick<SearchInput, "limit" | "cursor" | "creat
     if (!Number.isInteger(limit) || limit < 1 || limit > 100) return yield* invalidField("limit", "must be an integer from 1 to 100")
     for (const field of ["created_from", "created_to"] as const) {
       const value = input[field]
-      if (value !== undefined && Number.isNaN(Date.parse(value))) return yield* invalidField(field, "must be an ISO 8601 timestamp")
+      if (value === undefined) continue
+      const parsed = Date.parse(value)
+      if (Number.isNaN(parsed)) return yield* invalidField(field, "must be an ISO 8601 timestamp")
+      // JavaScript dates reach years PostgreSQL's timestamptz cannot hold (+010000-…): a sane window.
+      if (parsed < EARLIEST || parsed > LATEST) return yield* invalidField(field, "must be between 1970-01-01 and 9999-12-31")
     }
     const cursor = input.cursor === undefined ? undefined : decodeCursor(input.cursor)
     if (cursor instanceof Error) return yield* cursor

@@ -29,7 +29,7 @@ import * as OrderAggregate from "./OrderStatus.ts"
 import type { Order, Transaction } from "./Payment.ts"
 import { OrderRepo, PaymentProvider, TransactionRepo } from "./PaymentPorts.ts"
 import { findMethod, homeCountry, type PaymentMethod, PAYMENT_METHODS, routable } from "./PaymentMethods.ts"
-import { checkMoney, EMAIL, isHttpUrl } from "./PaymentRequest.ts"
+import { checkMoney, EMAIL, MAX_REFERENCE, urlProblem } from "./PaymentRequest.ts"
 import { Payments, type SessionAttemptInput } from "./Payments.ts"
 import { refuseUnroutable } from "./operations/Route.ts"
 import { ChannelRepo } from "./ChannelPorts.ts"
@@ -198,12 +198,13 @@ export class Sessions extends Context.Service<Sessions, {
         if (reference === "") return new MerchantReferenceRequired({ message: "merchant_reference is required" })
         const errors: Array<FieldError> = []
         const add = (field: string, message: string) => errors.push({ field, message })
+        if (reference.length > MAX_REFERENCE) add("merchant_reference", `must be at most ${MAX_REFERENCE} characters`)
         const { amount, currency } = checkMoney(input, add)
         if (input.country !== undefined && !isCountry(input.country)) add("country", "must be an ISO 3166-1 alpha-2 code")
         for (const field of ["success_url", "cancel_url"] as const) {
           const value = input[field]
-          if (value === undefined) add(field, "is required")
-          else if (!isHttpUrl(value)) add(field, "must be an http or https URL")
+          const problem = value === undefined ? "is required" : urlProblem(value)
+          if (problem !== undefined) add(field, problem)
         }
         const max = input.max_payment_attempts ?? Session.DEFAULT_MAX_ATTEMPTS
         if (!Number.isInteger(max) || max < Session.MAX_ATTEMPTS_BOUNDS.min || max > Session.MAX_ATTEMPTS_BOUNDS.max) {
@@ -235,9 +236,13 @@ export class Sessions extends Context.Service<Sessions, {
         }
         if (input.locale !== undefined && !/^[a-z]{2}(-[A-Z]{2})?$/.test(input.locale)) add("locale", "must be a language tag such as en or pt-BR")
         const items = input.line_items ?? []
-        const lineItems = items.map((item, i) => {
+        if (items.length > Session.MAX_LINE_ITEMS) add("line_items", `must have at most ${Session.MAX_LINE_ITEMS} items`)
+        const lineItems = items.slice(0, Session.MAX_LINE_ITEMS).map((item, i) => {
           if (item.name.trim() === "") add(`line_items[${i}].name`, "is required")
-          if (!Number.isInteger(item.quantity) || item.quantity < 1) add(`line_items[${i}].quantity`, "must be a positive integer")
+          else if (item.name.length > MAX_REFERENCE) add(`line_items[${i}].name`, `must be at most ${MAX_REFERENCE} characters`)
+          if (!Number.isSafeInteger(item.quantity) || item.quantity < 1 || item.quantity > Session.MAX_QUANTITY) {
+            add(`line_items[${i}].quantity`, `must be an integer from 1 to ${Session.MAX_QUANTITY}`)
+          }
           const unit = Money.parseAmount(item.unit_amount, Money.isCurrency(currency) ? currency : "USD")
           if ("error" in unit) add(`line_items[${i}].unit_amount`, Money.amountErrorMessage(unit.error, currency))
           return { name: item.name, quantity: item.quantity, unit_amount: "minor" in unit ? unit.minor : 0 }

@@ -371,13 +371,16 @@ export const paymentsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">
           amount: "10.001",
           country: "ZZ",
           success_url: "ftp://merchant.example/ok",
+          // A line break would split the 303's Location header; the URL parser would quietly drop it.
+          cancel_url: "https://merchant.example/cancel\r\nSet-Cookie: session=stolen",
           customer: { email: "not-an-email", ip: "300.1.1.1" },
           processing_profile: "nope",
           capture_method: "sometimes"
         }
         expect(await refused(body, 400, "validation_failed")).toEqual([
-          "amount", "capture_method", "country", "customer.email", "customer.ip", "processing_profile", "success_url"
+          "amount", "cancel_url", "capture_method", "country", "customer.email", "customer.ip", "processing_profile", "success_url"
         ])
+        expect(await refused({ ...base(), success_url: `https://merchant.example/${"a".repeat(2048)}` }, 400, "validation_failed")).toEqual(["success_url"])
       })
 
       it("precedence: merchant_reference_required, then country_required, then unknown_payment_method; errors[] always complete", async () => {
@@ -515,6 +518,10 @@ export const paymentsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">
       const future = await post("/v1/transactions/search", { created_from: new Date(Date.now() + 60_000).toISOString() }, acct)
       expect(future.json.data).toEqual([])
       expectError(await post("/v1/orders/search", { limit: 101 }, acct), 400, "validation_failed")
+      // A date JavaScript reads but PostgreSQL's timestamptz cannot hold.
+      const farFuture = await post("/v1/orders/search", { created_from: "+010000-01-01T00:00:00Z" }, acct)
+      expectError(farFuture, 400, "validation_failed")
+      expect(farFuture.json.errors).toEqual([{ field: "created_from", message: "must be between 1970-01-01 and 9999-12-31" }])
       expectError(await post("/v1/orders/search", { cursor: "garbage" }, acct), 400, "validation_failed")
     })
   })

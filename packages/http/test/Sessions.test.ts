@@ -69,7 +69,13 @@ describe("create", () => {
     [{ expires_at: new Date(Date.now() + 25 * 3_600_000).toISOString() }, "expires_at"],
     [{ success_url: "ftp://x" }, "success_url"],
     [{ straight_through: true, payment_methods: ["card"] }, "straight_through"],
-    [{ capture_method: "manual", payment_methods: ["paypal"] }, "capture_method"]
+    [{ capture_method: "manual", payment_methods: ["paypal"] }, "capture_method"],
+    [{ success_url: "https://shop.example/ok\r\nSet-Cookie: x=1" }, "success_url"],
+    [{ cancel_url: `https://shop.example/${"a".repeat(2048)}` }, "cancel_url"],
+    [{ merchant_reference: "r".repeat(256) }, "merchant_reference"],
+    [{ line_items: Array.from({ length: 101 }, () => ({ name: "Mug", quantity: 1, unit_amount: "1.00" })) }, "line_items"],
+    [{ line_items: [{ name: "Mug", quantity: 2_000_000, unit_amount: "1.00" }] }, "line_items[0].quantity"],
+    [{ line_items: [{ name: "M".repeat(256), quantity: 1, unit_amount: "1.00" }] }, "line_items[0].name"]
   ])("validation_failed: %j", async (extra, field) => {
     const reply = await post("/v1/checkout/sessions", base(extra))
     expectError(reply, 400, "validation_failed")
