@@ -27,7 +27,7 @@ import { CheckoutSessionRepo } from "../SessionPorts.ts"
 import { revise } from "../StateMachine.ts"
 import { isInFlight } from "../TransactionStatus.ts"
 import { cardDetails, clientSecretAction, paymentCard } from "./Cards.ts"
-import { callInFlight, decided, guarded, lockOrder, newTransaction, nowIso, saveOrder, unitOfWork } from "./Kit.ts"
+import { callInFlight, decided, guarded, lockOrder, newTransaction, nowIso, refuseInactive, saveOrder, unitOfWork } from "./Kit.ts"
 import { cardInstrument, earlierInstrumentId, holderOf, issuerOfToken } from "./Instrument.ts"
 import { idempotencyKey, reserve, runAttempt } from "./ProviderStep.ts"
 import { record } from "./RecordAttempt.ts"
@@ -63,6 +63,7 @@ const run = Effect.fn("Payments.attemptSession")(function*(sessionId: string, in
   // The session's order is fixed at creation: read it unlocked, then lock order → session.
   const unlocked = yield* (yield* CheckoutSessionRepo).findAny(sessionId)
   if (Option.isNone(unlocked)) return yield* new CheckoutSessionNotFound({ message: `No checkout session ${sessionId}` })
+  yield* refuseInactive(unlocked.value.account_id)
   const known = findMethod(input.payment_method.code)
   if (known === undefined) return yield* new UnknownPaymentMethod({ message: `Unknown payment method ${input.payment_method.code}` })
   const { account_id, livemode, currency } = unlocked.value

@@ -8,13 +8,13 @@
  */
 import { Effect, Option, Result } from "effect"
 import * as Session from "../CheckoutSession.ts"
-import { Conflict } from "../Errors.ts"
-import { Ids } from "../Ids.ts"
+import { Conflict, MerchantOperationNotAllowedStatus } from "../Errors.ts"
+import { type AccountId, Ids } from "../Ids.ts"
 import type { Order, Transaction } from "../Payment.ts"
 import { type CaptureFacts, eventData, type PaymentEventType } from "../PaymentEvents.ts"
 import { OrderRepo, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
 import { identifiersOf, major, orderView, type PaymentSnapshot, settlementReference } from "../PaymentViews.ts"
-import { Locks, UnitOfWork } from "../Ports.ts"
+import { AccountRepo, Locks, UnitOfWork } from "../Ports.ts"
 import { CheckoutSessionRepo, PublicUrl } from "../SessionPorts.ts"
 import type { Decided, Moved } from "../StateMachine.ts"
 import { nowIso } from "../Time.ts"
@@ -201,3 +201,15 @@ export const callInFlight = (t: Transaction): boolean => t.pending_call !== null
 /** The payment attempt of an order (payment or authorization), newest first. */
 export const latestAttempt = (txns: ReadonlyArray<Transaction>) =>
   [...txns].reverse().find((t) => t.kind === "payment" || t.kind === "authorization")
+
+/**
+ * The paths a customer drives (the hosted page, the sandbox's pages, a provider's 3-D Secure return)
+ * collect nothing for an account that is not active (suspended), as the API and the SDK refuse it.
+ */
+export const refuseInactive = (accountId: string) =>
+  Effect.gen(function*() {
+    const account = Option.getOrUndefined(yield* (yield* AccountRepo).findById(accountId as AccountId))
+    if (account !== undefined && account.status !== "active") {
+      return yield* new MerchantOperationNotAllowedStatus({ message: `Account is ${account.status}: payments are not allowed` })
+    }
+  })

@@ -8,7 +8,7 @@ import { PaymentUnexpectedState, TransactionNotFound } from "../Errors.ts"
 import type { Transaction } from "../Payment.ts"
 import { TransactionRepo } from "../PaymentPorts.ts"
 import * as Txn from "../TransactionStatus.ts"
-import { guarded } from "./Kit.ts"
+import { guarded, refuseInactive } from "./Kit.ts"
 import { type AttemptOutcome, record } from "./RecordAttempt.ts"
 
 export type ProviderOutcome = "succeed" | "fail" | "cancel" | "expire"
@@ -41,6 +41,8 @@ export const applyOutcome = (orderId: string, txnId: string, outcome: ProviderOu
 export const providerOutcome = Effect.fn("Payments.providerOutcome")(function*(transactionId: string, outcome: ProviderOutcome) {
   const found = yield* (yield* TransactionRepo).findAny(transactionId)
   if (Option.isNone(found)) return yield* new TransactionNotFound({ message: `No transaction ${transactionId}` })
+  // Paying collects money; failing, canceling or letting it expire does not.
+  if (outcome === "succeed") yield* refuseInactive(found.value.account_id)
   const done = yield* applyOutcome(found.value.order_id, transactionId, outcome)
   return { return_url: done.status === "succeeded" ? done.success_url : done.cancel_url }
 })

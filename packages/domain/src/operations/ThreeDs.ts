@@ -11,7 +11,7 @@ import { customerReturnUrl, type Order, type Transaction } from "../Payment.ts"
 import { OrderRepo, TransactionRepo } from "../PaymentPorts.ts"
 import { revise } from "../StateMachine.ts"
 import { cardDetails, revealCard } from "./Cards.ts"
-import { guarded, latestAttempt, loadTxn, lockOrder, nowIso, saveTxn, snapshot, unitOfWork } from "./Kit.ts"
+import { guarded, latestAttempt, refuseInactive, loadTxn, lockOrder, nowIso, saveTxn, snapshot, unitOfWork } from "./Kit.ts"
 import { idempotencyKey, reserve, runAttempt } from "./ProviderStep.ts"
 import { onProviderOf, providerOf } from "./Route.ts"
 import { record } from "./RecordAttempt.ts"
@@ -64,6 +64,7 @@ export const completeThreeDs = Effect.fn("Payments.completeThreeDs")(function*(a
 export const answerChallenge = Effect.fn("Payments.answerChallenge")(function*(transactionId: string, approved: boolean) {
   const found = yield* (yield* TransactionRepo).findAny(transactionId)
   if (Option.isNone(found)) return yield* new TransactionNotFound({ message: `No transaction ${transactionId}` })
+  yield* refuseInactive(found.value.account_id)
   return yield* unitOfWork(Effect.gen(function*() {
     const order = yield* lockOrder(found.value.order_id)
     const txn = yield* loadTxn(transactionId)
@@ -94,6 +95,7 @@ export const returnFromProvider = Effect.fn("Payments.returnFromProvider")(funct
   if (Option.isNone(found)) return yield* new TransactionNotFound({ message: `No transaction ${transactionId} on channel ${channelId}` })
   const txn = found.value
   if (txn.three_ds === null) return yield* new PaymentUnexpectedState({ message: `Transaction ${transactionId} was never challenged` })
+  yield* refuseInactive(txn.account_id)
   if (txn.three_ds === "required" && txn.status === "processing") {
     const provider = yield* providerOf(txn)
     const answered = provider.challengeReturned === undefined || (yield* provider.challengeReturned(returnedTo, txn.provider_transaction_id))
