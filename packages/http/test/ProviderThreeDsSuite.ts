@@ -176,6 +176,24 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
       return back
     }
 
+    /** The attempt's challenge window, brought forward to its end; the server's expiry worker runs every 5 seconds. */
+    const closeWindow = (transactionId: string) =>
+      server.run(Effect.gen(function*() {
+        const repo = yield* TransactionRepo
+        const txn = Option.getOrThrow(yield* repo.findAny(transactionId))
+        yield* repo.update(StateMachine.revise(txn, { expires_at: new Date(Date.now() - 1000).toISOString() }, new Date().toISOString()))
+      }))
+
+    /** The state once the order left requires_action (or after 20 s, as it stands then). */
+    const decided = async (orderId: string, transactionId: string) => {
+      let after = await state(orderId, transactionId)
+      for (let waited = 0; after.order.status === "requires_action" && waited < 20_000; waited += 250) {
+        await new Promise((resolve) => setTimeout(resolve, 250))
+        after = await state(orderId, transactionId)
+      }
+      return after
+    }
+
     const state = async (orderId: string, transactionId: string) => {
       const order = (await get(`/v1/orders/${orderId}`)).json
       const txn = (await get(`/v1/transactions/${transactionId}`)).json
@@ -228,32 +246,15 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
     it("approved on the provider's page but the customer never came back: when the window closes, the provider is asked first", { timeout: 30_000 }, async () => {
       const { challengeUrl, orderId, transactionId } = await challenged()
       await answer(challengeUrl, "approve")
-      // The window's end, brought forward; the server's expiry worker runs every 5 seconds.
-      await server.run(Effect.gen(function*() {
-        const repo = yield* TransactionRepo
-        const txn = Option.getOrThrow(yield* repo.findAny(transactionId))
-        yield* repo.update(StateMachine.revise(txn, { expires_at: new Date(Date.now() - 1000).toISOString() }, new Date().toISOString()))
-      }))
-      let after = await state(orderId, transactionId)
-      for (let waited = 0; after.order.status === "requires_action" && waited < 20_000; waited += 250) {
-        await new Promise((resolve) => setTimeout(resolve, 250))
-        after = await state(orderId, transactionId)
-      }
+      await closeWindow(transactionId)
+      const after = await decided(orderId, transactionId)
       expect({ order: after.order.status, decline_code: after.txn.decline_code }).toEqual(provider.approvedButGone)
     })
 
     it("never answered: when the window closes the attempt expires, and the provider's page can no longer charge it", { timeout: 30_000 }, async () => {
       const { challengeUrl, orderId, transactionId } = await challenged()
-      await server.run(Effect.gen(function*() {
-        const repo = yield* TransactionRepo
-        const txn = Option.getOrThrow(yield* repo.findAny(transactionId))
-        yield* repo.update(StateMachine.revise(txn, { expires_at: new Date(Date.now() - 1000).toISOString() }, new Date().toISOString()))
-      }))
-      let after = await state(orderId, transactionId)
-      for (let waited = 0; after.order.status === "requires_action" && waited < 20_000; waited += 250) {
-        await new Promise((resolve) => setTimeout(resolve, 250))
-        after = await state(orderId, transactionId)
-      }
+      await closeWindow(transactionId)
+      const after = await decided(orderId, transactionId)
       expect({ order: after.order.status, decline_code: after.txn.decline_code }).toEqual({ order: "canceled", decline_code: "expired" })
       // The customer answers in an old tab: Stripe's PaymentIntent was canceled first, nothing is charged;
       // Adyen moves no money without Tender's /payments/details.
@@ -277,11 +278,7 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
       const fake = provider.name === "stripe" ? stripe : adyen
       await fake.refuse()
       try {
-        await server.run(Effect.gen(function*() {
-          const repo = yield* TransactionRepo
-          const txn = Option.getOrThrow(yield* repo.findAny(transactionId))
-          yield* repo.update(StateMachine.revise(txn, { expires_at: new Date(Date.now() - 1000).toISOString() }, new Date().toISOString()))
-        }))
+        await closeWindow(transactionId)
         // Two rounds of the expiry worker (every 5 s) while the provider refuses connections.
         await new Promise((resolve) => setTimeout(resolve, 11_000))
         const held = await state(orderId, transactionId)
@@ -289,11 +286,7 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
       } finally {
         await fake.accept()
       }
-      let after = await state(orderId, transactionId)
-      for (let waited = 0; after.order.status === "requires_action" && waited < 20_000; waited += 250) {
-        await new Promise((resolve) => setTimeout(resolve, 250))
-        after = await state(orderId, transactionId)
-      }
+      const after = await decided(orderId, transactionId)
       expect({ order: after.order.status, decline_code: after.txn.decline_code }).toEqual(provider.approvedButGone)
     })
 
