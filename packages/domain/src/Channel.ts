@@ -63,12 +63,16 @@ export const PRIORITY_MIN = 0
 export const PRIORITY_MAX = 1000
 export const DEFAULT_PRIORITY = 0
 
+/** Whether the channel takes this payment method (its `--methods`, else all its provider's adapter carries). */
+export const takesMethod = (channel: Channel, method: string): boolean =>
+  (channel.methods ?? PROVIDER_METHODS[channel.provider]).includes(method)
+
 /** Whether the channel takes a payment of this method, currency and country (its mode and status aside). */
 export const supports = (
   channel: Channel,
   payment: { readonly method: string; readonly currency: string; readonly country: string }
 ): boolean =>
-  (channel.methods ?? PROVIDER_METHODS[channel.provider]).includes(payment.method) &&
+  takesMethod(channel, payment.method) &&
   (channel.currencies === null || channel.currencies.includes(payment.currency)) &&
   (channel.countries === null || channel.countries.includes(payment.country))
 

@@ -39,6 +39,10 @@ export type ChannelRoute =
   | { readonly _tag: "Sandbox" }
   | { readonly _tag: "Channels"; readonly channels: readonly [Channel, ...Array<Channel>] }
 
+/** Whether a channel may carry `account`'s payments at all: enabled, and of the account's own mode. */
+export const usableFor = (account: { readonly mode: AccountMode }) => (channel: Channel): boolean =>
+  channel.status === "enabled" && channel.mode === account.mode
+
 /**
  * The route of a payment of `account` over its `channels` (contract.md, Providers). Only enabled
  * channels of the account's own mode count. A test-mode account with none of them uses the sandbox;
@@ -51,7 +55,7 @@ export const channelsFor = (
   channels: ReadonlyArray<Channel>,
   payment: PaymentRoute
 ): ChannelRoute | PaymentUnroutable => {
-  const usable = channels.filter((c) => c.status === "enabled" && c.mode === account.mode)
+  const usable = channels.filter(usableFor(account))
   if (account.mode === "test" && usable.length === 0) return { _tag: "Sandbox" }
   const [first, ...rest] = usable
     .map((channel, index) => ({ channel, index }))

@@ -7,13 +7,13 @@
  */
 import { Context, Effect, Option } from "effect"
 import type { AccountMode } from "../Account.ts"
-import { type Channel, PROVIDER_TRANSFERS, supports } from "../Channel.ts"
+import { type Channel, PROVIDER_TRANSFERS, takesMethod } from "../Channel.ts"
 import { ChannelProviders, ChannelRepo } from "../ChannelPorts.ts"
 import { PaymentMethodNotSupportedByProvider, PaymentUnroutable, ProviderNotEnabledForMerchant, TransactionProviderMismatch, TransferNotSupportedByProvider, TransferUnroutable } from "../Errors.ts"
 import type { AccountId } from "../Ids.ts"
 import { PaymentProvider } from "../PaymentPorts.ts"
 import { AccountRepo } from "../Ports.ts"
-import { channelsFor, type PaymentRoute, routeFor } from "../Routing.ts"
+import { channelsFor, type PaymentRoute, routeFor, usableFor } from "../Routing.ts"
 
 type Provider = PaymentProvider["Service"]
 /** A route: the provider to send to, then the ones to cascade to. */
@@ -35,7 +35,13 @@ const sandbox = (owner: Owner) =>
     return unroutable === undefined ? provider : yield* unroutable
   })
 
-const usableBy = (owner: Owner) => (channel: Channel) => channel.status === "enabled" && channel.mode === owner.mode
+/** The providers of `channels`, in their order (a route's channels: never empty). */
+const providersOf = (channels: readonly [Channel, ...Array<Channel>]) =>
+  Effect.gen(function*() {
+    const providers = yield* ChannelProviders
+    const [first, ...rest] = yield* Effect.forEach(channels, (channel) => providers.provider(channel))
+    return [first!, ...rest] as const
+  })
 
 /**
  * The channels a payment of `profile` may use: those the profile pins (Account.pinChannels), or all
@@ -65,13 +71,13 @@ export const routeOf = (
 ): Effect.Effect<Route, PaymentUnroutable | PaymentMethodNotSupportedByProvider, ChannelRepo | ChannelProviders | PaymentProvider | AccountRepo> =>
   Effect.gen(function*() {
     const { channels, pinned } = yield* candidatesOf(owner, profile)
-    const usable = channels.filter(usableBy(owner))
+    const usable = channels.filter(usableFor(owner))
     if (pinned && usable.length === 0) {
       return yield* new PaymentUnroutable({ message: `No channel processing profile ${profile} is pinned to is enabled` })
     }
     const route = channelsFor(owner, channels, payment)
     if (route instanceof PaymentUnroutable) {
-      if (pinned && !usable.some((c) => supports(c, { ...payment, currency: c.currencies?.[0] ?? payment.currency, country: c.countries?.[0] ?? payment.country }))) {
+      if (pinned && !usable.some((c) => takesMethod(c, payment.method))) {
         return yield* new PaymentMethodNotSupportedByProvider({
           message: `The channels processing profile ${profile} is pinned to do not take ${payment.method}`
         })
@@ -79,9 +85,7 @@ export const routeOf = (
       return yield* route
     }
     if (route._tag === "Sandbox") return [yield* sandbox(owner)] as const
-    const providers = yield* ChannelProviders
-    const [first, ...rest] = yield* Effect.forEach(route.channels, (channel) => providers.provider(channel))
-    return [first!, ...rest] as const
+    return yield* providersOf(route.channels)
   })
 
 /**
@@ -91,7 +95,7 @@ export const routeOf = (
 export const refuseUnroutable = (owner: Owner) =>
   Effect.gen(function*() {
     const channels = yield* (yield* ChannelRepo).listByAccount(owner.id as AccountId)
-    if (channels.some((c) => c.status === "enabled" && c.mode === owner.mode)) return
+    if (channels.some(usableFor(owner))) return
     yield* sandbox(owner)
   })
 
@@ -150,34 +154,32 @@ export const transferRoute = (owner: Owner, channelId: string | null, destinatio
     const { channels: candidates, pinned } = yield* candidatesOf(owner, profile)
     // A named channel is checked against all of the account's; routing keeps to the profile's pins.
     const channels = channelId !== null ? yield* (yield* ChannelRepo).listByAccount(owner.id as AccountId) : candidates
-    const providers = yield* ChannelProviders
     const paysTransfers = (channel: Channel) => PROVIDER_TRANSFERS[channel.provider]
+    const usable = channels.some(usableFor(owner))
     if (channelId !== null) {
-      const named = channels.find((c) => c.id === channelId && c.status === "enabled" && c.mode === owner.mode)
+      const named = channels.find((c) => c.id === channelId && usableFor(owner)(c))
       if (named === undefined) {
         return yield* new ProviderNotEnabledForMerchant({ message: `${channelId} is not an enabled ${owner.mode} channel of this account` })
       }
       if (!paysTransfers(named)) {
         return yield* new TransferNotSupportedByProvider({ message: `Channel ${channelId} (${named.provider}) does not pay transfers` })
       }
-      return [yield* providers.provider(named)] as const
+      return yield* providersOf([named])
     }
     const route = channelsFor(owner, channels.filter(paysTransfers), destination)
     if (route instanceof PaymentUnroutable) {
-      const usable = channels.some((c) => c.status === "enabled" && c.mode === owner.mode)
       return yield* (usable
         ? new TransferUnroutable({ message: `No channel of this account pays a ${destination.method} transfer to ${destination.country} in ${destination.currency}; supply channel_id` })
         : route)
     }
     if (route._tag === "Sandbox") {
       // Channels exist, none pays transfers: a test account rehearses live routing, no sandbox fallback.
-      if (pinned || channels.some((c) => c.status === "enabled" && c.mode === owner.mode)) {
+      if (pinned || usable) {
         return yield* new TransferUnroutable({ message: "No channel of this account pays transfers; supply channel_id" })
       }
       return [yield* sandbox(owner)] as const
     }
-    const [first, ...rest] = yield* Effect.forEach(route.channels, (channel) => providers.provider(channel))
-    return [first!, ...rest] as const
+    return yield* providersOf(route.channels)
   })
 
 /**
