@@ -4,7 +4,7 @@
  */
 import { Schema } from "effect"
 import { parseCidr } from "./Cidr.ts"
-import { Conflict, invalidField, ValidationFailed } from "./Errors.ts"
+import { Conflict, invalidField, MerchantOperationNotAllowedStatus, ValidationFailed } from "./Errors.ts"
 import { AccountId } from "./Ids.ts"
 
 export const AccountMode = Schema.Literals(["test", "live"])
@@ -150,6 +150,12 @@ export const pinChannels = (account: Account, code: string, channels: ReadonlyAr
     })
   }, now)
 }
+
+/** Why the account may not collect a payment now (not active: suspended), or `undefined` when it may. */
+export const notCollecting = (account: Account): MerchantOperationNotAllowedStatus | undefined =>
+  account.status === "active"
+    ? undefined
+    : new MerchantOperationNotAllowedStatus({ message: `Account is ${account.status}: payments are not allowed` })
 
 export const enableVault = (account: Account, now: string): Account | Conflict =>
   account.vault_enabled

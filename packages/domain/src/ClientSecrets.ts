@@ -6,7 +6,7 @@
  * (operations/ClientPay.ts).
  */
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
-import { type Account, ThreeDsDisplayMode } from "./Account.ts"
+import { type Account, notCollecting, ThreeDsDisplayMode } from "./Account.ts"
 import { Accounts } from "./Accounts.ts"
 import { CardTokens, cvcError } from "./CardTokens.ts"
 import { ClientSecretRecord, ClientSecretRepo } from "./ClientSecretPorts.ts"
@@ -17,7 +17,6 @@ import {
   type DomainError,
   invalidField,
   InvalidRequest,
-  MerchantOperationNotAllowedStatus,
   OrderNotFound,
   RateLimited,
   ValidationFailed
@@ -193,10 +192,10 @@ export class ClientSecrets extends Context.Service<ClientSecrets, {
         }
       }
 
-      const writable = (grant: ClientGrant) =>
-        grant.account.status === "active"
-          ? Effect.void
-          : Effect.fail(new MerchantOperationNotAllowedStatus({ message: `Account is ${grant.account.status}: payments are not allowed` }))
+      const writable = (grant: ClientGrant) => {
+        const refused = notCollecting(grant.account)
+        return refused === undefined ? Effect.void : Effect.fail(refused)
+      }
 
       return ClientSecrets.of({
         authorize: Effect.fn("ClientSecrets.authorize")(function*(publishableKey, clientSecret) {

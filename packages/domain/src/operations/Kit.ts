@@ -8,7 +8,8 @@
  */
 import { Effect, Option, Result } from "effect"
 import * as Session from "../CheckoutSession.ts"
-import { Conflict, MerchantOperationNotAllowedStatus } from "../Errors.ts"
+import { Conflict } from "../Errors.ts"
+import { notCollecting } from "../Account.ts"
 import { type AccountId, Ids } from "../Ids.ts"
 import type { Order, Transaction } from "../Payment.ts"
 import { type CaptureFacts, eventData, type PaymentEventType } from "../PaymentEvents.ts"
@@ -209,7 +210,6 @@ export const latestAttempt = (txns: ReadonlyArray<Transaction>) =>
 export const refuseInactive = (accountId: string) =>
   Effect.gen(function*() {
     const account = Option.getOrUndefined(yield* (yield* AccountRepo).findById(accountId as AccountId))
-    if (account !== undefined && account.status !== "active") {
-      return yield* new MerchantOperationNotAllowedStatus({ message: `Account is ${account.status}: payments are not allowed` })
-    }
+    const refused = account === undefined ? undefined : notCollecting(account)
+    if (refused !== undefined) return yield* refused
   })
