@@ -24,6 +24,10 @@ export type Operation = PendingCall["operation"]
  */
 export const PROVIDER_CALL_TIMEOUT_MS = 30_000
 
+/** Past `ms`, a call may or may not have been applied: in doubt (`Unknown`), never guessed. */
+const inDoubtAfter = (ms: number) =>
+  Effect.timeoutOrElse({ duration: ms, orElse: () => Effect.succeed<Unknown>({ _tag: "Unknown", reason: "timeout" }) })
+
 /** Step names of the crash tests: `<op>.after_reserve`, `<op>.after_record`. */
 export type StepName = "create" | "attempt" | "capture" | "void" | "complete3ds" | "simulate" | "client_pay" | "refund" | "payout" | "transfer" | "transfer_execute"
 
@@ -114,7 +118,7 @@ export const callAndRecord = <A extends { readonly _tag: string }, B, E, R, RC =
     // The call alone may be cut short (the step around it is uninterruptible): past the timeout it
     // may or may not have been applied, so it is in doubt, never guessed.
     const answer = yield* Effect.interruptible(call).pipe(
-      Effect.timeoutOrElse({ duration: timeoutMs, orElse: () => Effect.succeed<Unknown>({ _tag: "Unknown", reason: "timeout" }) }),
+      inDoubtAfter(timeoutMs),
       Effect.catchTag("ProviderUnavailable", () => Effect.succeed("unavailable" as const))
     )
     if (answer !== "unavailable" && answer._tag === "Unknown") return yield* inDoubt(what)
@@ -153,7 +157,7 @@ const cascade = (
 ): Effect.Effect<Effect.Success<ReturnType<AttemptCall>>, ProviderUnavailable, OrderRepo | TransactionRepo | UnitOfWork> =>
   // Each provider gets a call's whole time: a slow refusal by the first never shortens the next's.
   call(provider).pipe(
-    Effect.timeoutOrElse({ duration: PROVIDER_CALL_TIMEOUT_MS, orElse: () => Effect.succeed<Unknown>({ _tag: "Unknown", reason: "timeout" }) }),
+    inDoubtAfter(PROVIDER_CALL_TIMEOUT_MS),
     Effect.catchTag("ProviderUnavailable", (unavailable) => {
       const [next, ...after] = rest
       if (next === undefined) return Effect.fail(unavailable)
