@@ -156,7 +156,6 @@ describe("routing over channels", () => {
       const all = yield* transactionsOf(held.order_id)
       expect(all.map((t) => [t.kind, t.channel_id])).toEqual([["authorization", onAdyen], ["capture", onAdyen]])
       expect(adyen.modifications().filter((m) => JSON.stringify(m).includes(all[1]!.id))).toHaveLength(1)
-
     }).pipe(Effect.provide(world())))
 
   it.live("a profile pinned to the Adyen channel routes there although Stripe's priority is higher", () =>

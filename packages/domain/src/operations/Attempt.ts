@@ -76,8 +76,7 @@ const run = Effect.fn("Payments.attemptSession")(function*(sessionId: string, in
 })
 
 /** Claim → call → record of a session's attempt, on its route's provider (in context). */
-const attemptOn = (sessionId: string, unlocked: CheckoutSession, input: SessionAttemptInput) =>
-  Effect.gen(function*() {
+const attemptOn = Effect.fnUntraced(function*(sessionId: string, unlocked: CheckoutSession, input: SessionAttemptInput) {
   const sessions = yield* CheckoutSessionRepo
   const transactions = yield* TransactionRepo
   const provider = yield* PaymentProvider
@@ -188,4 +187,4 @@ const attemptOn = (sessionId: string, unlocked: CheckoutSession, input: SessionA
   yield* guarded(order.id, runAttempt("attempt", txn, call, false)).pipe(
     Effect.catchTags({ ProviderUnavailable: () => Effect.void, CardPaymentInProgress: () => Effect.void, Conflict: () => Effect.void })
   )
-  })
+})

@@ -42,8 +42,7 @@ export const create = Effect.fn("Payments.create")(function*(account: Account, i
 })
 
 /** Claim → call → record, on the route's provider (in context). */
-const claimAndProceed = (account: Account, valid: ValidPayment) =>
-  Effect.gen(function*() {
+const claimAndProceed = Effect.fnUntraced(function*(account: Account, valid: ValidPayment) {
   // Checked before anything is written: a payment names only a customer of its own account.
   const customer = valid.customer_id !== null ? yield* customerOf(account.id, valid.customer_id) : undefined
   const card = valid.card_token !== undefined ? yield* paymentCard(account.id, valid.card_token) : undefined
@@ -102,7 +101,7 @@ const claimAndProceed = (account: Account, valid: ValidPayment) =>
   // The order's lock is held from the call to its record, so reconciliation never asks about a call
   // its caller is still waiting on.
   return yield* Effect.uninterruptible(Effect.andThen(claim, guarded(order.id, proceed(order, txn, valid, plan))))
-  })
+})
 
 const proceed = (order: Order, txn: Transaction, valid: ValidPayment, plan: Plan) =>
   Effect.gen(function*() {

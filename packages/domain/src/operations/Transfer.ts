@@ -138,8 +138,7 @@ export const createTransfer = Effect.fn("Transfers.create")(function*(account: A
 })
 
 /** Claim → call → record of a new transfer, on its route's provider (in context). */
-const createOn = (account: Account, valid: ValidTransfer) =>
-  Effect.gen(function*() {
+const createOn = Effect.fnUntraced(function*(account: Account, valid: ValidTransfer) {
   const ids = yield* Ids
   const instrument: PaymentInstrument = valid.card_token !== undefined
     ? yield* cardDestination(account.id, valid.details)
@@ -191,7 +190,7 @@ const createOn = (account: Account, valid: ValidTransfer) =>
   const transfer = (yield* decided(transferTransition(record, "sent", at))).next
   // From the claim on, nothing interrupts the call: its outcome must be recorded.
   return yield* Effect.uninterruptible(Effect.andThen(claim(order, txn, transfer), guarded(order.id, sendPayout("transfer", order, txn))))
-  })
+})
 
 /** Why a transfer cannot be executed now: its call is out, or it is not awaiting card collection. */
 const notAwaiting = (transfer: Transfer) =>
