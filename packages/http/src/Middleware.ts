@@ -49,10 +49,13 @@ const fieldName = (path: ReadonlyArray<PropertyKey | { readonly key: PropertyKey
 const friendly = (message: string): string =>
   message === "Missing key" ? "is required" : message.replace(/^Expected /, "must be ")
 
+const ROOT_FIELD: Partial<Record<HttpApiError.HttpApiSchemaError["kind"], string>> = { Params: "path", Query: "query", Headers: "headers" }
+
 /** Schema failures → `validation_failed` (body), `missing_request_parameter` / `validation_failed` (query), `invalid_parameter` (path). */
 export const toDomainError = (error: HttpApiError.HttpApiSchemaError): Errors.DomainError => {
   const issues = formatIssues(error.cause.issue).issues.map((issue) => ({
-    field: fieldName(issue.path),
+    // A problem with the whole input (a body that is no object) still names a field: the input's own.
+    field: fieldName(issue.path) || ROOT_FIELD[error.kind] || "body",
     message: friendly(issue.message)
   }))
   const fields = issues.map((i) => i.field).filter((f) => f !== "")
