@@ -39,9 +39,8 @@ export const SessionMachine: Machine<SessionStatus, SessionTrigger> = define({
 /** max_payment_attempts: default 3, bounds 1–10 (the spec leaves them open; docs/decisions.md). */
 export const DEFAULT_MAX_ATTEMPTS = 3
 export const MAX_ATTEMPTS_BOUNDS = { min: 1, max: 10 } as const
-/** A session's line items: at most this many, each of at most this quantity (a page shows them all). */
-export const MAX_LINE_ITEMS = 100
-export const MAX_QUANTITY = 1_000_000
+/** A session's line items: at most this many, each of at most this quantity (their home is Limits.ts). */
+export { MAX_LINE_ITEMS, MAX_QUANTITY } from "./Limits.ts"
 /** One hour unless `expires_at` is given; at most 24 hours ahead. */
 export const DEFAULT_LIFETIME_MS = 60 * 60 * 1000
 export const MAX_LIFETIME_MS = 24 * 60 * 60 * 1000

@@ -8,6 +8,7 @@ import { CustomerNotFound, type FieldError, ValidationFailed } from "./Errors.ts
 import { Ids } from "./Ids.ts"
 import type { CustomerRecord } from "./MoneyOut.ts"
 import { CustomerRepo } from "./CustomerPorts.ts"
+import { MAX_EMAIL, MAX_NAME } from "./Limits.ts"
 import { EMAIL } from "./PaymentRequest.ts"
 import { nowIso } from "./Time.ts"
 
@@ -27,9 +28,7 @@ export interface CustomerView {
   readonly created_at: string
 }
 
-// Bounds of common practice: RFC 5321's 254-character address, E.164's 15 digits with room for formatting.
-const MAX_EMAIL = 254
-const MAX_NAME = 255
+// E.164's 15 digits with room for formatting; the other bounds are Limits.ts's.
 const PHONE = /^\+?[\d\s().-]{4,32}$/
 const MIN_PHONE_DIGITS = 4
 

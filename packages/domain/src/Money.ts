@@ -3,6 +3,7 @@
  * strings, responses JSON numbers; no floating point arithmetic is ever done on amounts.
  */
 import { Option } from "effect"
+import { MAX_AMOUNT_DIGITS } from "./Limits.ts"
 
 /** Exponents that differ from the default of 2 (ISO 4217). */
 const EXPONENT_OVERRIDES: Record<string, number> = {
@@ -45,7 +46,7 @@ export const parseAmount = (input: string, currency: string): { readonly minor: 
   const [whole, fraction = ""] = input.split(".")
   if (fraction.length > exp) return { error: "too_many_decimals" }
   const digits = (whole + fraction.padEnd(exp, "0")).replace(/^0+(?=\d)/, "")
-  if (digits.length > 15) return { error: "too_large" }
+  if (digits.length > MAX_AMOUNT_DIGITS) return { error: "too_large" }
   const minor = Number(digits)
   if (minor <= 0) return { error: "not_positive" }
   return { minor }
@@ -60,7 +61,7 @@ export const amountErrorMessage = (error: AmountError, currency: string): string
     case "too_many_decimals":
       return `must have at most ${exponent(currency)} decimal places for ${currency}`
     case "too_large":
-      return "is too large"
+      return `must be at most ${MAX_AMOUNT_DIGITS} digits in minor units (${"9".repeat(MAX_AMOUNT_DIGITS)})`
   }
 }
 

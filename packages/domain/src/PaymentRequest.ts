@@ -16,6 +16,7 @@ import {
   UnknownPaymentMethod,
   ValidationFailed
 } from "./Errors.ts"
+import { MAX_REFERENCE, MAX_URL } from "./Limits.ts"
 import * as Money from "./Money.ts"
 import type { CaptureMethod, CardStorageConsent, Customer } from "./Payment.ts"
 import { findMethod, type PaymentMethod, routable } from "./PaymentMethods.ts"
@@ -142,10 +143,8 @@ export const isHttpUrl = (value: string): boolean => {
   }
 }
 
-export const MAX_REFERENCE = 255
-
-/** The longest URL kept: what browsers reliably carry in an address bar. */
-export const MAX_URL = 2048
+// Their home is Limits.ts; re-exported for the modules that name them here.
+export { MAX_REFERENCE, MAX_URL }
 
 /** Printable ASCII only: a URL Tender sends a customer to goes out in a `Location` header as written. */
 const HEADER_SAFE = /^[\x21-\x7e]+$/
