@@ -8,7 +8,7 @@ import { CustomerNotFound, type FieldError, ValidationFailed } from "./Errors.ts
 import { Ids } from "./Ids.ts"
 import type { CustomerRecord } from "./MoneyOut.ts"
 import { CustomerRepo } from "./CustomerPorts.ts"
-import { MAX_EMAIL, MAX_NAME } from "./Limits.ts"
+import { MAX_EMAIL, MAX_NAME, MAX_PHONE } from "./Limits.ts"
 import { EMAIL } from "./PaymentRequest.ts"
 import { nowIso } from "./Time.ts"
 
@@ -28,8 +28,7 @@ export interface CustomerView {
   readonly created_at: string
 }
 
-// E.164's 15 digits with room for formatting; the other bounds are Limits.ts's.
-const PHONE = /^\+?[\d\s().-]{4,32}$/
+const PHONE = new RegExp(`^\\+?[\\d\\s().-]{4,${MAX_PHONE}}$`)
 const MIN_PHONE_DIGITS = 4
 
 /** Every field at once (spec, Handling rules: errors[] lists the offending fields). */
@@ -45,7 +44,7 @@ export const checkCustomer = (input: CreateCustomerInput): ReadonlyArray<FieldEr
     else if (input.name.length > MAX_NAME) add("name", `must be at most ${MAX_NAME} characters`)
   }
   if (input.phone !== undefined && (!PHONE.test(input.phone) || input.phone.replace(/\D/g, "").length < MIN_PHONE_DIGITS)) {
-    add("phone", "must be a phone number: digits, optionally a leading +, spaces, dashes, dots or parentheses (at most 32 characters)")
+    add("phone", `must be a phone number: digits, optionally a leading +, spaces, dashes, dots or parentheses (at most ${MAX_PHONE} characters)`)
   }
   return errors
 }

@@ -23,6 +23,9 @@ export const MAX_EMAIL = 254
 /** Short values: codes (currency, country, method, status, locale, capture method), amounts, timestamps, IPs. */
 export const MAX_CODE = 64
 
+/** Phone numbers: E.164's 15 digits with room for formatting. */
+export const MAX_PHONE = 32
+
 /** Every other string: address lines, bank details, documents, card numbers, wallet addresses. */
 export const MAX_TEXT = 255
 

@@ -87,9 +87,13 @@ export const customersSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
     })
 
     it("spec, Handling rules: validation_failed lists every offending field; nothing is created", async () => {
-      const bad = await post("/v1/customers", { email: "not-an-email", name: "x".repeat(256), phone: "call me" })
+      const bad = await post("/v1/customers", { email: "not-an-email", name: "   ", phone: "call me" })
       expectError(bad, 400, "validation_failed")
       expect(fieldsOf(bad)).toEqual(["email", "name", "phone"])
+      // Bounds are checked with the JSON shape, before the rules above (docs/decisions.md, Input bounds).
+      const long = await post("/v1/customers", { email: "x".repeat(255), name: "x".repeat(256), phone: "1".repeat(33) })
+      expectError(long, 400, "validation_failed")
+      expect(fieldsOf(long)).toEqual(["email", "name", "phone"])
       expectError(await post("/v1/customers", { email: `${"a".repeat(250)}@example.com` }), 400, "validation_failed")
       expectError(await post("/v1/customers", { name: "   " }), 400, "validation_failed")
       const wrongType = await post("/v1/customers", { email: 42, phone: true })

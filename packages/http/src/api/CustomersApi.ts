@@ -1,13 +1,14 @@
 import { Schema } from "effect"
-import { CustomerId } from "@tender/domain"
+import { CustomerId, Limits } from "@tender/domain"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { Email, Name, text } from "./Bounded.ts"
 
 const optional = Schema.optional
 
 export const CreateCustomerRequest = Schema.Struct({
-  email: optional(Schema.String),
-  name: optional(Schema.String),
-  phone: optional(Schema.String)
+  email: optional(Email),
+  name: optional(Name),
+  phone: optional(text(Limits.MAX_PHONE))
 })
 
 export const CustomerView = Schema.Struct({

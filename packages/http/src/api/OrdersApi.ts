@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { OrderId, TransactionId } from "@tender/domain"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { Reference } from "./Bounded.ts"
 import { AmountMismatchDecisionRequest, OrderView, page, SearchRequest, TransactionView } from "./PaymentSchemas.ts"
 
 export class OrdersApi extends HttpApiGroup.make("orders")
@@ -8,7 +9,7 @@ export class OrdersApi extends HttpApiGroup.make("orders")
   .add(
   HttpApiEndpoint.get("get", "/v1/orders/:id", { params: { id: OrderId }, success: OrderView }).annotate(OpenApi.Summary, "Retrieve an order"),
   HttpApiEndpoint.get("byReference", "/v1/orders/by-reference/:merchant_reference", {
-    params: { merchant_reference: Schema.String },
+    params: { merchant_reference: Reference },
     success: OrderView
   }).annotate(OpenApi.Summary, "Retrieve an order by reference"),
   HttpApiEndpoint.post("search", "/v1/orders/search", { payload: SearchRequest, success: page(OrderView) }).annotate(OpenApi.Summary, "Search orders"),

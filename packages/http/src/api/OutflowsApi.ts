@@ -7,22 +7,18 @@
 import { ID_PREFIXES, MoneyOut, Payment } from "@tender/domain"
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { Code, Description, Reference } from "./Bounded.ts"
+import { Target as Original } from "./PaymentSchemas.ts"
 
 const optional = Schema.optional
 
 const idOf = (prefix: string) => Schema.String.check(Schema.isPattern(new RegExp(`^${prefix}_[A-Za-z0-9]{8,64}$`)))
 
-const Target = {
-  order_id: optional(Schema.String),
-  transaction_id: optional(Schema.String),
-  merchant_reference: optional(Schema.String),
-  amount: optional(Schema.String),
-  /** Optional: the channel the caller believes holds the original (contract.md, Providers). */
-  channel_id: optional(Schema.String)
-}
+/** The original (channel_id: the channel the caller believes holds it, contract.md Providers) and the amount. */
+const Target = { ...Original, amount: optional(Code) }
 
-export const CreateRefundRequest = Schema.Struct({ ...Target, reason: optional(Schema.String), refund_reference: optional(Schema.String) })
-export const CreatePayoutRequest = Schema.Struct({ ...Target, payout_reference: optional(Schema.String) })
+export const CreateRefundRequest = Schema.Struct({ ...Target, reason: optional(Description), refund_reference: optional(Reference) })
+export const CreatePayoutRequest = Schema.Struct({ ...Target, payout_reference: optional(Reference) })
 
 const viewFields = {
   id: Schema.String,

@@ -5,6 +5,7 @@
 import { Schema } from "effect"
 import { Payment } from "@tender/domain"
 import { ORDER_STATUSES, TRANSACTION_STATUSES } from "@tender/domain"
+import { Code, Email, list, Name, Reference, Text, Url } from "./Bounded.ts"
 
 const optional = Schema.optional
 
@@ -72,29 +73,42 @@ export const TransactionView = Schema.Struct({
   updated_at: Schema.String
 })
 
+/** A card as the customer types it (the hosted form, the test helpers). */
+export const CardRequest = Schema.Struct({
+  number: Code,
+  exp_month: Schema.Int,
+  exp_year: Schema.Int,
+  cvc: Code,
+  holder_name: optional(Name)
+})
+
+/** The customer a payment or session names. */
+export const CustomerInput = Schema.Struct({ email: optional(Email), name: optional(Name), ip: optional(Code) })
+
 // Every field is optional here: the domain checks presence together with every other rule, so one
 // answer names every offending field (spec, Handling rules) and keeps the spec's specific codes
 // (merchant_reference_required, country_required). The schema refuses only wrong JSON types.
+// Every string is bounded (Bounded.ts, Limits.ts): the document shows the bound.
 export const CreatePaymentRequest = Schema.Struct({
-  amount: optional(Schema.String),
-  currency: optional(Schema.String),
-  country: optional(Schema.String),
+  amount: optional(Code),
+  currency: optional(Code),
+  country: optional(Code),
   payment_method: optional(Schema.Struct({
-    code: optional(Schema.String),
+    code: optional(Code),
     details: optional(Schema.Struct({
-      card_token: optional(Schema.String),
-      stored_credential: optional(Schema.Struct({ initiator: optional(Schema.String), reason: optional(Schema.String) })),
-      document_id: optional(Schema.String)
+      card_token: optional(Reference),
+      stored_credential: optional(Schema.Struct({ initiator: optional(Code), reason: optional(Code) })),
+      document_id: optional(Code)
     }))
   })),
-  merchant_reference: optional(Schema.String),
-  success_url: optional(Schema.String),
-  cancel_url: optional(Schema.String),
-  customer: optional(Schema.Struct({ email: optional(Schema.String), name: optional(Schema.String), ip: optional(Schema.String) })),
-  processing_profile: optional(Schema.String),
-  capture_method: optional(Schema.String),
+  merchant_reference: optional(Reference),
+  success_url: optional(Url),
+  cancel_url: optional(Url),
+  customer: optional(CustomerInput),
+  processing_profile: optional(Reference),
+  capture_method: optional(Code),
   collect_cvv: optional(Schema.Boolean),
-  customer_id: optional(Schema.String),
+  customer_id: optional(Reference),
   card_storage_consent: optional(Payment.CardStorageConsent)
 })
 
@@ -104,25 +118,26 @@ export const ConsentView = Schema.Struct({
   card_storage_consent: Payment.CardStorageConsent
 })
 
-const Target = {
-  order_id: optional(Schema.String),
-  transaction_id: optional(Schema.String),
-  merchant_reference: optional(Schema.String),
+/** What names an original order (capture, void, refund, payout): exactly one of the first three. */
+export const Target = {
+  order_id: optional(Reference),
+  transaction_id: optional(Reference),
+  merchant_reference: optional(Reference),
   /** Optional: the channel the caller believes holds the authorization (contract.md, Providers). */
-  channel_id: optional(Schema.String)
+  channel_id: optional(Reference)
 }
 
-export const CaptureRequest = Schema.Struct({ ...Target, amount: optional(Schema.String), final: optional(Schema.Boolean) })
+export const CaptureRequest = Schema.Struct({ ...Target, amount: optional(Code), final: optional(Schema.Boolean) })
 export const VoidRequest = Schema.Struct(Target)
 
 export const SearchRequest = Schema.Struct({
-  status: optional(Schema.Array(Schema.String)),
-  created_from: optional(Schema.String),
-  created_to: optional(Schema.String),
-  processing_profile: optional(Schema.String),
-  merchant_reference: optional(Schema.String),
+  status: optional(list(Code)),
+  created_from: optional(Code),
+  created_to: optional(Code),
+  processing_profile: optional(Reference),
+  merchant_reference: optional(Reference),
   limit: optional(Schema.Int),
-  cursor: optional(Schema.String)
+  cursor: optional(Text)
 })
 
 export const page = <S extends Schema.Top>(item: S) =>
@@ -130,10 +145,10 @@ export const page = <S extends Schema.Top>(item: S) =>
 
 export const SimulateRequest = Schema.Struct({
   outcome: Schema.Literals(["succeed", "fail", "expire", "underpay", "overpay"]),
-  amount: optional(Schema.String)
+  amount: optional(Code)
 })
 
 export const AmountMismatchDecisionRequest = Schema.Struct({
   decision: Schema.Literals(["accept", "decline"]),
-  refund_destination: optional(Schema.Struct({ address: optional(Schema.String) }))
+  refund_destination: optional(Schema.Struct({ address: optional(Text) }))
 })

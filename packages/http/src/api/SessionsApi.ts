@@ -1,7 +1,8 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { CheckoutSession, Payment } from "@tender/domain"
-import { page, SearchRequest } from "./PaymentSchemas.ts"
+import { CheckoutSession, Limits, Payment } from "@tender/domain"
+import { Code, Email, list, Name, Reference, Url } from "./Bounded.ts"
+import { CardRequest, CustomerInput, page, SearchRequest } from "./PaymentSchemas.ts"
 
 const optional = Schema.optional
 const SessionId = Schema.String.check(Schema.isPattern(/^cs_[A-Za-z0-9]{8,64}$/))
@@ -34,42 +35,37 @@ export const SessionView = Schema.Struct({
   created_at: Schema.String
 })
 
+// Every string and list is bounded (Bounded.ts, Limits.ts): the document shows the bound.
 export const CreateSessionRequest = Schema.Struct({
-  amount: optional(Schema.String),
-  currency: optional(Schema.String),
-  country: optional(Schema.String),
-  merchant_reference: optional(Schema.String),
-  success_url: optional(Schema.String),
-  cancel_url: optional(Schema.String),
-  capture_method: optional(Schema.String),
-  customer: optional(Schema.Struct({ email: optional(Schema.String), name: optional(Schema.String) })),
-  payment_methods: optional(Schema.Array(Schema.String)),
+  amount: optional(Code),
+  currency: optional(Code),
+  country: optional(Code),
+  merchant_reference: optional(Reference),
+  success_url: optional(Url),
+  cancel_url: optional(Url),
+  capture_method: optional(Code),
+  customer: optional(Schema.Struct({ email: optional(Email), name: optional(Name) })),
+  payment_methods: optional(list(Code)),
   straight_through: optional(Schema.Boolean),
   max_payment_attempts: optional(Schema.Int),
-  expires_at: optional(Schema.String),
-  locale: optional(Schema.String),
-  line_items: optional(Schema.Array(Schema.Struct({ name: Schema.String, quantity: Schema.Int, unit_amount: Schema.String }))),
+  expires_at: optional(Code),
+  locale: optional(Code),
+  line_items: optional(list(Schema.Struct({ name: Name, quantity: Schema.Int, unit_amount: Code }), Limits.MAX_LINE_ITEMS)),
   collect_address: optional(Schema.Boolean),
   collect_phone: optional(Schema.Boolean),
-  processing_profile: optional(Schema.String)
+  processing_profile: optional(Reference)
 })
 
 export const AttemptRequest = Schema.Struct({
   payment_method: Schema.Struct({
-    code: Schema.String,
+    code: Code,
     details: optional(Schema.Struct({
-      card: optional(Schema.Struct({
-        number: Schema.String,
-        exp_month: Schema.Int,
-        exp_year: Schema.Int,
-        cvc: Schema.String,
-        holder_name: optional(Schema.String)
-      })),
-      card_token: optional(Schema.String),
-      document_id: optional(Schema.String)
+      card: optional(CardRequest),
+      card_token: optional(Reference),
+      document_id: optional(Code)
     }))
   }),
-  customer: optional(Schema.Struct({ email: optional(Schema.String), name: optional(Schema.String), ip: optional(Schema.String) }))
+  customer: optional(CustomerInput)
 })
 
 export class SessionsApi extends HttpApiGroup.make("checkoutSessions")
@@ -82,7 +78,7 @@ export class SessionsApi extends HttpApiGroup.make("checkoutSessions")
     .annotate(OpenApi.Description, "Creates a hosted checkout session; send the customer to its url."),
   HttpApiEndpoint.get("get", "/v1/checkout/sessions/:id", { params: { id: SessionId }, success: SessionView }).annotate(OpenApi.Summary, "Retrieve a checkout session"),
   HttpApiEndpoint.get("byReference", "/v1/checkout/sessions/by-reference/:merchant_reference", {
-    params: { merchant_reference: Schema.String },
+    params: { merchant_reference: Reference },
     success: SessionView
   }).annotate(OpenApi.Summary, "Retrieve a checkout session by reference")
     .annotate(OpenApi.Description, "The most recent session with the reference."),

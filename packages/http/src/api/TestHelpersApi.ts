@@ -1,15 +1,10 @@
 import { Schema } from "effect"
 import { OrderId } from "@tender/domain"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { OrderView, SimulateRequest } from "./PaymentSchemas.ts"
+import { Reference } from "./Bounded.ts"
+import { CardRequest, OrderView, SimulateRequest } from "./PaymentSchemas.ts"
 
-export const CardTokenRequest = Schema.Struct({
-  number: Schema.String,
-  exp_month: Schema.Int,
-  exp_year: Schema.Int,
-  cvc: Schema.String,
-  holder_name: Schema.optional(Schema.String)
-})
+export const CardTokenRequest = CardRequest
 
 export const CardTokenView = Schema.Struct({
   token: Schema.String,
@@ -36,7 +31,7 @@ export class TestHelpersApi extends HttpApiGroup.make("testHelpers")
   }).annotate(OpenApi.Summary, "Simulate an order's next step")
     .annotate(OpenApi.Description, "Test mode only: acts as the customer or provider on the order's pending attempt."),
   HttpApiEndpoint.post("expireClientSecret", "/v1/test_helpers/client_secrets/expire", {
-    payload: Schema.Struct({ client_secret: Schema.String }),
+    payload: Schema.Struct({ client_secret: Reference }),
     success: Schema.Struct({ expired: Schema.Literal(true), expires_at: Schema.String })
   }).annotate(OpenApi.Summary, "Expire a client secret now")
     .annotate(

@@ -2,6 +2,7 @@
 import { Schema } from "effect"
 import { MoneyOut, OrderId, Payment } from "@tender/domain"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+import { Code, Email, Name, Reference, Text } from "./Bounded.ts"
 
 const optional = Schema.optional
 const TransferId = Schema.String.check(Schema.isPattern(/^tr_[A-Za-z0-9]{8,64}$/))
@@ -25,19 +26,20 @@ export const TransferView = Schema.Struct({
   updated_at: Schema.String
 })
 
-const text = optional(Schema.String)
+// Every string is bounded (Bounded.ts, Limits.ts): the document shows the bound.
+const text = optional(Text)
 const Address = Schema.Struct({ line1: text, line2: text, city: text, state: text, postal_code: text, country: text })
 
 // Every field is optional: the domain checks presence with every other rule, so one answer names
 // every offending field and keeps the spec's codes. Unknown keys are ignored (spec: "Unused fields
 // are ignored"); only wrong JSON types are refused here.
 export const CreateTransferRequest = Schema.Struct({
-  amount: text,
-  currency: text,
-  country: text,
-  merchant_reference: text,
+  amount: optional(Code),
+  currency: optional(Code),
+  country: optional(Code),
+  merchant_reference: optional(Reference),
   payment_method: optional(Schema.Struct({
-    code: text,
+    code: optional(Code),
     details: optional(Schema.Struct({
       iban: text,
       account_number: text,
@@ -48,9 +50,9 @@ export const CreateTransferRequest = Schema.Struct({
       account_type: text,
       wallet_address: text,
       account_reference: text,
-      card_token: text,
-      holder_name: text,
-      holder_email: text,
+      card_token: optional(Reference),
+      holder_name: optional(Name),
+      holder_email: optional(Email),
       holder_phone: text,
       document_id: text,
       holder_address: optional(Address),
@@ -58,14 +60,14 @@ export const CreateTransferRequest = Schema.Struct({
       middle_name: text,
       last_name: text,
       date_of_birth: text,
-      bank_address: optional(Schema.Union([Schema.String, Address]))
+      bank_address: optional(Schema.Union([Text, Address]))
     }))
   })),
-  channel_id: text,
-  processing_profile: text
+  channel_id: optional(Reference),
+  processing_profile: optional(Reference)
 })
 
-export const ExecuteTransferRequest = Schema.Struct({ card_token: text })
+export const ExecuteTransferRequest = Schema.Struct({ card_token: optional(Reference) })
 
 export class TransfersApi extends HttpApiGroup.make("transfers")
   .annotate(OpenApi.Description, "Transfers: money sent to a destination instrument (bank account, wallet or card).")

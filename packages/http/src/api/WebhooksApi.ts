@@ -1,6 +1,7 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Webhook } from "@tender/domain"
+import { Code, Description, list, Reference, Text, Url } from "./Bounded.ts"
 import { page } from "./PaymentSchemas.ts"
 
 const optional = Schema.optional
@@ -39,10 +40,11 @@ export class WebhookEndpointsApi extends HttpApiGroup.make("webhookEndpoints")
   .annotate(OpenApi.Description, "Where Tender sends signed event notifications, at most 16 per account.")
   .add(
   HttpApiEndpoint.post("create", "/v1/webhook_endpoints", {
+    // The URL's own checks are the webhook domain's (Webhook.ts); its length and the rest are bounded here.
     payload: Schema.Struct({
-      url: Schema.String,
-      enabled_events: optional(Schema.Array(Schema.String)),
-      description: optional(Schema.String)
+      url: Url,
+      enabled_events: optional(list(Code)),
+      description: optional(Description)
     }),
     success: EndpointView.pipe(HttpApiSchema.status(201))
   }).annotate(OpenApi.Summary, "Create a webhook endpoint")
@@ -52,9 +54,9 @@ export class WebhookEndpointsApi extends HttpApiGroup.make("webhookEndpoints")
   HttpApiEndpoint.post("update", "/v1/webhook_endpoints/:id", {
     params: { id: EndpointId },
     payload: Schema.Struct({
-      url: optional(Schema.String),
-      enabled_events: optional(Schema.Array(Schema.String)),
-      description: optional(Schema.String),
+      url: optional(Url),
+      enabled_events: optional(list(Code)),
+      description: optional(Description),
       status: optional(Schema.Literals(["enabled", "disabled"]))
     }),
     success: EndpointView
@@ -70,11 +72,11 @@ export class WebhookDeliveriesApi extends HttpApiGroup.make("webhookDeliveries")
   .add(
   HttpApiEndpoint.get("list", "/v1/webhook_deliveries", {
     query: {
-      endpoint_id: optional(Schema.String),
-      event_id: optional(Schema.String),
+      endpoint_id: optional(Reference),
+      event_id: optional(Reference),
       status: optional(Schema.Literals(Webhook.DELIVERY_STATUSES)),
       limit: optional(Schema.NumberFromString.check(Schema.isInt())),
-      cursor: optional(Schema.String)
+      cursor: optional(Text)
     },
     success: page(DeliveryView)
   }).annotate(OpenApi.Summary, "List webhook deliveries"),

@@ -34,6 +34,7 @@ import {
   RateLimiter
 } from "@tender/domain"
 import * as ApiError from "../ApiError.ts"
+import { Code, Name, Reference } from "../api/Bounded.ts"
 import { CurrentRequest } from "../RequestContext.ts"
 
 export const CLIENT_PREFIX = "/v1/client/"
@@ -136,21 +137,22 @@ const corsHeaders = (request: HttpServerRequest.HttpServerRequest, fieldsOrigin:
 
 const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 
-const ClientSecretField = Schema.String.annotate({
+// Bounded like the merchant API's fields (Bounded.ts, Limits.ts).
+const ClientSecretField = Reference.annotate({
   description: "The payment's (or card transfer's) client secret, from its `next_action.client_secret`; together with the publishable key it is the browser's credential."
 })
 const SecretBody = Schema.Struct({ client_secret: ClientSecretField })
 const CardTokenBody = Schema.Struct({
   client_secret: ClientSecretField,
-  number: Schema.optionalKey(Schema.String.annotate({ description: "Required when the secret collects a card; absent when it collects a saved card's CVC." })),
+  number: Schema.optionalKey(Code.annotate({ description: "Required when the secret collects a card; absent when it collects a saved card's CVC." })),
   exp_month: Schema.optionalKey(Schema.Int),
   exp_year: Schema.optionalKey(Schema.Int),
-  cvc: Schema.String,
-  holder_name: Schema.optionalKey(Schema.String)
+  cvc: Code,
+  holder_name: Schema.optionalKey(Name)
 })
 const PayBody = Schema.Struct({
   client_secret: ClientSecretField,
-  token: Schema.String.annotate({ description: "The token `card_tokens` last answered for this client secret (collect card), or the payment's saved card's token (collect CVC); any other is refused." }),
+  token: Reference.annotate({ description: "The token `card_tokens` last answered for this client secret (collect card), or the payment's saved card's token (collect CVC); any other is refused." }),
   return_url: Schema.optionalKey(ClientReturnUrl)
 })
 
