@@ -30,6 +30,7 @@ import type { Order, Transaction } from "./Payment.ts"
 import { OrderRepo, PaymentProvider, TransactionRepo } from "./PaymentPorts.ts"
 import { findMethod, homeCountry, type PaymentMethod, PAYMENT_METHODS, routable } from "./PaymentMethods.ts"
 import { checkMoney, EMAIL, MAX_REFERENCE, urlProblem } from "./PaymentRequest.ts"
+import { MAX_NAME } from "./Limits.ts"
 import { Payments, type SessionAttemptInput } from "./Payments.ts"
 import { refuseUnroutable } from "./operations/Route.ts"
 import { ChannelRepo } from "./ChannelPorts.ts"
@@ -239,7 +240,7 @@ export class Sessions extends Context.Service<Sessions, {
         if (items.length > Session.MAX_LINE_ITEMS) add("line_items", `must have at most ${Session.MAX_LINE_ITEMS} items`)
         const lineItems = items.slice(0, Session.MAX_LINE_ITEMS).map((item, i) => {
           if (item.name.trim() === "") add(`line_items[${i}].name`, "is required")
-          else if (item.name.length > MAX_REFERENCE) add(`line_items[${i}].name`, `must be at most ${MAX_REFERENCE} characters`)
+          else if (item.name.length > MAX_NAME) add(`line_items[${i}].name`, `must be at most ${MAX_NAME} characters`)
           if (!Number.isSafeInteger(item.quantity) || item.quantity < 1 || item.quantity > Session.MAX_QUANTITY) {
             add(`line_items[${i}].quantity`, `must be an integer from 1 to ${Session.MAX_QUANTITY}`)
           }

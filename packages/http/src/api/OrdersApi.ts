@@ -1,4 +1,3 @@
-import { Schema } from "effect"
 import { OrderId, TransactionId } from "@tender/domain"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Reference } from "./Bounded.ts"
