@@ -259,7 +259,7 @@ const fromSchema = (
         return fc.jsonValue({ maxDepth: 2 })
     }
   })()
-  return hinted === undefined ? own : fc.oneof({ weight: 3, arbitrary: hinted }, { weight: 1, arbitrary: own })
+  return hinted === undefined ? own : fc.oneof({ weight: 6, arbitrary: hinted }, { weight: 1, arbitrary: own })
 }
 
 // ---------------------------------------------------------------------------------------------
