@@ -132,7 +132,7 @@ const nasty: fc.Arbitrary<Json> = fc.oneof(
   { weight: 2, arbitrary: hugeNumber },
   { weight: 2, arbitrary: numericString },
   { weight: 1, arbitrary: fc.double() },
-  { weight: 1, arbitrary: fc.constantFrom<Json>(null, true, false, [], {}, [null], { "": "" }, { __proto__: 1 }, { constructor: { prototype: 1 } }) },
+  { weight: 1, arbitrary: fc.constantFrom<Json>(null, true, false, [], {}, [null], { "": "" }, JSON.parse("{\"__proto__\":{\"polluted\":1}}"), { constructor: { prototype: 1 } }) },
   { weight: 1, arbitrary: deepValue },
   { weight: 1, arbitrary: hugeArray },
   { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }) }
