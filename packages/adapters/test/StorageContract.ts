@@ -356,6 +356,17 @@ export const clearClaimWindow = Effect.gen(function*() {
   }
 })
 
+/** The only delivery due in the claim window: stored, due at its start. */
+const oneDueInClaimWindow = Effect.gen(function*() {
+  yield* clearClaimWindow
+  const event = yield* storedEvent(yield* storedAccount)
+  const delivery = yield* newDelivery(event, yield* (yield* Ids).make("webhookEndpoint"), {
+    next_attempt_at: CLAIM_WINDOW.from
+  })
+  yield* (yield* WebhookDeliveryRepo).insert(delivery)
+  return delivery
+})
+
 /** The rows of one test's account, newest first by (created_at, id): what every search must agree with. */
 const newestFirst = <A extends { readonly created_at: string; readonly id: string }>(rows: ReadonlyArray<A>) =>
   [...rows].sort((a, b) => a.created_at !== b.created_at ? (a.created_at < b.created_at ? 1 : -1) : a.id < b.id ? 1 : -1)
@@ -1470,13 +1481,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
 
   it.effect("webhook deliveries: a claimed delivery is not claimed again before its lease ends, and is once it has", () =>
     Effect.gen(function*() {
-      const deliveries = yield* WebhookDeliveryRepo
-      yield* clearClaimWindow
-      const event = yield* storedEvent(yield* storedAccount)
-      const delivery = yield* newDelivery(event, yield* (yield* Ids).make("webhookEndpoint"), {
-        next_attempt_at: CLAIM_WINDOW.from
-      })
-      yield* deliveries.insert(delivery)
+      const delivery = yield* oneDueInClaimWindow
       const at = (ms: number) => later(CLAIM_WINDOW.from, ms)
       const claim = (now: number, lease: number) =>
         Effect.map(
@@ -1495,12 +1500,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
   it.effect("webhook deliveries: writes are fenced by the lease; one whose lease ran out and was claimed again writes nothing", () =>
     Effect.gen(function*() {
       const deliveries = yield* WebhookDeliveryRepo
-      yield* clearClaimWindow
-      const event = yield* storedEvent(yield* storedAccount)
-      const delivery = yield* newDelivery(event, yield* (yield* Ids).make("webhookEndpoint"), {
-        next_attempt_at: CLAIM_WINDOW.from
-      })
-      yield* deliveries.insert(delivery)
+      const delivery = yield* oneDueInClaimWindow
       const at = (ms: number) => later(CLAIM_WINDOW.from, ms)
       const [first] = yield* claimWith({ now: at(1_000), leaseUntil: at(31_000), limit: 10, lease: "lease-1" })
       // Its worker hangs past the lease; another claims it.

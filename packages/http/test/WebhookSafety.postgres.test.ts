@@ -5,14 +5,15 @@
  * another's deliveries (noisy neighbour). Receivers are real loopback servers.
  */
 import { mkdtempSync, rmSync } from "node:fs"
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import type { ServerResponse } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
 import { Outbox } from "@tender/domain"
-import { type Credentials, type Reply, send } from "@tender/client/Testing"
+import { type Credentials, send } from "@tender/client/Testing"
 import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { expectError, loopbackReceiver as receiver, until } from "./support/Webhooks.ts"
 
 const dataDir = mkdtempSync(join(tmpdir(), "tender-webhook-safety-"))
 
@@ -20,35 +21,6 @@ let server: TestServer
 
 const post = (path: string, body: unknown, creds: Credentials) => send(server, creds, "POST", path, { body: JSON.stringify(body) })
 const get = (path: string, creds: Credentials) => send(server, creds, "GET", path)
-
-const expectError = (reply: Reply, status: number, code: string) => {
-  expect({ status: reply.status, code: reply.json?.code }).toEqual({ status, code })
-}
-
-const until = async <A>(probe: () => Promise<A | undefined>, ms = 10_000): Promise<A> => {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error("timed out waiting")
-    await new Promise((r) => setTimeout(r, 25))
-  }
-}
-
-/** A loopback receiver; `handle` decides each request's fate (it may never answer). */
-const receiver = async (handle: (request: IncomingMessage, response: ServerResponse) => void) => {
-  const listener: Server = createServer(handle)
-  await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve))
-  const address = listener.address()
-  const port = typeof address === "object" && address !== null ? address.port : 0
-  return {
-    url: (path: string) => `http://127.0.0.1:${port}${path}`,
-    close: async () => {
-      listener.closeAllConnections()
-      await new Promise<void>((resolve) => listener.close(() => resolve()))
-    }
-  }
-}
 
 const newAccount = (name: string) => Effect.runPromise(server.accounts.create({ name, mode: "test" }))
 
@@ -64,8 +36,12 @@ const record = (accountId: string) =>
       data: { order_id: `ord_${Math.random().toString(36).slice(2)}` }
     })))
 
-const deliveryOf = async (creds: Credentials, endpointId: string) =>
-  (await get(`/v1/webhook_deliveries?endpoint_id=${endpointId}`, creds)).json.data[0]
+/** The endpoint's (only) delivery, once its first attempt failed. */
+const firstFailed = (creds: Credentials, endpointId: string) =>
+  until(async () => {
+    const [delivery] = (await get(`/v1/webhook_deliveries?endpoint_id=${endpointId}`, creds)).json.data
+    return delivery?.status === "failed" ? delivery : undefined
+  })
 
 const detail = async (creds: Credentials, id: string) => (await get(`/v1/webhook_deliveries/${id}`, creds)).json
 
@@ -101,10 +77,7 @@ describe("deliveries and their lease", () => {
     try {
       const endpoint = (await post("/v1/webhook_endpoints", { url: hooks.url("/hooks") }, acct)).json
       await record(acct.account_id)
-      const failed = await until(async () => {
-        const d = await deliveryOf(acct, endpoint.id)
-        return d?.status === "failed" ? d : undefined
-      })
+      const failed = await firstFailed(acct, endpoint.id)
       // Its scheduled attempt (5 s on) starts and hangs: the delivery is still `failed`, and leased.
       await until(async () => (held.length > 0 ? true : undefined), 15_000)
       expectError(await post(`/v1/webhook_deliveries/${failed.id}/retry`, {}, acct), 409, "conflict")
@@ -131,10 +104,7 @@ describe("deliveries and their lease", () => {
     try {
       const endpoint = (await post("/v1/webhook_endpoints", { url: hooks.url("/hooks") }, acct)).json
       await record(acct.account_id)
-      const failed = await until(async () => {
-        const d = await deliveryOf(acct, endpoint.id)
-        return d?.status === "failed" ? d : undefined
-      })
+      const failed = await firstFailed(acct, endpoint.id)
       expect((await post(`/v1/webhook_endpoints/${endpoint.id}`, { status: "disabled" }, acct)).status).toBe(200)
       // Due at once, but its endpoint is disabled: it waits.
       expect((await post(`/v1/webhook_deliveries/${failed.id}/retry`, {}, acct)).json.status).toBe("pending")
