@@ -327,14 +327,14 @@ describe("tender webhooks", () => {
 
   it("deliveries retry ID retries a failed delivery, which the dispatcher attempts at once", async () => {
     const [target] = failing
-    expect(await tenderJson("webhooks", "deliveries", "retry", target)).toEqual({ retried: [target], not_retryable: [], not_found: [] })
+    expect(await tenderJson("webhooks", "deliveries", "retry", target)).toEqual({ retried: [target], not_retryable: [], not_found: [], in_flight: [] })
     await until(async () => ((await failedNow()).get(target)?.attempt_count === 3 ? true : undefined))
   }, 60_000)
 
   it("retry of a succeeded delivery reports it not retryable and exits non-zero; so does an unknown id", async () => {
     const run = await tender("webhooks", "deliveries", "retry", succeeded, "--json")
     expect(run.code).not.toBe(0)
-    expect(JSON.parse(run.stdout)).toEqual({ retried: [], not_retryable: [succeeded], not_found: [] })
+    expect(JSON.parse(run.stdout)).toEqual({ retried: [], not_retryable: [succeeded], not_found: [], in_flight: [] })
     expect(JSON.parse(run.stderr)).toMatchObject({ code: "webhook_delivery_not_retryable" })
 
     const text = await tender("webhooks", "deliveries", "retry", succeeded, "wd_doesnotexist0000")
@@ -361,7 +361,7 @@ describe("tender webhooks", () => {
     const before = await failedNow()
     const all = await tenderJson("webhooks", "deliveries", "retry", "--all-failed", "--account", hookShop.account_id)
     expect(all.retried.sort()).toEqual([...failing].sort())
-    expect(all).toMatchObject({ not_retryable: [], not_found: [] })
+    expect(all).toMatchObject({ not_retryable: [], not_found: [], in_flight: [] })
     // Attempted again at once, each one (and only once).
     await until(async () => {
       const after = await failedNow()
@@ -449,7 +449,7 @@ describe("after the server stops", () => {
   it("worker alone starts the embedded database, delivers what is due, and stops it on SIGTERM", async () => {
     // Retried with no server running: due now, and the worker is the only one to attempt it.
     const [target] = failing
-    expect(await tenderJson("webhooks", "deliveries", "retry", target)).toEqual({ retried: [target], not_retryable: [], not_found: [] })
+    expect(await tenderJson("webhooks", "deliveries", "retry", target)).toEqual({ retried: [target], not_retryable: [], not_found: [], in_flight: [] })
     const before = hits.failing
     const worker = home.start(["worker"])
     await until(async () => (hits.failing > before ? true : undefined), 90_000)

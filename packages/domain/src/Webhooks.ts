@@ -6,13 +6,16 @@
  * At least once, crash-safe: a delivery is claimed with a lease (its `next_attempt_at` moves to the
  * lease's end) in a committed unit of work before the POST; the attempt is recorded after it. A
  * worker that dies between the two leaves the delivery due again once the lease ends, and the next
- * attempt carries the same envelope id (receivers de-duplicate on it).
+ * attempt carries the same envelope id (receivers de-duplicate on it). Every write after the POST is
+ * fenced by the claim's lease token, so a worker that outlived its lease (and whose delivery was
+ * claimed again, or retried) records nothing over the new holder's work.
  */
 import { isoOf, nowIso } from "./Time.ts"
 import { Clock, Context, Effect, Layer, Option, Queue, Random, Result } from "effect"
 import type { Account } from "./Account.ts"
 import * as Cidr from "./Cidr.ts"
 import {
+  Conflict,
   invalidField,
   NotFound,
   type ValidationFailed,
@@ -21,7 +24,6 @@ import {
   WebhookLimitExceeded,
   WebhookNotFound
 } from "./Errors.ts"
-import type { Conflict } from "./Errors.ts"
 import { Ids } from "./Ids.ts"
 import type { AccountId } from "./Ids.ts"
 import type { PaymentEvent } from "./Payment.ts"
@@ -188,11 +190,29 @@ export interface DispatchOptions {
   readonly concurrency: number
   /** Deliveries in flight at once per endpoint, so one slow endpoint cannot hold every slot. */
   readonly perEndpoint: number
+  /**
+   * Deliveries in flight at once per account, below `concurrency`: one tenant's hanging endpoints
+   * (16 of them × perEndpoint would be every slot) leave the others' deliveries slots to run in.
+   */
+  readonly perAccount: number
   /** How long a claimed delivery stays with its worker before another may take it. */
   readonly leaseMs: number
 }
 
-export const DEFAULT_DISPATCH: DispatchOptions = { concurrency: 32, perEndpoint: 4, leaseMs: ATTEMPT_TIMEOUT_MS + 15_000 }
+export const DEFAULT_DISPATCH: DispatchOptions = {
+  concurrency: 32,
+  perEndpoint: 4,
+  perAccount: 8,
+  leaseMs: ATTEMPT_TIMEOUT_MS + 15_000
+}
+
+/** This process's attempts under way, by endpoint and by account. */
+interface InFlight {
+  readonly endpoints: Map<string, number>
+  readonly accounts: Map<string, number>
+}
+
+const emptyInFlight = (): InFlight => ({ endpoints: new Map(), accounts: new Map() })
 
 export interface DeliverySearchInput {
   readonly endpoint_id?: string | undefined
@@ -211,8 +231,11 @@ export class Webhooks extends Context.Service<Webhooks, {
   deleteEndpoint(account: Account, id: string): Effect.Effect<{ readonly id: string; readonly deleted: true }, WebhookNotFound>
   listDeliveries(account: Account | undefined, input: DeliverySearchInput): Effect.Effect<SearchResult<DeliveryView>, ValidationFailed>
   getDelivery(account: Account | undefined, id: string): Effect.Effect<DeliveryView & { readonly attempts: ReadonlyArray<AttemptView> }, WebhookDeliveryNotFound>
-  /** Makes a failed or exhausted delivery due now; anything else is `webhook_delivery_not_retryable`. */
-  retryDelivery(account: Account | undefined, id: string): Effect.Effect<DeliveryView, WebhookDeliveryNotFound | WebhookDeliveryNotRetryable>
+  /**
+   * Makes a failed or exhausted delivery due now; anything else is `webhook_delivery_not_retryable`,
+   * and one whose attempt is under way (it holds the lease) is `conflict`.
+   */
+  retryDelivery(account: Account | undefined, id: string): Effect.Effect<DeliveryView, WebhookDeliveryNotFound | WebhookDeliveryNotRetryable | Conflict>
   /** One dispatcher round: claims what is due and delivers it; returns how many attempts ran. */
   dispatchDue(options?: Partial<DispatchOptions>): Effect.Effect<number>
   /** Operator: events of any account, newest first. */
@@ -282,17 +305,26 @@ export class Webhooks extends Context.Service<Webhooks, {
 
       // --- the dispatcher --------------------------------------------------------------------
 
+      /** Hands a claimed delivery back unattempted, due at `at`; fenced by its lease. */
+      const handBack = (delivery: WebhookDelivery, at: number) =>
+        deliveries.update(StateMachine.revise(delivery, { next_attempt_at: isoOf(at) }, isoOf(at)))
+
       /** One attempt: POST the signed envelope, record what happened, schedule the next try. */
       const attempt = Effect.fnUntraced(function*(delivery: WebhookDelivery) {
         const started = yield* Clock.currentTimeMillis
         const event = yield* events.findAny(delivery.event_id)
         const endpoint = yield* endpoints.findAny(delivery.endpoint_id)
         const account = yield* accounts.findById(delivery.account_id as AccountId)
+        if (Option.isSome(endpoint) && endpoint.value.status === "disabled") {
+          // Disabled since the claim: paused, not attempted; the claim passes it over until enabled.
+          yield* handBack(delivery, started)
+          return
+        }
         let outcome: { readonly status_code: number | null; readonly error: string | null; readonly duration_ms: number }
-        const gone = Option.isNone(event) || Option.isNone(endpoint) || Option.isNone(account) || endpoint.value.status !== "enabled"
+        const gone = Option.isNone(event) || Option.isNone(endpoint) || Option.isNone(account)
         if (gone) {
           // Nothing to send to any more: recorded as a failed attempt so the log says why.
-          outcome = { status_code: null, error: Option.isNone(endpoint) ? "endpoint deleted" : "endpoint disabled", duration_ms: 0 }
+          outcome = { status_code: null, error: Option.isNone(endpoint) ? "endpoint deleted" : "event or account gone", duration_ms: 0 }
         } else {
           const body = new TextEncoder().encode(JSON.stringify(envelopeOf(event.value)))
           const url = new URL(endpoint.value.url)
@@ -319,7 +351,7 @@ export class Webhooks extends Context.Service<Webhooks, {
         const attempts = delivery.attempts + 1
         const succeeded = outcome.error === null
         const delay = succeeded ? undefined : nextAttemptDelay(attempts, yield* Random.next)
-        // Nothing left to deliver to (endpoint deleted or disabled): no later attempt can succeed.
+        // Nothing left to deliver to (endpoint deleted): no later attempt can succeed.
         const trigger: DeliveryTrigger = succeeded
           ? "attempt_succeeded"
           : gone || delay === undefined || attempts >= MAX_ATTEMPTS
@@ -332,50 +364,70 @@ export class Webhooks extends Context.Service<Webhooks, {
         })
         // The claim only hands out pending or failed deliveries: any other is a bug.
         if (Result.isFailure(moved)) return yield* Effect.die(new Error(moved.failure))
-        yield* deliveries.recordAttempt(moved.success.next, { delivery_id: delivery.id, attempted_at: isoOf(started), ...outcome })
+        const recorded = yield* deliveries.recordAttempt(moved.success.next, {
+          delivery_id: delivery.id,
+          attempted_at: isoOf(started),
+          ...outcome
+        })
+        if (!recorded) {
+          // Our lease ran out and the delivery was claimed again (or retried): its holder records.
+          yield* Effect.logWarning(`webhook attempt of ${delivery.id} dropped: its lease was lost`)
+        }
       })
 
       /**
-       * Claims due deliveries, leaving out endpoints already at their per-endpoint bound, and runs
-       * their attempts concurrently. `inFlight` counts this process's running attempts per endpoint.
+       * Claims due deliveries, leaving out endpoints and accounts already at their bound, and runs
+       * their attempts concurrently. `inFlight` counts this process's running attempts.
        */
-      const claimAndRun = (options: DispatchOptions, inFlight: Map<string, number>, capacity: number) =>
+      const claimAndRun = (options: DispatchOptions, inFlight: InFlight, capacity: number) =>
         Effect.gen(function*() {
           if (capacity <= 0) return []
           const at = yield* Clock.currentTimeMillis
-          const saturated = [...inFlight].filter(([, n]) => n >= options.perEndpoint).map(([id]) => id)
+          const saturated = (counts: Map<string, number>, bound: number) =>
+            [...counts].filter(([, n]) => n >= bound).map(([id]) => id)
           const claimed = yield* deliveries.claimDue({
             now: isoOf(at),
             leaseUntil: isoOf(at + options.leaseMs),
+            lease: `${at.toString(36)}.${(yield* Random.nextInt).toString(36)}.${(yield* Random.nextInt).toString(36)}`,
             limit: capacity,
-            excludeEndpoints: saturated
+            perAccount: options.perAccount,
+            perEndpoint: options.perEndpoint,
+            excludeEndpoints: saturated(inFlight.endpoints, options.perEndpoint),
+            excludeAccounts: saturated(inFlight.accounts, options.perAccount)
           })
-          // Within one claim an endpoint may still appear more often than its bound allows: the
-          // surplus is handed back, due at once, for the next round (not left to wait out its lease).
+          // The claim bounds each endpoint and account by the whole bound, not by what is left of it
+          // here: the surplus is handed back, due at once, for the next round (not left to wait out
+          // its lease).
           const taken: Array<WebhookDelivery> = []
           for (const d of claimed) {
-            const n = inFlight.get(d.endpoint_id) ?? 0
-            if (n >= options.perEndpoint) {
-              yield* deliveries.update(StateMachine.revise(d, { next_attempt_at: isoOf(at) }, d.updated_at))
+            const byEndpoint = inFlight.endpoints.get(d.endpoint_id) ?? 0
+            const byAccount = inFlight.accounts.get(d.account_id) ?? 0
+            if (byEndpoint >= options.perEndpoint || byAccount >= options.perAccount) {
+              yield* handBack(d, at)
               continue
             }
-            inFlight.set(d.endpoint_id, n + 1)
+            inFlight.endpoints.set(d.endpoint_id, byEndpoint + 1)
+            inFlight.accounts.set(d.account_id, byAccount + 1)
             taken.push(d)
           }
           return taken
         })
 
-      const release = (inFlight: Map<string, number>, endpointId: string) => {
-        const n = (inFlight.get(endpointId) ?? 1) - 1
-        if (n <= 0) inFlight.delete(endpointId)
-        else inFlight.set(endpointId, n)
+      const release = (inFlight: InFlight, delivery: WebhookDelivery) => {
+        const decrement = (counts: Map<string, number>, key: string) => {
+          const n = (counts.get(key) ?? 1) - 1
+          if (n <= 0) counts.delete(key)
+          else counts.set(key, n)
+        }
+        decrement(inFlight.endpoints, delivery.endpoint_id)
+        decrement(inFlight.accounts, delivery.account_id)
       }
 
       const dispatchDue = Effect.fn("Webhooks.dispatchDue")(function*(partial: Partial<DispatchOptions> = {}) {
         const options = { ...DEFAULT_DISPATCH, ...partial }
-        const inFlight = new Map<string, number>()
+        const inFlight = emptyInFlight()
         const taken = yield* claimAndRun(options, inFlight, options.concurrency)
-        yield* Effect.forEach(taken, (d) => Effect.ensuring(attempt(d), Effect.sync(() => release(inFlight, d.endpoint_id))), {
+        yield* Effect.forEach(taken, (d) => Effect.ensuring(attempt(d), Effect.sync(() => release(inFlight, d))), {
           concurrency: options.concurrency,
           discard: true
         })
@@ -385,13 +437,14 @@ export class Webhooks extends Context.Service<Webhooks, {
       /**
        * The dispatcher loop: whenever slots are free it claims more (endpoints at their bound left
        * out), forks their attempts, and polls again after `idleMs` when nothing was due. A slow
-       * endpoint holds at most `perEndpoint` slots, so the others keep flowing.
+       * endpoint holds at most `perEndpoint` slots and an account at most `perAccount`, so the
+       * others keep flowing.
        */
       const runDispatcher = (partial: Partial<DispatchOptions> & { readonly idleMs?: number } = {}) =>
         Effect.gen(function*() {
           const options = { ...DEFAULT_DISPATCH, ...partial }
           const idleMs = partial.idleMs ?? 200
-          const inFlight = new Map<string, number>()
+          const inFlight = emptyInFlight()
           let running = 0
           // A finished attempt frees a slot: it wakes an idle loop at once rather than after idleMs,
           // or one busy endpoint would be held to perEndpoint attempts per idle period.
@@ -406,7 +459,7 @@ export class Webhooks extends Context.Service<Webhooks, {
                 Effect.catchCause((cause) => Effect.logError(`webhook attempt ${d.id} failed to record`, cause)),
                 Effect.ensuring(Effect.andThen(Effect.sync(() => {
                   running--
-                  release(inFlight, d.endpoint_id)
+                  release(inFlight, d)
                 }), Queue.offer(wake, undefined))),
                 Effect.forkChild
               )
@@ -424,9 +477,6 @@ export class Webhooks extends Context.Service<Webhooks, {
           if (input.description !== undefined && input.description.length > 500) {
             return yield* invalidField("description", "must be at most 500 characters")
           }
-          if ((yield* endpoints.list(account.id)).length >= MAX_ENDPOINTS) {
-            return yield* new WebhookLimitExceeded({ message: `An account may have at most ${MAX_ENDPOINTS} webhook endpoints` })
-          }
           const at = yield* nowIso
           const endpoint: WebhookEndpoint = {
             id: yield* ids.make("webhookEndpoint"),
@@ -439,7 +489,9 @@ export class Webhooks extends Context.Service<Webhooks, {
             updated_at: at,
             version: 1
           }
-          yield* endpoints.insert(endpoint)
+          if (!(yield* endpoints.insert(endpoint, MAX_ENDPOINTS))) {
+            return yield* new WebhookLimitExceeded({ message: `An account may have at most ${MAX_ENDPOINTS} webhook endpoints` })
+          }
           return endpointView(endpoint)
         }),
         listEndpoints: (account) => Effect.map(endpoints.list(account.id), (list) => ({ data: list.map(endpointView) })),
@@ -495,7 +547,11 @@ export class Webhooks extends Context.Service<Webhooks, {
             })
           }
           const next = moved.success.next
-          yield* deliveries.update(next)
+          // Not run beside an attempt under way: it records its outcome, which decides what is next.
+          // The update is fenced by the lease read here, so a claim in between also lands here.
+          const inFlight = new Conflict({ message: `Delivery ${id} is being attempted now; retry once the attempt is recorded` })
+          if (Webhook.isLeased(delivery, at)) return yield* inFlight
+          if (!(yield* deliveries.update(next))) return yield* inFlight
           return deliveryView(next)
         }),
         dispatchDue,

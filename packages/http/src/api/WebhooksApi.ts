@@ -86,5 +86,8 @@ export class WebhookDeliveriesApi extends HttpApiGroup.make("webhookDeliveries")
     params: { id: DeliveryId },
     success: DeliveryView
   }).annotate(OpenApi.Summary, "Retry a webhook delivery")
-    .annotate(OpenApi.Description, "Makes a failed or exhausted delivery due now; otherwise 400 webhook_delivery_not_retryable.")
+    .annotate(
+      OpenApi.Description,
+      "Makes a failed or exhausted delivery due now; otherwise 400 webhook_delivery_not_retryable. While an attempt of it is under way, 409 conflict."
+    )
 ) {}
