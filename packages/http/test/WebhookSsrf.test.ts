@@ -54,16 +54,13 @@ const REFUSED_HOSTS = [
 ]
 
 describe("webhook endpoint URLs: SSRF at registration", () => {
-  it.each(["test", "live"] as const)("%s mode: every special-purpose address is refused, naming url", async (mode) => {
+  it.each(["test", "live"] as const)("%s mode: every special-purpose address is refused, naming url; their public neighbours are not", async (mode) => {
     const refused = []
     for (const host of REFUSED_HOSTS) {
       const reply = await register(mode, `https://${host}/hook`)
       refused.push({ host, status: reply.status, code: reply.json?.code, field: reply.json?.errors?.[0]?.field })
     }
     expect(refused).toEqual(REFUSED_HOSTS.map((host) => ({ host, status: 400, code: "validation_failed", field: "url" })))
-  })
-
-  it.each(["test", "live"] as const)("%s mode: public addresses are accepted, next to the refused ranges", async (mode) => {
     for (const host of ["93.184.215.14", "100.128.0.1", "172.32.0.1", "198.20.0.1", "223.255.255.254", "[2606:4700::1111]", "[::ffff:93.184.215.14]"]) {
       expect({ host, status: (await register(mode, `https://${host}/hook`)).status }).toEqual({ host, status: 201 })
     }
