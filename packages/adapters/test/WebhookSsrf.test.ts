@@ -9,7 +9,17 @@
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { describe, expect, it } from "@effect/vitest"
-import { Accounts, checkEndpointUrl, HostResolver, WebhookPrivateReceivers, Webhooks, WebhookTransport } from "@tender/domain"
+import {
+  Accounts,
+  checkEndpointUrl,
+  HostResolver,
+  Ids,
+  Outbox,
+  WebhookEndpointRepo,
+  WebhookPrivateReceivers,
+  Webhooks,
+  WebhookTransport
+} from "@tender/domain"
 import { Effect, Layer, type Scope } from "effect"
 import { configFromEnv } from "../src/Config.ts"
 import * as Infrastructure from "../src/Infrastructure.ts"
@@ -175,4 +185,46 @@ describe("TENDER_WEBHOOK_ALLOW_PRIVATE", () => {
       expect(yield* post("https://127.0.0.1:1/hook")).toMatchObject({ _tag: "Failed", error: expect.stringContaining("loopback") })
     }).pipe(Effect.provide(Layer.mergeAll(Accounts.layer, Webhooks.layer).pipe(Layer.provideMerge(Infrastructure.layer(config)))))
   })
+})
+
+describe("through the dispatcher", () => {
+  it.live("a stored endpoint the check refuses today: the attempt is failed in the delivery log with the reason, no connection made", () =>
+    Effect.gen(function*() {
+      const target = yield* listener("127.0.0.1")
+      const accounts = yield* Accounts
+      const account = yield* accounts.get((yield* accounts.create({ name: "stored before the rules", mode: "test" })).account_id)
+      // As an endpoint registered before loopback https was refused would be stored: no request can create it now.
+      const at = new Date().toISOString()
+      yield* (yield* WebhookEndpointRepo).insert({
+        id: yield* (yield* Ids).make("webhookEndpoint"),
+        account_id: account.id,
+        url: `https://127.0.0.1:${target.port}/hook`,
+        enabled_events: ["*"],
+        description: null,
+        status: "enabled",
+        created_at: at,
+        updated_at: at,
+        version: 1
+      })
+      yield* (yield* Outbox).record({
+        account_id: account.id,
+        type: "payment.succeeded",
+        livemode: false,
+        processing_profile: null,
+        order_id: null,
+        data: { order_id: "ord_x" }
+      })
+      const webhooks = yield* Webhooks
+      expect(yield* webhooks.dispatchDue()).toBe(1)
+      const [delivery] = (yield* webhooks.listDeliveries(account, {})).data
+      const { attempts, status } = yield* webhooks.getDelivery(account, delivery.id)
+      expect(status).toBe("failed")
+      expect(attempts).toEqual([expect.objectContaining({ status_code: null, error: expect.stringContaining("loopback") })])
+      expect(target.seen.connections).toBe(0)
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(Layer.mergeAll(Accounts.layer, Webhooks.layer, Outbox.layer).pipe(
+        Layer.provideMerge(Infrastructure.layer({ storage: "memory", dataDir: ".tender-unused" }))
+      ))
+    ))
 })
