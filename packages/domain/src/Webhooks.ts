@@ -221,13 +221,10 @@ const SPECIAL_PURPOSE: ReadonlyArray<readonly [cidr: string, kind: "loopback" | 
 const RANGES = SPECIAL_PURPOSE.map(([cidr, kind, name]) => ({ cidr: Cidr.parseCidr(cidr)!, kind, name }))
 
 /** The special-purpose range an address is in, or `undefined` for a public one. */
-export const specialRangeOf = (ip: string) => RANGES.find((range) => Cidr.cidrContains(range.cidr, ip))
-
-/** Any special-purpose address (loopback, private, link-local, reserved, …): never a live webhook target. */
-export const isInternalAddress = (ip: string): boolean => specialRangeOf(ip) !== undefined
+const specialRangeOf = (ip: string) => RANGES.find((range) => Cidr.cidrContains(range.cidr, ip))
 
 /** A host written as loopback (`URL.hostname` form: `localhost`, 127.x.x.x, `[::1]`). */
-export const isLoopbackHost = (host: string) => {
+const isLoopbackHost = (host: string) => {
   const literal = host.replace(/^\[|\]$/g, "")
   return host === "localhost" || (Cidr.isValidIp(literal) && specialRangeOf(literal)?.kind === "loopback")
 }
