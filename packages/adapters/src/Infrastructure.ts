@@ -40,7 +40,8 @@ import {
   type UnitOfWork,
   type WebhookDeliveryRepo,
   type WebhookEndpointRepo,
-  type WebhookTransport
+  type WebhookTransport,
+  WebhookPrivateReceivers
 } from "@tender/domain"
 import { Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
@@ -235,13 +236,18 @@ export const layer = (config: TenderConfig): Layer.Layer<Ports, InfrastructureEr
     coordination(config),
     provider(config),
     channelProviders(config),
-    WebhookTransportHttp.layer,
+    // The transport checks each delivery's addresses through the same resolver as registration.
+    WebhookTransportHttp.layer.pipe(Layer.provide(HostResolverDns.layer)),
     HostResolverDns.layer,
     // Hosted pages (checkout sessions) are addressed under it.
     Layer.succeed(PublicUrl, config.publicUrl ?? DEFAULT_PUBLIC_URL)
   ).pipe(
     Layer.provideMerge(config.storage === "memory" ? memoryStorage : postgresStorage(config)),
-    Layer.provideMerge(Layer.merge(primitives, FaultsEnv.layer(config.fault)))
+    Layer.provideMerge(Layer.mergeAll(
+      primitives,
+      FaultsEnv.layer(config.fault),
+      Layer.succeed(WebhookPrivateReceivers, config.webhookAllowPrivate ?? false)
+    ))
   )
 
 /** Applies pending migrations (memory storage has none) and returns the names of those it applied. */

@@ -83,7 +83,7 @@ export class WebhookTransport extends Context.Service<WebhookTransport, {
   }): Effect.Effect<DeliveryOutcome>
 }>()("@tender/domain/WebhookTransport") {}
 
-/** Port: the addresses a host name resolves to (SSRF checks of live-mode endpoint URLs). */
+/** Port: the addresses a host name resolves to (SSRF checks of endpoint URLs, at registration and at every delivery). */
 export class HostResolver extends Context.Service<HostResolver, {
   resolve(host: string): Effect.Effect<ReadonlyArray<string>>
 }>()("@tender/domain/HostResolver") {}

@@ -14,6 +14,7 @@ import { isoOf, nowIso } from "./Time.ts"
 import { Clock, Context, Effect, Layer, Option, Queue, Random, Result } from "effect"
 import type { Account } from "./Account.ts"
 import * as Cidr from "./Cidr.ts"
+import * as PaymentRequest from "./PaymentRequest.ts"
 import {
   Conflict,
   invalidField,
@@ -172,16 +173,174 @@ export const envelopeOf = (event: PaymentEvent): Envelope => ({
 
 // --- endpoint URLs --------------------------------------------------------------------------
 
-/** Loopback, private, link-local, CGNAT and unspecified ranges: never a live webhook target (SSRF). */
-const INTERNAL_RANGES = [
-  "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.168.0.0/16",
-  "::/128", "::1/128", "fc00::/7", "fe80::/10"
-].map((c) => Cidr.parseCidr(c)!)
+/**
+ * What an address is, for the SSRF check of webhook endpoints: `loopback` (allowed only to a test-mode
+ * `http` endpoint on a loopback host), `private` (allowed when the operator sets TENDER_WEBHOOK_ALLOW_PRIVATE),
+ * `special` (never). Public addresses are in none of the ranges.
+ *
+ * Source: the IANA IPv4 and IPv6 Special-Purpose Address Registries
+ * (iana.org/assignments/iana-ipv4-special-registry, …/iana-ipv6-special-registry, as of 2025), plus the
+ * multicast blocks (IANA multicast registries), 6to4's retired relay anycast and IPv6 site-local. Blocks
+ * whose registry entry says "globally reachable" but which no receiver lives in (192.0.0.0/24 as a
+ * whole, NAT64's 64:ff9b::/96, Teredo and the rest of 2001::/23) are refused too: each carries or
+ * reaches another address (an embedded IPv4, a tunnel) that this check could not see. IPv4-mapped
+ * IPv6 (::ffff:0:0/96) is matched as the IPv4 address it carries (Cidr.ts).
+ */
+const SPECIAL_PURPOSE: ReadonlyArray<readonly [cidr: string, kind: "loopback" | "private" | "special", name: string]> = [
+  ["0.0.0.0/8", "special", "this network (connects to the host itself on Linux)"],
+  ["10.0.0.0/8", "private", "private-use"],
+  ["100.64.0.0/10", "private", "shared address space (CGNAT)"],
+  ["127.0.0.0/8", "loopback", "loopback"],
+  ["169.254.0.0/16", "special", "link-local (cloud metadata services)"],
+  ["172.16.0.0/12", "private", "private-use"],
+  ["192.0.0.0/24", "special", "IETF protocol assignments"],
+  ["192.0.2.0/24", "special", "documentation (TEST-NET-1)"],
+  ["192.88.99.0/24", "special", "6to4 relay anycast (deprecated)"],
+  ["192.168.0.0/16", "private", "private-use"],
+  ["198.18.0.0/15", "special", "benchmarking"],
+  ["198.51.100.0/24", "special", "documentation (TEST-NET-2)"],
+  ["203.0.113.0/24", "special", "documentation (TEST-NET-3)"],
+  ["224.0.0.0/4", "special", "multicast"],
+  ["240.0.0.0/4", "special", "reserved (and 255.255.255.255, limited broadcast)"],
+  ["::/128", "special", "unspecified"],
+  ["::1/128", "loopback", "loopback"],
+  ["::/96", "special", "IPv4-compatible (deprecated)"],
+  ["64:ff9b::/96", "special", "NAT64 (IPv4-IPv6 translation)"],
+  ["64:ff9b:1::/48", "special", "NAT64 (local-use translation)"],
+  ["100::/64", "special", "discard-only"],
+  ["100:0:0:1::/64", "special", "dummy prefix"],
+  ["2001::/23", "special", "IETF protocol assignments (Teredo 2001::/32, benchmarking 2001:2::/48, ORCHID, …)"],
+  ["2001:db8::/32", "special", "documentation"],
+  ["2002::/16", "special", "6to4"],
+  ["3fff::/20", "special", "documentation"],
+  ["5f00::/16", "special", "segment routing (SRv6) SIDs"],
+  ["fc00::/7", "private", "unique local (ULA)"],
+  ["fe80::/10", "special", "link-local"],
+  ["fec0::/10", "special", "site-local (deprecated)"],
+  ["ff00::/8", "special", "multicast"]
+]
 
-export const isInternalAddress = (ip: string): boolean => INTERNAL_RANGES.some((range) => Cidr.cidrContains(range, ip))
+const RANGES = SPECIAL_PURPOSE.map(([cidr, kind, name]) => ({ cidr: Cidr.parseCidr(cidr)!, kind, name }))
 
-const isLoopbackHost = (host: string) =>
-  host === "localhost" || host === "[::1]" || (Cidr.isValidIp(host) && Cidr.cidrContains(INTERNAL_RANGES[3], host))
+/** The special-purpose range an address is in, or `undefined` for a public one. */
+const specialRangeOf = (ip: string) => RANGES.find((range) => Cidr.cidrContains(range.cidr, ip))
+
+/** A host written as loopback (`URL.hostname` form: `localhost`, 127.x.x.x, `[::1]`). */
+const isLoopbackHost = (host: string) => {
+  const literal = host.replace(/^\[|\]$/g, "")
+  return host === "localhost" || (Cidr.isValidIp(literal) && specialRangeOf(literal)?.kind === "loopback")
+}
+
+/**
+ * The one way to reach loopback: `http` on a loopback host, a test-mode account's local receiver (live
+ * mode refuses `http`, so a stored URL of this shape was registered in test mode).
+ */
+const isLocalReceiver = (url: URL) => url.protocol === "http:" && isLoopbackHost(url.hostname)
+
+/**
+ * The operator's choice (`TENDER_WEBHOOK_ALLOW_PRIVATE`): endpoints may be on private-use, CGNAT and
+ * unique-local addresses (receivers inside the operator's own network). Read at registration and at
+ * every delivery.
+ */
+export const WebhookPrivateReceivers = Context.Reference<boolean>("@tender/domain/WebhookPrivateReceivers", {
+  defaultValue: () => false
+})
+
+/** RFC 1035 / 1123 host names: letters, digits and hyphens, labels of 1–63, at most 253 in all. */
+const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i
+const MAX_HOSTNAME = 253
+
+const hostnameProblem = (hostname: string): string | undefined => {
+  // An IP literal: the URL parser has already checked and normalised it (`[…]` for IPv6).
+  if (hostname.startsWith("[") || Cidr.isValidIp(hostname)) return undefined
+  const name = hostname.endsWith(".") ? hostname.slice(0, -1) : hostname
+  if (name.length > MAX_HOSTNAME) return `host must be at most ${MAX_HOSTNAME} characters`
+  if (!name.split(".").every((label) => LABEL.test(label))) {
+    return "host must be a domain name (labels of letters, digits and hyphens, at most 63 characters each) or an IP address"
+  }
+  return undefined
+}
+
+/**
+ * What is wrong with an endpoint URL as written, whatever its host resolves to, or the parsed URL.
+ * Live mode: https only. Test mode: https, or http on a loopback host (local receivers).
+ */
+const endpointUrlProblem = (raw: string, mode: Account["mode"]): URL | string => {
+  const problem = PaymentRequest.urlProblem(raw)
+  if (problem !== undefined) return problem
+  const url = new URL(raw)
+  if (url.username !== "" || url.password !== "") return "must not carry credentials"
+  const host = hostnameProblem(url.hostname)
+  if (host !== undefined) return host
+  if (url.protocol === "https:") return url
+  if (mode === "live") return "must be https in live mode"
+  return isLocalReceiver(url) ? url : "must be https (http is allowed for loopback hosts in test mode)"
+}
+
+/** Why an endpoint may not be reached at `address` (what its host resolved to), or `undefined`. */
+const addressRefusal = (address: string, allow: { readonly loopback: boolean; readonly private: boolean }) => {
+  if (!Cidr.isValidIp(address)) return `resolves to ${address}, not an IP address`
+  const range = specialRangeOf(address)
+  if (range === undefined || (range.kind === "loopback" && allow.loopback) || (range.kind === "private" && allow.private)) {
+    return undefined
+  }
+  return `must not point at ${address} (${range.name})`
+}
+
+/** The addresses a URL's host stands for: an IP literal itself, a name through the resolver. */
+const addressesOf = (url: URL) => {
+  const host = url.hostname.replace(/^\[|\]$/g, "")
+  return Cidr.isValidIp(host) ? Effect.succeed([host]) : Effect.flatMap(HostResolver, (resolver) => resolver.resolve(host))
+}
+
+/**
+ * Every address the host resolves to, checked: the first refusal, or the addresses. Registration and
+ * each delivery ask (a name may point elsewhere since), and the transport connects only to these.
+ */
+const checkAddresses = Effect.fnUntraced(function*(url: URL) {
+  const allow = { loopback: isLocalReceiver(url), private: yield* WebhookPrivateReceivers }
+  const addresses = yield* addressesOf(url)
+  for (const address of addresses) {
+    const refusal = addressRefusal(address, allow)
+    if (refusal !== undefined) return { _tag: "Refused" as const, reason: refusal }
+  }
+  return { _tag: "Checked" as const, addresses }
+})
+
+/**
+ * An endpoint URL as registered (create, or update of its URL): well-formed, its scheme allowed in the
+ * account's mode, and every address its host resolves to allowed (loopback only to `http` on a
+ * loopback host, in test mode). A name that does not resolve is refused in live mode; in test mode
+ * it may be registered (a receiver not set up yet), and each delivery checks it again anyway.
+ */
+export const checkEndpointUrl = Effect.fnUntraced(function*(mode: Account["mode"], raw: string) {
+  const url = endpointUrlProblem(raw, mode)
+  if (typeof url === "string") return yield* invalidField("url", url)
+  const checked = yield* checkAddresses(url)
+  if (checked._tag === "Refused") return yield* invalidField("url", checked.reason)
+  if (checked.addresses.length === 0 && mode === "live") return yield* invalidField("url", `host ${url.hostname} does not resolve`)
+  return url.toString()
+})
+
+/**
+ * Where a delivery to a stored endpoint URL may connect: its host resolved now and every address
+ * checked as at registration (a URL stored before a rule existed is held to it too). The transport
+ * connects to these addresses only, so a name re-pointed between this check and the connection (DNS
+ * rebinding) reaches nothing else.
+ */
+export const deliveryTargets = Effect.fnUntraced(function*(raw: string) {
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    return { _tag: "Refused" as const, reason: "endpoint URL is not a URL" }
+  }
+  if (url.protocol !== "https:" && !isLocalReceiver(url)) return { _tag: "Refused" as const, reason: "endpoint URL must be https" }
+  const checked = yield* checkAddresses(url)
+  if (checked._tag === "Refused") return { _tag: "Refused" as const, reason: `endpoint host ${checked.reason}` }
+  if (checked.addresses.length === 0) return { _tag: "Refused" as const, reason: `host ${url.hostname} does not resolve` }
+  return checked
+})
 
 // --- the use case ---------------------------------------------------------------------------
 
@@ -256,27 +415,12 @@ export class Webhooks extends Context.Service<Webhooks, {
       const signer = yield* PayloadSigner
       const ids = yield* Ids
 
-      const validateUrl = Effect.fnUntraced(function*(account: Account, raw: string) {
-        let url: URL
-        try {
-          url = new URL(raw)
-        } catch {
-          return yield* invalidField("url", "must be an absolute URL")
-        }
-        if (url.username !== "" || url.password !== "") return yield* invalidField("url", "must not carry credentials")
-        if (account.mode === "live") {
-          if (url.protocol !== "https:") return yield* invalidField("url", "must be https in live mode")
-          const host = url.hostname.replace(/^\[|\]$/g, "")
-          const addresses = Cidr.isValidIp(host) ? [host] : yield* resolver.resolve(host)
-          if (addresses.length === 0) return yield* invalidField("url", `host ${host} does not resolve`)
-          if (addresses.some(isInternalAddress)) {
-            return yield* invalidField("url", "must not point at a private, loopback or link-local address")
-          }
-        } else if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopbackHost(url.hostname))) {
-          return yield* invalidField("url", "must be https (http is allowed for loopback hosts in test mode)")
-        }
-        return url.toString()
-      })
+      const allowPrivate = yield* WebhookPrivateReceivers
+      const validateUrl = (account: Account, raw: string) =>
+        checkEndpointUrl(account.mode, raw).pipe(
+          Effect.provideService(HostResolver, resolver),
+          Effect.provideService(WebhookPrivateReceivers, allowPrivate)
+        )
 
       const validateEvents = (input: ReadonlyArray<string> | undefined): ReadonlyArray<string> | ValidationFailed => {
         if (input === undefined) return ["*"]
