@@ -205,7 +205,7 @@ describe("through the dispatcher", () => {
         created_at: at,
         updated_at: at,
         version: 1
-      })
+      }, 16)
       yield* (yield* Outbox).record({
         account_id: account.id,
         type: "payment.succeeded",
