@@ -102,10 +102,12 @@ it("checkout sessions: one statement per page", async () => {
   expect(small).toBe(1)
 })
 
-it("webhook deliveries and endpoints: one statement per page", async () => {
+it("webhook deliveries, events (the CLI's list) and endpoints: one statement per page", async () => {
   const { large, small } = await pages((limit) => Effect.gen(function*() { return yield* (yield* Webhooks).listDeliveries(account, { limit }) }))
   expect(large).toBe(small)
   expect(small).toBe(1)
+  const events = await pages((limit) => Effect.gen(function*() { return yield* (yield* Webhooks).listEvents({ account_id: account.id, limit }) }))
+  expect([events.small, events.large]).toEqual([1, 1])
   const endpoints = await counted(Effect.gen(function*() { return yield* (yield* Webhooks).listEndpoints(account) }))
   expect(endpoints.statements).toBe(1)
 })
