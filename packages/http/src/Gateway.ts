@@ -100,7 +100,7 @@ export const layer = (options: GatewayOptions) =>
         )
         state.account = account
 
-        const ip = Option.getOrElse(request.remoteAddress, () => "")
+        const ip = ipLimits.clientIp(request)
         if (!Cidr.allowlistPermits(account.ip_allowlist, ip)) {
           return yield* reject(new Errors.ClientIpNotAllowlisted({ message: `Requests from ${ip} are not allowlisted for this account` }))
         }

@@ -15,6 +15,7 @@
  * The address is the socket's peer, unless the operator says how many proxies stand in front
  * (`trustedProxies`): then it is the X-Forwarded-For entry that many hops from the right, the one
  * the outermost trusted proxy saw. Entries further left are the client's own claims and never used.
+ * The gateway checks an account's IP allowlist against the same address.
  */
 import { isIP } from "node:net"
 import { Clock, Effect, Option } from "effect"
@@ -101,6 +102,8 @@ export const make = (options: IpLimitOptions) =>
     const ipOf = (request: HttpServerRequest.HttpServerRequest) => clientIp(request, options.trustedProxies)
 
     return {
+      /** The client's address as these limits (and the account's allowlist) see it. */
+      clientIp: ipOf,
       /**
        * A route without an API key: `route` when the IP's bucket has a token, else the 429 (the
        * SDK's routes pass straight through to their own bucket).

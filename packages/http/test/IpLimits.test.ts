@@ -101,6 +101,14 @@ describe("routes without an API key: one bucket per client IP", () => {
       seen.push((await call(server, "127.0.0.9", "GET", "/checkout/cs_unknown", { "x-forwarded-for": `198.51.100.${i}` })).status)
     }
     expect(seen).toEqual([404, 404, 404, 429])
+    // nor does it pass an account's allowlist
+    const merchant = await Effect.runPromise(server.accounts.create({ name: "no proxy", mode: "test" }))
+    await Effect.runPromise(server.accounts.setAllowlist(merchant.account_id, ["198.51.100.0/24"]))
+    const forged = await call(server, "127.0.0.12", "GET", "/v1/orders/ord_unknown", {
+      authorization: `Bearer ${merchant.secret_key}`,
+      "x-forwarded-for": "198.51.100.20"
+    })
+    expect(JSON.parse(forged.body).code).toBe("client_ip_not_allowlisted")
   })
 })
 
@@ -119,6 +127,16 @@ describe("behind a trusted proxy (trustedProxies: 1)", () => {
     expect(seen).toEqual([404, 404, 404, 429])
     // another client behind the same proxy (same socket address) has its own bucket
     expect((await from("198.51.100.8")).status).toBe(404)
+  })
+
+  it("an account's IP allowlist checks the client the proxy saw, not the proxy", async () => {
+    const merchant = await Effect.runPromise(server.accounts.create({ name: "behind a proxy", mode: "test" }))
+    await Effect.runPromise(server.accounts.setAllowlist(merchant.account_id, ["198.51.100.0/24"]))
+    const keyed = (forwarded: string) =>
+      call(server, "127.0.0.11", "GET", "/v1/orders/ord_unknown", { authorization: `Bearer ${merchant.secret_key}`, "x-forwarded-for": forwarded })
+    // allowlisted: on to the signature check; the client's own claim left of the proxy's entry is not used
+    expect(JSON.parse((await keyed("10.9.9.9, 198.51.100.20")).body).code).toBe("malformed_signature_header")
+    expect(JSON.parse((await keyed("198.51.100.20, 203.0.113.5")).body).code).toBe("client_ip_not_allowlisted")
   })
 })
 
