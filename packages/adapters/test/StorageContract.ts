@@ -692,6 +692,10 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       expect(yield* orders.findByReference(other, order.merchant_reference)).toEqual(Option.none())
       expect((yield* orders.search(other, { limit: 100 })).data).toEqual([])
       expect(idsOf((yield* orders.search(owner, { limit: 100 })).data)).toEqual([order.id])
+      // a search page's orders, read at once: scoped by account, unknown ids absent
+      expect(yield* orders.findMany(other, [order.id])).toEqual([])
+      expect(yield* orders.findMany(owner, [order.id, "ord_doesnotexist000000"])).toEqual([order])
+      expect(yield* orders.findMany(owner, [])).toEqual([])
     }))
 
   it.effect("orders: a second direct payment with the reference is refused; a checkout order or another account may reuse it", () =>
@@ -971,6 +975,13 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       const tied = [authorization, retry].sort((a, b) => (a.id < b.id ? -1 : 1))
       expect(yield* transactions.listByOrder(order.id)).toEqual([...tied, capture])
       expect(yield* transactions.listByOrder("ord_doesnotexist000000")).toEqual([])
+      // a search page's orders at once: each order's transactions in listByOrder's order
+      expect(yield* transactions.listByOrders([order.id])).toEqual([...tied, capture])
+      const both = yield* transactions.listByOrders([order.id, sibling.id, "ord_doesnotexist000000"])
+      expect(both.filter((t) => t.order_id === order.id)).toEqual([...tied, capture])
+      expect(both.filter((t) => t.order_id === sibling.id)).toEqual(yield* transactions.listByOrder(sibling.id))
+      expect(both).toHaveLength(4)
+      expect(yield* transactions.listByOrders([])).toEqual([])
     }))
 
   it.effect("transactions: updates on the version before; refuses a stale version and another account", () =>

@@ -17,6 +17,7 @@ import type { HttpServerError } from "effect/http"
 import { Accounts, Cidr, Errors, Ids, RateLimiter } from "@tender/domain"
 import { SIGNATURE_HEADER, signatureHeader, verifySignature } from "@tender/adapters/Signature"
 import * as ApiError from "./ApiError.ts"
+import * as IpLimits from "./IpLimits.ts"
 import { CurrentRequest, type RequestState } from "./RequestContext.ts"
 import type { RouteTable } from "./Routes.ts"
 
@@ -24,6 +25,8 @@ export interface GatewayOptions {
   readonly maxBodyBytes: number
   readonly defaultRateLimit: { readonly perSecond: number; readonly burst: number }
   readonly routes: RouteTable
+  /** Per client IP: routes without a key, and unknown keys (IpLimits.ts); default DEFAULT_IP_LIMITS. */
+  readonly ipLimits?: IpLimits.IpLimitOptions | undefined
 }
 
 /** A refusal decided by the gateway, with any headers it must carry (`Retry-After`). */
@@ -78,6 +81,7 @@ export const layer = (options: GatewayOptions) =>
       const limiter = yield* RateLimiter
       const ids = yield* Ids
       const maxBody = ByteSize.bytes(options.maxBodyBytes)
+      const ipLimits = yield* IpLimits.make(options.ipLimits ?? IpLimits.DEFAULT_IP_LIMITS)
 
       /** Everything before routing; resolves once the request may proceed. */
       const admit = Effect.fnUntraced(function*(
@@ -89,10 +93,14 @@ export const layer = (options: GatewayOptions) =>
         if (key === undefined) {
           return yield* reject(new Errors.InvalidApiKey({ message: "Missing API key: send Authorization: Bearer sk_…" }))
         }
-        const account = yield* Effect.mapError(accounts.authenticate(key), (e) => new Rejection(e))
+        // An IP spending unknown keys is refused before its keys are hashed and looked up (IpLimits.ts).
+        const account = yield* Effect.mapError(
+          ipLimits.guardKey(request, accounts.authenticate(key)),
+          (e) => e instanceof IpLimits.Limited ? new Rejection(e.error, e.headers) : new Rejection(e)
+        )
         state.account = account
 
-        const ip = Option.getOrElse(request.remoteAddress, () => "")
+        const ip = ipLimits.clientIp(request)
         if (!Cidr.allowlistPermits(account.ip_allowlist, ip)) {
           return yield* reject(new Errors.ClientIpNotAllowlisted({ message: `Requests from ${ip} are not allowlisted for this account` }))
         }
@@ -216,7 +224,9 @@ export const layer = (options: GatewayOptions) =>
           const path = request.url.split("?")[0]
           const needsKey = options.routes.requiresKey(path)
           const exit = yield* Effect.exit(
-            (needsKey ? Effect.andThen(admit(request, state, path), httpEffect) : httpEffect).pipe(
+            (needsKey
+              ? Effect.andThen(admit(request, state, path), httpEffect)
+              : ipLimits.guardPublic(request, path, state.requestId, httpEffect)).pipe(
               Effect.provideService(CurrentRequest, state)
             )
           )

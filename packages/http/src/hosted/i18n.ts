@@ -48,6 +48,15 @@ const preferences = (header: string): ReadonlyArray<string> =>
     .sort((a, b) => b.weight - a.weight || a.index - b.index)
     .map((p) => p.range)
 
+/**
+ * What country names and their order depend on: the language and the region (`pt-BR`), without the
+ * variants, extensions and private-use parts a caller's Accept-Language may vary at will.
+ */
+export const regionalTag = (locale: Locale): string => {
+  const region = new Intl.Locale(locale.tag).region
+  return region === undefined ? locale.language : `${locale.language}-${region}`
+}
+
 export const resolveLocale = (sessionLocale: string | null | undefined, acceptLanguage: string | undefined): Locale => {
   const fromSession = sessionLocale === null || sessionLocale === undefined ? undefined : toLocale(sessionLocale)
   if (fromSession !== undefined) return fromSession
