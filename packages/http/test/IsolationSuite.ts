@@ -180,6 +180,13 @@ export const isolationSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
     return reply
   }
 
+  /** A lookup by a reference both accounts use: B's own object, never A's. */
+  const findsOwn = async (ctx: Context, path: string, id: string) => {
+    const reply = await api(ctx.who.creds, "GET", path)
+    expect({ status: reply.status, id: reply.json?.id }, `${ctx.who.name}: GET ${path} → ${reply.text}`).toEqual({ status: 200, id })
+    expectNoLeak(reply.text, path)
+  }
+
   /** A public page or asset (no key): it names no account, so it must carry nothing of A's. */
   const page = async (method: string, path: string, init: RequestInit = {}) => {
     const response = await fetch(server.baseUrl + path, { method, redirect: "manual", ...init })
@@ -263,7 +270,8 @@ export const isolationSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
       await refused(ctx, "POST", "/v1/payments", { ...base, merchant_reference: ref("b"), customer_id: ctx.a.customer }, "customer_not_found")
       await likeUnknown(ctx, "POST", "/v1/payments", (token) => ({ ...base, merchant_reference: ref("b"), payment_method: { code: "card", details: { card_token: token, stored_credential: { initiator: "merchant", reason: "unscheduled" } } } }), ctx.a.cardToken, UNKNOWN_TOKEN)
       // A reference is unique per account: A's is free for B (not 409, which would tell B that A has it).
-      await own(ctx, "POST", "/v1/payments", { ...base, merchant_reference: ctx.a.spare.payment }, 200)
+      const mine = await own(ctx, "POST", "/v1/payments", { ...base, merchant_reference: ctx.a.spare.payment }, 200)
+      if (!ctx.who.live) await findsOwn(ctx, `/v1/orders/by-reference/${encodeURIComponent(ctx.a.spare.payment)}`, mine.json.order_id)
       await likeUnknown(ctx, "POST", "/v1/payments", (profile) => ({ ...base, merchant_reference: ref("b"), processing_profile: profile }), ctx.a.profile, UNKNOWN_PROFILE)
     },
     "POST /v1/payments/capture": async (ctx) => {
@@ -286,9 +294,10 @@ export const isolationSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
     },
     // checkout sessions
     "POST /v1/checkout/sessions": async (ctx) => {
-      await own(ctx, "POST", "/v1/checkout/sessions", {
+      const mine = await own(ctx, "POST", "/v1/checkout/sessions", {
         amount: "30.00", currency: "USD", merchant_reference: ctx.a.spare.session, success_url: "https://shop.example/ok", cancel_url: "https://shop.example/cancel"
       }, 201)
+      if (!ctx.who.live) await findsOwn(ctx, `/v1/checkout/sessions/by-reference/${encodeURIComponent(ctx.a.spare.session)}`, mine.json.id)
     },
     "GET /v1/checkout/sessions/:id": (ctx) => refused(ctx, "GET", `/v1/checkout/sessions/${ctx.a.session.id}`, undefined, "checkout_session_not_found"),
     "GET /v1/checkout/sessions/by-reference/:merchant_reference": (ctx) =>
@@ -328,7 +337,8 @@ export const isolationSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
       const token = await tokenOf(ctx.who.creds)
       await likeUnknown(ctx, "POST", "/v1/transfers", (channel) => ({ ...body(token, ref("b-tr")), channel_id: channel }), ctx.channel.id, UNKNOWN_CHANNEL)
       await likeUnknown(ctx, "POST", "/v1/transfers", (profile) => ({ ...body(token, ref("b-tr")), processing_profile: profile }), ctx.a.profile, UNKNOWN_PROFILE)
-      if (!ctx.who.live) await own(ctx, "POST", "/v1/transfers", body(await tokenOf(ctx.who.creds), ctx.a.spare.transfer), 201)
+      const mine = await own(ctx, "POST", "/v1/transfers", body(await tokenOf(ctx.who.creds), ctx.a.spare.transfer), 201)
+      await findsOwn(ctx, `/v1/orders/by-reference/${encodeURIComponent(ctx.a.spare.transfer)}`, mine.json.order_id)
     },
     "GET /v1/transfers/:id": (ctx) => refused(ctx, "GET", `/v1/transfers/${ctx.a.transfer.id}`, undefined, "transfer_not_found"),
     "POST /v1/transfers/:order_id/execute": async (ctx) => {
@@ -468,8 +478,11 @@ export const isolationSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
       await clientRefuses("/v1/client/pay", (s) => ({ token: s.cardToken }))(ctx)
       if (ctx.who.live) return
       // B's own secret paying with A's vaulted card: the token is not this secret's.
-      const answer = await browser(ctx, "/v1/client/pay", { client_secret: await sdkPayment(ctx.who.creds), token: ctx.a.cardToken })
-      expect({ status: answer.status, code: answer.error?.code }, answer.text).toMatchObject({ status: 400 })
+      const secret = await sdkPayment(ctx.who.creds)
+      const theirs = await browser(ctx, "/v1/client/pay", { client_secret: secret, token: ctx.a.cardToken })
+      const none = await browser(ctx, "/v1/client/pay", { client_secret: secret, token: UNKNOWN_TOKEN })
+      expect({ status: theirs.status, code: theirs.error?.code }, theirs.text).toEqual({ status: none.status, code: none.error?.code })
+      expect(theirs.status, theirs.text).toBeGreaterThanOrEqual(400)
     },
     "OPTIONS /v1/client/session": preflight("/v1/client/session"),
     "OPTIONS /v1/client/card_tokens": preflight("/v1/client/card_tokens"),
