@@ -18,8 +18,8 @@ import { createServer, type Server } from "node:http"
 import { signatureHeader } from "@tender/adapters/providers/stripe/StripeSignature"
 import type { TenderConfig } from "@tender/adapters/Config"
 import { type Credentials, type Reply, send } from "@tender/client/Testing"
-import { Channels } from "@tender/domain"
-import { Effect } from "effect"
+import { Channels, TransactionRepo } from "@tender/domain"
+import { Effect, Option } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Api } from "../src/Api.ts"
 import { endpointsOf } from "../src/Routes.ts"
@@ -54,6 +54,8 @@ interface Seed {
   readonly redirect: { readonly order: string; readonly transaction: string }
   /** A card payment waiting on its 3-D Secure challenge. */
   readonly challenged: { readonly order: string; readonly transaction: string }
+  /** An attempt of A's on A's own Stripe channel (in the challenged order), awaiting its 3-D Secure return. */
+  readonly onChannel: { readonly channel: string; readonly secret: string; readonly transaction: string }
   /** References A uses that only `own` probes send (B making its own object with them), so no lookup probe finds B's object. */
   readonly spare: { readonly payment: string; readonly transfer: string; readonly session: string }
   readonly endpoint: string
@@ -111,6 +113,7 @@ export const isolationSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
     ...Object.entries(s.sdk).map(([k, v]) => [`sdk.${k}`, v] as const),
     ...Object.entries(s.redirect).map(([k, v]) => [`redirect.${k}`, v] as const),
     ...Object.entries(s.challenged).map(([k, v]) => [`challenged.${k}`, v] as const),
+    ...Object.entries(s.onChannel).map(([k, v]) => [`onChannel.${k}`, v] as const),
     ...Object.entries(s.spare).map(([k, v]) => [`spare.${k}`, v] as const),
     ["webhook endpoint", s.endpoint],
     ["webhook delivery", s.delivery],
@@ -242,6 +245,17 @@ export const isolationSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
     await empty(ctx, "POST", path, { merchant_reference: ctx.a.session.reference })
     await empty(ctx, "POST", path, { processing_profile: ctx.a.profile })
     await cursorRefused(ctx, path, cursor(ctx.a))
+    await listsOwn(ctx, "POST", path, { limit: 100 })
+  }
+
+  /** References A uses that B may use too (the own probes do): in B's objects they are B's, not A's. */
+  const shared = (s: Seed) => [...Object.values(s.spare), s.refund.reference, s.payout.reference].join(" ")
+
+  /** B's unfiltered list: B's own objects only. */
+  const listsOwn = async (ctx: Context, method: string, path: string, body?: unknown) => {
+    const reply = await api(ctx.who.creds, method, path, body)
+    expect(reply.status, `${ctx.who.name}: ${method} ${path} → ${reply.text}`).toBe(200)
+    expectNoLeak(reply.text, shared(ctx.a))
   }
 
   /** A's own cursor in B's hands: an empty page or 400 (a cursor is the account's), never A's next page. */
@@ -383,7 +397,7 @@ export const isolationSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
         if (mine.status === 201) expect((await api(ctx.who.creds, "DELETE", `/v1/webhook_endpoints/${mine.json.id}`)).status).toBe(200)
       }
     },
-    "GET /v1/webhook_endpoints": async (ctx) => void await own(ctx, "GET", "/v1/webhook_endpoints", undefined, 200),
+    "GET /v1/webhook_endpoints": (ctx) => listsOwn(ctx, "GET", "/v1/webhook_endpoints"),
     "GET /v1/webhook_endpoints/:id": (ctx) => refused(ctx, "GET", `/v1/webhook_endpoints/${ctx.a.endpoint}`, undefined, "webhook_not_found"),
     "POST /v1/webhook_endpoints/:id": (ctx) =>
       refused(ctx, "POST", `/v1/webhook_endpoints/${ctx.a.endpoint}`, { url: "https://attacker.example/hook", status: "disabled" }, "webhook_not_found"),
@@ -393,6 +407,7 @@ export const isolationSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
       await empty(ctx, "GET", `/v1/webhook_deliveries?event_id=${ctx.a.event}`)
       await empty(ctx, "GET", `/v1/webhook_deliveries?endpoint_id=${ctx.a.endpoint}&event_id=${ctx.a.event}&status=succeeded`)
       await cursorRefused(ctx, "/v1/webhook_deliveries", ctx.a.cursors.deliveries)
+      await listsOwn(ctx, "GET", "/v1/webhook_deliveries?limit=100")
     },
     "GET /v1/webhook_deliveries/:id": (ctx) => refused(ctx, "GET", `/v1/webhook_deliveries/${ctx.a.delivery}`, undefined, "webhook_delivery_not_found"),
     "POST /v1/webhook_deliveries/:id/retry": (ctx) =>
@@ -446,27 +461,37 @@ export const isolationSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
     "GET /sandbox/qr/:id.svg": hostedRefuses("GET", (id) => `/sandbox/qr/${id}.svg`),
     // Provider routes name a channel: P's channel with A's transactions is not A's business.
     "GET /providers/:channel_id/return": async (ctx) => {
-      for (const txn of [ctx.a.challenged.transaction, ctx.a.authorized.transaction]) {
+      for (const txn of [ctx.a.onChannel.transaction, ctx.a.challenged.transaction, ctx.a.authorized.transaction]) {
         expect((await page("GET", `/providers/${ctx.channel.id}/return?tender_reference=${txn}`)).status).toBe(404)
       }
     },
     "POST /providers/:channel_id/return": async (ctx) => {
-      const body = `tender_reference=${ctx.a.challenged.transaction}&redirectResult=x`
+      const body = `tender_reference=${ctx.a.onChannel.transaction}&redirectResult=x`
       expect((await page("POST", `/providers/${ctx.channel.id}/return`, { headers: { "content-type": "application/x-www-form-urlencoded" }, body })).status).toBe(404)
     },
     "POST /providers/:channel_id/notifications": async (ctx) => {
-      // P's own Stripe channel, signed with P's own secret, claiming A's authorization succeeded and
-      // A's refund settled: acknowledged (Stripe must not retry) and applied to nothing of A's.
+      const notify = (channelId: string, secret: string, payload: string) =>
+        page("POST", `/providers/${channelId}/notifications`, {
+          headers: { "content-type": "application/json", "stripe-signature": signatureHeader(payload, secret, Math.floor(Date.now() / 1000)) },
+          body: payload
+        })
+      const event = (type: string, object: object) => JSON.stringify({ id: `evt_iso_${++seq}`, object: "event", type, created: Math.floor(Date.now() / 1000), data: { object } })
+      const onChannel = event("payment_intent.succeeded", {
+        id: "pi_IsoStripeA", amount: 4000, amount_capturable: 0, amount_received: 4000, currency: "usd", metadata: { tender_reference: ctx.a.onChannel.transaction }
+      })
+      // On A's channel, signed with P's secret: refused like a channel that does not exist (401), nothing applied.
+      const forged = await notify(ctx.a.onChannel.channel, ctx.channel.secret, onChannel)
+      const nowhere = await notify(UNKNOWN_CHANNEL, ctx.channel.secret, onChannel)
+      expect({ status: forged.status, text: forged.text.replace(/req_\w+/, "") }).toEqual({ status: 401, text: nowhere.text.replace(/req_\w+/, "") })
+      // P's own Stripe channel, signed with P's own secret, claiming A's attempts succeeded or failed and
+      // A's refund failed: acknowledged (Stripe must not retry) and applied to nothing of A's.
       for (const [type, object] of [
+        ["payment_intent.succeeded", { id: "pi_IsoStripeA", amount: 4000, amount_capturable: 0, amount_received: 4000, currency: "usd", metadata: { tender_reference: ctx.a.onChannel.transaction } }],
         ["payment_intent.succeeded", { id: "pi_iso", amount: 10000, amount_capturable: 0, amount_received: 10000, currency: "usd", metadata: { tender_reference: ctx.a.authorized.transaction } }],
         ["payment_intent.payment_failed", { id: "pi_iso2", amount: 1200, amount_capturable: 0, amount_received: 0, currency: "usd", metadata: { tender_reference: ctx.a.sdk.transaction } }],
         ["refund.updated", { id: "re_iso", amount: 100, currency: "usd", payment_intent: "pi_iso", status: "failed", metadata: { tender_reference: ctx.a.refund.transaction } }]
       ] as const) {
-        const payload = JSON.stringify({ id: `evt_iso_${++seq}`, object: "event", type, created: Math.floor(Date.now() / 1000), data: { object } })
-        const answer = await page("POST", `/providers/${ctx.channel.id}/notifications`, {
-          headers: { "content-type": "application/json", "stripe-signature": signatureHeader(payload, ctx.channel.secret, Math.floor(Date.now() / 1000)) },
-          body: payload
-        })
+        const answer = await notify(ctx.channel.id, ctx.channel.secret, event(type, object))
         expect(answer.status, answer.text).toBe(200)
       }
     },
@@ -504,7 +529,7 @@ export const isolationSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
   }
 
   function transactionIds(s: Seed) {
-    return [s.authorized.transaction, s.authorized.capture, s.charged.transaction, s.refund.transaction, s.payout.transaction, s.transfer.transaction, s.sdk.transaction, s.redirect.transaction, s.challenged.transaction]
+    return [s.authorized.transaction, s.authorized.capture, s.charged.transaction, s.refund.transaction, s.payout.transaction, s.transfer.transaction, s.sdk.transaction, s.redirect.transaction, s.challenged.transaction, s.onChannel.transaction]
   }
 
   function hostedRefuses(method: string, path: (id: string) => string): Probe {
@@ -598,6 +623,45 @@ export const isolationSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
     }
   }
 
+  /** A Stripe channel of the account, with a webhook secret of its own (never called: see beforeAll). */
+  const stripe = async (owner: Account, mode: "test" | "live") => {
+    const secret = `whsec_${owner.account_id.replace(/[^A-Za-z0-9]/g, "")}`
+    const added = await server.run(Effect.gen(function*() {
+      return yield* (yield* Channels).add(owner.account_id, {
+        provider: "stripe", mode, methods: null, currencies: null, countries: null, priority: 0,
+        credentials: { secret_key: `sk_${mode}_isolation`, webhook_secret: secret }
+      })
+    }))
+    return { id: added.id, secret }
+  }
+
+  /**
+   * A's attempt on A's own Stripe channel, waiting on its 3-D Secure return: what no request makes
+   * here (no Stripe), stored beside the challenged attempt of A's order. The channel comes after
+   * every other seed, so A's other objects stay the sandbox's.
+   */
+  const seedOnChannel = async (challengedTransaction: string) => {
+    const own = await stripe(a, "test")
+    const id = `txn_IsoStripe${Date.now()}`
+    await server.run(Effect.gen(function*() {
+      const transactions = yield* TransactionRepo
+      const template = Option.getOrThrow(yield* transactions.findAny(challengedTransaction))
+      yield* transactions.insert({
+        ...template,
+        id: id as typeof template.id,
+        provider: "stripe",
+        channel_id: own.id,
+        provider_transaction_id: "pi_IsoStripeA",
+        status: "processing",
+        three_ds: "required",
+        next_action: null,
+        expires_at: null,
+        pending_call: null
+      })
+    }))
+    return { channel: own.id, secret: own.secret, transaction: id }
+  }
+
   const seedA = async (): Promise<Seed> => {
     const profile = ref("profile")
     await Effect.runPromise(server.accounts.addProfile(a.account_id, profile, null))
@@ -674,6 +738,7 @@ export const isolationSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
       session: { id: session.id, order: sessionOrder, reference: sessionReference },
       sdk: { order: sdk.order_id, transaction: sdk.transaction_id, secret: sdk.next_action.client_secret },
       redirect: { order: redirect.order_id, transaction: redirect.transaction_id },
+      onChannel: await seedOnChannel(challenged.transaction_id),
       challenged: { order: challenged.order_id, transaction: challenged.transaction_id },
       spare: { payment: redirectReference, transfer: sdkReference, session: spareSession },
       endpoint,
@@ -710,17 +775,9 @@ export const isolationSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
       { name: "B (test mode)", creds: await account("isolation B", "test"), live: false },
       { name: "L (live mode)", creds: await account("isolation L", "live"), live: true }
     ]
-    const secret = "whsec_isolation"
-    const stripe = (owner: Account, mode: "test" | "live") =>
-      server.run(Effect.gen(function*() {
-        return yield* (yield* Channels).add(owner.account_id, {
-          provider: "stripe", mode, methods: null, currencies: null, countries: null, priority: 0,
-          credentials: { secret_key: `sk_${mode}_isolation`, webhook_secret: secret }
-        })
-      }))
     // L can route (so its requests reach the lookups of A's ids rather than stopping at payment_unroutable).
     await stripe(probers[1]!.creds, "live")
-    channel = { id: (await stripe(await account("isolation P", "test"), "test")).id, secret }
+    channel = await stripe(await account("isolation P", "test"), "test")
     seed = await seedA()
     before = await settled(seed)
   }, 120_000)
@@ -757,7 +814,7 @@ export const isolationSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
       const theirs = () => received.filter((r) => r.path === `/hooks/${b.account_id}`)
       await until(async () => theirs().length > 0 ? true : undefined)
       // B's own objects carry references A also uses (B's to use, the own probes): those are not A's.
-      const spare = [...Object.values(seed.spare), seed.refund.reference, seed.payout.reference].join(" ")
+      const spare = shared(seed)
       for (const delivery of theirs()) expectNoLeak(delivery.body, spare)
       expectNoLeak((await api(b, "GET", "/v1/webhook_deliveries?limit=100")).text, spare)
       expect(received.filter((r) => !r.path.startsWith("/hooks/")), "deliveries outside the endpoints' paths").toEqual([])
