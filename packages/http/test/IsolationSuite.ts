@@ -636,7 +636,7 @@ export const isolationSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
   }
 
   /**
-   * A's attempt on A's own Stripe channel, waiting on its 3-D Secure return: what no request makes
+   * A's attempt on A's own Stripe channel, waiting on its 3-D Secure return with its authorization in doubt: what no request makes
    * here (no Stripe), stored beside the challenged attempt of A's order. The channel comes after
    * every other seed, so A's other objects stay the sandbox's.
    */
@@ -656,7 +656,9 @@ export const isolationSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
         three_ds: "required",
         next_action: null,
         expires_at: null,
-        pending_call: null
+        // Its authorization in doubt, so that a notice naming it would be applied if it reached it;
+        // reconciliation is told to ask again only far in the future (it would call Stripe).
+        pending_call: { key: `${id}:authorize`, operation: "authorize", at: new Date().toISOString(), retry_at: "2099-01-01T00:00:00.000Z" }
       })
     }))
     return { channel: own.id, secret: own.secret, transaction: id }
