@@ -379,12 +379,8 @@ export const isolationSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
     // webhooks
     "POST /v1/webhook_endpoints": async (ctx) => {
       // B's endpoint at the same receiver as A's (its own path): it must hear only of B's objects (last test).
+      // (Not L: a live endpoint must be a public https host, and it names nothing of A's either.)
       if (!ctx.who.live) await own(ctx, "POST", "/v1/webhook_endpoints", { url: `${receiverUrl}/${ctx.who.creds.account_id}`, enabled_events: ["*"] }, 201)
-      else {
-        const mine = await own(ctx, "POST", "/v1/webhook_endpoints", { url: "https://hooks.example/tender", enabled_events: ["*"] }, 201)
-        // Nothing to deliver outside this machine.
-        if (mine.status === 201) expect((await api(ctx.who.creds, "DELETE", `/v1/webhook_endpoints/${mine.json.id}`)).status).toBe(200)
-      }
     },
     "GET /v1/webhook_endpoints": (ctx) => listsOwn(ctx, "GET", "/v1/webhook_endpoints"),
     "GET /v1/webhook_endpoints/:id": (ctx) => refused(ctx, "GET", `/v1/webhook_endpoints/${ctx.a.endpoint}`, undefined, "webhook_not_found"),
@@ -523,6 +519,8 @@ export const isolationSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
 
   function hostedRefuses(method: string, path: (id: string) => string): Probe {
     return async (ctx) => {
+      // No key on these routes: who asks makes no difference, so one prober's pass is the whole probe.
+      if (ctx.who.live) return
       for (const id of otherKinds(ctx.a)) {
         // A same-site post, as the page's own form sends it: the probe must reach the lookup of the id.
         const form = { headers: { "content-type": "application/x-www-form-urlencoded", "sec-fetch-site": "same-origin" }, body: "method=card" }
@@ -761,7 +759,9 @@ export const isolationSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
     const address = receiver.address()
     receiverUrl = `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}/hooks`
     // No Stripe anywhere: the channels below are never called (a call would be refused at once).
-    server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } }, undefined, { ...storage, stripeApiUrl: "http://127.0.0.1:1" })
+    // The probes send hundreds of requests from one IP, unauthenticated ones included: buckets wide open.
+    const limits = { rateLimit: { perSecond: 10_000, burst: 10_000 }, ipLimits: { perIp: { perSecond: 10_000, burst: 10_000 } } }
+    server = await startTestServer(limits, undefined, { ...storage, stripeApiUrl: "http://127.0.0.1:1" })
     const account = (name: string, mode: "test" | "live") => Effect.runPromise(server.accounts.create({ name, mode }))
     a = await account("isolation A", "test")
     probers = [
