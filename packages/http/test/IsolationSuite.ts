@@ -594,7 +594,8 @@ export const isolationSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
     const deadline = Date.now() + 20_000
     let last = await snapshot(s)
     for (;;) {
-      await new Promise((r) => setTimeout(r, 700))
+      // Over a second apart: the same signed search in the same second would be a replayed write.
+      await new Promise((r) => setTimeout(r, 1_100))
       const next = await snapshot(s)
       if (JSON.stringify(next) === JSON.stringify(last)) return next
       if (Date.now() > deadline) throw new Error("A's objects never settled")
