@@ -73,7 +73,8 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: OPENAPI_PATH }).pipe(
 
 const DocsRoute = HttpApiScalar.layer(Api, { path: DOCS_PATH })
 
-const routeTable = Routes.fromApi(Api, [
+/** Every route served beside the HttpApi value (the isolation matrix, test/IsolationSuite.ts, probes each one). */
+export const ROUTES_OUTSIDE_API: ReadonlyArray<{ readonly method: string; readonly path: string }> = [
   { method: "GET", path: OPENAPI_PATH },
   { method: "GET", path: DOCS_PATH },
   ...SandboxPages.SANDBOX_ROUTES,
@@ -82,7 +83,9 @@ const routeTable = Routes.fromApi(Api, [
   ...SdkAssets.SDK_ROUTES,
   ...ClientRoutes.CLIENT_ROUTES,
   ...ProviderNotifications.NOTIFICATION_ROUTES
-])
+]
+
+const routeTable = Routes.fromApi(Api, ROUTES_OUTSIDE_API)
 
 /** The routes and the gateway, without a listening socket (tests can serve them on any server). */
 export const app = (options: Omit<ServerOptions, "port" | "host">) => {
