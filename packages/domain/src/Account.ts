@@ -192,7 +192,7 @@ export const rollSigningSecret = (
   now: string
 ): Account | ValidationFailed => {
   if (!Number.isInteger(overlapSeconds) || overlapSeconds < 0 || overlapSeconds > MAX_SIGNING_SECRET_OVERLAP_SECONDS) {
-    return invalidField("overlap", "must be a whole number of seconds between 0 and 30 days")
+    return invalidField("overlap", "must be a duration between 0 and 30 days (e.g. 24h)")
   }
   return touch({
     ...account,

@@ -173,10 +173,12 @@ export const layer = (options: GatewayOptions) =>
           return yield* reject(new Errors.InvalidSignature({ message: "The signature does not match the request" }))
         }
 
-        // A write claims its signature (insert-if-absent, so of two racing copies one wins); a read
-        // only looks: a signature the cache holds as a response's never authorises anything.
+        // A write claims its signature (insert-if-absent, so of two racing copies one wins), and so
+        // does a read of a path that takes writes: the signature covers no method, so a read's could
+        // otherwise be sent again as a bodiless write there (GET → DELETE). Other reads only look:
+        // a signature the cache holds as a response's never authorises anything.
         const write = isWrite(request.method, path)
-        const held = write
+        const held = write || acceptsWrite(path)
           ? yield* replays.claim(account.id, verification.signature, { kind: "request", requestId: state.requestId }, expiresAt(verification.timestamp))
           : yield* replays.find(account.id, verification.signature)
         if (Option.isSome(held) && held.value.kind === "response") {

@@ -10,7 +10,6 @@ import { SqlClient } from "effect/sql"
 import { outsideUnitOfWork } from "../storage/postgres/UnitOfWorkPg.ts"
 import { ReplayCache, type ReplayEntry } from "./ReplayCache.ts"
 
-const SWEEP_EVERY_MS = 60_000
 
 interface Row {
   readonly kind: string
@@ -23,7 +22,10 @@ const entryOf = (rows: ReadonlyArray<Row>): Option.Option<ReplayEntry> =>
     requestId: row.request_id
   }))
 
-export const layer: Layer.Layer<ReplayCache, never, PgClient.PgClient | SqlClient.SqlClient> = Layer.effect(
+/** The cache, sweeping expired rows at most once per `sweepEveryMs` (tests sweep at every claim). */
+export const layerWith = (
+  { sweepEveryMs }: { readonly sweepEveryMs: number }
+): Layer.Layer<ReplayCache, never, PgClient.PgClient | SqlClient.SqlClient> => Layer.effect(
   ReplayCache,
   Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
@@ -35,7 +37,7 @@ export const layer: Layer.Layer<ReplayCache, never, PgClient.PgClient | SqlClien
     const sweep = Effect.gen(function*() {
       const now = yield* Clock.currentTimeMillis
       if (now < nextSweep) return
-      nextSweep = now + SWEEP_EVERY_MS
+      nextSweep = now + sweepEveryMs
       yield* run(sql`DELETE FROM replay_signatures WHERE expires_at < now()`)
     })
 
@@ -61,3 +63,5 @@ export const layer: Layer.Layer<ReplayCache, never, PgClient.PgClient | SqlClien
     })
   })
 )
+
+export const layer = layerWith({ sweepEveryMs: 60_000 })
