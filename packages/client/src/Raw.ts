@@ -39,31 +39,41 @@ export type Verdict = VerifyResult | "missing"
 
 export const nowSeconds = () => Math.floor(Date.now() / 1000)
 
-/** Signatures this process sent on writes, with their timestamps, while the server may still hold them. */
-const sentWrites = new Map<string, number>()
-
-/**
- * The timestamp to sign a write with: now, or the first later second whose signature this process
- * has not sent yet. Tender accepts a signed write once (a second arrival is 409 `conflict`), so a
- * write repeated on purpose — a retry after a 500 or a timeout, the same create sent again — is
- * signed anew rather than sent as a replay. The server accepts timestamps up to the window ahead.
- */
-export const writeTimestamp = (signingSecret: string, pathWithQuery: string, body: Uint8Array | string = ""): number => {
-  const now = nowSeconds()
-  // Insertion order is nearly timestamp order; stop at the first entry still inside the window.
-  for (const [signature, t] of sentWrites) {
-    if (t >= now - REPLAY_WINDOW_SECONDS) break
-    sentWrites.delete(signature)
-  }
-  let t = now
-  let signature = computeSignature(signingSecret, t, pathWithQuery, body)
-  while (sentWrites.has(signature)) signature = computeSignature(signingSecret, ++t, pathWithQuery, body)
-  sentWrites.set(signature, t)
-  return t
-}
+/** Signatures this process sent, with their timestamps, while the server may still hold them (bounded). */
+const sent = new Map<string, number>()
+const MAX_REMEMBERED = 10_000
 
 /** Reads (GET, HEAD) may be sent again with the same signature; every other method is signed once. */
 export const isRead = (method: string) => method === "GET" || method === "HEAD"
+
+/**
+ * The timestamp to sign a request with: now, or for a write the first later second whose signature
+ * this process has not sent yet. Tender accepts a signed write once (a second arrival is 409
+ * `conflict`), and holds reads' signatures on paths that take writes (a GET's signature is a
+ * bodiless DELETE's), so a write repeated on purpose — a retry after a 500 or a timeout, the same
+ * create sent again, a DELETE just after a GET of its path — is signed anew rather than sent as a
+ * replay. The server accepts timestamps up to the window ahead of its clock.
+ */
+export const signingTimestamp = (
+  method: string,
+  signingSecret: string,
+  pathWithQuery: string,
+  body: Uint8Array | string = ""
+): number => {
+  const now = nowSeconds()
+  // Insertion order is nearly timestamp order; stop at the first entry still inside the window.
+  for (const [signature, t] of sent) {
+    if (t >= now - REPLAY_WINDOW_SECONDS && sent.size < MAX_REMEMBERED) break
+    sent.delete(signature)
+  }
+  let t = now
+  let signature = computeSignature(signingSecret, t, pathWithQuery, body)
+  if (!isRead(method)) {
+    while (sent.has(signature)) signature = computeSignature(signingSecret, ++t, pathWithQuery, body)
+  }
+  sent.set(signature, t)
+  return t
+}
 
 /**
  * The headers that authenticate one request: the secret key and the signature of exactly this
@@ -101,7 +111,7 @@ export interface RawRequest {
   readonly headers?: Record<string, string | null> | undefined
   /** Replace the X-Signature header entirely (`null`: send none). */
   readonly signature?: string | null | undefined
-  /** Sign at this unix time instead of now (a write: instead of `writeTimestamp`'s unused second). */
+  /** Sign at this unix time instead of now (instead of `signingTimestamp`'s). */
   readonly timestamp?: number | undefined
   /** Sign with this secret instead of the account's (the answer is still verified with the account's). */
   readonly signingSecret?: string | undefined
@@ -143,11 +153,7 @@ export const signedFetch = async (
     { secretKey: options.secretKey, signingSecret: request.signingSecret ?? options.signingSecret },
     path,
     request.signedBody ?? request.body ?? "",
-    request.timestamp ?? (isRead(method) ? undefined : writeTimestamp(
-      request.signingSecret ?? options.signingSecret,
-      path,
-      request.signedBody ?? request.body ?? ""
-    ))
+    request.timestamp ?? signingTimestamp(method, request.signingSecret ?? options.signingSecret, path, request.signedBody ?? request.body ?? "")
   ))
   if (request.signature === null) headers.delete(SIGNATURE_HEADER)
   else if (request.signature !== undefined) headers.set(SIGNATURE_HEADER, request.signature)

@@ -248,6 +248,12 @@ export const signaturesSuite = (storage: Pick<TenderConfig, "storage" | "dataDir
       expect(await captures(order)).toBe(2)
     })
 
+    it("a client deleting an endpoint right after reading it signs the DELETE anew (the GET's signature is held)", async () => {
+      const path = `/v1/webhook_endpoints/${await newEndpoint()}`
+      const answers = [await send(server, merchant, "GET", path), await send(server, merchant, "DELETE", path)]
+      expect(answers.map((a) => a.status)).toEqual([200, 200])
+    })
+
     it("a write that failed (4xx) used its signature too: the replay is 409, not a second attempt", async () => {
       const body = JSON.stringify({ order_id: "ord_doesnotexist", amount: "3.00" })
       const signature = captured("/v1/payments/capture", body)
