@@ -103,11 +103,4 @@ export const verify = (
 }
 
 /** `verify`'s verdict alone. */
-export const verifySignature = (
-  secrets: string | ReadonlyArray<string>,
-  header: string | undefined,
-  pathWithQuery: string,
-  body: Uint8Array | string,
-  nowSeconds: number,
-  windowSeconds: number = REPLAY_WINDOW_SECONDS
-): VerifyResult => verify(secrets, header, pathWithQuery, body, nowSeconds, windowSeconds).verdict
+export const verifySignature = (...args: Parameters<typeof verify>): VerifyResult => verify(...args).verdict

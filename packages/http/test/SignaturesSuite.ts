@@ -309,7 +309,6 @@ export const signaturesSuite = (storage: Pick<TenderConfig, "storage" | "dataDir
     it("during the overlap both secrets verify requests, answers and webhooks carry both; after it only the new one", async () => {
       const shop = await Effect.runPromise(server.accounts.create({ name: "rotating", mode: "test" }))
       const old: Credentials = shop
-      const shopClient = typedClient(server, shop)
       await newEndpoint(shop)
       const overlapSeconds = 3
       const rolled = await Effect.runPromise(server.accounts.rollSigningSecret(shop.account_id, overlapSeconds))
@@ -324,13 +323,7 @@ export const signaturesSuite = (storage: Pick<TenderConfig, "storage" | "dataDir
       expect(v1Count(byNew.headers.get("x-signature"))).toBe(2)
 
       const seen = deliveries.length
-      await typedClient(server, fresh).payments.create({
-        amount: "5.00",
-        currency: "USD",
-        country: "US",
-        merchant_reference: ref("rotating"),
-        payment_method: { code: "card", details: { card_token: await tokenize(shopClient), stored_credential: { initiator: "merchant", reason: "unscheduled" } } }
-      })
+      await authorize(typedClient(server, fresh))
       const during = await waitForDelivery(seen + 1)
       expect(v1Count(during.signature)).toBe(2)
       for (const secret of [old.signing_secret, fresh.signing_secret]) {
@@ -344,13 +337,7 @@ export const signaturesSuite = (storage: Pick<TenderConfig, "storage" | "dataDir
       expect(v1Count(after.headers.get("x-signature"))).toBe(1)
 
       const seenAfter = deliveries.length
-      await typedClient(server, fresh).payments.create({
-        amount: "6.00",
-        currency: "USD",
-        country: "US",
-        merchant_reference: ref("rotated"),
-        payment_method: { code: "card", details: { card_token: await tokenize(typedClient(server, fresh)), stored_credential: { initiator: "merchant", reason: "unscheduled" } } }
-      })
+      await authorize(typedClient(server, fresh))
       const later = await waitForDelivery(seenAfter + 1)
       expect(v1Count(later.signature)).toBe(1)
       expect(verifySignature(fresh.signing_secret, later.signature, later.path, later.body, nowSeconds())).toBe("valid")
