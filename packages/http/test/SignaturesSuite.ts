@@ -33,7 +33,7 @@ const routeTable = Routes.fromApi(Api, [])
 
 const nowSeconds = () => Math.floor(Date.now() / 1000)
 
-export const signaturesSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">) => {
+export const signaturesSuite = (storage: Pick<TenderConfig, "storage" | "dataDir" | "redisUrl">) => {
   let server: TestServer
   let merchant: Credentials & { account_id: string }
   let tender: TenderPromiseClient
