@@ -199,6 +199,7 @@ describe("tender accounts", () => {
     expect((await merchantGet(shop.secret_key, shop.signing_secret, path)).status).toBe(200)
     expect((await merchantGet(shop.secret_key, rolled.signing_secret, path)).status).toBe(200)
     const shown = await tender("accounts", "get", shop.account_id)
+    expect(shown.stdout).toContain(`verifies until ${rolled.previous_secret_expires_at}`)
     for (const secret of [shop.signing_secret, rolled.signing_secret]) expect(shown.stdout).not.toContain(secret)
 
     const text = await tender("accounts", "signing-secret", "roll", shop.account_id, "--overlap", "0")

@@ -30,6 +30,8 @@ const view = (a: Account.Account) => ({
   vault_enabled: a.vault_enabled,
   rate_limit: a.rate_limit,
   three_ds_display_mode: a.three_ds_display_mode,
+  /** When the previous signing secret stops verifying (a roll's overlap); never the secret itself. */
+  previous_signing_secret_expires_at: a.previous_signing_secret_expires_at ?? null,
   created_at: a.created_at,
   updated_at: a.updated_at
 })
@@ -54,6 +56,9 @@ const describe = (a: Account.Account): string => {
     ["vault", a.vault_enabled ? "enabled" : "disabled"],
     ["rate limit", a.rate_limit === null ? "default" : `${a.rate_limit.per_second}/s, burst ${a.rate_limit.burst}`],
     ["3-D Secure display", a.three_ds_display_mode],
+    ...(a.previous_signing_secret_expires_at == null || Date.parse(a.previous_signing_secret_expires_at) <= Date.now()
+      ? []
+      : [["previous signing secret", `verifies until ${a.previous_signing_secret_expires_at}`] as const]),
     ["created", a.created_at],
     ["updated", a.updated_at]
   ])
