@@ -185,6 +185,36 @@ describe("tender accounts", () => {
     expect((await merchantGet(rolled.secret_key, acme.signing_secret, path)).status).toBe(200)
   })
 
+  it("signing-secret roll prints a new secret once; the old one verifies during the overlap, not after --overlap 0", async () => {
+    const shop = await tenderJson("accounts", "create", "--name", "Rotating shop")
+    const path = "/v1/payment-methods?country=US&currency=USD"
+    const rolled = await tenderJson("accounts", "signing-secret", "roll", shop.account_id, "--overlap", "1h")
+    expect(rolled).toEqual({
+      account_id: shop.account_id,
+      signing_secret: expect.stringMatching(/^whsec_[0-9a-f]{64}$/),
+      previous_secret_expires_at: expect.stringMatching(/^\d{4}-/)
+    })
+    expect(Date.parse(rolled.previous_secret_expires_at) - Date.now()).toBeGreaterThan(3_500_000)
+    // `merchantGet` checks the answer verifies under the secret it signed with: both do during the overlap.
+    expect((await merchantGet(shop.secret_key, shop.signing_secret, path)).status).toBe(200)
+    expect((await merchantGet(shop.secret_key, rolled.signing_secret, path)).status).toBe(200)
+    const shown = await tender("accounts", "get", shop.account_id)
+    expect(shown.stdout).toContain(`verifies until ${rolled.previous_secret_expires_at}`)
+    for (const secret of [shop.signing_secret, rolled.signing_secret]) expect(shown.stdout).not.toContain(secret)
+
+    const text = await tender("accounts", "signing-secret", "roll", shop.account_id, "--overlap", "0")
+    expect(text.code).toBe(0)
+    const latest = /New signing secret: (whsec_[0-9a-f]{64})/.exec(text.stdout)?.[1]
+    expect(latest).toBeDefined()
+    expect(text.stdout).toContain("the previous one is revoked")
+    const refused = await send({ baseUrl }, { secret_key: shop.secret_key, signing_secret: rolled.signing_secret }, "GET", path)
+      .catch((error: Error) => error.message)
+    expect(refused).toMatch(/HTTP 401/)
+    expect((await merchantGet(shop.secret_key, latest!, path)).status).toBe(200)
+    expect(await tenderJsonError("accounts", "signing-secret", "roll", shop.account_id, "--overlap", "45d"))
+      .toMatchObject({ code: "validation_failed" })
+  })
+
   it("list and get show the account but never a key hash, a secret key or the signing secret", async () => {
     const listed = await tenderJson("accounts", "list")
     expect(listed.data.map((a: { id: string }) => a.id)).toContain(acme.account_id)

@@ -88,7 +88,10 @@ export class HostResolver extends Context.Service<HostResolver, {
   resolve(host: string): Effect.Effect<ReadonlyArray<string>>
 }>()("@tender/domain/HostResolver") {}
 
-/** Port: the `X-Signature` value for a payload (HMAC-SHA256 of t + path + body under the secret). */
+/**
+ * Port: the `X-Signature` value for a payload (HMAC-SHA256 of t + path + body), one `v1` entry per
+ * secret (the account's current signing secret, and the previous one while a rotation overlaps).
+ */
 export class PayloadSigner extends Context.Service<PayloadSigner, {
-  sign(secret: string, timestampSeconds: number, path: string, body: Uint8Array): string
+  sign(secrets: ReadonlyArray<string>, timestampSeconds: number, path: string, body: Uint8Array): string
 }>()("@tender/domain/PayloadSigner") {}

@@ -13,6 +13,7 @@
 import { isoOf, nowIso } from "./Time.ts"
 import { Clock, Context, Effect, Layer, Option, Queue, Random, Result } from "effect"
 import type { Account } from "./Account.ts"
+import { signingSecrets } from "./Account.ts"
 import * as Cidr from "./Cidr.ts"
 import * as PaymentRequest from "./PaymentRequest.ts"
 import {
@@ -476,7 +477,7 @@ export class Webhooks extends Context.Service<Webhooks, {
             url: endpoint.value.url,
             headers: {
               "content-type": "application/json",
-              "x-signature": signer.sign(account.value.signing_secret, Math.floor(started / 1000), url.pathname, body),
+              "x-signature": signer.sign(signingSecrets(account.value, started), Math.floor(started / 1000), url.pathname, body),
               "x-event-id": event.value.id,
               "x-event-type": event.value.type
             },
