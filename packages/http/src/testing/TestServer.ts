@@ -45,7 +45,7 @@ export const startTestServer = async (
   /** Routes added beside the API (e.g. one that fails, to see how the gateway renders a defect). */
   extraRoutes: Layer.Layer<never, never, HttpRouter.HttpRouter> = Layer.empty,
   /** Storage, and where channels' providers are (the wire-level fakes: `stripeApiUrl`, `adyenApiUrl`, `adyenCaFile`). */
-  storage: Pick<TenderConfig, "storage" | "dataDir" | "sandboxLatencyMs" | "stripeApiUrl" | "adyenApiUrl" | "adyenCaFile"> = {
+  storage: Pick<TenderConfig, "storage" | "dataDir" | "sandboxLatencyMs" | "stripeApiUrl" | "adyenApiUrl" | "adyenCaFile" | "redisUrl"> = {
     storage: "memory",
     dataDir: ".tender-test"
   }

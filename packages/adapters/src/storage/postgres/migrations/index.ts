@@ -20,6 +20,8 @@ import * as m0015 from "./0015_client_secret_token.ts"
 import * as m0016 from "./0016_transfer_token_index.ts"
 import * as m0017 from "./0017_transaction_channel.ts"
 import * as m0018 from "./0018_provider_journal.ts"
+import * as m0019 from "./0019_replay_signatures.ts"
+import * as m0020 from "./0020_delivery_lease.ts"
 
 export interface Migration {
   readonly name: string
@@ -45,5 +47,7 @@ export const migrations: ReadonlyArray<Migration> = [
   { name: "0015_client_secret_token", statements: m0015.statements },
   { name: "0016_transfer_token_index", statements: m0016.statements },
   { name: "0017_transaction_channel", statements: m0017.statements },
-  { name: "0018_provider_journal", statements: m0018.statements }
+  { name: "0018_provider_journal", statements: m0018.statements },
+  { name: "0019_replay_signatures", statements: m0019.statements },
+  { name: "0020_delivery_lease", statements: m0020.statements }
 ]
