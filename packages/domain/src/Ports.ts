@@ -56,8 +56,9 @@ export class CardVault extends Context.Service<CardVault, {
 }>()("@tender/domain/CardVault") {}
 
 /**
- * CVCs live only in process memory, for the one authorization that needs them, and expire with the
- * client secret that collected them (15 minutes). Taking one removes it.
+ * CVCs, kept for the one authorization that needs them (Redis, sealed, when configured; process
+ * memory otherwise), never on disk. They expire with the client secret that collected them
+ * (15 minutes); taking one removes it, and every authorization attempt takes its card's.
  */
 export class CvcStore extends Context.Service<CvcStore, {
   put(token: string, cvc: string): Effect.Effect<void>
