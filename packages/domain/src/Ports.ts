@@ -52,7 +52,13 @@ export interface VaultedCard {
 export class CardVault extends Context.Service<CardVault, {
   store(card: Omit<VaultedCard, "token" | "created_at"> & { readonly number: string }): Effect.Effect<VaultedCard>
   find(accountId: AccountId, token: string): Effect.Effect<Option.Option<VaultedCard>>
+  /** The number, for a provider call: that call is the card's use, so its last use becomes now. */
   reveal(accountId: AccountId, token: string): Effect.Effect<Option.Option<string>>
+  /**
+   * Retention (`tender vault purge`): deletes every account's cards last used (stored, or revealed
+   * for a call) before `usedBefore`, or only counts them (`dryRun`); returns how many.
+   */
+  purgeUnused(usedBefore: Date, options?: { readonly dryRun?: boolean }): Effect.Effect<number>
 }>()("@tender/domain/CardVault") {}
 
 /**

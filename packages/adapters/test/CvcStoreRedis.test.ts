@@ -1,16 +1,14 @@
 /**
- * The CVC store: taken once, gone after its TTL whether or not anyone took it; in Redis (skipped
- * without REDIS_URL) also sealed, under a key the card token alone does not name, and shared by
- * two instances as by two processes.
+ * The CVC store in Redis (skipped without REDIS_URL; the memory store's tests are in
+ * storage.memory.test.ts): taken once across two connections (as by two processes), sealed under a
+ * key the card token alone does not name, gone after its TTL whether or not anyone took it.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { CvcStore } from "@tender/domain"
 import { Context, Effect, Layer, Option } from "effect"
-import { TestClock } from "effect/testing"
 import { randomBytes } from "node:crypto"
 import { VaultCipher } from "../src/crypto/VaultCipher.ts"
 import { Redis } from "../src/redis/Redis.ts"
-import * as CvcStoreMemory from "../src/storage/memory/CvcStoreMemory.ts"
 import * as CvcStoreRedis from "../src/storage/CvcStoreRedis.ts"
 
 const token = () => `tok_${randomBytes(12).toString("hex")}`
@@ -19,30 +17,6 @@ const theStore = Effect.gen(function*() {
 })
 const take = (t: string) => Effect.flatMap(theStore, (store) => store.take(t))
 const put = (t: string, cvc: string) => Effect.flatMap(theStore, (store) => store.put(t, cvc))
-
-describe("CvcStoreMemory", () => {
-  it.effect("a CVC is taken once", () =>
-    Effect.gen(function*() {
-      const t = token()
-      yield* put(t, "123")
-      expect(yield* take(t)).toEqual(Option.some("123"))
-      expect(yield* take(t)).toEqual(Option.none())
-    }).pipe(Effect.provide(CvcStoreMemory.layer)))
-
-  it.effect("a CVC nobody took is gone after 15 minutes", () =>
-    Effect.gen(function*() {
-      const kept = token()
-      const expired = token()
-      yield* put(expired, "123")
-      yield* TestClock.adjust("14 minutes")
-      yield* put(kept, "456")
-      expect(yield* take(kept)).toEqual(Option.some("456"))
-      yield* put(kept, "456")
-      yield* TestClock.adjust("1 minute")
-      expect(yield* take(expired)).toEqual(Option.none())
-      expect(yield* take(kept)).toEqual(Option.some("456"))
-    }).pipe(Effect.provide(CvcStoreMemory.layer)))
-})
 
 const url = process.env.REDIS_URL || undefined
 
