@@ -23,6 +23,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { Effect } from "effect"
 import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
 import { type Credentials, send } from "@tender/client/Testing"
+import { captureOutput, sdkCall } from "./support/Browser.ts"
 
 /** The sandbox's table (contract.md), each with a CVC of its own that nothing else prints. */
 const CARDS: ReadonlyArray<{ readonly pan: string; readonly cvc: string }> = [
@@ -97,16 +98,7 @@ const post = (path: string, body: unknown) => send(server, merchant, "POST", pat
 const urls = { success_url: "https://shop.example/ok", cancel_url: "https://shop.example/cancel" }
 const expiry = { exp_month: 12, exp_year: 2035 }
 
-/** A browser's SDK call, from the fields frame's origin (the server's own, as tender.js sends them). */
-const client = async (path: string, body: unknown) => {
-  const response = await fetch(server.baseUrl + path, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${merchant.publishable_key}`, origin: new URL(server.baseUrl).origin },
-    body: JSON.stringify(body)
-  })
-  const text = await response.text()
-  return { status: response.status, json: text === "" ? undefined : JSON.parse(text) }
-}
+const client = (path: string, body: unknown) => sdkCall(server, merchant.publishable_key, path, body)
 
 const tokenize = async (pan: string, cvc: string) => (await post("/v1/test_helpers/card_tokens", { number: pan, ...expiry, cvc })).json.token as string
 
@@ -245,18 +237,7 @@ const securityCodeColumns = async () => {
 }
 
 beforeAll(async () => {
-  const capture = (stream: NodeJS.WriteStream) => {
-    const original = stream.write.bind(stream)
-    vi.spyOn(stream, "write").mockImplementation(((chunk: unknown, ...rest: Array<unknown>) => {
-      logs.push(String(chunk))
-      return (original as (...args: Array<unknown>) => boolean)(chunk, ...rest)
-    }) as typeof stream.write)
-  }
-  capture(process.stdout)
-  capture(process.stderr)
-  for (const method of ["log", "info", "warn", "error", "debug"] as const) {
-    vi.spyOn(console, method).mockImplementation((...args: Array<unknown>) => void logs.push(args.map((a) => typeof a === "string" ? a : JSON.stringify(a) ?? String(a)).join(" ")))
-  }
+  captureOutput(logs)
   receiver = createServer((request, response) => {
     let body = ""
     request.on("data", (chunk) => (body += chunk))

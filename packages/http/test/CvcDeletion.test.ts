@@ -11,6 +11,7 @@ import { CvcStore, OrderRepo } from "@tender/domain"
 import { Effect, Option } from "effect"
 import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
 import { type Credentials, send } from "@tender/client/Testing"
+import { sdkCall } from "./support/Browser.ts"
 
 let server: TestServer
 let merchant: Credentials & { readonly account_id: string; readonly publishable_key: string }
@@ -36,16 +37,7 @@ const tokenize = async (number: string, cvc = "123") => {
 const pay = (token: string, extra: Record<string, unknown> = {}) =>
   post("/v1/payments", { amount: "25.00", currency: "USD", country: "US", merchant_reference: ref("cvc"), payment_method: { code: "card", details: { card_token: token } }, ...urls, ...extra })
 
-/** A browser's SDK call: the publishable key, from the fields frame's origin (the server's own). */
-const client = async (path: string, body: unknown) => {
-  const response = await fetch(server.baseUrl + path, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${merchant.publishable_key}`, origin: new URL(server.baseUrl).origin },
-    body: JSON.stringify(body)
-  })
-  const text = await response.text()
-  return { status: response.status, text, json: JSON.parse(text) }
-}
+const client = (path: string, body: unknown) => sdkCall(server, merchant.publishable_key, path, body)
 
 beforeAll(async () => {
   server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } })
