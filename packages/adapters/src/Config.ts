@@ -32,6 +32,12 @@ export interface TenderConfig {
   readonly stripeApiUrl?: string | undefined
   readonly adyenApiUrl?: string | undefined
   readonly adyenCaFile?: string | undefined
+  /**
+   * `TENDER_WEBHOOK_ALLOW_PRIVATE=true`: webhook endpoints may be on private-use (10/8, 172.16/12,
+   * 192.168/16), CGNAT (100.64/10) and unique-local (fc00::/7) addresses: receivers inside the
+   * operator's own network. Loopback, link-local and the other special ranges stay refused.
+   */
+  readonly webhookAllowPrivate?: boolean | undefined
   /** `TENDER_FAULT=<point>@<n>`: crash tests only; kills the process the n-th time `point` is reached (Faults.ts). */
   readonly fault?: string | undefined
 }
@@ -53,5 +59,6 @@ export const configFromEnv = (
   stripeApiUrl: overrides.stripeApiUrl ?? (env.TENDER_STRIPE_API_URL || undefined),
   adyenApiUrl: overrides.adyenApiUrl ?? (env.TENDER_ADYEN_API_URL || undefined),
   adyenCaFile: overrides.adyenCaFile ?? (env.TENDER_ADYEN_CA_FILE || undefined),
-  fault: overrides.fault ?? (env.TENDER_FAULT || undefined)
+  fault: overrides.fault ?? (env.TENDER_FAULT || undefined),
+  webhookAllowPrivate: overrides.webhookAllowPrivate ?? (env.TENDER_WEBHOOK_ALLOW_PRIVATE === "true" || undefined)
 })

@@ -40,7 +40,8 @@ import {
   type UnitOfWork,
   type WebhookDeliveryRepo,
   type WebhookEndpointRepo,
-  type WebhookTransport
+  type WebhookTransport,
+  WebhookPrivateReceivers
 } from "@tender/domain"
 import { Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
@@ -102,6 +103,10 @@ import * as WebhookDeliveryRepoPg from "./storage/postgres/WebhookDeliveryRepoPg
 import * as WebhookEndpointRepoPg from "./storage/postgres/WebhookEndpointRepoPg.ts"
 import * as HostResolverDns from "./webhooks/HostResolverDns.ts"
 import * as WebhookTransportHttp from "./webhooks/WebhookTransportHttp.ts"
+import type { ReplayCache } from "./replay/ReplayCache.ts"
+import * as ReplayCacheMemory from "./replay/ReplayCacheMemory.ts"
+import * as ReplayCachePg from "./replay/ReplayCachePg.ts"
+import * as ReplayCacheRedis from "./replay/ReplayCacheRedis.ts"
 
 export { InfrastructureError }
 
@@ -128,6 +133,8 @@ export type StoragePorts =
   | SandboxLedger
   /** Provider adapters' own durable state (the Adyen adapter's journal), beside Tender's storage likewise. */
   | ProviderJournal
+  /** Signatures that may not authorise a request (again): Redis when configured, else beside storage. */
+  | ReplayCache
 export type Ports =
   | StoragePorts
   | Locks
@@ -161,7 +168,8 @@ export const memoryStorage: Layer.Layer<StoragePorts, never, Ids> = Layer.mergeA
   ChannelRepoMemory.layer,
   ChannelRepoMemory.credentialsLayer,
   SandboxLedgerMemory.layer,
-  ProviderJournalMemory.layer
+  ProviderJournalMemory.layer,
+  ReplayCacheMemory.layer
 ).pipe(Layer.provide(Layer.merge(MemoryDatabase.layer, VaultCipher.layer(randomKey))))
 
 /**
@@ -192,11 +200,22 @@ export const postgresStorage = (
       ChannelRepoPg.layer,
       ChannelRepoPg.credentialsLayer,
       SandboxLedgerPg.layer,
-      ProviderJournalPg.layer
+      ProviderJournalPg.layer,
+      config.redisUrl !== undefined ? ReplayCacheRedis.layer.pipe(Layer.provide(redis(config.redisUrl))) : ReplayCachePg.layer
     ).pipe(
       Layer.provide(VaultCipher.layer(Effect.succeed(key))),
       Layer.provideMerge(PgDatabase.layer(config))
     )))
+
+/** One Redis layer per URL, so the replay cache and the locks share one connection within a build. */
+const redisLayers = new Map<string, ReturnType<typeof Redis.layer>>()
+const redis = (url: string) => {
+  const existing = redisLayers.get(url)
+  if (existing !== undefined) return existing
+  const created = Redis.layer(url)
+  redisLayers.set(url, created)
+  return created
+}
 
 /**
  * CVCs: in Redis when `REDIS_URL` is set (sealed with the vault key), so every process behind a load
@@ -204,21 +223,24 @@ export const postgresStorage = (
  */
 const cvcStore = (config: TenderConfig, key: Uint8Array): Layer.Layer<CvcStore, InfrastructureError, VaultCipher> =>
   config.redisUrl !== undefined
-    ? CvcStoreRedis.layer(key).pipe(Layer.provide(Redis.layer(config.redisUrl)))
+    ? CvcStoreRedis.layer(key).pipe(Layer.provide(redis(config.redisUrl)))
     : CvcStoreMemory.layer
 
 /** Locks and rate limits: Redis when `REDIS_URL` is set, so several processes share them. */
 export const coordination = (config: TenderConfig): Layer.Layer<Locks | RateLimiter, InfrastructureError> =>
   config.redisUrl !== undefined
-    ? Layer.merge(LocksRedis.layer, RateLimiterRedis.layer).pipe(Layer.provide(Redis.layer(config.redisUrl)))
+    ? Layer.merge(LocksRedis.layer, RateLimiterRedis.layer).pipe(Layer.provide(redis(config.redisUrl)))
     : Layer.merge(LocksMemory.layer, RateLimiterMemory.layer)
 
-const primitives: Layer.Layer<Ids | KeyHasher | AccessTokenSigner | PayloadSigner> = Layer.mergeAll(
+const primitives: Layer.Layer<Ids | KeyHasher | PayloadSigner> = Layer.mergeAll(
   IdsRandom.layer,
   KeyHasherSha256.layer,
-  AccessTokenSignerHmac.layer,
   PayloadSignerHmac.layer
 )
+
+/** Vault access tokens, signed under a key derived from the vault key (the server's, not the merchant's). */
+const accessTokens = (config: TenderConfig): Layer.Layer<AccessTokenSigner, InfrastructureError> =>
+  AccessTokenSignerHmac.layer(VaultKey.resolve(config))
 
 /** Where customers' browsers reach this server when nothing says otherwise. */
 export const DEFAULT_PUBLIC_URL = "http://127.0.0.1:8080"
@@ -245,13 +267,19 @@ export const layer = (config: TenderConfig): Layer.Layer<Ports, InfrastructureEr
     coordination(config),
     provider(config),
     channelProviders(config),
-    WebhookTransportHttp.layer,
+    // The transport checks each delivery's addresses through the same resolver as registration.
+    WebhookTransportHttp.layer.pipe(Layer.provide(HostResolverDns.layer)),
     HostResolverDns.layer,
+    accessTokens(config),
     // Hosted pages (checkout sessions) are addressed under it.
     Layer.succeed(PublicUrl, config.publicUrl ?? DEFAULT_PUBLIC_URL)
   ).pipe(
     Layer.provideMerge(config.storage === "memory" ? memoryStorage : postgresStorage(config)),
-    Layer.provideMerge(Layer.merge(primitives, FaultsEnv.layer(config.fault)))
+    Layer.provideMerge(Layer.mergeAll(
+      primitives,
+      FaultsEnv.layer(config.fault),
+      Layer.succeed(WebhookPrivateReceivers, config.webhookAllowPrivate ?? false)
+    ))
   )
 
 /** Applies pending migrations (memory storage has none) and returns the names of those it applied. */

@@ -50,34 +50,57 @@ export const computeSignature = (
 ): string =>
   createHmac("sha256", secret).update(`${timestamp}${pathWithQuery}`, "utf8").update(toBytes(body)).digest("hex")
 
-/** The full header value for a payload signed now. */
-export const signatureHeader = (
-  secret: string,
+/** The `v1` entries of a payload signed at `timestampSeconds`, one per secret (several while a secret rotates). */
+export const signaturesOf = (
+  secrets: string | ReadonlyArray<string>,
   timestampSeconds: number,
   pathWithQuery: string,
   body: Uint8Array | string
-): string => `t=${timestampSeconds}, v1=${computeSignature(secret, timestampSeconds, pathWithQuery, body)}`
+): ReadonlyArray<string> =>
+  (typeof secrets === "string" ? [secrets] : secrets).map((secret) => computeSignature(secret, timestampSeconds, pathWithQuery, body))
+
+/** The full header value for a payload signed now: one `v1` entry per secret, the current one first. */
+export const signatureHeader = (
+  secrets: string | ReadonlyArray<string>,
+  timestampSeconds: number,
+  pathWithQuery: string,
+  body: Uint8Array | string
+): string =>
+  [`t=${timestampSeconds}`, ...signaturesOf(secrets, timestampSeconds, pathWithQuery, body).map((v1) => `v1=${v1}`)].join(", ")
 
 export type VerifyResult = "valid" | "malformed" | "invalid" | "expired"
 
+/** A verdict, and on `valid` the signature that matched and its timestamp (what a replay cache keys on). */
+export type Verification =
+  | { readonly verdict: "valid"; readonly signature: string; readonly timestamp: number }
+  | { readonly verdict: Exclude<VerifyResult, "valid"> }
+
 /**
- * Verifies a header against the payload: one matching `v1` entry is enough; the comparison is
+ * Verifies a header against the payload under any of `secrets` (the current signing secret, and the
+ * previous one while a rotation overlaps): one matching `v1` entry is enough; the comparison is
  * constant-time; a timestamp more than the window away from `nowSeconds` (either side) is expired.
  */
-export const verifySignature = (
-  secret: string,
+export const verify = (
+  secrets: string | ReadonlyArray<string>,
   header: string | undefined,
   pathWithQuery: string,
   body: Uint8Array | string,
   nowSeconds: number,
   windowSeconds: number = REPLAY_WINDOW_SECONDS
-): VerifyResult => {
+): Verification => {
   const parsed = parseSignatureHeader(header)
-  if (parsed === undefined) return "malformed"
-  if (Math.abs(nowSeconds - parsed.timestamp) > windowSeconds) return "expired"
-  const expected = Buffer.from(computeSignature(secret, parsed.timestamp, pathWithQuery, body), "hex")
-  for (const candidate of parsed.signatures) {
-    if (timingSafeEqual(expected, Buffer.from(candidate, "hex"))) return "valid"
+  if (parsed === undefined) return { verdict: "malformed" }
+  if (Math.abs(nowSeconds - parsed.timestamp) > windowSeconds) return { verdict: "expired" }
+  for (const expected of signaturesOf(secrets, parsed.timestamp, pathWithQuery, body)) {
+    const bytes = Buffer.from(expected, "hex")
+    for (const candidate of parsed.signatures) {
+      if (timingSafeEqual(bytes, Buffer.from(candidate, "hex"))) {
+        return { verdict: "valid", signature: expected, timestamp: parsed.timestamp }
+      }
+    }
   }
-  return "invalid"
+  return { verdict: "invalid" }
 }
+
+/** `verify`'s verdict alone. */
+export const verifySignature = (...args: Parameters<typeof verify>): VerifyResult => verify(...args).verdict

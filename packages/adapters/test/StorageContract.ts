@@ -316,6 +316,7 @@ export const newDelivery = (
       last_attempt_at: null,
       created_at: event.created_at,
       updated_at: event.created_at,
+      lease_token: null,
       ...overrides
     }
     return delivery
@@ -329,17 +330,41 @@ export const newDelivery = (
 export const CLAIM_WINDOW = { from: "1980-01-01T00:00:00.000Z", to: "1980-01-02T00:00:00.000Z" } as const
 const FAR_FUTURE = "2999-01-01T00:00:00.000Z"
 
+/** An endpoint cap no contract test reaches (the cap has its own test). */
+const MAX_TEST_ENDPOINTS = 1000
+
+type ClaimOptions = Parameters<WebhookDeliveryRepo["Service"]["claimDue"]>[0]
+
+/** A claim with no per-account or per-endpoint bound and nothing excluded, unless `options` says. */
+export const claimWith = (
+  options: Pick<ClaimOptions, "now" | "leaseUntil" | "limit"> & Partial<ClaimOptions>
+) =>
+  WebhookDeliveryRepo.use((deliveries) =>
+    deliveries.claimDue({
+      lease: "lease-test",
+      perAccount: 1000,
+      perEndpoint: 1000,
+      excludeEndpoints: [],
+      excludeAccounts: [],
+      ...options
+    }))
+
 export const clearClaimWindow = Effect.gen(function*() {
-  const deliveries = yield* WebhookDeliveryRepo
   for (;;) {
-    const claimed = yield* deliveries.claimDue({
-      now: CLAIM_WINDOW.to,
-      leaseUntil: FAR_FUTURE,
-      limit: 1000,
-      excludeEndpoints: []
-    })
+    const claimed = yield* claimWith({ now: CLAIM_WINDOW.to, leaseUntil: FAR_FUTURE, limit: 1000 })
     if (claimed.length < 1000) return
   }
+})
+
+/** The only delivery due in the claim window: stored, due at its start. */
+const oneDueInClaimWindow = Effect.gen(function*() {
+  yield* clearClaimWindow
+  const event = yield* storedEvent(yield* storedAccount)
+  const delivery = yield* newDelivery(event, yield* (yield* Ids).make("webhookEndpoint"), {
+    next_attempt_at: CLAIM_WINDOW.from
+  })
+  yield* (yield* WebhookDeliveryRepo).insert(delivery)
+  return delivery
 })
 
 /** The rows of one test's account, newest first by (created_at, id): what every search must agree with. */
@@ -667,6 +692,10 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       expect(yield* orders.findByReference(other, order.merchant_reference)).toEqual(Option.none())
       expect((yield* orders.search(other, { limit: 100 })).data).toEqual([])
       expect(idsOf((yield* orders.search(owner, { limit: 100 })).data)).toEqual([order.id])
+      // a search page's orders, read at once: scoped by account, unknown ids absent
+      expect(yield* orders.findMany(other, [order.id])).toEqual([])
+      expect(yield* orders.findMany(owner, [order.id, "ord_doesnotexist000000"])).toEqual([order])
+      expect(yield* orders.findMany(owner, [])).toEqual([])
     }))
 
   it.effect("orders: a second direct payment with the reference is refused; a checkout order or another account may reuse it", () =>
@@ -946,6 +975,13 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       const tied = [authorization, retry].sort((a, b) => (a.id < b.id ? -1 : 1))
       expect(yield* transactions.listByOrder(order.id)).toEqual([...tied, capture])
       expect(yield* transactions.listByOrder("ord_doesnotexist000000")).toEqual([])
+      // a search page's orders at once: each order's transactions in listByOrder's order
+      expect(yield* transactions.listByOrders([order.id])).toEqual([...tied, capture])
+      const both = yield* transactions.listByOrders([order.id, sibling.id, "ord_doesnotexist000000"])
+      expect(both.filter((t) => t.order_id === order.id)).toEqual([...tied, capture])
+      expect(both.filter((t) => t.order_id === sibling.id)).toEqual(yield* transactions.listByOrder(sibling.id))
+      expect(both).toHaveLength(4)
+      expect(yield* transactions.listByOrders([])).toEqual([])
     }))
 
   it.effect("transactions: updates on the version before; refuses a stale version and another account", () =>
@@ -1221,7 +1257,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       const older = yield* newEndpoint(owner, { enabled_events: ["*"], description: null, status: "disabled" })
       const tied = yield* newEndpoint(owner, { enabled_events: [] })
       const foreign = yield* newEndpoint(other)
-      for (const endpoint of [newer, older, tied, foreign]) yield* endpoints.insert(endpoint)
+      for (const endpoint of [newer, older, tied, foreign]) yield* endpoints.insert(endpoint, MAX_TEST_ENDPOINTS)
 
       expect(yield* endpoints.find(owner, newer.id)).toEqual(Option.some(newer))
       expect(yield* endpoints.find(owner, older.id)).toEqual(Option.some(older))
@@ -1240,7 +1276,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       const owner = yield* storedAccount
       const other = yield* storedAccount
       const endpoint = yield* newEndpoint(owner)
-      yield* endpoints.insert(endpoint)
+      yield* endpoints.insert(endpoint, MAX_TEST_ENDPOINTS)
 
       const v2: Webhook.WebhookEndpoint = {
         ...endpoint,
@@ -1270,8 +1306,8 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       const other = yield* storedAccount
       const endpoint = yield* newEndpoint(owner)
       const sibling = yield* newEndpoint(owner)
-      yield* endpoints.insert(endpoint)
-      yield* endpoints.insert(sibling)
+      yield* endpoints.insert(endpoint, MAX_TEST_ENDPOINTS)
+      yield* endpoints.insert(sibling, MAX_TEST_ENDPOINTS)
       const delivery = yield* newDelivery(yield* storedEvent(owner), endpoint.id)
       yield* deliveries.insert(delivery)
       const failed: Webhook.WebhookDelivery = {
@@ -1414,12 +1450,12 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       ]
       for (const delivery of [pending, dueNow, failed, tiedB, ...untouched, tiedA]) yield* deliveries.insert(delivery)
 
-      const claimed = yield* deliveries.claimDue({ now, leaseUntil: lease, limit: 10, excludeEndpoints: [] })
-      const leased = (d: Webhook.WebhookDelivery) => ({ ...d, next_attempt_at: lease, updated_at: now })
+      const claimed = yield* claimWith({ now, leaseUntil: lease, limit: 10 })
+      const leased = (d: Webhook.WebhookDelivery) => ({ ...d, next_attempt_at: lease, updated_at: now, lease_token: "lease-test" })
       expect(claimed).toEqual([...[tiedA, tiedB].sort((x, y) => (x.id < y.id ? -1 : 1)), failed, pending, dueNow].map(leased))
       for (const delivery of claimed) expect(yield* deliveries.findAny(delivery.id)).toEqual(Option.some(delivery))
       for (const delivery of untouched) expect(yield* deliveries.findAny(delivery.id)).toEqual(Option.some(delivery))
-      expect(yield* deliveries.claimDue({ now, leaseUntil: lease, limit: 10, excludeEndpoints: [] })).toEqual([])
+      expect(yield* claimWith({ now, leaseUntil: lease, limit: 10 })).toEqual([])
     }))
 
   it.effect("webhook deliveries: claimDue takes at most the limit and skips excluded endpoints", () =>
@@ -1439,7 +1475,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       for (const delivery of [...fastRows, ...slowRows, thirdRow]) yield* deliveries.insert(delivery)
       const claim = (limit: number, excludeEndpoints: ReadonlyArray<string>) =>
         Effect.map(
-          deliveries.claimDue({
+          claimWith({
             now: later(CLAIM_WINDOW.from, 60_000),
             leaseUntil: later(CLAIM_WINDOW.from, 90_000),
             limit,
@@ -1456,17 +1492,11 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
 
   it.effect("webhook deliveries: a claimed delivery is not claimed again before its lease ends, and is once it has", () =>
     Effect.gen(function*() {
-      const deliveries = yield* WebhookDeliveryRepo
-      yield* clearClaimWindow
-      const event = yield* storedEvent(yield* storedAccount)
-      const delivery = yield* newDelivery(event, yield* (yield* Ids).make("webhookEndpoint"), {
-        next_attempt_at: CLAIM_WINDOW.from
-      })
-      yield* deliveries.insert(delivery)
+      const delivery = yield* oneDueInClaimWindow
       const at = (ms: number) => later(CLAIM_WINDOW.from, ms)
       const claim = (now: number, lease: number) =>
         Effect.map(
-          deliveries.claimDue({ now: at(now), leaseUntil: at(lease), limit: 10, excludeEndpoints: [] }),
+          claimWith({ now: at(now), leaseUntil: at(lease), limit: 10 }),
           (claimed) => claimed.map((d) => [d.id, d.next_attempt_at])
         )
 
@@ -1476,6 +1506,92 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       // The worker holding it died: once the lease ends the delivery is due again, for another lease.
       expect(yield* claim(31_000, 61_000)).toEqual([[delivery.id, at(61_000)]])
       expect(yield* claim(60_000, 90_000)).toEqual([])
+    }))
+
+  it.effect("webhook deliveries: writes are fenced by the lease; one whose lease ran out and was claimed again writes nothing", () =>
+    Effect.gen(function*() {
+      const deliveries = yield* WebhookDeliveryRepo
+      const delivery = yield* oneDueInClaimWindow
+      const at = (ms: number) => later(CLAIM_WINDOW.from, ms)
+      const [first] = yield* claimWith({ now: at(1_000), leaseUntil: at(31_000), limit: 10, lease: "lease-1" })
+      // Its worker hangs past the lease; another claims it.
+      const [second] = yield* claimWith({ now: at(31_000), leaseUntil: at(61_000), limit: 10, lease: "lease-2" })
+      expect([first.lease_token, second.lease_token]).toEqual(["lease-1", "lease-2"])
+      const failed = (held: Webhook.WebhookDelivery, ms: number) =>
+        decided<Webhook.WebhookDelivery>({
+          ...held,
+          status: "failed",
+          attempts: 1,
+          next_attempt_at: at(ms + 5_000),
+          last_attempt_at: at(ms),
+          updated_at: at(ms)
+        })
+      const attempt = (ms: number): Webhook.DeliveryAttempt => ({
+        delivery_id: delivery.id,
+        attempted_at: at(ms),
+        status_code: null,
+        duration_ms: 15_000,
+        error: "timed out after 15000 ms"
+      })
+
+      expect(yield* deliveries.recordAttempt(failed(first, 32_000), attempt(32_000))).toBe(false)
+      expect(yield* deliveries.update(failed(first, 32_000))).toBe(false)
+      expect(yield* deliveries.findAny(delivery.id)).toEqual(Option.some(second))
+      expect(yield* deliveries.attempts(delivery.id)).toEqual([])
+
+      expect(yield* deliveries.recordAttempt(failed(second, 33_000), attempt(33_000))).toBe(true)
+      expect(yield* deliveries.findAny(delivery.id)).toEqual(Option.some({ ...failed(second, 33_000), lease_token: null }))
+      expect(yield* deliveries.attempts(delivery.id)).toEqual([attempt(33_000)])
+      // Recorded: the lease is over, and the holder's second write is fenced off too.
+      expect(yield* deliveries.recordAttempt(failed(second, 34_000), attempt(34_000))).toBe(false)
+    }))
+
+  it.effect("webhook deliveries: claimDue is fair across accounts, bounds each account and endpoint, and passes over disabled endpoints", () =>
+    Effect.gen(function*() {
+      const endpoints = yield* WebhookEndpointRepo
+      const ids = yield* Ids
+      yield* clearClaimWindow
+      const busy = yield* storedAccount
+      const quiet = yield* storedAccount
+      const busyEvent = yield* storedEvent(busy)
+      const quietEvent = yield* storedEvent(quiet)
+      const off = yield* newEndpoint(busy, { status: "disabled" })
+      yield* endpoints.insert(off, MAX_TEST_ENDPOINTS)
+      const [a1, a2, b1] = [yield* ids.make("webhookEndpoint"), yield* ids.make("webhookEndpoint"), yield* ids.make("webhookEndpoint")]
+      const due = (event: Payment.PaymentEvent, endpointId: string, ms: number) =>
+        newDelivery(event, endpointId, { next_attempt_at: later(CLAIM_WINDOW.from, ms) })
+      const paused = yield* due(busyEvent, off.id, 0)
+      const busyRows = [yield* due(busyEvent, a1, 1), yield* due(busyEvent, a1, 2), yield* due(busyEvent, a1, 3)]
+      const secondEndpoint = [yield* due(busyEvent, a2, 4), yield* due(busyEvent, a2, 5)]
+      const quietRow = yield* due(quietEvent, b1, 10)
+      for (const d of [paused, ...busyRows, ...secondEndpoint, quietRow]) yield* (yield* WebhookDeliveryRepo).insert(d)
+      const claim = (options: Partial<ClaimOptions>) =>
+        Effect.map(
+          claimWith({ now: later(CLAIM_WINDOW.from, 60_000), leaseUntil: later(CLAIM_WINDOW.from, 90_000), limit: 10, ...options }),
+          idsOf
+        )
+
+      // Oldest first would be a1's three: round-robin gives the quiet account its turn in this claim.
+      expect(yield* claim({ limit: 3, perAccount: 2, perEndpoint: 2 })).toEqual(idsOf([busyRows[0], busyRows[1], quietRow]))
+      expect(yield* claim({ excludeAccounts: [busy] })).toEqual([])
+      expect(yield* claim({ perAccount: 10, perEndpoint: 10 })).toEqual(idsOf([busyRows[2], ...secondEndpoint]))
+      // Paused while its endpoint is disabled (not claimed, not exhausted); due again once enabled.
+      expect(yield* claim({})).toEqual([])
+      yield* endpoints.update({ ...off, status: "enabled", version: 2 })
+      expect(yield* claim({})).toEqual([paused.id])
+    }))
+
+  it.effect("webhook endpoints: insert refuses past the account's maximum, counting that account only", () =>
+    Effect.gen(function*() {
+      const endpoints = yield* WebhookEndpointRepo
+      const owner = yield* storedAccount
+      const other = yield* storedAccount
+      const [first, second, third] = [yield* newEndpoint(owner), yield* newEndpoint(owner), yield* newEndpoint(owner)]
+      expect(yield* endpoints.insert(first, 2)).toBe(true)
+      expect(yield* endpoints.insert(yield* newEndpoint(other), 2)).toBe(true)
+      expect(yield* endpoints.insert(second, 2)).toBe(true)
+      expect(yield* endpoints.insert(third, 2)).toBe(false)
+      expect(idsOf(yield* endpoints.list(owner)).sort()).toEqual(idsOf([first, second]).sort())
     }))
 
   it.effect("webhook deliveries: recordAttempt stores the attempt with the delivery's new state; attempts oldest first", () =>

@@ -6,7 +6,7 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Option, Scope } from "effect"
+import { Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import * as PgDatabase from "../src/storage/postgres/PgDatabase.ts"
 import * as Embedded from "../src/storage/postgres/Embedded.ts"
@@ -31,6 +31,42 @@ const readInfo = (dataDir: string) =>
   })
 
 const isRunning = (dataDir: string) => Effect.map(Embedded.status(dataDir), (s) => s.running)
+
+const holdFixture = path.join(import.meta.dirname, "fixtures", "hold-embedded.ts")
+
+/**
+ * The fixture holding the embedded server of `dataDir` in a child process (started at `startAt`, an
+ * epoch in ms, when given), with what it printed; killed when the scope closes.
+ */
+const holder = (dataDir: string, startAt?: number) =>
+  Effect.gen(function*() {
+    const child = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        spawn(process.execPath, [holdFixture, dataDir, ...(startAt === undefined ? [] : [String(startAt)])], {
+          stdio: ["ignore", "pipe", "pipe"]
+        })
+      ),
+      (child) => Effect.sync(() => child.exitCode === null && child.signalCode === null && child.kill("SIGKILL"))
+    )
+    let stderr = ""
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")))
+    const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
+    const started = Effect.promise(() =>
+      Promise.race([
+        new Promise<{ port: number; owned: boolean }>((resolve) =>
+          child.stdout.once("data", (chunk: Buffer) => resolve(JSON.parse(chunk.toString("utf8"))))
+        ),
+        exited.then(() => Promise.reject(new Error(`the fixture exited before starting the server:\n${stderr}`)))
+      ])
+    )
+    return { child, exited, started }
+  })
+
+/** Stops a server whose owner was killed: adopt it, then leave (the adopter stops it). */
+const stopOrphan = (dataDir: string) =>
+  Effect.gen(function*() {
+    if (yield* isRunning(dataDir)) yield* Effect.scoped(Embedded.start(dataDir))
+  }).pipe(Effect.ignore)
 
 describe("embedded PostgreSQL", () => {
   it.live("two independent layer builds share one server; only the one that started it stops it", () =>
@@ -92,27 +128,9 @@ describe("embedded PostgreSQL", () => {
     Effect.gen(function*() {
       const dataDir = yield* tempDir()
       // Whatever happens below, leave no process and no server behind.
-      const child = yield* Effect.acquireRelease(
-        Effect.sync(() =>
-          spawn(process.execPath, [path.join(import.meta.dirname, "fixtures", "hold-embedded.ts"), dataDir], {
-            stdio: ["ignore", "pipe", "inherit"]
-          })
-        ),
-        (child) =>
-          Effect.gen(function*() {
-            if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
-            if (yield* isRunning(dataDir)) yield* Effect.scoped(Embedded.start(dataDir))
-          }).pipe(Effect.ignore)
-      )
-      const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
-      const started = yield* Effect.promise(() =>
-        Promise.race([
-          new Promise<{ port: number; owned: boolean }>((resolve) =>
-            child.stdout.once("data", (chunk: Buffer) => resolve(JSON.parse(chunk.toString("utf8"))))
-          ),
-          exited.then(() => Promise.reject(new Error("the fixture exited before starting the server")))
-        ])
-      )
+      yield* Effect.addFinalizer(() => stopOrphan(dataDir))
+      const { child, exited, started: starting } = yield* holder(dataDir)
+      const started = yield* starting
       expect(started.owned).toBe(true)
       child.kill("SIGKILL")
       yield* Effect.promise(() => exited)
@@ -150,4 +168,39 @@ describe("embedded PostgreSQL", () => {
       expect(second.owned).toBe(true)
       expect(Option.isSome((yield* Embedded.status(dataDir)).info)).toBe(true)
     }), 60_000)
+
+  it.live("two processes started at once on a fresh directory: one initialises and owns the server, the other joins it", () =>
+    Effect.gen(function*() {
+      const dataDir = yield* tempDir()
+      yield* Effect.addFinalizer(() => stopOrphan(dataDir))
+      // Both spin until the same instant, so they reach the lock together.
+      const at = Date.now() + 1_500
+      const [a, b] = yield* Effect.all([holder(dataDir, at), holder(dataDir, at)])
+      const [first, second] = yield* Effect.all([a.started, b.started], { concurrency: 2 })
+      expect([first.owned, second.owned].sort()).toEqual([false, true])
+      expect(second.port).toBe(first.port)
+      // Neither died after printing (the loser of an initdb race dies while the winner serves).
+      expect(a.child.exitCode).toBeNull()
+      expect(b.child.exitCode).toBeNull()
+      const owner = first.owned ? a.child : b.child
+      expect((yield* readInfo(dataDir)).pid).toBe(owner.pid)
+    }), 90_000)
+
+  it.live("a lock file its holder has created but not yet written is not taken for a stale one", () =>
+    Effect.gen(function*() {
+      const dataDir = yield* tempDir()
+      const paths = Embedded.pathsOf(dataDir)
+      // What a contender sees between the holder's exclusive create and its write of the pid.
+      yield* Effect.promise(() => fs.writeFile(paths.lock, "", { flag: "wx" }))
+      let taken = false
+      const contender = yield* Effect.forkChild(Effect.scoped(Effect.andThen(Embedded.startupLock(paths), Effect.sync(() => {
+        taken = true
+      }))))
+      yield* Effect.sleep("600 millis")
+      expect(taken).toBe(false)
+      // The holder finishes and releases: the contender takes it.
+      yield* Effect.promise(() => fs.rm(paths.lock))
+      yield* Fiber.join(contender)
+      expect(taken).toBe(true)
+    }), 30_000)
 })

@@ -197,7 +197,11 @@ layer(storage, { excludeTestServices: true, timeout: "2 minutes" })("PostgreSQL 
         now: new Date(Date.parse(CLAIM_WINDOW.from) + 1_000).toISOString(),
         leaseUntil: new Date(Date.parse(CLAIM_WINDOW.from) + 31_000).toISOString(),
         limit: 30,
-        excludeEndpoints: []
+        lease: "lease-race",
+        perAccount: 1000,
+        perEndpoint: 1000,
+        excludeEndpoints: [],
+        excludeAccounts: []
       }
       const backend = sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.pipe(Effect.map(([row]) => row.pid))
       // The first worker holds its claim uncommitted while the second claims: the second must skip

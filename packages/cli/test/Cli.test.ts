@@ -185,6 +185,36 @@ describe("tender accounts", () => {
     expect((await merchantGet(rolled.secret_key, acme.signing_secret, path)).status).toBe(200)
   })
 
+  it("signing-secret roll prints a new secret once; the old one verifies during the overlap, not after --overlap 0", async () => {
+    const shop = await tenderJson("accounts", "create", "--name", "Rotating shop")
+    const path = "/v1/payment-methods?country=US&currency=USD"
+    const rolled = await tenderJson("accounts", "signing-secret", "roll", shop.account_id, "--overlap", "1h")
+    expect(rolled).toEqual({
+      account_id: shop.account_id,
+      signing_secret: expect.stringMatching(/^whsec_[0-9a-f]{64}$/),
+      previous_secret_expires_at: expect.stringMatching(/^\d{4}-/)
+    })
+    expect(Date.parse(rolled.previous_secret_expires_at) - Date.now()).toBeGreaterThan(3_500_000)
+    // `merchantGet` checks the answer verifies under the secret it signed with: both do during the overlap.
+    expect((await merchantGet(shop.secret_key, shop.signing_secret, path)).status).toBe(200)
+    expect((await merchantGet(shop.secret_key, rolled.signing_secret, path)).status).toBe(200)
+    const shown = await tender("accounts", "get", shop.account_id)
+    expect(shown.stdout).toContain(`verifies until ${rolled.previous_secret_expires_at}`)
+    for (const secret of [shop.signing_secret, rolled.signing_secret]) expect(shown.stdout).not.toContain(secret)
+
+    const text = await tender("accounts", "signing-secret", "roll", shop.account_id, "--overlap", "0")
+    expect(text.code).toBe(0)
+    const latest = /New signing secret: (whsec_[0-9a-f]{64})/.exec(text.stdout)?.[1]
+    expect(latest).toBeDefined()
+    expect(text.stdout).toContain("the previous one is revoked")
+    const refused = await send({ baseUrl }, { secret_key: shop.secret_key, signing_secret: rolled.signing_secret }, "GET", path)
+      .catch((error: Error) => error.message)
+    expect(refused).toMatch(/HTTP 401/)
+    expect((await merchantGet(shop.secret_key, latest!, path)).status).toBe(200)
+    expect(await tenderJsonError("accounts", "signing-secret", "roll", shop.account_id, "--overlap", "45d"))
+      .toMatchObject({ code: "validation_failed" })
+  })
+
   it("list and get show the account but never a key hash, a secret key or the signing secret", async () => {
     const listed = await tenderJson("accounts", "list")
     expect(listed.data.map((a: { id: string }) => a.id)).toContain(acme.account_id)
@@ -327,14 +357,14 @@ describe("tender webhooks", () => {
 
   it("deliveries retry ID retries a failed delivery, which the dispatcher attempts at once", async () => {
     const [target] = failing
-    expect(await tenderJson("webhooks", "deliveries", "retry", target)).toEqual({ retried: [target], not_retryable: [], not_found: [] })
+    expect(await tenderJson("webhooks", "deliveries", "retry", target)).toEqual({ retried: [target], not_retryable: [], not_found: [], in_flight: [] })
     await until(async () => ((await failedNow()).get(target)?.attempt_count === 3 ? true : undefined))
   }, 60_000)
 
   it("retry of a succeeded delivery reports it not retryable and exits non-zero; so does an unknown id", async () => {
     const run = await tender("webhooks", "deliveries", "retry", succeeded, "--json")
     expect(run.code).not.toBe(0)
-    expect(JSON.parse(run.stdout)).toEqual({ retried: [], not_retryable: [succeeded], not_found: [] })
+    expect(JSON.parse(run.stdout)).toEqual({ retried: [], not_retryable: [succeeded], not_found: [], in_flight: [] })
     expect(JSON.parse(run.stderr)).toMatchObject({ code: "webhook_delivery_not_retryable" })
 
     const text = await tender("webhooks", "deliveries", "retry", succeeded, "wd_doesnotexist0000")
@@ -361,7 +391,7 @@ describe("tender webhooks", () => {
     const before = await failedNow()
     const all = await tenderJson("webhooks", "deliveries", "retry", "--all-failed", "--account", hookShop.account_id)
     expect(all.retried.sort()).toEqual([...failing].sort())
-    expect(all).toMatchObject({ not_retryable: [], not_found: [] })
+    expect(all).toMatchObject({ not_retryable: [], not_found: [], in_flight: [] })
     // Attempted again at once, each one (and only once).
     await until(async () => {
       const after = await failedNow()
@@ -449,7 +479,7 @@ describe("after the server stops", () => {
   it("worker alone starts the embedded database, delivers what is due, and stops it on SIGTERM", async () => {
     // Retried with no server running: due now, and the worker is the only one to attempt it.
     const [target] = failing
-    expect(await tenderJson("webhooks", "deliveries", "retry", target)).toEqual({ retried: [target], not_retryable: [], not_found: [] })
+    expect(await tenderJson("webhooks", "deliveries", "retry", target)).toEqual({ retried: [target], not_retryable: [], not_found: [], in_flight: [] })
     const before = hits.failing
     const worker = home.start(["worker"])
     await until(async () => (hits.failing > before ? true : undefined), 90_000)

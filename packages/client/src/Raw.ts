@@ -10,7 +10,14 @@
  * type, a deliberately wrong or absent signature) and reports the response's verdict instead of
  * failing on it, so a caller that sends such requests on purpose can still see what came back.
  */
-import { SIGNATURE_HEADER, signatureHeader, type VerifyResult, verifySignature } from "@tender/adapters/Signature"
+import {
+  computeSignature,
+  REPLAY_WINDOW_SECONDS,
+  SIGNATURE_HEADER,
+  signatureHeader,
+  type VerifyResult,
+  verifySignature
+} from "@tender/adapters/Signature"
 
 /** An account's API credentials: its secret key and its signing secret. */
 export interface SigningCredentials {
@@ -31,6 +38,42 @@ export interface RawClientOptions extends SigningCredentials {
 export type Verdict = VerifyResult | "missing"
 
 export const nowSeconds = () => Math.floor(Date.now() / 1000)
+
+/** Signatures this process sent, with their timestamps, while the server may still hold them (bounded). */
+const sent = new Map<string, number>()
+const MAX_REMEMBERED = 10_000
+
+/** Reads (GET, HEAD) may be sent again with the same signature; every other method is signed once. */
+export const isRead = (method: string) => method === "GET" || method === "HEAD"
+
+/**
+ * The timestamp to sign a request with: now, or for a write the first later second whose signature
+ * this process has not sent yet. Tender accepts a signed write once (a second arrival is 409
+ * `conflict`), and holds reads' signatures on paths that take writes (a GET's signature is a
+ * bodiless DELETE's), so a write repeated on purpose — a retry after a 500 or a timeout, the same
+ * create sent again, a DELETE just after a GET of its path — is signed anew rather than sent as a
+ * replay. The server accepts timestamps up to the window ahead of its clock.
+ */
+export const signingTimestamp = (
+  method: string,
+  signingSecret: string,
+  pathWithQuery: string,
+  body: Uint8Array | string = ""
+): number => {
+  const now = nowSeconds()
+  // Insertion order is nearly timestamp order; stop at the first entry still inside the window.
+  for (const [signature, t] of sent) {
+    if (t >= now - REPLAY_WINDOW_SECONDS && sent.size < MAX_REMEMBERED) break
+    sent.delete(signature)
+  }
+  let t = now
+  let signature = computeSignature(signingSecret, t, pathWithQuery, body)
+  if (!isRead(method)) {
+    while (sent.has(signature)) signature = computeSignature(signingSecret, ++t, pathWithQuery, body)
+  }
+  sent.set(signature, t)
+  return t
+}
 
 /**
  * The headers that authenticate one request: the secret key and the signature of exactly this
@@ -68,7 +111,7 @@ export interface RawRequest {
   readonly headers?: Record<string, string | null> | undefined
   /** Replace the X-Signature header entirely (`null`: send none). */
   readonly signature?: string | null | undefined
-  /** Sign at this unix time instead of now. */
+  /** Sign at this unix time instead of now (instead of `signingTimestamp`'s). */
   readonly timestamp?: number | undefined
   /** Sign with this secret instead of the account's (the answer is still verified with the account's). */
   readonly signingSecret?: string | undefined
@@ -110,7 +153,7 @@ export const signedFetch = async (
     { secretKey: options.secretKey, signingSecret: request.signingSecret ?? options.signingSecret },
     path,
     request.signedBody ?? request.body ?? "",
-    request.timestamp
+    request.timestamp ?? signingTimestamp(method, request.signingSecret ?? options.signingSecret, path, request.signedBody ?? request.body ?? "")
   ))
   if (request.signature === null) headers.delete(SIGNATURE_HEADER)
   else if (request.signature !== undefined) headers.set(SIGNATURE_HEADER, request.signature)

@@ -15,7 +15,7 @@ import type { HttpClientRequest } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
 import { Api } from "@tender/http/Api"
 import { SIGNATURE_HEADER } from "@tender/adapters/Signature"
-import { pathAsSent, type RawClientOptions, requestHeaders, responseVerdict, type Verdict } from "./Raw.ts"
+import { pathAsSent, type RawClientOptions, requestHeaders, responseVerdict, signingTimestamp, type Verdict } from "./Raw.ts"
 
 /** Where Tender is and the account's credentials (the same options as the raw `signedFetch`). */
 export type TenderClientOptions = RawClientOptions
@@ -56,7 +56,8 @@ const transport = (options: TenderClientOptions): HttpClient.HttpClient =>
       // Exactly the path and query fetch sends: the server verifies against its raw request line.
       const pathWithQuery = pathAsSent(url)
       const headers = new Headers(request.headers as Record<string, string>)
-      for (const [name, value] of Object.entries(requestHeaders(options, pathWithQuery, body))) headers.set(name, value)
+      const timestamp = signingTimestamp(request.method, options.signingSecret, pathWithQuery, body)
+      for (const [name, value] of Object.entries(requestHeaders(options, pathWithQuery, body, timestamp))) headers.set(name, value)
       headers.delete("content-length")
       const fetchFn = options.fetch ?? globalThis.fetch
       const response = yield* Effect.tryPromise({

@@ -51,6 +51,12 @@ export const Account = Schema.Struct({
   publishable_key: Schema.String,
   /** HMAC key shared with the merchant for request, response and webhook signatures. */
   signing_secret: Schema.String,
+  /**
+   * The signing secret before the last roll, honoured until `previous_signing_secret_expires_at`
+   * (the overlap): it still verifies requests, and responses and webhooks carry a `v1` entry for it.
+   */
+  previous_signing_secret: Schema.optional(Schema.NullOr(Schema.String)),
+  previous_signing_secret_expires_at: Schema.optional(Schema.NullOr(Schema.String)),
   /** CIDRs; empty means unrestricted. */
   ip_allowlist: Schema.Array(Schema.String),
   processing_profiles: Schema.Array(ProcessingProfile),
@@ -171,6 +177,43 @@ export const rollKeys = (account: Account, issued: IssuedKeys, now: string): Acc
       { hash: issued.secretKeyHash, hint: hintOf(issued.secretKey), created_at: now, revoked_at: null }
     ]
   }, now)
+
+/** The longest overlap a signing-secret roll may give the previous secret (30 days). */
+export const MAX_SIGNING_SECRET_OVERLAP_SECONDS = 30 * 24 * 3600
+
+/**
+ * Replaces the signing secret; the current one stays valid for `overlapSeconds` (0: revoked now).
+ * Only one previous secret is kept: rolling again during an overlap ends the older one's.
+ */
+export const rollSigningSecret = (
+  account: Account,
+  secret: string,
+  overlapSeconds: number,
+  now: string
+): Account | ValidationFailed => {
+  if (!Number.isInteger(overlapSeconds) || overlapSeconds < 0 || overlapSeconds > MAX_SIGNING_SECRET_OVERLAP_SECONDS) {
+    return invalidField("overlap", "must be a duration between 0 and 30 days (e.g. 24h)")
+  }
+  return touch({
+    ...account,
+    signing_secret: secret,
+    previous_signing_secret: overlapSeconds === 0 ? null : account.signing_secret,
+    previous_signing_secret_expires_at: overlapSeconds === 0
+      ? null
+      : new Date(Date.parse(now) + overlapSeconds * 1000).toISOString()
+  }, now)
+}
+
+/**
+ * The secrets that sign and verify for the account at `nowMs`: the current one first, then the
+ * previous one while its overlap lasts. Requests verify under any; responses and webhooks carry a
+ * `v1` entry for each, so a merchant holding either secret can check them.
+ */
+export const signingSecrets = (account: Account, nowMs: number): ReadonlyArray<string> =>
+  account.previous_signing_secret != null && account.previous_signing_secret_expires_at != null &&
+    Date.parse(account.previous_signing_secret_expires_at) > nowMs
+    ? [account.signing_secret, account.previous_signing_secret]
+    : [account.signing_secret]
 
 export const setRateLimit = (
   account: Account,

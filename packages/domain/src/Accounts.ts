@@ -47,6 +47,8 @@ export class Accounts extends Context.Service<Accounts, {
   enableVault(id: string): Effect.Effect<Account.Account, AccountNotFound | Conflict>
   /** Revokes every secret key and issues a new one; returns it once. */
   rollKeys(id: string): Effect.Effect<{ readonly account: Account.Account; readonly secret_key: string }, AccountNotFound | Conflict>
+  /** Issues a new signing secret, returned once; the old one keeps verifying for `overlapSeconds`. */
+  rollSigningSecret(id: string, overlapSeconds: number): Effect.Effect<{ readonly account: Account.Account; readonly signing_secret: string }, AccountNotFound | Conflict | ValidationFailed>
   setRateLimit(id: string, perSecond: number, burst: number): Effect.Effect<Account.Account, AccountNotFound | Conflict | ValidationFailed>
   setThreeDsDisplayMode(id: string, mode: string): Effect.Effect<Account.Account, AccountNotFound | Conflict | ValidationFailed>
   /** Resolves a publishable key (the browser SDK's) to its account: unknown or not `pk_…` → `invalid_api_key`. */
@@ -64,6 +66,8 @@ export class Accounts extends Context.Service<Accounts, {
         const secretKey = `${Account.secretKeyPrefix(mode)}${yield* ids.randomHex(24)}`
         return { secretKey, secretKeyHash: yield* hasher.hash(secretKey) }
       })
+
+      const newSigningSecret = Effect.map(ids.randomHex(32), (hex) => `whsec_${hex}`)
 
       const load = (id: string) =>
         Effect.flatMap(
@@ -94,7 +98,7 @@ export class Accounts extends Context.Service<Accounts, {
           const id = (yield* ids.make("account")) as AccountId
           const issued = yield* issueSecretKey(mode)
           const publishableKey = `${Account.publishableKeyPrefix(mode)}${yield* ids.randomHex(24)}`
-          const signingSecret = `whsec_${yield* ids.randomHex(32)}`
+          const signingSecret = yield* newSigningSecret
           const now = yield* nowIso
           const account: Account.Account = {
             id,
@@ -162,6 +166,11 @@ export class Accounts extends Context.Service<Accounts, {
           const issued = yield* issueSecretKey(account.mode)
           const next = yield* change<never>(id, (a, now) => Account.rollKeys(a, issued, now))
           return { account: next, secret_key: issued.secretKey }
+        }),
+        rollSigningSecret: Effect.fn("Accounts.rollSigningSecret")(function*(id, overlapSeconds) {
+          const secret = yield* newSigningSecret
+          const account = yield* change(id, (a, now) => Account.rollSigningSecret(a, secret, overlapSeconds, now))
+          return { account, signing_secret: secret }
         }),
         setRateLimit: (id, perSecond, burst) => change(id, (a, now) => Account.setRateLimit(a, perSecond, burst, now)),
         setThreeDsDisplayMode: (id, mode) => change(id, (a, now) => Account.setThreeDsDisplayMode(a, mode, now)),

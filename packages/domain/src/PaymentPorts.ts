@@ -27,6 +27,8 @@ export class OrderRepo extends Context.Service<OrderRepo, {
   /** Writes `next` when the stored version is `next.version - 1`; otherwise `Conflict`. */
   update(next: Decided<Order>): Effect.Effect<void, Conflict>
   search(accountId: string, query: SearchQuery): Effect.Effect<Page<Order>>
+  /** The account's orders among `ids`, in one read (a search page's transactions name their orders); unknown ids are absent. */
+  findMany(accountId: string, ids: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<Order>>
 }>()("@tender/domain/OrderRepo") {}
 
 export class TransactionRepo extends Context.Service<TransactionRepo, {
@@ -35,6 +37,8 @@ export class TransactionRepo extends Context.Service<TransactionRepo, {
   findAny(id: string): Effect.Effect<Option.Option<Transaction>>
   /** Every transaction of an order, oldest first. */
   listByOrder(orderId: string): Effect.Effect<ReadonlyArray<Transaction>>
+  /** Every transaction of each of the orders, oldest first, in one read (a search page's orders). */
+  listByOrders(orderIds: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<Transaction>>
   /** Writes `next` when the stored version is `next.version - 1`; otherwise `Conflict`. */
   update(next: Decided<Transaction>): Effect.Effect<void, Conflict>
   /** `merchant_reference` filters on the order's reference. */

@@ -29,7 +29,7 @@ import { clientPay } from "./operations/ClientPay.ts"
 import { assertConsent, type ConsentView } from "./operations/Consent.ts"
 import { create } from "./operations/Create.ts"
 import { expireWindows } from "./operations/ExpireWindows.ts"
-import { viewOrder } from "./operations/Kit.ts"
+import { viewOrder, viewOrders } from "./operations/Kit.ts"
 import { decideAmountMismatch } from "./operations/Mismatch.ts"
 import { type ProviderOutcome, providerOutcome } from "./operations/Outcome.ts"
 import { DEFAULT_RECONCILE, reconcileDue, type ReconcileOptions } from "./operations/Reconcile.ts"
@@ -144,9 +144,13 @@ export class Payments extends Context.Service<Payments, {
             if (Option.isNone(found)) return yield* new NoTransaction({ message: `No transaction ${id}` })
             return transactionView(yield* orderOf(account.id, found.value.order_id), found.value)
           }),
-        searchOrders: (account, input) => run(search(input, (q) => orders.search(account.id, q), viewOrder)),
+        searchOrders: (account, input) => run(search(input, (q) => orders.search(account.id, q), viewOrders)),
         searchTransactions: (account, input) =>
-          search(input, (q) => transactions.search(account.id, q), (t) => Effect.map(orderOf(account.id, t.order_id), (o) => transactionView(o, t))),
+          search(input, (q) => transactions.search(account.id, q), (txns) =>
+            Effect.map(orders.findMany(account.id, [...new Set(txns.map((t) => t.order_id))]), (found) => {
+              const byId = new Map(found.map((o) => [o.id, o]))
+              return txns.map((t) => transactionView(byId.get(t.order_id)!, t))
+            })),
         hostedAttempt: (transactionId) =>
           Effect.gen(function*() {
             const txn = yield* transactions.findAny(transactionId)

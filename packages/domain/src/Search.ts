@@ -70,11 +70,15 @@ export const pageOf = <Row extends { readonly created_at: string; readonly id: s
   return { data: views, has_more: rows.has_more, next_cursor: rows.has_more && last !== undefined ? encodeCursor(last) : null }
 }
 
-/** A search over a repository: decode, query, view each row, page. */
+/**
+ * A search over a repository: decode, query, view the page's rows, page. `view` takes the whole
+ * page so the rows' children are read in one query for the page, never one per row: a page costs
+ * the same number of statements at any `limit`.
+ */
 export const search = <Row extends { readonly created_at: string; readonly id: string }, View, R>(
   input: SearchInput,
   run: (query: SearchQuery) => Effect.Effect<Page<Row>>,
-  view: (row: Row) => Effect.Effect<View, never, R>
+  view: (rows: ReadonlyArray<Row>) => Effect.Effect<ReadonlyArray<View>, never, R>
 ) =>
   Effect.gen(function*() {
     const base = yield* decodeInput(input)
@@ -84,5 +88,5 @@ export const search = <Row extends { readonly created_at: string; readonly id: s
       merchant_reference: input.merchant_reference,
       ...base
     })
-    return pageOf(rows, yield* Effect.forEach(rows.data, view))
+    return pageOf(rows, yield* view(rows.data))
   })

@@ -398,7 +398,8 @@ export class Sessions extends Context.Service<Sessions, {
         })
 
       const search = Effect.fn("Sessions.search")(function*(account: Account, input: SearchInput) {
-        return yield* Search.search(input, (q) => sessions.search(account.id, q), (s) => Effect.flatMap(touch(s), view))
+        // One statement for the page; `touch` writes only for a session past its expiry the sweeper has not closed yet.
+        return yield* Search.search(input, (q) => sessions.search(account.id, q), (page) => Effect.forEach(page, (s) => Effect.flatMap(touch(s), view)))
       })
 
       return Sessions.of({

@@ -96,7 +96,13 @@ export const WebhookDelivery = Schema.Struct({
   next_attempt_at: Schema.NullOr(Schema.String),
   last_attempt_at: Schema.NullOr(Schema.String),
   created_at: Schema.String,
-  updated_at: Schema.String
+  updated_at: Schema.String,
+  /**
+   * The lease of the attempt under way: set by the claim, cleared by the write that records the
+   * attempt (or hands the delivery back, or retries it). Writes are fenced by it: a worker whose
+   * lease ran out and was claimed again, or retried, finds another token and writes nothing.
+   */
+  lease_token: Schema.NullOr(Schema.String)
 })
 export type WebhookDelivery = typeof WebhookDelivery.Type
 
@@ -127,8 +133,13 @@ export const nextAttemptDelay = (attempts: number, random: number): number | und
 export const transition = transitionOf(DeliveryMachine, (_: WebhookDelivery, move) => move)
 
 /** A new delivery: `pending`, due at once. */
-export const born = (fields: Omit<WebhookDelivery, "status" | "updated_at">): WebhookDelivery => ({
+export const born = (fields: Omit<WebhookDelivery, "status" | "updated_at" | "lease_token">): WebhookDelivery => ({
   ...fields,
   status: "pending",
-  updated_at: fields.created_at
+  updated_at: fields.created_at,
+  lease_token: null
 })
+
+/** An attempt holds the delivery now: it was claimed and its lease has not run out. */
+export const isLeased = (delivery: WebhookDelivery, now: string): boolean =>
+  delivery.lease_token !== null && delivery.next_attempt_at !== null && Date.parse(delivery.next_attempt_at) > Date.parse(now)

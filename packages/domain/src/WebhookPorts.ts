@@ -6,7 +6,11 @@ import type { Page } from "./Payment.ts"
 import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery, WebhookEndpoint } from "./Webhook.ts"
 
 export class WebhookEndpointRepo extends Context.Service<WebhookEndpointRepo, {
-  insert(endpoint: WebhookEndpoint): Effect.Effect<void>
+  /**
+   * Inserts the endpoint unless its account already has `max`; `false` (nothing written) then. The
+   * count and the insert are serialised per account, so concurrent creates never exceed `max`.
+   */
+  insert(endpoint: WebhookEndpoint, max: number): Effect.Effect<boolean>
   find(accountId: string, id: string): Effect.Effect<Option.Option<WebhookEndpoint>>
   findAny(id: string): Effect.Effect<Option.Option<WebhookEndpoint>>
   /** All of an account's endpoints, oldest first. */
@@ -36,20 +40,32 @@ export class WebhookDeliveryRepo extends Context.Service<WebhookDeliveryRepo, {
   search(query: DeliveryQuery): Effect.Effect<Page<WebhookDelivery>>
   /**
    * Claims up to `limit` deliveries due at `now` (status pending or failed, next_attempt_at <= now),
-   * oldest due first, skipping rows another worker holds (PostgreSQL: FOR UPDATE SKIP LOCKED) and
-   * endpoints in `excludeEndpoints`; each claimed row gets `next_attempt_at = leaseUntil`, so a
-   * worker that dies mid-attempt leaves it due again once the lease ends. Runs in its own unit of work.
+   * skipping rows another worker holds (PostgreSQL: FOR UPDATE SKIP LOCKED), endpoints in
+   * `excludeEndpoints`, accounts in `excludeAccounts` and endpoints that are disabled (their
+   * deliveries wait, paused, until it is enabled again). Fair across accounts: at most `perAccount`
+   * per account and `perEndpoint` per endpoint, taken round-robin (each account's oldest due first,
+   * then each one's second…) among the oldest due. Each claimed row gets `next_attempt_at =
+   * leaseUntil` and `lease_token = lease`, so a worker that dies mid-attempt leaves it due again
+   * once the lease ends. Runs in its own unit of work; returns them oldest due first.
    */
   claimDue(options: {
     readonly now: string
     readonly leaseUntil: string
+    readonly lease: string
     readonly limit: number
+    readonly perAccount: number
+    readonly perEndpoint: number
     readonly excludeEndpoints: ReadonlyArray<string>
+    readonly excludeAccounts: ReadonlyArray<string>
   }): Effect.Effect<ReadonlyArray<WebhookDelivery>>
-  /** Records one attempt and the delivery's new state together. */
-  recordAttempt(delivery: WebhookDelivery, attempt: DeliveryAttempt): Effect.Effect<void>
-  /** Writes a delivery's new state (manual retry). */
-  update(delivery: Decided<WebhookDelivery>): Effect.Effect<void>
+  /**
+   * Records one attempt and the delivery's new state together, and ends its lease. Fenced: written
+   * only while the stored row still carries `delivery.lease_token` (the lease its writer holds;
+   * `null` for none); `false`, and nothing written, when another claim or a retry took it since.
+   */
+  recordAttempt(delivery: WebhookDelivery, attempt: DeliveryAttempt): Effect.Effect<boolean>
+  /** Writes a delivery's new state (a retry, a claim handed back) and ends its lease; fenced as `recordAttempt`. */
+  update(delivery: Decided<WebhookDelivery>): Effect.Effect<boolean>
   attempts(deliveryId: string): Effect.Effect<ReadonlyArray<DeliveryAttempt>>
 }>()("@tender/domain/WebhookDeliveryRepo") {}
 
@@ -67,12 +83,15 @@ export class WebhookTransport extends Context.Service<WebhookTransport, {
   }): Effect.Effect<DeliveryOutcome>
 }>()("@tender/domain/WebhookTransport") {}
 
-/** Port: the addresses a host name resolves to (SSRF checks of live-mode endpoint URLs). */
+/** Port: the addresses a host name resolves to (SSRF checks of endpoint URLs, at registration and at every delivery). */
 export class HostResolver extends Context.Service<HostResolver, {
   resolve(host: string): Effect.Effect<ReadonlyArray<string>>
 }>()("@tender/domain/HostResolver") {}
 
-/** Port: the `X-Signature` value for a payload (HMAC-SHA256 of t + path + body under the secret). */
+/**
+ * Port: the `X-Signature` value for a payload (HMAC-SHA256 of t + path + body), one `v1` entry per
+ * secret (the account's current signing secret, and the previous one while a rotation overlaps).
+ */
 export class PayloadSigner extends Context.Service<PayloadSigner, {
-  sign(secret: string, timestampSeconds: number, path: string, body: Uint8Array): string
+  sign(secrets: ReadonlyArray<string>, timestampSeconds: number, path: string, body: Uint8Array): string
 }>()("@tender/domain/PayloadSigner") {}

@@ -6,13 +6,18 @@
  * At least once, crash-safe: a delivery is claimed with a lease (its `next_attempt_at` moves to the
  * lease's end) in a committed unit of work before the POST; the attempt is recorded after it. A
  * worker that dies between the two leaves the delivery due again once the lease ends, and the next
- * attempt carries the same envelope id (receivers de-duplicate on it).
+ * attempt carries the same envelope id (receivers de-duplicate on it). Every write after the POST is
+ * fenced by the claim's lease token, so a worker that outlived its lease (and whose delivery was
+ * claimed again, or retried) records nothing over the new holder's work.
  */
 import { isoOf, nowIso } from "./Time.ts"
 import { Clock, Context, Effect, Layer, Option, Queue, Random, Result } from "effect"
 import type { Account } from "./Account.ts"
+import { signingSecrets } from "./Account.ts"
 import * as Cidr from "./Cidr.ts"
+import * as PaymentRequest from "./PaymentRequest.ts"
 import {
+  Conflict,
   invalidField,
   NotFound,
   type ValidationFailed,
@@ -21,7 +26,6 @@ import {
   WebhookLimitExceeded,
   WebhookNotFound
 } from "./Errors.ts"
-import type { Conflict } from "./Errors.ts"
 import { Ids } from "./Ids.ts"
 import type { AccountId } from "./Ids.ts"
 import type { PaymentEvent } from "./Payment.ts"
@@ -170,16 +174,174 @@ export const envelopeOf = (event: PaymentEvent): Envelope => ({
 
 // --- endpoint URLs --------------------------------------------------------------------------
 
-/** Loopback, private, link-local, CGNAT and unspecified ranges: never a live webhook target (SSRF). */
-const INTERNAL_RANGES = [
-  "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.168.0.0/16",
-  "::/128", "::1/128", "fc00::/7", "fe80::/10"
-].map((c) => Cidr.parseCidr(c)!)
+/**
+ * What an address is, for the SSRF check of webhook endpoints: `loopback` (allowed only to a test-mode
+ * `http` endpoint on a loopback host), `private` (allowed when the operator sets TENDER_WEBHOOK_ALLOW_PRIVATE),
+ * `special` (never). Public addresses are in none of the ranges.
+ *
+ * Source: the IANA IPv4 and IPv6 Special-Purpose Address Registries
+ * (iana.org/assignments/iana-ipv4-special-registry, …/iana-ipv6-special-registry, as of 2025), plus the
+ * multicast blocks (IANA multicast registries), 6to4's retired relay anycast and IPv6 site-local. Blocks
+ * whose registry entry says "globally reachable" but which no receiver lives in (192.0.0.0/24 as a
+ * whole, NAT64's 64:ff9b::/96, Teredo and the rest of 2001::/23) are refused too: each carries or
+ * reaches another address (an embedded IPv4, a tunnel) that this check could not see. IPv4-mapped
+ * IPv6 (::ffff:0:0/96) is matched as the IPv4 address it carries (Cidr.ts).
+ */
+const SPECIAL_PURPOSE: ReadonlyArray<readonly [cidr: string, kind: "loopback" | "private" | "special", name: string]> = [
+  ["0.0.0.0/8", "special", "this network (connects to the host itself on Linux)"],
+  ["10.0.0.0/8", "private", "private-use"],
+  ["100.64.0.0/10", "private", "shared address space (CGNAT)"],
+  ["127.0.0.0/8", "loopback", "loopback"],
+  ["169.254.0.0/16", "special", "link-local (cloud metadata services)"],
+  ["172.16.0.0/12", "private", "private-use"],
+  ["192.0.0.0/24", "special", "IETF protocol assignments"],
+  ["192.0.2.0/24", "special", "documentation (TEST-NET-1)"],
+  ["192.88.99.0/24", "special", "6to4 relay anycast (deprecated)"],
+  ["192.168.0.0/16", "private", "private-use"],
+  ["198.18.0.0/15", "special", "benchmarking"],
+  ["198.51.100.0/24", "special", "documentation (TEST-NET-2)"],
+  ["203.0.113.0/24", "special", "documentation (TEST-NET-3)"],
+  ["224.0.0.0/4", "special", "multicast"],
+  ["240.0.0.0/4", "special", "reserved (and 255.255.255.255, limited broadcast)"],
+  ["::/128", "special", "unspecified"],
+  ["::1/128", "loopback", "loopback"],
+  ["::/96", "special", "IPv4-compatible (deprecated)"],
+  ["64:ff9b::/96", "special", "NAT64 (IPv4-IPv6 translation)"],
+  ["64:ff9b:1::/48", "special", "NAT64 (local-use translation)"],
+  ["100::/64", "special", "discard-only"],
+  ["100:0:0:1::/64", "special", "dummy prefix"],
+  ["2001::/23", "special", "IETF protocol assignments (Teredo 2001::/32, benchmarking 2001:2::/48, ORCHID, …)"],
+  ["2001:db8::/32", "special", "documentation"],
+  ["2002::/16", "special", "6to4"],
+  ["3fff::/20", "special", "documentation"],
+  ["5f00::/16", "special", "segment routing (SRv6) SIDs"],
+  ["fc00::/7", "private", "unique local (ULA)"],
+  ["fe80::/10", "special", "link-local"],
+  ["fec0::/10", "special", "site-local (deprecated)"],
+  ["ff00::/8", "special", "multicast"]
+]
 
-export const isInternalAddress = (ip: string): boolean => INTERNAL_RANGES.some((range) => Cidr.cidrContains(range, ip))
+const RANGES = SPECIAL_PURPOSE.map(([cidr, kind, name]) => ({ cidr: Cidr.parseCidr(cidr)!, kind, name }))
 
-const isLoopbackHost = (host: string) =>
-  host === "localhost" || host === "[::1]" || (Cidr.isValidIp(host) && Cidr.cidrContains(INTERNAL_RANGES[3], host))
+/** The special-purpose range an address is in, or `undefined` for a public one. */
+const specialRangeOf = (ip: string) => RANGES.find((range) => Cidr.cidrContains(range.cidr, ip))
+
+/** A host written as loopback (`URL.hostname` form: `localhost`, 127.x.x.x, `[::1]`). */
+const isLoopbackHost = (host: string) => {
+  const literal = host.replace(/^\[|\]$/g, "")
+  return host === "localhost" || (Cidr.isValidIp(literal) && specialRangeOf(literal)?.kind === "loopback")
+}
+
+/**
+ * The one way to reach loopback: `http` on a loopback host, a test-mode account's local receiver (live
+ * mode refuses `http`, so a stored URL of this shape was registered in test mode).
+ */
+const isLocalReceiver = (url: URL) => url.protocol === "http:" && isLoopbackHost(url.hostname)
+
+/**
+ * The operator's choice (`TENDER_WEBHOOK_ALLOW_PRIVATE`): endpoints may be on private-use, CGNAT and
+ * unique-local addresses (receivers inside the operator's own network). Read at registration and at
+ * every delivery.
+ */
+export const WebhookPrivateReceivers = Context.Reference<boolean>("@tender/domain/WebhookPrivateReceivers", {
+  defaultValue: () => false
+})
+
+/** RFC 1035 / 1123 host names: letters, digits and hyphens, labels of 1–63, at most 253 in all. */
+const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/i
+const MAX_HOSTNAME = 253
+
+const hostnameProblem = (hostname: string): string | undefined => {
+  // An IP literal: the URL parser has already checked and normalised it (`[…]` for IPv6).
+  if (hostname.startsWith("[") || Cidr.isValidIp(hostname)) return undefined
+  const name = hostname.endsWith(".") ? hostname.slice(0, -1) : hostname
+  if (name.length > MAX_HOSTNAME) return `host must be at most ${MAX_HOSTNAME} characters`
+  if (!name.split(".").every((label) => LABEL.test(label))) {
+    return "host must be a domain name (labels of letters, digits and hyphens, at most 63 characters each) or an IP address"
+  }
+  return undefined
+}
+
+/**
+ * What is wrong with an endpoint URL as written, whatever its host resolves to, or the parsed URL.
+ * Live mode: https only. Test mode: https, or http on a loopback host (local receivers).
+ */
+const endpointUrlProblem = (raw: string, mode: Account["mode"]): URL | string => {
+  const problem = PaymentRequest.urlProblem(raw)
+  if (problem !== undefined) return problem
+  const url = new URL(raw)
+  if (url.username !== "" || url.password !== "") return "must not carry credentials"
+  const host = hostnameProblem(url.hostname)
+  if (host !== undefined) return host
+  if (url.protocol === "https:") return url
+  if (mode === "live") return "must be https in live mode"
+  return isLocalReceiver(url) ? url : "must be https (http is allowed for loopback hosts in test mode)"
+}
+
+/** Why an endpoint may not be reached at `address` (what its host resolved to), or `undefined`. */
+const addressRefusal = (address: string, allow: { readonly loopback: boolean; readonly private: boolean }) => {
+  if (!Cidr.isValidIp(address)) return `resolves to ${address}, not an IP address`
+  const range = specialRangeOf(address)
+  if (range === undefined || (range.kind === "loopback" && allow.loopback) || (range.kind === "private" && allow.private)) {
+    return undefined
+  }
+  return `must not point at ${address} (${range.name})`
+}
+
+/** The addresses a URL's host stands for: an IP literal itself, a name through the resolver. */
+const addressesOf = (url: URL) => {
+  const host = url.hostname.replace(/^\[|\]$/g, "")
+  return Cidr.isValidIp(host) ? Effect.succeed([host]) : Effect.flatMap(HostResolver, (resolver) => resolver.resolve(host))
+}
+
+/**
+ * Every address the host resolves to, checked: the first refusal, or the addresses. Registration and
+ * each delivery ask (a name may point elsewhere since), and the transport connects only to these.
+ */
+const checkAddresses = Effect.fnUntraced(function*(url: URL) {
+  const allow = { loopback: isLocalReceiver(url), private: yield* WebhookPrivateReceivers }
+  const addresses = yield* addressesOf(url)
+  for (const address of addresses) {
+    const refusal = addressRefusal(address, allow)
+    if (refusal !== undefined) return { _tag: "Refused" as const, reason: refusal }
+  }
+  return { _tag: "Checked" as const, addresses }
+})
+
+/**
+ * An endpoint URL as registered (create, or update of its URL): well-formed, its scheme allowed in the
+ * account's mode, and every address its host resolves to allowed (loopback only to `http` on a
+ * loopback host, in test mode). A name that does not resolve is refused in live mode; in test mode
+ * it may be registered (a receiver not set up yet), and each delivery checks it again anyway.
+ */
+export const checkEndpointUrl = Effect.fnUntraced(function*(mode: Account["mode"], raw: string) {
+  const url = endpointUrlProblem(raw, mode)
+  if (typeof url === "string") return yield* invalidField("url", url)
+  const checked = yield* checkAddresses(url)
+  if (checked._tag === "Refused") return yield* invalidField("url", checked.reason)
+  if (checked.addresses.length === 0 && mode === "live") return yield* invalidField("url", `host ${url.hostname} does not resolve`)
+  return url.toString()
+})
+
+/**
+ * Where a delivery to a stored endpoint URL may connect: its host resolved now and every address
+ * checked as at registration (a URL stored before a rule existed is held to it too). The transport
+ * connects to these addresses only, so a name re-pointed between this check and the connection (DNS
+ * rebinding) reaches nothing else.
+ */
+export const deliveryTargets = Effect.fnUntraced(function*(raw: string) {
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    return { _tag: "Refused" as const, reason: "endpoint URL is not a URL" }
+  }
+  if (url.protocol !== "https:" && !isLocalReceiver(url)) return { _tag: "Refused" as const, reason: "endpoint URL must be https" }
+  const checked = yield* checkAddresses(url)
+  if (checked._tag === "Refused") return { _tag: "Refused" as const, reason: `endpoint host ${checked.reason}` }
+  if (checked.addresses.length === 0) return { _tag: "Refused" as const, reason: `host ${url.hostname} does not resolve` }
+  return checked
+})
 
 // --- the use case ---------------------------------------------------------------------------
 
@@ -188,11 +350,29 @@ export interface DispatchOptions {
   readonly concurrency: number
   /** Deliveries in flight at once per endpoint, so one slow endpoint cannot hold every slot. */
   readonly perEndpoint: number
+  /**
+   * Deliveries in flight at once per account, below `concurrency`: one tenant's hanging endpoints
+   * (16 of them × perEndpoint would be every slot) leave the others' deliveries slots to run in.
+   */
+  readonly perAccount: number
   /** How long a claimed delivery stays with its worker before another may take it. */
   readonly leaseMs: number
 }
 
-export const DEFAULT_DISPATCH: DispatchOptions = { concurrency: 32, perEndpoint: 4, leaseMs: ATTEMPT_TIMEOUT_MS + 15_000 }
+export const DEFAULT_DISPATCH: DispatchOptions = {
+  concurrency: 32,
+  perEndpoint: 4,
+  perAccount: 8,
+  leaseMs: ATTEMPT_TIMEOUT_MS + 15_000
+}
+
+/** This process's attempts under way, by endpoint and by account. */
+interface InFlight {
+  readonly endpoints: Map<string, number>
+  readonly accounts: Map<string, number>
+}
+
+const emptyInFlight = (): InFlight => ({ endpoints: new Map(), accounts: new Map() })
 
 export interface DeliverySearchInput {
   readonly endpoint_id?: string | undefined
@@ -211,8 +391,11 @@ export class Webhooks extends Context.Service<Webhooks, {
   deleteEndpoint(account: Account, id: string): Effect.Effect<{ readonly id: string; readonly deleted: true }, WebhookNotFound>
   listDeliveries(account: Account | undefined, input: DeliverySearchInput): Effect.Effect<SearchResult<DeliveryView>, ValidationFailed>
   getDelivery(account: Account | undefined, id: string): Effect.Effect<DeliveryView & { readonly attempts: ReadonlyArray<AttemptView> }, WebhookDeliveryNotFound>
-  /** Makes a failed or exhausted delivery due now; anything else is `webhook_delivery_not_retryable`. */
-  retryDelivery(account: Account | undefined, id: string): Effect.Effect<DeliveryView, WebhookDeliveryNotFound | WebhookDeliveryNotRetryable>
+  /**
+   * Makes a failed or exhausted delivery due now; anything else is `webhook_delivery_not_retryable`,
+   * and one whose attempt is under way (it holds the lease) is `conflict`.
+   */
+  retryDelivery(account: Account | undefined, id: string): Effect.Effect<DeliveryView, WebhookDeliveryNotFound | WebhookDeliveryNotRetryable | Conflict>
   /** One dispatcher round: claims what is due and delivers it; returns how many attempts ran. */
   dispatchDue(options?: Partial<DispatchOptions>): Effect.Effect<number>
   /** Operator: events of any account, newest first. */
@@ -233,27 +416,12 @@ export class Webhooks extends Context.Service<Webhooks, {
       const signer = yield* PayloadSigner
       const ids = yield* Ids
 
-      const validateUrl = Effect.fnUntraced(function*(account: Account, raw: string) {
-        let url: URL
-        try {
-          url = new URL(raw)
-        } catch {
-          return yield* invalidField("url", "must be an absolute URL")
-        }
-        if (url.username !== "" || url.password !== "") return yield* invalidField("url", "must not carry credentials")
-        if (account.mode === "live") {
-          if (url.protocol !== "https:") return yield* invalidField("url", "must be https in live mode")
-          const host = url.hostname.replace(/^\[|\]$/g, "")
-          const addresses = Cidr.isValidIp(host) ? [host] : yield* resolver.resolve(host)
-          if (addresses.length === 0) return yield* invalidField("url", `host ${host} does not resolve`)
-          if (addresses.some(isInternalAddress)) {
-            return yield* invalidField("url", "must not point at a private, loopback or link-local address")
-          }
-        } else if (url.protocol !== "https:" && !(url.protocol === "http:" && isLoopbackHost(url.hostname))) {
-          return yield* invalidField("url", "must be https (http is allowed for loopback hosts in test mode)")
-        }
-        return url.toString()
-      })
+      const allowPrivate = yield* WebhookPrivateReceivers
+      const validateUrl = (account: Account, raw: string) =>
+        checkEndpointUrl(account.mode, raw).pipe(
+          Effect.provideService(HostResolver, resolver),
+          Effect.provideService(WebhookPrivateReceivers, allowPrivate)
+        )
 
       const validateEvents = (input: ReadonlyArray<string> | undefined): ReadonlyArray<string> | ValidationFailed => {
         if (input === undefined) return ["*"]
@@ -282,17 +450,26 @@ export class Webhooks extends Context.Service<Webhooks, {
 
       // --- the dispatcher --------------------------------------------------------------------
 
+      /** Hands a claimed delivery back unattempted, due at `at`; fenced by its lease. */
+      const handBack = (delivery: WebhookDelivery, at: number) =>
+        deliveries.update(StateMachine.revise(delivery, { next_attempt_at: isoOf(at) }, isoOf(at)))
+
       /** One attempt: POST the signed envelope, record what happened, schedule the next try. */
       const attempt = Effect.fnUntraced(function*(delivery: WebhookDelivery) {
         const started = yield* Clock.currentTimeMillis
         const event = yield* events.findAny(delivery.event_id)
         const endpoint = yield* endpoints.findAny(delivery.endpoint_id)
         const account = yield* accounts.findById(delivery.account_id as AccountId)
+        if (Option.isSome(endpoint) && endpoint.value.status === "disabled") {
+          // Disabled since the claim: paused, not attempted; the claim passes it over until enabled.
+          yield* handBack(delivery, started)
+          return
+        }
         let outcome: { readonly status_code: number | null; readonly error: string | null; readonly duration_ms: number }
-        const gone = Option.isNone(event) || Option.isNone(endpoint) || Option.isNone(account) || endpoint.value.status !== "enabled"
+        const gone = Option.isNone(event) || Option.isNone(endpoint) || Option.isNone(account)
         if (gone) {
           // Nothing to send to any more: recorded as a failed attempt so the log says why.
-          outcome = { status_code: null, error: Option.isNone(endpoint) ? "endpoint deleted" : "endpoint disabled", duration_ms: 0 }
+          outcome = { status_code: null, error: Option.isNone(endpoint) ? "endpoint deleted" : "event or account gone", duration_ms: 0 }
         } else {
           const body = new TextEncoder().encode(JSON.stringify(envelopeOf(event.value)))
           const url = new URL(endpoint.value.url)
@@ -300,7 +477,7 @@ export class Webhooks extends Context.Service<Webhooks, {
             url: endpoint.value.url,
             headers: {
               "content-type": "application/json",
-              "x-signature": signer.sign(account.value.signing_secret, Math.floor(started / 1000), url.pathname, body),
+              "x-signature": signer.sign(signingSecrets(account.value, started), Math.floor(started / 1000), url.pathname, body),
               "x-event-id": event.value.id,
               "x-event-type": event.value.type
             },
@@ -319,7 +496,7 @@ export class Webhooks extends Context.Service<Webhooks, {
         const attempts = delivery.attempts + 1
         const succeeded = outcome.error === null
         const delay = succeeded ? undefined : nextAttemptDelay(attempts, yield* Random.next)
-        // Nothing left to deliver to (endpoint deleted or disabled): no later attempt can succeed.
+        // Nothing left to deliver to (endpoint deleted): no later attempt can succeed.
         const trigger: DeliveryTrigger = succeeded
           ? "attempt_succeeded"
           : gone || delay === undefined || attempts >= MAX_ATTEMPTS
@@ -332,50 +509,70 @@ export class Webhooks extends Context.Service<Webhooks, {
         })
         // The claim only hands out pending or failed deliveries: any other is a bug.
         if (Result.isFailure(moved)) return yield* Effect.die(new Error(moved.failure))
-        yield* deliveries.recordAttempt(moved.success.next, { delivery_id: delivery.id, attempted_at: isoOf(started), ...outcome })
+        const recorded = yield* deliveries.recordAttempt(moved.success.next, {
+          delivery_id: delivery.id,
+          attempted_at: isoOf(started),
+          ...outcome
+        })
+        if (!recorded) {
+          // Our lease ran out and the delivery was claimed again (or retried): its holder records.
+          yield* Effect.logWarning(`webhook attempt of ${delivery.id} dropped: its lease was lost`)
+        }
       })
 
       /**
-       * Claims due deliveries, leaving out endpoints already at their per-endpoint bound, and runs
-       * their attempts concurrently. `inFlight` counts this process's running attempts per endpoint.
+       * Claims due deliveries, leaving out endpoints and accounts already at their bound, and runs
+       * their attempts concurrently. `inFlight` counts this process's running attempts.
        */
-      const claimAndRun = (options: DispatchOptions, inFlight: Map<string, number>, capacity: number) =>
+      const claimAndRun = (options: DispatchOptions, inFlight: InFlight, capacity: number) =>
         Effect.gen(function*() {
           if (capacity <= 0) return []
           const at = yield* Clock.currentTimeMillis
-          const saturated = [...inFlight].filter(([, n]) => n >= options.perEndpoint).map(([id]) => id)
+          const saturated = (counts: Map<string, number>, bound: number) =>
+            [...counts].filter(([, n]) => n >= bound).map(([id]) => id)
           const claimed = yield* deliveries.claimDue({
             now: isoOf(at),
             leaseUntil: isoOf(at + options.leaseMs),
+            lease: `${at.toString(36)}.${(yield* Random.nextInt).toString(36)}.${(yield* Random.nextInt).toString(36)}`,
             limit: capacity,
-            excludeEndpoints: saturated
+            perAccount: options.perAccount,
+            perEndpoint: options.perEndpoint,
+            excludeEndpoints: saturated(inFlight.endpoints, options.perEndpoint),
+            excludeAccounts: saturated(inFlight.accounts, options.perAccount)
           })
-          // Within one claim an endpoint may still appear more often than its bound allows: the
-          // surplus is handed back, due at once, for the next round (not left to wait out its lease).
+          // The claim bounds each endpoint and account by the whole bound, not by what is left of it
+          // here: the surplus is handed back, due at once, for the next round (not left to wait out
+          // its lease).
           const taken: Array<WebhookDelivery> = []
           for (const d of claimed) {
-            const n = inFlight.get(d.endpoint_id) ?? 0
-            if (n >= options.perEndpoint) {
-              yield* deliveries.update(StateMachine.revise(d, { next_attempt_at: isoOf(at) }, d.updated_at))
+            const byEndpoint = inFlight.endpoints.get(d.endpoint_id) ?? 0
+            const byAccount = inFlight.accounts.get(d.account_id) ?? 0
+            if (byEndpoint >= options.perEndpoint || byAccount >= options.perAccount) {
+              yield* handBack(d, at)
               continue
             }
-            inFlight.set(d.endpoint_id, n + 1)
+            inFlight.endpoints.set(d.endpoint_id, byEndpoint + 1)
+            inFlight.accounts.set(d.account_id, byAccount + 1)
             taken.push(d)
           }
           return taken
         })
 
-      const release = (inFlight: Map<string, number>, endpointId: string) => {
-        const n = (inFlight.get(endpointId) ?? 1) - 1
-        if (n <= 0) inFlight.delete(endpointId)
-        else inFlight.set(endpointId, n)
+      const release = (inFlight: InFlight, delivery: WebhookDelivery) => {
+        const decrement = (counts: Map<string, number>, key: string) => {
+          const n = (counts.get(key) ?? 1) - 1
+          if (n <= 0) counts.delete(key)
+          else counts.set(key, n)
+        }
+        decrement(inFlight.endpoints, delivery.endpoint_id)
+        decrement(inFlight.accounts, delivery.account_id)
       }
 
       const dispatchDue = Effect.fn("Webhooks.dispatchDue")(function*(partial: Partial<DispatchOptions> = {}) {
         const options = { ...DEFAULT_DISPATCH, ...partial }
-        const inFlight = new Map<string, number>()
+        const inFlight = emptyInFlight()
         const taken = yield* claimAndRun(options, inFlight, options.concurrency)
-        yield* Effect.forEach(taken, (d) => Effect.ensuring(attempt(d), Effect.sync(() => release(inFlight, d.endpoint_id))), {
+        yield* Effect.forEach(taken, (d) => Effect.ensuring(attempt(d), Effect.sync(() => release(inFlight, d))), {
           concurrency: options.concurrency,
           discard: true
         })
@@ -385,13 +582,14 @@ export class Webhooks extends Context.Service<Webhooks, {
       /**
        * The dispatcher loop: whenever slots are free it claims more (endpoints at their bound left
        * out), forks their attempts, and polls again after `idleMs` when nothing was due. A slow
-       * endpoint holds at most `perEndpoint` slots, so the others keep flowing.
+       * endpoint holds at most `perEndpoint` slots and an account at most `perAccount`, so the
+       * others keep flowing.
        */
       const runDispatcher = (partial: Partial<DispatchOptions> & { readonly idleMs?: number } = {}) =>
         Effect.gen(function*() {
           const options = { ...DEFAULT_DISPATCH, ...partial }
           const idleMs = partial.idleMs ?? 200
-          const inFlight = new Map<string, number>()
+          const inFlight = emptyInFlight()
           let running = 0
           // A finished attempt frees a slot: it wakes an idle loop at once rather than after idleMs,
           // or one busy endpoint would be held to perEndpoint attempts per idle period.
@@ -406,7 +604,7 @@ export class Webhooks extends Context.Service<Webhooks, {
                 Effect.catchCause((cause) => Effect.logError(`webhook attempt ${d.id} failed to record`, cause)),
                 Effect.ensuring(Effect.andThen(Effect.sync(() => {
                   running--
-                  release(inFlight, d.endpoint_id)
+                  release(inFlight, d)
                 }), Queue.offer(wake, undefined))),
                 Effect.forkChild
               )
@@ -424,9 +622,6 @@ export class Webhooks extends Context.Service<Webhooks, {
           if (input.description !== undefined && input.description.length > 500) {
             return yield* invalidField("description", "must be at most 500 characters")
           }
-          if ((yield* endpoints.list(account.id)).length >= MAX_ENDPOINTS) {
-            return yield* new WebhookLimitExceeded({ message: `An account may have at most ${MAX_ENDPOINTS} webhook endpoints` })
-          }
           const at = yield* nowIso
           const endpoint: WebhookEndpoint = {
             id: yield* ids.make("webhookEndpoint"),
@@ -439,7 +634,9 @@ export class Webhooks extends Context.Service<Webhooks, {
             updated_at: at,
             version: 1
           }
-          yield* endpoints.insert(endpoint)
+          if (!(yield* endpoints.insert(endpoint, MAX_ENDPOINTS))) {
+            return yield* new WebhookLimitExceeded({ message: `An account may have at most ${MAX_ENDPOINTS} webhook endpoints` })
+          }
           return endpointView(endpoint)
         }),
         listEndpoints: (account) => Effect.map(endpoints.list(account.id), (list) => ({ data: list.map(endpointView) })),
@@ -495,7 +692,11 @@ export class Webhooks extends Context.Service<Webhooks, {
             })
           }
           const next = moved.success.next
-          yield* deliveries.update(next)
+          // Not run beside an attempt under way: it records its outcome, which decides what is next.
+          // The update is fenced by the lease read here, so a claim in between also lands here.
+          const inFlight = new Conflict({ message: `Delivery ${id} is being attempted now; retry once the attempt is recorded` })
+          if (Webhook.isLeased(delivery, at)) return yield* inFlight
+          if (!(yield* deliveries.update(next))) return yield* inFlight
           return deliveryView(next)
         }),
         dispatchDue,

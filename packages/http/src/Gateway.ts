@@ -4,19 +4,26 @@
  * envelope:
  *
  *   API key (401) → IP allowlist (403) → rate limit (429) → content type (415) → body cap (413)
- *   → request signature (401) → account status on writes (409) → JSON well-formedness (400)
- *   → route (404 / 405) → handler.
+ *   → request signature (401) → replay cache (401 / 409) → body on a bodiless method (400)
+ *   → account status on writes (409) → JSON well-formedness (400) → route (404 / 405) → handler.
  *
  * Every response carries `X-Request-Id`, and `X-Signature` whenever the request named an account
- * (its signing secret is the key; a request with no valid key has no secret to sign with).
+ * (its signing secrets are the keys; a request with no valid key has no secret to sign with).
+ *
+ * Replay defence (issue 12; docs/decisions.md): a response is signed like a request, so the
+ * signatures of responses a request could be made to match enter the replay cache, and a request
+ * presenting one is 401 `invalid_signature`; every accepted write's signature is claimed there too,
+ * so the same signed write arriving again (same path, body and second) is 409 `conflict`.
  */
 import { Cause, Clock, Effect, Option } from "effect"
 import * as ByteSize from "effect/ByteSize"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { HttpServerError } from "effect/http"
-import { Accounts, Cidr, Errors, Ids, RateLimiter } from "@tender/domain"
-import { SIGNATURE_HEADER, signatureHeader, verifySignature } from "@tender/adapters/Signature"
+import { Account, Accounts, Cidr, Errors, Ids, RateLimiter } from "@tender/domain"
+import { SIGNATURE_HEADER, signatureHeader, signaturesOf, verify } from "@tender/adapters/Signature"
+import { expiresAt, ReplayCache } from "@tender/adapters/replay/ReplayCache"
 import * as ApiError from "./ApiError.ts"
+import * as IpLimits from "./IpLimits.ts"
 import { CurrentRequest, type RequestState } from "./RequestContext.ts"
 import type { RouteTable } from "./Routes.ts"
 
@@ -24,6 +31,8 @@ export interface GatewayOptions {
   readonly maxBodyBytes: number
   readonly defaultRateLimit: { readonly perSecond: number; readonly burst: number }
   readonly routes: RouteTable
+  /** Per client IP: routes without a key, and unknown keys (IpLimits.ts); default DEFAULT_IP_LIMITS. */
+  readonly ipLimits?: IpLimits.IpLimitOptions | undefined
 }
 
 /** A refusal decided by the gateway, with any headers it must carry (`Retry-After`). */
@@ -48,6 +57,18 @@ const METHODS_WITH_BODY = new Set(["POST", "PUT", "PATCH", "DELETE"])
 
 /** Searches are POSTs that read; every other non-GET is a write (create, capture, void, cancel…). */
 const isWrite = (method: string, path: string) => method !== "GET" && method !== "HEAD" && !path.endsWith("/search")
+
+/**
+ * Methods that take no body: no route of the spec defines one for them (DELETE included), so a body
+ * sent with one is refused rather than ignored — it could only be a response replayed as a request.
+ */
+const BODILESS_METHODS = new Set(["GET", "HEAD", "DELETE"])
+
+/** What the gateway learned of a request's signature, for signing and caching its response. */
+interface SignatureState {
+  /** The request's own signature verified and was not a replay. */
+  verified: boolean
+}
 
 const EMPTY = new Uint8Array(0)
 
@@ -77,22 +98,29 @@ export const layer = (options: GatewayOptions) =>
       const accounts = yield* Accounts
       const limiter = yield* RateLimiter
       const ids = yield* Ids
+      const replays = yield* ReplayCache
       const maxBody = ByteSize.bytes(options.maxBodyBytes)
+      const ipLimits = yield* IpLimits.make(options.ipLimits ?? IpLimits.DEFAULT_IP_LIMITS)
 
       /** Everything before routing; resolves once the request may proceed. */
       const admit = Effect.fnUntraced(function*(
         request: HttpServerRequest.HttpServerRequest,
         state: RequestState,
-        path: string
+        path: string,
+        signing: SignatureState
       ) {
         const key = BEARER.exec(request.headers["authorization"] ?? "")?.[1]
         if (key === undefined) {
           return yield* reject(new Errors.InvalidApiKey({ message: "Missing API key: send Authorization: Bearer sk_…" }))
         }
-        const account = yield* Effect.mapError(accounts.authenticate(key), (e) => new Rejection(e))
+        // An IP spending unknown keys is refused before its keys are hashed and looked up (IpLimits.ts).
+        const account = yield* Effect.mapError(
+          ipLimits.guardKey(request, accounts.authenticate(key)),
+          (e) => e instanceof IpLimits.Limited ? new Rejection(e.error, e.headers) : new Rejection(e)
+        )
         state.account = account
 
-        const ip = Option.getOrElse(request.remoteAddress, () => "")
+        const ip = ipLimits.clientIp(request)
         if (!Cidr.allowlistPermits(account.ip_allowlist, ip)) {
           return yield* reject(new Errors.ClientIpNotAllowlisted({ message: `Requests from ${ip} are not allowlisted for this account` }))
         }
@@ -109,10 +137,10 @@ export const layer = (options: GatewayOptions) =>
         }
 
         let body = EMPTY
+        const declaredLength = Number(request.headers["content-length"] ?? "0")
+        const sendsBody = declaredLength > 0 || request.headers["transfer-encoding"] !== undefined
         if (METHODS_WITH_BODY.has(request.method)) {
           const contentType = request.headers["content-type"]
-          const declaredLength = Number(request.headers["content-length"] ?? "0")
-          const sendsBody = declaredLength > 0 || request.headers["transfer-encoding"] !== undefined
           if ((sendsBody || contentType !== undefined) && !isJson(contentType)) {
             return yield* reject(new Errors.UnsupportedMediaType({
               message: `Content-Type must be application/json, got ${contentType ?? "none"}`
@@ -133,18 +161,47 @@ export const layer = (options: GatewayOptions) =>
           }
         }
 
-        const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
-        const verdict = verifySignature(account.signing_secret, request.headers[SIGNATURE_HEADER], request.url, body, now)
-        if (verdict === "malformed") {
+        const nowMs = yield* Clock.currentTimeMillis
+        const verification = verify(
+          Account.signingSecrets(account, nowMs),
+          request.headers[SIGNATURE_HEADER],
+          request.url,
+          body,
+          Math.floor(nowMs / 1000)
+        )
+        if (verification.verdict === "malformed") {
           return yield* reject(new Errors.MalformedSignatureHeader({
             message: "X-Signature must be of the form t=<unix seconds>, v1=<hex hmac-sha256>"
           }))
         }
-        if (verdict === "expired") {
+        if (verification.verdict === "expired") {
           return yield* reject(new Errors.InvalidSignature({ message: "The signature timestamp is outside the 300 s window" }))
         }
-        if (verdict === "invalid") {
+        if (verification.verdict !== "valid") {
           return yield* reject(new Errors.InvalidSignature({ message: "The signature does not match the request" }))
+        }
+
+        // A write claims its signature (insert-if-absent, so of two racing copies one wins), and so
+        // does a read of a path that takes writes: the signature covers no method, so a read's could
+        // otherwise be sent again as a bodiless write there (GET → DELETE). Other reads only look:
+        // a signature the cache holds as a response's never authorises anything.
+        const write = isWrite(request.method, path)
+        const held = write || acceptsWrite(path)
+          ? yield* replays.claim(account.id, verification.signature, { kind: "request", requestId: state.requestId }, expiresAt(verification.timestamp))
+          : yield* replays.find(account.id, verification.signature)
+        if (Option.isSome(held) && held.value.kind === "response") {
+          return yield* reject(new Errors.InvalidSignature({ message: "The signature does not match the request" }))
+        }
+        if (Option.isSome(held) && write) {
+          return yield* reject(new Errors.Conflict({
+            message: `This signed request was already accepted as ${held.value.requestId}; ` +
+              "to repeat a write on purpose, sign it again in a later second"
+          }))
+        }
+        signing.verified = true
+
+        if (BODILESS_METHODS.has(request.method) && sendsBody) {
+          return yield* reject(new Errors.InvalidRequest({ message: `A ${request.method} request takes no body` }))
         }
 
         if (account.status !== "active" && isWrite(request.method, path)) {
@@ -175,6 +232,8 @@ export const layer = (options: GatewayOptions) =>
           return yield* reject(new Errors.InvalidParameter({ message: "The path must not contain the NUL character" }))
         }
       })
+
+      const acceptsWrite = (path: string) => options.routes.methodsFor(path).some((method) => isWrite(method, path))
 
       /** A failure of the route or the gateway, as the envelope response. */
       const render = (cause: Cause.Cause<unknown>, request: HttpServerRequest.HttpServerRequest, path: string, requestId: string) => {
@@ -213,10 +272,13 @@ export const layer = (options: GatewayOptions) =>
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest
           const state: RequestState = { requestId: yield* ids.make("request"), account: undefined }
+          const signing: SignatureState = { verified: false }
           const path = request.url.split("?")[0]
           const needsKey = options.routes.requiresKey(path)
           const exit = yield* Effect.exit(
-            (needsKey ? Effect.andThen(admit(request, state, path), httpEffect) : httpEffect).pipe(
+            (needsKey
+              ? Effect.andThen(admit(request, state, path, signing), httpEffect)
+              : ipLimits.guardPublic(request, path, state.requestId, httpEffect)).pipe(
               Effect.provideService(CurrentRequest, state)
             )
           )
@@ -225,12 +287,19 @@ export const layer = (options: GatewayOptions) =>
           response = HttpServerResponse.setHeader(response, "x-request-id", state.requestId)
           const bytes = state.account !== undefined ? responseBytes(response) : undefined
           if (state.account !== undefined && bytes !== undefined) {
-            const now = Math.floor((yield* Clock.currentTimeMillis) / 1000)
-            response = HttpServerResponse.setHeader(
-              response,
-              SIGNATURE_HEADER,
-              signatureHeader(state.account.signing_secret, now, request.url, bytes)
-            )
+            const nowMs = yield* Clock.currentTimeMillis
+            const now = Math.floor(nowMs / 1000)
+            const secrets = Account.signingSecrets(state.account, nowMs)
+            // A response signature is exactly the request signature of a request on this path whose
+            // body is this response's. Cached before the response leaves: for a request that did not
+            // verify (its caller may lack the secret and be fishing for a signature), and for every
+            // path that accepts a write (a read's or a write's answer replayed as a write).
+            if (!signing.verified || acceptsWrite(path)) {
+              for (const signature of signaturesOf(secrets, now, request.url, bytes)) {
+                yield* replays.claim(state.account.id, signature, { kind: "response", requestId: state.requestId }, expiresAt(now))
+              }
+            }
+            response = HttpServerResponse.setHeader(response, SIGNATURE_HEADER, signatureHeader(secrets, now, request.url, bytes))
           }
           return response
         })

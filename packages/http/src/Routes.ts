@@ -21,17 +21,17 @@ export const PUBLIC_API_PATHS = new Set(["/v1/openapi.json"])
 
 const CLIENT_API_PREFIX = "/v1/client/"
 
+/** Method and path of every endpoint of an HttpApi value (also the isolation matrix's list of routes to probe). */
+export const endpointsOf = (api: { readonly groups: Record<string, unknown> }): ReadonlyArray<{ readonly method: string; readonly path: string }> =>
+  (Object.values(api.groups) as ReadonlyArray<HttpApiGroup.Top>).flatMap((group) =>
+    Object.values(group.endpoints).map((endpoint) => ({ method: endpoint.method, path: endpoint.path }))
+  )
+
 export const fromApi = (
   api: { readonly groups: Record<string, unknown> },
   extra: ReadonlyArray<{ readonly method: string; readonly path: string }>
 ): RouteTable => {
-  const routes: Array<{ method: string; regexp: RegExp }> = []
-  for (const group of Object.values(api.groups) as ReadonlyArray<HttpApiGroup.Top>) {
-    for (const endpoint of Object.values(group.endpoints)) {
-      routes.push({ method: endpoint.method, regexp: toRegExp(endpoint.path) })
-    }
-  }
-  for (const route of extra) routes.push({ method: route.method, regexp: toRegExp(route.path) })
+  const routes = [...endpointsOf(api), ...extra].map((route) => ({ method: route.method, regexp: toRegExp(route.path) }))
   return {
     methodsFor: (path) => [...new Set(routes.filter((r) => r.regexp.test(path)).map((r) => r.method))],
     requiresKey: (path) => path.startsWith("/v1/") && !PUBLIC_API_PATHS.has(path) && !path.startsWith(CLIENT_API_PREFIX)

@@ -9,6 +9,7 @@ import { HttpRouter } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { Api } from "./Api.ts"
 import * as Gateway from "./Gateway.ts"
+import * as IpLimits from "./IpLimits.ts"
 import { CustomersHandlers } from "./handlers/CustomersHandlers.ts"
 import { PaymentMethodsHandlers } from "./handlers/PaymentMethodsHandlers.ts"
 import { PayoutsHandlers, RefundsHandlers } from "./handlers/OutflowsHandlers.ts"
@@ -38,6 +39,11 @@ export interface ServerOptions {
   readonly fieldsUrl?: string | undefined
   /** TENDER_SDK_URL: tender.js's host, as the hosted checkout page loads it (default the public URL). */
   readonly sdkUrl?: string | undefined
+  /**
+   * Per client IP (IpLimits.ts): the bucket of routes without an API key, the allowance of unknown
+   * keys, and how many proxies' X-Forwarded-For to trust; each defaults to DEFAULT_IP_LIMITS'.
+   */
+  readonly ipLimits?: Partial<IpLimits.IpLimitOptions> | undefined
 }
 
 export const DEFAULT_RATE_LIMIT = { perSecond: 100, burst: 200 } as const
@@ -67,7 +73,8 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: OPENAPI_PATH }).pipe(
 
 const DocsRoute = HttpApiScalar.layer(Api, { path: DOCS_PATH })
 
-const routeTable = Routes.fromApi(Api, [
+/** Every route served beside the HttpApi value (the isolation matrix, test/IsolationSuite.ts, probes each one). */
+export const ROUTES_OUTSIDE_API: ReadonlyArray<{ readonly method: string; readonly path: string }> = [
   { method: "GET", path: OPENAPI_PATH },
   { method: "GET", path: DOCS_PATH },
   ...SandboxPages.SANDBOX_ROUTES,
@@ -76,12 +83,15 @@ const routeTable = Routes.fromApi(Api, [
   ...SdkAssets.SDK_ROUTES,
   ...ClientRoutes.CLIENT_ROUTES,
   ...ProviderNotifications.NOTIFICATION_ROUTES
-])
+]
+
+const routeTable = Routes.fromApi(Api, ROUTES_OUTSIDE_API)
 
 /** The routes and the gateway, without a listening socket (tests can serve them on any server). */
 export const app = (options: Omit<ServerOptions, "port" | "host">) => {
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024
   const defaultRateLimit = options.rateLimit ?? DEFAULT_RATE_LIMIT
+  const ipLimits: IpLimits.IpLimitOptions = { ...IpLimits.DEFAULT_IP_LIMITS, ...options.ipLimits }
   return Layer.mergeAll(
     ApiRoutes,
     DocsRoute,
@@ -89,9 +99,9 @@ export const app = (options: Omit<ServerOptions, "port" | "host">) => {
     ProviderReturn.layer,
     CheckoutPage.layer({ fieldsUrl: options.fieldsUrl, sdkUrl: options.sdkUrl }),
     SdkAssets.layer({ fieldsUrl: options.fieldsUrl }),
-    ClientRoutes.layer({ maxBodyBytes, defaultRateLimit, fieldsUrl: options.fieldsUrl }),
+    ClientRoutes.layer({ maxBodyBytes, defaultRateLimit, fieldsUrl: options.fieldsUrl, trustedProxies: ipLimits.trustedProxies }),
     ProviderNotifications.layer({ maxBodyBytes }),
-    Gateway.layer({ maxBodyBytes, defaultRateLimit, routes: routeTable })
+    Gateway.layer({ maxBodyBytes, defaultRateLimit, routes: routeTable, ipLimits })
   )
 }
 

@@ -10,11 +10,13 @@ import { Context, Effect, Option } from "effect"
 import { HttpRouter } from "effect/http"
 import {
   type CheckoutView,
+  countriesFor,
   FIELD,
   type Field,
   parseSubmission,
   problemsFromError,
   refusalMessage,
+  regionNames,
   renderCheckout,
   renderCheckoutPage,
   cardPolicy,
@@ -716,5 +718,24 @@ describe("checkout routes", () => {
     expect(canceled.headers.get("location")).toBe("https://shop.test/cancel")
     expect(current.session.status).toBe("canceled")
     expect((await request("POST", "/checkout/cs_nope/cancel")).status).toBe(404)
+  })
+})
+
+describe("the hosted page's country names", () => {
+  it("10,000 distinct Accept-Language headers keep the cache within its bound, and names stay localised", () => {
+    const languages = ["en", "es", "pt", "nl", "de"]
+    const regions = ["US", "BR", "MX", "NL", "DE", "AT", "CH", "GB"]
+    // the documented bound (CheckoutPage.regionNames)
+    const BOUND = 64
+    for (let i = 0; i < 10_000; i++) {
+      // every header distinct: private-use and extension subtags on 40 language-region pairs
+      const header = `${languages[i % 5]}-${regions[Math.floor(i / 5) % regions.length]}-u-nu-latn-x-c${i}, fr;q=0.5`
+      countriesFor(resolveLocale(null, header))
+    }
+    expect(regionNames.size).toBeGreaterThan(0)
+    expect(regionNames.size).toBeLessThanOrEqual(BOUND)
+    const page = view({ collect_address: true }, { methods: [method("paypal")] })
+    const german = renderCheckoutPage(page, { locale: resolveLocale(null, "de-DE-x-anything") }).html.value
+    expect(german).toContain("Vereinigte Staaten")
   })
 })

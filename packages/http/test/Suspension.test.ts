@@ -1,27 +1,31 @@
 /**
  * A suspended account collects nothing on the paths a customer drives (issue 12, item 5): the
  * sandbox's provider pages, its 3-D Secure page and the checkout session's attempt refuse with
- * `merchant_operation_not_allowed_status` (a page saying so), while reads keep working; once active
- * again, the same steps go through. The API's own writes and the SDK's routes refuse it already
- * (Gateway.test.ts, ClientRoutesSuite.ts).
+ * `merchant_operation_not_allowed_status` (a page saying so), and so do the hosted page's form and
+ * a channel provider's 3-D Secure return, while reads keep working; once active again, the same
+ * steps go through. The API's own writes and the SDK's routes refuse it already (Gateway.test.ts,
+ * ClientRoutesSuite.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
 import { Sessions } from "@tender/domain"
 import { type Credentials, send } from "@tender/client/Testing"
-import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { type ProviderFakes, startWithProviderFakes } from "../src/testing/ProviderFakes.ts"
+import type { TestServer } from "../src/testing/TestServer.ts"
 
+let fakes: ProviderFakes
 let server: TestServer
 let merchant: Credentials & { readonly account_id: string }
 let seq = 0
 
 beforeAll(async () => {
-  server = await startTestServer()
+  fakes = await startWithProviderFakes({ storage: "memory", dataDir: ".tender-test" })
+  server = fakes.server
   merchant = await Effect.runPromise(server.accounts.create({ name: "suspension", mode: "test" }))
 })
 
 afterAll(async () => {
-  await server?.close()
+  await fakes?.close()
 })
 
 const urls = { success_url: "https://shop.example/ok", cancel_url: "https://shop.example/cancel" }
@@ -38,12 +42,12 @@ const answerPage = (url: string, outcome: string) =>
 
 const orderStatus = async (orderId: string) => (await send(server, merchant, "GET", `/v1/orders/${orderId}`)).json.status as string
 
-const suspended = async <A>(body: () => Promise<A>) => {
-  await Effect.runPromise(server.accounts.suspend(merchant.account_id))
+const suspended = async <A>(body: () => Promise<A>, accountId = merchant.account_id) => {
+  await Effect.runPromise(server.accounts.suspend(accountId))
   try {
     return await body()
   } finally {
-    await Effect.runPromise(server.accounts.activate(merchant.account_id))
+    await Effect.runPromise(server.accounts.activate(accountId))
   }
 }
 
@@ -92,5 +96,61 @@ describe("a suspended account collects nothing a customer drives", () => {
     const refused = await suspended(submit)
     expect(refused).toMatchObject({ code: "merchant_operation_not_allowed_status" })
     expect((await send(server, merchant, "GET", `/v1/checkout/sessions/${session.json.id}`)).json.status).toBe("open")
+  })
+
+  it("the hosted page's form: the attempt is refused with a message saying so (409), the session stays open; active again, it goes through", async () => {
+    const session = await post("/v1/checkout/sessions", {
+      amount: "15.00", currency: "USD", country: "US", merchant_reference: `susp-${++seq}`, payment_methods: ["paypal"], ...urls
+    })
+    expect(session.status, session.text).toBe(201)
+    const submit = () =>
+      fetch(`${server.baseUrl}/checkout/${session.json.id}`, {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded", "accept-language": "en" },
+        body: "method=paypal",
+        redirect: "manual"
+      })
+    await suspended(async () => {
+      const refused = await submit()
+      expect(refused.status).toBe(409)
+      expect(await refused.text()).toContain("This merchant cannot accept payments right now.")
+      expect((await fetch(`${server.baseUrl}/checkout/${session.json.id}`)).status).toBe(200)
+      expect((await send(server, merchant, "GET", `/v1/checkout/sessions/${session.json.id}`)).json.status).toBe("open")
+    })
+    const taken = await submit()
+    expect(taken.status).toBe(303)
+    expect((await send(server, merchant, "GET", `/v1/checkout/sessions/${session.json.id}`)).json.status).toBe("pending_action")
+  })
+
+  it("a channel provider's 3-D Secure return authorizes nothing while suspended (a page saying so); the same link completes it once active", async () => {
+    const onStripe: Credentials & { readonly account_id: string } = await Effect.runPromise(server.accounts.create({ name: "suspension-stripe", mode: "test" }))
+    const channel = await Effect.runPromise(server.channels.add(onStripe.account_id, {
+      provider: "stripe", mode: "test", methods: null, currencies: null, countries: null, priority: null,
+      credentials: { secret_key: "sk_test_suspension", webhook_secret: "whsec_suspension" }
+    }))
+    const call = (path: string, body: unknown) => send(server, onStripe, "POST", path, { body: JSON.stringify(body) })
+    const token = await call("/v1/test_helpers/card_tokens", { number: "4000000000003220", exp_month: 12, exp_year: 2035, cvc: "737" })
+    const created = await call("/v1/payments", {
+      amount: "16.00", currency: "USD", country: "US", merchant_reference: `susp-${++seq}`,
+      collect_cvv: false, payment_method: { code: "card", details: { card_token: token.json.token } }, ...urls
+    })
+    expect(created.json, created.text).toMatchObject({ status: "requires_action", next_action: { type: "redirect" } })
+    // The customer approves on the provider's page, which sends them back to Tender's return route.
+    const answered = await fetch(created.json.next_action.redirect_url, {
+      method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "answer=approve", redirect: "manual"
+    })
+    const back = answered.headers.get("location")!
+    expect(new URL(back).pathname).toBe(`/providers/${channel.id}/return`)
+    const status = async () => (await send(server, onStripe, "GET", `/v1/orders/${created.json.order_id}`)).json.status as string
+
+    await suspended(async () => {
+      const refused = await fetch(back, { redirect: "manual" })
+      expect(refused.status).toBe(409)
+      expect(await refused.text()).toContain("This merchant cannot accept payments right now.")
+      expect(await status()).toBe("requires_action")
+    }, onStripe.account_id)
+    const returned = await fetch(back, { redirect: "manual" })
+    expect({ status: returned.status, location: returned.headers.get("location") }).toEqual({ status: 303, location: urls.success_url })
+    expect(await status()).toBe("succeeded")
   })
 })

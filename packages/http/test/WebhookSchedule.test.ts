@@ -3,46 +3,29 @@
  * 30 min, 2 h, 5 h, 10 h, 10 h (±10% jitter), then exhausted; every attempt recorded. The endpoint
  * is a real loopback server answering 500.
  */
-import { createServer, type Server } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
-import { Accounts, Outbox, UseCases, Webhook, WebhookDeliveryRepo, Webhooks } from "@tender/domain"
-import { Infrastructure } from "@tender/adapters"
+import { Webhook, WebhookDeliveryRepo, Webhooks } from "@tender/domain"
+import { accountWithOneEvent, domainWithoutWorkers, loopbackReceiver } from "./support/Webhooks.ts"
 
-let receiver: Server
-let url = ""
+let receiver: Awaited<ReturnType<typeof loopbackReceiver>>
 let hits = 0
 
 beforeAll(async () => {
-  receiver = createServer((_req, res) => {
+  receiver = await loopbackReceiver((_req, res) => {
     hits++
     res.writeHead(500).end("nope")
   })
-  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
-  const address = receiver.address()
-  url = `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}/hooks`
 })
-afterAll(() => new Promise<void>((resolve) => receiver.close(() => resolve())))
-
-const TestLayer = UseCases.layer.pipe(Layer.provideMerge(Infrastructure.layer({ storage: "memory", dataDir: ".tender-test" })))
+afterAll(() => receiver.close())
 
 describe("webhook retry schedule", () => {
   it.effect("attempts at 0, +5 s, +5 min, +30 min, +2 h, +5 h, +10 h, +10 h, then exhausted", () =>
     Effect.gen(function*() {
-      const created = yield* (yield* Accounts).create({ name: "scheduled", mode: "test" })
-      const account = yield* (yield* Accounts).get(created.account_id)
-      const webhooks = yield* Webhooks
-      yield* webhooks.createEndpoint(account, { url })
       // Recorded at the test clock's start (epoch 0).
-      yield* (yield* Outbox).record({
-        account_id: account.id,
-        type: "payment.succeeded",
-        livemode: false,
-        processing_profile: null,
-        order_id: null,
-        data: { order_id: "ord_x" }
-      })
+      const account = yield* accountWithOneEvent("scheduled", receiver.url("/hooks"))
+      const webhooks = yield* Webhooks
       const repo = yield* WebhookDeliveryRepo
       const [delivery] = (yield* repo.search({ account_id: account.id, limit: 10 })).data
       const due = () => Effect.map(repo.findAny(delivery.id), (d) => Option.getOrThrow(d))
@@ -83,5 +66,5 @@ describe("webhook retry schedule", () => {
       expect(yield* repo.attempts(delivery.id)).toHaveLength(9)
       const again = yield* Effect.flip(webhooks.retryDelivery(account, "wd_doesnotexist000000"))
       expect(again.code).toBe("webhook_delivery_not_found")
-    }).pipe(Effect.provide(TestLayer)))
+    }).pipe(Effect.provide(domainWithoutWorkers)))
 })

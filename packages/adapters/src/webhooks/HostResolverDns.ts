@@ -1,7 +1,7 @@
 /**
- * Host names to addresses through the system resolver (`getaddrinfo`, as the transport's own
- * connections resolve them), for the SSRF check of live-mode endpoint URLs. A name that does not
- * resolve gives no addresses, which the check refuses.
+ * Host names to addresses through the system resolver (`getaddrinfo`), for the SSRF check of
+ * endpoint URLs at registration and at every delivery (the transport then connects to exactly these
+ * addresses). A name that does not resolve gives no addresses, which the check refuses.
  */
 import { lookup } from "node:dns/promises"
 import { isIP } from "node:net"

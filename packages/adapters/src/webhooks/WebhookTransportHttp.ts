@@ -1,82 +1,118 @@
 /**
- * The webhook transport over Node's fetch: one POST per attempt, with the signed headers and the
- * exact body bytes. Whatever happens is an outcome, never a failure: any HTTP answer is `Answered`
- * (the domain decides that only a 2xx succeeds), and a timeout, a refused connection or a name
- * that does not resolve is `Failed` with a reason the delivery log can show.
+ * The webhook transport over node:http / node:https: one POST per attempt, with the signed headers
+ * and the exact body bytes, on a connection of its own. Whatever happens is an outcome, never a
+ * failure: any HTTP answer is `Answered` (the domain decides that only a 2xx succeeds), and a refused
+ * target, a timeout, a refused connection or a name that does not resolve is `Failed` with a reason
+ * the delivery log can show.
+ *
+ * SSRF: before every attempt the host is resolved through the HostResolver port and each address
+ * checked (`deliveryTargets`, the same rules as registration); the socket then connects to those
+ * addresses only (a `lookup` that answers with them), while SNI, certificate checks and the Host
+ * header keep the name. A name re-pointed at an internal address after the check (DNS rebinding)
+ * is never asked again. Redirects are not followed; a response body is read to 64 KiB at most.
  */
-import { type DeliveryOutcome, WebhookTransport } from "@tender/domain"
+import * as http from "node:http"
+import * as https from "node:https"
+import { isIP, type LookupFunction } from "node:net"
+import { type DeliveryOutcome, deliveryTargets, HostResolver, WebhookPrivateReceivers, WebhookTransport } from "@tender/domain"
 import { Clock, Effect, Layer } from "effect"
 
 /** Read at most this much of a response before dropping the connection: nobody reads it. */
 export const DRAIN_LIMIT_BYTES = 64 * 1024
 
-/**
- * Reads and discards the body, so a keep-alive connection can serve the next attempt; past the
- * limit the stream is cancelled instead, which closes the connection rather than read on.
- */
-const drain = async (response: Response): Promise<void> => {
-  if (response.body === null) return
-  const reader = response.body.getReader()
-  try {
-    let read = 0
-    while (read <= DRAIN_LIMIT_BYTES) {
-      const chunk = await reader.read()
-      if (chunk.done) return
-      read += chunk.value.byteLength
-    }
-    await reader.cancel()
-  } catch {
-    // The status has arrived: a body cut short by the timeout or a reset does not change the answer.
+/** Node reports several addresses tried in turn (Happy Eyeballs) as one AggregateError. */
+const reasonOf = (error: unknown): string => {
+  if (error instanceof AggregateError && error.errors.length > 0) {
+    return [...new Set(error.errors.map(reasonOf))].join("; ")
   }
+  if (!(error instanceof Error)) return String(error)
+  if (error.message !== "") return error.message
+  const code = (error as { readonly code?: unknown }).code
+  return typeof code === "string" ? code : error.name
 }
 
-/** fetch reports network failures as `TypeError: fetch failed`; the reason is in its cause. */
-const reasonOf = (error: unknown): string => {
-  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error
-  // Several addresses tried in turn (Happy Eyeballs): each one's reason, once.
-  if (cause instanceof AggregateError && cause.errors.length > 0) {
-    return [...new Set(cause.errors.map(reasonOf))].join("; ")
-  }
-  if (!(cause instanceof Error)) return String(cause)
-  if (cause.message !== "") return cause.message
-  const code = (cause as { readonly code?: unknown }).code
-  return typeof code === "string" ? code : cause.name
+/**
+ * A resolver for the socket that answers with the checked addresses whatever it is asked: the
+ * connection can only go where the check looked. Node asks for one address, or for all of them
+ * (`all: true`, when it races IPv4 and IPv6).
+ */
+const pinnedLookup = (addresses: ReadonlyArray<string>): LookupFunction => (_hostname, options, callback) => {
+  const entries = addresses.map((address) => ({ address, family: isIP(address) }))
+  if (options.all === true) callback(null, entries)
+  else callback(null, entries[0].address, entries[0].family)
 }
 
 type PostRequest = Parameters<WebhookTransport["Service"]["post"]>[0]
 type Reply = { readonly status: number } | { readonly error: string }
 
-const exchange = async (request: PostRequest, interrupted: AbortSignal): Promise<Reply> => {
-  const timeout = AbortSignal.timeout(request.timeoutMs)
-  try {
-    const response = await fetch(request.url, {
+const exchange = (request: PostRequest, addresses: ReadonlyArray<string>, timeoutMs: number, interrupted: AbortSignal) =>
+  new Promise<Reply>((resolve) => {
+    const url = new URL(request.url)
+    const timeout = AbortSignal.timeout(timeoutMs)
+    let status: number | undefined
+    // Once the status is in, the attempt has its answer: a body cut short (limit, timeout, reset) does not change it.
+    const settle = (reply: Reply) => resolve(status === undefined ? reply : { status })
+    const options: https.RequestOptions = {
       method: "POST",
-      headers: request.headers,
-      // Any byte view is a body to fetch; the DOM typings only name ArrayBuffer-backed ones.
-      body: request.body as Uint8Array<ArrayBuffer>,
-      // A redirect is the endpoint's answer, not a new target: following it could lead the POST anywhere.
-      redirect: "manual",
+      hostname: url.hostname.replace(/^\[|\]$/g, ""),
+      port: url.port === "" ? undefined : Number(url.port),
+      path: `${url.pathname}${url.search}`,
+      headers: { ...request.headers, "content-length": String(request.body.byteLength) },
+      // A connection of its own: a kept-alive socket would skip the check of this attempt.
+      agent: false,
+      lookup: pinnedLookup(addresses),
       signal: AbortSignal.any([timeout, interrupted])
+    }
+    const outgoing = (url.protocol === "https:" ? https : http).request(options, (response) => {
+      status = response.statusCode ?? 0
+      let read = 0
+      response.on("data", (chunk: Buffer) => {
+        read += chunk.byteLength
+        // Past the limit the connection is dropped rather than read on (an endless body would hold the slot).
+        if (read > DRAIN_LIMIT_BYTES) {
+          outgoing.destroy()
+          settle({ status: status! })
+        }
+      })
+      response.on("end", () => settle({ status: status! }))
+      response.on("error", () => settle({ status: status! }))
+      response.on("close", () => settle({ status: status! }))
     })
-    await drain(response)
-    return { status: response.status }
-  } catch (error) {
-    return { error: timeout.aborted ? `timed out after ${request.timeoutMs} ms` : reasonOf(error) }
-  }
-}
+    outgoing.on("error", (error) => settle({ error: timeout.aborted ? `timed out after ${timeoutMs} ms` : reasonOf(error) }))
+    outgoing.end(request.body)
+  })
 
-export const layer: Layer.Layer<WebhookTransport> = Layer.succeed(
+/** Needs the HostResolver the registration check uses (the system resolver in production). */
+export const layer: Layer.Layer<WebhookTransport, never, HostResolver> = Layer.effect(
   WebhookTransport,
-  WebhookTransport.of({
-    post: (request) =>
-      Effect.gen(function*() {
-        const started = yield* Clock.currentTimeMillis
-        const result = yield* Effect.promise((interrupted) => exchange(request, interrupted))
-        const duration_ms = Math.max(0, (yield* Clock.currentTimeMillis) - started)
-        const outcome: DeliveryOutcome = "status" in result
-          ? { _tag: "Answered", status: result.status, duration_ms }
-          : { _tag: "Failed", error: result.error, duration_ms }
-        return outcome
-      }).pipe(Effect.withSpan("WebhookTransportHttp.post"))
+  Effect.gen(function*() {
+    const resolver = yield* HostResolver
+    const allowPrivate = yield* WebhookPrivateReceivers
+    return WebhookTransport.of({
+      post: (request) =>
+        Effect.gen(function*() {
+          const started = yield* Clock.currentTimeMillis
+          const elapsed = Effect.map(Clock.currentTimeMillis, (now) => Math.max(0, now - started))
+          // Resolving counts against the attempt's timeout, as connecting does.
+          const targets = yield* deliveryTargets(request.url).pipe(
+            Effect.provideService(HostResolver, resolver),
+            Effect.provideService(WebhookPrivateReceivers, allowPrivate),
+            Effect.timeoutOption(request.timeoutMs)
+          )
+          let result: Reply
+          if (targets._tag === "None") result = { error: `timed out after ${request.timeoutMs} ms` }
+          else if (targets.value._tag === "Refused") result = { error: targets.value.reason }
+          else {
+            const { addresses } = targets.value
+            const remaining = Math.max(1, request.timeoutMs - (yield* elapsed))
+            result = yield* Effect.promise((interrupted) => exchange(request, addresses, remaining, interrupted))
+          }
+          const duration_ms = yield* elapsed
+          const outcome: DeliveryOutcome = "status" in result
+            ? { _tag: "Answered", status: result.status, duration_ms }
+            : { _tag: "Failed", error: result.error, duration_ms }
+          return outcome
+        }).pipe(Effect.withSpan("WebhookTransportHttp.post"))
+    })
   })
 )

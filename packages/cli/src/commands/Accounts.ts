@@ -2,7 +2,8 @@
  * `tender accounts …`: the operator's hold on merchant accounts. Each command calls one method of
  * the Accounts use case, which decides (status changes, CIDR checks, conflicts); this file parses
  * and presents. Secrets: `create` prints the secret key and signing secret once and `keys roll` the
- * new secret key once; every other view leaves out key hashes and the signing secret.
+ * new secret key once, `signing-secret roll` the new signing secret once; every other view leaves
+ * out key hashes and the signing secrets.
  */
 import { Account, Accounts, type CreatedAccount } from "@tender/domain"
 import { Option } from "effect"
@@ -29,6 +30,8 @@ const view = (a: Account.Account) => ({
   vault_enabled: a.vault_enabled,
   rate_limit: a.rate_limit,
   three_ds_display_mode: a.three_ds_display_mode,
+  /** When the previous signing secret stops verifying (a roll's overlap); never the secret itself. */
+  previous_signing_secret_expires_at: a.previous_signing_secret_expires_at ?? null,
   created_at: a.created_at,
   updated_at: a.updated_at
 })
@@ -53,6 +56,9 @@ const describe = (a: Account.Account): string => {
     ["vault", a.vault_enabled ? "enabled" : "disabled"],
     ["rate limit", a.rate_limit === null ? "default" : `${a.rate_limit.per_second}/s, burst ${a.rate_limit.burst}`],
     ["3-D Secure display", a.three_ds_display_mode],
+    ...(a.previous_signing_secret_expires_at == null || Date.parse(a.previous_signing_secret_expires_at) <= Date.now()
+      ? []
+      : [["previous signing secret", `verifies until ${a.previous_signing_secret_expires_at}`] as const]),
     ["created", a.created_at],
     ["updated", a.updated_at]
   ])
@@ -202,6 +208,48 @@ const keys = Command.make("keys").pipe(
   ])
 )
 
+/** `30s`, `15m`, `24h`, `7d` (or bare seconds) → seconds; NaN when not a duration (the use case refuses it). */
+const overlapSeconds = (text: string): number => {
+  const match = /^\s*(\d{1,9})\s*([smhd]?)\s*$/.exec(text)
+  if (match === null) return Number.NaN
+  return Number(match[1]) * { "": 1, s: 1, m: 60, h: 3600, d: 86400 }[match[2] as "" | "s" | "m" | "h" | "d"]
+}
+
+const signingSecret = Command.make("signing-secret").pipe(
+  Command.withDescription("Manage the signing secret of an account"),
+  Command.withSubcommands([
+    accountsCommand(
+      "roll",
+      {
+        id: accountId,
+        overlap: Flag.String("overlap").pipe(
+          Flag.withDescription("How long the current secret keeps verifying (and signing beside the new one): 30m, 24h, 7d; 0 ends it now; at most 30d"),
+          Flag.withDefault("24h")
+        )
+      },
+      (accounts, { id, overlap }) => accounts.rollSigningSecret(id, overlapSeconds(overlap)),
+      () => ({
+        json: (r) => ({
+          account_id: r.account.id,
+          signing_secret: r.signing_secret,
+          previous_secret_expires_at: r.account.previous_signing_secret_expires_at ?? null
+        }),
+        text: (r) =>
+          [
+            r.account.previous_signing_secret_expires_at == null
+              ? `Rolled the signing secret of ${r.account.id}: the previous one is revoked.`
+              : `Rolled the signing secret of ${r.account.id}: the previous one keeps verifying until ${r.account.previous_signing_secret_expires_at}.`,
+            "",
+            `New signing secret: ${r.signing_secret}`,
+            "",
+            "Store it now: it is shown only this once. Until the overlap ends, responses and webhooks carry",
+            "a v1= signature for each secret."
+          ].join("\n")
+      })
+    ).pipe(Command.withDescription("Issue a new signing secret (shown once); the old one verifies until the overlap ends"))
+  ])
+)
+
 const rateLimit = accountsCommand(
   "rate-limit",
   {
@@ -227,5 +275,5 @@ const threeDs = accountsCommand(
 
 export const accounts = Command.make("accounts").pipe(
   Command.withDescription("Create and manage merchant accounts"),
-  Command.withSubcommands([create, list, get, suspend, activate, allowlist, profiles, vault, keys, rateLimit, threeDs, channels])
+  Command.withSubcommands([create, list, get, suspend, activate, allowlist, profiles, vault, keys, rateLimit, threeDs, channels, signingSecret])
 )

@@ -4,6 +4,7 @@
  * process started it, the embedded PostgreSQL.
  */
 import { Errors } from "@tender/domain"
+import * as IpLimits from "@tender/http/IpLimits"
 import * as Server from "@tender/http/Server"
 import { Config, Effect, Layer } from "effect"
 import { Command, Flag } from "effect/cli"
@@ -23,6 +24,27 @@ const defaultRateLimit = Effect.gen(function*() {
   return { perSecond, burst }
 })
 
+/** Per client IP (docs/decisions.md, "Fair resource use"): each variable on its own, defaults IpLimits.DEFAULT_IP_LIMITS'. */
+const ipLimits = Effect.gen(function*() {
+  const defaults = IpLimits.DEFAULT_IP_LIMITS
+  const perSecond = yield* Config.Number("TENDER_IP_RATE_LIMIT_PER_SECOND").pipe(Config.withDefault(defaults.perIp.perSecond))
+  const burst = yield* Config.Int("TENDER_IP_RATE_LIMIT_BURST").pipe(Config.withDefault(Math.max(defaults.perIp.burst, Math.ceil(perSecond))))
+  const unknownPerMinute = yield* Config.Number("TENDER_UNKNOWN_KEYS_PER_MINUTE").pipe(Config.withDefault(defaults.unknownKeys.perSecond * 60))
+  const unknownBurst = yield* Config.Int("TENDER_UNKNOWN_KEYS_BURST").pipe(Config.withDefault(defaults.unknownKeys.burst))
+  const trustedProxies = yield* Config.Int("TENDER_TRUSTED_PROXIES").pipe(Config.withDefault(defaults.trustedProxies))
+  if (!(perSecond > 0) || burst < 1 || !(unknownPerMinute > 0) || unknownBurst < 1 || trustedProxies < 0) {
+    return yield* new Errors.ValidationFailed({
+      message: "TENDER_IP_RATE_LIMIT_PER_SECOND and TENDER_UNKNOWN_KEYS_PER_MINUTE must be positive, their bursts at least 1, " +
+        "TENDER_TRUSTED_PROXIES 0 or more"
+    })
+  }
+  return {
+    perIp: { perSecond, burst },
+    unknownKeys: { perSecond: unknownPerMinute / 60, burst: unknownBurst },
+    trustedProxies
+  } satisfies IpLimits.IpLimitOptions
+})
+
 export const serve = command(
   "serve",
   {
@@ -38,13 +60,13 @@ export const serve = command(
     )
   },
   ({ host, port }, { config }) =>
-    Effect.flatMap(defaultRateLimit, (rateLimit) => {
+    Effect.flatMap(Effect.all([defaultRateLimit, ipLimits]), ([rateLimit, perIp]) => {
       // Hosted pages and sandbox redirects need an address browsers can reach; without
       // TENDER_PUBLIC_URL it is this server's own.
       const local = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host
       const withUrl = { ...config, publicUrl: config.publicUrl ?? `http://${local}:${port}` }
       return Layer.launch(
-        Layer.merge(Server.layer({ port, host, rateLimit, fieldsUrl: withUrl.fieldsUrl, sdkUrl: withUrl.sdkUrl }), workers).pipe(Layer.provide(Services.layer(withUrl)))
+        Layer.merge(Server.layer({ port, host, rateLimit, ipLimits: perIp, fieldsUrl: withUrl.fieldsUrl, sdkUrl: withUrl.sdkUrl }), workers).pipe(Layer.provide(Services.layer(withUrl)))
       )
     })
 ).pipe(Command.withDescription("Run the merchant API, hosted pages and workers until SIGINT/SIGTERM"))

@@ -67,7 +67,8 @@ const listDeliveries = webhooksCommand(
   })
 ).pipe(Command.withDescription("List webhook deliveries of every account, newest first"))
 
-type Outcome = "retried" | "not_retryable" | "not_found"
+/** `in_flight`: an attempt holds the delivery's lease right now (409 `conflict`); its outcome decides. */
+type Outcome = "retried" | "not_retryable" | "not_found" | "in_flight"
 
 interface Retried {
   /** Ids the operator named (rather than `--all-failed`): each one not retried fails the command. */
@@ -78,14 +79,23 @@ interface Retried {
 const idsWith = (r: Retried, outcome: Outcome) => r.items.filter((i) => i.outcome === outcome).map((i) => i.id)
 
 const retriedPresentation: Output.Presentation<Retried> = {
-  json: (r) => ({ retried: idsWith(r, "retried"), not_retryable: idsWith(r, "not_retryable"), not_found: idsWith(r, "not_found") }),
+  json: (r) => ({
+    retried: idsWith(r, "retried"),
+    not_retryable: idsWith(r, "not_retryable"),
+    not_found: idsWith(r, "not_found"),
+    in_flight: idsWith(r, "in_flight")
+  }),
   text: (r) => {
     const notRetryable = idsWith(r, "not_retryable")
     const notFound = idsWith(r, "not_found")
+    const inFlight = idsWith(r, "in_flight")
     return [
-      `retried ${idsWith(r, "retried").length}, not retryable ${notRetryable.length}, not found ${notFound.length}`,
+      `retried ${idsWith(r, "retried").length}, not retryable ${notRetryable.length}, not found ${notFound.length}` +
+      // Rare (an attempt under way at that very moment): said only when it happened.
+      (inFlight.length > 0 ? `, in flight ${inFlight.length}` : ""),
       ...(notRetryable.length > 0 ? [`not retryable: ${notRetryable.join(" ")}`] : []),
-      ...(notFound.length > 0 ? [`not found: ${notFound.join(" ")}`] : [])
+      ...(notFound.length > 0 ? [`not found: ${notFound.join(" ")}`] : []),
+      ...(inFlight.length > 0 ? [`in flight (attempt under way, not retried): ${inFlight.join(" ")}`] : [])
     ].join("\n")
   },
   failure: (r) => {
@@ -137,7 +147,8 @@ const retry = webhooksCommand(
           Effect.catchTags({
             // With --all-failed, one retried or re-attempted meanwhile by someone else lands here.
             WebhookDeliveryNotRetryable: (error) => Effect.succeed({ id, outcome: "not_retryable" as const, error }),
-            WebhookDeliveryNotFound: (error) => Effect.succeed({ id, outcome: "not_found" as const, error })
+            WebhookDeliveryNotFound: (error) => Effect.succeed({ id, outcome: "not_found" as const, error }),
+            Conflict: (error) => Effect.succeed({ id, outcome: "in_flight" as const, error })
           })
         ))
       return { named: !input.allFailed, items }

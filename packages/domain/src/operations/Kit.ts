@@ -190,10 +190,21 @@ export const snapshot = (
 export const capturedOf = (txns: ReadonlyArray<Transaction>) =>
   txns.filter((t) => t.kind === "capture" && t.status === "completed").reduce((sum, t) => sum + t.amount, 0)
 
+const viewWith = (order: Order, txns: ReadonlyArray<Transaction>) =>
+  orderView(order, txns, order.capture_method === "manual" && order.status !== "pending" ? capturedOf(txns) : undefined)
+
 export const viewOrder = (order: Order) =>
   Effect.gen(function*() {
-    const txns = yield* (yield* TransactionRepo).listByOrder(order.id)
-    return orderView(order, txns, order.capture_method === "manual" && order.status !== "pending" ? capturedOf(txns) : undefined)
+    return viewWith(order, yield* (yield* TransactionRepo).listByOrder(order.id))
+  })
+
+/** A page of orders viewed with one read of all their transactions, not one per order (no N+1). */
+export const viewOrders = (orders: ReadonlyArray<Order>) =>
+  Effect.gen(function*() {
+    const txns = yield* (yield* TransactionRepo).listByOrders(orders.map((o) => o.id))
+    const byOrder = new Map<string, Array<Transaction>>()
+    for (const t of txns) byOrder.set(t.order_id, [...byOrder.get(t.order_id) ?? [], t])
+    return orders.map((order) => viewWith(order, byOrder.get(order.id) ?? []))
   })
 
 /** A provider call reserved and not recorded yet: the outcome is in doubt until it is. */

@@ -46,7 +46,7 @@ export class WebhookEndpointsApi extends HttpApiGroup.make("webhookEndpoints")
     }),
     success: EndpointView.pipe(HttpApiSchema.status(201))
   }).annotate(OpenApi.Summary, "Create a webhook endpoint")
-    .annotate(OpenApi.Description, "Registers an endpoint (at most 16 per account). Live mode: https only, never a private address."),
+    .annotate(OpenApi.Description, "Registers an endpoint (at most 16 per account). https only (test mode also takes http on a loopback host); never a private, loopback, link-local or other special-purpose address, checked again at every delivery; no credentials in the URL; at most 2,048 characters."),
   HttpApiEndpoint.get("list", "/v1/webhook_endpoints", { success: Schema.Struct({ data: Schema.Array(EndpointView) }) }).annotate(OpenApi.Summary, "List webhook endpoints"),
   HttpApiEndpoint.get("get", "/v1/webhook_endpoints/:id", { params: { id: EndpointId }, success: EndpointView }).annotate(OpenApi.Summary, "Retrieve a webhook endpoint"),
   HttpApiEndpoint.post("update", "/v1/webhook_endpoints/:id", {
@@ -86,5 +86,8 @@ export class WebhookDeliveriesApi extends HttpApiGroup.make("webhookDeliveries")
     params: { id: DeliveryId },
     success: DeliveryView
   }).annotate(OpenApi.Summary, "Retry a webhook delivery")
-    .annotate(OpenApi.Description, "Makes a failed or exhausted delivery due now; otherwise 400 webhook_delivery_not_retryable.")
+    .annotate(
+      OpenApi.Description,
+      "Makes a failed or exhausted delivery due now; otherwise 400 webhook_delivery_not_retryable. While an attempt of it is under way, 409 conflict."
+    )
 ) {}

@@ -34,6 +34,7 @@ import {
   RateLimiter
 } from "@tender/domain"
 import * as ApiError from "../ApiError.ts"
+import { clientIp } from "../IpLimits.ts"
 import { CurrentRequest } from "../RequestContext.ts"
 
 export const CLIENT_PREFIX = "/v1/client/"
@@ -44,6 +45,8 @@ export interface ClientRoutesOptions {
   readonly maxBodyBytes: number
   /** TENDER_FIELDS_URL: the host of the secure fields frame (default the public URL), card_tokens' only origin. */
   readonly fieldsUrl?: string | undefined
+  /** Proxies in front whose X-Forwarded-For names the client IP (IpLimits.clientIp); default 0. */
+  readonly trustedProxies?: number | undefined
 }
 
 /**
@@ -262,7 +265,7 @@ const serve = (r: ClientRoute<unknown, unknown>, options: ClientRoutesOptions) =
         }
       })
 
-      yield* consume(`client:ip:${Option.getOrElse(request.remoteAddress, () => "unknown")}`, options.defaultRateLimit)
+      yield* consume(`client:ip:${clientIp(request, options.trustedProxies ?? 0)}`, options.defaultRateLimit)
       const key = BEARER.exec(request.headers["authorization"] ?? "")?.[1]
       if (key === undefined) {
         return yield* fail(new Errors.InvalidApiKey({ message: "Missing publishable key: send Authorization: Bearer pk_…" }))

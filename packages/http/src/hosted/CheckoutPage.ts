@@ -24,6 +24,7 @@
  * `Sessions` use case decides what an id may still do.
  */
 import { type CheckoutSession, Countries, Errors, type HostedView, type PaymentMethods, PublicUrl, Sessions } from "@tender/domain"
+import { BoundedCache } from "@tender/domain/BoundedCache"
 import { Effect, Option, Result } from "effect"
 import * as ByteSize from "effect/ByteSize"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
@@ -31,7 +32,7 @@ import * as ApiError from "../ApiError.ts"
 import { CHECKOUT_SCRIPT, CHECKOUT_SCRIPT_PATH } from "./CheckoutScript.ts"
 import { facts, Html, html, isAppLink, isWebUrl, localMoney, localTime, methodName, page, qrImage, response, sameSiteOnly, type ScriptPolicy } from "./Html.ts"
 import { SDK_PATH } from "./SdkAssets.ts"
-import { declineMessage, type Locale, type Messages, messages, resolveLocale } from "./i18n.ts"
+import { declineMessage, type Locale, type Messages, messages, regionalTag, resolveLocale } from "./i18n.ts"
 
 /** What the page reads: the `Sessions` use case's hosted view (methods already confined). */
 export type CheckoutView = HostedView
@@ -111,10 +112,15 @@ interface Context {
 
 const displayName = (t: Messages, code: string): string => t.methodNames[code] ?? methodName(code)
 
-const regionNames = new Map<string, ReadonlyArray<readonly [code: string, name: string]>>()
+/**
+ * Country lists by `regionalTag`: at most a few dozen kept, however many distinct Accept-Language
+ * headers arrive (each list is ~250 names; the cache was once keyed by the raw tag and grew without end).
+ */
+export const regionNames = new BoundedCache<string, ReadonlyArray<readonly [code: string, name: string]>>(64)
 
-/** Every country, named and sorted in the customer's language (built once per locale). */
-const countriesFor = (tag: string): ReadonlyArray<readonly [string, string]> => {
+/** Every country, named and sorted in the customer's language (built once per language and region). */
+export const countriesFor = (locale: Locale): ReadonlyArray<readonly [string, string]> => {
+  const tag = regionalTag(locale)
   const cached = regionNames.get(tag)
   if (cached !== undefined) return cached
   const names = new Intl.DisplayNames([tag], { type: "region", fallback: "code" })
@@ -176,7 +182,7 @@ const countrySelect = (ctx: Context, form: FormState | undefined, method: string
   return html`<div>${labelFor(ctx, id, { label: ctx.t.country, required: true })}<select id="${id}" name="${FIELD.country}" autocomplete="country" required${
     problem !== undefined && html` aria-invalid="true" aria-describedby="${id}-error"`
   }><option value=""></option>${
-    countriesFor(ctx.locale.tag).map(([code, name]) =>
+    countriesFor(ctx.locale).map(([code, name]) =>
       html`<option value="${code}"${code === chosen && new Html(" selected")}>${name}</option>`
     )
   }</select>${problemText(ctx, id, problem)}</div>`

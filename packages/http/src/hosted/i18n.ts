@@ -48,6 +48,15 @@ const preferences = (header: string): ReadonlyArray<string> =>
     .sort((a, b) => b.weight - a.weight || a.index - b.index)
     .map((p) => p.range)
 
+/**
+ * What country names and their order depend on: the language and the region (`pt-BR`), without the
+ * variants, extensions and private-use parts a caller's Accept-Language may vary at will.
+ */
+export const regionalTag = (locale: Locale): string => {
+  const region = new Intl.Locale(locale.tag).region
+  return region === undefined ? locale.language : `${locale.language}-${region}`
+}
+
 export const resolveLocale = (sessionLocale: string | null | undefined, acceptLanguage: string | undefined): Locale => {
   const fromSession = sessionLocale === null || sessionLocale === undefined ? undefined : toLocale(sessionLocale)
   if (fromSession !== undefined) return fromSession
@@ -198,7 +207,8 @@ const en: Messages = {
     provider_unavailable: "The payment service is temporarily unavailable.",
     payment_declined: "The payment was declined.",
     expired: "The time to complete the payment ran out.",
-    canceled_by_customer: "The payment was canceled."
+    canceled_by_customer: "The payment was canceled.",
+    merchant_operation_not_allowed_status: "This merchant cannot accept payments right now."
   },
   declineFallback: "The payment did not go through.",
   tryAgain: "Try again or choose another payment method.",
@@ -293,7 +303,8 @@ const es: Messages = {
     provider_unavailable: "El servicio de pago no está disponible en este momento.",
     payment_declined: "El pago fue rechazado.",
     expired: "Se agotó el tiempo para completar el pago.",
-    canceled_by_customer: "El pago fue cancelado."
+    canceled_by_customer: "El pago fue cancelado.",
+    merchant_operation_not_allowed_status: "Este comercio no puede aceptar pagos en este momento."
   },
   declineFallback: "El pago no se completó.",
   tryAgain: "Vuelve a intentarlo o elige otro método de pago.",
@@ -388,7 +399,8 @@ const pt: Messages = {
     provider_unavailable: "O serviço de pagamento está temporariamente indisponível.",
     payment_declined: "O pagamento foi recusado.",
     expired: "O prazo para concluir o pagamento terminou.",
-    canceled_by_customer: "O pagamento foi cancelado."
+    canceled_by_customer: "O pagamento foi cancelado.",
+    merchant_operation_not_allowed_status: "Este comerciante não pode aceitar pagamentos no momento."
   },
   declineFallback: "O pagamento não foi concluído.",
   tryAgain: "Tente novamente ou escolha outra forma de pagamento.",
@@ -483,7 +495,8 @@ const nl: Messages = {
     provider_unavailable: "De betaaldienst is tijdelijk niet beschikbaar.",
     payment_declined: "De betaling is geweigerd.",
     expired: "De tijd om de betaling af te ronden is verstreken.",
-    canceled_by_customer: "De betaling is geannuleerd."
+    canceled_by_customer: "De betaling is geannuleerd.",
+    merchant_operation_not_allowed_status: "Deze verkoper kan op dit moment geen betalingen aannemen."
   },
   declineFallback: "De betaling is niet gelukt.",
   tryAgain: "Probeer het opnieuw of kies een andere betaalmethode.",
@@ -578,7 +591,8 @@ const de: Messages = {
     provider_unavailable: "Der Zahlungsdienst ist vorübergehend nicht erreichbar.",
     payment_declined: "Die Zahlung wurde abgelehnt.",
     expired: "Die Zeit für die Zahlung ist abgelaufen.",
-    canceled_by_customer: "Die Zahlung wurde abgebrochen."
+    canceled_by_customer: "Die Zahlung wurde abgebrochen.",
+    merchant_operation_not_allowed_status: "Dieser Händler kann derzeit keine Zahlungen annehmen."
   },
   declineFallback: "Die Zahlung ist nicht durchgegangen.",
   tryAgain: "Versuchen Sie es erneut oder wählen Sie eine andere Zahlungsart.",

@@ -52,6 +52,10 @@ const handle = Effect.gen(function*() {
       : notice(200, "Verification finished", "You can close this window; the merchant will confirm your payment.")
   }
   if (answered.failure.code === Errors.TransactionNotFound.code) return unknownReturn()
+  // Suspended or closed: nothing is authorized; the same link completes it once the account is active.
+  if (answered.failure.code === Errors.MerchantOperationNotAllowedStatus.code) {
+    return notice(409, "Payments paused", "This merchant cannot accept payments right now. Go back to the merchant's site and check your order there.")
+  }
   return notice(409, "Payment not verified", "This payment is not awaiting verification from this link. Go back to the merchant's site and check your order there.")
 })
 

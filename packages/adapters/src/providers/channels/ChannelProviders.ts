@@ -9,12 +9,16 @@
  * provider at another host (the repository's wire-level fakes, in tests and `tender` dev runs).
  */
 import { type Channel, ChannelProviders, NotificationUnverified, type PaymentProvider } from "@tender/domain"
+import { BoundedCache } from "@tender/domain/BoundedCache"
 import { Clock, Effect, Layer, Option } from "effect"
 import { ChannelCredentials } from "../../storage/ChannelCredentials.ts"
 import { ProviderJournal } from "../shared/ProviderJournal.ts"
 import type { AdyenProvider } from "../adyen/AdyenProvider.ts"
 
 type Port = PaymentProvider["Service"]
+
+/** Built providers kept per process; a channel dropped from it is rebuilt from its credentials on next use. */
+const MAX_BUILT = 1_000
 
 const load = () =>
   Promise.all([
@@ -104,7 +108,8 @@ export const make = (options: ChannelProvidersOptions) =>
   Effect.gen(function*() {
     const credentials = yield* ChannelCredentials
     const journal = yield* ProviderJournal
-    const built = new Map<string, Port>()
+    // Bounded: channels are the operator's, but nothing else caps how many one process meets.
+    const built = new BoundedCache<string, Port>(MAX_BUILT)
     const opened = (channel: Channel.Channel) =>
       Effect.flatMap(credentials.open(channel.account_id, channel.id), (found) =>
         // Every channel is stored with its credentials in one insert.

@@ -76,7 +76,12 @@ export const layer: Layer.Layer<OrderRepo, never, MemoryDatabase> = Layer.effect
           })
         ),
       search: (accountId, query) =>
-        db.read((r) => SearchMemory.search(r.get(orders).values(), accountId, query, (order) => order.merchant_reference))
+        db.read((r) => SearchMemory.search(r.get(orders).values(), accountId, query, (order) => order.merchant_reference)),
+      findMany: (accountId, ids) =>
+        db.read((r) => ids.flatMap((id) => {
+          const order = r.get(orders).get(id)
+          return order !== undefined && order.account_id === accountId ? [order] : []
+        }))
     })
   })
 )

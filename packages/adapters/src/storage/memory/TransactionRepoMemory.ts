@@ -33,6 +33,10 @@ export const layer: Layer.Layer<TransactionRepo, never, MemoryDatabase> = Layer.
       find: (accountId, id) => Effect.map(findAny(id), Option.filter((t) => t.account_id === accountId)),
       findAny,
       listByOrder: (orderId) => list((t) => t.order_id === orderId),
+      listByOrders: (orderIds) => {
+        const wanted = new Set(orderIds)
+        return list((t) => wanted.has(t.order_id))
+      },
       update: (next) => db.write((w) => VersionedUpdateMemory.write(w, transactions, "Transaction", next)),
       search: (accountId, query) =>
         db.read((r) =>

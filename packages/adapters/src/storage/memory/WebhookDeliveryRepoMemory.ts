@@ -1,13 +1,14 @@
 /**
  * Webhook deliveries and their attempts in memory, with PostgreSQL's guarantees: a claim is one
- * atomic write (so two workers of one process never claim the same row), and an attempt lands in
- * the same write as the state it leads to.
+ * atomic write (so two workers of one process never claim the same row), an attempt lands in the
+ * same write as the state it leads to, and both are fenced by the claim's lease token.
  */
 import { type Webhook, WebhookDeliveryRepo } from "@tender/domain"
 import { Effect, Layer, Option, Result } from "effect"
 import { attemptOfAnotherDelivery, deliveryNotStored } from "../Conflicts.ts"
 import { statusFilter } from "../Search.ts"
 import { MemoryDatabase, table, type Writer } from "./MemoryDatabase.ts"
+import { endpoints } from "./WebhookEndpointRepoMemory.ts"
 import * as SearchMemory from "./SearchMemory.ts"
 
 const deliveries = table<string, Webhook.WebhookDelivery>("webhook_deliveries")
@@ -25,12 +26,16 @@ const dueFirst = (a: Webhook.WebhookDelivery, b: Webhook.WebhookDelivery) =>
     b.id
   )
 
-/** Writes a delivery's new state; one that was never inserted is a defect, as in PostgreSQL. */
-const progress = (db: Writer, next: Webhook.WebhookDelivery) => {
+/**
+ * Writes a delivery's new state and ends its lease, if the row still carries the lease `next` was
+ * written under (the fence); one that was never inserted is a defect, as in PostgreSQL.
+ */
+const progress = (db: Writer, next: Webhook.WebhookDelivery): boolean => {
   const current = db.get(deliveries).get(next.id)
   if (current === undefined || current.account_id !== next.account_id) {
     throw deliveryNotStored(next.id)
   }
+  if (current.lease_token !== next.lease_token) return false
   // Only what progress changes: the rest of the row is fixed at insert, as in PostgreSQL's UPDATE.
   db.mutable(deliveries).set(next.id, {
     ...current,
@@ -38,8 +43,35 @@ const progress = (db: Writer, next: Webhook.WebhookDelivery) => {
     attempts: next.attempts,
     next_attempt_at: next.next_attempt_at,
     last_attempt_at: next.last_attempt_at,
-    updated_at: next.updated_at
+    updated_at: next.updated_at,
+    lease_token: null
   })
+  return true
+}
+
+/**
+ * Round-robin over accounts (each one's oldest due first, then each one's second…), at most
+ * `perAccount` per account and `perEndpoint` per endpoint, from `due` sorted oldest first.
+ */
+const fairly = (
+  due: ReadonlyArray<Webhook.WebhookDelivery>,
+  options: { readonly limit: number; readonly perAccount: number; readonly perEndpoint: number }
+) => {
+  const byAccount = new Map<string, number>()
+  const byEndpoint = new Map<string, number>()
+  const ranked: Array<{ readonly delivery: Webhook.WebhookDelivery; readonly rank: number; readonly order: number }> = []
+  due.forEach((delivery, order) => {
+    const rank = (byAccount.get(delivery.account_id) ?? 0) + 1
+    const inEndpoint = (byEndpoint.get(delivery.endpoint_id) ?? 0) + 1
+    byAccount.set(delivery.account_id, rank)
+    byEndpoint.set(delivery.endpoint_id, inEndpoint)
+    if (rank <= options.perAccount && inEndpoint <= options.perEndpoint) ranked.push({ delivery, rank, order })
+  })
+  return ranked
+    .sort((a, b) => a.rank - b.rank || a.order - b.order)
+    .slice(0, options.limit)
+    .sort((a, b) => a.order - b.order)
+    .map((r) => r.delivery)
 }
 
 export const layer: Layer.Layer<WebhookDeliveryRepo, never, MemoryDatabase> = Layer.effect(
@@ -71,18 +103,19 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, MemoryDatabase> = La
             since(d), query)
         )
       },
-      claimDue: ({ excludeEndpoints, leaseUntil, limit, now }) =>
+      claimDue: ({ excludeAccounts, excludeEndpoints, lease, leaseUntil, now, ...bounds }) =>
         db.write((w) => {
           const at = SearchMemory.instant(now)
           const excluded = new Set(excludeEndpoints)
+          const excludedAccounts = new Set(excludeAccounts)
+          const paused = (endpointId: string) => w.get(endpoints).get(endpointId)?.status === "disabled"
           const due = [...w.get(deliveries).values()]
             .filter((d) =>
               isRetryable(d) && d.next_attempt_at !== null && SearchMemory.instant(d.next_attempt_at) <= at &&
-              !excluded.has(d.endpoint_id)
+              !excluded.has(d.endpoint_id) && !excludedAccounts.has(d.account_id) && !paused(d.endpoint_id)
             )
             .sort(dueFirst)
-            .slice(0, limit)
-          const claimed = due.map((d) => ({ ...d, next_attempt_at: leaseUntil, updated_at: now }))
+          const claimed = fairly(due, bounds).map((d) => ({ ...d, next_attempt_at: leaseUntil, updated_at: now, lease_token: lease }))
           for (const d of claimed) w.mutable(deliveries).set(d.id, d)
           return Result.succeed(claimed)
         }),
@@ -91,15 +124,11 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, MemoryDatabase> = La
           if (attempt.delivery_id !== delivery.id) {
             throw attemptOfAnotherDelivery(attempt.delivery_id, delivery.id)
           }
-          progress(w, delivery)
+          if (!progress(w, delivery)) return Result.succeed(false)
           w.mutable(attempts).set(delivery.id, [...(w.get(attempts).get(delivery.id) ?? []), attempt])
-          return Result.succeed(undefined)
+          return Result.succeed(true)
         }),
-      update: (delivery) =>
-        db.write((w) => {
-          progress(w, delivery)
-          return Result.succeed(undefined)
-        }),
+      update: (delivery) => db.write((w) => Result.succeed(progress(w, delivery))),
       attempts: (deliveryId) =>
         db.read((r) =>
           // Stable: attempts of the same instant keep the order they were recorded in, like `seq`.

@@ -8,7 +8,8 @@ import { MemoryDatabase, table } from "./MemoryDatabase.ts"
 import { oldestFirst } from "./SearchMemory.ts"
 import * as VersionedUpdateMemory from "./VersionedUpdateMemory.ts"
 
-const endpoints = table<string, Webhook.WebhookEndpoint>("webhook_endpoints")
+/** Also read by the delivery claim, which passes over disabled endpoints' deliveries. */
+export const endpoints = table<string, Webhook.WebhookEndpoint>("webhook_endpoints")
 
 export const layer: Layer.Layer<WebhookEndpointRepo, never, MemoryDatabase> = Layer.effect(
   WebhookEndpointRepo,
@@ -17,13 +18,16 @@ export const layer: Layer.Layer<WebhookEndpointRepo, never, MemoryDatabase> = La
     const findAny = (id: string) => db.read((r) => Option.fromNullishOr(r.get(endpoints).get(id)))
 
     return WebhookEndpointRepo.of({
-      insert: (endpoint) =>
+      insert: (endpoint, max) =>
         db.write((w) => {
           if (w.get(endpoints).has(endpoint.id)) {
             throw new Error(`WebhookEndpointRepoMemory: duplicate endpoint id ${endpoint.id}`)
           }
+          // One write: the count and the insert cannot interleave with another create.
+          const held = [...w.get(endpoints).values()].filter((e) => e.account_id === endpoint.account_id).length
+          if (held >= max) return Result.succeed(false)
           w.mutable(endpoints).set(endpoint.id, endpoint)
-          return Result.succeed(undefined)
+          return Result.succeed(true)
         }),
       find: (accountId, id) => Effect.map(findAny(id), Option.filter((e) => e.account_id === accountId)),
       findAny,

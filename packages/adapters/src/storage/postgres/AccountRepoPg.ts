@@ -13,6 +13,7 @@ const AccountRow = Schema.Struct({
   ...Account.Account.fields,
   created_at: Timestamp,
   updated_at: Timestamp,
+  previous_signing_secret_expires_at: Schema.NullOr(Timestamp),
   secret_keys: Schema.Array(Schema.Struct({
     ...Account.SecretKey.fields,
     created_at: Timestamp,
@@ -28,6 +29,7 @@ export const layer: Layer.Layer<AccountRepo, never, SqlClient.SqlClient | PgClie
     const select = sql`
       SELECT a.id, a.name, a.mode, a.status, a.publishable_key, a.signing_secret, a.ip_allowlist,
         a.processing_profiles, a.vault_enabled, a.rate_limit, a.three_ds_display_mode, a.created_at, a.updated_at, a.version,
+        a.previous_signing_secret, a.previous_signing_secret_expires_at,
         COALESCE((
           SELECT jsonb_agg(jsonb_build_object(
             'hash', k.hash, 'hint', k.hint, 'created_at', k.created_at, 'revoked_at', k.revoked_at
@@ -74,11 +76,12 @@ export const layer: Layer.Layer<AccountRepo, never, SqlClient.SqlClient | PgClie
         sql.withTransaction(Effect.gen(function*() {
           yield* sql`
             INSERT INTO accounts (id, name, mode, status, publishable_key, signing_secret, ip_allowlist,
-              processing_profiles, vault_enabled, rate_limit, three_ds_display_mode, created_at, updated_at, version)
+              processing_profiles, vault_enabled, rate_limit, three_ds_display_mode, created_at, updated_at, version,
+              previous_signing_secret, previous_signing_secret_expires_at)
             VALUES (${account.id}, ${account.name}, ${account.mode}, ${account.status}, ${account.publishable_key},
               ${account.signing_secret}, ${sql.json(account.ip_allowlist)}, ${sql.json(account.processing_profiles)},
               ${account.vault_enabled}, ${json(account.rate_limit)}, ${account.three_ds_display_mode}, ${account.created_at}, ${account.updated_at},
-              ${account.version})`
+              ${account.version}, ${account.previous_signing_secret ?? null}, ${account.previous_signing_secret_expires_at ?? null})`
           yield* writeKeys(account)
         })).pipe(Effect.orDie, Effect.withSpan("AccountRepoPg.insert")),
       findById: (id: AccountId) => byId(id).pipe(Effect.orDie),
@@ -93,6 +96,8 @@ export const layer: Layer.Layer<AccountRepo, never, SqlClient.SqlClient | PgClie
               ip_allowlist = ${sql.json(next.ip_allowlist)}, processing_profiles = ${sql.json(next.processing_profiles)},
               vault_enabled = ${next.vault_enabled}, rate_limit = ${json(next.rate_limit)},
               three_ds_display_mode = ${next.three_ds_display_mode},
+              previous_signing_secret = ${next.previous_signing_secret ?? null},
+              previous_signing_secret_expires_at = ${next.previous_signing_secret_expires_at ?? null},
               updated_at = ${next.updated_at}, version = ${next.version}
             WHERE id = ${next.id} AND version = ${expected}
             RETURNING id`

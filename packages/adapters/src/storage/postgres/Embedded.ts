@@ -4,7 +4,7 @@
  *
  *   <dataDir>/pg/       the cluster (owned by the `postgres` user when we run as root)
  *   <dataDir>/pg.json   { port, password, pid }: where it listens and which process owns it
- *   <dataDir>/pg.lock   held only while a process starts or stops the server
+ *   <dataDir>/pg.lock   held only while a process initialises, starts or stops the server
  *   <dataDir>/pg.log    the server's log
  *
  * Who stops it: the process that started it, when the scope of its layer closes. A process that
@@ -20,7 +20,7 @@
  * Tender, which drains and then stops PostgreSQL in its finalizer.
  */
 import { execFile } from "node:child_process"
-import { randomBytes } from "node:crypto"
+import { createHash, randomBytes } from "node:crypto"
 import * as fs from "node:fs/promises"
 import { createRequire } from "node:module"
 import * as net from "node:net"
@@ -57,7 +57,7 @@ interface Paths {
   readonly log: string
 }
 
-const pathsOf = (dataDir: string): Paths => {
+export const pathsOf = (dataDir: string): Paths => {
   const root = path.resolve(dataDir)
   return {
     root,
@@ -158,23 +158,59 @@ const prepare = (paths: Paths, runAs: RunAs) =>
     catch: failWith(`could not prepare ${paths.root}`)
   })
 
+/** How long a lock file may stay empty (its holder between creating it and writing its pid). */
+const UNWRITTEN_LOCK_MS = 10_000
+
 /**
- * Held (by pid, in a file) while one process starts or stops the server; a dead holder's lock is
- * broken. Two processes breaking the same stale lock at once could both proceed; that needs a crash
- * mid-start followed by two simultaneous starts, and PostgreSQL's own postmaster.pid still stops a
- * second server on the same cluster.
+ * Held (by pid and a nonce, in a file) while one process starts or stops the server: `initdb` and
+ * `pg_ctl start` run under it, so two processes starting on a fresh directory never both initialise
+ * it (they would share the scratch directory and one would die with `could not create directory
+ * "base/1"`); the later one waits, then finds the server running and joins it.
+ *
+ * The file is created exclusively and then written, so a contender can read it empty: that is a
+ * holder mid-write, not a stale lock (breaking it let both proceed). Only an empty file older than
+ * `UNWRITTEN_LOCK_MS` counts as left by a crash. A dead holder's lock is broken by one contender
+ * only: breaking takes a second exclusive file named after the stale contents, and the lock is
+ * removed only if it still holds those contents, so a slow breaker cannot remove the lock a faster
+ * one has taken since.
  */
-const startupLock = (paths: Paths) => {
+export const startupLock = (paths: Paths) => {
+  const mine = `${process.pid} ${randomBytes(8).toString("hex")}`
+  const holderOf = (contents: string) => Number(contents.split(" ")[0])
+  const breakStale = async (stale: string) => {
+    const breaker = `${paths.lock}.break.${createHash("sha256").update(stale).digest("hex").slice(0, 16)}`
+    try {
+      await fs.writeFile(breaker, mine, { flag: "wx" })
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
+      // Another contender is breaking it; one that crashed doing so leaves a file we clear later.
+      const age = await fs.stat(breaker).then((s) => Date.now() - s.mtimeMs, () => 0)
+      if (age > UNWRITTEN_LOCK_MS) await fs.rm(breaker, { force: true })
+      return
+    }
+    try {
+      if ((await fs.readFile(paths.lock, "utf8").catch(() => undefined)) === stale) await fs.rm(paths.lock, { force: true })
+    } finally {
+      await fs.rm(breaker, { force: true })
+    }
+  }
   const tryTake = Effect.tryPromise({
     try: async () => {
       try {
-        await fs.writeFile(paths.lock, String(process.pid), { flag: "wx" })
+        await fs.writeFile(paths.lock, mine, { flag: "wx" })
         return true
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
-        const holder = Number(await fs.readFile(paths.lock, "utf8").catch(() => ""))
+        const contents = await fs.readFile(paths.lock, "utf8").catch(() => undefined)
+        if (contents === undefined) return false // released meanwhile: try again
+        if (contents === "") {
+          const age = await fs.stat(paths.lock).then((s) => Date.now() - s.mtimeMs, () => 0)
+          if (age > UNWRITTEN_LOCK_MS) await breakStale(contents)
+          return false
+        }
+        const holder = holderOf(contents)
         if (Number.isInteger(holder) && holder > 0 && isAlive(holder)) return false
-        await fs.rm(paths.lock, { force: true })
+        await breakStale(contents)
         return false
       }
     },
@@ -187,7 +223,11 @@ const startupLock = (paths: Paths) => {
       orElse: () => Effect.fail(fail(`another process has held ${paths.lock} for two minutes`))
     })
   )
-  return Effect.acquireRelease(take, () => Effect.promise(() => fs.rm(paths.lock, { force: true })))
+  // Removed only while it is still ours (it always is, unless someone broke it believing us dead).
+  const release = Effect.promise(async () => {
+    if ((await fs.readFile(paths.lock, "utf8").catch(() => undefined)) === mine) await fs.rm(paths.lock, { force: true })
+  })
+  return Effect.acquireRelease(take, () => release)
 }
 
 const readInfo = (paths: Paths) =>

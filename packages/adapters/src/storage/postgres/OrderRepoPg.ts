@@ -87,6 +87,12 @@ export const layer: Layer.Layer<OrderRepo, never, SqlClient.SqlClient | PgClient
       Row: OrderRow
     })
 
+    const findMany = SqlSchema.findAll({
+      Request: Schema.Struct({ accountId: Schema.String, ids: Schema.Array(Schema.String) }),
+      Result: OrderRow,
+      execute: ({ accountId, ids }) => sql`${from} WHERE r.id = ANY(${ids}) AND r.account_id = ${accountId}`
+    })
+
     const inTransaction = Effect.map(Effect.serviceOption(sql.transactionService), Option.isSome)
 
     return OrderRepo.of({
@@ -107,7 +113,9 @@ export const layer: Layer.Layer<OrderRepo, never, SqlClient.SqlClient | PgClient
         Effect.flatMap(inTransaction, (open) =>
           open ? lock(id).pipe(Effect.orDie) : Effect.die(lockOutsideUnitOfWork("OrderRepo"))),
       update,
-      search: (accountId, query) => search(accountId, query).pipe(Effect.withSpan("OrderRepoPg.search"))
+      search: (accountId, query) => search(accountId, query).pipe(Effect.withSpan("OrderRepoPg.search")),
+      findMany: (accountId, ids) =>
+        ids.length === 0 ? Effect.succeed([]) : findMany({ accountId, ids }).pipe(Effect.orDie, Effect.withSpan("OrderRepoPg.findMany"))
     })
   })
 )

@@ -53,6 +53,12 @@ export const layer: Layer.Layer<TransactionRepo, never, SqlClient.SqlClient | Pg
       Result: TransactionRow,
       execute: (orderId) => sql`${from} WHERE r.order_id = ${orderId} ORDER BY r.created_at, r.id`
     })
+    const listByOrders = SqlSchema.findAll({
+      Request: Schema.Array(Schema.String),
+      Result: TransactionRow,
+      // One statement for a whole search page, whatever its size (`transactions_order_idx` serves each id).
+      execute: (orderIds) => sql`${from} WHERE r.order_id = ANY(${orderIds}) ORDER BY r.created_at, r.id`
+    })
     const listSettling = SqlSchema.findAll({
       Request: Schema.Int,
       Result: TransactionRow,
@@ -98,6 +104,8 @@ export const layer: Layer.Layer<TransactionRepo, never, SqlClient.SqlClient | Pg
       find: (accountId, id) => find({ accountId, id }).pipe(Effect.orDie),
       findAny: (id) => findAny(id).pipe(Effect.orDie),
       listByOrder: (orderId) => listByOrder(orderId).pipe(Effect.orDie),
+      listByOrders: (orderIds) =>
+        orderIds.length === 0 ? Effect.succeed([]) : listByOrders(orderIds).pipe(Effect.orDie, Effect.withSpan("TransactionRepoPg.listByOrders")),
       update,
       search: (accountId, query) => search(accountId, query).pipe(Effect.withSpan("TransactionRepoPg.search")),
       listSettling: (limit) => listSettling(limit).pipe(Effect.orDie, Effect.withSpan("TransactionRepoPg.listSettling")),

@@ -1,7 +1,8 @@
 /**
  * Webhook deliveries and their attempts in PostgreSQL. Workers in any number of processes claim
  * due deliveries with `FOR UPDATE SKIP LOCKED` and a lease, so no two claim the same row at once;
- * an attempt and the state it leads to are written by one statement, so neither lands alone.
+ * an attempt and the state it leads to are written by one statement, so neither lands alone, and
+ * only while the row still carries the writer's lease token (fencing a worker that outlived it).
  */
 import { PgClient } from "@effect/sql-pg"
 import { Webhook, WebhookDeliveryRepo } from "@tender/domain"
@@ -27,17 +28,29 @@ const Written = Schema.Struct({ id: Schema.String })
 const Claim = Schema.Struct({
   now: Schema.String,
   leaseUntil: Schema.String,
+  lease: Schema.String,
   limit: Schema.Int,
-  excludeEndpoints: Schema.Array(Schema.String)
+  perAccount: Schema.Int,
+  perEndpoint: Schema.Int,
+  excludeEndpoints: Schema.Array(Schema.String),
+  excludeAccounts: Schema.Array(Schema.String)
 })
 
-/** What a delivery's progress changes; the rest of the row is fixed at insert. */
+/**
+ * How many of the oldest due rows a claim ranks, per row it may take: enough to reach past one
+ * account's backlog to the others' in the same claim, bounded so that a large backlog costs a poll
+ * a bounded read. An account at its in-flight bound is excluded before this window is cut.
+ */
+const SCAN_PER_SLOT = 16
+
+/** What a delivery's progress changes (and the end of its lease); the rest is fixed at insert. */
 const progress = (row: typeof DeliveryRow.Encoded) => ({
   status: row.status,
   attempts: row.attempts,
   next_attempt_at: row.next_attempt_at,
   last_attempt_at: row.last_attempt_at,
-  updated_at: row.updated_at
+  updated_at: row.updated_at,
+  lease_token: null
 })
 
 export const layer: Layer.Layer<WebhookDeliveryRepo, never, SqlClient.SqlClient | PgClient.PgClient> = Layer.effect(
@@ -63,36 +76,73 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, SqlClient.SqlClient 
     const claimDue = SqlSchema.findAll({
       Request: Claim,
       Result: DeliveryRow,
-      // The predicate and order are `webhook_deliveries_due_idx`'s. MATERIALIZED runs the locking
-      // SELECT exactly once: an `id IN (… LIMIT n FOR UPDATE SKIP LOCKED)` subquery may be re-run
-      // by the planner and then claim more than `n` rows. The claim order is the old due time,
-      // which the lease overwrites, hence `due_at`.
-      execute: ({ excludeEndpoints, leaseUntil, limit, now }) =>
-        sql`WITH due AS MATERIALIZED (
-              SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
-              WHERE d.status IN ('pending', 'failed') AND d.next_attempt_at <= ${now}::timestamptz
-                AND d.endpoint_id <> ALL(${excludeEndpoints})
+      // `candidates` reads the oldest due rows (the predicate and order of `webhook_deliveries_due_idx`)
+      // without locking, leaving out excluded endpoints and accounts and disabled endpoints (paused);
+      // `picked` ranks them per account and per endpoint and takes them round-robin across accounts.
+      // `due` then locks those still due, skipping rows another worker holds (the re-check sees a
+      // concurrent claim's committed lease). The ranking read no locks, so a claim running beside
+      // another picks rows that one holds: `extra` replaces what `due` skipped with the oldest due
+      // rows nobody holds (fair or not: the dispatcher hands an account's surplus back). MATERIALIZED
+      // runs each locking SELECT exactly once: one re-run by the planner could claim more than
+      // `limit` rows. The claim order is the old due time, which the lease overwrites, hence `due_at`.
+      execute: ({ excludeAccounts, excludeEndpoints, lease, leaseUntil, limit, now, perAccount, perEndpoint }) => {
+        const claimable = sql`d.status IN ('pending', 'failed') AND d.next_attempt_at <= ${now}::timestamptz
+          AND d.endpoint_id <> ALL(${excludeEndpoints}) AND d.account_id <> ALL(${excludeAccounts})
+          AND NOT EXISTS (
+            SELECT 1 FROM webhook_endpoints e WHERE e.id = d.endpoint_id AND e.status = 'disabled'
+          )`
+        return sql`WITH candidates AS (
+              SELECT d.id, d.account_id, d.endpoint_id, d.next_attempt_at FROM webhook_deliveries d
+              WHERE ${claimable}
               ORDER BY d.next_attempt_at, d.id
+              LIMIT ${limit * SCAN_PER_SLOT}
+            ), ranked AS (
+              SELECT c.id, c.next_attempt_at,
+                row_number() OVER (PARTITION BY c.account_id ORDER BY c.next_attempt_at, c.id) AS in_account,
+                row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at, c.id) AS in_endpoint
+              FROM candidates c
+            ), picked AS (
+              SELECT r.id FROM ranked r
+              WHERE r.in_account <= ${perAccount} AND r.in_endpoint <= ${perEndpoint}
+              ORDER BY r.in_account, r.next_attempt_at, r.id
               LIMIT ${limit}
+            ), due AS MATERIALIZED (
+              SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+              WHERE d.id IN (SELECT id FROM picked)
+                AND d.status IN ('pending', 'failed') AND d.next_attempt_at <= ${now}::timestamptz
               FOR UPDATE SKIP LOCKED
+            ), extra AS MATERIALIZED (
+              SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
+              WHERE ${claimable}
+                AND d.id NOT IN (SELECT id FROM due)
+              ORDER BY d.next_attempt_at, d.id
+              LIMIT (SELECT count(*) FROM picked) - (SELECT count(*) FROM due)
+              FOR UPDATE SKIP LOCKED
+            ), taken AS (
+              SELECT * FROM due UNION ALL SELECT * FROM extra
             ), claimed AS (
               UPDATE webhook_deliveries r
-              SET next_attempt_at = ${leaseUntil}::timestamptz, updated_at = ${now}::timestamptz
-              FROM due WHERE r.id = due.id
+              SET next_attempt_at = ${leaseUntil}::timestamptz, updated_at = ${now}::timestamptz,
+                lease_token = ${lease}
+              FROM taken due WHERE r.id = due.id
               RETURNING r.*, due.next_attempt_at AS due_at
             )
             SELECT * FROM claimed ORDER BY due_at, id`
+      }
     })
+    // The fence of both writes: the row still carries the lease its writer holds (none: NULL).
+    const fenced = (row: typeof DeliveryRow.Encoded) =>
+      sql`id = ${row.id} AND account_id = ${row.account_id} AND lease_token IS NOT DISTINCT FROM ${row.lease_token}`
     const recordAttempt = SqlSchema.findAll({
       Request: Schema.Struct({ delivery: DeliveryRow, attempt: AttemptRow }),
       Result: Written,
       // One statement is atomic on its own and joins the caller's transaction when there is one (no
       // savepoint, one round trip). The attempt is inserted from the updated row, so it lands only
-      // with the state it leads to.
+      // with the state it leads to, and not at all when the fence does not hold.
       execute: ({ attempt, delivery }) =>
         sql`WITH updated AS (
               UPDATE webhook_deliveries SET ${sql.update(progress(delivery))}
-              WHERE id = ${delivery.id} AND account_id = ${delivery.account_id}
+              WHERE ${fenced(delivery)}
               RETURNING id
             )
             INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, error)
@@ -105,9 +155,7 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, SqlClient.SqlClient 
       Request: DeliveryRow,
       Result: Written,
       execute: (row) =>
-        sql`UPDATE webhook_deliveries SET ${sql.update(progress(row))}
-            WHERE id = ${row.id} AND account_id = ${row.account_id}
-            RETURNING id`
+        sql`UPDATE webhook_deliveries SET ${sql.update(progress(row))} WHERE ${fenced(row)} RETURNING id`
     })
     const attempts = SqlSchema.findAll({
       Request: Schema.String,
@@ -117,8 +165,12 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, SqlClient.SqlClient 
             FROM webhook_attempts a WHERE a.delivery_id = ${deliveryId} ORDER BY a.attempted_at, a.seq`
     })
 
-    const written = (id: string) => (rows: ReadonlyArray<unknown>) =>
-      rows.length === 0 ? Effect.die(deliveryNotStored(id)) : Effect.void
+    // No row written: the fence did not hold (false), or there is no such delivery (a defect).
+    const written = (delivery: Webhook.WebhookDelivery) => (rows: ReadonlyArray<unknown>) =>
+      rows.length > 0 ? Effect.succeed(true) : Effect.flatMap(findAny(delivery.id).pipe(Effect.orDie), (found) =>
+        found._tag === "None" || found.value.account_id !== delivery.account_id
+          ? Effect.die(deliveryNotStored(delivery.id))
+          : Effect.succeed(false))
 
     return WebhookDeliveryRepo.of({
       insert: (delivery) =>
@@ -141,13 +193,13 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, SqlClient.SqlClient 
           ? Effect.die(attemptOfAnotherDelivery(attempt.delivery_id, delivery.id))
           : recordAttempt({ delivery, attempt }).pipe(
             Effect.orDie,
-            Effect.flatMap(written(delivery.id)),
+            Effect.flatMap(written(delivery)),
             Effect.withSpan("WebhookDeliveryRepoPg.recordAttempt")
           ),
       update: (delivery) =>
         update(delivery).pipe(
           Effect.orDie,
-          Effect.flatMap(written(delivery.id)),
+          Effect.flatMap(written(delivery)),
           Effect.withSpan("WebhookDeliveryRepoPg.update")
         ),
       attempts: (deliveryId) => attempts(deliveryId).pipe(Effect.orDie)

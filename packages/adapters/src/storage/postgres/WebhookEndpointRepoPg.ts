@@ -1,6 +1,6 @@
 /**
  * Webhook endpoints in PostgreSQL: reads by id scoped by account except the operator's `findAny`,
- * version-checked updates, and deletes that leave the endpoint's deliveries in place (no cascade).
+ * inserts capped per account under an advisory lock, version-checked updates, and deletes that leave the endpoint's deliveries in place (no cascade).
  */
 import { PgClient } from "@effect/sql-pg"
 import { Webhook, WebhookEndpointRepo } from "@tender/domain"
@@ -26,8 +26,20 @@ export const layer: Layer.Layer<WebhookEndpointRepo, never, SqlClient.SqlClient 
     const from = sql`SELECT r.* FROM webhook_endpoints r`
 
     const encode = Schema.encodeEffect(EndpointRow)
-    const insert = (endpoint: Webhook.WebhookEndpoint) =>
-      Effect.flatMap(encode(endpoint), (row) => sql`INSERT INTO webhook_endpoints ${sql.insert(columns(row))}`)
+    // The count and the insert run under a per-account lock, in a transaction of their own (or the
+    // caller's): a count in the same statement as the insert would read a snapshot taken before a
+    // concurrent create committed, and both would pass. READ COMMITTED gives the count, a statement
+    // after the lock, every create that held the lock before.
+    const insert = (endpoint: Webhook.WebhookEndpoint, max: number) =>
+      sql.withTransaction(Effect.gen(function*() {
+        const row = yield* encode(endpoint)
+        yield* sql`SELECT pg_advisory_xact_lock(hashtext('webhook_endpoints'), hashtext(${endpoint.account_id}))`
+        const [held] = yield* sql<{ readonly n: number }>`
+          SELECT count(*)::integer AS n FROM webhook_endpoints WHERE account_id = ${endpoint.account_id}`
+        if (held.n >= max) return false
+        yield* sql`INSERT INTO webhook_endpoints ${sql.insert(columns(row))}`
+        return true
+      }))
     const update = VersionedUpdate.make(sql, {
       table: "webhook_endpoints",
       what: "WebhookEndpoint",
@@ -57,8 +69,7 @@ export const layer: Layer.Layer<WebhookEndpointRepo, never, SqlClient.SqlClient 
     })
 
     return WebhookEndpointRepo.of({
-      insert: (endpoint) =>
-        insert(endpoint).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("WebhookEndpointRepoPg.insert")),
+      insert: (endpoint, max) => insert(endpoint, max).pipe(Effect.orDie, Effect.withSpan("WebhookEndpointRepoPg.insert")),
       find: (accountId, id) => find({ accountId, id }).pipe(Effect.orDie),
       findAny: (id) => findAny(id).pipe(Effect.orDie),
       list: (accountId) => list(accountId).pipe(Effect.orDie),

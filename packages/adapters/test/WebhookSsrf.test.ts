@@ -1,0 +1,230 @@
+/**
+ * SSRF of webhook delivery, against a resolver the test controls: a HostResolver of its own over a
+ * hosts map (a real adapter of the port, as the system resolver is), the real transport, and real
+ * loopback listeners that count the connections they get. Registration checks a name's addresses;
+ * every delivery resolves again, checks every address, and connects only to what it checked, so a
+ * name re-pointed at an internal address (later, or between check and connect) reaches nothing.
+ * The table of refused literals, in both modes over HTTP, is packages/http/test/WebhookSsrf.test.ts.
+ */
+import * as http from "node:http"
+import type { AddressInfo } from "node:net"
+import { describe, expect, it } from "@effect/vitest"
+import {
+  Accounts,
+  checkEndpointUrl,
+  HostResolver,
+  Ids,
+  Outbox,
+  WebhookEndpointRepo,
+  WebhookPrivateReceivers,
+  Webhooks,
+  WebhookTransport
+} from "@tender/domain"
+import { Effect, Layer, type Scope } from "effect"
+import { configFromEnv } from "../src/Config.ts"
+import * as Infrastructure from "../src/Infrastructure.ts"
+import * as WebhookTransportHttp from "../src/webhooks/WebhookTransportHttp.ts"
+
+/**
+ * The test's resolver: each name answers its address lists in turn, the last one for ever after
+ * (a name re-pointed between two questions); unknown names resolve to nothing.
+ */
+const hostsMap = () => {
+  const answers = new Map<string, Array<ReadonlyArray<string>>>()
+  const asked: Array<string> = []
+  const layer = Layer.succeed(
+    HostResolver,
+    HostResolver.of({
+      resolve: (host) =>
+        Effect.sync(() => {
+          asked.push(host)
+          const queue = answers.get(host) ?? []
+          return (queue.length > 1 ? queue.shift() : queue[0]) ?? []
+        })
+    })
+  )
+  return { layer, asked, point: (host: string, ...lists: Array<ReadonlyArray<string>>) => answers.set(host, lists) }
+}
+
+/** A loopback listener answering 200 that counts every connection made to it, on `port` if given. */
+const listener = (host: string, port = 0) =>
+  Effect.acquireRelease(
+    Effect.callback<http.Server>((resume) => {
+      const server = http.createServer((request, response) => {
+        request.resume()
+        request.on("end", () => response.writeHead(200).end("ok"))
+      })
+      server.listen(port, host, () => resume(Effect.succeed(server)))
+    }),
+    (server) =>
+      Effect.callback<void>((resume) => {
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+  ).pipe(Effect.map((server) => {
+    const seen = { connections: 0, hosts: [] as Array<string | undefined> }
+    server.on("connection", () => seen.connections++)
+    server.on("request", (request: http.IncomingMessage) => seen.hosts.push(request.headers.host))
+    return { seen, port: (server.address() as AddressInfo).port }
+  }))
+
+const BODY = new TextEncoder().encode(JSON.stringify({ id: "evt_1", type: "payment.succeeded" }))
+
+const post = (url: string, timeoutMs = 2_000) =>
+  Effect.flatMap(WebhookTransport, (transport) =>
+    transport.post({ url, headers: { "content-type": "application/json" }, body: BODY, timeoutMs }))
+
+/** A public address nothing in the test listens on: the check passes it, a connection to it goes nowhere local. */
+const PUBLIC = "93.184.215.14"
+
+describe("webhook SSRF, against a controlled resolver", () => {
+  const suite = <A, E>(name: string, test: (hosts: ReturnType<typeof hostsMap>) => Effect.Effect<A, E, WebhookTransport | HostResolver | Scope.Scope>) =>
+    it.live(name, () => {
+      const hosts = hostsMap()
+      return Effect.scoped(test(hosts)).pipe(
+        Effect.provide(Layer.provideMerge(WebhookTransportHttp.layer, hosts.layer))
+      )
+    })
+
+  suite("registration resolves the name: any internal address among its addresses is refused, naming url", (hosts) =>
+    Effect.gen(function*() {
+      const register = (mode: "test" | "live", url: string) =>
+        Effect.flip(checkEndpointUrl(mode, url)).pipe(Effect.map((e) => ({ url, field: e.errors?.[0]?.field, message: e.errors?.[0]?.message })))
+      for (const internal of ["127.0.0.1", "10.0.0.5", "169.254.169.254", "100.64.1.1", "::1", "fd00::1", "64:ff9b::a00:1", "2002:a00:1::1", "::ffff:192.168.1.1"]) {
+        hosts.point("hooks.merchant.test", [PUBLIC, internal])
+        for (const mode of ["test", "live"] as const) {
+          const refused = yield* register(mode, "https://hooks.merchant.test/hook")
+          expect(refused).toMatchObject({ field: "url" })
+          expect(refused.message).toContain(internal)
+        }
+      }
+      hosts.point("hooks.merchant.test", [PUBLIC])
+      expect(yield* checkEndpointUrl("live", "https://hooks.merchant.test/hook")).toBe("https://hooks.merchant.test/hook")
+      // A name that resolves to nothing: live mode refuses it; test mode takes it (each delivery checks again).
+      expect(yield* register("live", "https://nowhere.merchant.test/hook")).toMatchObject({ field: "url", message: expect.stringContaining("does not resolve") })
+      expect(yield* checkEndpointUrl("test", "https://nowhere.merchant.test/hook")).toBe("https://nowhere.merchant.test/hook")
+    }))
+
+  suite("a name registered on a public address that later resolves internal: the delivery fails, no connection made", (hosts) =>
+    Effect.gen(function*() {
+      const target = yield* listener("127.0.0.1")
+      const url = `https://hooks.merchant.test:${target.port}/hook`
+      hosts.point("hooks.merchant.test", [PUBLIC])
+      yield* checkEndpointUrl("live", url)
+      for (const internal of [["127.0.0.1"], ["::ffff:127.0.0.1"], [PUBLIC, "127.0.0.1"]]) {
+        hosts.point("hooks.merchant.test", internal)
+        const outcome = yield* post(url)
+        expect(outcome).toMatchObject({ _tag: "Failed", error: expect.stringContaining("127.0.0.1") })
+      }
+      expect(target.seen.connections).toBe(0)
+    }))
+
+  suite("rebinding between check and connect: the connection goes to the checked address, never the new one", (hosts) =>
+    Effect.gen(function*() {
+      const internal = yield* listener("127.0.0.1")
+      // Public when checked, loopback for anyone asking after.
+      hosts.point("rebind.merchant.test", [PUBLIC], ["127.0.0.1"])
+      const outcome = yield* post(`https://rebind.merchant.test:${internal.port}/hook`, 1_000)
+      expect(outcome._tag).toBe("Failed")
+      expect(internal.seen.connections).toBe(0)
+      expect(hosts.asked).toEqual(["rebind.merchant.test"])
+    }))
+
+  suite("the checked address is the one connected to, with the name in the Host header (a local receiver)", (hosts) =>
+    Effect.gen(function*() {
+      const checked = yield* listener("127.0.0.1")
+      const other = yield* listener("127.0.0.2", checked.port)
+      hosts.point("localhost", ["127.0.0.1"], ["127.0.0.2"])
+      expect(yield* post(`http://localhost:${checked.port}/hook`)).toMatchObject({ _tag: "Answered", status: 200 })
+      expect(checked.seen.hosts).toEqual([`localhost:${checked.port}`])
+      expect(other.seen.connections).toBe(0)
+    }))
+
+  suite("a stored URL that registration would refuse today is refused at delivery (https on loopback, http elsewhere)", (hosts) =>
+    Effect.gen(function*() {
+      const target = yield* listener("127.0.0.1")
+      hosts.point("localhost", ["127.0.0.1"])
+      hosts.point("hooks.merchant.test", ["127.0.0.1"])
+      for (const url of [
+        `https://127.0.0.1:${target.port}/hook`,
+        `https://localhost:${target.port}/hook`,
+        `https://[::ffff:7f00:1]:${target.port}/hook`,
+        `http://hooks.merchant.test:${target.port}/hook`
+      ]) {
+        expect({ url, outcome: (yield* post(url))._tag }).toEqual({ url, outcome: "Failed" })
+      }
+      expect(target.seen.connections).toBe(0)
+    }))
+})
+
+describe("TENDER_WEBHOOK_ALLOW_PRIVATE", () => {
+  it.live("allows private-use, CGNAT and unique-local receivers; loopback, link-local and the rest stay refused", () =>
+    Effect.gen(function*() {
+      const refusedUnlessPrivate = ["https://10.1.2.3/hook", "https://172.16.0.9/hook", "https://192.168.1.20/hook", "https://100.64.0.7/hook", "https://[fd00::7]/hook"]
+      const alwaysRefused = ["https://127.0.0.1/hook", "https://169.254.169.254/hook", "https://[fe80::1]/hook", "https://198.18.0.1/hook", "https://[64:ff9b::a00:1]/hook"]
+      for (const url of [...refusedUnlessPrivate, ...alwaysRefused]) {
+        expect({ url, refused: (yield* Effect.flip(checkEndpointUrl("live", url)))._tag }).toEqual({ url, refused: "ValidationFailed" })
+      }
+      const withPrivate = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.provideService(effect, WebhookPrivateReceivers, true)
+      for (const url of refusedUnlessPrivate) expect(yield* withPrivate(checkEndpointUrl("live", url))).toBe(url)
+      for (const url of alwaysRefused) {
+        expect({ url, refused: (yield* withPrivate(Effect.flip(checkEndpointUrl("live", url))))._tag }).toEqual({ url, refused: "ValidationFailed" })
+      }
+    }).pipe(Effect.provide(hostsMap().layer)))
+
+  it.live("is read from the environment and reaches the use case through the infrastructure", () => {
+    const config = configFromEnv({ storage: "memory", dataDir: ".tender-unused" }, { TENDER_WEBHOOK_ALLOW_PRIVATE: "true" })
+    expect(config.webhookAllowPrivate).toBe(true)
+    expect(configFromEnv({ storage: "memory" }, {}).webhookAllowPrivate).toBeUndefined()
+    return Effect.gen(function*() {
+      const accounts = yield* Accounts
+      const account = yield* accounts.get((yield* accounts.create({ name: "private receivers", mode: "live" })).account_id)
+      const endpoint = yield* (yield* Webhooks).createEndpoint(account, { url: "https://10.1.2.3/hook" })
+      expect(endpoint.url).toBe("https://10.1.2.3/hook")
+      // The transport holds deliveries to the same rule (here: refused for loopback, whatever the setting).
+      expect(yield* post("https://127.0.0.1:1/hook")).toMatchObject({ _tag: "Failed", error: expect.stringContaining("loopback") })
+    }).pipe(Effect.provide(Layer.mergeAll(Accounts.layer, Webhooks.layer).pipe(Layer.provideMerge(Infrastructure.layer(config)))))
+  })
+})
+
+describe("through the dispatcher", () => {
+  it.live("a stored endpoint the check refuses today: the attempt is failed in the delivery log with the reason, no connection made", () =>
+    Effect.gen(function*() {
+      const target = yield* listener("127.0.0.1")
+      const accounts = yield* Accounts
+      const account = yield* accounts.get((yield* accounts.create({ name: "stored before the rules", mode: "test" })).account_id)
+      // As an endpoint registered before loopback https was refused would be stored: no request can create it now.
+      const at = new Date().toISOString()
+      yield* (yield* WebhookEndpointRepo).insert({
+        id: yield* (yield* Ids).make("webhookEndpoint"),
+        account_id: account.id,
+        url: `https://127.0.0.1:${target.port}/hook`,
+        enabled_events: ["*"],
+        description: null,
+        status: "enabled",
+        created_at: at,
+        updated_at: at,
+        version: 1
+      }, 16)
+      yield* (yield* Outbox).record({
+        account_id: account.id,
+        type: "payment.succeeded",
+        livemode: false,
+        processing_profile: null,
+        order_id: null,
+        data: { order_id: "ord_x" }
+      })
+      const webhooks = yield* Webhooks
+      expect(yield* webhooks.dispatchDue()).toBe(1)
+      const [delivery] = (yield* webhooks.listDeliveries(account, {})).data
+      const { attempts, status } = yield* webhooks.getDelivery(account, delivery.id)
+      expect(status).toBe("failed")
+      expect(attempts).toEqual([expect.objectContaining({ status_code: null, error: expect.stringContaining("loopback") })])
+      expect(target.seen.connections).toBe(0)
+    }).pipe(
+      Effect.scoped,
+      Effect.provide(Layer.mergeAll(Accounts.layer, Webhooks.layer, Outbox.layer).pipe(
+        Layer.provideMerge(Infrastructure.layer({ storage: "memory", dataDir: ".tender-unused" }))
+      ))
+    ))
+})

@@ -1,0 +1,3 @@
+import { isolationSuite } from "./IsolationSuite.ts"
+
+isolationSuite({ storage: "memory", dataDir: ".tender-test" })

@@ -1,0 +1,3 @@
+import { signaturesSuite } from "./SignaturesSuite.ts"
+
+signaturesSuite({ storage: "memory", dataDir: ".tender-test" })
