@@ -76,6 +76,7 @@ import * as CheckoutSessionRepoMemory from "./storage/memory/CheckoutSessionRepo
 import * as ClientSecretRepoMemory from "./storage/memory/ClientSecretRepoMemory.ts"
 import * as CustomerRepoMemory from "./storage/memory/CustomerRepoMemory.ts"
 import * as CvcStoreMemory from "./storage/memory/CvcStoreMemory.ts"
+import * as CvcStoreRedis from "./storage/CvcStoreRedis.ts"
 import * as EventRepoMemory from "./storage/memory/EventRepoMemory.ts"
 import { MemoryDatabase } from "./storage/memory/MemoryDatabase.ts"
 import * as OrderRepoMemory from "./storage/memory/OrderRepoMemory.ts"
@@ -173,7 +174,7 @@ export const memoryStorage: Layer.Layer<StoragePorts, never, Ids> = Layer.mergeA
 
 /**
  * PostgreSQL storage, connected and migrated. The SQL client is exposed too, for tests that look
- * at raw rows; CVCs stay in memory whatever the storage.
+ * at raw rows.
  */
 export const postgresStorage = (
   config: TenderConfig
@@ -184,7 +185,7 @@ export const postgresStorage = (
       AccountRepoPg.layer,
       UnitOfWorkPg.layer,
       CardVaultPg.layer,
-      CvcStoreMemory.layer,
+      cvcStore(config, key),
       OrderRepoPg.layer,
       TransactionRepoPg.layer,
       EventRepoPg.layer,
@@ -215,6 +216,15 @@ const redis = (url: string) => {
   redisLayers.set(url, created)
   return created
 }
+
+/**
+ * CVCs: in Redis when `REDIS_URL` is set (sealed with the vault key), so every process behind a load
+ * balancer can take the code another one was given; in process memory otherwise.
+ */
+const cvcStore = (config: TenderConfig, key: Uint8Array): Layer.Layer<CvcStore, InfrastructureError, VaultCipher> =>
+  config.redisUrl !== undefined
+    ? CvcStoreRedis.layer(key).pipe(Layer.provide(redis(config.redisUrl)))
+    : CvcStoreMemory.layer
 
 /** Locks and rate limits: Redis when `REDIS_URL` is set, so several processes share them. */
 export const coordination = (config: TenderConfig): Layer.Layer<Locks | RateLimiter, InfrastructureError> =>

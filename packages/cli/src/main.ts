@@ -13,13 +13,14 @@ import { payouts, refunds } from "./commands/Refunds.ts"
 import { sessions } from "./commands/Sessions.ts"
 import { serve } from "./commands/Serve.ts"
 import { transfers } from "./commands/Transfers.ts"
+import { vault } from "./commands/Vault.ts"
 import { webhooks } from "./commands/Webhooks.ts"
 import { worker } from "./commands/Worker.ts"
 import * as Output from "./Output.ts"
 import packageJson from "../package.json" with { type: "json" }
 
 tender.pipe(
-  Command.withSubcommands([serve, worker, migrate, accounts, payments, sessions, webhooks, refunds, payouts, transfers]),
+  Command.withSubcommands([serve, worker, migrate, accounts, payments, sessions, webhooks, refunds, payouts, transfers, vault]),
   Command.run({ version: packageJson.version }),
   Effect.provide(Output.presenterLayer.pipe(Layer.provideMerge(NodeServices.layer))),
   NodeRuntime.runMain

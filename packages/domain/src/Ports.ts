@@ -52,12 +52,19 @@ export interface VaultedCard {
 export class CardVault extends Context.Service<CardVault, {
   store(card: Omit<VaultedCard, "token" | "created_at"> & { readonly number: string }): Effect.Effect<VaultedCard>
   find(accountId: AccountId, token: string): Effect.Effect<Option.Option<VaultedCard>>
+  /** The number, for a provider call: that call is the card's use, so its last use becomes now. */
   reveal(accountId: AccountId, token: string): Effect.Effect<Option.Option<string>>
+  /**
+   * Retention (`tender vault purge`): deletes every account's cards last used (stored, or revealed
+   * for a call) before `usedBefore`, or only counts them (`dryRun`); returns how many.
+   */
+  purgeUnused(usedBefore: Date, options?: { readonly dryRun?: boolean }): Effect.Effect<number>
 }>()("@tender/domain/CardVault") {}
 
 /**
- * CVCs live only in process memory, for the one authorization that needs them, and expire with the
- * client secret that collected them (15 minutes). Taking one removes it.
+ * CVCs, kept for the one authorization that needs them (Redis, sealed, when configured; process
+ * memory otherwise), never on disk. They expire with the client secret that collected them
+ * (15 minutes); taking one removes it, and every authorization attempt takes its card's.
  */
 export class CvcStore extends Context.Service<CvcStore, {
   put(token: string, cvc: string): Effect.Effect<void>

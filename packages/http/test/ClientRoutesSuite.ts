@@ -13,6 +13,7 @@ import { ClientSecretRepo, KeyHasher } from "@tender/domain"
 import { Effect } from "effect"
 import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
 import { type Credentials, type Reply, send } from "@tender/client/Testing"
+import { captureOutput } from "./support/Browser.ts"
 
 type Merchant = Credentials & { readonly account_id: string; readonly publishable_key: string }
 /** A browser's reply, with the Origin its request carried. */
@@ -112,18 +113,7 @@ export const clientRoutesSuite = (storage: Pick<TenderConfig, "storage" | "dataD
   }
 
   beforeAll(async () => {
-    const capture = (stream: NodeJS.WriteStream) => {
-      const original = stream.write.bind(stream)
-      vi.spyOn(stream, "write").mockImplementation(((chunk: unknown, ...rest: Array<unknown>) => {
-        written.push(String(chunk))
-        return (original as (...args: Array<unknown>) => boolean)(chunk, ...rest)
-      }) as typeof stream.write)
-    }
-    capture(process.stdout)
-    capture(process.stderr)
-    for (const method of ["log", "info", "warn", "error", "debug"] as const) {
-      vi.spyOn(console, method).mockImplementation((...args: Array<unknown>) => void written.push(args.map(String).join(" ")))
-    }
+    captureOutput(written)
     server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } }, undefined, storage)
     merchant = await Effect.runPromise(server.accounts.create({ name: "sdk", mode: "test" }))
     other = await Effect.runPromise(server.accounts.create({ name: "sdk-other", mode: "test" }))

@@ -16,7 +16,9 @@ export interface Sealed {
 }
 
 const ALGORITHM = "aes-256-gcm"
-const IV_BYTES = 12
+export const IV_BYTES = 12
+/** GCM's default authentication tag. */
+export const TAG_BYTES = 16
 export const KEY_BYTES = 32
 
 const aad = (accountId: string, rowId: string) => Buffer.from(`${accountId}\u0000${rowId}`, "utf8")

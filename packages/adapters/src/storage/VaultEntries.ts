@@ -11,6 +11,8 @@ export type CardToStore = Omit<VaultedCard, "token" | "created_at"> & { readonly
 export interface VaultEntry {
   readonly card: VaultedCard
   readonly sealed: Sealed
+  /** When the card was stored or last revealed for a provider call (the retention policy's clock). */
+  readonly last_used_at: string
 }
 
 export const make = Effect.gen(function*() {
@@ -22,7 +24,7 @@ export const make = Effect.gen(function*() {
       const createdAt = new Date(yield* Clock.currentTimeMillis).toISOString()
       const card: VaultedCard = { ...details, token, created_at: createdAt }
       const sealed = yield* cipher.seal(details.account_id, token, number)
-      return { card, sealed } satisfies VaultEntry
+      return { card, sealed, last_used_at: createdAt } satisfies VaultEntry
     }),
     reveal: (accountId: AccountId, token: string, sealed: Sealed) => cipher.open(accountId, token, sealed)
   }

@@ -22,15 +22,16 @@ import { type AttemptOutcome, record } from "./RecordAttempt.ts"
 
 /** What the create does after the claim: call the provider, or wait on the customer. */
 type Plan =
-  | { readonly _tag: "Authorize"; readonly card: RevealedCard }
+  | { readonly _tag: "Authorize"; readonly card: RevealedCard; readonly cvc: string | undefined }
   | { readonly _tag: "Start" }
   | { readonly _tag: "AwaitCustomer"; readonly type: "collect_card" | "collect_cvv" }
 
-const planOf = (valid: ValidPayment, card: RevealedCard | undefined): Plan => {
+const planOf = (valid: ValidPayment, card: RevealedCard | undefined, cvc: string | undefined): Plan => {
   if (valid.method.code !== "card") return { _tag: "Start" }
   if (card === undefined) return { _tag: "AwaitCustomer", type: "collect_card" }
   if (!valid.merchant_initiated && !valid.skip_cvv) return { _tag: "AwaitCustomer", type: "collect_cvv" }
-  return { _tag: "Authorize", card }
+  // A merchant-initiated charge goes without the customer's code, whatever the token still holds.
+  return { _tag: "Authorize", card, cvc: valid.merchant_initiated ? undefined : cvc }
 }
 
 export const create = Effect.fn("Payments.create")(function*(account: Account, input: CreatePaymentInput) {
@@ -46,8 +47,11 @@ const claimAndProceed = Effect.fnUntraced(function*(account: Account, valid: Val
   // Checked before anything is written: a payment names only a customer of its own account.
   const customer = valid.customer_id !== null ? yield* customerOf(account.id, valid.customer_id) : undefined
   const card = valid.card_token !== undefined ? yield* paymentCard(account.id, valid.card_token) : undefined
+  // The token's CVC is taken (deleted) as soon as a payment uses the card, whatever the plan: a
+  // merchant-initiated charge never sends it, and a collect_cvv payment asks the customer afresh.
+  const cvc = card !== undefined ? Option.getOrUndefined(yield* (yield* CvcStore).take(card.card.token)) : undefined
   const issuer = card !== undefined ? yield* issuerOf(card.card.bin) : undefined
-  const plan = planOf(valid, card)
+  const plan = planOf(valid, card, cvc)
   const ids = yield* Ids
   const at = yield* nowIso
   const born: Order = OrderAggregate.born({
@@ -112,11 +116,10 @@ const proceed = (order: Order, txn: Transaction, valid: ValidPayment, plan: Plan
         return snapshot(recorded.order, recorded.txn)
       }
       case "Authorize": {
-        const cvc = valid.merchant_initiated ? Option.none<string>() : yield* (yield* CvcStore).take(plan.card.card.token)
         const recorded = yield* runAttempt("create", txn, (provider) => provider.authorizeCard({
           reference: txn.id,
           idempotency_key: txn.pending_call!.key,
-          card: cardDetails(plan.card, Option.getOrUndefined(cvc)),
+          card: cardDetails(plan.card, plan.cvc),
           amount: order.amount,
           currency: order.currency,
           capture: order.capture_method === "automatic",

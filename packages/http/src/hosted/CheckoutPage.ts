@@ -30,7 +30,7 @@ import * as ByteSize from "effect/ByteSize"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
 import * as ApiError from "../ApiError.ts"
 import { CHECKOUT_SCRIPT, CHECKOUT_SCRIPT_PATH } from "./CheckoutScript.ts"
-import { facts, Html, html, isAppLink, isWebUrl, localMoney, localTime, methodName, page, qrImage, response, type ScriptPolicy } from "./Html.ts"
+import { facts, Html, html, isAppLink, isWebUrl, localMoney, localTime, methodName, page, qrImage, response, sameSiteOnly, type ScriptPolicy } from "./Html.ts"
 import { SDK_PATH } from "./SdkAssets.ts"
 import { declineMessage, type Locale, type Messages, messages, regionalTag, resolveLocale } from "./i18n.ts"
 
@@ -673,7 +673,8 @@ const show = (view: CheckoutView, options: RenderOptions & { readonly hosts: Car
     remoteImages: rendered.remoteImages,
     // An inline 3-D Secure challenge ends by loading this page (the order's return URL) in the
     // issuer's frame, inside the fields host's frame, on this page: every ancestor must be allowed.
-    frameableBy: [...new Set(["'self'", originOf(options.hosts.fields)])],
+    // (With the fields on this host, that is 'self' alone, which older browsers' X-Frame-Options can say.)
+    frameableBy: originOf(options.hosts.fields) === originOf(options.hosts.api) ? ["'self'"] : ["'self'", originOf(options.hosts.fields)],
     scripts: rendered.card ? cardPolicy(options.hosts) : undefined
   })
 }
@@ -858,9 +859,10 @@ export const CHECKOUT_ROUTES: ReadonlyArray<{ readonly method: string; readonly 
 export const layer = (options: PageUrls = {}) =>
   HttpRouter.addAll([
     HttpRouter.route("GET", PAGE_ROUTE, getPage(options)),
-    HttpRouter.route("POST", PAGE_ROUTE, postPage(options)),
-    HttpRouter.route("POST", CANCEL_ROUTE, cancel(options)),
-    HttpRouter.route("POST", CARD_ROUTE, startCard(options)),
+    // Every post changes the session (an attempt, a cancel): none is taken from another site.
+    HttpRouter.route("POST", PAGE_ROUTE, sameSiteOnly(postPage(options))),
+    HttpRouter.route("POST", CANCEL_ROUTE, sameSiteOnly(cancel(options))),
+    HttpRouter.route("POST", CARD_ROUTE, sameSiteOnly(startCard(options), () => json({ message: "Refused: sent from another site" }, 403))),
     HttpRouter.route("GET", CONTINUE_ROUTE, continueCard(options)),
     HttpRouter.route("GET", CHECKOUT_SCRIPT_PATH, Effect.succeed(script))
   ])

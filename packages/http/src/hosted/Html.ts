@@ -7,7 +7,8 @@
  * `Html`; a page therefore cannot print a merchant's or customer's string unescaped by accident.
  */
 import { Money } from "@tender/domain"
-import { HttpServerResponse } from "effect/http"
+import { Effect } from "effect"
+import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import QRCode from "qrcode"
 
 /** Markup that is already safe to emit. */
@@ -300,6 +301,17 @@ export interface ResponseOptions {
   readonly scripts?: ScriptPolicy | undefined
 }
 
+/**
+ * X-Frame-Options for browsers that predate `frame-ancestors` (newer ones obey the CSP and ignore
+ * it): DENY for a page nobody frames, SAMEORIGIN when only the page's own origin may, and nothing
+ * when other origins may (the header cannot name them; the CSP does).
+ */
+const frameOptions = (options: ResponseOptions): Record<string, string> => {
+  if (options.frameable === true) return {}
+  if (options.frameableBy === undefined) return { "x-frame-options": "DENY" }
+  return options.frameableBy.every((source) => source === "'self'") ? { "x-frame-options": "SAMEORIGIN" } : {}
+}
+
 export const response = (document: Html, status = 200, options: ResponseOptions = {}): HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.text(document.value, {
     status,
@@ -310,8 +322,49 @@ export const response = (document: Html, status = 200, options: ResponseOptions 
         options.frameable === true ? "*" : options.frameableBy !== undefined ? options.frameableBy.join(" ") : "'none'",
         options.scripts
       ),
+      ...frameOptions(options),
       "cache-control": "no-store",
       "referrer-policy": "no-referrer",
       "x-content-type-options": "nosniff"
     }
+  })
+
+/**
+ * Whether a post to a hosted page was sent by another site's page (a forged cancel, pay or 3-D
+ * Secure answer). Fetch metadata decides where the browser sends it (`Sec-Fetch-Site`: cross-site
+ * is refused; same-origin, same-site and none, a navigation the customer made, are not); without
+ * it (older browsers) an `Origin` naming another host is refused. `Origin: null` passes there:
+ * these pages' no-referrer policy makes the browser send it for their own posts. No per-session
+ * form token is added: the page's URL is the session's capability, so a token printed in the page
+ * would be readable by whoever can load that URL, and the check above already refuses what a
+ * browser forwards from another site.
+ */
+export const crossSite = (request: HttpServerRequest.HttpServerRequest): boolean => {
+  const site = request.headers["sec-fetch-site"]
+  if (site !== undefined) return site === "cross-site"
+  const origin = request.headers["origin"]
+  if (origin === undefined || origin === "null") return false
+  try {
+    return new URL(origin).host !== request.headers["host"]
+  } catch {
+    return true
+  }
+}
+
+const crossSitePage = page({
+  title: "Request refused",
+  body: html`<div class="card"><h1>Request refused</h1><p>This form was sent from another site, so nothing was changed. Go back to the payment page and use its buttons.</p></div>`
+})
+
+/**
+ * Runs a hosted page's post handler only for a post that did not come from another site; a
+ * forged one gets 403 (`refused`: the page's own answer, e.g. JSON for a script's call) and
+ * changes nothing.
+ */
+export const sameSiteOnly = <E, R>(
+  handler: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
+  refused: () => HttpServerResponse.HttpServerResponse = () => response(crossSitePage, 403)
+): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> =>
+  Effect.gen(function*() {
+    return crossSite(yield* HttpServerRequest.HttpServerRequest) ? refused() : yield* handler
   })

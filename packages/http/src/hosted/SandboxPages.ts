@@ -13,7 +13,7 @@ import { Effect, Option, Result } from "effect"
 import * as ByteSize from "effect/ByteSize"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
 import QRCode from "qrcode"
-import { facts, type Html, html, isWebUrl, methodName, money, page, response, utcTime } from "./Html.ts"
+import { facts, type Html, html, isWebUrl, methodName, money, page, response, sameSiteOnly, utcTime } from "./Html.ts"
 
 export interface Attempt {
   readonly order: Payment.Order
@@ -290,7 +290,8 @@ export const SANDBOX_ROUTES: ReadonlyArray<{ readonly method: string; readonly p
 export const layer = HttpRouter.addAll([
   ...PAGE_LIST.flatMap((p) => [
     HttpRouter.route("GET", `${p.path}/:id`, show(p)),
-    HttpRouter.route("POST", `${p.path}/:id`, submit(p))
+    // An answer (approve, pay, cancel…) decides the payment: none is taken from another site.
+    HttpRouter.route("POST", `${p.path}/:id`, sameSiteOnly(submit(p)))
   ]),
   HttpRouter.route("GET", QR_ROUTE, qrImage)
 ])

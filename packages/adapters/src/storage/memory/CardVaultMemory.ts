@@ -1,6 +1,6 @@
 /** The vault in memory: the same sealed numbers as PostgreSQL stores, never the number itself. */
 import { type AccountId, CardVault, type Ids } from "@tender/domain"
-import { Effect, Layer, Option, Result } from "effect"
+import { Clock, Effect, Layer, Option, Result } from "effect"
 import type { VaultCipher } from "../../crypto/VaultCipher.ts"
 import * as VaultEntries from "../VaultEntries.ts"
 import { MemoryDatabase, table } from "./MemoryDatabase.ts"
@@ -28,8 +28,23 @@ export const layer: Layer.Layer<CardVault, never, MemoryDatabase | VaultCipher |
       reveal: (accountId, token) =>
         Effect.flatMap(entryOf(accountId, token), (entry) =>
           Option.isSome(entry)
-            ? Effect.asSome(entries.reveal(accountId, token, entry.value.sealed))
-            : Effect.succeedNone)
+            ? Effect.gen(function*() {
+              const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+              yield* db.write((w) => {
+                const current = w.mutable(cards).get(token)
+                if (current !== undefined) w.mutable(cards).set(token, { ...current, last_used_at: now })
+                return Result.succeed(undefined)
+              })
+              return Option.some(yield* entries.reveal(accountId, token, entry.value.sealed))
+            })
+            : Effect.succeedNone),
+      purgeUnused: (usedBefore, options) =>
+        db.write((w) => {
+          const table = w.mutable(cards)
+          const unused = [...table.values()].filter((e) => Date.parse(e.last_used_at) < usedBefore.getTime())
+          if (options?.dryRun !== true) for (const e of unused) table.delete(e.card.token)
+          return Result.succeed(unused.length)
+        })
     })
   })
 )

@@ -1,7 +1,10 @@
 /**
- * CVCs in process memory only, whatever the storage kind: they must never reach a disk or a log.
- * Each expires 15 minutes after it was put, like the client secret that collected it; taking one
- * removes it.
+ * CVCs in process memory (no `REDIS_URL`): they never reach a disk or a log. Each expires 15 minutes
+ * after it was put, like the client secret that collected it; taking one removes it. Every put and
+ * take sweeps the expired ones first, so an expired code is never given back. (No sweeper fiber:
+ * on a test clock moved across years, a schedule would replay every missed minute.)
+ * Without Redis they are per process: a CVC put through one server cannot be taken through another
+ * (docs/decisions.md, "Card data").
  */
 import { CvcStore } from "@tender/domain"
 import { Clock, Effect, Layer, Option } from "effect"
@@ -28,9 +31,10 @@ export const layer: Layer.Layer<CvcStore> = Layer.effect(
         }),
       take: (token) =>
         Effect.map(Clock.currentTimeMillis, (now) => {
+          sweep(now)
           const entry = entries.get(token)
           entries.delete(token)
-          return entry !== undefined && entry.expiresAt > now ? Option.some(entry.cvc) : Option.none()
+          return entry !== undefined ? Option.some(entry.cvc) : Option.none()
         })
     })
   })

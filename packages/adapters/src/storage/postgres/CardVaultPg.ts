@@ -1,6 +1,6 @@
 /** The card vault in PostgreSQL: sealed numbers, non-sensitive columns, every read scoped by account. */
 import { type AccountId, Card, CardVault, type Ids, type VaultedCard } from "@tender/domain"
-import { Effect, Layer, Option, Schema } from "effect"
+import { Clock, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import type { VaultCipher } from "../../crypto/VaultCipher.ts"
 import * as VaultEntries from "../VaultEntries.ts"
@@ -42,12 +42,14 @@ export const layer: Layer.Layer<CardVault, never, SqlClient.SqlClient | VaultCip
         sql`SELECT token, account_id, brand, last4, bin, exp_month, exp_year, funding, holder_name, created_at
             FROM card_vault WHERE token = ${token} AND account_id = ${accountId}`
     })
-    const findSealed = SqlSchema.findOneOption({
-      Request: Key,
+    // Reading the number for a call is the card's use: its last use moves to now in the same statement.
+    const useSealed = SqlSchema.findOneOption({
+      Request: Schema.Struct({ accountId: Schema.String, token: Schema.String, now: Schema.String }),
       Result: SealedRow,
-      execute: ({ accountId, token }) =>
-        sql`SELECT number_iv, number_ciphertext, number_tag
-            FROM card_vault WHERE token = ${token} AND account_id = ${accountId}`
+      execute: ({ accountId, now, token }) =>
+        sql`UPDATE card_vault SET last_used_at = GREATEST(last_used_at, ${now}::timestamptz)
+            WHERE token = ${token} AND account_id = ${accountId}
+            RETURNING number_iv, number_ciphertext, number_tag`
     })
 
     return CardVault.of({
@@ -55,10 +57,10 @@ export const layer: Layer.Layer<CardVault, never, SqlClient.SqlClient | VaultCip
         const { card, sealed } = yield* entries.create(input)
         yield* sql`
           INSERT INTO card_vault (token, account_id, number_iv, number_ciphertext, number_tag, brand, last4, bin,
-            exp_month, exp_year, funding, holder_name, created_at)
+            exp_month, exp_year, funding, holder_name, created_at, last_used_at)
           VALUES (${card.token}, ${card.account_id}, ${sealed.iv}, ${sealed.ciphertext}, ${sealed.tag}, ${card.brand},
             ${card.last4}, ${card.bin}, ${card.exp_month}, ${card.exp_year}, ${card.funding}, ${card.holder_name},
-            ${card.created_at})`.pipe(Effect.orDie)
+            ${card.created_at}, ${card.created_at})`.pipe(Effect.orDie)
         return card
       }),
       find: (accountId, token) =>
@@ -67,7 +69,8 @@ export const layer: Layer.Layer<CardVault, never, SqlClient.SqlClient | VaultCip
           Effect.orDie
         ),
       reveal: (accountId, token) =>
-        findSealed({ accountId, token }).pipe(
+        Clock.currentTimeMillis.pipe(
+          Effect.flatMap((now) => useSealed({ accountId, token, now: new Date(now).toISOString() })),
           Effect.orDie,
           Effect.flatMap(Option.match({
             onNone: () => Effect.succeedNone,
@@ -78,7 +81,13 @@ export const layer: Layer.Layer<CardVault, never, SqlClient.SqlClient | VaultCip
                 tag: row.number_tag
               }))
           }))
-        )
+        ),
+      purgeUnused: (usedBefore, options) =>
+        (options?.dryRun === true
+          ? sql<{ readonly n: string }>`SELECT count(*) AS n FROM card_vault WHERE last_used_at < ${usedBefore.toISOString()}::timestamptz`
+          : sql<{ readonly n: string }>`WITH purged AS (
+              DELETE FROM card_vault WHERE last_used_at < ${usedBefore.toISOString()}::timestamptz RETURNING 1
+            ) SELECT count(*) AS n FROM purged`).pipe(Effect.map((rows) => Number(rows[0]?.n ?? 0)), Effect.orDie)
     })
   })
 )
