@@ -685,6 +685,10 @@ describe("checkout routes", () => {
     expect(text).toContain("Some details are missing or not valid.")
     expect(text).toContain(`id="paypal-phone-error"`)
     expect(text).toContain(`value="ana@example.com"`)
+    // The API's bounds hold for the form's fields: a 255-character email is refused on the page.
+    const long = await request("POST", "/checkout/cs_1", { form: `method=paypal&phone=%2B34600000000&email=${"a".repeat(243)}%40example.com` })
+    expect(long.status).toBe(400)
+    expect(await long.text()).toContain(`aria-invalid="true" aria-describedby="paypal-email-error"`)
     expect(submitted).toEqual([])
   })
 

@@ -23,7 +23,7 @@
  * Public and unsigned like any payment page: the session id in the path is the key, and the
  * `Sessions` use case decides what an id may still do.
  */
-import { type CheckoutSession, Countries, Errors, type HostedView, type PaymentMethods, PublicUrl, Sessions } from "@tender/domain"
+import { type CheckoutSession, Countries, Errors, type HostedView, Limits, type PaymentMethods, PublicUrl, Sessions } from "@tender/domain"
 import { BoundedCache } from "@tender/domain/BoundedCache"
 import { Effect, Option, Result } from "effect"
 import * as ByteSize from "effect/ByteSize"
@@ -552,6 +552,18 @@ export type Parsed =
  * (document checksums, the email's form) and its refusals are shown the same way. The card method
  * posts no card: its attempt waits for the card element (`collect_card`).
  */
+/** The longest value each form field takes: the bound of the API field it becomes. */
+const FIELD_MAX_LENGTH: Record<Field, number> = {
+  method: Limits.MAX_CODE,
+  document_id: Limits.MAX_CODE,
+  email: Limits.MAX_EMAIL,
+  phone: Limits.MAX_PHONE,
+  address_line1: Limits.MAX_TEXT,
+  address_city: Limits.MAX_TEXT,
+  address_postal_code: Limits.MAX_TEXT,
+  address_country: Limits.MAX_CODE
+}
+
 export const parseSubmission = (
   session: CheckoutSession.CheckoutSession,
   method: PaymentMethods.PaymentMethod,
@@ -559,13 +571,19 @@ export const parseSubmission = (
   clientIp: string | undefined
 ): Parsed => {
   const problems: Partial<Record<Field, FieldProblem>> = {}
-  const need = (field: Field): string => {
+  // The API's bounds (Limits.ts) hold for what the form posts too: the same values reach the order.
+  const bounded = (field: Field): string => {
     const value = read(field).trim()
+    if (value.length > FIELD_MAX_LENGTH[field]) problems[field] = "invalid"
+    return value
+  }
+  const need = (field: Field): string => {
+    const value = bounded(field)
     if (value === "") problems[field] = "required"
     return value
   }
   const optional = (field: Field): string | undefined => {
-    const value = read(field).trim()
+    const value = bounded(field)
     return value === "" ? undefined : value
   }
 
