@@ -76,6 +76,8 @@ export const newAccount = (overrides: Partial<Account.Account> = {}) =>
       ],
       publishable_key: `pk_test_${yield* ids.randomHex(24)}`,
       signing_secret: `whsec_${yield* ids.randomHex(32)}`,
+      previous_signing_secret: null,
+      previous_signing_secret_expires_at: null,
       ip_allowlist: ["10.0.0.0/8", "2001:db8::/32"],
       processing_profiles: [{ code: "eu", name: "Europe", status: "active", created_at: created }],
       vault_enabled: true,
