@@ -259,3 +259,25 @@ describe("unknown API keys: limited per IP", () => {
     expect(codes).toEqual(["publishable_api_key_not_allowed", "publishable_api_key_not_allowed", "rate_limited"])
   })
 })
+
+describe("X-Forwarded-For while no proxy is trusted", () => {
+  it("logs one warning, at the first request that carries it", async () => {
+    const server = await startTestServer({ ipLimits: LIMITS })
+    const logged: Array<string> = []
+    const originals = { write: process.stdout.write, log: console.log, warn: console.warn, info: console.info, error: console.error }
+    const capture = (...args: Array<unknown>) => logged.push(args.map(String).join(" "))
+    process.stdout.write = ((chunk: unknown, ...rest: Array<any>) => (capture(chunk), originals.write.call(process.stdout, chunk as string, ...rest))) as typeof process.stdout.write
+    for (const level of ["log", "warn", "info", "error"] as const) console[level] = capture
+    try {
+      await call(server, "127.0.0.40", "GET", "/checkout/cs_unknown")
+      expect(logged.join("\n")).not.toContain("X-Forwarded-For received")
+      for (let i = 0; i < 2; i++) await call(server, "127.0.0.40", "GET", "/checkout/cs_unknown", { "x-forwarded-for": "198.51.100.1" })
+      await call(server, "127.0.0.40", "GET", "/v1/orders/ord_unknown", { authorization: "Bearer sk_test_x", "x-forwarded-for": "198.51.100.1" })
+      expect(logged.join("\n").split("X-Forwarded-For received").length - 1).toBe(1)
+    } finally {
+      process.stdout.write = originals.write
+      Object.assign(console, { log: originals.log, warn: originals.warn, info: originals.info, error: originals.error })
+      await server.close()
+    }
+  })
+})
