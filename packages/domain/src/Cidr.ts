@@ -86,3 +86,19 @@ export const allowlistPermits = (allowlist: ReadonlyArray<string>, ip: string): 
   }
   return false
 }
+
+/**
+ * The network one client owns, as a per-client rate limit keys it: an IPv4 address (an IPv4-mapped
+ * IPv6 one is that IPv4 address) on its own, an IPv6 address by its /64 — the block one subscriber
+ * or host is given, so hopping addresses inside it does not buy a new bucket. Anything unparsable
+ * is its own key, lower-cased.
+ */
+export const clientNetwork = (ip: string): string => {
+  const parsed = parseIp(ip)
+  if (parsed === undefined) return ip.toLowerCase()
+  if (parsed.family === 4) {
+    return [24n, 16n, 8n, 0n].map((shift) => String((parsed.bits >> shift) & 0xffn)).join(".")
+  }
+  const groups = [112n, 96n, 80n, 64n].map((shift) => ((parsed.bits >> shift) & 0xffffn).toString(16))
+  return `${groups.join(":")}::/64`
+}

@@ -115,7 +115,7 @@ export const layer = (options: GatewayOptions) =>
         }
         // An IP spending unknown keys is refused before its keys are hashed and looked up (IpLimits.ts).
         const account = yield* Effect.mapError(
-          ipLimits.guardKey(request, accounts.authenticate(key)),
+          ipLimits.guardKey(request, key, accounts.authenticate(key)),
           (e) => e instanceof IpLimits.Limited ? new Rejection(e.error, e.headers) : new Rejection(e)
         )
         state.account = account

@@ -8,19 +8,28 @@
  *   spec's envelope on API-shaped paths (`/v1/…`, provider notifications), a plain page elsewhere.
  *   The browser SDK's `/v1/client/…` routes keep their own per-IP bucket (client/ClientRoutes.ts),
  *   in their own error object, keyed by the same address.
+ * - Provider notifications have their own, larger bucket (`notify:ip:<address>`, `notifications`):
+ *   a provider posts from few addresses, and its bursts must not be refused by the pages' budget.
+ *   They are not exempt: an unverified one still costs a channel lookup before its HMAC is checked.
  * - Unknown API keys: each one costs a hash and a query. An IP that presents more than its allowance
  *   of unknown keys (`unknown-key:ip:<address>`) gets 429 `rate_limited` and, until the bucket would
- *   let it try again, every further keyed request from it is refused before any key is looked up.
+ *   let it try again, every further keyed request from it bearing a key not seen to authenticate in
+ *   this process is refused before it is looked up. Keys that did authenticate here recently are
+ *   checked as usual: a NAT or a load balancer shared with a scanner does not lock merchants out.
+ *   A publishable key sent as a Bearer key costs a query too, and spends the same allowance.
  *
  * The address is the socket's peer, unless the operator says how many proxies stand in front
  * (`trustedProxies`): then it is the X-Forwarded-For entry that many hops from the right, the one
- * the outermost trusted proxy saw. Entries further left are the client's own claims and never used.
- * The gateway checks an account's IP allowlist against the same address.
+ * the outermost trusted proxy saw. Entries further left are the client's own claims and never used;
+ * a header with fewer entries than there are proxies did not come through all of them, so the peer
+ * is used. The gateway checks an account's IP allowlist against this address; the buckets key it by
+ * the network a client owns (Cidr.clientNetwork: an IPv6 address by its /64).
  */
+import { createHash } from "node:crypto"
 import { isIP } from "node:net"
 import { Clock, Effect, Option } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
-import { Errors, RateLimiter } from "@tender/domain"
+import { Cidr, Errors, RateLimiter } from "@tender/domain"
 import { BoundedCache } from "@tender/domain/BoundedCache"
 import * as ApiError from "./ApiError.ts"
 
@@ -32,6 +41,8 @@ export interface Limit {
 export interface IpLimitOptions {
   /** Requests per IP on the routes without an API key. */
   readonly perIp: Limit
+  /** Requests per IP to `/providers/{channel_id}/notifications`, apart from `perIp`. */
+  readonly notifications: Limit
   /** Unknown API keys per IP before its keyed requests are refused unread. */
   readonly unknownKeys: Limit
   /** Proxies in front that append to X-Forwarded-For (0: the header is ignored). */
@@ -40,6 +51,8 @@ export interface IpLimitOptions {
 
 export const DEFAULT_IP_LIMITS: IpLimitOptions = {
   perIp: { perSecond: 20, burst: 100 },
+  // a provider's notification bursts come from few addresses
+  notifications: { perSecond: 200, burst: 1000 },
   // ten unknown keys at once, then one every ten seconds
   unknownKeys: { perSecond: 0.1, burst: 10 },
   trustedProxies: 0
@@ -47,6 +60,11 @@ export const DEFAULT_IP_LIMITS: IpLimitOptions = {
 
 /** IPs currently refused for unknown keys, kept in-process so the refusal costs no round trip. */
 const MAX_BLOCKED = 10_000
+
+/** Keys (by hash) that authenticated in this process: they pass an address's unknown-key refusal. */
+const MAX_KNOWN_KEYS = 10_000
+
+const keyHash = (key: string) => createHash("sha256").update(key).digest("base64url")
 
 /** `::ffff:192.0.2.1` (an IPv4 peer on a dual-stack socket) is `192.0.2.1`: one address, one bucket. */
 const normalise = (address: string): string => {
@@ -59,9 +77,15 @@ export const clientIp = (request: HttpServerRequest.HttpServerRequest, trustedPr
   const peer = normalise(Option.getOrElse(request.remoteAddress, () => "unknown"))
   if (trustedProxies <= 0) return peer
   const forwarded = (request.headers["x-forwarded-for"] ?? "").split(",").map((entry) => entry.trim()).filter((entry) => entry !== "")
-  const entry = forwarded[Math.max(0, forwarded.length - trustedProxies)]
+  // fewer entries than proxies: the header did not come through all of them, the client wrote it
+  if (forwarded.length < trustedProxies) return peer
+  const entry = forwarded[forwarded.length - trustedProxies]
   return entry !== undefined && isIP(entry) !== 0 ? normalise(entry) : peer
 }
+
+/** The bucket of a client's address: the network it owns (an IPv6 address by its /64). */
+export const clientBucket = (request: HttpServerRequest.HttpServerRequest, trustedProxies: number): string =>
+  Cidr.clientNetwork(clientIp(request, trustedProxies))
 
 /** A refusal of the gateway's keyed path: the error and the `Retry-After` it carries. */
 export class Limited {
@@ -77,7 +101,11 @@ export class Limited {
 const CLIENT_PREFIX = "/v1/client/"
 
 /** Paths a program calls (it reads the envelope); everything else public is a browser's page or asset. */
-const isApiShaped = (path: string) => path.startsWith("/v1/") || /^\/providers\/[^/]+\/notifications\/?$/.test(path)
+const isNotification = (path: string) => /^\/providers\/[^/]+\/notifications\/?$/.test(path)
+const isApiShaped = (path: string) => path.startsWith("/v1/") || isNotification(path)
+
+/** Errors of a key that names no account the server API serves: each one cost a lookup. */
+const UNKNOWN_KEY_TAGS: ReadonlySet<string> = new Set(["InvalidApiKey", "PublishableApiKeyNotAllowed"])
 
 const refusalPage = (retryAfterSeconds: number) =>
   HttpServerResponse.text(
@@ -99,7 +127,20 @@ export const make = (options: IpLimitOptions) =>
   Effect.gen(function*() {
     const limiter = yield* RateLimiter
     const blockedUntil = new BoundedCache<string, number>(MAX_BLOCKED)
+    const knownKeys = new BoundedCache<string, true>(MAX_KNOWN_KEYS)
     const ipOf = (request: HttpServerRequest.HttpServerRequest) => clientIp(request, options.trustedProxies)
+    const bucketOf = (request: HttpServerRequest.HttpServerRequest) => clientBucket(request, options.trustedProxies)
+    // The operator is told once that X-Forwarded-For arrives but is not used: all clients behind a
+    // proxy then share the proxy's buckets, and TENDER_TRUSTED_PROXIES is probably unset.
+    let forwardedWarned = options.trustedProxies > 0
+    const warnForwarded = (request: HttpServerRequest.HttpServerRequest) => {
+      if (forwardedWarned || request.headers["x-forwarded-for"] === undefined) return Effect.void
+      forwardedWarned = true
+      return Effect.logWarning(
+        "X-Forwarded-For received but trustedProxies is 0: per-IP limits and allowlists use the socket's peer " +
+          "(set TENDER_TRUSTED_PROXIES to the number of proxies in front)"
+      )
+    }
 
     return {
       /** The client's address as these limits (and the account's allowlist) see it. */
@@ -116,7 +157,14 @@ export const make = (options: IpLimitOptions) =>
       ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
         path.startsWith(CLIENT_PREFIX)
           ? route
-          : Effect.flatMap(limiter.consume(`ip:${ipOf(request)}`, options.perIp), (taken) => {
+          : Effect.flatMap(
+            Effect.andThen(
+              warnForwarded(request),
+              isNotification(path)
+                ? limiter.consume(`notify:ip:${bucketOf(request)}`, options.notifications)
+                : limiter.consume(`ip:${bucketOf(request)}`, options.perIp)
+            ),
+            (taken) => {
             if (taken.allowed) return route
             if (!isApiShaped(path)) return Effect.succeed(refusalPage(taken.retryAfterSeconds))
             const refused = new Limited(taken.retryAfterSeconds)
@@ -124,31 +172,40 @@ export const make = (options: IpLimitOptions) =>
               status: ApiError.statusOf(refused.error.code),
               headers: refused.headers
             }))
-          }),
+          }
+          ),
 
       /**
-       * Looks a key up unless its IP is refused for unknown keys; an unknown key spends from the IP's
-       * allowance, and the one that finds it empty is answered 429 (as is every keyed request from
-       * the IP until the bucket would allow one again).
+       * Looks `key` up unless its IP is refused for unknown keys and the key has not authenticated
+       * here before; an unknown (or publishable) key spends from the IP's allowance, and the one that
+       * finds it empty is answered 429 (as is every unseen key from the IP until the bucket would
+       * allow one again).
        */
       guardKey: <A, E extends { readonly _tag: string }, R>(
         request: HttpServerRequest.HttpServerRequest,
+        key: string,
         authenticate: Effect.Effect<A, E, R>
       ): Effect.Effect<A, E | Limited, R> =>
         Effect.gen(function*() {
-          const ip = ipOf(request)
+          yield* warnForwarded(request)
+          const ip = bucketOf(request)
+          const hash = keyHash(key)
           const now = yield* Clock.currentTimeMillis
           const until = blockedUntil.get(ip)
-          if (until !== undefined && until > now) return yield* Effect.fail(new Limited(Math.max(1, Math.ceil((until - now) / 1000))))
+          if (until !== undefined && until > now && !knownKeys.has(hash)) {
+            return yield* Effect.fail(new Limited(Math.max(1, Math.ceil((until - now) / 1000))))
+          }
           const refused = (error: E): Effect.Effect<never, E | Limited> =>
-            error._tag !== "InvalidApiKey"
+            !UNKNOWN_KEY_TAGS.has(error._tag)
               ? Effect.fail(error)
               : Effect.flatMap(limiter.consume(`unknown-key:ip:${ip}`, options.unknownKeys), (taken): Effect.Effect<never, E | Limited> => {
                 if (taken.allowed) return Effect.fail(error)
                 blockedUntil.set(ip, now + taken.retryAfterSeconds * 1000)
                 return Effect.fail(new Limited(taken.retryAfterSeconds))
               })
-          return yield* Effect.catch(authenticate, refused)
+          const account = yield* Effect.catch(authenticate, refused)
+          knownKeys.set(hash, true)
+          return account
         })
     }
   })

@@ -29,6 +29,8 @@ const browser = (method: "GET" | "POST", path: string, headers: Record<string, s
 
 const FORGED = [
   ["Sec-Fetch-Site: cross-site", { "sec-fetch-site": "cross-site", origin: "https://evil.example" }],
+  // a sibling subdomain (another tenant's page on the same registrable domain)
+  ["Sec-Fetch-Site: same-site", { "sec-fetch-site": "same-site", origin: "https://other.example" }],
   ["Origin of another site (no fetch metadata)", { origin: "https://evil.example" }]
 ] as const
 const OWN = () => ({ "sec-fetch-site": "same-origin", origin: new URL(server.baseUrl).origin })

@@ -6,6 +6,7 @@
 import { request as httpRequest } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
+import { Cidr } from "@tender/domain"
 import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
 
 interface Answer {
@@ -48,9 +49,21 @@ const statuses = async (n: number, send: () => Promise<Answer>) => {
   return { seen, last: last! }
 }
 
-// Buckets that never refill within a test: three public requests, two unknown keys per address.
+/** An account allowlisting 198.51.100.0/24, and the error code of its keyed request from `from` with the given X-Forwarded-For. */
+const allowlistedCaller = async (server: TestServer, from: string, name: string) => {
+  const merchant = await Effect.runPromise(server.accounts.create({ name, mode: "test" }))
+  await Effect.runPromise(server.accounts.setAllowlist(merchant.account_id, ["198.51.100.0/24"]))
+  return async (forwarded: string) => {
+    const answer = await call(server, from, "GET", "/v1/orders/ord_unknown", { authorization: `Bearer ${merchant.secret_key}`, "x-forwarded-for": forwarded })
+    return JSON.parse(answer.body).code as string
+  }
+}
+
+// Buckets that never refill within a test: three public requests, five provider notifications,
+// two unknown keys per address.
 const LIMITS = {
   perIp: { perSecond: 0.001, burst: 3 },
+  notifications: { perSecond: 0.001, burst: 5 },
   unknownKeys: { perSecond: 0.001, burst: 2 }
 }
 
@@ -82,8 +95,10 @@ describe("routes without an API key: one bucket per client IP", () => {
   it("API-shaped paths (provider notifications, the OpenAPI document) answer 429 in the spec's envelope", async () => {
     const notify = () =>
       call(server, "127.0.0.6", "POST", "/providers/ch_unknown/notifications", { "content-type": "application/json" }, "{}")
-    const { last, seen } = await statuses(4, notify)
-    expect(seen.slice(0, 3)).not.toContain(429)
+    // the pages' bucket spent: a provider's notifications from the same address have their own
+    expect((await statuses(4, () => call(server, "127.0.0.6", "GET", "/checkout/cs_unknown"))).seen).toEqual([404, 404, 404, 429])
+    const { last, seen } = await statuses(6, notify)
+    expect(seen.slice(0, 5)).not.toContain(429)
     expect(last.status).toBe(429)
     expect(Number(last.headers["retry-after"])).toBeGreaterThanOrEqual(1)
     expect(JSON.parse(last.body)).toMatchObject({ code: "rate_limited", request_id: expect.stringMatching(/^req_/) })
@@ -130,13 +145,62 @@ describe("behind a trusted proxy (trustedProxies: 1)", () => {
   })
 
   it("an account's IP allowlist checks the client the proxy saw, not the proxy", async () => {
-    const merchant = await Effect.runPromise(server.accounts.create({ name: "behind a proxy", mode: "test" }))
-    await Effect.runPromise(server.accounts.setAllowlist(merchant.account_id, ["198.51.100.0/24"]))
-    const keyed = (forwarded: string) =>
-      call(server, "127.0.0.11", "GET", "/v1/orders/ord_unknown", { authorization: `Bearer ${merchant.secret_key}`, "x-forwarded-for": forwarded })
+    const keyed = await allowlistedCaller(server, "127.0.0.11", "behind a proxy")
     // allowlisted: on to the signature check; the client's own claim left of the proxy's entry is not used
-    expect(JSON.parse((await keyed("10.9.9.9, 198.51.100.20")).body).code).toBe("malformed_signature_header")
-    expect(JSON.parse((await keyed("198.51.100.20, 203.0.113.5")).body).code).toBe("client_ip_not_allowlisted")
+    expect(await keyed("10.9.9.9, 198.51.100.20")).toBe("malformed_signature_header")
+    expect(await keyed("198.51.100.20, 203.0.113.5")).toBe("client_ip_not_allowlisted")
+  })
+})
+
+/** A server behind two proxies, for the tests that need one (started and closed by the test). */
+const withTwoProxies = async (test: (server: TestServer) => Promise<void>) => {
+  const server = await startTestServer({ ipLimits: { ...LIMITS, trustedProxies: 2 } })
+  try {
+    await test(server)
+  } finally {
+    await server.close()
+  }
+}
+
+describe("behind two trusted proxies (trustedProxies: 2): a header with fewer entries was written by the client", () => {
+  it("the peer is used for the bucket", () =>
+    withTwoProxies(async (server) => {
+      const seen = []
+      for (let i = 0; i < 4; i++) {
+        seen.push((await call(server, "127.0.0.30", "GET", "/checkout/cs_unknown", { "x-forwarded-for": `198.51.100.${i}` })).status)
+      }
+      expect(seen).toEqual([404, 404, 404, 429])
+    }))
+
+  it("the allowlist reads the same address: a lone forged entry does not pass it, the outer proxy's entry does", () =>
+    withTwoProxies(async (server) => {
+      const keyed = await allowlistedCaller(server, "127.0.0.31", "two proxies")
+      expect(await keyed("198.51.100.20")).toBe("client_ip_not_allowlisted")
+      expect(await keyed("198.51.100.20, 10.0.0.1")).toBe("malformed_signature_header")
+    }))
+})
+
+describe("IPv6 clients: one bucket per /64", () => {
+  it("addresses of one /64 share a key, another /64 has its own; IPv4-mapped addresses are the IPv4 address", () => {
+    expect(Cidr.clientNetwork("2001:db8:1:2:aaaa::1")).toBe(Cidr.clientNetwork("2001:DB8:1:2:bbbb:cccc:dddd:2"))
+    expect(Cidr.clientNetwork("2001:db8:1:2::1")).not.toBe(Cidr.clientNetwork("2001:db8:1:3::1"))
+    expect(Cidr.clientNetwork("::ffff:192.0.2.1")).toBe("192.0.2.1")
+    expect(Cidr.clientNetwork("::ffff:c000:201")).toBe("192.0.2.1")
+    expect(Cidr.clientNetwork("192.0.2.1")).toBe("192.0.2.1")
+  })
+
+  it("over HTTP (behind a trusted proxy): hopping addresses inside a /64 does not buy a new bucket", async () => {
+    const server = await startTestServer({ ipLimits: { ...LIMITS, trustedProxies: 1 } })
+    try {
+      const seen = []
+      for (let i = 1; i <= 4; i++) {
+        seen.push((await call(server, "127.0.0.32", "GET", "/checkout/cs_unknown", { "x-forwarded-for": `2001:db8:1:2::${i}` })).status)
+      }
+      expect(seen).toEqual([404, 404, 404, 429])
+      expect((await call(server, "127.0.0.32", "GET", "/checkout/cs_unknown", { "x-forwarded-for": "2001:db8:1:3::1" })).status).toBe(404)
+    } finally {
+      await server.close()
+    }
   })
 })
 
@@ -160,7 +224,7 @@ describe("unknown API keys: limited per IP", () => {
     }
     expect(codes).toEqual(["401 invalid_api_key", "401 invalid_api_key", "429 rate_limited"])
     expect(Number(last!.headers["retry-after"])).toBeGreaterThanOrEqual(1)
-    // refused before the key is looked up: even the account's real key
+    // refused before the key is looked up: any key not seen to authenticate here, even a real one
     const blocked = await withKey("127.0.0.20", secretKey)
     expect([blocked.status, JSON.parse(blocked.body).code]).toEqual([429, "rate_limited"])
     // another address: its unknown key is a 401, the real key gets as far as the signature check
@@ -174,5 +238,46 @@ describe("unknown API keys: limited per IP", () => {
     const codes = []
     for (let i = 0; i < 3; i++) codes.push(JSON.parse((await withKey("127.0.0.22", `sk_test_unknown${i}`)).body).code)
     expect(codes).toEqual(["invalid_api_key", "invalid_api_key", "rate_limited"])
+  })
+
+  it("a key that authenticated here before still works from an address refused for unknown keys (a shared NAT)", async () => {
+    const merchant = await Effect.runPromise(server.accounts.create({ name: "behind a NAT", mode: "test" }))
+    expect(JSON.parse((await withKey("127.0.0.23", merchant.secret_key)).body).code).toBe("malformed_signature_header")
+    const codes = []
+    for (let i = 0; i < 3; i++) codes.push(JSON.parse((await withKey("127.0.0.24", `sk_test_scanner${i}`)).body).code)
+    expect(codes).toEqual(["invalid_api_key", "invalid_api_key", "rate_limited"])
+    const known = await withKey("127.0.0.24", merchant.secret_key)
+    expect([known.status, JSON.parse(known.body).code]).toEqual([401, "malformed_signature_header"])
+    // unseen keys from that address are still refused unread
+    expect(JSON.parse((await withKey("127.0.0.24", "sk_test_scanner9")).body).code).toBe("rate_limited")
+  })
+
+  it("a publishable key sent as a Bearer key spends the same allowance", async () => {
+    const merchant = await Effect.runPromise(server.accounts.create({ name: "public key", mode: "test" }))
+    const codes = []
+    for (let i = 0; i < 3; i++) codes.push(JSON.parse((await withKey("127.0.0.25", merchant.publishable_key)).body).code)
+    expect(codes).toEqual(["publishable_api_key_not_allowed", "publishable_api_key_not_allowed", "rate_limited"])
+  })
+})
+
+describe("X-Forwarded-For while no proxy is trusted", () => {
+  it("logs one warning, at the first request that carries it", async () => {
+    const server = await startTestServer({ ipLimits: LIMITS })
+    const logged: Array<string> = []
+    const originals = { write: process.stdout.write, log: console.log, warn: console.warn, info: console.info, error: console.error }
+    const capture = (...args: Array<unknown>) => logged.push(args.map(String).join(" "))
+    process.stdout.write = ((chunk: unknown, ...rest: Array<any>) => (capture(chunk), originals.write.call(process.stdout, chunk as string, ...rest))) as typeof process.stdout.write
+    for (const level of ["log", "warn", "info", "error"] as const) console[level] = capture
+    try {
+      await call(server, "127.0.0.40", "GET", "/checkout/cs_unknown")
+      expect(logged.join("\n")).not.toContain("X-Forwarded-For received")
+      for (let i = 0; i < 2; i++) await call(server, "127.0.0.40", "GET", "/checkout/cs_unknown", { "x-forwarded-for": "198.51.100.1" })
+      await call(server, "127.0.0.40", "GET", "/v1/orders/ord_unknown", { authorization: "Bearer sk_test_x", "x-forwarded-for": "198.51.100.1" })
+      expect(logged.join("\n").split("X-Forwarded-For received").length - 1).toBe(1)
+    } finally {
+      process.stdout.write = originals.write
+      Object.assign(console, { log: originals.log, warn: originals.warn, info: originals.info, error: originals.error })
+      await server.close()
+    }
   })
 })

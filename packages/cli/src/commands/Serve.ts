@@ -32,14 +32,22 @@ const ipLimits = Effect.gen(function*() {
   const unknownPerMinute = yield* Config.Number("TENDER_UNKNOWN_KEYS_PER_MINUTE").pipe(Config.withDefault(defaults.unknownKeys.perSecond * 60))
   const unknownBurst = yield* Config.Int("TENDER_UNKNOWN_KEYS_BURST").pipe(Config.withDefault(defaults.unknownKeys.burst))
   const trustedProxies = yield* Config.Int("TENDER_TRUSTED_PROXIES").pipe(Config.withDefault(defaults.trustedProxies))
-  if (!(perSecond > 0) || burst < 1 || !(unknownPerMinute > 0) || unknownBurst < 1 || trustedProxies < 0) {
+  const notifyPerSecond = yield* Config.Number("TENDER_NOTIFY_RATE_LIMIT_PER_SECOND").pipe(Config.withDefault(defaults.notifications.perSecond))
+  const notifyBurst = yield* Config.Int("TENDER_NOTIFY_RATE_LIMIT_BURST").pipe(
+    Config.withDefault(Math.max(defaults.notifications.burst, Math.ceil(notifyPerSecond)))
+  )
+  if (
+    !(perSecond > 0) || burst < 1 || !(unknownPerMinute > 0) || unknownBurst < 1 || trustedProxies < 0 ||
+    !(notifyPerSecond > 0) || notifyBurst < 1
+  ) {
     return yield* new Errors.ValidationFailed({
-      message: "TENDER_IP_RATE_LIMIT_PER_SECOND and TENDER_UNKNOWN_KEYS_PER_MINUTE must be positive, their bursts at least 1, " +
-        "TENDER_TRUSTED_PROXIES 0 or more"
+      message: "TENDER_IP_RATE_LIMIT_PER_SECOND, TENDER_NOTIFY_RATE_LIMIT_PER_SECOND and TENDER_UNKNOWN_KEYS_PER_MINUTE must be " +
+        "positive, their bursts at least 1, TENDER_TRUSTED_PROXIES 0 or more"
     })
   }
   return {
     perIp: { perSecond, burst },
+    notifications: { perSecond: notifyPerSecond, burst: notifyBurst },
     unknownKeys: { perSecond: unknownPerMinute / 60, burst: unknownBurst },
     trustedProxies
   } satisfies IpLimits.IpLimitOptions

@@ -35,7 +35,7 @@ import {
 } from "@tender/domain"
 import * as ApiError from "../ApiError.ts"
 import { Code, Name, Reference } from "../api/Bounded.ts"
-import { clientIp } from "../IpLimits.ts"
+import { clientBucket } from "../IpLimits.ts"
 import { CurrentRequest } from "../RequestContext.ts"
 
 export const CLIENT_PREFIX = "/v1/client/"
@@ -267,7 +267,7 @@ const serve = (r: ClientRoute<unknown, unknown>, options: ClientRoutesOptions) =
         }
       })
 
-      yield* consume(`client:ip:${clientIp(request, options.trustedProxies ?? 0)}`, options.defaultRateLimit)
+      yield* consume(`client:ip:${clientBucket(request, options.trustedProxies ?? 0)}`, options.defaultRateLimit)
       const key = BEARER.exec(request.headers["authorization"] ?? "")?.[1]
       if (key === undefined) {
         return yield* fail(new Errors.InvalidApiKey({ message: "Missing publishable key: send Authorization: Bearer pk_…" }))

@@ -331,8 +331,9 @@ export const response = (document: Html, status = 200, options: ResponseOptions 
 
 /**
  * Whether a post to a hosted page was sent by another site's page (a forged cancel, pay or 3-D
- * Secure answer). Fetch metadata decides where the browser sends it (`Sec-Fetch-Site`: cross-site
- * is refused; same-origin, same-site and none, a navigation the customer made, are not); without
+ * Secure answer). Fetch metadata decides where the browser sends it (`Sec-Fetch-Site`: only
+ * same-origin, the page itself, and none, a navigation the customer made, are taken; cross-site and
+ * same-site, a sibling subdomain that may be someone else's, are refused); without
  * it (older browsers) an `Origin` naming another host is refused. `Origin: null` passes there:
  * these pages' no-referrer policy makes the browser send it for their own posts. No per-session
  * form token is added: the page's URL is the session's capability, so a token printed in the page
@@ -341,7 +342,7 @@ export const response = (document: Html, status = 200, options: ResponseOptions 
  */
 export const crossSite = (request: HttpServerRequest.HttpServerRequest): boolean => {
   const site = request.headers["sec-fetch-site"]
-  if (site !== undefined) return site === "cross-site"
+  if (site !== undefined) return site !== "same-origin" && site !== "none"
   const origin = request.headers["origin"]
   if (origin === undefined || origin === "null") return false
   try {
