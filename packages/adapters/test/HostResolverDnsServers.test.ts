@@ -90,29 +90,32 @@ describe("HostResolverDns against local nameservers", () => {
       const started = Date.now()
       // More hung lookups than libuv has threads: getaddrinfo would have blocked all four.
       const hung = yield* Effect.forkChild(Effect.all(
-        Array.from({ length: 8 }, (_, i) => resolveWith({ servers: [silent.server], timeoutMs: 600 }, `hang${i}.test`)),
+        Array.from({ length: 8 }, (_, i) => resolveWith({ servers: [silent.server], timeoutMs: 2_000 }, `hang${i}.test`)),
         { concurrency: "unbounded" }
       ))
       yield* Effect.sleep("50 millis")
       yield* Effect.promise(() => readFile(import.meta.filename))
       expect(yield* resolveWith({ servers: [answering.server] }, "fast.test")).toEqual([PUBLIC])
-      expect(Date.now() - started).toBeLessThan(400)
+      expect(Date.now() - started).toBeLessThan(1_000)
       const results = yield* Fiber.join(hung)
       expect(results.every((found) => found.length === 0)).toBe(true)
-      expect(Date.now() - started).toBeLessThan(1_500)
+      expect(Date.now() - started).toBeLessThan(3_500)
       expect(silent.asked.length).toBeGreaterThan(0)
     }).pipe(Effect.scoped))
 
   it.live("at most `concurrency` lookups are in flight: one more waits for a slot, inside its own timeout", () =>
     Effect.gen(function*() {
       const silent = yield* nameserver(undefined)
-      const layer = HostResolverDns.layerWith({ servers: [silent.server], timeoutMs: 500, concurrency: 2 })
+      const layer = HostResolverDns.layerWith({ servers: [silent.server], timeoutMs: 1_000, concurrency: 2 })
       const found = yield* Effect.flatMap(HostResolver, (resolver) =>
-        Effect.all(["a.test", "b.test", "c.test"].map((name) => resolver.resolve(name)), { concurrency: "unbounded" })).pipe(
-          Effect.provide(layer)
-        )
+        Effect.gen(function*() {
+          const all = yield* Effect.forkChild(Effect.all(["a.test", "b.test", "c.test"].map((name) => resolver.resolve(name)), { concurrency: "unbounded" }))
+          // While the first two hold both slots, the third has sent nothing.
+          yield* Effect.sleep("400 millis")
+          expect(new Set(silent.asked)).toEqual(new Set(["a.test", "b.test"]))
+          return yield* Fiber.join(all)
+        })).pipe(Effect.provide(layer))
       expect(found).toEqual([[], [], []])
-      expect(new Set(silent.asked)).toEqual(new Set(["a.test", "b.test"]))
     }).pipe(Effect.scoped))
 
   it.live("names in the hosts file are answered from it, without DNS; localhost without an entry is loopback", () =>
