@@ -264,7 +264,7 @@ export const channelProviders = (config: TenderConfig): Layer.Layer<ChannelProvi
     adyenCaCertificate: config.adyenCaFile === undefined ? undefined : readFileSync(config.adyenCaFile, "utf8")
   })
 
-/** The loopback port of a service URL (its scheme's default when it names none), if it parses. */
+/** The port a service URL names (its scheme's default when it names none), if it parses. */
 const portOf = (url: string | undefined, fallback: number) => {
   if (url === undefined) return undefined
   try {
