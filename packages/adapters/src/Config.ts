@@ -38,6 +38,16 @@ export interface TenderConfig {
    * operator's own network. Loopback, link-local and the other special ranges stay refused.
    */
   readonly webhookAllowPrivate?: boolean | undefined
+  /**
+   * `TENDER_WEBHOOK_ALLOW_LOOPBACK=false`: test-mode endpoints may not be `http` on loopback (local
+   * receivers); default allowed. Turn it off in a shared production deployment: otherwise any
+   * merchant can have the server POST to any loopback port. The ports below are refused either way.
+   */
+  readonly webhookAllowLoopback?: boolean | undefined
+  /** `TENDER_WEBHOOK_DNS_SERVERS` (`ip` or `ip:port`, comma-separated): where webhook host names are resolved; unset → /etc/resolv.conf. */
+  readonly webhookDnsServers?: ReadonlyArray<string> | undefined
+  /** The port `serve` listens on (not an environment setting): webhooks may never reach it on loopback. */
+  readonly listenPort?: number | undefined
   /** `TENDER_FAULT=<point>@<n>`: crash tests only; kills the process the n-th time `point` is reached (Faults.ts). */
   readonly fault?: string | undefined
 }
@@ -60,5 +70,9 @@ export const configFromEnv = (
   adyenApiUrl: overrides.adyenApiUrl ?? (env.TENDER_ADYEN_API_URL || undefined),
   adyenCaFile: overrides.adyenCaFile ?? (env.TENDER_ADYEN_CA_FILE || undefined),
   fault: overrides.fault ?? (env.TENDER_FAULT || undefined),
-  webhookAllowPrivate: overrides.webhookAllowPrivate ?? (env.TENDER_WEBHOOK_ALLOW_PRIVATE === "true" || undefined)
+  webhookAllowPrivate: overrides.webhookAllowPrivate ?? (env.TENDER_WEBHOOK_ALLOW_PRIVATE === "true" || undefined),
+  webhookAllowLoopback: overrides.webhookAllowLoopback ?? (env.TENDER_WEBHOOK_ALLOW_LOOPBACK === "false" ? false : undefined),
+  webhookDnsServers: overrides.webhookDnsServers ??
+    (env.TENDER_WEBHOOK_DNS_SERVERS ? env.TENDER_WEBHOOK_DNS_SERVERS.split(",").map((server) => server.trim()).filter((server) => server !== "") : undefined),
+  listenPort: overrides.listenPort
 })

@@ -41,9 +41,10 @@ import {
   type WebhookDeliveryRepo,
   type WebhookEndpointRepo,
   type WebhookTransport,
-  WebhookPrivateReceivers
+  WebhookPrivateReceivers,
+  WebhookLoopbackReceivers
 } from "@tender/domain"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { TenderConfig } from "./Config.ts"
 import { VaultCipher, randomKey } from "./crypto/VaultCipher.ts"
@@ -96,6 +97,7 @@ import * as EventRepoPg from "./storage/postgres/EventRepoPg.ts"
 import * as OrderRepoPg from "./storage/postgres/OrderRepoPg.ts"
 import * as OutflowRepoPg from "./storage/postgres/OutflowRepoPg.ts"
 import * as PgDatabase from "./storage/postgres/PgDatabase.ts"
+import * as EmbeddedPostgres from "./storage/postgres/Embedded.ts"
 import * as TransactionRepoPg from "./storage/postgres/TransactionRepoPg.ts"
 import * as TransferRepoPg from "./storage/postgres/TransferRepoPg.ts"
 import * as UnitOfWorkPg from "./storage/postgres/UnitOfWorkPg.ts"
@@ -262,18 +264,46 @@ export const channelProviders = (config: TenderConfig): Layer.Layer<ChannelProvi
     adyenCaCertificate: config.adyenCaFile === undefined ? undefined : readFileSync(config.adyenCaFile, "utf8")
   })
 
+/** The port a service URL names (its scheme's default when it names none), if it parses. */
+const portOf = (url: string | undefined, fallback: number) => {
+  if (url === undefined) return undefined
+  try {
+    const port = new URL(url).port
+    return port === "" ? fallback : Number(port)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The operator's loopback policy for webhook endpoints (Webhooks.ts): allowed unless turned off, and
+ * never this server's port, the database's (external or embedded) or Redis's.
+ */
+const loopbackReceivers = (config: TenderConfig) =>
+  Layer.effect(
+    WebhookLoopbackReceivers,
+    Effect.gen(function*() {
+      const embedded = config.storage === "postgres" && config.databaseUrl === undefined
+        ? Option.getOrUndefined(yield* EmbeddedPostgres.recordedPort(config.dataDir))
+        : undefined
+      const ports = [config.listenPort, portOf(config.databaseUrl, 5432), portOf(config.redisUrl, 6379), embedded]
+      return { allowed: config.webhookAllowLoopback ?? true, reservedPorts: ports.filter((port) => port !== undefined) }
+    })
+  )
+
 export const layer = (config: TenderConfig): Layer.Layer<Ports, InfrastructureError> =>
   Layer.mergeAll(
     coordination(config),
     provider(config),
     channelProviders(config),
-    // The transport checks each delivery's addresses through the same resolver as registration.
-    WebhookTransportHttp.layer.pipe(Layer.provide(HostResolverDns.layer)),
-    HostResolverDns.layer,
+    // The transport checks each delivery's addresses through the same resolver as registration (one set of lookup slots).
+    WebhookTransportHttp.layer.pipe(Layer.provideMerge(HostResolverDns.layerWith({ servers: config.webhookDnsServers }))),
     accessTokens(config),
     // Hosted pages (checkout sessions) are addressed under it.
     Layer.succeed(PublicUrl, config.publicUrl ?? DEFAULT_PUBLIC_URL)
   ).pipe(
+    // After storage: the embedded PostgreSQL's port is known once it has started.
+    Layer.provideMerge(loopbackReceivers(config)),
     Layer.provideMerge(config.storage === "memory" ? memoryStorage : postgresStorage(config)),
     Layer.provideMerge(Layer.mergeAll(
       primitives,

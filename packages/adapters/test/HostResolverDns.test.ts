@@ -1,4 +1,4 @@
-/** The system resolver behind the SSRF check: literals as they are, names through getaddrinfo, failures empty. */
+/** The resolver behind the SSRF check: literals as they are, names through /etc/hosts then DNS (c-ares), failures empty. */
 import { describe, expect, it } from "@effect/vitest"
 import { HostResolver } from "@tender/domain"
 import { Effect } from "effect"

@@ -187,6 +187,73 @@ describe("TENDER_WEBHOOK_ALLOW_PRIVATE", () => {
   })
 })
 
+describe("TENDER_WEBHOOK_ALLOW_LOOPBACK and the reserved loopback ports", () => {
+  const registerTest = (url: string) =>
+    Effect.gen(function*() {
+      const accounts = yield* Accounts
+      const account = yield* accounts.get((yield* accounts.create({ name: "local receivers", mode: "test" })).account_id)
+      return yield* (yield* Webhooks).createEndpoint(account, { url })
+    })
+  const withInfrastructure = (config: ReturnType<typeof configFromEnv>) =>
+    Effect.provide(Layer.mergeAll(Accounts.layer, Webhooks.layer).pipe(Layer.provideMerge(Infrastructure.layer(config))))
+
+  it.live("off: a test-mode local receiver is refused at registration, and a stored one at delivery, no connection made", () => {
+    const config = configFromEnv({ storage: "memory", dataDir: ".tender-unused" }, { TENDER_WEBHOOK_ALLOW_LOOPBACK: "false" })
+    expect(config.webhookAllowLoopback).toBe(false)
+    expect(configFromEnv({ storage: "memory" }, {}).webhookAllowLoopback).toBeUndefined()
+    return Effect.gen(function*() {
+      const target = yield* listener("127.0.0.1")
+      for (const url of [`http://127.0.0.1:${target.port}/hook`, `http://localhost:${target.port}/hook`, `http://[::1]:${target.port}/hook`]) {
+        const refused = yield* Effect.flip(registerTest(url))
+        expect({ url, refused }).toMatchObject({ url, refused: { _tag: "ValidationFailed", errors: [{ field: "url", message: expect.stringContaining("loopback receivers are turned off") }] } })
+      }
+      // Registered while allowed, delivered after the operator turned it off.
+      expect(yield* post(`http://127.0.0.1:${target.port}/hook`)).toMatchObject({ _tag: "Failed", error: expect.stringContaining("turned off") })
+      expect(target.seen.connections).toBe(0)
+    }).pipe(Effect.scoped, withInfrastructure(config))
+  })
+
+  it.live("on (the default): local receivers work, except on this server's, the database's and Redis's ports", () => {
+    const config = configFromEnv({
+      storage: "memory",
+      dataDir: ".tender-unused",
+      listenPort: 4100,
+      databaseUrl: "postgres://tender@127.0.0.1:4101/tender"
+    }, {})
+    return Effect.gen(function*() {
+      const target = yield* listener("127.0.0.1")
+      expect(yield* registerTest(`http://127.0.0.1:${target.port}/hook`)).toMatchObject({ url: `http://127.0.0.1:${target.port}/hook` })
+      expect(yield* post(`http://localhost:${target.port}/hook`)).toMatchObject({ _tag: "Answered", status: 200 })
+      for (const port of [4100, 4101]) {
+        for (const url of [`http://127.0.0.1:${port}/`, `http://localhost:${port}/x`, `http://[::1]:${port}/`]) {
+          const refused = yield* Effect.flip(registerTest(url))
+          expect({ url, refused }).toMatchObject({ url, refused: { errors: [{ field: "url", message: `must not point at loopback port ${port} (used by this server)` }] } })
+          expect(yield* post(url)).toMatchObject({ _tag: "Failed", error: expect.stringContaining(`loopback port ${port}`) })
+        }
+      }
+    }).pipe(Effect.scoped, withInfrastructure(config))
+  })
+
+  it.live("a URL without a port is port 80; only the ports this server uses are refused", () =>
+    Effect.gen(function*() {
+      const layerFor = (config: Partial<ReturnType<typeof configFromEnv>>) =>
+        Layer.mergeAll(Accounts.layer, Webhooks.layer).pipe(Layer.provideMerge(Infrastructure.layer(configFromEnv({ storage: "memory", dataDir: ".tender-unused", ...config }, {}))))
+      expect(yield* Effect.flip(registerTest("http://localhost/hook").pipe(Effect.provide(layerFor({ listenPort: 80 }))))).toMatchObject({
+        errors: [{ field: "url", message: "must not point at loopback port 80 (used by this server)" }]
+      })
+      expect(yield* registerTest("http://localhost:6379/hook").pipe(Effect.provide(layerFor({})))).toMatchObject({ url: "http://localhost:6379/hook" })
+    }))
+
+  it.live.skipIf(process.env.REDIS_URL === undefined)("with REDIS_URL, its port is refused", () => {
+    const redisUrl = process.env.REDIS_URL!
+    const port = new URL(redisUrl).port || "6379"
+    return Effect.flip(registerTest(`http://127.0.0.1:${port}/hook`)).pipe(
+      Effect.map((refused) => expect(refused).toMatchObject({ errors: [{ field: "url", message: `must not point at loopback port ${port} (used by this server)` }] })),
+      withInfrastructure(configFromEnv({ storage: "memory", dataDir: ".tender-unused", redisUrl }, {}))
+    )
+  })
+})
+
 describe("through the dispatcher", () => {
   it.live("a stored endpoint the check refuses today: the attempt is failed in the delivery log with the reason, no connection made", () =>
     Effect.gen(function*() {

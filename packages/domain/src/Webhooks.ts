@@ -239,6 +239,29 @@ const isLoopbackHost = (host: string) => {
 const isLocalReceiver = (url: URL) => url.protocol === "http:" && isLoopbackHost(url.hostname)
 
 /**
+ * The operator's loopback policy. `allowed` (`TENDER_WEBHOOK_ALLOW_LOOPBACK`, default on): test-mode
+ * local receivers at all; a shared production deployment turns it off, since any merchant could
+ * otherwise have the server POST to any loopback port (a port scan, an admin endpoint such as a
+ * sidecar's). `reservedPorts`: loopback ports never reached even when allowed, the server's own and
+ * those of the database and Redis it uses.
+ */
+export interface LoopbackReceivers {
+  readonly allowed: boolean
+  readonly reservedPorts: ReadonlyArray<number>
+}
+
+export const WebhookLoopbackReceivers = Context.Reference<LoopbackReceivers>("@tender/domain/WebhookLoopbackReceivers", {
+  defaultValue: () => ({ allowed: true, reservedPorts: [] })
+})
+
+/** Why a local receiver may not be used under the operator's policy, or `undefined`. */
+const localReceiverRefusal = (url: URL, policy: LoopbackReceivers) => {
+  if (!policy.allowed) return "must be https (loopback receivers are turned off on this server)"
+  const port = url.port === "" ? 80 : Number(url.port)
+  return policy.reservedPorts.includes(port) ? `must not point at loopback port ${port} (used by this server)` : undefined
+}
+
+/**
  * The operator's choice (`TENDER_WEBHOOK_ALLOW_PRIVATE`): endpoints may be on private-use, CGNAT and
  * unique-local addresses (receivers inside the operator's own network). Read at registration and at
  * every delivery.
@@ -266,7 +289,7 @@ const hostnameProblem = (hostname: string): string | undefined => {
  * What is wrong with an endpoint URL as written, whatever its host resolves to, or the parsed URL.
  * Live mode: https only. Test mode: https, or http on a loopback host (local receivers).
  */
-const endpointUrlProblem = (raw: string, mode: Account["mode"]): URL | string => {
+const endpointUrlProblem = (raw: string, mode: Account["mode"], policy: LoopbackReceivers): URL | string => {
   const problem = PaymentRequest.urlProblem(raw)
   if (problem !== undefined) return problem
   const url = new URL(raw)
@@ -275,7 +298,8 @@ const endpointUrlProblem = (raw: string, mode: Account["mode"]): URL | string =>
   if (host !== undefined) return host
   if (url.protocol === "https:") return url
   if (mode === "live") return "must be https in live mode"
-  return isLocalReceiver(url) ? url : "must be https (http is allowed for loopback hosts in test mode)"
+  if (!isLocalReceiver(url)) return "must be https (http is allowed for loopback hosts in test mode)"
+  return localReceiverRefusal(url, policy) ?? url
 }
 
 /** Why an endpoint may not be reached at `address` (what its host resolved to), or `undefined`. */
@@ -315,7 +339,7 @@ const checkAddresses = Effect.fnUntraced(function*(url: URL) {
  * it may be registered (a receiver not set up yet), and each delivery checks it again anyway.
  */
 export const checkEndpointUrl = Effect.fnUntraced(function*(mode: Account["mode"], raw: string) {
-  const url = endpointUrlProblem(raw, mode)
+  const url = endpointUrlProblem(raw, mode, yield* WebhookLoopbackReceivers)
   if (typeof url === "string") return yield* invalidField("url", url)
   const checked = yield* checkAddresses(url)
   if (checked._tag === "Refused") return yield* invalidField("url", checked.reason)
@@ -337,6 +361,9 @@ export const deliveryTargets = Effect.fnUntraced(function*(raw: string) {
     return { _tag: "Refused" as const, reason: "endpoint URL is not a URL" }
   }
   if (url.protocol !== "https:" && !isLocalReceiver(url)) return { _tag: "Refused" as const, reason: "endpoint URL must be https" }
+  // A local receiver registered before the operator turned loopback off, or on a port reserved since.
+  const local = isLocalReceiver(url) ? localReceiverRefusal(url, yield* WebhookLoopbackReceivers) : undefined
+  if (local !== undefined) return { _tag: "Refused" as const, reason: `endpoint URL ${local}` }
   const checked = yield* checkAddresses(url)
   if (checked._tag === "Refused") return { _tag: "Refused" as const, reason: `endpoint host ${checked.reason}` }
   if (checked.addresses.length === 0) return { _tag: "Refused" as const, reason: `host ${url.hostname} does not resolve` }
@@ -417,10 +444,12 @@ export class Webhooks extends Context.Service<Webhooks, {
       const ids = yield* Ids
 
       const allowPrivate = yield* WebhookPrivateReceivers
+      const loopback = yield* WebhookLoopbackReceivers
       const validateUrl = (account: Account, raw: string) =>
         checkEndpointUrl(account.mode, raw).pipe(
           Effect.provideService(HostResolver, resolver),
-          Effect.provideService(WebhookPrivateReceivers, allowPrivate)
+          Effect.provideService(WebhookPrivateReceivers, allowPrivate),
+          Effect.provideService(WebhookLoopbackReceivers, loopback)
         )
 
       const validateEvents = (input: ReadonlyArray<string> | undefined): ReadonlyArray<string> | ValidationFailed => {

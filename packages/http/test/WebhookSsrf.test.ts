@@ -97,6 +97,15 @@ describe("webhook endpoint URLs: SSRF at registration", () => {
     }
   })
 
+  it("test mode: a local receiver on the server's own port is refused, on every loopback spelling", async () => {
+    const own = new URL(server.baseUrl).port
+    for (const url of [`http://127.0.0.1:${own}/v1/payments`, `http://localhost:${own}/`, `http://[::1]:${own}/`, `http://127.0.0.2:${own}/`]) {
+      const reply = await register("test", url)
+      expect({ url, status: reply.status, code: reply.json?.code, field: reply.json?.errors?.[0]?.field, message: reply.json?.errors?.[0]?.message })
+        .toEqual({ url, status: 400, code: "validation_failed", field: "url", message: `must not point at loopback port ${own} (used by this server)` })
+    }
+  })
+
   it("an update to a refused URL is refused too", async () => {
     const created = await register("test", "https://93.184.215.14/hook")
     const reply = await send(server, accounts.test, "POST", `/v1/webhook_endpoints/${created.json.id}`, {

@@ -14,7 +14,7 @@
 import * as http from "node:http"
 import * as https from "node:https"
 import { isIP, type LookupFunction } from "node:net"
-import { type DeliveryOutcome, deliveryTargets, HostResolver, WebhookPrivateReceivers, WebhookTransport } from "@tender/domain"
+import { type DeliveryOutcome, deliveryTargets, HostResolver, WebhookLoopbackReceivers, WebhookPrivateReceivers, WebhookTransport } from "@tender/domain"
 import { Clock, Effect, Layer } from "effect"
 
 /** Read at most this much of a response before dropping the connection: nobody reads it. */
@@ -82,12 +82,13 @@ const exchange = (request: PostRequest, addresses: ReadonlyArray<string>, timeou
     outgoing.end(request.body)
   })
 
-/** Needs the HostResolver the registration check uses (the system resolver in production). */
+/** Needs the HostResolver the registration check uses (HostResolverDns in production). */
 export const layer: Layer.Layer<WebhookTransport, never, HostResolver> = Layer.effect(
   WebhookTransport,
   Effect.gen(function*() {
     const resolver = yield* HostResolver
     const allowPrivate = yield* WebhookPrivateReceivers
+    const loopback = yield* WebhookLoopbackReceivers
     return WebhookTransport.of({
       post: (request) =>
         Effect.gen(function*() {
@@ -97,6 +98,7 @@ export const layer: Layer.Layer<WebhookTransport, never, HostResolver> = Layer.e
           const targets = yield* deliveryTargets(request.url).pipe(
             Effect.provideService(HostResolver, resolver),
             Effect.provideService(WebhookPrivateReceivers, allowPrivate),
+            Effect.provideService(WebhookLoopbackReceivers, loopback),
             Effect.timeoutOption(request.timeoutMs)
           )
           let result: Reply

@@ -72,7 +72,7 @@ export const serve = command(
       // Hosted pages and sandbox redirects need an address browsers can reach; without
       // TENDER_PUBLIC_URL it is this server's own.
       const local = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host
-      const withUrl = { ...config, publicUrl: config.publicUrl ?? `http://${local}:${port}` }
+      const withUrl = { ...config, publicUrl: config.publicUrl ?? `http://${local}:${port}`, listenPort: port }
       return Layer.launch(
         Layer.merge(Server.layer({ port, host, rateLimit, ipLimits: perIp, fieldsUrl: withUrl.fieldsUrl, sdkUrl: withUrl.sdkUrl }), workers).pipe(Layer.provide(Services.layer(withUrl)))
       )

@@ -54,7 +54,7 @@ export const startTestServer = async (
   }
 ): Promise<TestServer> => {
   const port = await freePort()
-  const infrastructure = Infrastructure.layer({ ...storage, publicUrl: `http://127.0.0.1:${port}` })
+  const infrastructure = Infrastructure.layer({ ...storage, publicUrl: `http://127.0.0.1:${port}`, listenPort: port })
   const domain = UseCases.layer.pipe(Layer.provideMerge(infrastructure))
   const layer = Layer.merge(
     HttpRouter.serve(Layer.merge(Server.app(options), extraRoutes), { disableLogger: true, disableListenLog: true }),

@@ -27,7 +27,7 @@ import * as net from "node:net"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Redacted, Schedule, Schema, Scope } from "effect"
+import { Effect, Option, Redacted, Schedule, Schema, Scope } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
 import { InfrastructureError, infrastructureError } from "../../InfrastructureError.ts"
 
@@ -434,3 +434,6 @@ export const status = (dataDir: string) =>
     const info = yield* readInfo(paths)
     return { running: yield* isRunning(bin, paths, runAs), info }
   })
+
+/** The port the server on `dataDir` listens on, as `start` recorded it (webhooks must never reach it). */
+export const recordedPort = (dataDir: string) => Effect.map(readInfo(pathsOf(dataDir)), Option.map((info) => info.port))
