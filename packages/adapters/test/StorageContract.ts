@@ -215,7 +215,7 @@ const newEvent = (order: Payment.Order, overrides: Partial<Payment.PaymentEvent>
   })
 
 /** An event of its own (no order), stored: a delivery's row needs its event. */
-const storedEvent = (accountId: string, overrides: Partial<Payment.PaymentEvent> = {}) =>
+export const storedEvent = (accountId: string, overrides: Partial<Payment.PaymentEvent> = {}) =>
   Effect.gen(function*() {
     const event: Payment.PaymentEvent = {
       id: yield* (yield* Ids).make("event"),
@@ -1581,6 +1581,31 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       expect(yield* claim({})).toEqual([])
       yield* endpoints.update({ ...off, status: "enabled", version: 2 })
       expect(yield* claim({})).toEqual([paused.id])
+    }))
+
+  it.effect("webhook deliveries: claimDue ranks an account by its endpoints' candidates only, so one endpoint's backlog does not hold back its others", () =>
+    Effect.gen(function*() {
+      const ids = yield* Ids
+      yield* clearClaimWindow
+      const account = yield* storedAccount
+      const event = yield* storedEvent(account)
+      const [backlogged, other] = [yield* ids.make("webhookEndpoint"), yield* ids.make("webhookEndpoint")]
+      const due = (endpointId: string, ms: number) =>
+        newDelivery(event, endpointId, { next_attempt_at: later(CLAIM_WINDOW.from, ms) })
+      const backlog = [yield* due(backlogged, 1), yield* due(backlogged, 2), yield* due(backlogged, 3)]
+      const waiting = yield* due(other, 4)
+      for (const d of [...backlog, waiting]) yield* (yield* WebhookDeliveryRepo).insert(d)
+
+      // The backlog's second and third are past their endpoint's bound: the other endpoint's row is
+      // the account's second candidate, within its bound of 2.
+      const claimed = yield* claimWith({
+        now: later(CLAIM_WINDOW.from, 60_000),
+        leaseUntil: later(CLAIM_WINDOW.from, 90_000),
+        limit: 10,
+        perAccount: 2,
+        perEndpoint: 1
+      })
+      expect(idsOf(claimed)).toEqual(idsOf([backlog[0], waiting]))
     }))
 
   it.effect("webhook endpoints: insert refuses past the account's maximum, counting that account only", () =>

@@ -42,11 +42,13 @@ export class WebhookDeliveryRepo extends Context.Service<WebhookDeliveryRepo, {
    * Claims up to `limit` deliveries due at `now` (status pending or failed, next_attempt_at <= now),
    * skipping rows another worker holds (PostgreSQL: FOR UPDATE SKIP LOCKED), endpoints in
    * `excludeEndpoints`, accounts in `excludeAccounts` and endpoints that are disabled (their
-   * deliveries wait, paused, until it is enabled again). Fair across accounts: at most `perAccount`
-   * per account and `perEndpoint` per endpoint, taken round-robin (each account's oldest due first,
-   * then each one's second…) among the oldest due. Each claimed row gets `next_attempt_at =
-   * leaseUntil` and `lease_token = lease`, so a worker that dies mid-attempt leaves it due again
-   * once the lease ends. Runs in its own unit of work; returns them oldest due first.
+   * deliveries wait, paused, until it is enabled again). Fair across accounts: each endpoint's
+   * oldest `perEndpoint` due are the candidates, of which at most `perAccount` per account are
+   * taken round-robin (each account's oldest candidate first, then each one's second…). Its cost
+   * follows the endpoints with open deliveries and these bounds, not the backlog's size. Each
+   * claimed row gets `next_attempt_at = leaseUntil` and `lease_token = lease`, so a worker that
+   * dies mid-attempt leaves it due again once the lease ends. Runs in its own unit of work;
+   * returns them oldest due first.
    */
   claimDue(options: {
     readonly now: string

@@ -472,10 +472,16 @@ export class Webhooks extends Context.Service<Webhooks, {
           onSome: Effect.succeed
         }))
 
+      // The search's shared decoder knows `since` as `created_from`; a refusal names the field the
+      // caller sent (an unparsable time, or one outside the years storage holds).
       const listInput = (input: { readonly limit?: number | undefined; readonly cursor?: string | undefined; readonly since?: string | undefined }) =>
-        input.since !== undefined && Number.isNaN(Date.parse(input.since))
-          ? Effect.fail(invalidField("since", "must be an ISO 8601 timestamp"))
-          : Effect.map(decodeInput({ ...input, created_from: input.since }), ({ created_to: _, ...base }) => base)
+        decodeInput({ ...input, created_from: input.since }).pipe(
+          Effect.mapError((error) => {
+            const since = error.errors?.find((e) => e.field === "created_from")
+            return since === undefined ? error : invalidField("since", since.message)
+          }),
+          Effect.map(({ created_to: _, ...base }) => base)
+        )
 
       // --- the dispatcher --------------------------------------------------------------------
 

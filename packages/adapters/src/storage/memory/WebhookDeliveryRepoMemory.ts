@@ -51,7 +51,9 @@ const progress = (db: Writer, next: Webhook.WebhookDelivery): boolean => {
 
 /**
  * Round-robin over accounts (each one's oldest due first, then each one's second…), at most
- * `perAccount` per account and `perEndpoint` per endpoint, from `due` sorted oldest first.
+ * `perAccount` per account and `perEndpoint` per endpoint, from `due` sorted oldest first. As in
+ * PostgreSQL, each endpoint's oldest `perEndpoint` are taken first and an account's rank counts only
+ * those: rows past their endpoint's bound do not push the account's other endpoints back.
  */
 const fairly = (
   due: ReadonlyArray<Webhook.WebhookDelivery>,
@@ -61,11 +63,12 @@ const fairly = (
   const byEndpoint = new Map<string, number>()
   const ranked: Array<{ readonly delivery: Webhook.WebhookDelivery; readonly rank: number; readonly order: number }> = []
   due.forEach((delivery, order) => {
-    const rank = (byAccount.get(delivery.account_id) ?? 0) + 1
     const inEndpoint = (byEndpoint.get(delivery.endpoint_id) ?? 0) + 1
-    byAccount.set(delivery.account_id, rank)
     byEndpoint.set(delivery.endpoint_id, inEndpoint)
-    if (rank <= options.perAccount && inEndpoint <= options.perEndpoint) ranked.push({ delivery, rank, order })
+    if (inEndpoint > options.perEndpoint) return
+    const rank = (byAccount.get(delivery.account_id) ?? 0) + 1
+    byAccount.set(delivery.account_id, rank)
+    if (rank <= options.perAccount) ranked.push({ delivery, rank, order })
   })
   return ranked
     .sort((a, b) => a.rank - b.rank || a.order - b.order)

@@ -36,13 +36,6 @@ const Claim = Schema.Struct({
   excludeAccounts: Schema.Array(Schema.String)
 })
 
-/**
- * How many of the oldest due rows a claim ranks, per row it may take: enough to reach past one
- * account's backlog to the others' in the same claim, bounded so that a large backlog costs a poll
- * a bounded read. An account at its in-flight bound is excluded before this window is cut.
- */
-const SCAN_PER_SLOT = 16
-
 /** What a delivery's progress changes (and the end of its lease); the rest is fixed at insert. */
 const progress = (row: typeof DeliveryRow.Encoded) => ({
   status: row.status,
@@ -76,45 +69,58 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, SqlClient.SqlClient 
     const claimDue = SqlSchema.findAll({
       Request: Claim,
       Result: DeliveryRow,
-      // `candidates` reads the oldest due rows (the predicate and order of `webhook_deliveries_due_idx`)
-      // without locking, leaving out excluded endpoints and accounts and disabled endpoints (paused);
-      // `picked` ranks them per account and per endpoint and takes them round-robin across accounts.
-      // `due` then locks those still due, skipping rows another worker holds (the re-check sees a
-      // concurrent claim's committed lease). The ranking read no locks, so a claim running beside
-      // another picks rows that one holds: `extra` replaces what `due` skipped with the oldest due
-      // rows nobody holds (fair or not: the dispatcher hands an account's surplus back). MATERIALIZED
-      // runs each locking SELECT exactly once: one re-run by the planner could claim more than
-      // `limit` rows. The claim order is the old due time, which the lease overwrites, hence `due_at`.
+      // Each step costs what the dispatcher's bounds allow, not what the backlog holds (issue 12
+      // review): `heads` walks `webhook_deliveries_endpoint_due_idx` one endpoint at a time (a loose
+      // index scan: one probe per endpoint with open deliveries, giving its oldest), and `pool` takes
+      // the oldest `perEndpoint` due rows of each endpoint that is due, not excluded, of an account
+      // not excluded, and not disabled (its rows are `paused`, out of the index, by migration 0022's
+      // trigger; the check here covers a row retried while paused). `picked` ranks the pool per account
+      // and takes it round-robin across accounts. `due` then locks those still due, skipping rows
+      // another worker holds (the re-check sees a concurrent claim's committed lease). The ranking
+      // reads no locks, so a claim running beside another picks rows that one holds: `extra`
+      // replaces what `due` skipped with the oldest of the rest of the pool nobody holds (fair or not:
+      // the dispatcher hands an account's surplus back). MATERIALIZED runs each locking SELECT
+      // exactly once: one re-run by the planner could claim more than `limit` rows. The claim order
+      // is the old due time, which the lease overwrites, hence `due_at`.
       execute: ({ excludeAccounts, excludeEndpoints, lease, leaseUntil, limit, now, perAccount, perEndpoint }) => {
-        const claimable = sql`d.status IN ('pending', 'failed') AND d.next_attempt_at <= ${now}::timestamptz
-          AND d.endpoint_id <> ALL(${excludeEndpoints}) AND d.account_id <> ALL(${excludeAccounts})
-          AND NOT EXISTS (
-            SELECT 1 FROM webhook_endpoints e WHERE e.id = d.endpoint_id AND e.status = 'disabled'
-          )`
-        return sql`WITH candidates AS (
-              SELECT d.id, d.account_id, d.endpoint_id, d.next_attempt_at FROM webhook_deliveries d
-              WHERE ${claimable}
-              ORDER BY d.next_attempt_at, d.id
-              LIMIT ${limit * SCAN_PER_SLOT}
+        const open = sql`d.status IN ('pending', 'failed') AND NOT d.paused`
+        const claimable = sql`${open} AND d.next_attempt_at <= ${now}::timestamptz`
+        const head = sql`SELECT d.endpoint_id, d.account_id, d.next_attempt_at FROM webhook_deliveries d`
+        return sql`WITH RECURSIVE heads AS (
+              (${head} WHERE ${open} ORDER BY d.endpoint_id, d.next_attempt_at, d.id LIMIT 1)
+              UNION ALL
+              SELECT n.* FROM heads h CROSS JOIN LATERAL (
+                ${head} WHERE ${open} AND d.endpoint_id > h.endpoint_id
+                ORDER BY d.endpoint_id, d.next_attempt_at, d.id LIMIT 1
+              ) n
+            ), pool AS (
+              SELECT p.* FROM heads h CROSS JOIN LATERAL (
+                SELECT d.id, d.account_id, d.next_attempt_at FROM webhook_deliveries d
+                WHERE d.endpoint_id = h.endpoint_id AND ${claimable}
+                ORDER BY d.next_attempt_at, d.id
+                LIMIT ${perEndpoint}
+              ) p
+              WHERE h.next_attempt_at <= ${now}::timestamptz
+                AND h.endpoint_id <> ALL(${excludeEndpoints}) AND h.account_id <> ALL(${excludeAccounts})
+                AND NOT EXISTS (
+                  SELECT 1 FROM webhook_endpoints e WHERE e.id = h.endpoint_id AND e.status = 'disabled'
+                )
             ), ranked AS (
-              SELECT c.id, c.next_attempt_at,
-                row_number() OVER (PARTITION BY c.account_id ORDER BY c.next_attempt_at, c.id) AS in_account,
-                row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at, c.id) AS in_endpoint
-              FROM candidates c
+              SELECT p.id, p.next_attempt_at,
+                row_number() OVER (PARTITION BY p.account_id ORDER BY p.next_attempt_at, p.id) AS in_account
+              FROM pool p
             ), picked AS (
               SELECT r.id FROM ranked r
-              WHERE r.in_account <= ${perAccount} AND r.in_endpoint <= ${perEndpoint}
+              WHERE r.in_account <= ${perAccount}
               ORDER BY r.in_account, r.next_attempt_at, r.id
               LIMIT ${limit}
             ), due AS MATERIALIZED (
               SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
-              WHERE d.id IN (SELECT id FROM picked)
-                AND d.status IN ('pending', 'failed') AND d.next_attempt_at <= ${now}::timestamptz
+              WHERE d.id IN (SELECT id FROM picked) AND ${claimable}
               FOR UPDATE SKIP LOCKED
             ), extra AS MATERIALIZED (
               SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
-              WHERE ${claimable}
-                AND d.id NOT IN (SELECT id FROM due)
+              WHERE d.id IN (SELECT id FROM pool) AND d.id NOT IN (SELECT id FROM picked) AND ${claimable}
               ORDER BY d.next_attempt_at, d.id
               LIMIT (SELECT count(*) FROM picked) - (SELECT count(*) FROM due)
               FOR UPDATE SKIP LOCKED
