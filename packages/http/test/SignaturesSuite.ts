@@ -8,7 +8,7 @@
 import { createServer, type IncomingHttpHeaders, request as httpRequest, type Server } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { TenderConfig } from "@tender/adapters/Config"
-import { parseSignatureHeader, verifySignature } from "@tender/adapters/Signature"
+import { parseSignatureHeader, signatureHeader, verifySignature } from "@tender/adapters/Signature"
 import { type Credentials, send } from "@tender/client/Testing"
 import { requestHeaders } from "@tender/client/Raw"
 import { Effect } from "effect"
@@ -254,6 +254,20 @@ export const signaturesSuite = (storage: Pick<TenderConfig, "storage" | "dataDir
       expect(answers.map((a) => a.status)).toEqual([200, 200])
     })
 
+    it("during a rotation overlap, a write signed under both secrets, resent under either one alone, is 409; one capture", async () => {
+      const shop = await Effect.runPromise(server.accounts.create({ name: "overlap-replay", mode: "test" }))
+      const rolled = await Effect.runPromise(server.accounts.rollSigningSecret(shop.account_id, 3600))
+      const order = (await authorize(typedClient(server, { secret_key: shop.secret_key, signing_secret: rolled.signing_secret }))).order_id
+      const [path, body, t] = ["/v1/payments/capture", capture(order), nowSeconds()]
+      const both = signatureHeader([rolled.signing_secret, shop.signing_secret], t, path, body)
+      expect((await raw("POST", path, { body, signature: both, key: shop.secret_key })).status).toBe(200)
+      for (const secret of [shop.signing_secret, rolled.signing_secret]) {
+        const alone = signatureHeader(secret, t, path, body)
+        expectCode(await raw("POST", path, { body, signature: alone, key: shop.secret_key }), 409, "conflict")
+      }
+      expect(await captures(order)).toBe(1)
+    })
+
     it("a write that failed (4xx) used its signature too: the replay is 409, not a second attempt", async () => {
       const body = JSON.stringify({ order_id: "ord_doesnotexist", amount: "3.00" })
       const signature = captured("/v1/payments/capture", body)
@@ -280,6 +294,21 @@ export const signaturesSuite = (storage: Pick<TenderConfig, "storage" | "dataDir
       expect((await raw("POST", path, { body, signature })).status).toBe(200)
       expectCode(await raw("DELETE", path, { body, signature }), 409, "conflict")
       expect((await send(server, merchant, "GET", path)).json.description).toBe("renamed")
+    })
+
+    it("a path spelled other than its route (case, doubled slash) is 404; escapes are checked as the route; a read's signature never deletes", async () => {
+      const id = await newEndpoint()
+      for (const path of [`/v1/Webhook_endpoints/${id}`, `/v1//webhook_endpoints/${id}`, `/v1/webhook_endpoints//${id}`, `/V1/webhook_endpoints/${id}`]) {
+        const signature = captured(path)
+        expectCode(await raw("GET", path, { signature }), 404, "not_found")
+        expect((await raw("DELETE", path, { signature })).status, path).toBe(404)
+      }
+      for (const path of [`/v1/%77ebhook_endpoints/${id}`, `/v1/webhook%5Fendpoints/${id}/`]) {
+        const signature = captured(path)
+        expect((await raw("GET", path, { signature })).status, path).toBe(200)
+        expectCode(await raw("DELETE", path, { signature }), 409, "conflict")
+      }
+      expect((await send(server, merchant, "GET", `/v1/webhook_endpoints/${id}`)).status).toBe(200)
     })
 
     it("a query string added after signing is 401 invalid_signature", async () => {
