@@ -12,6 +12,7 @@ import { parseSignatureHeader, signatureHeader, verifySignature } from "@tender/
 import { type Credentials, send } from "@tender/client/Testing"
 import { requestHeaders } from "@tender/client/Raw"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import type { HttpApiGroup } from "effect/http-api"
 import { Api } from "../src/Api.ts"
 import * as Routes from "../src/Routes.ts"
@@ -325,6 +326,26 @@ export const signaturesSuite = (storage: Pick<TenderConfig, "storage" | "dataDir
       expect((await send(server, merchant, "GET", path)).status).toBe(200)
     })
   })
+
+  // PostgreSQL's replay cache made to refuse response entries (a CHECK constraint), the way a store
+  // failing mid-request would: the write is done by then, so its answer must still go out, signed.
+  it.skipIf(storage.storage !== "postgres" || storage.redisUrl !== undefined)(
+    "a response entry the cache fails to record is logged; the write's answer still goes out, signed",
+    async () => {
+      const sql = (statement: string) =>
+        server.run(Effect.gen(function*() {
+          yield* (yield* SqlClient.SqlClient).unsafe(statement)
+        }) as Effect.Effect<void>)
+      await sql("ALTER TABLE replay_signatures ADD CONSTRAINT test_no_responses CHECK (kind <> 'response') NOT VALID")
+      try {
+        const created = await send(server, merchant, "POST", "/v1/customers", { body: JSON.stringify({ name: "Cache Down" }) })
+        expect(created.status).toBe(201)
+        expect((await send(server, merchant, "GET", `/v1/customers/${created.json.id}`)).status).toBe(200)
+      } finally {
+        await sql("ALTER TABLE replay_signatures DROP CONSTRAINT test_no_responses")
+      }
+    }
+  )
 
   describe("signing-secret rotation", () => {
     const v1Count = (header: string | null | undefined) => parseSignatureHeader(header ?? undefined)?.signatures.length
