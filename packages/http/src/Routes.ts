@@ -49,9 +49,9 @@ export const ROUTER_CONFIG = { caseSensitive: true, ignoreDuplicateSlashes: fals
 /**
  * The path of a request URL as the router matches it (FindMyWay): an absolute-form target's scheme
  * and host dropped, cut at the first `?`, `;` or `#`, percent-escapes decoded except reserved
- * characters (decodeURI), one trailing slash ignored. The gateway decides on this path whether a key
- * is needed and whether a request writes or its path takes writes: on the raw path, a spelling the
- * router accepts (`/v1/%77ebhook_endpoints/we_1`, `…/we_1;x`) would hide a write path.
+ * characters (decodeURI). The gateway decides on this path whether a key is needed and whether a
+ * request writes or its path takes writes: on the raw path, a spelling the router accepts
+ * (`/v1/%77ebhook_endpoints/we_1`, `/v1/webhook_endpoints;x`) would hide a path that takes writes.
  */
 export const routedPath = (url: string): string => {
   const target = url.startsWith("/") ? url : url.replace(/^https?:\/\/.*?\//, "/")
@@ -62,5 +62,7 @@ export const routedPath = (url: string): string => {
   } catch {
     // The router refuses it too (404): the raw path is as good as any for the checks.
   }
-  return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path
+  // A trailing slash stays: the route table's patterns take one (`toRegExp`), and `/v1/` must still
+  // read as an API path that needs a key.
+  return path
 }

@@ -309,6 +309,10 @@ export const signaturesSuite = (storage: Pick<TenderConfig, "storage" | "dataDir
         expect((await raw("GET", path, { signature })).status, path).toBe(200)
         expectCode(await raw("DELETE", path, { signature }), 409, "conflict")
       }
+      const listed = "/v1/webhook_endpoints;x"
+      const signature = captured(listed)
+      expect((await raw("GET", listed, { signature })).status).toBe(200)
+      expectCode(await raw("POST", listed, { signature }), 409, "conflict")
       expect((await send(server, merchant, "GET", `/v1/webhook_endpoints/${id}`)).status).toBe(200)
     })
 
