@@ -4,7 +4,7 @@
  * the scheme (requests, responses and webhooks); the merchant side of it (the headers a request
  * carries, the verdict on an answer) is @tender/client's Raw.ts.
  */
-import { createHmac, timingSafeEqual } from "node:crypto"
+import { createHash, createHmac, timingSafeEqual } from "node:crypto"
 
 export const SIGNATURE_HEADER = "x-signature"
 /** Replay window either side of the server clock, in seconds. */
@@ -50,6 +50,15 @@ export const computeSignature = (
 ): string =>
   createHmac("sha256", secret).update(`${timestamp}${pathWithQuery}`, "utf8").update(toBytes(body)).digest("hex")
 
+/**
+ * What a signature covers, whatever secret signed it: SHA-256 of `t + path + body`. The replay cache
+ * keys on this, not on a `v1` entry, so a payload signed under two secrets during a rotation (a
+ * request with both entries, then a copy with only the old one) is one payload, and a response's
+ * digest is exactly the one a request replaying it would present.
+ */
+export const contentDigest = (timestampSeconds: number, pathWithQuery: string, body: Uint8Array | string): string =>
+  createHash("sha256").update(`${timestampSeconds}${pathWithQuery}`, "utf8").update(toBytes(body)).digest("hex")
+
 /** The `v1` entries of a payload signed at `timestampSeconds`, one per secret (several while a secret rotates). */
 export const signaturesOf = (
   secrets: string | ReadonlyArray<string>,
@@ -70,9 +79,9 @@ export const signatureHeader = (
 
 export type VerifyResult = "valid" | "malformed" | "invalid" | "expired"
 
-/** A verdict, and on `valid` the signature that matched and its timestamp (what a replay cache keys on). */
+/** A verdict, and on `valid` the timestamp and the payload's `contentDigest` (what the replay cache keys on). */
 export type Verification =
-  | { readonly verdict: "valid"; readonly signature: string; readonly timestamp: number }
+  | { readonly verdict: "valid"; readonly digest: string; readonly timestamp: number }
   | { readonly verdict: Exclude<VerifyResult, "valid"> }
 
 /**
@@ -95,7 +104,7 @@ export const verify = (
     const bytes = Buffer.from(expected, "hex")
     for (const candidate of parsed.signatures) {
       if (timingSafeEqual(bytes, Buffer.from(candidate, "hex"))) {
-        return { verdict: "valid", signature: expected, timestamp: parsed.timestamp }
+        return { verdict: "valid", digest: contentDigest(parsed.timestamp, pathWithQuery, body), timestamp: parsed.timestamp }
       }
     }
   }

@@ -78,6 +78,18 @@ const replayContract = (it: Vitest.MethodsNonLive<ReplayCache>) => {
 
 layer(ReplayCacheMemory.layer, { excludeTestServices: true })("ReplayCacheMemory", (it) => {
   replayContract(it)
+
+  it.effect("holds at most maxEntries: a claim of a full cache drops the entry recorded longest ago", () =>
+    Effect.gen(function*() {
+      const cache = yield* Effect.provide(Effect.service(ReplayCache), ReplayCacheMemory.layerWith({ maxEntries: 3 }))
+      const account = unique("acct")
+      const digests = ["1", "2", "3", "4", "5"].map((c) => c.repeat(64))
+      for (const [i, digest] of digests.entries()) {
+        expect(yield* cache.claim(account, digest, { kind: "response", requestId: `req_${i}` }, later())).toEqual(Option.none())
+      }
+      const held = yield* Effect.forEach(digests, (digest) => cache.find(account, digest))
+      expect(held.map(Option.isSome)).toEqual([false, false, true, true, true])
+    }))
 })
 
 const pg = ReplayCachePg.layer.pipe(Layer.provideMerge(Layer.unwrap(Effect.map(sharedConfig, PgDatabase.layer))))
@@ -90,7 +102,7 @@ layer(pg, { excludeTestServices: true, timeout: "2 minutes" })("ReplayCachePg", 
       const cache = yield* Effect.provide(Effect.service(ReplayCache), ReplayCachePg.layerWith({ sweepEveryMs: 0 }))
       const sql = yield* SqlClient.SqlClient
       const account = unique("acct")
-      yield* sql`INSERT INTO replay_signatures (account_id, signature, kind, request_id, expires_at)
+      yield* sql`INSERT INTO replay_signatures (account_id, digest, kind, request_id, expires_at)
         VALUES (${account}, ${"0".repeat(64)}, 'request', 'req_stale', now() - interval '1 hour')`
       // A claim sweeps when the last sweep is old enough (here: always).
       yield* cache.claim(unique("other"), "1".repeat(64), { kind: "request", requestId: "req_x" }, later())

@@ -83,7 +83,16 @@ export interface IssuedKeys {
   readonly secretKeyHash: string
 }
 
-const touch = (account: Account, now: string): Account => ({ ...account, updated_at: now })
+/**
+ * Every change stamps `updated_at`, and drops a previous signing secret whose overlap has ended: it
+ * verifies nothing by then (`signingSecrets`), so it need not be kept. Dropped here, at the
+ * account's next change, rather than when a request reads the account past the expiry: that would
+ * be a write on the hot path, racing the operator's own changes.
+ */
+const touch = (account: Account, now: string): Account =>
+  account.previous_signing_secret_expires_at != null && Date.parse(account.previous_signing_secret_expires_at) <= Date.parse(now)
+    ? { ...account, previous_signing_secret: null, previous_signing_secret_expires_at: null, updated_at: now }
+    : { ...account, updated_at: now }
 
 export const suspend = (account: Account, now: string): Account | Conflict =>
   account.status === "suspended"

@@ -54,6 +54,16 @@ describe("Account", () => {
     expect(rolled.secret_keys.map((k) => [k.hash, k.revoked_at])).toEqual([["h1", "t1"], ["h2", null]])
   })
 
+  it("an account's next change drops a previous signing secret whose overlap has ended, and keeps one still overlapping", () => {
+    const rolled = Account.rollSigningSecret(base, "whsec_new", 60, "2026-01-01T00:00:00.000Z") as Account.Account
+    expect(rolled.previous_signing_secret).toBe("whsec_x")
+    const during = Account.suspend(rolled, "2026-01-01T00:00:59.000Z") as Account.Account
+    expect(during.previous_signing_secret).toBe("whsec_x")
+    const after = Account.activate(during, "2026-01-01T00:01:00.000Z") as Account.Account
+    expect([after.previous_signing_secret, after.previous_signing_secret_expires_at]).toEqual([null, null])
+    expect(Account.signingSecrets(after, Date.parse("2026-01-01T00:01:00.000Z"))).toEqual(["whsec_new"])
+  })
+
   it("validates rate limits", () => {
     expect((Account.setRateLimit(base, 5, 10, "t1") as Account.Account).rate_limit).toEqual({ per_second: 5, burst: 10 })
     expect(Account.setRateLimit(base, 0, 10, "t1")).toBeInstanceOf(ValidationFailed)

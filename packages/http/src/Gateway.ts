@@ -20,12 +20,12 @@ import * as ByteSize from "effect/ByteSize"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { HttpServerError } from "effect/http"
 import { Account, Accounts, Cidr, Errors, Ids, RateLimiter } from "@tender/domain"
-import { SIGNATURE_HEADER, signatureHeader, signaturesOf, verify } from "@tender/adapters/Signature"
+import { contentDigest, SIGNATURE_HEADER, signatureHeader, verify } from "@tender/adapters/Signature"
 import { expiresAt, ReplayCache } from "@tender/adapters/replay/ReplayCache"
 import * as ApiError from "./ApiError.ts"
 import * as IpLimits from "./IpLimits.ts"
 import { CurrentRequest, type RequestState } from "./RequestContext.ts"
-import type { RouteTable } from "./Routes.ts"
+import { routedPath, type RouteTable } from "./Routes.ts"
 
 export interface GatewayOptions {
   readonly maxBodyBytes: number
@@ -187,8 +187,8 @@ export const layer = (options: GatewayOptions) =>
         // a signature the cache holds as a response's never authorises anything.
         const write = isWrite(request.method, path)
         const held = write || acceptsWrite(path)
-          ? yield* replays.claim(account.id, verification.signature, { kind: "request", requestId: state.requestId }, expiresAt(verification.timestamp))
-          : yield* replays.find(account.id, verification.signature)
+          ? yield* replays.claim(account.id, verification.digest, { kind: "request", requestId: state.requestId }, expiresAt(verification.timestamp))
+          : yield* replays.find(account.id, verification.digest)
         if (Option.isSome(held) && held.value.kind === "response") {
           return yield* reject(new Errors.InvalidSignature({ message: "The signature does not match the request" }))
         }
@@ -228,7 +228,7 @@ export const layer = (options: GatewayOptions) =>
             }))
           }
         }
-        if (safeDecode(path).includes("\u0000")) {
+        if (safeDecode(request.url.split("?")[0]).includes("\u0000")) {
           return yield* reject(new Errors.InvalidParameter({ message: "The path must not contain the NUL character" }))
         }
       })
@@ -273,7 +273,8 @@ export const layer = (options: GatewayOptions) =>
           const request = yield* HttpServerRequest.HttpServerRequest
           const state: RequestState = { requestId: yield* ids.make("request"), account: undefined }
           const signing: SignatureState = { verified: false }
-          const path = request.url.split("?")[0]
+          // The path the router will match, not the raw one: the checks below must see its route.
+          const path = routedPath(request.url)
           const needsKey = options.routes.requiresKey(path)
           const exit = yield* Effect.exit(
             (needsKey
@@ -291,12 +292,21 @@ export const layer = (options: GatewayOptions) =>
             const now = Math.floor(nowMs / 1000)
             const secrets = Account.signingSecrets(state.account, nowMs)
             // A response signature is exactly the request signature of a request on this path whose
-            // body is this response's. Cached before the response leaves: for a request that did not
-            // verify (its caller may lack the secret and be fishing for a signature), and for every
-            // path that accepts a write (a read's or a write's answer replayed as a write).
+            // body is this response's, under every secret: one digest of the payload covers them all.
+            // Cached before the response leaves: for a request that did not verify (its caller may
+            // lack the secret and be fishing for a signature), and for every path that accepts a
+            // write (a read's or a write's answer replayed as a write).
             if (!signing.verified || acceptsWrite(path)) {
-              for (const signature of signaturesOf(secrets, now, request.url, bytes)) {
-                yield* replays.claim(state.account.id, signature, { kind: "response", requestId: state.requestId }, expiresAt(now))
+              const claimed = yield* Effect.exit(
+                replays.claim(state.account.id, contentDigest(now, request.url, bytes), { kind: "response", requestId: state.requestId }, expiresAt(now))
+              )
+              // The answer still goes out, signed: the request (a write, perhaps) has been carried
+              // out, and a missing entry is the smaller risk than the client never learning that.
+              if (claimed._tag === "Failure") {
+                if (Cause.hasInterruptsOnly(claimed.cause)) return yield* Effect.failCause(claimed.cause)
+                yield* Effect.logError("Replay cache: the response could not be recorded", claimed.cause).pipe(
+                  Effect.annotateLogs({ request_id: state.requestId, path })
+                )
               }
             }
             response = HttpServerResponse.setHeader(response, SIGNATURE_HEADER, signatureHeader(secrets, now, request.url, bytes))

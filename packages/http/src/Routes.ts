@@ -37,3 +37,32 @@ export const fromApi = (
     requiresKey: (path) => path.startsWith("/v1/") && !PUBLIC_API_PATHS.has(path) && !path.startsWith(CLIENT_API_PREFIX)
   }
 }
+
+/**
+ * The router's options (Server.ts and the test server): paths match exactly as written, letter case
+ * and doubled slashes included, so the path the gateway checks (`routedPath`) and the route that
+ * serves it cannot disagree (by default `/v1/Webhook_endpoints//we_1` would reach a route the
+ * gateway's checks do not recognise as taking writes).
+ */
+export const ROUTER_CONFIG = { caseSensitive: true, ignoreDuplicateSlashes: false } as const
+
+/**
+ * The path of a request URL as the router matches it (FindMyWay): an absolute-form target's scheme
+ * and host dropped, cut at the first `?`, `;` or `#`, percent-escapes decoded except reserved
+ * characters (decodeURI). The gateway decides on this path whether a key is needed and whether a
+ * request writes or its path takes writes: on the raw path, a spelling the router accepts
+ * (`/v1/%77ebhook_endpoints/we_1`, `/v1/webhook_endpoints;x`) would hide a path that takes writes.
+ */
+export const routedPath = (url: string): string => {
+  const target = url.startsWith("/") ? url : url.replace(/^https?:\/\/.*?\//, "/")
+  const cut = target.slice(1).search(/[?;#]/)
+  let path = cut === -1 ? target : target.slice(0, cut + 1)
+  try {
+    path = decodeURI(path)
+  } catch {
+    // The router refuses it too (404): the raw path is as good as any for the checks.
+  }
+  // A trailing slash stays: the route table's patterns take one (`toRegExp`), and `/v1/` must still
+  // read as an API path that needs a key.
+  return path
+}

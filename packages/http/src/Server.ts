@@ -108,7 +108,7 @@ export const app = (options: Omit<ServerOptions, "port" | "host">) => {
 export const layer = (options: ServerOptions) =>
   // The default request logger costs a third or more of throughput (style.md); errors are logged
   // by the gateway instead.
-  HttpRouter.serve(app(options), { disableLogger: true }).pipe(
+  HttpRouter.serve(app(options), { disableLogger: true, routerConfig: Routes.ROUTER_CONFIG }).pipe(
     // Merged, not hidden: callers read the bound address (port 0 in tests) from HttpServer.
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port, host: options.host }))
   )

@@ -8,10 +8,11 @@
 import { createServer, type IncomingHttpHeaders, request as httpRequest, type Server } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { TenderConfig } from "@tender/adapters/Config"
-import { parseSignatureHeader, verifySignature } from "@tender/adapters/Signature"
+import { parseSignatureHeader, signatureHeader, verifySignature } from "@tender/adapters/Signature"
 import { type Credentials, send } from "@tender/client/Testing"
 import { requestHeaders } from "@tender/client/Raw"
 import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
 import type { HttpApiGroup } from "effect/http-api"
 import { Api } from "../src/Api.ts"
 import * as Routes from "../src/Routes.ts"
@@ -254,6 +255,20 @@ export const signaturesSuite = (storage: Pick<TenderConfig, "storage" | "dataDir
       expect(answers.map((a) => a.status)).toEqual([200, 200])
     })
 
+    it("during a rotation overlap, a write signed under both secrets, resent under either one alone, is 409; one capture", async () => {
+      const shop = await Effect.runPromise(server.accounts.create({ name: "overlap-replay", mode: "test" }))
+      const rolled = await Effect.runPromise(server.accounts.rollSigningSecret(shop.account_id, 3600))
+      const order = (await authorize(typedClient(server, { secret_key: shop.secret_key, signing_secret: rolled.signing_secret }))).order_id
+      const [path, body, t] = ["/v1/payments/capture", capture(order), nowSeconds()]
+      const both = signatureHeader([rolled.signing_secret, shop.signing_secret], t, path, body)
+      expect((await raw("POST", path, { body, signature: both, key: shop.secret_key })).status).toBe(200)
+      for (const secret of [shop.signing_secret, rolled.signing_secret]) {
+        const alone = signatureHeader(secret, t, path, body)
+        expectCode(await raw("POST", path, { body, signature: alone, key: shop.secret_key }), 409, "conflict")
+      }
+      expect(await captures(order)).toBe(1)
+    })
+
     it("a write that failed (4xx) used its signature too: the replay is 409, not a second attempt", async () => {
       const body = JSON.stringify({ order_id: "ord_doesnotexist", amount: "3.00" })
       const signature = captured("/v1/payments/capture", body)
@@ -282,6 +297,25 @@ export const signaturesSuite = (storage: Pick<TenderConfig, "storage" | "dataDir
       expect((await send(server, merchant, "GET", path)).json.description).toBe("renamed")
     })
 
+    it("a path spelled other than its route (case, doubled slash) is 404; escapes are checked as the route; a read's signature never deletes", async () => {
+      const id = await newEndpoint()
+      for (const path of [`/v1/Webhook_endpoints/${id}`, `/v1//webhook_endpoints/${id}`, `/v1/webhook_endpoints//${id}`, `/V1/webhook_endpoints/${id}`]) {
+        const signature = captured(path)
+        expectCode(await raw("GET", path, { signature }), 404, "not_found")
+        expect((await raw("DELETE", path, { signature })).status, path).toBe(404)
+      }
+      for (const path of [`/v1/%77ebhook_endpoints/${id}`, `/v1/webhook%5Fendpoints/${id}/`]) {
+        const signature = captured(path)
+        expect((await raw("GET", path, { signature })).status, path).toBe(200)
+        expectCode(await raw("DELETE", path, { signature }), 409, "conflict")
+      }
+      const listed = "/v1/webhook_endpoints;x"
+      const signature = captured(listed)
+      expect((await raw("GET", listed, { signature })).status).toBe(200)
+      expectCode(await raw("POST", listed, { signature }), 409, "conflict")
+      expect((await send(server, merchant, "GET", `/v1/webhook_endpoints/${id}`)).status).toBe(200)
+    })
+
     it("a query string added after signing is 401 invalid_signature", async () => {
       const signature = captured("/v1/webhook_endpoints")
       expect((await raw("GET", "/v1/webhook_endpoints", { signature })).status).toBe(200)
@@ -296,6 +330,26 @@ export const signaturesSuite = (storage: Pick<TenderConfig, "storage" | "dataDir
       expect((await send(server, merchant, "GET", path)).status).toBe(200)
     })
   })
+
+  // PostgreSQL's replay cache made to refuse response entries (a CHECK constraint), the way a store
+  // failing mid-request would: the write is done by then, so its answer must still go out, signed.
+  it.skipIf(storage.storage !== "postgres" || storage.redisUrl !== undefined)(
+    "a response entry the cache fails to record is logged; the write's answer still goes out, signed",
+    async () => {
+      const sql = (statement: string) =>
+        server.run(Effect.gen(function*() {
+          yield* (yield* SqlClient.SqlClient).unsafe(statement)
+        }) as Effect.Effect<void>)
+      await sql("ALTER TABLE replay_signatures ADD CONSTRAINT test_no_responses CHECK (kind <> 'response') NOT VALID")
+      try {
+        const created = await send(server, merchant, "POST", "/v1/customers", { body: JSON.stringify({ name: "Cache Down" }) })
+        expect(created.status).toBe(201)
+        expect((await send(server, merchant, "GET", `/v1/customers/${created.json.id}`)).status).toBe(200)
+      } finally {
+        await sql("ALTER TABLE replay_signatures DROP CONSTRAINT test_no_responses")
+      }
+    }
+  )
 
   describe("signing-secret rotation", () => {
     const v1Count = (header: string | null | undefined) => parseSignatureHeader(header ?? undefined)?.signatures.length

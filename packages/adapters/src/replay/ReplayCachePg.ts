@@ -10,7 +10,6 @@ import { SqlClient } from "effect/sql"
 import { outsideUnitOfWork } from "../storage/postgres/UnitOfWorkPg.ts"
 import { ReplayCache, type ReplayEntry } from "./ReplayCache.ts"
 
-
 interface Row {
   readonly kind: string
   readonly request_id: string
@@ -41,23 +40,23 @@ export const layerWith = (
       yield* run(sql`DELETE FROM replay_signatures WHERE expires_at < now()`)
     })
 
-    const find = (account: string, signature: string) =>
+    const find = (account: string, digest: string) =>
       run(sql<Row>`
         SELECT kind, request_id FROM replay_signatures
-        WHERE account_id = ${account} AND signature = ${signature} AND expires_at > now()`).pipe(Effect.map(entryOf))
+        WHERE account_id = ${account} AND digest = ${digest} AND expires_at > now()`).pipe(Effect.map(entryOf))
 
     return ReplayCache.of({
-      claim: (account, signature, entry, expiresAt) =>
+      claim: (account, digest, entry, expiresAt) =>
         Effect.gen(function*() {
           yield* sweep
           const claimed = yield* run(sql<Row>`
-            INSERT INTO replay_signatures (account_id, signature, kind, request_id, expires_at)
-            VALUES (${account}, ${signature}, ${entry.kind}, ${entry.requestId}, to_timestamp(${expiresAt}))
-            ON CONFLICT (account_id, signature) DO UPDATE
+            INSERT INTO replay_signatures (account_id, digest, kind, request_id, expires_at)
+            VALUES (${account}, ${digest}, ${entry.kind}, ${entry.requestId}, to_timestamp(${expiresAt}))
+            ON CONFLICT (account_id, digest) DO UPDATE
               SET kind = EXCLUDED.kind, request_id = EXCLUDED.request_id, expires_at = EXCLUDED.expires_at
               WHERE replay_signatures.expires_at <= now()
             RETURNING kind`)
-          return claimed.length > 0 ? Option.none() : yield* find(account, signature)
+          return claimed.length > 0 ? Option.none() : yield* find(account, digest)
         }),
       find
     })

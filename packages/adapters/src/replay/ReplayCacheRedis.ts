@@ -1,6 +1,6 @@
 /**
  * The replay cache in Redis, shared by every process: `SET NX` with an absolute expiry claims a
- * signature in one command, so of two processes receiving the same request one wins.
+ * payload digest in one command, so of two processes receiving the same request one wins.
  */
 import { Effect, Layer, Option } from "effect"
 import { Redis } from "../redis/Redis.ts"
@@ -19,16 +19,16 @@ export const layer: Layer.Layer<ReplayCache, never, Redis> = Layer.effect(
   ReplayCache,
   Effect.gen(function*() {
     const redis = yield* Redis
-    const key = (account: string, signature: string) => `${KEY_PREFIX}${account}:${signature}`
+    const key = (account: string, digest: string) => `${KEY_PREFIX}${account}:${digest}`
     return ReplayCache.of({
-      claim: (account, signature, entry, expiresAt) =>
+      claim: (account, digest, entry, expiresAt) =>
         Effect.promise(async () => {
-          const k = key(account, signature)
+          const k = key(account, digest)
           // EXAT: Redis forgets the entry when the timestamp leaves the window, on Redis's own clock.
           const set = await redis.set(k, `${entry.kind}:${entry.requestId}`, "EXAT", expiresAt, "NX")
           return set === "OK" ? Option.none() : decode(await redis.get(k))
         }),
-      find: (account, signature) => Effect.promise(() => redis.get(key(account, signature))).pipe(Effect.map(decode))
+      find: (account, digest) => Effect.promise(() => redis.get(key(account, digest))).pipe(Effect.map(decode))
     })
   })
 )

@@ -12,6 +12,7 @@ import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { HttpRouter, HttpServer } from "effect/http"
+import * as Routes from "../Routes.ts"
 import * as Server from "../Server.ts"
 
 export interface TestServer {
@@ -57,7 +58,7 @@ export const startTestServer = async (
   const infrastructure = Infrastructure.layer({ ...storage, publicUrl: `http://127.0.0.1:${port}`, listenPort: port })
   const domain = UseCases.layer.pipe(Layer.provideMerge(infrastructure))
   const layer = Layer.merge(
-    HttpRouter.serve(Layer.merge(Server.app(options), extraRoutes), { disableLogger: true, disableListenLog: true }),
+    HttpRouter.serve(Layer.merge(Server.app(options), extraRoutes), { disableLogger: true, disableListenLog: true, routerConfig: Routes.ROUTER_CONFIG }),
     Workers.layer({ webhooks: { idleMs: 50 } })
   ).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" })),
