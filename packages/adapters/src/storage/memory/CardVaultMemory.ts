@@ -5,6 +5,8 @@ import type { VaultCipher } from "../../crypto/VaultCipher.ts"
 import * as VaultEntries from "../VaultEntries.ts"
 import { MemoryDatabase, table } from "./MemoryDatabase.ts"
 
+const DAY_MS = 86_400_000
+
 const cards = table<string, VaultEntries.VaultEntry>("card_vault")
 
 export const layer: Layer.Layer<CardVault, never, MemoryDatabase | VaultCipher | Ids> = Layer.effect(
@@ -29,10 +31,13 @@ export const layer: Layer.Layer<CardVault, never, MemoryDatabase | VaultCipher |
         Effect.flatMap(entryOf(accountId, token), (entry) =>
           Option.isSome(entry)
             ? Effect.gen(function*() {
-              const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+              const nowMs = yield* Clock.currentTimeMillis
               yield* db.write((w) => {
                 const current = w.mutable(cards).get(token)
-                if (current !== undefined) w.mutable(cards).set(token, { ...current, last_used_at: now })
+                // At most once a day, as CardVaultPg does (the policy counts in days).
+                if (current !== undefined && Date.parse(current.last_used_at) < nowMs - DAY_MS) {
+                  w.mutable(cards).set(token, { ...current, last_used_at: new Date(nowMs).toISOString() })
+                }
                 return Result.succeed(undefined)
               })
               return Option.some(yield* entries.reveal(accountId, token, entry.value.sealed))

@@ -42,14 +42,21 @@ export const layer: Layer.Layer<CardVault, never, SqlClient.SqlClient | VaultCip
         sql`SELECT token, account_id, brand, last4, bin, exp_month, exp_year, funding, holder_name, created_at
             FROM card_vault WHERE token = ${token} AND account_id = ${accountId}`
     })
-    // Reading the number for a call is the card's use: its last use moves to now in the same statement.
+    // Reading the number for a call is the card's use: its last use moves to now in the same
+    // statement, at most once a day. The retention policy counts in days, and writing the row on
+    // every charge would add a commit's fsync to each one and serialise charges of one card on its
+    // row lock.
     const useSealed = SqlSchema.findOneOption({
       Request: Schema.Struct({ accountId: Schema.String, token: Schema.String, now: Schema.String }),
       Result: SealedRow,
       execute: ({ accountId, now, token }) =>
-        sql`UPDATE card_vault SET last_used_at = GREATEST(last_used_at, ${now}::timestamptz)
-            WHERE token = ${token} AND account_id = ${accountId}
-            RETURNING number_iv, number_ciphertext, number_tag`
+        sql`WITH touched AS (
+              UPDATE card_vault SET last_used_at = ${now}::timestamptz
+              WHERE token = ${token} AND account_id = ${accountId}
+                AND last_used_at < ${now}::timestamptz - interval '1 day'
+            )
+            SELECT number_iv, number_ciphertext, number_tag
+            FROM card_vault WHERE token = ${token} AND account_id = ${accountId}`
     })
 
     return CardVault.of({
