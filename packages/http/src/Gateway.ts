@@ -68,6 +68,8 @@ const BODILESS_METHODS = new Set(["GET", "HEAD", "DELETE"])
 interface SignatureState {
   /** The request's own signature verified and was not a replay. */
   verified: boolean
+  /** The path takes a write (so its request and response signatures are claimed); known once verified. */
+  writePath: boolean
 }
 
 const EMPTY = new Uint8Array(0)
@@ -186,7 +188,8 @@ export const layer = (options: GatewayOptions) =>
         // otherwise be sent again as a bodiless write there (GET → DELETE). Other reads only look:
         // a signature the cache holds as a response's never authorises anything.
         const write = isWrite(request.method, path)
-        const held = write || acceptsWrite(path)
+        signing.writePath = write || acceptsWrite(path)
+        const held = signing.writePath
           ? yield* replays.claim(account.id, verification.digest, { kind: "request", requestId: state.requestId }, expiresAt(verification.timestamp))
           : yield* replays.find(account.id, verification.digest)
         if (Option.isSome(held) && held.value.kind === "response") {
@@ -204,7 +207,7 @@ export const layer = (options: GatewayOptions) =>
           return yield* reject(new Errors.InvalidRequest({ message: `A ${request.method} request takes no body` }))
         }
 
-        if (account.status !== "active" && isWrite(request.method, path)) {
+        if (account.status !== "active" && write) {
           return yield* reject(new Errors.MerchantOperationNotAllowedStatus({
             message: `Account is ${account.status}: writes are not allowed`
           }))
@@ -272,7 +275,7 @@ export const layer = (options: GatewayOptions) =>
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest
           const state: RequestState = { requestId: yield* ids.make("request"), account: undefined }
-          const signing: SignatureState = { verified: false }
+          const signing: SignatureState = { verified: false, writePath: false }
           // The path the router will match, not the raw one: the checks below must see its route.
           const path = routedPath(request.url)
           const needsKey = options.routes.requiresKey(path)
@@ -296,7 +299,7 @@ export const layer = (options: GatewayOptions) =>
             // Cached before the response leaves: for a request that did not verify (its caller may
             // lack the secret and be fishing for a signature), and for every path that accepts a
             // write (a read's or a write's answer replayed as a write).
-            if (!signing.verified || acceptsWrite(path)) {
+            if (!signing.verified || signing.writePath) {
               const claimed = yield* Effect.exit(
                 replays.claim(state.account.id, contentDigest(now, request.url, bytes), { kind: "response", requestId: state.requestId }, expiresAt(now))
               )
