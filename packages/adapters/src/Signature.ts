@@ -60,7 +60,7 @@ export const contentDigest = (timestampSeconds: number, pathWithQuery: string, b
   createHash("sha256").update(`${timestampSeconds}${pathWithQuery}`, "utf8").update(toBytes(body)).digest("hex")
 
 /** The `v1` entries of a payload signed at `timestampSeconds`, one per secret (several while a secret rotates). */
-export const signaturesOf = (
+const signaturesOf = (
   secrets: string | ReadonlyArray<string>,
   timestampSeconds: number,
   pathWithQuery: string,
