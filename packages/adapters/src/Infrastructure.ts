@@ -109,6 +109,7 @@ import type { ReplayCache } from "./replay/ReplayCache.ts"
 import * as ReplayCacheMemory from "./replay/ReplayCacheMemory.ts"
 import * as ReplayCachePg from "./replay/ReplayCachePg.ts"
 import * as ReplayCacheRedis from "./replay/ReplayCacheRedis.ts"
+import * as Operations from "./Operations.ts"
 
 export { InfrastructureError }
 
@@ -149,6 +150,8 @@ export type Ports =
   | ChannelProviders
   | WebhookTransport
   | HostResolver
+  /** Readiness checks and backlogs, for /readyz and /metrics (Operations.ts). */
+  | Operations.Operations
 
 /** Memory storage: no durability, a vault key that dies with the process. */
 export const memoryStorage: Layer.Layer<StoragePorts, never, Ids> = Layer.mergeAll(
@@ -304,13 +307,21 @@ export const layer = (config: TenderConfig): Layer.Layer<Ports, InfrastructureEr
   ).pipe(
     // After storage: the embedded PostgreSQL's port is known once it has started.
     Layer.provideMerge(loopbackReceivers(config)),
-    Layer.provideMerge(config.storage === "memory" ? memoryStorage : postgresStorage(config)),
+    Layer.provideMerge(
+      config.storage === "memory"
+        ? Layer.provideMerge(withRedis(config, Operations.memoryLayer), memoryStorage)
+        : Layer.provideMerge(withRedis(config, Operations.postgresLayer), postgresStorage(config))
+    ),
     Layer.provideMerge(Layer.mergeAll(
       primitives,
       FaultsEnv.layer(config.fault),
       Layer.succeed(WebhookPrivateReceivers, config.webhookAllowPrivate ?? false)
     ))
   )
+
+/** Readiness and backlogs (Operations.ts), with Redis's check when `REDIS_URL` is set. */
+const withRedis = <R>(config: TenderConfig, operations: Layer.Layer<Operations.Operations, never, R>) =>
+  config.redisUrl !== undefined ? operations.pipe(Layer.provide(redis(config.redisUrl))) : operations
 
 /** Applies pending migrations (memory storage has none) and returns the names of those it applied. */
 export const migrate = (config: TenderConfig): Effect.Effect<ReadonlyArray<string>, InfrastructureError> =>

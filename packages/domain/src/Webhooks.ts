@@ -11,7 +11,8 @@
  * claimed again, or retried) records nothing over the new holder's work.
  */
 import { isoOf, nowIso } from "./Time.ts"
-import { Clock, Context, Effect, Layer, Option, Queue, Random, Result } from "effect"
+import { Clock, Context, Effect, Layer, Metric, Option, Queue, Random, Result } from "effect"
+import { webhookFirstAttemptLag } from "./OperationalMetrics.ts"
 import type { Account } from "./Account.ts"
 import { signingSecrets } from "./Account.ts"
 import * as Cidr from "./Cidr.ts"
@@ -492,6 +493,7 @@ export class Webhooks extends Context.Service<Webhooks, {
       /** One attempt: POST the signed envelope, record what happened, schedule the next try. */
       const attempt = Effect.fnUntraced(function*(delivery: WebhookDelivery) {
         const started = yield* Clock.currentTimeMillis
+        if (delivery.attempts === 0) yield* Metric.update(webhookFirstAttemptLag, Math.max(0, started - Date.parse(delivery.created_at)) / 1000)
         const event = yield* events.findAny(delivery.event_id)
         const endpoint = yield* endpoints.findAny(delivery.endpoint_id)
         const account = yield* accounts.findById(delivery.account_id as AccountId)

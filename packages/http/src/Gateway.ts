@@ -24,6 +24,7 @@ import { contentDigest, SIGNATURE_HEADER, signatureHeader, verify } from "@tende
 import { expiresAt, ReplayCache } from "@tender/adapters/replay/ReplayCache"
 import * as ApiError from "./ApiError.ts"
 import * as IpLimits from "./IpLimits.ts"
+import * as Metrics from "./Metrics.ts"
 import { CurrentRequest, type RequestState } from "./RequestContext.ts"
 import { routedPath, type RouteTable } from "./Routes.ts"
 
@@ -274,7 +275,9 @@ export const layer = (options: GatewayOptions) =>
       return (httpEffect) =>
         Effect.gen(function*() {
           const request = yield* HttpServerRequest.HttpServerRequest
+          const started = performance.now()
           const state: RequestState = { requestId: yield* ids.make("request"), account: undefined }
+          yield* Metrics.annotateSpan(state.requestId)
           const signing: SignatureState = { verified: false, writePath: false }
           // The path the router will match, not the raw one: the checks below must see its route.
           const path = routedPath(request.url)
@@ -283,7 +286,9 @@ export const layer = (options: GatewayOptions) =>
             (needsKey
               ? Effect.andThen(admit(request, state, path, signing), httpEffect)
               : ipLimits.guardPublic(request, path, state.requestId, httpEffect)).pipe(
-              Effect.provideService(CurrentRequest, state)
+              Effect.provideService(CurrentRequest, state),
+              // Every line logged while serving the request names it (JSON logs: `request_id`).
+              Effect.annotateLogs("request_id", state.requestId)
             )
           )
           if (exit._tag === "Failure" && Cause.hasInterruptsOnly(exit.cause)) return yield* exit
@@ -314,6 +319,8 @@ export const layer = (options: GatewayOptions) =>
             }
             response = HttpServerResponse.setHeader(response, SIGNATURE_HEADER, signatureHeader(secrets, now, request.url, bytes))
           }
+          // Route timing, in one place: by the route's template, never the raw path (ids in labels).
+          yield* Metrics.observeRequest(request.method, options.routes.templateOf(request.method, path), response.status, (performance.now() - started) / 1000)
           return response
         })
     }),

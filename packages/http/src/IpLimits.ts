@@ -32,6 +32,7 @@ import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Cidr, Errors, RateLimiter } from "@tender/domain"
 import { BoundedCache } from "@tender/domain/BoundedCache"
 import * as ApiError from "./ApiError.ts"
+import { HEALTH_PATH, READY_PATH } from "./Health.ts"
 
 export interface Limit {
   readonly perSecond: number
@@ -100,6 +101,12 @@ export class Limited {
 
 const CLIENT_PREFIX = "/v1/client/"
 
+/**
+ * Health probes (Health.ts) spend from no bucket: load balancers poll them often from few
+ * addresses, and they are cheap. /metrics keeps the per-IP limit: a scrape queries the database.
+ */
+const PROBES = new Set<string>([HEALTH_PATH, READY_PATH])
+
 /** Paths a program calls (it reads the envelope); everything else public is a browser's page or asset. */
 const isNotification = (path: string) => /^\/providers\/[^/]+\/notifications\/?$/.test(path)
 const isApiShaped = (path: string) => path.startsWith("/v1/") || isNotification(path)
@@ -155,7 +162,7 @@ export const make = (options: IpLimitOptions) =>
         requestId: string,
         route: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
       ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
-        path.startsWith(CLIENT_PREFIX)
+        path.startsWith(CLIENT_PREFIX) || PROBES.has(path)
           ? route
           : Effect.flatMap(
             Effect.andThen(

@@ -2,6 +2,7 @@
  * Which paths exist (for 404 vs 405) and which need an API key, derived from the HttpApi value plus
  * the few routes served outside it.
  */
+import { FindMyWay } from "effect/http"
 import type { HttpApiGroup } from "effect/http-api"
 
 export interface RouteTable {
@@ -12,6 +13,11 @@ export interface RouteTable {
    * own publishable-key auth: client/ClientRoutes.ts); hosted pages and docs are public.
    */
   requiresKey(path: string): boolean
+  /**
+   * The route template a request matches (`/v1/orders/:id`), as the router matches it; undefined
+   * when none does. Metrics and traces label requests by it: a raw path would put ids in labels.
+   */
+  templateOf(method: string, url: string): string | undefined
 }
 
 const toRegExp = (pattern: string) =>
@@ -31,8 +37,19 @@ export const fromApi = (
   api: { readonly groups: Record<string, unknown> },
   extra: ReadonlyArray<{ readonly method: string; readonly path: string }>
 ): RouteTable => {
-  const routes = [...endpointsOf(api), ...extra].map((route) => ({ method: route.method, regexp: toRegExp(route.path) }))
+  const all = [...endpointsOf(api), ...extra]
+  const routes = all.map((route) => ({ method: route.method, regexp: toRegExp(route.path) }))
+  // The router's own matcher, configured as it is: one lookup per request, not a scan of patterns.
+  const templates = FindMyWay.make<string>(ROUTER_CONFIG)
+  const seen = new Set<string>()
+  for (const route of all) {
+    const key = `${route.method} ${route.path}`
+    if (seen.has(key)) continue
+    seen.add(key)
+    templates.on(route.method, route.path as FindMyWay.PathInput, route.path)
+  }
   return {
+    templateOf: (method, url) => (templates.find(method, url) ?? (method === "HEAD" ? templates.find("GET", url) : undefined))?.handler,
     methodsFor: (path) => [...new Set(routes.filter((r) => r.regexp.test(path)).map((r) => r.method))],
     requiresKey: (path) => path.startsWith("/v1/") && !PUBLIC_API_PATHS.has(path) && !path.startsWith(CLIENT_API_PREFIX)
   }

@@ -9,6 +9,8 @@ import { HttpRouter } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { Api } from "./Api.ts"
 import * as Gateway from "./Gateway.ts"
+import * as Health from "./Health.ts"
+import * as Metrics from "./Metrics.ts"
 import * as IpLimits from "./IpLimits.ts"
 import { CustomersHandlers } from "./handlers/CustomersHandlers.ts"
 import { PaymentMethodsHandlers } from "./handlers/PaymentMethodsHandlers.ts"
@@ -44,6 +46,8 @@ export interface ServerOptions {
    * keys, and how many proxies' X-Forwarded-For to trust; each defaults to DEFAULT_IP_LIMITS'.
    */
   readonly ipLimits?: Partial<IpLimits.IpLimitOptions> | undefined
+  /** TENDER_METRICS_TOKEN: a bearer token GET /metrics requires; unset → the env's, else open (Metrics.ts). */
+  readonly metricsToken?: string | undefined
 }
 
 export const DEFAULT_RATE_LIMIT = { perSecond: 100, burst: 200 } as const
@@ -82,7 +86,9 @@ export const ROUTES_OUTSIDE_API: ReadonlyArray<{ readonly method: string; readon
   ...CheckoutPage.CHECKOUT_ROUTES,
   ...SdkAssets.SDK_ROUTES,
   ...ClientRoutes.CLIENT_ROUTES,
-  ...ProviderNotifications.NOTIFICATION_ROUTES
+  ...ProviderNotifications.NOTIFICATION_ROUTES,
+  ...Health.HEALTH_ROUTES,
+  { method: "GET", path: Metrics.METRICS_PATH }
 ]
 
 const routeTable = Routes.fromApi(Api, ROUTES_OUTSIDE_API)
@@ -101,7 +107,9 @@ export const app = (options: Omit<ServerOptions, "port" | "host">) => {
     SdkAssets.layer({ fieldsUrl: options.fieldsUrl }),
     ClientRoutes.layer({ maxBodyBytes, defaultRateLimit, fieldsUrl: options.fieldsUrl, trustedProxies: ipLimits.trustedProxies }),
     ProviderNotifications.layer({ maxBodyBytes }),
-    Gateway.layer({ maxBodyBytes, defaultRateLimit, routes: routeTable, ipLimits })
+    Gateway.layer({ maxBodyBytes, defaultRateLimit, routes: routeTable, ipLimits }),
+    Health.layer,
+    Metrics.layer({ token: options.metricsToken })
   )
 }
 

@@ -424,6 +424,10 @@ export const isolationSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
     // Outside the HttpApi value. Public documents and assets: no account, nothing of A's.
     "GET /v1/openapi.json": async () => void await page("GET", "/v1/openapi.json"),
     "GET /docs": async () => void await page("GET", "/docs"),
+    // Operations (Health.ts, Metrics.ts): no account; the metrics' labels are route templates, never A's ids.
+    "GET /healthz": async () => void await page("GET", "/healthz"),
+    "GET /readyz": async () => void await page("GET", "/readyz"),
+    "GET /metrics": async () => void await page("GET", "/metrics"),
     "GET /sdk/v1/tender.js": async () => void await page("GET", "/sdk/v1/tender.js"),
     "GET /fields/v1/card.html": async () => void await page("GET", "/fields/v1/card.html"),
     "GET /fields/v1/card.js": async () => void await page("GET", "/fields/v1/card.js"),

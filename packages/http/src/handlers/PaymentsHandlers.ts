@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Payments } from "@tender/domain"
 import { Api } from "../Api.ts"
+import { trackPayment } from "../Metrics.ts"
 import { CurrentAccount, run } from "../RequestContext.ts"
 
 export const PaymentsHandlers = HttpApiBuilder.group(
@@ -10,9 +11,9 @@ export const PaymentsHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const payments = yield* Payments
     return handlers
-      .handle("create", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => run(payments.create(account, payload))))
-      .handle("capture", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => run(payments.capture(account, payload))))
-      .handle("void", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => run(payments.void(account, payload))))
+      .handle("create", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => run(trackPayment("create", payload.payment_method?.code)(payments.create(account, payload)))))
+      .handle("capture", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => run(trackPayment("capture")(payments.capture(account, payload)))))
+      .handle("void", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => run(trackPayment("void")(payments.void(account, payload)))))
       .handle("completeThreeDs", ({ params }) =>
         Effect.flatMap(CurrentAccount, (account) => run(payments.completeThreeDs(account, params.id))))
       .handle("cardStorageConsent", ({ params, payload }) =>

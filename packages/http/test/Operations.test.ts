@@ -1,0 +1,192 @@
+/**
+ * Operations endpoints (issue 13, item 5) over real HTTP on embedded PostgreSQL and memory storage:
+ * /healthz, /readyz (database, migrations current; 503 with a reason otherwise), /metrics (route
+ * templates, not paths; payments by outcome; backlogs from the database; the optional bearer token),
+ * and the probes' exemption from the per-IP limit of keyless routes.
+ */
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { Effect } from "effect"
+import { SqlClient } from "effect/sql"
+import { type Credentials, send } from "@tender/client/Testing"
+import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { type TenderPromiseClient, typedClient } from "./support/Typed.ts"
+
+const CARD = "4242424242424242"
+
+/** One sample's value from an exposition text (undefined when absent). */
+const sample = (text: string, name: string, labels: Record<string, string> = {}): number | undefined => {
+  for (const line of text.split("\n")) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue
+    const has = Object.entries(labels).every(([key, value]) => line.includes(`${key}="${value}"`))
+    if (has) return Number(line.slice(line.lastIndexOf(" ") + 1))
+  }
+  return undefined
+}
+
+const scrape = async (server: TestServer, headers: Record<string, string> = {}) => {
+  const response = await fetch(`${server.baseUrl}/metrics`, { headers })
+  return { status: response.status, type: response.headers.get("content-type"), text: await response.text() }
+}
+
+describe("on PostgreSQL", () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "tender-operations-"))
+  let server: TestServer
+  let merchant: Credentials & { account_id: string }
+  let tender: TenderPromiseClient
+
+  beforeAll(async () => {
+    server = await startTestServer(
+      { rateLimit: { perSecond: 10_000, burst: 10_000 } },
+      undefined,
+      { storage: "postgres", dataDir }
+    )
+    merchant = await Effect.runPromise(server.accounts.create({ name: "operations", mode: "test" }))
+    tender = typedClient(server, merchant)
+  })
+  afterAll(async () => {
+    await server?.close()
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+
+  it("/healthz answers 200 without a key", async () => {
+    const response = await fetch(`${server.baseUrl}/healthz`)
+    expect(response.status).toBe(200)
+    expect(await response.json()).toEqual({ status: "ok" })
+  })
+
+  it("/readyz is 200 with the database reachable and every migration applied", async () => {
+    const response = await fetch(`${server.baseUrl}/readyz`)
+    expect(response.status).toBe(200)
+    expect(await response.json()).toEqual({
+      status: "ready",
+      checks: [{ name: "database", ok: true }, { name: "migrations", ok: true }]
+    })
+  })
+
+  it("/readyz is 503 with the reason while a migration is missing", async () => {
+    const sql = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
+      server.run(Effect.gen(function*() {
+        return yield* f(yield* SqlClient.SqlClient)
+      }) as Effect.Effect<A, unknown, never>)
+    const [removed] = await sql((s) => s<{ name: string; applied_at: Date }>`DELETE FROM tender_migrations WHERE name = (SELECT max(name) FROM tender_migrations) RETURNING name, applied_at`)
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 1_100)) // past the readiness cache
+      const response = await fetch(`${server.baseUrl}/readyz`)
+      expect(response.status).toBe(503)
+      const body = await response.json() as { status: string; reason: string }
+      expect(body.status).toBe("not_ready")
+      expect(body.reason).toBe(`migrations: 1 migration(s) not applied: ${removed.name} (run tender migrate)`)
+    } finally {
+      await sql((s) => s`INSERT INTO tender_migrations (name, applied_at) VALUES (${removed.name}, ${removed.applied_at})`)
+    }
+  })
+
+  it("/metrics: requests by route template and status, payments by outcome, backlogs, process basics; no ids or card data", async () => {
+    const token = (await tender.testHelpers.createCardToken({ number: CARD, exp_month: 12, exp_year: 2035, cvc: "123", holder_name: "Ada" })).token
+    const payment = await tender.payments.create({
+      amount: "25.00",
+      currency: "USD",
+      country: "US",
+      merchant_reference: `ops-${Date.now()}`,
+      payment_method: { code: "card", details: { card_token: token, stored_credential: { initiator: "merchant", reason: "unscheduled" } } }
+    })
+    await tender.orders.get({ params: { id: payment.order_id } })
+    const missing = await send(server, merchant, "GET", "/v1/orders/ord_doesnotexist")
+    expect(missing.status).toBe(404)
+    const refused = await send(server, merchant, "POST", "/v1/payments", {
+      body: JSON.stringify({ amount: "1.00", currency: "USD", country: "US", merchant_reference: `ops-x-${Date.now()}`, payment_method: { code: "sofort" } })
+    })
+    expect(refused.status).toBe(400)
+
+    const { status, type, text } = await scrape(server)
+    expect(status).toBe(200)
+    expect(type).toMatch(/^text\/plain; version=0\.0\.4/)
+    expect(text).toContain("# TYPE tender_http_requests_total counter")
+    expect(sample(text, "tender_http_requests_total", { method: "GET", route: "/v1/orders/:id", status: "200" })).toBe(1)
+    expect(sample(text, "tender_http_requests_total", { method: "GET", route: "/v1/orders/:id", status: "404" })).toBe(1)
+    expect(sample(text, "tender_http_request_duration_seconds_bucket", { route: "/v1/orders/:id", le: "+Inf" })).toBe(2)
+    expect(sample(text, "tender_http_request_duration_seconds_count", { method: "POST", route: "/v1/payments" })).toBe(2)
+    expect(sample(text, "tender_payments_total", { operation: "create", status: payment.status, method: "card" })).toBe(1)
+    expect(sample(text, "tender_payments_total", { operation: "create", status: "unknown_payment_method", method: "other" })).toBe(1)
+    // From the database (memory storage has none): present, and zero on an idle one.
+    expect(sample(text, "tender_webhook_backlog")).toBeGreaterThanOrEqual(0)
+    expect(sample(text, "tender_webhook_oldest_unattempted_seconds")).toBeGreaterThanOrEqual(0)
+    expect(sample(text, "tender_reconciliation_backlog")).toBe(0)
+    expect(sample(text, "tender_db_connections")).toBeGreaterThan(0)
+    expect(sample(text, "tender_processes")).toBe(1)
+    expect(sample(text, "process_resident_memory_bytes")).toBeGreaterThan(0)
+    expect(sample(text, "process_cpu_seconds_total")).toBeGreaterThan(0)
+    // Labels are templates: no order id, reference, token or card number anywhere.
+    for (const secret of [payment.order_id, "ord_doesnotexist", token, CARD, "4242"]) expect(text).not.toContain(secret)
+  })
+
+  it("webhook lag: a delivery's first attempt is observed, commit to attempt", async () => {
+    const receiver = await import("node:http").then(({ createServer }) => {
+      const srv = createServer((_, res) => res.end("ok"))
+      return new Promise<{ url: string; close: () => void }>((resolve) =>
+        srv.listen(0, "127.0.0.1", () => {
+          const address = srv.address() as { port: number }
+          resolve({ url: `http://127.0.0.1:${address.port}/hook`, close: () => srv.close() })
+        }))
+    })
+    try {
+      const endpoint = await send(server, merchant, "POST", "/v1/webhook_endpoints", { body: JSON.stringify({ url: receiver.url }) })
+      expect(endpoint.status).toBe(201)
+      const token = (await tender.testHelpers.createCardToken({ number: CARD, exp_month: 12, exp_year: 2035, cvc: "123", holder_name: "Ada" })).token
+      await tender.payments.create({
+        amount: "5.00", currency: "USD", country: "US", merchant_reference: `lag-${Date.now()}`,
+        payment_method: { code: "card", details: { card_token: token, stored_credential: { initiator: "merchant", reason: "unscheduled" } } }
+      })
+      await expect.poll(async () => sample((await scrape(server)).text, "tender_webhook_first_attempt_lag_seconds_count") ?? 0, { timeout: 10_000 })
+        .toBeGreaterThan(0)
+    } finally {
+      receiver.close()
+    }
+  })
+})
+
+describe("on memory storage", () => {
+  let server: TestServer
+  let guarded: TestServer
+  let limited: TestServer
+  beforeAll(async () => {
+    server = await startTestServer()
+    guarded = await startTestServer({ metricsToken: "scrape-secret-1" })
+    limited = await startTestServer({ ipLimits: { perIp: { perSecond: 0.001, burst: 1 } } })
+  })
+  afterAll(async () => {
+    await server?.close()
+    await guarded?.close()
+    await limited?.close()
+  })
+
+  it("probes spend from no per-IP bucket (load balancers poll), while other keyless routes do", async () => {
+    for (let i = 0; i < 5; i++) {
+      expect((await fetch(`${limited.baseUrl}/healthz`)).status).toBe(200)
+    }
+    const docs = [await fetch(`${limited.baseUrl}/docs`), await fetch(`${limited.baseUrl}/docs`)]
+    expect(docs.map((r) => r.status)).toContain(429)
+  })
+
+
+  it("/readyz is 200 (nothing to reach) and /metrics has no database figures", async () => {
+    const ready = await fetch(`${server.baseUrl}/readyz`)
+    expect(ready.status).toBe(200)
+    expect(await ready.json()).toEqual({ status: "ready", checks: [{ name: "database", ok: true }] })
+    const { status, text } = await scrape(server)
+    expect(status).toBe(200)
+    expect(text).not.toContain("tender_webhook_backlog")
+    expect(sample(text, "tender_http_requests_total", { route: "/readyz", status: "200" })).toBeGreaterThanOrEqual(1)
+  })
+
+  it("with TENDER_METRICS_TOKEN set, a scrape needs it as a bearer token", async () => {
+    expect((await scrape(guarded)).status).toBe(401)
+    expect((await scrape(guarded, { authorization: "Bearer wrong-secret-1" })).status).toBe(401)
+    const ok = await scrape(guarded, { authorization: "Bearer scrape-secret-1" })
+    expect(ok.status).toBe(200)
+    expect(ok.text).toContain("tender_http_requests_total")
+  })
+})
