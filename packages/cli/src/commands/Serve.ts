@@ -6,6 +6,7 @@
 import { Errors } from "@tender/domain"
 import * as IpLimits from "@tender/http/IpLimits"
 import * as Server from "@tender/http/Server"
+import * as Telemetry from "@tender/adapters/Telemetry"
 import { Config, Effect, Layer } from "effect"
 import { Command, Flag } from "effect/cli"
 import { command } from "../Cli.ts"
@@ -74,7 +75,11 @@ export const serve = command(
       const local = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host
       const withUrl = { ...config, publicUrl: config.publicUrl ?? `http://${local}:${port}`, listenPort: port }
       return Layer.launch(
-        Layer.merge(Server.layer({ port, host, rateLimit, ipLimits: perIp, fieldsUrl: withUrl.fieldsUrl, sdkUrl: withUrl.sdkUrl }), workers).pipe(Layer.provide(Services.layer(withUrl)))
+        Layer.merge(Server.layer({ port, host, rateLimit, ipLimits: perIp, fieldsUrl: withUrl.fieldsUrl, sdkUrl: withUrl.sdkUrl }), workers).pipe(
+          Layer.provide(Services.layer(withUrl)),
+          // Logs (TENDER_LOG_FORMAT) and, with OTEL_EXPORTER_OTLP_ENDPOINT, traces: Telemetry.ts.
+          Layer.provide(Telemetry.layer())
+        )
       )
     })
 ).pipe(Command.withDescription("Run the merchant API, hosted pages and workers until SIGINT/SIGTERM"))

@@ -8,6 +8,7 @@
 import { Workers } from "@tender/domain"
 import { Config, Effect, Layer, Option } from "effect"
 import { Command } from "effect/cli"
+import * as Telemetry from "@tender/adapters/Telemetry"
 import { command } from "../Cli.ts"
 import * as Services from "../Services.ts"
 
@@ -37,5 +38,5 @@ export const workers = Layer.unwrap(
 export const worker = command(
   "worker",
   {},
-  (_, { config }) => Layer.launch(workers.pipe(Layer.provide(Services.layer(config))))
+  (_, { config }) => Layer.launch(workers.pipe(Layer.provide(Services.layer(config)), Layer.provide(Telemetry.layer())))
 ).pipe(Command.withDescription("Run the settlement and webhook workers without the API until SIGINT/SIGTERM"))

@@ -52,7 +52,9 @@ export const startTestServer = async (
   storage: Pick<TenderConfig, "storage" | "dataDir" | "sandboxLatencyMs" | "stripeApiUrl" | "adyenApiUrl" | "adyenCaFile" | "redisUrl"> = {
     storage: "memory",
     dataDir: ".tender-test"
-  }
+  },
+  /** Provided around everything, as `tender serve` provides Telemetry.layer: a logger or tracer under test. */
+  around: Layer.Layer<never> = Layer.empty
 ): Promise<TestServer> => {
   const port = await freePort()
   const infrastructure = Infrastructure.layer({ ...storage, publicUrl: `http://127.0.0.1:${port}`, listenPort: port })
@@ -62,7 +64,8 @@ export const startTestServer = async (
     Workers.layer({ webhooks: { idleMs: 50 } })
   ).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" })),
-    Layer.provideMerge(domain)
+    Layer.provideMerge(domain),
+    Layer.provide(around)
   )
   const scope = Effect.runSync(Scope.make())
   const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
