@@ -107,7 +107,14 @@ const jsonLogger = (write: (line: string) => void) =>
       if (!(key in entry)) entry[key] = value
     }
     if (cause.reasons.length > 0) entry.cause = Cause.pretty(cause)
-    write(redact(JSON.stringify(entry)) + "\n")
+    let line: string
+    try {
+      line = JSON.stringify(entry)
+    } catch {
+      // An annotation JSON cannot hold (a cycle, a bigint): its text instead, never a lost line.
+      line = JSON.stringify(Object.fromEntries(Object.entries(entry).map(([key, value]) => [key, typeof value === "string" ? value : String(value)])))
+    }
+    write(redact(line) + "\n")
   })
 
 const prettyLogger = (write: (line: string) => void) =>
