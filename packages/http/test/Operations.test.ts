@@ -4,6 +4,7 @@
  * templates, not paths; payments by outcome; backlogs from the database; the optional bearer token),
  * and the probes' exemption from the per-IP limit of keyless routes.
  */
+import { execFileSync, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -11,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { type Credentials, send } from "@tender/client/Testing"
-import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { freePort, startTestServer, type TestServer } from "../src/testing/TestServer.ts"
 import { type TenderPromiseClient, typedClient } from "./support/Typed.ts"
 
 const CARD = "4242424242424242"
@@ -188,5 +189,42 @@ describe("on memory storage", () => {
     const ok = await scrape(guarded, { authorization: "Bearer scrape-secret-1" })
     expect(ok.status).toBe(200)
     expect(ok.text).toContain("tender_http_requests_total")
+  })
+})
+
+/** A Redis of the test's own (it is stopped mid-test), when the machine has redis-server. */
+const redisServer = (() => {
+  try {
+    return execFileSync("which", ["redis-server"], { encoding: "utf8" }).trim() || undefined
+  } catch {
+    return undefined
+  }
+})()
+
+describe.skipIf(redisServer === undefined)("with Redis (REDIS_URL set)", () => {
+  it("/readyz checks Redis: ready while it answers, 503 naming it once it stops", async () => {
+    const port = await freePort()
+    const redis = spawn(redisServer!, ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: "ignore" })
+    let server: TestServer | undefined
+    try {
+      await expect.poll(async () => {
+        try {
+          return await fetch(`http://127.0.0.1:${port}`).then(() => true, (e) => String(e.cause?.code) !== "ECONNREFUSED")
+        } catch {
+          return false
+        }
+      }, { timeout: 10_000 }).toBe(true)
+      server = await startTestServer({}, undefined, { storage: "memory", dataDir: ".tender-test", redisUrl: `redis://127.0.0.1:${port}` })
+      const ready = await fetch(`${server.baseUrl}/readyz`)
+      expect(await ready.json()).toEqual({ status: "ready", checks: [{ name: "database", ok: true }, { name: "redis", ok: true }] })
+      redis.kill("SIGKILL")
+      await new Promise((resolve) => setTimeout(resolve, 1_100)) // past the readiness cache
+      const down = await fetch(`${server.baseUrl}/readyz`)
+      expect(down.status).toBe(503)
+      expect((await down.json() as { reason: string }).reason).toMatch(/^redis: /)
+    } finally {
+      redis.kill("SIGKILL")
+      await server?.close()
+    }
   })
 })
