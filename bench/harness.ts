@@ -252,11 +252,14 @@ export const vaultCard = async (target: Target): Promise<string> => {
   return (JSON.parse(text) as { token: string }).token
 }
 
-/** A client of Tender's PostgreSQL (from `<dataDir>/pg.json`), for the checks after a run. */
-export const database = (run: Run) => {
+/** Where Tender's embedded PostgreSQL listens (from `<dataDir>/pg.json`). */
+export const databaseInfo = (run: Run) => {
   const info = JSON.parse(readFileSync(path.join(run.dataDir, "pg.json"), "utf8")) as { port: number; password: string }
-  return new pg.Client({ host: LOOPBACK, port: info.port, user: "postgres", password: info.password, database: "tender" })
+  return { host: LOOPBACK, port: info.port, user: "postgres", password: info.password, database: "tender" }
 }
+
+/** A client of Tender's PostgreSQL, for the checks after a run. */
+export const database = (run: Run) => new pg.Client(databaseInfo(run))
 
 /** Date, CPUs, memory, load average and Node: what the figures were measured on. */
 export const machine = () => {
