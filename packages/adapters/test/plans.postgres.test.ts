@@ -1,5 +1,5 @@
 /**
- * The hot queries keep to their indexes on a grown table (issue 13, growth): 100,000 orders with
+ * The hot queries keep to their indexes on a grown table (issue 13, growth): 50,000 orders with
  * their transactions and events over four accounts, ANALYZEd, then each repository call runs as
  * the product makes it while a statement transformer captures exactly what the repository sends;
  * each captured statement is then run again under EXPLAIN (ANALYZE, FORMAT JSON). A plan passes

@@ -17,7 +17,7 @@
  * has been canceled, a payment still processing after a day has failed (so the reconciliation
  * search for in-flight statuses finds a backlog, not a share of history);
  * amounts log-uniform from 1.00 to ~8,100.00, 1 in 20 under processing profile `eu`, one event per
- * settled order (a canceled one also has its `payment.authorized`).
+ * order past processing, of its status (a canceled one also has its `payment.authorized`).
  */
 import { Effect } from "effect"
 import type { SqlClient, SqlError } from "effect/sql"
@@ -35,8 +35,8 @@ export interface SeedOptions {
   readonly batch?: number
   /**
    * Skips the foreign-key triggers (`session_replication_role = replica`, superuser only): the
-   * seeded rows refer only to each other and to `accounts`, so the checks would find nothing, and
-   * they are most of the time a million orders take.
+   * seeded rows refer only to each other and to the given accounts, so the checks would find
+   * nothing; the bench spares their per-row lookups (the test keeps them).
    */
   readonly trusted?: boolean
 }
