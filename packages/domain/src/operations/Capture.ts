@@ -1,6 +1,7 @@
 /**
  * Operation: capture a manual-capture authorization (POST /v1/payments/capture, `tender payments
- * capture`). Reserve (the capture, in flight, counts against the remainder at once) → call → record.
+ * capture`). Reserve (the capture, in flight, counts against the remainder at once) → call → record;
+ * all three in one unit of work when the provider answers in it (the sandbox over PostgreSQL).
  * The settlement worker settles captures the provider accepted for later (`settleDue`).
  */
 import { Effect } from "effect"
