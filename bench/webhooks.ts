@@ -104,13 +104,7 @@ interface Scenario {
   released?: number
 }
 
-const post = async (target: Target, path: string, body: unknown) => {
-  const text = JSON.stringify(body)
-  const response = await fetch(`${target.origin}${path}`, { method: "POST", headers: signedHeaders(target, path, text), body: text })
-  const answer = await response.text()
-  if (!response.ok) throw new Error(`POST ${path} answered ${response.status} ${answer}`)
-  return JSON.parse(answer) as Record<string, unknown>
-}
+const post = Harness.postJson
 
 const get = async (target: Target, pathWithQuery: string) => {
   const response = await fetch(`${target.origin}${pathWithQuery}`, { headers: signedHeaders(target, pathWithQuery, "") })
