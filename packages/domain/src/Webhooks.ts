@@ -508,7 +508,7 @@ export class Webhooks extends Context.Service<Webhooks, {
        * batch it with others), schedule the next try. `batch` holds the claim's endpoints and
        * accounts, read once for all its deliveries right after the claim.
        */
-      const attempt = Effect.fnUntraced(function*(delivery: WebhookDelivery, batch: ClaimContext, record: Recorder) {
+      const attempt = Effect.fnUntraced(function*(delivery: WebhookDelivery, batch: ClaimContext, record: Recorder, posted: Effect.Effect<void> = Effect.void) {
         const started = yield* Clock.currentTimeMillis
         const event = yield* events.findAny(delivery.event_id)
         const endpoint = batch.endpoints.get(delivery.endpoint_id) ?? Option.none()
@@ -545,6 +545,9 @@ export class Webhooks extends Context.Service<Webhooks, {
             }
             : { status_code: null, error: result.error, duration_ms: result.duration_ms }
         }
+        // The endpoint has its answer: its slot is free while the outcome is written (the lease
+        // still holds the row, so no claim takes it meanwhile).
+        yield* posted
         const at = yield* Clock.currentTimeMillis
         const attempts = delivery.attempts + 1
         const succeeded = outcome.error === null
@@ -681,12 +684,18 @@ export class Webhooks extends Context.Service<Webhooks, {
             )
             for (const d of taken) {
               running++
-              yield* attempt(d, context, record).pipe(
+              // The endpoint's and account's slots free once the POST has its answer; the process's
+              // once the attempt is recorded (so what waits to be written stays bounded too).
+              let released = false
+              const posted = Effect.andThen(Effect.sync(() => {
+                if (!released) release(inFlight, d)
+                released = true
+              }), Queue.offer(wake, undefined))
+              yield* attempt(d, context, record, posted).pipe(
                 Effect.catchCause((cause) => Effect.logError(`webhook attempt ${d.id} failed to record`, cause)),
                 Effect.ensuring(Effect.andThen(Effect.sync(() => {
                   running--
-                  release(inFlight, d)
-                }), Queue.offer(wake, undefined))),
+                }), posted)),
                 Effect.forkChild
               )
             }
