@@ -87,7 +87,7 @@ export const serve = command(
       return Layer.launch(
         Layer.merge(
           Server.layer({ port, host, rateLimit, ipLimits: perIp, fieldsUrl: withUrl.fieldsUrl, sdkUrl: withUrl.sdkUrl }),
-          background ? workers : Layer.empty
+          background ? workers(withUrl) : Layer.empty
         ).pipe(Layer.provide(Services.layer(withUrl)))
       )
     })
