@@ -373,6 +373,20 @@ const oneDueInClaimWindow = Effect.gen(function*() {
   return delivery
 })
 
+/**
+ * The fairness tests' cast: a busy account (endpoints a1, a2) and a quiet one (b1), an event of each,
+ * and `due`, a delivery due `ms` into the claim window.
+ */
+const busyAndQuiet = Effect.gen(function*() {
+  const ids = yield* Ids
+  const busy = yield* storedAccount
+  const quiet = yield* storedAccount
+  const [a1, a2, b1] = [yield* ids.make("webhookEndpoint"), yield* ids.make("webhookEndpoint"), yield* ids.make("webhookEndpoint")]
+  const due = (event: Payment.PaymentEvent, endpointId: string, ms: number) =>
+    newDelivery(event, endpointId, { next_attempt_at: later(CLAIM_WINDOW.from, ms) })
+  return { busy, quiet, busyEvent: yield* storedEvent(busy), quietEvent: yield* storedEvent(quiet), a1, a2, b1, due }
+})
+
 /** The rows of one test's account, newest first by (created_at, id): what every search must agree with. */
 const newestFirst = <A extends { readonly created_at: string; readonly id: string }>(rows: ReadonlyArray<A>) =>
   [...rows].sort((a, b) => a.created_at !== b.created_at ? (a.created_at < b.created_at ? 1 : -1) : a.id < b.id ? 1 : -1)
@@ -1555,17 +1569,10 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
   it.effect("webhook deliveries: claimDue is fair across accounts, bounds each account and endpoint, and passes over disabled endpoints", () =>
     Effect.gen(function*() {
       const endpoints = yield* WebhookEndpointRepo
-      const ids = yield* Ids
       yield* clearClaimWindow
-      const busy = yield* storedAccount
-      const quiet = yield* storedAccount
-      const busyEvent = yield* storedEvent(busy)
-      const quietEvent = yield* storedEvent(quiet)
+      const { a1, a2, b1, busy, busyEvent, due, quietEvent } = yield* busyAndQuiet
       const off = yield* newEndpoint(busy, { status: "disabled" })
       yield* endpoints.insert(off, MAX_TEST_ENDPOINTS)
-      const [a1, a2, b1] = [yield* ids.make("webhookEndpoint"), yield* ids.make("webhookEndpoint"), yield* ids.make("webhookEndpoint")]
-      const due = (event: Payment.PaymentEvent, endpointId: string, ms: number) =>
-        newDelivery(event, endpointId, { next_attempt_at: later(CLAIM_WINDOW.from, ms) })
       const paused = yield* due(busyEvent, off.id, 0)
       const busyRows = [yield* due(busyEvent, a1, 1), yield* due(busyEvent, a1, 2), yield* due(busyEvent, a1, 3)]
       const secondEndpoint = [yield* due(busyEvent, a2, 4), yield* due(busyEvent, a2, 5)]
@@ -1614,15 +1621,8 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
 
   it.effect("webhook deliveries: claimDue counts the caller's attempts in flight against each endpoint's and account's bound", () =>
     Effect.gen(function*() {
-      const ids = yield* Ids
       yield* clearClaimWindow
-      const busy = yield* storedAccount
-      const quiet = yield* storedAccount
-      const busyEvent = yield* storedEvent(busy)
-      const quietEvent = yield* storedEvent(quiet)
-      const [a1, a2, b1] = [yield* ids.make("webhookEndpoint"), yield* ids.make("webhookEndpoint"), yield* ids.make("webhookEndpoint")]
-      const due = (event: Payment.PaymentEvent, endpointId: string, ms: number) =>
-        newDelivery(event, endpointId, { next_attempt_at: later(CLAIM_WINDOW.from, ms) })
+      const { a1, a2, b1, busy, busyEvent, due, quiet, quietEvent } = yield* busyAndQuiet
       const first = [yield* due(busyEvent, a1, 1), yield* due(busyEvent, a1, 2), yield* due(busyEvent, a1, 3)]
       const second = [yield* due(busyEvent, a2, 4), yield* due(busyEvent, a2, 5)]
       const quietRows = [yield* due(quietEvent, b1, 6), yield* due(quietEvent, b1, 7)]
