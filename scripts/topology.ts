@@ -1,20 +1,21 @@
 /**
- * The production topology, locally, with real processes (README, "Running in production"):
+ * The production topology, locally, with real processes (README, "Configuration"):
  *
  *   npx node scripts/topology.ts [--servers-workers N=1] [--workers M=2] [--charges C=200]
  *                                [--captures K=20] [--connections 8] [--timeout S=120] [--keep-data]
  *
  * Over one fresh data dir (its embedded PostgreSQL is started by the server and joined by every
  * other process; REDIS_URL is passed on when set) it starts `tender serve --no-background` (the API
- * only; `--workers N` when N > 1), M `tender worker` processes (every background worker, webhook
- * delivery among them: only they deliver), and a webhook receiver (bench/receiver.ts: answers 200,
- * records each X-Event-Id, verifies every signature). It creates an account and one webhook
- * endpoint, sends C charges and K authorize+capture pairs, signed, over several connections, then
- * checks: every payment is in the database as succeeded; every event of every payment reached the
- * receiver (duplicates — allowed, delivery is at least once — are counted and reported), nothing
- * else did and every signature verified; every delivery is `succeeded`; every process is still
- * running. It prints a summary, stops every process, deletes the data dir, and exits 0 when all
- * held, 1 otherwise. CI runs it with a short load (packages/cli/test/Topology.test.ts).
+ * only; `--workers N` when N > 1) and a webhook receiver (bench/receiver.ts: answers 200, records
+ * each X-Event-Id, verifies every signature), creates an account and one webhook endpoint, and
+ * charges once: that event must not arrive while only the server runs. Then it starts M `tender
+ * worker` processes (every background worker, webhook delivery among them) and sends C charges and
+ * K authorize+capture pairs, signed, over several connections. It checks: every payment is in the
+ * database as succeeded; every event reached the receiver (duplicates — allowed, delivery is at
+ * least once — are counted and reported), nothing else did and every signature verified; every
+ * delivery is `succeeded`; no process died. It prints a summary, stops every process, deletes the
+ * data dir, and exits 0 when all held, 1 otherwise. CI runs it with a short load
+ * (packages/cli/test/Topology.test.ts).
  */
 import { parseArgs } from "node:util"
 import * as Harness from "../bench/harness.ts"
@@ -61,6 +62,11 @@ const CAPTURES = count("captures", options.captures)
 const CONNECTIONS = Math.max(1, count("connections", options.connections))
 const TIMEOUT_S = Math.max(10, count("timeout", options.timeout))
 
+/** How long the probe charge's event must stay undelivered while only the server runs (its dispatcher would poll every 200 ms). */
+const PROBE_MS = 1_500
+/** The probe: one charge before the workers start. */
+const PROBE_CHARGES = 1
+
 const run = Harness.makeRun({ budgetMs: TIMEOUT_S * 1000, keepData: options["keep-data"] })
 // The harness keeps a bench to its own processes; the topology shares Redis when there is one.
 if (process.env.REDIS_URL !== undefined) run.env.REDIS_URL = process.env.REDIS_URL
@@ -74,15 +80,20 @@ try {
     env: { TENDER_SERVE_BACKGROUND: "false" },
     args: SERVERS_WORKERS > 1 ? ["--workers", String(SERVERS_WORKERS)] : []
   })
-  for (let i = 1; i <= WORKERS; i++) run.children.push(Harness.start(`worker ${i}`, [Harness.CLI, "worker", "--data-dir", run.dataDir], run.env))
-  console.log(`topology: 1 server process (--workers ${SERVERS_WORKERS}) at ${origin}, ${WORKERS} tender worker processes, ` +
-    `redis ${run.env.REDIS_URL === undefined ? "off" : "on"}, data dir ${run.dataDir}`)
-
   const account = await run.createAccount("topology")
   const target = Harness.targetOf(origin, account)
   const cardToken = await Harness.vaultCard(target)
   const receiver = await Receiver.start(account.signing_secret, "/hooks/topology")
   await Harness.postJson(target, "/v1/webhook_endpoints", { url: receiver.url, description: "topology" })
+
+  // The server only serves: a charge's event waits, undelivered, until a worker runs.
+  await chargeLoop(target, cardToken, { connections: 1, seconds: 30, operations: 1 })
+  await Harness.sleep(PROBE_MS)
+  if (receiver.requests > 0) problems.push(`the server delivered a webhook itself (${receiver.requests} POSTs before any worker ran)`)
+
+  for (let i = 1; i <= WORKERS; i++) run.children.push(Harness.start(`worker ${i}`, [Harness.CLI, "worker", "--data-dir", run.dataDir], run.env))
+  console.log(`topology: 1 server process (--workers ${SERVERS_WORKERS}) at ${origin}, ${WORKERS} tender worker processes, ` +
+    `redis ${run.env.REDIS_URL === undefined ? "off" : "on"}, data dir ${run.dataDir}`)
 
   // Charges and authorize+capture pairs at once, each over its own clients.
   const budget = { seconds: TIMEOUT_S }
@@ -107,7 +118,9 @@ try {
     )
     const orderCount = (method: string) => orders.filter((o) => o.capture_method === method).reduce((n, o) => n + Number(o.n), 0)
     const wrong = orders.filter((o) => o.status !== "succeeded")
-    if (orderCount("automatic") !== CHARGES) problems.push(`orders charged: ${orderCount("automatic")} in the database, ${CHARGES} expected`)
+    if (orderCount("automatic") !== CHARGES + PROBE_CHARGES) {
+      problems.push(`orders charged: ${orderCount("automatic")} in the database, ${CHARGES + PROBE_CHARGES} expected (with the probe)`)
+    }
     if (orderCount("manual") !== CAPTURES) problems.push(`orders authorized+captured: ${orderCount("manual")} in the database, ${CAPTURES} expected`)
     if (wrong.length > 0) problems.push(`orders not succeeded: ${wrong.map((o) => `${o.n} ${o.capture_method} ${o.status}`).join(", ")}`)
 

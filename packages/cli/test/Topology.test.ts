@@ -20,6 +20,6 @@ it("scripts/topology.ts: a server and two workers take a short load; every payme
     )
   })
   expect(output).toContain("topology: ok")
-  expect(output).toMatch(/events: 42 \(.*\), 42 delivered/)
+  expect(output).toMatch(/events: 43 \(.*\), 43 delivered/)
   expect(code).toBe(0)
 }, 120_000)
