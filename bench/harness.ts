@@ -221,12 +221,15 @@ export const makeRun = (options: {
  * `tender serve` on a free loopback port over the run's data dir, with the default 100/s account
  * rate limit out of the way; resolves once it answers HTTP.
  */
-export const startTender = async (run: Run, options: { readonly nodeArgs?: ReadonlyArray<string>; readonly env?: NodeJS.ProcessEnv } = {}) => {
+export const startTender = async (
+  run: Run,
+  options: { readonly nodeArgs?: ReadonlyArray<string>; readonly env?: NodeJS.ProcessEnv; readonly args?: ReadonlyArray<string> } = {}
+) => {
   const port = await freePort()
   const origin = `http://${LOOPBACK}:${port}`
   const child = start(
     "tender",
-    [...(options.nodeArgs ?? []), CLI, "serve", "--port", String(port), "--host", LOOPBACK, "--data-dir", run.dataDir],
+    [...(options.nodeArgs ?? []), CLI, "serve", "--port", String(port), "--host", LOOPBACK, "--data-dir", run.dataDir, ...(options.args ?? [])],
     { ...run.env, TENDER_RATE_LIMIT_PER_SECOND: "100000", TENDER_RATE_LIMIT_BURST: "100000", ...options.env }
   )
   run.children.push(child)
@@ -252,11 +255,14 @@ export const vaultCard = async (target: Target): Promise<string> => {
   return (JSON.parse(text) as { token: string }).token
 }
 
-/** A client of Tender's PostgreSQL (from `<dataDir>/pg.json`), for the checks after a run. */
-export const database = (run: Run) => {
+/** Where Tender's embedded PostgreSQL listens (from `<dataDir>/pg.json`). */
+export const databaseInfo = (run: Run) => {
   const info = JSON.parse(readFileSync(path.join(run.dataDir, "pg.json"), "utf8")) as { port: number; password: string }
-  return new pg.Client({ host: LOOPBACK, port: info.port, user: "postgres", password: info.password, database: "tender" })
+  return { host: LOOPBACK, port: info.port, user: "postgres", password: info.password, database: "tender" }
 }
+
+/** A client of Tender's PostgreSQL, for the checks after a run. */
+export const database = (run: Run) => new pg.Client(databaseInfo(run))
 
 /** Date, CPUs, memory, load average and Node: what the figures were measured on. */
 export const machine = () => {
@@ -277,4 +283,13 @@ export const invalidBanner = (what: string) => {
   console.error(`!!! THIS RUN HAD ERRORS: ${what}.`)
   console.error("!!! The figures above are not a valid measurement.")
   console.error("!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!!")
+}
+
+/** A signed `POST` of `body` as JSON; the parsed answer, or an error naming the status. */
+export const postJson = async (target: Target, path: string, body: unknown) => {
+  const text = JSON.stringify(body)
+  const response = await fetch(`${target.origin}${path}`, { method: "POST", headers: signedHeaders(target, path, text), body: text })
+  const answer = await response.text()
+  if (!response.ok) throw new Error(`POST ${path} answered ${response.status} ${answer}`)
+  return JSON.parse(answer) as Record<string, unknown>
 }

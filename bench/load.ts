@@ -152,6 +152,8 @@ export const chargeWithAutocannon = async (
 }
 
 type Post = (path: string, body: string) => Promise<{ readonly status: number; readonly text: string }>
+/** Any signed request (a read is a GET without a body). */
+type Send = (method: "GET" | "POST", path: string, body: string) => Promise<{ readonly status: number; readonly text: string }>
 
 /**
  * `connections` workers, each over its own keep-alive connection of an undici pool, run
@@ -162,14 +164,15 @@ type Post = (path: string, body: string) => Promise<{ readonly status: number; r
 const closedLoop = async (
   target: Target,
   options: { readonly connections: number; readonly seconds: number; readonly operations?: number; readonly ratePerSecond?: number },
-  operation: (post: Post, recorder: Recorder) => Promise<void>
+  operation: (post: Post, recorder: Recorder, send: Send) => Promise<void>
 ): Promise<Measurement> => {
   const recorder = new Recorder()
   const pool = new Pool(target.origin, { connections: options.connections, pipelining: 1, headersTimeout: 30_000, bodyTimeout: 30_000 })
-  const post: Post = async (path, body) => {
-    const response = await pool.request({ method: "POST", path, headers: signedHeaders(target, path, body), body })
+  const send: Send = async (method, path, body) => {
+    const response = await pool.request({ method, path, headers: signedHeaders(target, path, body), body: body === "" ? undefined : body })
     return { status: response.statusCode, text: await response.body.text() }
   }
+  const post: Post = (path, body) => send("POST", path, body)
   const started = performance.now()
   const deadline = started + options.seconds * 1000
   let remaining = options.operations ?? Number.POSITIVE_INFINITY
@@ -184,7 +187,7 @@ const closedLoop = async (
         await new Promise((resolve) => setTimeout(resolve, Math.max(0, slot - performance.now())))
       }
       try {
-        await operation(post, recorder)
+        await operation(post, recorder, send)
       } catch (error) {
         recorder.errors++
         recorder.sample("error", String(error))
@@ -266,4 +269,25 @@ export const chargeLoop = (
     recorder.ok++
     recorder.latencies.push(at - t0)
     options.onCharged?.(order.order_id, at)
+  })
+
+/**
+ * Reads under load (growth bench): each worker sends `next()`'s request, one at a time, until
+ * `seconds` are up; a read is ok when it answers 2xx (the body is the caller's to have chosen).
+ */
+export const readLoop = (
+  target: Target,
+  options: { readonly connections: number; readonly seconds: number },
+  next: () => { readonly method: "GET" | "POST"; readonly path: string; readonly body: string }
+): Promise<Measurement> =>
+  closedLoop(target, options, async (_post, recorder, send) => {
+    const { body, method, path } = next()
+    const t0 = performance.now()
+    const answered = await send(method, path, body)
+    if (answered.status < 200 || answered.status > 299) {
+      recorder.non2xx++
+      return recorder.sample(`${method} ${path} ${answered.status}`, answered.text)
+    }
+    recorder.ok++
+    recorder.latencies.push(performance.now() - t0)
   })

@@ -21,6 +21,8 @@
  *   backlog   1 endpoint whose receiver holds its requests unanswered while `--backlog` events are
  *             created (the dispatcher's 4 slots for that endpoint stay taken, so every other delivery
  *             waits, due), then answers everything: the drain rate of a backlog due all at once
+ *   backlog-4 the same with 4 endpoints (4 held receivers): 4 deliveries per event, the drain rate
+ *             over four endpoints
  *
  * A warm-up stream (its own account, not in the figures) comes first. Lag is measured on one clock:
  * the client and the receiver are in this process (performance.now()); the event is committed
@@ -104,13 +106,7 @@ interface Scenario {
   released?: number
 }
 
-const post = async (target: Target, path: string, body: unknown) => {
-  const text = JSON.stringify(body)
-  const response = await fetch(`${target.origin}${path}`, { method: "POST", headers: signedHeaders(target, path, text), body: text })
-  const answer = await response.text()
-  if (!response.ok) throw new Error(`POST ${path} answered ${response.status} ${answer}`)
-  return JSON.parse(answer) as Record<string, unknown>
-}
+const post = Harness.postJson
 
 const get = async (target: Target, pathWithQuery: string) => {
   const response = await fetch(`${target.origin}${pathWithQuery}`, { headers: signedHeaders(target, pathWithQuery, "") })
@@ -208,8 +204,7 @@ const stream = async (s: Scenario, seconds: number, ratePerSecond?: number) => {
 }
 
 const backlog = async (s: Scenario) => {
-  const [receiver] = s.receivers
-  receiver.hold()
+  for (const receiver of s.receivers) receiver.hold()
   s.loadStart = performance.now()
   s.load = await chargeLoop(s.target, s.cardToken, {
     connections: CONNECTIONS,
@@ -219,7 +214,7 @@ const backlog = async (s: Scenario) => {
   })
   s.loadEnd = performance.now()
   s.releasedAt = performance.now()
-  s.released = receiver.release()
+  s.released = s.receivers.reduce((n, receiver) => n + receiver.release(), 0)
   console.log(
     `${s.name}: ${s.load.ok} charges in ${s.load.seconds.toFixed(1)} s with the receiver holding ${s.released} requests; answering from now on`
   )
@@ -284,29 +279,31 @@ const streamTable = (scenarios: ReadonlyArray<Scenario>) => {
   return lines.join("\n")
 }
 
-const backlogTable = (s: Scenario) => {
+const backlogRow = (s: Scenario) => {
   const released = s.releasedAt!
   const arrivals = firstArrivals(s)
+  const expected = s.charged.size * s.receivers.length
   const before = arrivals.filter((a) => a.firstAt < released).length
   const after = sorted(arrivals.filter((a) => a.firstAt >= released).map((a) => (a.firstAt - released) / 1000))
   const drainSeconds = after.at(-1) ?? Number.NaN
-  // The busiest second after the release, every POST counted.
+  // The busiest second after the release, every POST to every endpoint counted.
   const bins = new Map<number, number>()
-  for (const at of s.receivers[0].arrivals) {
+  for (const at of s.receivers.flatMap((r) => r.arrivals)) {
     if (at >= released) bins.set(Math.floor((at - released) / 1000), (bins.get(Math.floor((at - released) / 1000)) ?? 0) + 1)
   }
   const peak = Math.max(0, ...bins.values())
   const share = (p: number) => fixed(percentile(after, p), 2)
-  return [
-    "| backlog events | built in s | attempted before release | delivered after release | drain s | drain deliveries/s | busiest second | 50 % by s | 90 % by s | 99 % by s |",
-    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    `| ${s.charged.size} | ${fixed(s.load!.seconds, 1)} | ${before} | ${after.length}${
-      before + after.length < s.charged.size ? ` (${s.charged.size - before - after.length} never)` : ""
-    } | ${fixed(drainSeconds, 2)} | ${
-      fixed(after.length / drainSeconds, 1)
-    } | ${peak} | ${share(50)} | ${share(90)} | ${share(99)} |`
-  ].join("\n")
+  return `| ${s.receivers.length} | ${s.charged.size} | ${expected} | ${fixed(s.load!.seconds, 1)} | ${before} | ${after.length}${
+    before + after.length < expected ? ` (${expected - before - after.length} never)` : ""
+  } | ${fixed(drainSeconds, 2)} | ${fixed(after.length / drainSeconds, 1)} | ${peak} | ${share(50)} | ${share(90)} | ${share(99)} |`
 }
+
+const backlogTable = (scenarios: ReadonlyArray<Scenario>) =>
+  [
+    "| endpoints | backlog events | deliveries | built in s | attempted before release | delivered after release | drain s | drain deliveries/s | busiest second | 50 % by s | 90 % by s | 99 % by s |",
+    "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ...scenarios.map(backlogRow)
+  ].join("\n")
 
 // --- correctness ----------------------------------------------------------------------------
 
@@ -426,6 +423,9 @@ const main = async (): Promise<boolean> => {
   const held = await setUp(origin, "backlog", 1)
   scenarios.push(held)
   drained = (await backlog(held)) && drained
+  const heldFour = await setUp(origin, "backlog-4", 4)
+  scenarios.push(heldFour)
+  drained = (await backlog(heldFour)) && drained
 
   // Straggling duplicates (a lease that ran out) would show up here.
   await sleep(1_000)
@@ -443,7 +443,7 @@ const main = async (): Promise<boolean> => {
   console.log(`run: streams of ${DURATION} s (paced: ${RATE}/s; steady, fan-out: ${CONNECTIONS} clients); backlog of ${BACKLOG} events\n`)
   console.log(streamTable([paced, steady, fanOut]))
   console.log("")
-  console.log(backlogTable(held))
+  console.log(backlogTable([held, heldFour]))
   console.log("\ncorrectness:")
   for (const c of checks) console.log(`  ${c.line}`)
   const clean = drained && checks.every((c) => c.ok)

@@ -328,3 +328,23 @@ export const migrate = (config: TenderConfig): Effect.Effect<ReadonlyArray<strin
   config.storage === "memory"
     ? Effect.succeed([])
     : PgDatabase.migrate.pipe(Effect.provide(PgDatabase.client(config)))
+
+/** Connections of the webhook dispatcher's own pool (`dispatcherStorage`). */
+export const DISPATCHER_POOL_SIZE = 6
+
+/**
+ * The ports the webhook dispatcher reads and writes (its claims, attempts, the events, endpoints
+ * and accounts it reads), over a PostgreSQL connection pool of its own (issue 13): payment traffic
+ * cannot take the connections delivery needs, nor delivery those of payments. It joins the
+ * database `layer(config)` connected to and migrated; memory storage has no pools, and the
+ * dispatcher shares `layer`'s.
+ */
+export const dispatcherStorage = (
+  config: TenderConfig
+): Layer.Layer<WebhookDeliveryRepo | WebhookEndpointRepo | EventRepo | AccountRepo, InfrastructureError> | undefined =>
+  config.storage === "memory" ? undefined : Layer.mergeAll(
+    WebhookDeliveryRepoPg.layer,
+    WebhookEndpointRepoPg.layer,
+    EventRepoPg.layer,
+    AccountRepoPg.layer
+  ).pipe(Layer.provide(PgDatabase.client(config, { maxConnections: DISPATCHER_POOL_SIZE })))

@@ -332,6 +332,10 @@ export const newDelivery = (
 export const CLAIM_WINDOW = { from: "1980-01-01T00:00:00.000Z", to: "1980-01-02T00:00:00.000Z" } as const
 const FAR_FUTURE = "2999-01-01T00:00:00.000Z"
 
+/** One attempt recorded alone (a batch of one): whether its fence held. */
+const recordAttempt = (delivery: Webhook.WebhookDelivery, attempt: Webhook.DeliveryAttempt) =>
+  WebhookDeliveryRepo.use((deliveries) => Effect.map(deliveries.recordAttempts([{ delivery, attempt }]), ([recorded]) => recorded))
+
 /** An endpoint cap no contract test reaches (the cap has its own test). */
 const MAX_TEST_ENDPOINTS = 1000
 
@@ -367,6 +371,20 @@ const oneDueInClaimWindow = Effect.gen(function*() {
   })
   yield* (yield* WebhookDeliveryRepo).insert(delivery)
   return delivery
+})
+
+/**
+ * The fairness tests' cast: a busy account (endpoints a1, a2) and a quiet one (b1), an event of each,
+ * and `due`, a delivery due `ms` into the claim window.
+ */
+const busyAndQuiet = Effect.gen(function*() {
+  const ids = yield* Ids
+  const busy = yield* storedAccount
+  const quiet = yield* storedAccount
+  const [a1, a2, b1] = [yield* ids.make("webhookEndpoint"), yield* ids.make("webhookEndpoint"), yield* ids.make("webhookEndpoint")]
+  const due = (event: Payment.PaymentEvent, endpointId: string, ms: number) =>
+    newDelivery(event, endpointId, { next_attempt_at: later(CLAIM_WINDOW.from, ms) })
+  return { busy, quiet, busyEvent: yield* storedEvent(busy), quietEvent: yield* storedEvent(quiet), a1, a2, b1, due }
 })
 
 /** The rows of one test's account, newest first by (created_at, id): what every search must agree with. */
@@ -595,7 +613,8 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       expect(Object.values(stored)).not.toContain(number)
       expect(Number.isNaN(Date.parse(stored.created_at))).toBe(false)
       expect(yield* vault.find(account.id, stored.token)).toEqual(Option.some(stored))
-      expect(yield* vault.reveal(account.id, stored.token)).toEqual(Option.some(number))
+      // One read gives the card and its number (a charge reads the row once).
+      expect(yield* vault.reveal(account.id, stored.token)).toEqual(Option.some({ card: stored, number }))
     }))
 
   it.effect("find and reveal are scoped by account", () =>
@@ -1327,7 +1346,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
         duration_ms: 12,
         error: "HTTP 503"
       }
-      yield* deliveries.recordAttempt(failed, attempt)
+      yield* recordAttempt(failed, attempt)
 
       expect(yield* endpoints.delete(other, endpoint.id)).toBe(false)
       expect(yield* endpoints.find(owner, endpoint.id)).toEqual(Option.some(endpoint))
@@ -1536,32 +1555,25 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
         error: "timed out after 15000 ms"
       })
 
-      expect(yield* deliveries.recordAttempt(failed(first, 32_000), attempt(32_000))).toBe(false)
+      expect(yield* recordAttempt(failed(first, 32_000), attempt(32_000))).toBe(false)
       expect(yield* deliveries.update(failed(first, 32_000))).toBe(false)
       expect(yield* deliveries.findAny(delivery.id)).toEqual(Option.some(second))
       expect(yield* deliveries.attempts(delivery.id)).toEqual([])
 
-      expect(yield* deliveries.recordAttempt(failed(second, 33_000), attempt(33_000))).toBe(true)
+      expect(yield* recordAttempt(failed(second, 33_000), attempt(33_000))).toBe(true)
       expect(yield* deliveries.findAny(delivery.id)).toEqual(Option.some({ ...failed(second, 33_000), lease_token: null }))
       expect(yield* deliveries.attempts(delivery.id)).toEqual([attempt(33_000)])
       // Recorded: the lease is over, and the holder's second write is fenced off too.
-      expect(yield* deliveries.recordAttempt(failed(second, 34_000), attempt(34_000))).toBe(false)
+      expect(yield* recordAttempt(failed(second, 34_000), attempt(34_000))).toBe(false)
     }))
 
   it.effect("webhook deliveries: claimDue is fair across accounts, bounds each account and endpoint, and passes over disabled endpoints", () =>
     Effect.gen(function*() {
       const endpoints = yield* WebhookEndpointRepo
-      const ids = yield* Ids
       yield* clearClaimWindow
-      const busy = yield* storedAccount
-      const quiet = yield* storedAccount
-      const busyEvent = yield* storedEvent(busy)
-      const quietEvent = yield* storedEvent(quiet)
+      const { a1, a2, b1, busy, busyEvent, due, quietEvent } = yield* busyAndQuiet
       const off = yield* newEndpoint(busy, { status: "disabled" })
       yield* endpoints.insert(off, MAX_TEST_ENDPOINTS)
-      const [a1, a2, b1] = [yield* ids.make("webhookEndpoint"), yield* ids.make("webhookEndpoint"), yield* ids.make("webhookEndpoint")]
-      const due = (event: Payment.PaymentEvent, endpointId: string, ms: number) =>
-        newDelivery(event, endpointId, { next_attempt_at: later(CLAIM_WINDOW.from, ms) })
       const paused = yield* due(busyEvent, off.id, 0)
       const busyRows = [yield* due(busyEvent, a1, 1), yield* due(busyEvent, a1, 2), yield* due(busyEvent, a1, 3)]
       const secondEndpoint = [yield* due(busyEvent, a2, 4), yield* due(busyEvent, a2, 5)]
@@ -1608,6 +1620,78 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       expect(idsOf(claimed)).toEqual(idsOf([backlog[0], waiting]))
     }))
 
+  it.effect("webhook deliveries: claimDue counts the caller's attempts in flight against each endpoint's and account's bound", () =>
+    Effect.gen(function*() {
+      yield* clearClaimWindow
+      const { a1, a2, b1, busy, busyEvent, due, quiet, quietEvent } = yield* busyAndQuiet
+      const first = [yield* due(busyEvent, a1, 1), yield* due(busyEvent, a1, 2), yield* due(busyEvent, a1, 3)]
+      const second = [yield* due(busyEvent, a2, 4), yield* due(busyEvent, a2, 5)]
+      const quietRows = [yield* due(quietEvent, b1, 6), yield* due(quietEvent, b1, 7)]
+      for (const d of [...first, ...second, ...quietRows]) yield* (yield* WebhookDeliveryRepo).insert(d)
+      const claim = (busyCounts: NonNullable<ClaimOptions["busy"]>) =>
+        Effect.map(
+          claimWith({
+            now: later(CLAIM_WINDOW.from, 60_000),
+            leaseUntil: later(CLAIM_WINDOW.from, 90_000),
+            limit: 10,
+            perAccount: 3,
+            perEndpoint: 2,
+            busy: busyCounts
+          }),
+          idsOf
+        )
+
+      // a1 has 1 of its 2 in flight, the busy account 2 of its 3: one more of that account (a1's
+      // oldest, the round-robin's first); the quiet account has 1 of 3 busy, and b1 none of 2.
+      expect(yield* claim({ endpoints: [[a1, 1]], accounts: [[busy, 2], [quiet, 1]] })).toEqual(
+        idsOf([first[0], ...quietRows])
+      )
+      // The busy account at its bound: nothing of it, whatever its endpoints have left.
+      expect(yield* claim({ endpoints: [], accounts: [[busy, 3]] })).toEqual([])
+      // a1 at its bound: a2's are the account's candidates.
+      expect(yield* claim({ endpoints: [[a1, 2]], accounts: [] })).toEqual(idsOf(second))
+    }))
+
+  it.effect("webhook deliveries: recordAttempts writes a batch in one go, each attempt fenced on its own", () =>
+    Effect.gen(function*() {
+      const deliveries = yield* WebhookDeliveryRepo
+      yield* clearClaimWindow
+      const event = yield* storedEvent(yield* storedAccount)
+      const endpointId = yield* (yield* Ids).make("webhookEndpoint")
+      const rows = [
+        yield* newDelivery(event, endpointId, { next_attempt_at: CLAIM_WINDOW.from }),
+        yield* newDelivery(event, endpointId, { next_attempt_at: CLAIM_WINDOW.from }),
+        yield* newDelivery(event, endpointId, { next_attempt_at: CLAIM_WINDOW.from })
+      ]
+      for (const d of rows) yield* deliveries.insert(d)
+      const at = (ms: number) => later(CLAIM_WINDOW.from, ms)
+      const claimed = yield* claimWith({ now: at(1_000), leaseUntil: at(31_000), limit: 10, lease: "lease-1" })
+      expect(claimed.length).toBe(3)
+      const held = (id: string) => claimed.find((d) => d.id === id)!
+      const done = (d: Webhook.WebhookDelivery) =>
+        decided<Webhook.WebhookDelivery>({ ...d, status: "succeeded", attempts: 1, next_attempt_at: null, last_attempt_at: at(2_000), updated_at: at(2_000) })
+      const attempt = (id: string, status_code: number): Webhook.DeliveryAttempt => ({
+        delivery_id: id,
+        attempted_at: at(2_000),
+        status_code,
+        duration_ms: 4,
+        error: null
+      })
+      // The middle one carries a lease it does not hold (another claim took it since).
+      const batch = [
+        { delivery: done(held(rows[0].id)), attempt: attempt(rows[0].id, 200) },
+        { delivery: { ...done(held(rows[1].id)), lease_token: "lease-lost" }, attempt: attempt(rows[1].id, 201) },
+        { delivery: done(held(rows[2].id)), attempt: attempt(rows[2].id, 204) }
+      ]
+      expect(yield* deliveries.recordAttempts(batch)).toEqual([true, false, true])
+      expect(yield* deliveries.attempts(rows[0].id)).toEqual([attempt(rows[0].id, 200)])
+      expect(yield* deliveries.attempts(rows[1].id)).toEqual([])
+      expect(yield* deliveries.attempts(rows[2].id)).toEqual([attempt(rows[2].id, 204)])
+      expect(yield* deliveries.findAny(rows[1].id)).toEqual(Option.some(held(rows[1].id)))
+      expect(yield* deliveries.findAny(rows[2].id)).toEqual(Option.some({ ...done(held(rows[2].id)), lease_token: null }))
+      expect(yield* deliveries.recordAttempts([])).toEqual([])
+    }))
+
   it.effect("webhook endpoints: insert refuses past the account's maximum, counting that account only", () =>
     Effect.gen(function*() {
       const endpoints = yield* WebhookEndpointRepo
@@ -1649,7 +1733,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       })
 
       const timedOut = attempt(0, {})
-      yield* deliveries.recordAttempt(state(1, "failed", 0), timedOut)
+      yield* recordAttempt(state(1, "failed", 0), timedOut)
       expect(yield* deliveries.findAny(delivery.id)).toEqual(Option.some(state(1, "failed", 0)))
       expect(yield* deliveries.attempts(delivery.id)).toEqual([timedOut])
 
@@ -1658,10 +1742,10 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       const answered = attempt(10_000, { status_code: 500, duration_ms: 41, error: "HTTP 500" })
       const early = attempt(-1, { status_code: 302, duration_ms: 0, error: "HTTP 302" })
       const succeeded = attempt(20_000, { status_code: 204, duration_ms: 7, error: null })
-      yield* deliveries.recordAttempt(state(2, "failed", 10_000), refused)
-      yield* deliveries.recordAttempt(state(3, "failed", 10_000), answered)
-      yield* deliveries.recordAttempt(state(4, "failed", -1), early)
-      yield* deliveries.recordAttempt(state(5, "succeeded", 20_000), succeeded)
+      yield* recordAttempt(state(2, "failed", 10_000), refused)
+      yield* recordAttempt(state(3, "failed", 10_000), answered)
+      yield* recordAttempt(state(4, "failed", -1), early)
+      yield* recordAttempt(state(5, "succeeded", 20_000), succeeded)
       expect(yield* deliveries.attempts(delivery.id)).toEqual([early, timedOut, refused, answered, succeeded])
       expect(yield* deliveries.findAny(delivery.id)).toEqual(Option.some(state(5, "succeeded", 20_000)))
       expect(yield* deliveries.attempts(sibling.id)).toEqual([])
@@ -1669,7 +1753,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
 
       // Inside a failed unit of work neither the attempt nor the state lands.
       yield* Effect.flip(uow.transaction(Effect.andThen(
-        deliveries.recordAttempt({ ...state(1, "failed", 30_000), id: sibling.id }, { ...timedOut, delivery_id: sibling.id }),
+        recordAttempt({ ...state(1, "failed", 30_000), id: sibling.id }, { ...timedOut, delivery_id: sibling.id }),
         Effect.fail(new Boom())
       )))
       expect(yield* deliveries.attempts(sibling.id)).toEqual([])
@@ -1691,8 +1775,8 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       }
       const unknown = { ...delivery, id: "wd_doesnotexist000000" }
       const defects = [
-        yield* Effect.exit(deliveries.recordAttempt(unknown, { ...attempt, delivery_id: unknown.id })),
-        yield* Effect.exit(deliveries.recordAttempt({ ...delivery, status: "succeeded" }, { ...attempt, delivery_id: unknown.id })),
+        yield* Effect.exit(recordAttempt(unknown, { ...attempt, delivery_id: unknown.id })),
+        yield* Effect.exit(recordAttempt({ ...delivery, status: "succeeded" }, { ...attempt, delivery_id: unknown.id })),
         yield* Effect.exit(deliveries.update(decided(unknown)))
       ]
       for (const exit of defects) expect(Exit.isFailure(exit) && Cause.hasDies(exit.cause)).toBe(true)

@@ -2,7 +2,7 @@
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { describe, expect, it } from "@effect/vitest"
-import { WebhookTransport } from "@tender/domain"
+import { HostResolver, WebhookTransport } from "@tender/domain"
 import { Deferred, Effect, Fiber, Layer, type Scope } from "effect"
 import * as HostResolverDns from "../src/webhooks/HostResolverDns.ts"
 import * as WebhookTransportHttp from "../src/webhooks/WebhookTransportHttp.ts"
@@ -160,4 +160,51 @@ describe("WebhookTransportHttp", () => {
       yield* Fiber.interrupt(attempt)
       yield* Deferred.await(aborted).pipe(Effect.timeout("2 seconds"))
     }))
+
+  live("attempts to one endpoint reuse a kept-alive connection", () =>
+    Effect.gen(function*() {
+      const server = yield* answering(200)
+      let connections = 0
+      server.server.on("connection", () => connections++)
+      for (let i = 0; i < 3; i++) expect(yield* post(`${server.url}/hooks`)).toMatchObject({ _tag: "Answered", status: 200 })
+      expect(server.received).toHaveLength(3)
+      expect(connections).toBe(1)
+    }))
+})
+
+describe("WebhookTransportHttp keep-alive and the SSRF check", () => {
+  it.live("a name that resolves elsewhere since is not sent over the connection kept to the old address", () =>
+    Effect.gen(function*() {
+      // What `localhost` resolves to, as the check of each attempt asks for it.
+      let answer = ["127.0.0.1"]
+      const resolver = Layer.succeed(HostResolver, HostResolver.of({ resolve: () => Effect.sync(() => answer) }))
+      const reached: Array<string | undefined> = []
+      const server = yield* Effect.acquireRelease(
+        Effect.callback<http.Server>((resume) => {
+          const server = http.createServer((request, response) => {
+            reached.push(request.socket.localAddress)
+            request.resume()
+            request.on("end", () => response.writeHead(200).end())
+          })
+          server.listen(0, "0.0.0.0", () => resume(Effect.succeed(server)))
+        }),
+        (server) =>
+          Effect.callback<void>((resume) => {
+            server.closeAllConnections()
+            server.close(() => resume(Effect.void))
+          })
+      )
+      let connections = 0
+      server.on("connection", () => connections++)
+      const url = `http://localhost:${(server.address() as AddressInfo).port}/hooks`
+      yield* Effect.gen(function*() {
+        expect(yield* post(url)).toMatchObject({ _tag: "Answered", status: 200 })
+        expect(yield* post(url)).toMatchObject({ _tag: "Answered", status: 200 })
+        answer = ["127.0.0.2"]
+        expect(yield* post(url)).toMatchObject({ _tag: "Answered", status: 200 })
+      }).pipe(Effect.provide(WebhookTransportHttp.layer.pipe(Layer.provide(resolver))))
+      expect(reached.map((address) => address?.replace(/^::ffff:/, ""))).toEqual(["127.0.0.1", "127.0.0.1", "127.0.0.2"])
+      // The first two shared a connection; the new address got its own.
+      expect(connections).toBe(2)
+    }).pipe(Effect.scoped))
 })

@@ -160,6 +160,14 @@ export class PaymentProvider extends Context.Service<PaymentProvider, {
    * customer (the provider's own approved and declined cards), so the domain knows none of them.
    */
   readonly testCards?: { readonly succeed: string; readonly fail: string } | undefined
+  /**
+   * Set by a provider that answers in this process, over no network, and keeps its own records in
+   * Tender's database inside Tender's unit of work when asked to (`ProviderRecordsInUnitOfWork`):
+   * the sandbox over PostgreSQL with no simulated latency. A create or a capture on it reserves,
+   * calls and records in one transaction: its records and ours commit together or not at all, so
+   * a crash leaves no call in doubt (docs/decisions.md, "Hot path: database statements").
+   */
+  readonly answersInUnitOfWork?: boolean | undefined
   authorizeCard(request: {
     readonly reference: string
     readonly idempotency_key: string
@@ -249,3 +257,13 @@ export class PaymentProvider extends Context.Service<PaymentProvider, {
   /** What became of the call with this idempotency key (reconciliation); fences a key never received. */
   lookup(idempotencyKey: string): Effect.Effect<LookupResult, ProviderUnavailable>
 }>()("@tender/domain/PaymentProvider") {}
+
+/**
+ * True while a provider that `answersInUnitOfWork` is called inside the unit of work that reserves
+ * and records its call: its records then join that transaction instead of committing on their own.
+ * False everywhere else, so a provider's records never roll back with a unit of work they were not
+ * meant to share.
+ */
+export const ProviderRecordsInUnitOfWork = Context.Reference<boolean>("@tender/domain/ProviderRecordsInUnitOfWork", {
+  defaultValue: () => false
+})

@@ -45,6 +45,12 @@ export interface VaultedCard {
   readonly created_at: string
 }
 
+/** A vaulted card with its number, revealed for a provider call only. */
+export interface RevealedCard {
+  readonly card: VaultedCard
+  readonly number: string
+}
+
 /**
  * The card vault: numbers are stored encrypted and addressed by `tok_…` tokens. `reveal` is for
  * the provider call only; nothing else ever sees the number.
@@ -52,8 +58,11 @@ export interface VaultedCard {
 export class CardVault extends Context.Service<CardVault, {
   store(card: Omit<VaultedCard, "token" | "created_at"> & { readonly number: string }): Effect.Effect<VaultedCard>
   find(accountId: AccountId, token: string): Effect.Effect<Option.Option<VaultedCard>>
-  /** The number, for a provider call: that call is the card's use, so its last use becomes now. */
-  reveal(accountId: AccountId, token: string): Effect.Effect<Option.Option<string>>
+  /**
+   * The card with its number, for a provider call, in one read: that call is the card's use, so
+   * its last use becomes now.
+   */
+  reveal(accountId: AccountId, token: string): Effect.Effect<Option.Option<RevealedCard>>
   /**
    * Retention (`tender vault purge`): deletes every account's cards last used (stored, or revealed
    * for a call) before `usedBefore`, or only counts them (`dryRun`); returns how many.

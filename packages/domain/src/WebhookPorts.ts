@@ -33,6 +33,12 @@ export interface DeliveryQuery {
   readonly cursor?: { readonly created_at: string; readonly id: string } | undefined
 }
 
+/** Attempts under way, as [id, count] pairs, per endpoint and per account. */
+export interface InFlightCounts {
+  readonly endpoints: ReadonlyArray<readonly [string, number]>
+  readonly accounts: ReadonlyArray<readonly [string, number]>
+}
+
 export class WebhookDeliveryRepo extends Context.Service<WebhookDeliveryRepo, {
   insert(delivery: WebhookDelivery): Effect.Effect<void>
   find(accountId: string, id: string): Effect.Effect<Option.Option<WebhookDelivery>>
@@ -49,6 +55,10 @@ export class WebhookDeliveryRepo extends Context.Service<WebhookDeliveryRepo, {
    * claimed row gets `next_attempt_at = leaseUntil` and `lease_token = lease`, so a worker that
    * dies mid-attempt leaves it due again once the lease ends. Runs in its own unit of work;
    * returns them oldest due first.
+   *
+   * `busy`: attempts the caller already has in flight, per endpoint and per account; they count
+   * against the bounds (an endpoint with 3 of 4 busy gets at most 1 more, an account's round-robin
+   * rank starts after its busy ones), so everything claimed can run at once: nothing is handed back.
    */
   claimDue(options: {
     readonly now: string
@@ -59,14 +69,17 @@ export class WebhookDeliveryRepo extends Context.Service<WebhookDeliveryRepo, {
     readonly perEndpoint: number
     readonly excludeEndpoints: ReadonlyArray<string>
     readonly excludeAccounts: ReadonlyArray<string>
+    readonly busy?: InFlightCounts | undefined
   }): Effect.Effect<ReadonlyArray<WebhookDelivery>>
   /**
-   * Records one attempt and the delivery's new state together, and ends its lease. Fenced: written
-   * only while the stored row still carries `delivery.lease_token` (the lease its writer holds;
-   * `null` for none); `false`, and nothing written, when another claim or a retry took it since.
+   * Records attempts, each with its delivery's new state, and ends their leases: a batch in one
+   * write, each attempt landing only together with its state. Fenced per delivery: written only
+   * while the stored row still carries `delivery.lease_token` (the lease its writer holds; `null`
+   * for none); `false` for it, and nothing of it written, when another claim or a retry took it
+   * since. Answers in the batch's order; a delivery may appear once per batch.
    */
-  recordAttempt(delivery: WebhookDelivery, attempt: DeliveryAttempt): Effect.Effect<boolean>
-  /** Writes a delivery's new state (a retry, a claim handed back) and ends its lease; fenced as `recordAttempt`. */
+  recordAttempts(batch: ReadonlyArray<{ readonly delivery: WebhookDelivery; readonly attempt: DeliveryAttempt }>): Effect.Effect<ReadonlyArray<boolean>>
+  /** Writes a delivery's new state (a retry, a claim handed back) and ends its lease; fenced as `recordAttempts`. */
   update(delivery: Decided<WebhookDelivery>): Effect.Effect<boolean>
   attempts(deliveryId: string): Effect.Effect<ReadonlyArray<DeliveryAttempt>>
 }>()("@tender/domain/WebhookDeliveryRepo") {}

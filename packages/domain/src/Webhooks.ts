@@ -11,7 +11,7 @@
  * claimed again, or retried) records nothing over the new holder's work.
  */
 import { isoOf, nowIso } from "./Time.ts"
-import { Clock, Context, Effect, Layer, Metric, Option, Queue, Random, Result } from "effect"
+import { Clock, Context, Deferred, Effect, Exit, Layer, Metric, Option, Queue, Random, Result } from "effect"
 import { webhookFirstAttemptLag } from "./OperationalMetrics.ts"
 import type { Account } from "./Account.ts"
 import { signingSecrets } from "./Account.ts"
@@ -402,6 +402,20 @@ interface InFlight {
 
 const emptyInFlight = (): InFlight => ({ endpoints: new Map(), accounts: new Map() })
 
+/** A claim's endpoints and accounts, read once for all its deliveries (`None`: gone). */
+interface ClaimContext {
+  readonly endpoints: Map<string, Option.Option<WebhookEndpoint>>
+  readonly accounts: Map<string, Option.Option<Account>>
+}
+
+const emptyContext = (): ClaimContext => ({ endpoints: new Map(), accounts: new Map() })
+
+/** Writes an attempt with its delivery's new state; whether its fence held. */
+type Recorder = (delivery: WebhookDelivery, attempt: DeliveryAttempt) => Effect.Effect<boolean>
+
+/** At most this many attempts in one write of the recorder. */
+const RECORD_BATCH = 64
+
 export interface DeliverySearchInput {
   readonly endpoint_id?: string | undefined
   readonly event_id?: string | undefined
@@ -490,13 +504,17 @@ export class Webhooks extends Context.Service<Webhooks, {
       const handBack = (delivery: WebhookDelivery, at: number) =>
         deliveries.update(StateMachine.revise(delivery, { next_attempt_at: isoOf(at) }, isoOf(at)))
 
-      /** One attempt: POST the signed envelope, record what happened, schedule the next try. */
-      const attempt = Effect.fnUntraced(function*(delivery: WebhookDelivery) {
+      /**
+       * One attempt: POST the signed envelope, record what happened (through `record`, which may
+       * batch it with others), schedule the next try. `batch` holds the claim's endpoints and
+       * accounts, read once for all its deliveries right after the claim.
+       */
+      const attempt = Effect.fnUntraced(function*(delivery: WebhookDelivery, batch: ClaimContext, record: Recorder, posted: Effect.Effect<void> = Effect.void) {
         const started = yield* Clock.currentTimeMillis
         if (delivery.attempts === 0) yield* Metric.update(webhookFirstAttemptLag, Math.max(0, started - Date.parse(delivery.created_at)) / 1000)
         const event = yield* events.findAny(delivery.event_id)
-        const endpoint = yield* endpoints.findAny(delivery.endpoint_id)
-        const account = yield* accounts.findById(delivery.account_id as AccountId)
+        const endpoint = batch.endpoints.get(delivery.endpoint_id) ?? Option.none()
+        const account = batch.accounts.get(delivery.account_id) ?? Option.none()
         if (Option.isSome(endpoint) && endpoint.value.status === "disabled") {
           // Disabled since the claim: paused, not attempted; the claim passes it over until enabled.
           yield* handBack(delivery, started)
@@ -529,6 +547,9 @@ export class Webhooks extends Context.Service<Webhooks, {
             }
             : { status_code: null, error: result.error, duration_ms: result.duration_ms }
         }
+        // The endpoint has its answer: its slot is free while the outcome is written (the lease
+        // still holds the row, so no claim takes it meanwhile).
+        yield* posted
         const at = yield* Clock.currentTimeMillis
         const attempts = delivery.attempts + 1
         const succeeded = outcome.error === null
@@ -546,7 +567,7 @@ export class Webhooks extends Context.Service<Webhooks, {
         })
         // The claim only hands out pending or failed deliveries: any other is a bug.
         if (Result.isFailure(moved)) return yield* Effect.die(new Error(moved.failure))
-        const recorded = yield* deliveries.recordAttempt(moved.success.next, {
+        const recorded = yield* record(moved.success.next, {
           delivery_id: delivery.id,
           attempted_at: isoOf(started),
           ...outcome
@@ -558,16 +579,19 @@ export class Webhooks extends Context.Service<Webhooks, {
       })
 
       /**
-       * Claims due deliveries, leaving out endpoints and accounts already at their bound, and runs
-       * their attempts concurrently. `inFlight` counts this process's running attempts.
+       * Claims due deliveries within what is left of each endpoint's and account's bound (the claim
+       * counts this process's attempts in flight, so all it returns can run at once), and reads
+       * their endpoints and accounts once for the batch. `inFlight` counts this process's running
+       * attempts; what is returned is counted in it.
        */
       const claimAndRun = (options: DispatchOptions, inFlight: InFlight, capacity: number) =>
         Effect.gen(function*() {
-          if (capacity <= 0) return []
+          const none = { taken: [] as ReadonlyArray<WebhookDelivery>, context: emptyContext() }
+          if (capacity <= 0) return none
           const at = yield* Clock.currentTimeMillis
           const saturated = (counts: Map<string, number>, bound: number) =>
             [...counts].filter(([, n]) => n >= bound).map(([id]) => id)
-          const claimed = yield* deliveries.claimDue({
+          const taken = yield* deliveries.claimDue({
             now: isoOf(at),
             leaseUntil: isoOf(at + options.leaseMs),
             lease: `${at.toString(36)}.${(yield* Random.nextInt).toString(36)}.${(yield* Random.nextInt).toString(36)}`,
@@ -575,24 +599,18 @@ export class Webhooks extends Context.Service<Webhooks, {
             perAccount: options.perAccount,
             perEndpoint: options.perEndpoint,
             excludeEndpoints: saturated(inFlight.endpoints, options.perEndpoint),
-            excludeAccounts: saturated(inFlight.accounts, options.perAccount)
+            excludeAccounts: saturated(inFlight.accounts, options.perAccount),
+            busy: { endpoints: [...inFlight.endpoints], accounts: [...inFlight.accounts] }
           })
-          // The claim bounds each endpoint and account by the whole bound, not by what is left of it
-          // here: the surplus is handed back, due at once, for the next round (not left to wait out
-          // its lease).
-          const taken: Array<WebhookDelivery> = []
-          for (const d of claimed) {
-            const byEndpoint = inFlight.endpoints.get(d.endpoint_id) ?? 0
-            const byAccount = inFlight.accounts.get(d.account_id) ?? 0
-            if (byEndpoint >= options.perEndpoint || byAccount >= options.perAccount) {
-              yield* handBack(d, at)
-              continue
-            }
-            inFlight.endpoints.set(d.endpoint_id, byEndpoint + 1)
-            inFlight.accounts.set(d.account_id, byAccount + 1)
-            taken.push(d)
+          if (taken.length === 0) return none
+          for (const d of taken) {
+            inFlight.endpoints.set(d.endpoint_id, (inFlight.endpoints.get(d.endpoint_id) ?? 0) + 1)
+            inFlight.accounts.set(d.account_id, (inFlight.accounts.get(d.account_id) ?? 0) + 1)
           }
-          return taken
+          const context = emptyContext()
+          for (const id of new Set(taken.map((d) => d.endpoint_id))) context.endpoints.set(id, yield* endpoints.findAny(id))
+          for (const id of new Set(taken.map((d) => d.account_id))) context.accounts.set(id, yield* accounts.findById(id as AccountId))
+          return { taken, context }
         })
 
       const release = (inFlight: InFlight, delivery: WebhookDelivery) => {
@@ -605,50 +623,87 @@ export class Webhooks extends Context.Service<Webhooks, {
         decrement(inFlight.accounts, delivery.account_id)
       }
 
+      /**
+       * Records attempts as they finish, in batches: while one batch is being written, the attempts
+       * finishing meanwhile queue up and go in the next write (one statement, one commit for all of
+       * them), so the writes follow the database's pace rather than one round trip per attempt. An
+       * attempt waits for its own batch; a failed write fails each attempt of it (their leases end
+       * and they are attempted again). Runs until the scope closes.
+       */
+      const batchedRecorder = Effect.gen(function*() {
+        type Pending = { readonly delivery: WebhookDelivery; readonly attempt: DeliveryAttempt; readonly done: Deferred.Deferred<boolean> }
+        const queue = yield* Queue.unbounded<Pending>()
+        yield* Effect.gen(function*() {
+          const batch = yield* Queue.takeBetween(queue, 1, RECORD_BATCH)
+          const written = yield* Effect.exit(deliveries.recordAttempts(batch.map(({ attempt, delivery }) => ({ attempt, delivery }))))
+          for (const [i, pending] of batch.entries()) {
+            yield* Deferred.done(pending.done, Exit.map(written, (recorded) => recorded[i]))
+          }
+        }).pipe(Effect.forever, Effect.forkScoped)
+        const record: Recorder = (delivery, attempt) =>
+          Effect.gen(function*() {
+            const done = yield* Deferred.make<boolean>()
+            yield* Queue.offer(queue, { delivery, attempt, done })
+            return yield* Deferred.await(done)
+          })
+        return record
+      })
+
       const dispatchDue = Effect.fn("Webhooks.dispatchDue")(function*(partial: Partial<DispatchOptions> = {}) {
         const options = { ...DEFAULT_DISPATCH, ...partial }
         const inFlight = emptyInFlight()
-        const taken = yield* claimAndRun(options, inFlight, options.concurrency)
-        yield* Effect.forEach(taken, (d) => Effect.ensuring(attempt(d), Effect.sync(() => release(inFlight, d))), {
-          concurrency: options.concurrency,
-          discard: true
-        })
+        const { context, taken } = yield* claimAndRun(options, inFlight, options.concurrency)
+        yield* Effect.scoped(Effect.gen(function*() {
+          const record = yield* batchedRecorder
+          yield* Effect.forEach(taken, (d) => Effect.ensuring(attempt(d, context, record), Effect.sync(() => release(inFlight, d))), {
+            concurrency: options.concurrency,
+            discard: true
+          })
+        }))
         return taken.length
       })
 
       /**
-       * The dispatcher loop: whenever slots are free it claims more (endpoints at their bound left
-       * out), forks their attempts, and polls again after `idleMs` when nothing was due. A slow
-       * endpoint holds at most `perEndpoint` slots and an account at most `perAccount`, so the
-       * others keep flowing.
+       * The dispatcher loop: whenever slots are free it claims more (within each endpoint's and
+       * account's bound), forks their attempts, and waits when nothing was due: until an attempt
+       * frees a slot or `idleMs` passes. A slow endpoint
+       * holds at most `perEndpoint` slots and an account at most `perAccount`, so the others keep
+       * flowing.
        */
       const runDispatcher = (partial: Partial<DispatchOptions> & { readonly idleMs?: number } = {}) =>
-        Effect.gen(function*() {
+        Effect.scoped(Effect.gen(function*() {
           const options = { ...DEFAULT_DISPATCH, ...partial }
           const idleMs = partial.idleMs ?? 200
           const inFlight = emptyInFlight()
+          const record = yield* batchedRecorder
           let running = 0
           // A finished attempt frees a slot: it wakes an idle loop at once rather than after idleMs,
           // or one busy endpoint would be held to perEndpoint attempts per idle period.
           const wake = yield* Queue.sliding<void>(1)
           for (;;) {
-            const taken = yield* claimAndRun(options, inFlight, options.concurrency - running).pipe(
-              Effect.catchCause((cause) => Effect.as(Effect.logError("webhook claim failed", cause), []))
+            const { context, taken } = yield* claimAndRun(options, inFlight, options.concurrency - running).pipe(
+              Effect.catchCause((cause) => Effect.as(Effect.logError("webhook claim failed", cause), { taken: [], context: emptyContext() }))
             )
             for (const d of taken) {
               running++
-              yield* attempt(d).pipe(
+              // The endpoint's and account's slots free once the POST has its answer; the process's
+              // once the attempt is recorded (so what waits to be written stays bounded too).
+              let released = false
+              const posted = Effect.andThen(Effect.sync(() => {
+                if (!released) release(inFlight, d)
+                released = true
+              }), Queue.offer(wake, undefined))
+              yield* attempt(d, context, record, posted).pipe(
                 Effect.catchCause((cause) => Effect.logError(`webhook attempt ${d.id} failed to record`, cause)),
                 Effect.ensuring(Effect.andThen(Effect.sync(() => {
                   running--
-                  release(inFlight, d)
-                }), Queue.offer(wake, undefined))),
+                }), posted)),
                 Effect.forkChild
               )
             }
             if (taken.length === 0) yield* Effect.raceFirst(Effect.sleep(idleMs), Queue.take(wake))
           }
-        })
+        }))
 
       return Webhooks.of({
         runDispatcher,

@@ -1,6 +1,6 @@
 /**
  * The webhook transport over node:http / node:https: one POST per attempt, with the signed headers
- * and the exact body bytes, on a connection of its own. Whatever happens is an outcome, never a
+ * and the exact body bytes, over a kept-alive connection (see `Agents`). Whatever happens is an outcome, never a
  * failure: any HTTP answer is `Answered` (the domain decides that only a 2xx succeeds), and a refused
  * target, a timeout, a refused connection or a name that does not resolve is `Failed` with a reason
  * the delivery log can show.
@@ -10,6 +10,12 @@
  * addresses only (a `lookup` that answers with them), while SNI, certificate checks and the Host
  * header keep the name. A name re-pointed at an internal address after the check (DNS rebinding)
  * is never asked again. Redirects are not followed; a response body is read to 64 KiB at most.
+ *
+ * Connections are kept alive (issue 13: a new TCP and TLS handshake per attempt capped the rate to
+ * one endpoint), in one agent per origin *and checked address set*: a reused socket was connected
+ * to an address of the set that this attempt's own check has just allowed again, so keeping it
+ * skips no check. An endpoint whose name now resolves elsewhere gets another agent (new
+ * connections, to the new addresses only). https agents reuse TLS sessions (node's default cache).
  */
 import * as http from "node:http"
 import * as https from "node:https"
@@ -45,9 +51,39 @@ const pinnedLookup = (addresses: ReadonlyArray<string>): LookupFunction => (_hos
 type PostRequest = Parameters<WebhookTransport["Service"]["post"]>[0]
 type Reply = { readonly status: number } | { readonly error: string }
 
-const exchange = (request: PostRequest, addresses: ReadonlyArray<string>, timeoutMs: number, interrupted: AbortSignal) =>
+/** At most this many agents (origin × address set) are kept; the least recently used one is closed. */
+export const MAX_AGENTS = 256
+
+/** Kept-alive agents by origin and checked addresses, least recently used first. */
+class Agents {
+  private readonly byKey = new Map<string, http.Agent>()
+
+  for(url: URL, addresses: ReadonlyArray<string>): http.Agent {
+    const key = `${url.protocol}//${url.host} ${[...addresses].sort().join(",")}`
+    let agent = this.byKey.get(key)
+    if (agent !== undefined) this.byKey.delete(key)
+    else {
+      const options: http.AgentOptions = { keepAlive: true, maxFreeSockets: 32, lookup: pinnedLookup(addresses) }
+      agent = url.protocol === "https:" ? new https.Agent(options) : new http.Agent(options)
+    }
+    this.byKey.set(key, agent)
+    if (this.byKey.size > MAX_AGENTS) {
+      const [oldest, evicted] = this.byKey.entries().next().value!
+      this.byKey.delete(oldest)
+      evicted.destroy()
+    }
+    return agent
+  }
+
+
+  close() {
+    for (const agent of this.byKey.values()) agent.destroy()
+    this.byKey.clear()
+  }
+}
+
+const exchange = (request: PostRequest, url: URL, agent: http.Agent, addresses: ReadonlyArray<string>, timeoutMs: number, interrupted: AbortSignal) =>
   new Promise<Reply>((resolve) => {
-    const url = new URL(request.url)
     const timeout = AbortSignal.timeout(timeoutMs)
     let status: number | undefined
     // Once the status is in, the attempt has its answer: a body cut short (limit, timeout, reset) does not change it.
@@ -58,8 +94,8 @@ const exchange = (request: PostRequest, addresses: ReadonlyArray<string>, timeou
       port: url.port === "" ? undefined : Number(url.port),
       path: `${url.pathname}${url.search}`,
       headers: { ...request.headers, "content-length": String(request.body.byteLength) },
-      // A connection of its own: a kept-alive socket would skip the check of this attempt.
-      agent: false,
+      // Kept alive, to the addresses this attempt checked only (the agent is theirs).
+      agent,
       lookup: pinnedLookup(addresses),
       signal: AbortSignal.any([timeout, interrupted])
     }
@@ -89,6 +125,7 @@ export const layer: Layer.Layer<WebhookTransport, never, HostResolver> = Layer.e
     const resolver = yield* HostResolver
     const allowPrivate = yield* WebhookPrivateReceivers
     const loopback = yield* WebhookLoopbackReceivers
+    const agents = yield* Effect.acquireRelease(Effect.sync(() => new Agents()), (agents) => Effect.sync(() => agents.close()))
     return WebhookTransport.of({
       post: (request) =>
         Effect.gen(function*() {
@@ -107,7 +144,9 @@ export const layer: Layer.Layer<WebhookTransport, never, HostResolver> = Layer.e
           else {
             const { addresses } = targets.value
             const remaining = Math.max(1, request.timeoutMs - (yield* elapsed))
-            result = yield* Effect.promise((interrupted) => exchange(request, addresses, remaining, interrupted))
+            const url = new URL(request.url)
+            const agent = agents.for(url, addresses)
+            result = yield* Effect.promise((interrupted) => exchange(request, url, agent, addresses, remaining, interrupted))
           }
           const duration_ms = yield* elapsed
           const outcome: DeliveryOutcome = "status" in result

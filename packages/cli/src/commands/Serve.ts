@@ -66,16 +66,30 @@ export const serve = command(
     host: Flag.String("host").pipe(
       Flag.withDescription("Address to bind (default 127.0.0.1; 0.0.0.0 to accept remote clients)"),
       Flag.withDefault("127.0.0.1")
+    ),
+    // A production topology serves from some processes and runs the workers in others (`tender
+    // worker`): `--no-background` keeps a server to the API, so webhook delivery and settlement
+    // neither take its event loop nor its connections.
+    background: Flag.Boolean("background").pipe(
+      Flag.withDescription(
+        "Run the background workers (settlement, reconciliation, webhook delivery, session sweeper) in this process " +
+          "(env TENDER_SERVE_BACKGROUND, default on; --no-background: the API only, workers run by `tender worker`)"
+      ),
+      Flag.withFallbackConfig(Config.Boolean("TENDER_SERVE_BACKGROUND")),
+      Flag.withDefault(true)
     )
   },
-  ({ host, port }, { config }) =>
+  ({ background, host, port }, { config }) =>
     Effect.flatMap(Effect.all([defaultRateLimit, ipLimits]), ([rateLimit, perIp]) => {
       // Hosted pages and sandbox redirects need an address browsers can reach; without
       // TENDER_PUBLIC_URL it is this server's own.
       const local = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host
       const withUrl = { ...config, publicUrl: config.publicUrl ?? `http://${local}:${port}`, listenPort: port }
       return Layer.launch(
-        Layer.merge(Server.layer({ port, host, rateLimit, ipLimits: perIp, fieldsUrl: withUrl.fieldsUrl, sdkUrl: withUrl.sdkUrl }), workers).pipe(
+        Layer.merge(
+          Server.layer({ port, host, rateLimit, ipLimits: perIp, fieldsUrl: withUrl.fieldsUrl, sdkUrl: withUrl.sdkUrl }),
+          background ? workers(withUrl) : Layer.empty
+        ).pipe(
           Layer.provide(Services.layer(withUrl)),
           // Logs (TENDER_LOG_FORMAT) and, with OTEL_EXPORTER_OTLP_ENDPOINT, traces: Telemetry.ts.
           Layer.provide(Telemetry.layer())

@@ -1,6 +1,7 @@
 /**
  * Operation: capture a manual-capture authorization (POST /v1/payments/capture, `tender payments
- * capture`). Reserve (the capture, in flight, counts against the remainder at once) → call → record.
+ * capture`). Reserve (the capture, in flight, counts against the remainder at once) → call → record;
+ * all three in one unit of work when the provider answers in it (the sandbox over PostgreSQL).
  * The settlement worker settles captures the provider accepted for later (`settleDue`).
  */
 import { Effect } from "effect"
@@ -9,12 +10,13 @@ import { CaptureAmountExceedsAuthorized, invalidField } from "../Errors.ts"
 import * as Money from "../Money.ts"
 import * as OrderAggregate from "../OrderStatus.ts"
 import type { Order, Transaction } from "../Payment.ts"
-import { type CaptureResult, TransactionRepo } from "../PaymentPorts.ts"
+import { type CaptureResult, type PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
+import type { PaymentSnapshot } from "../PaymentViews.ts"
 import { revise } from "../StateMachine.ts"
 import * as Txn from "../TransactionStatus.ts"
 import { type Books, booksOf } from "./Books.ts"
 import { decided, emit, guarded, lockOrder, newTransaction, nowIso, saveOrder, saveTxn, snapshot, unitOfWork } from "./Kit.ts"
-import { callAndRecord, idempotencyKey, refusedCall, reserve } from "./ProviderStep.ts"
+import { answersInUnitOfWork, callAndRecord, idempotencyKey, joined, raise, refusedCall, reserve } from "./ProviderStep.ts"
 import { whenSettled } from "./Settlement.ts"
 import { providerOf, refuseOtherChannel, sameProvider } from "./Route.ts"
 
@@ -60,6 +62,16 @@ export const recordCapture = (orderId: string, captureId: string, answer: Captur
     if (capture.pending_call?.key !== key) {
       return snapshot(order, capture, { as: capture.status === "failed" ? "failed" : capture.status === "completed" ? undefined : "settling", captured: books.book.captured })
     }
+    return yield* recordCaptureOn(order, books, capture, answer)
+  }))
+
+/**
+ * The record on rows the caller holds as they stand in its unit of work: loaded under the order's
+ * lock (`recordCapture`), or read under it by the reserve of this very unit of work, which still
+ * holds that lock (a capture whose provider answers in it): no re-read could tell anything new.
+ */
+const recordCaptureOn = (order: Order, books: Books, capture: Transaction, answer: CaptureResult | "unavailable") =>
+  Effect.gen(function*() {
     const at = yield* nowIso
     if (answer === "unavailable" || answer._tag === "Refused") {
       const failed = yield* refusedCall(capture, answer, at)
@@ -80,11 +92,36 @@ export const recordCapture = (orderId: string, captureId: string, answer: Captur
     yield* saveTxn(settled.next)
     const closed = yield* settleCapture(order, books, settled.next, at)
     return snapshot(closed.order, settled.next, { captured: closed.captured })
-  }))
+  })
+
+interface Reserved {
+  readonly order: Order
+  readonly books: Books
+  readonly capture: Transaction
+  /** Captures before this one that did not fail: the provider's multicapture check. */
+  readonly previous: number
+  readonly provider: PaymentProvider["Service"]
+}
+
+/** Call → record of a reserved capture, the record made by `recordAnswer`. */
+const callCapture = <E, R>(
+  reserved: Reserved,
+  final: boolean,
+  recordAnswer: (answer: CaptureResult | "unavailable") => Effect.Effect<PaymentSnapshot, E, R>
+) =>
+  callAndRecord("capture", "capture", reserved.provider.captureCard({
+    reference: reserved.capture.id,
+    idempotency_key: reserved.capture.pending_call!.key,
+    authorization: reserved.books.auth.provider_transaction_id ?? "",
+    amount: reserved.capture.amount,
+    currency: reserved.capture.currency,
+    final,
+    previousCaptures: reserved.previous
+  }), recordAnswer, "The card service is unreachable; the capture was recorded as failed and the authorization stands")
 
 export const capture = (orderId: string, amountText: string | undefined, final: boolean, channelId?: string) =>
   guarded(orderId, Effect.gen(function*() {
-    const reserved = yield* unitOfWork(Effect.gen(function*() {
+    const step = yield* unitOfWork(Effect.gen(function*() {
       const order = yield* lockOrder(orderId)
       const transactions = yield* TransactionRepo
       const books = booksOf(order, yield* transactions.listByOrder(order.id), "capture")
@@ -102,19 +139,21 @@ export const capture = (orderId: string, amountText: string | undefined, final: 
       })
       const txn = yield* reserve(born, "capture", idempotencyKey(born, "capture"), yield* nowIso)
       yield* transactions.insert(txn)
-      return { auth: books.auth, capture: txn, previous: books.captures.filter((c) => c.status !== "failed").length }
+      const reserved: Reserved = {
+        order,
+        books,
+        capture: txn,
+        previous: books.captures.filter((c) => c.status !== "failed").length,
+        provider: yield* providerOf(txn)
+      }
+      // A provider that answers in this unit of work is called in it, under the order's row lock
+      // taken above: reserve, call and record commit together or not at all (ProviderStep.joined).
+      if (!answersInUnitOfWork(reserved.provider)) return { reserved, done: undefined }
+      return { reserved, done: yield* joined(callCapture(reserved, final, (answer) => recordCaptureOn(order, books, txn, answer))) }
     }))
-    const key = reserved.capture.pending_call!.key
-    const provider = yield* providerOf(reserved.capture)
-    return yield* callAndRecord("capture", "capture", provider.captureCard({
-      reference: reserved.capture.id,
-      idempotency_key: key,
-      authorization: reserved.auth.provider_transaction_id ?? "",
-      amount: reserved.capture.amount,
-      currency: reserved.capture.currency,
-      final,
-      previousCaptures: reserved.previous
-    }), (answer) => recordCapture(orderId, reserved.capture.id, answer, key), "The card service is unreachable; the capture was recorded as failed and the authorization stands")
+    if (step.done !== undefined) return yield* raise(step.done)
+    const { reserved } = step
+    return yield* callCapture(reserved, final, (answer) => recordCapture(orderId, reserved.capture.id, answer, reserved.capture.pending_call!.key))
   }))
 
 /** Settles one capture the provider accepted for later, when the provider says it settled. */

@@ -5,29 +5,22 @@ import { Ids } from "../Ids.ts"
 import type { NextAction, Order } from "../Payment.ts"
 import type { CardDetails } from "../PaymentPorts.ts"
 import { ClientSecretRepo } from "../ClientSecretPorts.ts"
-import { CardVault, KeyHasher, type VaultedCard } from "../Ports.ts"
+import { CardVault, KeyHasher, type RevealedCard, type VaultedCard } from "../Ports.ts"
 import { isoOf } from "../Time.ts"
 
 /** A client secret (collect_card / collect_cvv) lives 15 minutes (spec). */
 export const CLIENT_SECRET_TTL_MS = 15 * 60 * 1000
 
-export interface RevealedCard {
-  readonly card: VaultedCard
-  readonly number: string
-}
+export type { RevealedCard }
 
 // The token is not echoed: no card token in any response or log (spec, Payment instrument).
 const notInVault = () => new PaymentMethodNotFound({ message: "No such card token in this account's vault" })
 
 export const revealCard = (accountId: string, token: string) =>
   Effect.gen(function*() {
-    const vault = yield* CardVault
-    const card = yield* vault.find(accountId as VaultedCard["account_id"], token)
-    const number = yield* vault.reveal(accountId as VaultedCard["account_id"], token)
-    if (Option.isNone(card) || Option.isNone(number)) {
-      return yield* notInVault()
-    }
-    return { card: card.value, number: number.value } satisfies RevealedCard
+    const revealed = yield* (yield* CardVault).reveal(accountId as VaultedCard["account_id"], token)
+    if (Option.isNone(revealed)) return yield* notInVault()
+    return revealed.value
   })
 
 /**

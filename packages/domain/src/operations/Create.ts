@@ -1,14 +1,15 @@
 /**
  * Operation: create a direct payment (POST /v1/payments). Validate → claim (the order and its
  * attempt, the reference taken by the insert, the provider call reserved, one unit of work) →
- * call → record → respond.
+ * call → record → respond; claim, call and record in one unit of work when the provider answers
+ * in it (the sandbox over PostgreSQL).
  */
 import { Effect, Option } from "effect"
 import type { Account } from "../Account.ts"
 import { Ids } from "../Ids.ts"
 import * as OrderAggregate from "../OrderStatus.ts"
 import type { Order, Transaction } from "../Payment.ts"
-import { OrderRepo, TransactionRepo } from "../PaymentPorts.ts"
+import { OrderRepo, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
 import { type CreatePaymentInput, validateCreate, type ValidPayment } from "../PaymentRequest.ts"
 import { CvcStore } from "../Ports.ts"
 import { cardDetails, clientSecretAction, paymentCard, type RevealedCard } from "./Cards.ts"
@@ -16,8 +17,8 @@ import { customerOf } from "../Customers.ts"
 import { cardInstrument, holderOf, issuerOf } from "./Instrument.ts"
 import { decided, guarded, newTransaction, nowIso, snapshot, unitOfWork } from "./Kit.ts"
 import { refuseTakenReference } from "./Target.ts"
-import { idempotencyKey, reserve, runAttempt } from "./ProviderStep.ts"
-import { onRoute, routeOf } from "./Route.ts"
+import { answersInUnitOfWork, idempotencyKey, joined, raise, reserve, runAttempt, runAttemptInUnitOfWork } from "./ProviderStep.ts"
+import { Fallbacks, onRoute, routeOf } from "./Route.ts"
 import { type AttemptOutcome, record } from "./RecordAttempt.ts"
 
 /** What the create does after the claim: call the provider, or wait on the customer. */
@@ -96,6 +97,19 @@ const claimAndProceed = Effect.fnUntraced(function*(account: Account, valid: Val
     : yield* reserve(attempt, operation, idempotencyKey(attempt, operation), at, valid.merchant_initiated)
   const orders = yield* OrderRepo
   const transactions = yield* TransactionRepo
+  if (plan._tag === "Authorize" && answersInUnitOfWork(yield* PaymentProvider, yield* Fallbacks)) {
+    // The provider answers in our transaction: the claim, the call and its record commit together
+    // or not at all, so no one ever sees the order before its outcome, and its lock would guard
+    // nothing. A concurrent duplicate reference waits on the insert, then fails it (or takes it,
+    // should this one roll back). Uninterruptible as below: a client hanging up cuts nothing.
+    const done = yield* Effect.uninterruptible(unitOfWork(Effect.gen(function*() {
+      yield* orders.insert(order)
+      yield* transactions.insert(txn)
+      return yield* joined(runAttemptInUnitOfWork("create", order, txn, authorizeCall(order, txn, valid, plan), valid.merchant_initiated))
+    })))
+    const recorded = yield* raise(done)
+    return snapshot(recorded.order, recorded.txn)
+  }
   // The reference is claimed by the insert: a concurrent duplicate fails here, before any provider
   // call. From the claim on, nothing interrupts the attempt: its outcome must be recorded.
   const claim = unitOfWork(Effect.gen(function*() {
@@ -107,6 +121,21 @@ const claimAndProceed = Effect.fnUntraced(function*(account: Account, valid: Val
   return yield* Effect.uninterruptible(Effect.andThen(claim, guarded(order.id, proceed(order, txn, valid, plan))))
 })
 
+/** The authorization a create sends, under the key its reserve committed. */
+const authorizeCall = (order: Order, txn: Transaction, valid: ValidPayment, plan: Extract<Plan, { readonly _tag: "Authorize" }>) =>
+  (provider: PaymentProvider["Service"]) =>
+    provider.authorizeCard({
+      reference: txn.id,
+      idempotency_key: txn.pending_call!.key,
+      card: cardDetails(plan.card, plan.cvc),
+      amount: order.amount,
+      currency: order.currency,
+      capture: order.capture_method === "automatic",
+      authenticated: false,
+      // merchant-initiated charges are exempt from the customer's authentication
+      merchant_initiated: valid.merchant_initiated
+    })
+
 const proceed = (order: Order, txn: Transaction, valid: ValidPayment, plan: Plan) =>
   Effect.gen(function*() {
     switch (plan._tag) {
@@ -116,17 +145,7 @@ const proceed = (order: Order, txn: Transaction, valid: ValidPayment, plan: Plan
         return snapshot(recorded.order, recorded.txn)
       }
       case "Authorize": {
-        const recorded = yield* runAttempt("create", txn, (provider) => provider.authorizeCard({
-          reference: txn.id,
-          idempotency_key: txn.pending_call!.key,
-          card: cardDetails(plan.card, plan.cvc),
-          amount: order.amount,
-          currency: order.currency,
-          capture: order.capture_method === "automatic",
-          authenticated: false,
-          // merchant-initiated charges are exempt from the customer's authentication
-          merchant_initiated: valid.merchant_initiated
-        }), valid.merchant_initiated)
+        const recorded = yield* runAttempt("create", txn, authorizeCall(order, txn, valid, plan), valid.merchant_initiated)
         return snapshot(recorded.order, recorded.txn)
       }
       case "Start": {

@@ -4,17 +4,25 @@
  * record. An `Unknown` answer is never guessed: the transaction stays in flight with its pending
  * call, and reconciliation (Reconcile.ts) asks the provider by the same key.
  */
-import { Effect } from "effect"
+import { Effect, type Result } from "effect"
 import { CardPaymentInProgress, ProviderUnavailable } from "../Errors.ts"
 import { Faults } from "../Faults.ts"
-import type { PendingCall, Transaction } from "../Payment.ts"
-import { type AuthorizeResult, type OrderRepo, PaymentProvider, type StartResult, type TransactionRepo, type Unknown } from "../PaymentPorts.ts"
+import type { Order, PendingCall, Transaction } from "../Payment.ts"
+import {
+  type AuthorizeResult,
+  type OrderRepo,
+  PaymentProvider,
+  ProviderRecordsInUnitOfWork,
+  type StartResult,
+  type TransactionRepo,
+  type Unknown
+} from "../PaymentPorts.ts"
 import type { UnitOfWork } from "../Ports.ts"
 import { type Decided, revise } from "../StateMachine.ts"
 import * as Txn from "../TransactionStatus.ts"
 import { decided, loadTxn, lockOrder, nowIso, saveTxn, unitOfWork } from "./Kit.ts"
 import { Fallbacks, providerFields } from "./Route.ts"
-import { type AttemptOutcome, record } from "./RecordAttempt.ts"
+import { type AttemptOutcome, record, recordOn } from "./RecordAttempt.ts"
 
 export type Operation = PendingCall["operation"]
 
@@ -169,6 +177,12 @@ const cascade = (
   )
 
 
+/** What an attempt records for an answer: an unreachable provider fails it. */
+const recordedOutcome = (answer: AuthorizeResult | StartResult | "unavailable", merchantInitiated: boolean): AttemptOutcome =>
+  answer === "unavailable" ? unreachable : attemptOutcome(answer, merchantInitiated) as AttemptOutcome
+
+const UNREACHABLE_ATTEMPT = "The payment provider is unreachable; the attempt was recorded as failed"
+
 /**
  * Call → record for an attempt whose call is reserved (`txn.pending_call`), on the provider in
  * context and, should it be definitely unreachable, on its fallbacks (Route.ts) in turn.
@@ -183,8 +197,41 @@ export const runAttempt = (
     const provider = yield* PaymentProvider
     const fallbacks = yield* Fallbacks
     return yield* callAndRecord(step, "payment", cascade(txn, provider, fallbacks, call), (answer) =>
-      record(txn.order_id, txn.id, answer === "unavailable" ? unreachable : attemptOutcome(answer, merchantInitiated) as AttemptOutcome, txn.pending_call!.key),
-      "The payment provider is unreachable; the attempt was recorded as failed",
+      record(txn.order_id, txn.id, recordedOutcome(answer, merchantInitiated), txn.pending_call!.key),
+      UNREACHABLE_ATTEMPT,
       // Each provider tried gets a call's time (cascade), plus a margin for moving the call between them.
       (PROVIDER_CALL_TIMEOUT_MS + 1_000) * (1 + fallbacks.length))
+  })
+
+/**
+ * Whether the call reserved now can be made, and its answer recorded, in the reserving unit of
+ * work: the provider answers in it (PaymentProvider.answersInUnitOfWork) and nothing would move
+ * the call to another provider (no fallbacks: a move commits on its own, Route.ts).
+ */
+export const answersInUnitOfWork = (provider: Provider, fallbacks: ReadonlyArray<Provider> = []) =>
+  provider.answersInUnitOfWork === true && fallbacks.length === 0
+
+/**
+ * Call → record inside the unit of work that reserved the call, for a provider that answers in it:
+ * its records join that transaction (ProviderRecordsInUnitOfWork), and the step's outcome — a
+ * failure included — comes back as a value, so that the unit of work commits what the step left
+ * (an answer in doubt: the reserve, for reconciliation; an unreachable provider: its record).
+ * `raise` turns it back into the failure once committed. A defect rolls back everything, the
+ * provider's records with ours: then nothing was reserved, applied or recorded.
+ */
+export const joined = <A, E, R>(step: Effect.Effect<A, E, R>): Effect.Effect<Result.Result<A, E>, never, R> =>
+  Effect.result(Effect.provideService(step, ProviderRecordsInUnitOfWork, true))
+
+export const raise = <A, E>(outcome: Result.Result<A, E>): Effect.Effect<A, E> => Effect.fromResult(outcome)
+
+/**
+ * `runAttempt` in the unit of work that inserted `order` and its attempt `txn` with its call
+ * reserved (see `joined`): the rows are recorded on as they were inserted, since nothing else can
+ * see them before the commit. Only where `answersInUnitOfWork`: no fallbacks, one provider.
+ */
+export const runAttemptInUnitOfWork = (step: StepName, order: Order, txn: Transaction, call: AttemptCall, merchantInitiated: boolean) =>
+  Effect.gen(function*() {
+    const provider = yield* PaymentProvider
+    return yield* callAndRecord(step, "payment", call(provider), (answer) =>
+      recordOn(order, txn, recordedOutcome(answer, merchantInitiated)), UNREACHABLE_ATTEMPT)
   })

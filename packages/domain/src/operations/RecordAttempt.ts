@@ -163,6 +163,16 @@ export const record = (orderId: string, txnId: string, outcome: AttemptOutcome, 
     const order = yield* lockOrder(orderId)
     const txn = yield* loadTxn(txnId)
     if (expectedKey !== undefined && txn.pending_call?.key !== expectedKey) return { order, txn }
+    return yield* recordOn(order, txn, outcome)
+  }))
+
+/**
+ * The record on rows the caller holds as they stand in its unit of work: loaded under the order's
+ * lock (`record`), or inserted by this very unit of work, invisible to everyone else until it
+ * commits (a create whose provider answers in it), which no re-read could tell anything new about.
+ */
+export const recordOn = (order: Order, txn: Transaction, outcome: AttemptOutcome) =>
+  Effect.gen(function*() {
     const session = yield* lockSessionOf(order)
     const decision = decide(order, txn, session, outcome, yield* nowIso)
     if (Result.isFailure(decision)) return yield* Effect.fail(decision.failure)
@@ -174,4 +184,4 @@ export const record = (orderId: string, txnId: string, outcome: AttemptOutcome, 
     yield* emit(moved?.events ?? [], nextOrder, nextTxn, outcome._tag === "Mismatch" ? { received: outcome.received } : {})
     yield* saveSession(sessionMoved)
     return { order: nextOrder, txn: nextTxn }
-  }))
+  })

@@ -393,6 +393,9 @@ export const make = (options: SandboxOptions, ledger: SandboxLedger["Service"]):
     mode: "test",
     // What the test helper types for the customer: the table's plainest approval and decline.
     testCards: { succeed: "4242424242424242", fail: "4000000000000002" },
+    // In-process and, over PostgreSQL, recorded in Tender's own transaction; a simulated latency is
+    // a network's stand-in, and no transaction is held open across it.
+    answersInUnitOfWork: latency <= 0 && ledger.joinsUnitOfWork,
     authorizeCard: slow((request) => applyOnce("authorize", request, decideAuthorization(request))),
     captureCard: slow((request) => applyOnce("capture", request, decideCapture(request))),
     voidCard: slow((request) => applyOnce("void", request, decideVoid(request))),

@@ -2,7 +2,8 @@
  * The sandbox provider's own log of the calls it applied, keyed by idempotency key: it stands for a
  * real provider's records, so it outlives a crash of Tender and answers `lookup` truthfully. It is
  * the provider's store, not Tender's: implementations write with their own autocommit statements,
- * never inside Tender's unit of work (a rollback of ours cannot undo what the provider did).
+ * outside Tender's unit of work (a rollback of ours cannot undo what the provider did), unless one
+ * that `joinsUnitOfWork` is asked to (ProviderRecordsInUnitOfWork): then both commit together.
  */
 import type { AuthorizeResult, CaptureResult, PayoutResult, StartResult, VoidResult } from "@tender/domain"
 import { Context, type Effect } from "effect"
@@ -44,4 +45,9 @@ export class SandboxLedger extends Context.Service<SandboxLedger, {
    * calls racing one key (or a call racing a lookup) agree on one outcome.
    */
   claim(key: string, entry: Entry): Effect.Effect<Entry>
+  /**
+   * The ledger lives in Tender's own database and writes inside Tender's transaction while
+   * ProviderRecordsInUnitOfWork is set: the sandbox over it can answer in Tender's unit of work.
+   */
+  readonly joinsUnitOfWork: boolean
 }>()("@tender/adapters/SandboxLedger") {}

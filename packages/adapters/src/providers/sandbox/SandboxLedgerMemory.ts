@@ -14,7 +14,10 @@ export const make = (): SandboxLedger["Service"] => {
         if (held !== undefined) return held
         entries.set(key, entry)
         return entry
-      })
+      }),
+    // The map is not part of the memory database's transactions: a rollback there would keep its
+    // entries, so the sandbox over it calls and records in separate steps.
+    joinsUnitOfWork: false
   })
 }
 

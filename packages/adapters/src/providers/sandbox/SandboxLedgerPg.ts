@@ -1,8 +1,11 @@
 /**
  * The sandbox ledger in PostgreSQL (table `sandbox_ledger`, migration 0009), shared by every Tender
- * process on the database, as a real provider's records are shared by all its clients.
+ * process on the database, as a real provider's records are shared by all its clients. Its writes
+ * commit on their own, but inside Tender's transaction when the caller asks for it
+ * (ProviderRecordsInUnitOfWork): the sandbox then answers in Tender's unit of work.
  */
 import { PgClient } from "@effect/sql-pg"
+import { ProviderRecordsInUnitOfWork } from "@tender/domain"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { outsideUnitOfWork } from "../../storage/postgres/UnitOfWorkPg.ts"
@@ -29,13 +32,15 @@ export const layer: Layer.Layer<SandboxLedger, never, PgClient.PgClient | SqlCli
         const operation = entry._tag === "Fenced" ? FENCE : entry.operation
         const reference = entry._tag === "Fenced" ? null : entry.order_reference
         const result = entry._tag === "Fenced" ? null : sql.json(entry.result)
-        // Two statements, not one: a racing insert that committed first is invisible to the
-        // snapshot of a single INSERT … ON CONFLICT statement, but the second statement sees it.
-        yield* sql`
+        // The insert answers the row it wrote (the usual case: one statement). When it wrote none, a
+        // racing insert that committed first is invisible to its snapshot, but a second statement
+        // sees it.
+        const inserted = yield* sql<Row>`
           INSERT INTO sandbox_ledger (idempotency_key, operation, order_reference, result)
           VALUES (${key}, ${operation}, ${reference}, ${result})
-          ON CONFLICT (idempotency_key) DO NOTHING`
-        const rows = yield* sql<Row>`
+          ON CONFLICT (idempotency_key) DO NOTHING
+          RETURNING operation, order_reference, result`
+        const rows = inserted.length > 0 ? inserted : yield* sql<Row>`
           SELECT operation, order_reference, result FROM sandbox_ledger WHERE idempotency_key = ${key}`
         const row = rows[0]
         if (row === undefined) return yield* Effect.die(new Error(`sandbox_ledger lost the row of ${key}`))
@@ -44,9 +49,11 @@ export const layer: Layer.Layer<SandboxLedger, never, PgClient.PgClient | SqlCli
       }).pipe(
         // Storage failure is a defect, as in every repository; a real provider call would time out.
         Effect.orDie,
-        outside
+        // Inside the unit of work that reserves and records the call only when the caller says so
+        // (ProviderRecordsInUnitOfWork): then ours and the provider's commit together or not at all.
+        (claimed) => Effect.flatMap(ProviderRecordsInUnitOfWork, (joined) => (joined ? claimed : outside(claimed)))
       )
 
-    return SandboxLedger.of({ claim })
+    return SandboxLedger.of({ claim, joinsUnitOfWork: true })
   })
 )

@@ -40,7 +40,7 @@ export const layer: Layer.Layer<CardVault, never, MemoryDatabase | VaultCipher |
                 }
                 return Result.succeed(undefined)
               })
-              return Option.some(yield* entries.reveal(accountId, token, entry.value.sealed))
+              return Option.some({ card: entry.value.card, number: yield* entries.reveal(accountId, token, entry.value.sealed) })
             })
             : Effect.succeedNone),
       purgeUnused: (usedBefore, options) =>

@@ -3,7 +3,7 @@
  * atomic write (so two workers of one process never claim the same row), an attempt lands in the
  * same write as the state it leads to, and both are fenced by the claim's lease token.
  */
-import { type Webhook, WebhookDeliveryRepo } from "@tender/domain"
+import { type InFlightCounts, type Webhook, WebhookDeliveryRepo } from "@tender/domain"
 import { Effect, Layer, Option, Result } from "effect"
 import { attemptOfAnotherDelivery, deliveryNotStored } from "../Conflicts.ts"
 import { statusFilter } from "../Search.ts"
@@ -57,10 +57,11 @@ const progress = (db: Writer, next: Webhook.WebhookDelivery): boolean => {
  */
 const fairly = (
   due: ReadonlyArray<Webhook.WebhookDelivery>,
-  options: { readonly limit: number; readonly perAccount: number; readonly perEndpoint: number }
+  options: { readonly limit: number; readonly perAccount: number; readonly perEndpoint: number; readonly busy?: InFlightCounts | undefined }
 ) => {
-  const byAccount = new Map<string, number>()
-  const byEndpoint = new Map<string, number>()
+  // Attempts already in flight count first: an account's rank and an endpoint's count start after them.
+  const byAccount = new Map<string, number>(options.busy?.accounts)
+  const byEndpoint = new Map<string, number>(options.busy?.endpoints)
   const ranked: Array<{ readonly delivery: Webhook.WebhookDelivery; readonly rank: number; readonly order: number }> = []
   due.forEach((delivery, order) => {
     const inEndpoint = (byEndpoint.get(delivery.endpoint_id) ?? 0) + 1
@@ -122,14 +123,19 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, MemoryDatabase> = La
           for (const d of claimed) w.mutable(deliveries).set(d.id, d)
           return Result.succeed(claimed)
         }),
-      recordAttempt: (delivery, attempt) =>
+      recordAttempts: (batch) =>
         db.write((w) => {
-          if (attempt.delivery_id !== delivery.id) {
-            throw attemptOfAnotherDelivery(attempt.delivery_id, delivery.id)
+          if (new Set(batch.map(({ delivery }) => delivery.id)).size < batch.length) {
+            throw new Error("WebhookDeliveryRepoMemory.recordAttempts: a delivery twice in one batch")
           }
-          if (!progress(w, delivery)) return Result.succeed(false)
-          w.mutable(attempts).set(delivery.id, [...(w.get(attempts).get(delivery.id) ?? []), attempt])
-          return Result.succeed(true)
+          for (const { attempt, delivery } of batch) {
+            if (attempt.delivery_id !== delivery.id) throw attemptOfAnotherDelivery(attempt.delivery_id, delivery.id)
+          }
+          return Result.succeed(batch.map(({ attempt, delivery }) => {
+            if (!progress(w, delivery)) return false
+            w.mutable(attempts).set(delivery.id, [...(w.get(attempts).get(delivery.id) ?? []), attempt])
+            return true
+          }))
         }),
       update: (delivery) => db.write((w) => Result.succeed(progress(w, delivery))),
       attempts: (deliveryId) =>

@@ -46,16 +46,18 @@ export const layer: Layer.Layer<CardVault, never, SqlClient.SqlClient | VaultCip
     // statement, at most once a day. The retention policy counts in days, and writing the row on
     // every charge would add a commit's fsync to each one and serialise charges of one card on its
     // row lock.
+    // The card's columns come with its sealed number: one read of the row per call.
     const useSealed = SqlSchema.findOneOption({
       Request: Schema.Struct({ accountId: Schema.String, token: Schema.String, now: Schema.String }),
-      Result: SealedRow,
+      Result: Schema.Struct({ ...CardRow.fields, ...SealedRow.fields }),
       execute: ({ accountId, now, token }) =>
         sql`WITH touched AS (
               UPDATE card_vault SET last_used_at = ${now}::timestamptz
               WHERE token = ${token} AND account_id = ${accountId}
                 AND last_used_at < ${now}::timestamptz - interval '1 day'
             )
-            SELECT number_iv, number_ciphertext, number_tag
+            SELECT token, account_id, brand, last4, bin, exp_month, exp_year, funding, holder_name, created_at,
+              number_iv, number_ciphertext, number_tag
             FROM card_vault WHERE token = ${token} AND account_id = ${accountId}`
     })
 
@@ -81,12 +83,11 @@ export const layer: Layer.Layer<CardVault, never, SqlClient.SqlClient | VaultCip
           Effect.orDie,
           Effect.flatMap(Option.match({
             onNone: () => Effect.succeedNone,
-            onSome: (row) =>
-              Effect.asSome(entries.reveal(accountId, token, {
-                iv: row.number_iv,
-                ciphertext: row.number_ciphertext,
-                tag: row.number_tag
-              }))
+            onSome: ({ number_ciphertext, number_iv, number_tag, ...card }) =>
+              Effect.map(
+                entries.reveal(accountId, token, { iv: number_iv, ciphertext: number_ciphertext, tag: number_tag }),
+                (number) => Option.some({ card: { ...card, account_id: card.account_id as AccountId }, number })
+              )
           }))
         ),
       purgeUnused: (usedBefore, options) =>

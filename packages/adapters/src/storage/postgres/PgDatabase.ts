@@ -21,10 +21,10 @@ const connect = (options: PgClient.PgPoolConfig, where: string): Layer.Layer<Cli
     )
   )
 
-/** Connected, not migrated: what `migrate` needs. */
-export const client = (config: TenderConfig): Layer.Layer<Client, InfrastructureError> =>
+/** Connected, not migrated: what `migrate` needs. `pool`: the pool's own settings (its size). */
+export const client = (config: TenderConfig, pool: Pick<PgClient.PgPoolConfig, "maxConnections"> = {}): Layer.Layer<Client, InfrastructureError> =>
   config.databaseUrl !== undefined
-    ? connect({ url: Redacted.make(config.databaseUrl) }, `PostgreSQL at ${redactUrl(config.databaseUrl)}`)
+    ? connect({ url: Redacted.make(config.databaseUrl), ...pool }, `PostgreSQL at ${redactUrl(config.databaseUrl)}`)
     : Layer.unwrap(
       Effect.map(Embedded.start(config.dataDir), (server) =>
         connect(
@@ -33,7 +33,8 @@ export const client = (config: TenderConfig): Layer.Layer<Client, Infrastructure
             port: server.port,
             username: server.username,
             password: Redacted.make(server.password),
-            database: server.database
+            database: server.database,
+            ...pool
           },
           `the embedded PostgreSQL on port ${server.port}`
         ))

@@ -35,8 +35,11 @@ export const createdFrom = (sql: SqlClient.SqlClient, from: string) => sql`r.cre
 export interface Searchable<A> {
   /** `SELECT … FROM <table> r`: every column the filters use is read through the alias `r`. */
   readonly from: Statement.Fragment
-  /** The `merchant_reference` filter: the order's own column, or the order a transaction belongs to. */
-  readonly reference: (reference: string) => Statement.Fragment
+  /**
+   * The `merchant_reference` filter: the order's own column, or the order a transaction belongs to
+   * (found by the account's reference index: an uncorrelated subquery, which the planner runs once).
+   */
+  readonly reference: (reference: string, accountId: string) => Statement.Fragment
   readonly Row: Schema.Decoder<A>
 }
 
@@ -47,11 +50,13 @@ export const make = <A>(sql: SqlClient.SqlClient, table: Searchable<A>) => {
     const { created_from, created_to, merchant_reference, processing_profile } = query
     const status = statusFilter(query)
     const where: Array<Statement.Fragment> = [sql`r.account_id = ${accountId}`]
-    if (status !== undefined) where.push(sql`r.status = ANY(${status})`)
+    // One status as an equality: then `*_status_idx` gives the keyset order itself, where an
+    // array (even of one) leaves the planner to sort what it matched.
+    if (status !== undefined) where.push(status.length === 1 ? sql`r.status = ${status[0]}` : sql`r.status = ANY(${status})`)
     if (created_from !== undefined) where.push(createdFrom(sql, created_from))
     if (created_to !== undefined) where.push(sql`r.created_at < ${created_to}::timestamptz`)
     if (processing_profile !== undefined) where.push(sql`r.processing_profile = ${processing_profile}`)
-    if (merchant_reference !== undefined) where.push(table.reference(merchant_reference))
+    if (merchant_reference !== undefined) where.push(table.reference(merchant_reference, accountId))
     return page(where, query)
   }
 }

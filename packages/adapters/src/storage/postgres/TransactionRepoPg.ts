@@ -91,10 +91,13 @@ export const layer: Layer.Layer<TransactionRepo, never, SqlClient.SqlClient | Pg
     })
     const search = SearchPg.make(sql, {
       from,
-      // Rows are already the account's; repeating the account lets `orders_reference_idx` find the orders.
-      reference: (reference) =>
+      // `orders_reference_idx` finds the orders, `transactions_order_idx` their transactions (issue
+      // 13, growth). That index is in the column's default collation while `orders.id` is "C": compared
+      // as "C", the ids could not use it and the planner scanned every transaction of the account.
+      // Equality is the same under both; the account is a value, so the subquery runs once.
+      reference: (reference, accountId) =>
         sql`r.order_id IN (
-          SELECT o.id FROM orders o WHERE o.account_id = r.account_id AND o.merchant_reference = ${reference})`,
+          SELECT o.id COLLATE "default" FROM orders o WHERE o.account_id = ${accountId} AND o.merchant_reference = ${reference})`,
       Row: TransactionRow
     })
 

@@ -33,7 +33,11 @@ const Claim = Schema.Struct({
   perAccount: Schema.Int,
   perEndpoint: Schema.Int,
   excludeEndpoints: Schema.Array(Schema.String),
-  excludeAccounts: Schema.Array(Schema.String)
+  excludeAccounts: Schema.Array(Schema.String),
+  busy: Schema.optional(Schema.UndefinedOr(Schema.Struct({
+    endpoints: Schema.Array(Schema.Tuple([Schema.String, Schema.Number])),
+    accounts: Schema.Array(Schema.Tuple([Schema.String, Schema.Number]))
+  })))
 })
 
 /** What a delivery's progress changes (and the end of its lease); the rest is fixed at insert. */
@@ -78,15 +82,24 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, SqlClient.SqlClient 
       // and takes it round-robin across accounts. `due` then locks those still due, skipping rows
       // another worker holds (the re-check sees a concurrent claim's committed lease). The ranking
       // reads no locks, so a claim running beside another picks rows that one holds: `extra`
-      // replaces what `due` skipped with the oldest of the rest of the pool nobody holds (fair or not:
-      // the dispatcher hands an account's surplus back). MATERIALIZED runs each locking SELECT
+      // replaces what `due` skipped with the oldest of the rest of the pool nobody holds (`spare`:
+      // within each account's room). MATERIALIZED runs each locking SELECT
       // exactly once: one re-run by the planner could claim more than `limit` rows. The claim order
       // is the old due time, which the lease overwrites, hence `due_at`.
-      execute: ({ excludeAccounts, excludeEndpoints, lease, leaseUntil, limit, now, perAccount, perEndpoint }) => {
+      // The caller's attempts in flight (`busy_e`, `busy_a`) count against both bounds, inside this
+      // one statement: an endpoint's pool is what is left of its bound, an account's rank starts
+      // after its busy ones, and `extra` takes of an account at most what `due` left of its room.
+      // Everything claimed can run at once, so nothing is handed back (issue 13).
+      execute: ({ busy, excludeAccounts, excludeEndpoints, lease, leaseUntil, limit, now, perAccount, perEndpoint }) => {
+        const counts = (pairs: ReadonlyArray<readonly [string, number]> | undefined) =>
+          sql`SELECT * FROM unnest(${(pairs ?? []).map(([id]) => id)}::text[], ${(pairs ?? []).map(([, n]) => n)}::int[]) AS b(id, n)`
+        const busyOf = (table: Statement.Fragment, id: Statement.Fragment) =>
+          sql`COALESCE((SELECT b.n FROM ${table} b WHERE b.id = ${id}), 0)`
         const open = sql`d.status IN ('pending', 'failed') AND NOT d.paused`
         const claimable = sql`${open} AND d.next_attempt_at <= ${now}::timestamptz`
         const head = sql`SELECT d.endpoint_id, d.account_id, d.next_attempt_at FROM webhook_deliveries d`
-        return sql`WITH RECURSIVE heads AS (
+        return sql`WITH RECURSIVE busy_e AS (${counts(busy?.endpoints)}), busy_a AS (${counts(busy?.accounts)}),
+            heads AS (
               (${head} WHERE ${open} ORDER BY d.endpoint_id, d.next_attempt_at, d.id LIMIT 1)
               UNION ALL
               SELECT n.* FROM heads h CROSS JOIN LATERAL (
@@ -98,7 +111,7 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, SqlClient.SqlClient 
                 SELECT d.id, d.account_id, d.next_attempt_at FROM webhook_deliveries d
                 WHERE d.endpoint_id = h.endpoint_id AND ${claimable}
                 ORDER BY d.next_attempt_at, d.id
-                LIMIT ${perEndpoint}
+                LIMIT GREATEST(0, ${perEndpoint}::int - ${busyOf(sql`busy_e`, sql`h.endpoint_id`)})
               ) p
               WHERE h.next_attempt_at <= ${now}::timestamptz
                 AND h.endpoint_id <> ALL(${excludeEndpoints}) AND h.account_id <> ALL(${excludeAccounts})
@@ -106,7 +119,7 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, SqlClient.SqlClient 
                   SELECT 1 FROM webhook_endpoints e WHERE e.id = h.endpoint_id AND e.status = 'disabled'
                 )
             ), ranked AS (
-              SELECT p.id, p.next_attempt_at,
+              SELECT p.id, p.next_attempt_at, ${busyOf(sql`busy_a`, sql`p.account_id`)} +
                 row_number() OVER (PARTITION BY p.account_id ORDER BY p.next_attempt_at, p.id) AS in_account
               FROM pool p
             ), picked AS (
@@ -118,9 +131,17 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, SqlClient.SqlClient 
               SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
               WHERE d.id IN (SELECT id FROM picked) AND ${claimable}
               FOR UPDATE SKIP LOCKED
+            ), spare AS (
+              SELECT s.id FROM (
+                SELECT p.id, p.account_id,
+                  row_number() OVER (PARTITION BY p.account_id ORDER BY p.next_attempt_at, p.id) AS n
+                FROM pool p WHERE p.id NOT IN (SELECT id FROM picked)
+              ) s
+              WHERE s.n + ${busyOf(sql`busy_a`, sql`s.account_id`)}
+                + (SELECT count(*) FROM due x JOIN pool q ON q.id = x.id WHERE q.account_id = s.account_id) <= ${perAccount}
             ), extra AS MATERIALIZED (
               SELECT d.id, d.next_attempt_at FROM webhook_deliveries d
-              WHERE d.id IN (SELECT id FROM pool) AND d.id NOT IN (SELECT id FROM picked) AND ${claimable}
+              WHERE d.id IN (SELECT id FROM spare) AND ${claimable}
               ORDER BY d.next_attempt_at, d.id
               LIMIT (SELECT count(*) FROM picked) - (SELECT count(*) FROM due)
               FOR UPDATE SKIP LOCKED
@@ -139,23 +160,46 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, SqlClient.SqlClient 
     // The fence of both writes: the row still carries the lease its writer holds (none: NULL).
     const fenced = (row: typeof DeliveryRow.Encoded) =>
       sql`id = ${row.id} AND account_id = ${row.account_id} AND lease_token IS NOT DISTINCT FROM ${row.lease_token}`
-    const recordAttempt = SqlSchema.findAll({
-      Request: Schema.Struct({ delivery: DeliveryRow, attempt: AttemptRow }),
+    const recordAttempts = SqlSchema.findAll({
+      Request: Schema.Array(Schema.Struct({ delivery: DeliveryRow, attempt: AttemptRow })),
       Result: Written,
-      // One statement is atomic on its own and joins the caller's transaction when there is one (no
-      // savepoint, one round trip). The attempt is inserted from the updated row, so it lands only
-      // with the state it leads to, and not at all when the fence does not hold.
-      execute: ({ attempt, delivery }) =>
-        sql`WITH updated AS (
-              UPDATE webhook_deliveries SET ${sql.update(progress(delivery))}
-              WHERE ${fenced(delivery)}
-              RETURNING id
+      // One statement for a batch of attempts (issue 13: one round trip and one commit for all the
+      // attempts finished while the last batch was written). It is atomic on its own and joins the
+      // caller's transaction when there is one (no savepoint). Each attempt is inserted from its
+      // updated row, so it lands only with the state it leads to, and not at all when its fence (the
+      // row still carries the writer's lease token) does not hold.
+      // The batch travels as one JSON parameter (typed columns by `jsonb_to_recordset`): a column
+      // of an array parameter that is all NULL (no status code in a batch of failures) has no type.
+      execute: (batch) => {
+        const rows = batch.map(({ attempt, delivery }) => ({
+          ...progress(delivery),
+          id: delivery.id,
+          account_id: delivery.account_id,
+          // The lease the writer holds (the fence); the row's own lease ends with the write.
+          fence: delivery.lease_token,
+          attempted_at: attempt.attempted_at,
+          status_code: attempt.status_code,
+          duration_ms: attempt.duration_ms,
+          error: attempt.error
+        }))
+        return sql`WITH input AS (
+              SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS i(id text, account_id text,
+                fence text, status text, attempts integer, next_attempt_at timestamptz,
+                last_attempt_at timestamptz, updated_at timestamptz, attempted_at timestamptz,
+                status_code integer, duration_ms integer, error text)
+            ), updated AS (
+              UPDATE webhook_deliveries d
+              SET status = i.status, attempts = i.attempts, next_attempt_at = i.next_attempt_at,
+                last_attempt_at = i.last_attempt_at, updated_at = i.updated_at, lease_token = NULL
+              FROM input i
+              WHERE d.id = i.id AND d.account_id = i.account_id AND d.lease_token IS NOT DISTINCT FROM i.fence
+              RETURNING d.id
             )
             INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, error)
-            SELECT updated.id, ${attempt.attempted_at}::timestamptz, ${attempt.status_code}::integer,
-              ${attempt.duration_ms}::integer, ${attempt.error}::text
-            FROM updated
+            SELECT i.id, i.attempted_at, i.status_code, i.duration_ms, i.error
+            FROM input i JOIN updated u ON u.id = i.id
             RETURNING delivery_id AS id`
+      }
     })
     const update = SqlSchema.findAll({
       Request: DeliveryRow,
@@ -194,14 +238,23 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, SqlClient.SqlClient 
         return page(where, query).pipe(Effect.withSpan("WebhookDeliveryRepoPg.search"))
       },
       claimDue: (options) => claimDue(options).pipe(Effect.orDie, Effect.withSpan("WebhookDeliveryRepoPg.claimDue")),
-      recordAttempt: (delivery, attempt) =>
-        attempt.delivery_id !== delivery.id
-          ? Effect.die(attemptOfAnotherDelivery(attempt.delivery_id, delivery.id))
-          : recordAttempt({ delivery, attempt }).pipe(
-            Effect.orDie,
-            Effect.flatMap(written(delivery)),
-            Effect.withSpan("WebhookDeliveryRepoPg.recordAttempt")
-          ),
+      recordAttempts: (batch) => {
+        const mismatched = batch.find(({ attempt, delivery }) => attempt.delivery_id !== delivery.id)
+        if (mismatched !== undefined) return Effect.die(attemptOfAnotherDelivery(mismatched.attempt.delivery_id, mismatched.delivery.id))
+        if (new Set(batch.map(({ delivery }) => delivery.id)).size < batch.length) {
+          return Effect.die(new Error("WebhookDeliveryRepoPg.recordAttempts: a delivery twice in one batch"))
+        }
+        if (batch.length === 0) return Effect.succeed([])
+        return recordAttempts(batch).pipe(
+          Effect.orDie,
+          Effect.flatMap((rows) => {
+            const recorded = new Set(rows.map((row) => row.id))
+            return Effect.forEach(batch, ({ delivery }) =>
+              recorded.has(delivery.id) ? Effect.succeed(true) : written(delivery)([]))
+          }),
+          Effect.withSpan("WebhookDeliveryRepoPg.recordAttempts")
+        )
+      },
       update: (delivery) =>
         update(delivery).pipe(
           Effect.orDie,

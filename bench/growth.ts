@@ -1,0 +1,244 @@
+/**
+ * Growth benchmark (issue 13): the same measurements on an empty database and on one holding a
+ * million orders with their transactions and events, in one run.
+ *
+ *   npm run bench:growth                         # 1,000,000 orders, 5 s per measurement
+ *   npm run bench:growth -- --orders 100000 --duration 3
+ *
+ * Starts `tender serve` over a fresh temporary data dir (its own embedded PostgreSQL, the rate limit
+ * lifted), creates the bench's account and a few others with the CLI, vaults 4242 4242 4242 4242,
+ * then measures, on the empty database:
+ *
+ *   charge                     POST /v1/payments, a merchant-initiated card charge (autocannon)
+ *   read by reference          GET /v1/orders/by-reference/{merchant_reference}, references drawn
+ *                              from the account's orders
+ *   orders search, settled     POST /v1/orders/search {status: [succeeded], created_from: a day ago}
+ *   orders search, in flight   POST /v1/orders/search {status: [processing, authorized]} (reconciliation)
+ *   transactions search        POST /v1/transactions/search {status: [completed], created_from: a week ago}
+ *
+ * then seeds `--orders` orders straight into PostgreSQL (Seed.ts of the adapters: set-based, over
+ * the bench's account and the others, a year of history older than the run's own rows, without the
+ * foreign-key triggers; then VACUUM ANALYZE and a CHECKPOINT), and measures the same again. Prints both, the ratio, whether each is
+ * within 20 % of the empty figure (the issue's target), and the seeding time. Any non-2xx answer
+ * makes the run say so loudly and exit 1.
+ */
+import { randomBytes } from "node:crypto"
+import { parseArgs } from "node:util"
+import { PgClient } from "@effect/sql-pg"
+import * as Seed from "@tender/adapters/storage/postgres/Seed"
+import { Effect, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+import * as Harness from "./harness.ts"
+import { fixed, positive } from "./harness.ts"
+import { chargeWithAutocannon, type Measurement, paymentBody, percentile, readLoop, signedHeaders, type Target, throughput } from "./load.ts"
+
+Harness.requireNode("bench:growth")
+
+const { values: options } = parseArgs({
+  options: {
+    orders: { type: "string", default: "1000000" },
+    duration: { type: "string", default: "5" },
+    warmup: { type: "string", default: "2" },
+    connections: { type: "string", default: "16" },
+    "read-connections": { type: "string", default: "4" },
+    "keep-data": { type: "boolean", default: false },
+    help: { type: "boolean", default: false }
+  }
+})
+if (options.help) {
+  console.log(`npm run bench:growth -- [--orders N=1000000] [--duration S=5] [--warmup S=2] [--connections N=16] [--read-connections N=4] [--keep-data]
+
+  --orders       orders seeded between the two rounds of measurements (with their transactions and events)
+  --duration     seconds per measurement
+  --warmup       seconds of unmeasured load before each measurement
+  --connections  concurrent connections of the charge
+  --read-connections  concurrent connections of the reads: below saturation, so their p99 is the
+                 query's and not the queue's
+  --keep-data    keep the temporary data dir instead of deleting it`)
+  process.exit(0)
+}
+const ORDERS = Math.round(positive("orders", options.orders))
+const DURATION = positive("duration", options.duration)
+const WARMUP = Number(options.warmup)
+const CONNECTIONS = Math.round(positive("connections", options.connections))
+const READ_CONNECTIONS = Math.round(positive("read-connections", options["read-connections"]))
+/** Besides the bench's own: the seeded history is spread over them all. */
+const OTHER_ACCOUNTS = 3
+/** Rows per search page. */
+const PAGE = 20
+/** The issue's target: each seeded figure within 20 % of the empty one. */
+const TOLERANCE = 0.2
+
+const run = Harness.makeRun({
+  // Start-up, two rounds of five measurements, and seeding at a generous 2,000 orders/s.
+  budgetMs: (300 + 2 * 5 * (DURATION + WARMUP + 10) + ORDERS / 2_000) * 1000,
+  keepData: options["keep-data"]
+})
+
+// --- the measurements -----------------------------------------------------------------------
+
+interface Round {
+  readonly charge: Measurement
+  readonly byReference: Measurement
+  readonly ordersSettled: Measurement
+  readonly ordersInFlight: Measurement
+  readonly transactions: Measurement
+}
+
+const ago = (days: number) => new Date(Date.now() - days * 86_400_000).toISOString()
+
+/** Round-robin over `items`. */
+const cycle = <A>(items: ReadonlyArray<A>) => {
+  let i = 0
+  return () => items[i++ % items.length]
+}
+
+const measure = async (phase: string, target: Target, cardToken: string, accountId: string): Promise<Round> => {
+  if (WARMUP > 0) await chargeWithAutocannon(target, cardToken, { connections: CONNECTIONS, seconds: WARMUP })
+  const charge = await chargeWithAutocannon(target, cardToken, { connections: CONNECTIONS, seconds: DURATION })
+  const load = { connections: READ_CONNECTIONS, seconds: DURATION }
+  report(phase, "charge", charge)
+
+  // References of the account's orders at random: on the seeded database, mostly history.
+  const client = Harness.database(run)
+  await client.connect()
+  const references = await client
+    .query<{ merchant_reference: string }>(
+      "SELECT merchant_reference FROM orders WHERE account_id = $1 ORDER BY random() LIMIT 5000",
+      [accountId]
+    )
+    .finally(() => client.end())
+  const reference = cycle(references.rows.map((r) => `/v1/orders/by-reference/${encodeURIComponent(r.merchant_reference)}`))
+  const byReference = await readLoop(target, load, () => ({ method: "GET", path: reference(), body: "" }))
+  report(phase, "read by reference", byReference)
+
+  const search = (path: string, filters: Record<string, unknown>) =>
+    readLoop(target, load, () => ({ method: "POST", path, body: JSON.stringify({ ...filters, limit: PAGE }) }))
+  const ordersSettled = await search("/v1/orders/search", { status: ["succeeded"], created_from: ago(1) })
+  report(phase, "orders search, settled", ordersSettled)
+  const ordersInFlight = await search("/v1/orders/search", { status: ["processing", "authorized"] })
+  report(phase, "orders search, in flight", ordersInFlight)
+  const transactions = await search("/v1/transactions/search", { status: ["completed"], created_from: ago(7) })
+  report(phase, "transactions search", transactions)
+  return { charge, byReference, ordersSettled, ordersInFlight, transactions }
+}
+
+const failures = (m: Measurement) => m.non2xx + m.wrongBody + m.errors
+
+const report = (phase: string, name: string, m: Measurement) =>
+  console.log(
+    `${phase.padEnd(7)} ${name.padEnd(26)} ${fixed(throughput(m), 1).padStart(8)} ops/s  p50 ${fixed(percentile(m.latencies, 50), 2)} ms  p99 ${
+      fixed(percentile(m.latencies, 99), 2)
+    } ms  ok ${m.ok}  failed ${failures(m)}`
+  )
+
+const table = (empty: Round, seeded: Round) => {
+  const lines = [
+    "| measurement | empty | seeded | seeded / empty | within 20 % |",
+    "|---|---:|---:|---:|:---:|"
+  ]
+  const row = (name: string, a: number, b: number, higherIsBetter: boolean, digits: number) => {
+    const ratio = b / a
+    const ok = higherIsBetter ? ratio >= 1 - TOLERANCE : ratio <= 1 + TOLERANCE
+    lines.push(`| ${name} | ${fixed(a, digits)} | ${fixed(b, digits)} | ${fixed(ratio, 2)}× | ${ok ? "yes" : "**no**"} |`)
+  }
+  row("charge ops/s", throughput(empty.charge), throughput(seeded.charge), true, 1)
+  row("charge p99 ms", percentile(empty.charge.latencies, 99), percentile(seeded.charge.latencies, 99), false, 2)
+  for (const [name, key] of [
+    ["read by reference", "byReference"],
+    ["orders search, settled", "ordersSettled"],
+    ["orders search, in flight", "ordersInFlight"],
+    ["transactions search", "transactions"]
+  ] as const) {
+    row(`${name} p99 ms`, percentile(empty[key].latencies, 99), percentile(seeded[key].latencies, 99), false, 2)
+  }
+  return lines.join("\n")
+}
+
+// --- seeding --------------------------------------------------------------------------------
+
+const seed = (accounts: ReadonlyArray<string>, before: string) => {
+  const db = Harness.databaseInfo(run)
+  const started = Date.now()
+  return Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* Seed.seed(sql, { accounts, orders: ORDERS, tag: randomBytes(4).toString("hex"), before, trusted: true }, (done) =>
+      Effect.sync(() => console.log(`seeded ${done.toLocaleString("en")} orders (${((Date.now() - started) / 1000).toFixed(1)} s)`)))
+    // The seeding's WAL written out now rather than by a checkpoint in the middle of a measurement.
+    yield* sql.unsafe("CHECKPOINT")
+  }).pipe(
+    Effect.provide(PgClient.layer({ host: db.host, port: db.port, username: db.user, password: Redacted.make(db.password), database: db.database })),
+    Effect.runPromise,
+    (done) => done.then(() => (Date.now() - started) / 1000)
+  )
+}
+
+// --- the run --------------------------------------------------------------------------------
+
+const main = async (): Promise<boolean> => {
+  const machine = `${Harness.machine()}\nrun: ${DURATION} s per measurement, ${WARMUP} s warm-up before each charge, ${CONNECTIONS} connections (charge), ${READ_CONNECTIONS} (reads), ${
+    ORDERS.toLocaleString("en")
+  } orders seeded`
+  console.log(machine)
+  // Seeded history is older than anything the run itself writes.
+  const before = new Date(Date.now() - 60_000).toISOString()
+
+  const { origin } = await Harness.startTender(run)
+  const account = await run.createAccount("bench")
+  const others: Array<string> = []
+  for (let i = 1; i <= OTHER_ACCOUNTS; i++) others.push((await run.createAccount(`growth-${i}`)).account_id)
+  const target = Harness.targetOf(origin, account)
+  const cardToken = await Harness.vaultCard(target)
+  console.log(`account ${account.account_id}, card ${cardToken}, ${OTHER_ACCOUNTS} other accounts`)
+
+  // One charge before any load: a server that cannot do it is reported, not hammered.
+  const body = paymentBody(cardToken, `smoke-${Date.now()}`, false)
+  const smoke = await fetch(`${origin}/v1/payments`, { method: "POST", headers: signedHeaders(target, "/v1/payments", body), body })
+  const smokeText = await smoke.text()
+  if (!smoke.ok || !smokeText.includes(`"status":"completed"`)) throw new Error(`the smoke charge failed: ${smoke.status} ${smokeText.slice(0, 300)}`)
+
+  // A page of the run's own authorizations, so the in-flight search returns a full page on the
+  // empty database too, and the two rounds differ in the table's size, not the page's.
+  for (let i = 0; i < PAGE; i++) {
+    const manual = paymentBody(cardToken, `auth-${Date.now()}-${i}`, true)
+    const authorized = await fetch(`${origin}/v1/payments`, { method: "POST", headers: signedHeaders(target, "/v1/payments", manual), body: manual })
+    const text = await authorized.text()
+    if (!authorized.ok || !text.includes(`"status":"authorized"`)) throw new Error(`an authorization failed: ${authorized.status} ${text.slice(0, 300)}`)
+  }
+
+  const empty = await measure("empty", target, cardToken, account.account_id)
+  console.log(`\nseeding ${ORDERS.toLocaleString("en")} orders over ${1 + OTHER_ACCOUNTS} accounts…`)
+  const seedingSeconds = await seed([account.account_id, ...others], before)
+  const client = Harness.database(run)
+  await client.connect()
+  const counts = await client
+    .query<{ orders: string; transactions: string; events: string }>(
+      "SELECT (SELECT count(*) FROM orders) AS orders, (SELECT count(*) FROM transactions) AS transactions, (SELECT count(*) FROM events) AS events"
+    )
+    .finally(() => client.end())
+  const { events, orders, transactions } = counts.rows[0]
+  const seeded = `seeded in ${seedingSeconds.toFixed(1)} s (${fixed(ORDERS / seedingSeconds, 0)} orders/s, VACUUM ANALYZE and CHECKPOINT included); the database now holds ${
+    Number(orders).toLocaleString("en")
+  } orders, ${Number(transactions).toLocaleString("en")} transactions, ${Number(events).toLocaleString("en")} events`
+  console.log(`${seeded}\n`)
+  const grown = await measure("seeded", target, cardToken, account.account_id)
+
+  console.log(`\n${machine}\n${seeded}\n\n${table(empty, grown)}\n`)
+  const all = [...Object.values(empty), ...Object.values(grown)]
+  const failed = all.filter((m) => failures(m) > 0)
+  for (const m of failed) for (const s of m.samples) console.error(`  ${s}`)
+  if (failed.length > 0) {
+    Harness.invalidBanner("failed requests")
+    return false
+  }
+  console.log("no errors: every request answered 2xx.")
+  return true
+}
+
+let exitCode = 1
+try {
+  exitCode = (await main()) ? 0 : 1
+} catch (error) {
+  console.error(`\n!!! the bench failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`)
+}
+await run.finish(exitCode)

@@ -1,0 +1,171 @@
+/**
+ * The production topology, locally, with real processes (README, "Configuration"):
+ *
+ *   npx node scripts/topology.ts [--servers-workers N=1] [--workers M=2] [--charges C=200]
+ *                                [--captures K=20] [--connections 8] [--timeout S=120] [--keep-data]
+ *
+ * Over one fresh data dir (its embedded PostgreSQL is started by the server and joined by every
+ * other process; REDIS_URL is passed on when set) it starts `tender serve --no-background` (the API
+ * only; `--workers N` when N > 1) and a webhook receiver (bench/receiver.ts: answers 200, records
+ * each X-Event-Id, verifies every signature), creates an account and one webhook endpoint, and
+ * charges once: that event must not arrive while only the server runs. Then it starts M `tender
+ * worker` processes (every background worker, webhook delivery among them) and sends C charges and
+ * K authorize+capture pairs, signed, over several connections. It checks: every payment is in the
+ * database as succeeded; every event reached the receiver (duplicates — allowed, delivery is at
+ * least once — are counted and reported), nothing else did and every signature verified; every
+ * delivery is `succeeded`; no process died. It prints a summary, stops every process, deletes the
+ * data dir, and exits 0 when all held, 1 otherwise. CI runs it with a short load
+ * (packages/cli/test/Topology.test.ts).
+ */
+import { parseArgs } from "node:util"
+import * as Harness from "../bench/harness.ts"
+import { authorizeCaptureLoop, chargeLoop, type Measurement } from "../bench/load.ts"
+import { Receiver } from "../bench/receiver.ts"
+
+Harness.requireNode("topology")
+
+const { values: options } = parseArgs({
+  options: {
+    "servers-workers": { type: "string", default: "1" },
+    workers: { type: "string", default: "2" },
+    charges: { type: "string", default: "200" },
+    captures: { type: "string", default: "20" },
+    connections: { type: "string", default: "8" },
+    timeout: { type: "string", default: "120" },
+    "keep-data": { type: "boolean", default: false },
+    help: { type: "boolean", default: false }
+  }
+})
+if (options.help) {
+  console.log(`npx node scripts/topology.ts [--servers-workers N=1] [--workers M=2] [--charges C=200] [--captures K=20]
+                               [--connections 8] [--timeout S=120] [--keep-data]
+
+  --servers-workers  server processes of \`tender serve\` (passed as --workers N when N > 1)
+  --workers          \`tender worker\` processes (they alone run the background workers)
+  --charges          card charges to send; --captures: authorize+capture pairs
+  --connections      concurrent clients sending them
+  --timeout          seconds the whole run may take (then it stops everything and fails)`)
+  process.exit(0)
+}
+const count = (name: string, value: string) => {
+  const n = Number(value)
+  if (!Number.isInteger(n) || n < 0) {
+    console.error(`--${name} must be a whole number, not ${value}`)
+    process.exit(2)
+  }
+  return n
+}
+const SERVERS_WORKERS = Math.max(1, count("servers-workers", options["servers-workers"]))
+const WORKERS = Math.max(1, count("workers", options.workers))
+const CHARGES = count("charges", options.charges)
+const CAPTURES = count("captures", options.captures)
+const CONNECTIONS = Math.max(1, count("connections", options.connections))
+const TIMEOUT_S = Math.max(10, count("timeout", options.timeout))
+
+/** How long the probe charge's event must stay undelivered while only the server runs (its dispatcher would poll every 200 ms). */
+const PROBE_MS = 1_500
+/** The probe: one charge before the workers start. */
+const PROBE_CHARGES = 1
+
+const run = Harness.makeRun({ budgetMs: TIMEOUT_S * 1000, keepData: options["keep-data"] })
+// The harness keeps a bench to its own processes; the topology shares Redis when there is one.
+if (process.env.REDIS_URL !== undefined) run.env.REDIS_URL = process.env.REDIS_URL
+
+const problems: Array<string> = []
+const started = Date.now()
+const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1)} s`
+
+try {
+  const { origin } = await Harness.startTender(run, {
+    env: { TENDER_SERVE_BACKGROUND: "false" },
+    args: SERVERS_WORKERS > 1 ? ["--workers", String(SERVERS_WORKERS)] : []
+  })
+  const account = await run.createAccount("topology")
+  const target = Harness.targetOf(origin, account)
+  const cardToken = await Harness.vaultCard(target)
+  const receiver = await Receiver.start(account.signing_secret, "/hooks/topology")
+  await Harness.postJson(target, "/v1/webhook_endpoints", { url: receiver.url, description: "topology" })
+
+  // The server only serves: a charge's event waits, undelivered, until a worker runs.
+  await chargeLoop(target, cardToken, { connections: 1, seconds: 30, operations: 1 })
+  await Harness.sleep(PROBE_MS)
+  if (receiver.requests > 0) problems.push(`the server delivered a webhook itself (${receiver.requests} POSTs before any worker ran)`)
+
+  for (let i = 1; i <= WORKERS; i++) run.children.push(Harness.start(`worker ${i}`, [Harness.CLI, "worker", "--data-dir", run.dataDir], run.env))
+  console.log(`topology: 1 server process (--workers ${SERVERS_WORKERS}) at ${origin}, ${WORKERS} tender worker processes, ` +
+    `redis ${run.env.REDIS_URL === undefined ? "off" : "on"}, data dir ${run.dataDir}`)
+
+  // Charges and authorize+capture pairs at once, each over its own clients.
+  const budget = { seconds: TIMEOUT_S }
+  const [charges, captures] = await Promise.all([
+    CHARGES === 0 ? undefined : chargeLoop(target, cardToken, { ...budget, connections: CONNECTIONS, operations: CHARGES }),
+    CAPTURES === 0 ? undefined : authorizeCaptureLoop(target, cardToken, { ...budget, connections: Math.max(1, Math.ceil(CONNECTIONS / 4)), operations: CAPTURES })
+  ])
+  const verdict = (name: string, expected: number, m: Measurement | undefined) => {
+    const ok = m?.ok ?? 0
+    if (ok !== expected) problems.push(`${name}: ${ok} of ${expected} ok (${m?.non2xx ?? 0} non-2xx, ${m?.wrongBody ?? 0} bad bodies, ${m?.errors ?? 0} errors: ${m?.samples.join(" | ")})`)
+    return `${ok}/${expected}${m === undefined ? "" : ` in ${m.seconds.toFixed(1)} s`}`
+  }
+  console.log(`load: charges ${verdict("charges", CHARGES, charges)}, authorize+capture ${verdict("authorize+capture", CAPTURES, captures)} (${elapsed()})`)
+
+  const db = Harness.database(run)
+  await db.connect()
+  try {
+    const query = async <R>(text: string): Promise<Array<R>> => (await db.query(text, [account.account_id])).rows as Array<R>
+    // Every payment, with the right status: charged and captured orders are both succeeded.
+    const orders = await query<{ status: string; capture_method: string; n: string }>(
+      "SELECT status, capture_method, count(*) AS n FROM orders WHERE account_id = $1 GROUP BY 1, 2"
+    )
+    const orderCount = (method: string) => orders.filter((o) => o.capture_method === method).reduce((n, o) => n + Number(o.n), 0)
+    const wrong = orders.filter((o) => o.status !== "succeeded")
+    if (orderCount("automatic") !== CHARGES + PROBE_CHARGES) {
+      problems.push(`orders charged: ${orderCount("automatic")} in the database, ${CHARGES + PROBE_CHARGES} expected (with the probe)`)
+    }
+    if (orderCount("manual") !== CAPTURES) problems.push(`orders authorized+captured: ${orderCount("manual")} in the database, ${CAPTURES} expected`)
+    if (wrong.length > 0) problems.push(`orders not succeeded: ${wrong.map((o) => `${o.n} ${o.capture_method} ${o.status}`).join(", ")}`)
+
+    // Every event of every payment reaches the receiver: wait for the stragglers, up to the budget.
+    const events = await query<{ id: string; type: string }>("SELECT id, type FROM events WHERE account_id = $1")
+    const missing = () => events.filter((e) => !receiver.events.has(e.id))
+    while (missing().length > 0 && Date.now() - started < (TIMEOUT_S - 5) * 1000) await Harness.sleep(100)
+    const lost = missing()
+    if (lost.length > 0) problems.push(`${lost.length} of ${events.length} events never reached the receiver (e.g. ${lost[0].id} ${lost[0].type})`)
+    const known = new Set(events.map((e) => e.id))
+    const strangers = [...receiver.events.keys()].filter((id) => !known.has(id))
+    if (strangers.length > 0) problems.push(`${strangers.length} events arrived that the account never recorded (e.g. ${strangers[0]})`)
+    if (receiver.badSignatures > 0) problems.push(`${receiver.badSignatures} POSTs with a signature that does not verify`)
+    if (receiver.malformed > 0) problems.push(`${receiver.malformed} malformed POSTs`)
+    const duplicates = [...receiver.events.values()].reduce((n, a) => n + a.count - 1, 0)
+    const byType = new Map<string, number>()
+    for (const e of events) byType.set(e.type, (byType.get(e.type) ?? 0) + 1)
+
+    // The delivery log agrees: each delivery recorded as succeeded (its attempt written by a worker).
+    // A delivery's record lands just after its POST: give the last ones a moment.
+    let deliveries: Array<{ status: string; n: string }> = []
+    for (let i = 0; i < 50; i++) {
+      deliveries = await query("SELECT status, count(*) AS n FROM webhook_deliveries WHERE account_id = $1 GROUP BY 1")
+      if (deliveries.every((d) => d.status === "succeeded")) break
+      await Harness.sleep(100)
+    }
+    const unfinished = deliveries.filter((d) => d.status !== "succeeded")
+    if (unfinished.length > 0) problems.push(`deliveries not succeeded: ${unfinished.map((d) => `${d.n} ${d.status}`).join(", ")}`)
+
+    for (const child of run.children) {
+      if (child.process.exitCode !== null || child.process.signalCode !== null) {
+        problems.push(`${child.name} exited (${child.process.exitCode ?? child.process.signalCode}) during the run:\n${child.output.join("\n")}`)
+      }
+    }
+    console.log(`events: ${events.length} (${[...byType].map(([type, n]) => `${n} ${type}`).join(", ")}), ` +
+      `${events.length - lost.length} delivered, ${duplicates} duplicates, ${receiver.requests} POSTs received, ` +
+      `${receiver.badSignatures} bad signatures; deliveries ${deliveries.map((d) => `${d.n} ${d.status}`).join(", ")} (${elapsed()})`)
+  } finally {
+    await db.end()
+    await receiver.close()
+  }
+} catch (error) {
+  problems.push(`the run failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`)
+}
+
+if (problems.length === 0) console.log(`topology: ok — every payment succeeded and every event arrived (${elapsed()})`)
+else console.error(`topology: FAILED\n${problems.map((p) => `  - ${p}`).join("\n")}`)
+await run.finish(problems.length === 0 ? 0 : 1)
