@@ -28,6 +28,22 @@ const children = () =>
   execFileSync("ps", ["-o", "pid=,args=", "--ppid", String(served.process.pid)], { encoding: "utf8" })
     .split("\n").filter((line) => line.includes("tender.js serve"))
 
+/** A merchant-initiated card payment of 100.00 USD, authorized for a manual capture. */
+const authorize = async (reference: string) => {
+  const tokenized = await post(served, "/v1/test_helpers/card_tokens", { number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })
+  const paid = await post(served, "/v1/payments", {
+    amount: "100.00",
+    currency: "USD",
+    country: "US",
+    merchant_reference: reference,
+    capture_method: "manual",
+    payment_method: { code: "card", details: { card_token: tokenized.json.token, stored_credential: { initiator: "merchant", reason: "unscheduled" } } }
+  })
+  expect(paid.status, JSON.stringify(paid.json)).toBe(200)
+  expect(paid.json.status).toBe("authorized")
+  return paid.json as { order_id: string }
+}
+
 beforeAll(async () => {
   served = await home.serve(SERVER_ENV)
   merchant = await home.runJson("accounts", "create", "--name", "clustered")
@@ -75,24 +91,26 @@ describe("tender serve --workers 2", () => {
     expect(passed).toBeLessThanOrEqual(12)
   })
 
+  it("concurrent full captures of one order through both workers: exactly one succeeds, one capture recorded", async () => {
+    const paid = await authorize(`captures-${Date.now()}`)
+    const answers = await Promise.all(
+      Array.from({ length: 6 }, () => post(served, "/v1/payments/capture", { order_id: paid.order_id }))
+    )
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(1)
+    for (const refused of answers.filter((a) => a.status !== 200)) expect(refused.status, JSON.stringify(refused.json)).toBeGreaterThanOrEqual(400)
+    const events = await db.query("SELECT count(*)::int AS n FROM events WHERE order_id = $1 AND type = 'payment.succeeded'", [paid.order_id])
+    expect(events.rows[0].n).toBe(1)
+  })
+
   it("a signature sent to several workers at once authorises one request; the others are refused as replays", async () => {
-    const tokenized = await post(served, "/v1/test_helpers/card_tokens", { number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })
-    const paid = await post(served, "/v1/payments", {
-      amount: "100.00",
-      currency: "USD",
-      country: "US",
-      merchant_reference: `replay-${Date.now()}`,
-      capture_method: "manual",
-      payment_method: { code: "card", details: { card_token: tokenized.json.token, stored_credential: { initiator: "merchant", reason: "unscheduled" } } }
-    })
-    expect(paid.status, JSON.stringify(paid.json)).toBe(200)
-    const body = JSON.stringify({ order_id: paid.json.order_id, amount: "3.00", final: false })
+    const paid = await authorize(`replay-${Date.now()}`)
+    const body = JSON.stringify({ order_id: paid.order_id, amount: "3.00", final: false })
     const timestamp = Math.floor(Date.now() / 1000)
     const answers = await Promise.all(
       [0, 1, 2, 3].map(() => send({ baseUrl: served.url }, merchant, "POST", "/v1/payments/capture", { body, timestamp }))
     )
     expect(answers.map((a) => a.status).sort()).toEqual([200, 409, 409, 409])
-    const events = await db.query("SELECT count(*)::int AS n FROM events WHERE order_id = $1 AND type = 'payment.partially_captured'", [paid.json.order_id])
+    const events = await db.query("SELECT count(*)::int AS n FROM events WHERE order_id = $1 AND type = 'payment.partially_captured'", [paid.order_id])
     expect(events.rows[0].n).toBe(1)
   })
 })
