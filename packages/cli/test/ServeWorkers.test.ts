@@ -45,6 +45,23 @@ const authorize = async (reference: string) => {
   return paid.json as { order_id: string }
 }
 
+/**
+ * 40 requests at once from an account allowed 1/s with a burst of 10: the burst, plus at most a
+ * token or two refilled while they are answered, get through; one bucket per worker would let about
+ * twice the burst through.
+ */
+const expectOneBucket = async (server: Served) => {
+  const limited: Merchant & { readonly account_id: string } = await home.runJson("accounts", "create", "--name", "limited")
+  const set = await home.run("accounts", "rate-limit", limited.account_id, "--per-second", "1", "--burst", "10")
+  expect(set.code, set.stderr).toBe(0)
+  const replies = await Promise.all(
+    Array.from({ length: 40 }, () => send({ baseUrl: server.url }, limited, "GET", "/v1/orders/ord_doesnotexist"))
+  )
+  const passed = replies.filter((r) => r.status !== 429).length
+  expect(passed).toBeGreaterThanOrEqual(10)
+  expect(passed).toBeLessThanOrEqual(12)
+}
+
 beforeAll(async () => {
   served = await home.serve(SERVER_ENV)
   merchant = await home.runJson("accounts", "create", "--name", "clustered")
@@ -78,19 +95,7 @@ describe("tender serve --workers 2", () => {
     expect((await fetch(`${served.url}/v1/openapi.json`)).status).toBe(200)
   })
 
-  it("an account's rate limit is one bucket across the workers, not one per worker", async () => {
-    const limited: Merchant & { readonly account_id: string } = await home.runJson("accounts", "create", "--name", "limited")
-    const set = await home.run("accounts", "rate-limit", limited.account_id, "--per-second", "1", "--burst", "10")
-    expect(set.code, set.stderr).toBe(0)
-    const replies = await Promise.all(
-      Array.from({ length: 40 }, () => send({ baseUrl: served.url }, limited, "GET", "/v1/orders/ord_doesnotexist"))
-    )
-    const passed = replies.filter((r) => r.status !== 429).length
-    // 10 from the burst, plus at most a token or two refilled while the 40 are answered; one bucket
-    // per worker would let about twice the burst through.
-    expect(passed).toBeGreaterThanOrEqual(10)
-    expect(passed).toBeLessThanOrEqual(12)
-  })
+  it("an account's rate limit is one bucket across the workers, not one per worker", () => expectOneBucket(served))
 
   it("concurrent full captures of one order through both workers: exactly one succeeds, one capture recorded", async () => {
     const paid = await authorize(`captures-${Date.now()}`)
@@ -128,6 +133,18 @@ describe("tender serve --workers 2 whose children cannot start", () => {
       expect(running.log()).toContain("keep exiting before they listen")
     } finally {
       taken.close()
+    }
+  }, 240_000)
+})
+
+// With REDIS_URL the children share Redis, as separate servers do, and the primary keeps nothing.
+describe.skipIf(process.env.REDIS_URL === undefined)("tender serve --workers 2 with REDIS_URL", () => {
+  it("an account's rate limit is one bucket across the workers", async () => {
+    const withRedis = await home.serve({ ...SERVER_ENV, REDIS_URL: process.env.REDIS_URL! })
+    try {
+      await expectOneBucket(withRedis)
+    } finally {
+      await withRedis.stop()
     }
   }, 240_000)
 })
