@@ -48,6 +48,7 @@ import { Effect, Layer, Option } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { TenderConfig } from "./Config.ts"
 import { VaultCipher, randomKey } from "./crypto/VaultCipher.ts"
+import * as ClusterBroker from "./cluster/ClusterBroker.ts"
 import * as AccessTokenSignerHmac from "./crypto/AccessTokenSignerHmac.ts"
 import * as FaultsEnv from "./Faults.ts"
 import * as PaymentProviderSandbox from "./providers/sandbox/PaymentProviderSandbox.ts"
@@ -226,12 +227,19 @@ const redis = (url: string) => {
 const cvcStore = (config: TenderConfig, key: Uint8Array): Layer.Layer<CvcStore, InfrastructureError, VaultCipher> =>
   config.redisUrl !== undefined
     ? CvcStoreRedis.layer(key).pipe(Layer.provide(redis(config.redisUrl)))
+    : config.clusterChild === true
+    ? ClusterBroker.layer
     : CvcStoreMemory.layer
 
-/** Locks and rate limits: Redis when `REDIS_URL` is set, so several processes share them. */
+/**
+ * Locks and rate limits: Redis when `REDIS_URL` is set, so several processes share them; else the
+ * primary of `serve --workers N` for its children; else in-process.
+ */
 export const coordination = (config: TenderConfig): Layer.Layer<Locks | RateLimiter, InfrastructureError> =>
   config.redisUrl !== undefined
     ? Layer.merge(LocksRedis.layer, RateLimiterRedis.layer).pipe(Layer.provide(redis(config.redisUrl)))
+    : config.clusterChild === true
+    ? ClusterBroker.layer
     : Layer.merge(LocksMemory.layer, RateLimiterMemory.layer)
 
 const primitives: Layer.Layer<Ids | KeyHasher | PayloadSigner> = Layer.mergeAll(
