@@ -89,6 +89,7 @@ import * as UnitOfWorkMemory from "./storage/memory/UnitOfWorkMemory.ts"
 import * as WebhookDeliveryRepoMemory from "./storage/memory/WebhookDeliveryRepoMemory.ts"
 import * as WebhookEndpointRepoMemory from "./storage/memory/WebhookEndpointRepoMemory.ts"
 import * as AccountRepoPg from "./storage/postgres/AccountRepoPg.ts"
+import * as AccountCachePg from "./storage/postgres/AccountCachePg.ts"
 import * as CardVaultPg from "./storage/postgres/CardVaultPg.ts"
 import * as ChannelRepoPg from "./storage/postgres/ChannelRepoPg.ts"
 import * as CheckoutSessionRepoPg from "./storage/postgres/CheckoutSessionRepoPg.ts"
@@ -185,7 +186,7 @@ export const postgresStorage = (
   // The key first: a missing or malformed key is a configuration error, reported before connecting.
   Layer.unwrap(Effect.map(VaultKey.resolve(config), (key) =>
     Layer.mergeAll(
-      AccountRepoPg.layer,
+      AccountCachePg.layer.pipe(Layer.provide(AccountRepoPg.layer)),
       UnitOfWorkPg.layer,
       CardVaultPg.layer,
       cvcStore(config, key),

@@ -56,6 +56,14 @@ const ipLimits = Effect.gen(function*() {
   } satisfies IpLimits.IpLimitOptions
 })
 
+/**
+ * Stack traces (`TENDER_STACK_TRACES`, default off): Effect captures one at every span it opens,
+ * several per request, which cost a few per cent of the server's CPU under load. Off, errors keep
+ * their messages and lose their frames (`Error.stackTraceLimit = 0`, which is what turns Effect's
+ * capture off); `true` keeps Node's default for debugging. Tests and the in-process servers keep them.
+ */
+const stackTraces = Config.Boolean("TENDER_STACK_TRACES").pipe(Config.withDefault(false))
+
 export const serve = command(
   "serve",
   {
@@ -88,7 +96,8 @@ export const serve = command(
     )
   },
   ({ background, host, port, workers: processes }, { config }) =>
-    Effect.flatMap(Effect.all([defaultRateLimit, ipLimits]), ([rateLimit, perIp]) => {
+    Effect.flatMap(Effect.all([defaultRateLimit, ipLimits, stackTraces]), ([rateLimit, perIp, traces]) => {
+      if (!traces) Error.stackTraceLimit = 0
       // Hosted pages and sandbox redirects need an address browsers can reach; without
       // TENDER_PUBLIC_URL it is this server's own.
       const local = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host
