@@ -230,7 +230,8 @@ export const startTender = async (
   const child = start(
     "tender",
     [...(options.nodeArgs ?? []), CLI, "serve", "--port", String(port), "--host", LOOPBACK, "--data-dir", run.dataDir, ...(options.args ?? [])],
-    { ...run.env, TENDER_RATE_LIMIT_PER_SECOND: "100000", TENDER_RATE_LIMIT_BURST: "100000", ...options.env }
+    // One process unless the bench asks for more (serve's own default is every core).
+    { ...run.env, TENDER_WORKERS: "1", TENDER_RATE_LIMIT_PER_SECOND: "100000", TENDER_RATE_LIMIT_BURST: "100000", ...options.env }
   )
   run.children.push(child)
   const t0 = Date.now()

@@ -4,12 +4,15 @@
  *
  *   npm run bench                       # 10 s per scenario and server, 16 connections, 3 s warm-up each
  *   npm run bench -- --duration 20 --connections 32 --rounds 2 --profile
+ *   npm run bench -- --workers 1,2      # Tender as one process and as `serve --workers 2`, side by side
  *
  * Starts `tender serve` (a child process, on a free loopback port, over a fresh temporary data dir
  * with the rate limit lifted), creates three accounts with the CLI (Tender's, and one per baseline
  * for the rows it writes), vaults 4242 4242 4242 4242, starts the baselines (bench/baseline.ts,
  * child processes: `writes` does Tender's writes in one transaction; `tender-sql` sends the very
- * statements Tender sends), then measures, for each round, each scenario on each server in turn:
+ * statements Tender sends); with `--workers` listing several counts, one `tender serve --workers N`
+ * per count (the first starts the embedded PostgreSQL, the others join it), each a server row of
+ * its own writing as its own account; then measures, for each round, each scenario on each server in turn:
  *
  *   charge             POST /v1/payments, a merchant-initiated card charge (autocannon)
  *   authorize+capture  POST /v1/payments (capture_method manual), then POST /v1/payments/capture
@@ -46,19 +49,22 @@ const { values: options } = parseArgs({
     warmup: { type: "string", default: "3" },
     connections: { type: "string", default: "16" },
     rounds: { type: "string", default: "1" },
+    workers: { type: "string", default: "1" },
     profile: { type: "boolean", default: false },
     "keep-data": { type: "boolean", default: false },
     help: { type: "boolean", default: false }
   }
 })
 if (options.help) {
-  console.log(`npm run bench -- [--duration S=10] [--warmup S=3] [--connections N=16] [--rounds N=1] [--profile] [--keep-data]
+  console.log(`npm run bench -- [--duration S=10] [--warmup S=3] [--connections N=16] [--rounds N=1] [--workers N[,N…]=1] [--profile] [--keep-data]
 
   --duration     seconds measured per scenario and server, per round
   --warmup       seconds of unmeasured load before each measurement
   --connections  concurrent connections (autocannon) / workers (authorize+capture)
   --rounds       repeat the six measurements, interleaved; figures pool every round
-  --profile      run the servers under --cpu-prof and print where their CPU time went
+  --workers      tender serve --workers N; a list (1,2) runs one Tender per count, each its own row
+  --profile      run the servers under --cpu-prof and print where their CPU time went (a cluster's
+                 children are profiled too, but only single-process servers are summarised)
   --keep-data    keep the temporary data dir (and the profile) instead of deleting them`)
   process.exit(0)
 }
@@ -66,13 +72,18 @@ const DURATION = positive("duration", options.duration)
 const WARMUP = Number(options.warmup)
 const CONNECTIONS = Math.round(positive("connections", options.connections))
 const ROUNDS = Math.round(positive("rounds", options.rounds))
+/** The worker counts to run Tender with, each once, in the order given. */
+const WORKERS = [...new Set(options.workers.split(",").map((n) => Math.round(positive("workers", n.trim()))))]
 
 const BASELINE = path.join(import.meta.dirname, "baseline.ts")
 
 // --- the figures ----------------------------------------------------------------------------
 
-type ServerName = "tender" | "baseline" | "baseline-tender-sql"
-const SERVERS: ReadonlyArray<ServerName> = ["tender", "baseline", "baseline-tender-sql"]
+/** `tender` is one process (`--workers 1`); `tender ×N` is `serve --workers N`. */
+const tenderName = (workers: number) => (workers === 1 ? "tender" : `tender ×${workers}`)
+const TENDERS: ReadonlyArray<string> = WORKERS.map(tenderName)
+type ServerName = string
+const SERVERS: ReadonlyArray<ServerName> = [...TENDERS, "baseline", "baseline-tender-sql"]
 
 interface Row {
   readonly scenario: string
@@ -117,22 +128,25 @@ const table = (rows: ReadonlyArray<Row>) => {
           } | ${m.ok} | ${m.non2xx} | ${m.wrongBody} | ${m.errors} |`
       )
     }
-    const t = of("tender")?.measurement
-    for (const server of ["baseline", "baseline-tender-sql"] as const) {
-      const b = of(server)?.measurement
-      if (t === undefined || b === undefined) continue
-      lines.push(
-        `| ${scenario} | **tender / ${server}** | **${fixed(throughput(t) / throughput(b), 2)}×** | **${
-          fixed(percentile(t.latencies, 50) / percentile(b.latencies, 50), 2)
-        }×** | ${fixed(percentile(t.latencies, 99) / percentile(b.latencies, 99), 2)}× | | | | |`
-      )
+    for (const tender of TENDERS) {
+      const t = of(tender)?.measurement
+      for (const server of ["baseline", "baseline-tender-sql"] as const) {
+        const b = of(server)?.measurement
+        if (t === undefined || b === undefined) continue
+        lines.push(
+          `| ${scenario} | **${tender} / ${server}** | **${fixed(throughput(t) / throughput(b), 2)}×** | **${
+            fixed(percentile(t.latencies, 50) / percentile(b.latencies, 50), 2)
+          }×** | ${fixed(percentile(t.latencies, 99) / percentile(b.latencies, 99), 2)}× | | | | |`
+        )
+      }
     }
   }
   return lines.join("\n")
 }
 
 const machine = () =>
-  `${Harness.machine()}\nrun: ${ROUNDS} round(s) × ${DURATION} s per scenario and server, ${WARMUP} s warm-up before each, ${CONNECTIONS} connections`
+  `${Harness.machine()}\nrun: ${ROUNDS} round(s) × ${DURATION} s per scenario and server, ${WARMUP} s warm-up before each, ${CONNECTIONS} connections, ` +
+  `Tender with ${WORKERS.map((n) => `${n} worker${n === 1 ? "" : "s"}`).join(" and ")}`
 
 // --- the run --------------------------------------------------------------------------------
 
@@ -170,16 +184,22 @@ const main = async (): Promise<boolean> => {
   console.log(machine())
   console.log(`data dir: ${dataDir}`)
 
-  // 1. Tender, over a fresh embedded PostgreSQL, with the default rate limit out of the way.
-  const { origin } = await Harness.startTender(run, { nodeArgs: cpuProf() })
-
-  // 2. Accounts: Tender's, and one per baseline for the rows it writes.
-  const account = await run.createAccount("bench")
-  const target: Target = Harness.targetOf(origin, account)
-
-  // 3. The card, vaulted through the API.
-  const cardToken = await Harness.vaultCard(target)
-  console.log(`account ${account.account_id} (tender), card ${cardToken}`)
+  // 1. Tender, over a fresh embedded PostgreSQL, with the default rate limit out of the way: one
+  //    server per worker count (the first starts the PostgreSQL, the others join it).
+  // 2. Accounts: each Tender's, and one per baseline for the rows it writes.
+  // 3. The card, vaulted through the API into each Tender's account (a vault is per account); the
+  //    baselines use the first one's, as they always did.
+  const tenders: Record<ServerName, { readonly target: Target; readonly accountId: string; readonly card: string }> = {}
+  for (const workers of WORKERS) {
+    const { origin } = await Harness.startTender(run, { nodeArgs: cpuProf(), env: { TENDER_WORKERS: String(workers) } })
+    const account = await run.createAccount(`bench-${tenderName(workers)}`)
+    const target = Harness.targetOf(origin, account)
+    const card = await Harness.vaultCard(target)
+    tenders[tenderName(workers)] = { target, accountId: account.account_id, card }
+    console.log(`${tenderName(workers)} (serve --workers ${workers}) on ${origin}, writing as account ${account.account_id}, card ${card}`)
+  }
+  const cardToken = tenders[TENDERS[0]!]!.card
+  const cardOf = (name: ServerName) => tenders[name]?.card ?? cardToken
 
   // 4. The baselines, on the same PostgreSQL.
   const startBaseline = async (name: ServerName, mode: string) => {
@@ -206,24 +226,24 @@ const main = async (): Promise<boolean> => {
   const writes = await startBaseline("baseline", "writes")
   const tenderSql = await startBaseline("baseline-tender-sql", "tender-sql")
   const servers: Record<ServerName, { readonly target: Target; readonly accountId: string }> = {
-    tender: { target, accountId: account.account_id },
+    ...tenders,
     baseline: writes,
     "baseline-tender-sql": tenderSql
   }
 
   // 5. One of each before any load: a server that cannot do it is reported, not hammered.
-  const expectedOk: Record<ServerName, number> = { tender: 0, baseline: 0, "baseline-tender-sql": 0 }
+  const expectedOk: Record<ServerName, number> = Object.fromEntries(SERVERS.map((name) => [name, 0]))
   // A timed autocannon run ends by closing its connections with one request in flight on each:
   // those requests may or may not have reached the database. Everything else completes.
-  const cut: Record<ServerName, number> = { tender: 0, baseline: 0, "baseline-tender-sql": 0 }
-  const usable: Record<ServerName, string> = { tender: "", baseline: "", "baseline-tender-sql": "" }
+  const cut: Record<ServerName, number> = Object.fromEntries(SERVERS.map((name) => [name, 0]))
+  const usable: Record<ServerName, string> = Object.fromEntries(SERVERS.map((name) => [name, ""]))
   for (const name of SERVERS) {
     const t = servers[name].target
     // Built once, so the signature covers exactly the bytes sent.
-    const body = paymentBody(cardToken, `smoke-${name}-${Date.now()}`, false)
+    const body = paymentBody(cardOf(name), `smoke-${name}-${Date.now()}`, false)
     const charge = await fetch(`${t.origin}/v1/payments`, { method: "POST", headers: signedHeaders(t, "/v1/payments", body), body })
       .then(async (r) => ({ status: r.status, text: await r.text() }), (e: unknown) => ({ status: 0, text: String(e) }))
-    const pair = await authorizeCaptureLoop(t, cardToken, { connections: 1, seconds: 30, operations: 1 })
+    const pair = await authorizeCaptureLoop(t, cardOf(name), { connections: 1, seconds: 30, operations: 1 })
     const chargeOk = charge.status >= 200 && charge.status < 300 && charge.text.includes(`"status":"completed"`)
     if (chargeOk) expectedOk[name]++
     expectedOk[name] += pair.ok
@@ -246,10 +266,10 @@ const main = async (): Promise<boolean> => {
         if (usable[name] !== "") continue
         const cuts = run === chargeWithAutocannon ? CONNECTIONS : 0
         if (WARMUP > 0) {
-          expectedOk[name] += (await run(t, cardToken, { connections: CONNECTIONS, seconds: WARMUP })).ok
+          expectedOk[name] += (await run(t, cardOf(name), { connections: CONNECTIONS, seconds: WARMUP })).ok
           cut[name] += cuts
         }
-        const m = await run(t, cardToken, { connections: CONNECTIONS, seconds: DURATION })
+        const m = await run(t, cardOf(name), { connections: CONNECTIONS, seconds: DURATION })
         expectedOk[name] += m.ok
         cut[name] += cuts
         record(`${scenario}\u0000${name}`, m)

@@ -1,12 +1,12 @@
 /**
  * The production topology, locally, with real processes (README, "Configuration"):
  *
- *   npx node scripts/topology.ts [--servers-workers N=1] [--workers M=2] [--charges C=200]
+ *   npx node scripts/topology.ts [--servers-workers N=2] [--workers M=2] [--charges C=200]
  *                                [--captures K=20] [--connections 8] [--timeout S=120] [--keep-data]
  *
  * Over one fresh data dir (its embedded PostgreSQL is started by the server and joined by every
  * other process; REDIS_URL is passed on when set) it starts `tender serve --no-background` (the API
- * only; `--workers N` when N > 1) and a webhook receiver (bench/receiver.ts: answers 200, records
+ * only, `--workers N`) and a webhook receiver (bench/receiver.ts: answers 200, records
  * each X-Event-Id, verifies every signature), creates an account and one webhook endpoint, and
  * charges once: that event must not arrive while only the server runs. Then it starts M `tender
  * worker` processes (every background worker, webhook delivery among them) and sends C charges and
@@ -26,7 +26,7 @@ Harness.requireNode("topology")
 
 const { values: options } = parseArgs({
   options: {
-    "servers-workers": { type: "string", default: "1" },
+    "servers-workers": { type: "string", default: "2" },
     workers: { type: "string", default: "2" },
     charges: { type: "string", default: "200" },
     captures: { type: "string", default: "20" },
@@ -37,10 +37,10 @@ const { values: options } = parseArgs({
   }
 })
 if (options.help) {
-  console.log(`npx node scripts/topology.ts [--servers-workers N=1] [--workers M=2] [--charges C=200] [--captures K=20]
+  console.log(`npx node scripts/topology.ts [--servers-workers N=2] [--workers M=2] [--charges C=200] [--captures K=20]
                                [--connections 8] [--timeout S=120] [--keep-data]
 
-  --servers-workers  server processes of \`tender serve\` (passed as --workers N when N > 1)
+  --servers-workers  server processes of \`tender serve\` (\`tender serve --workers N\`: one primary, N children on one port)
   --workers          \`tender worker\` processes (they alone run the background workers)
   --charges          card charges to send; --captures: authorize+capture pairs
   --connections      concurrent clients sending them
@@ -78,7 +78,7 @@ const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1)} s`
 try {
   const { origin } = await Harness.startTender(run, {
     env: { TENDER_SERVE_BACKGROUND: "false" },
-    args: SERVERS_WORKERS > 1 ? ["--workers", String(SERVERS_WORKERS)] : []
+    args: ["--workers", String(SERVERS_WORKERS)]
   })
   const account = await run.createAccount("topology")
   const target = Harness.targetOf(origin, account)

@@ -50,6 +50,11 @@ export interface TenderConfig {
   readonly listenPort?: number | undefined
   /** `TENDER_FAULT=<point>@<n>`: crash tests only; kills the process the n-th time `point` is reached (Faults.ts). */
   readonly fault?: string | undefined
+  /**
+   * Set by `serve --workers N` in each child it forks (not an environment setting): without
+   * `REDIS_URL`, locks, rate limits and CVCs are asked of the cluster's primary (ClusterBroker.ts).
+   */
+  readonly clusterChild?: boolean | undefined
 }
 
 export const configFromEnv = (
@@ -74,5 +79,6 @@ export const configFromEnv = (
   webhookAllowLoopback: overrides.webhookAllowLoopback ?? (env.TENDER_WEBHOOK_ALLOW_LOOPBACK === "false" ? false : undefined),
   webhookDnsServers: overrides.webhookDnsServers ??
     (env.TENDER_WEBHOOK_DNS_SERVERS ? env.TENDER_WEBHOOK_DNS_SERVERS.split(",").map((server) => server.trim()).filter((server) => server !== "") : undefined),
-  listenPort: overrides.listenPort
+  listenPort: overrides.listenPort,
+  clusterChild: overrides.clusterChild
 })

@@ -48,6 +48,7 @@ import { Effect, Layer, Option } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { TenderConfig } from "./Config.ts"
 import { VaultCipher, randomKey } from "./crypto/VaultCipher.ts"
+import * as ClusterBroker from "./cluster/ClusterBroker.ts"
 import * as AccessTokenSignerHmac from "./crypto/AccessTokenSignerHmac.ts"
 import * as FaultsEnv from "./Faults.ts"
 import * as PaymentProviderSandbox from "./providers/sandbox/PaymentProviderSandbox.ts"
@@ -88,6 +89,7 @@ import * as UnitOfWorkMemory from "./storage/memory/UnitOfWorkMemory.ts"
 import * as WebhookDeliveryRepoMemory from "./storage/memory/WebhookDeliveryRepoMemory.ts"
 import * as WebhookEndpointRepoMemory from "./storage/memory/WebhookEndpointRepoMemory.ts"
 import * as AccountRepoPg from "./storage/postgres/AccountRepoPg.ts"
+import * as AccountCachePg from "./storage/postgres/AccountCachePg.ts"
 import * as CardVaultPg from "./storage/postgres/CardVaultPg.ts"
 import * as ChannelRepoPg from "./storage/postgres/ChannelRepoPg.ts"
 import * as CheckoutSessionRepoPg from "./storage/postgres/CheckoutSessionRepoPg.ts"
@@ -187,7 +189,7 @@ export const postgresStorage = (
   // The key first: a missing or malformed key is a configuration error, reported before connecting.
   Layer.unwrap(Effect.map(VaultKey.resolve(config), (key) =>
     Layer.mergeAll(
-      AccountRepoPg.layer,
+      AccountCachePg.layer.pipe(Layer.provide(AccountRepoPg.layer)),
       UnitOfWorkPg.layer,
       CardVaultPg.layer,
       cvcStore(config, key),
@@ -229,12 +231,19 @@ const redis = (url: string) => {
 const cvcStore = (config: TenderConfig, key: Uint8Array): Layer.Layer<CvcStore, InfrastructureError, VaultCipher> =>
   config.redisUrl !== undefined
     ? CvcStoreRedis.layer(key).pipe(Layer.provide(redis(config.redisUrl)))
+    : config.clusterChild === true
+    ? ClusterBroker.layer
     : CvcStoreMemory.layer
 
-/** Locks and rate limits: Redis when `REDIS_URL` is set, so several processes share them. */
+/**
+ * Locks and rate limits: Redis when `REDIS_URL` is set, so several processes share them; else the
+ * primary of `serve --workers N` for its children; else in-process.
+ */
 export const coordination = (config: TenderConfig): Layer.Layer<Locks | RateLimiter, InfrastructureError> =>
   config.redisUrl !== undefined
     ? Layer.merge(LocksRedis.layer, RateLimiterRedis.layer).pipe(Layer.provide(redis(config.redisUrl)))
+    : config.clusterChild === true
+    ? ClusterBroker.layer
     : Layer.merge(LocksMemory.layer, RateLimiterMemory.layer)
 
 const primitives: Layer.Layer<Ids | KeyHasher | PayloadSigner> = Layer.mergeAll(

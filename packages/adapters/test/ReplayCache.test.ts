@@ -111,6 +111,23 @@ layer(pg, { excludeTestServices: true, timeout: "2 minutes" })("ReplayCachePg", 
       const indexes = yield* sql<{ indexdef: string }>`SELECT indexdef FROM pg_indexes WHERE tablename = 'replay_signatures'`
       expect(indexes.map((i) => i.indexdef).join("\n")).toContain("(expires_at)")
     }))
+
+  it.effect("claims arriving together are committed together: one transaction for many rows", () =>
+    Effect.gen(function*() {
+      const cache = yield* ReplayCache
+      const sql = yield* SqlClient.SqlClient
+      const account = unique("acct")
+      const digests = Array.from({ length: 40 }, (_, i) => i.toString(16).padStart(64, "0"))
+      const results = yield* Effect.all(
+        digests.map((digest, i) => cache.claim(account, digest, { kind: "request", requestId: `req_${i}` }, later())),
+        { concurrency: "unbounded" }
+      )
+      expect(results.every(Option.isNone)).toBe(true)
+      // Rows written by one statement share its transaction id (xmin); a statement per claim gives 40.
+      const [{ transactions }] = yield* sql<{ transactions: number }>`
+        SELECT count(DISTINCT xmin::text)::int AS transactions FROM replay_signatures WHERE account_id = ${account}`
+      expect(transactions).toBeLessThanOrEqual(4)
+    }))
 })
 
 const url = process.env.REDIS_URL || undefined

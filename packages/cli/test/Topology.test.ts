@@ -10,11 +10,11 @@ import { expect, it } from "vitest"
 
 const ROOT = path.resolve(import.meta.dirname, "../../..")
 
-it("scripts/topology.ts: a server and two workers take a short load; every payment succeeds, every event arrives", async () => {
+it("scripts/topology.ts: two server processes (serve --workers 2) and two workers take a short load; every payment succeeds, every event arrives", async () => {
   const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
     execFile(
       process.execPath,
-      ["scripts/topology.ts", "--charges", "30", "--captures", "6", "--connections", "6", "--workers", "2", "--timeout", "100"],
+      ["scripts/topology.ts", "--charges", "30", "--captures", "6", "--connections", "6", "--servers-workers", "2", "--workers", "2", "--timeout", "100"],
       { cwd: ROOT, env: process.env, timeout: 110_000 },
       (error, stdout, stderr) => resolve({ code: error === null ? 0 : (error as { code?: number }).code ?? null, output: `${stdout}\n${stderr}` })
     )

@@ -1,8 +1,10 @@
 /**
  * `tender serve`: the merchant API, hosted pages and workers over the configured storage, until
  * SIGINT or SIGTERM. Interruption closes the layer's scope, which stops the server and, when this
- * process started it, the embedded PostgreSQL.
+ * process started it, the embedded PostgreSQL. With `--workers N` above 1 this process is the
+ * primary of N such servers on one port (Cluster.ts); each child runs the branch below.
  */
+import { availableParallelism } from "node:os"
 import { Errors } from "@tender/domain"
 import * as IpLimits from "@tender/http/IpLimits"
 import * as Server from "@tender/http/Server"
@@ -10,6 +12,7 @@ import * as Telemetry from "@tender/adapters/Telemetry"
 import { Config, Effect, Layer } from "effect"
 import { Command, Flag } from "effect/cli"
 import { command } from "../Cli.ts"
+import * as Cluster from "../Cluster.ts"
 import * as Services from "../Services.ts"
 import { workers } from "./Worker.ts"
 
@@ -54,6 +57,14 @@ const ipLimits = Effect.gen(function*() {
   } satisfies IpLimits.IpLimitOptions
 })
 
+/**
+ * Stack traces (`TENDER_STACK_TRACES`, default off): Effect captures one at every span it opens,
+ * several per request, which cost a few per cent of the server's CPU under load. Off, errors keep
+ * their messages and lose their frames (`Error.stackTraceLimit = 0`, which is what turns Effect's
+ * capture off); `true` keeps Node's default for debugging. Tests and the in-process servers keep them.
+ */
+const stackTraces = Config.Boolean("TENDER_STACK_TRACES").pipe(Config.withDefault(false))
+
 export const serve = command(
   "serve",
   {
@@ -77,15 +88,22 @@ export const serve = command(
       ),
       Flag.withFallbackConfig(Config.Boolean("TENDER_SERVE_BACKGROUND")),
       Flag.withDefault(true)
+    ),
+    workers: Flag.Int("workers").pipe(
+      Flag.withDescription("Server processes sharing the port (env TENDER_WORKERS, default the number of cores; memory storage: 1)"),
+      Flag.withFallbackConfig(Config.Int("TENDER_WORKERS")),
+      Flag.withDefault(availableParallelism()),
+      Flag.filter((workers) => workers >= 1, () => "at least 1")
     )
   },
-  ({ background, host, port }, { config }) =>
-    Effect.flatMap(Effect.all([defaultRateLimit, ipLimits]), ([rateLimit, perIp]) => {
+  ({ background, host, port, workers: processes }, { config }) =>
+    Effect.flatMap(Effect.all([defaultRateLimit, ipLimits, stackTraces]), ([rateLimit, perIp, traces]) => {
+      if (!traces) Error.stackTraceLimit = 0
       // Hosted pages and sandbox redirects need an address browsers can reach; without
       // TENDER_PUBLIC_URL it is this server's own.
       const local = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host
-      const withUrl = { ...config, publicUrl: config.publicUrl ?? `http://${local}:${port}`, listenPort: port }
-      return Layer.launch(
+      const withUrl = { ...config, publicUrl: config.publicUrl ?? `http://${local}:${port}`, listenPort: port, clusterChild: Cluster.isChild() }
+      const single = Layer.launch(
         Layer.merge(
           Server.layer({ port, host, rateLimit, ipLimits: perIp, fieldsUrl: withUrl.fieldsUrl, sdkUrl: withUrl.sdkUrl }),
           background ? workers(withUrl) : Layer.empty
@@ -95,5 +113,12 @@ export const serve = command(
           Layer.provide(Telemetry.layer())
         )
       )
+      if (Cluster.isChild()) return Effect.andThen(Cluster.followPrimary, single)
+      if (processes === 1) return single
+      // Memory storage lives in one process: an order created in one child could not be read in another.
+      if (config.storage === "memory") {
+        return Effect.andThen(Effect.logWarning(`tender serve: memory storage runs in one process; --workers ${processes} ignored`), single)
+      }
+      return Cluster.primary(config, processes)
     })
 ).pipe(Command.withDescription("Run the merchant API, hosted pages and workers until SIGINT/SIGTERM"))

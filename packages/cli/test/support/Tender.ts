@@ -26,7 +26,9 @@ const BIN = join(ROOT, "packages/cli/bin/tender.js")
 const cleanEnv = (extra: Record<string, string> = {}) => {
   const copy: Record<string, string | undefined> = { ...process.env }
   for (const name of ["DATABASE_URL", "REDIS_URL", "TENDER_VAULT_KEY", "TENDER_DATA_DIR", "PORT"]) delete copy[name]
-  return { ...copy, ...extra }
+  // One process per `serve`, as before `--workers` (whose default is the number of cores): a test
+  // that wants a cluster says so with TENDER_WORKERS.
+  return { ...copy, TENDER_WORKERS: "1", ...extra }
 }
 
 export interface Run {

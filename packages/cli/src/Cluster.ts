@@ -1,0 +1,112 @@
+/**
+ * The primary of `tender serve --workers N`: it prepares what only one process may do, forks N
+ * children that each run the whole server (and the background workers) on the one port, keeps
+ * them running, and stops them. It serves no request and opens no connection pool itself.
+ *
+ *   before forking  the vault key (generated once into the data dir in embedded mode), the embedded
+ *                   PostgreSQL (started here, so exactly one process owns it; the children join it
+ *                   through <dataDir>/pg.json and never stop it), and the migrations (applied once,
+ *                   not raced by N children).
+ *   while running   node:cluster hands each new connection to the next child (round robin); a child
+ *                   that dies unexpectedly is forked again (after a second if it died before it
+ *                   listened; after 3×N such deaths in a row the primary gives up and fails). Without REDIS_URL the primary keeps
+ *                   the locks, rate limits and CVCs every child shares (ClusterBroker.ts).
+ *   on SIGTERM/INT  every child is sent SIGTERM and drains; a child still running after 30 s is
+ *                   killed; then the scope closes, which stops the embedded PostgreSQL if this run
+ *                   started it.
+ */
+import cluster, { type Worker } from "node:cluster"
+import type { TenderConfig } from "@tender/adapters/Config"
+import * as ClusterBroker from "@tender/adapters/cluster/ClusterBroker"
+import * as Infrastructure from "@tender/adapters/Infrastructure"
+import * as EmbeddedPostgres from "@tender/adapters/storage/postgres/Embedded"
+import * as VaultKey from "@tender/adapters/crypto/VaultKey"
+import { InfrastructureError } from "@tender/adapters/InfrastructureError"
+import { Effect } from "effect"
+
+/** How long a child has to drain after SIGTERM before it is killed. */
+const STOP_GRACE_MS = 30_000
+/** A child that dies before it listened is restarted after this, not at once. */
+const RESTART_DELAY_MS = 1_000
+/**
+ * Children that died before listening, in a row (per child slot), after which the primary stops
+ * and fails: children that cannot start (the port taken, a bad setting) would otherwise be
+ * restarted forever.
+ */
+const FAILED_STARTS_BEFORE_GIVING_UP = 3
+
+/** Whether this process is a child forked by `primary`: it then serves as one of the N. */
+export const isChild = (): boolean => cluster.isWorker
+
+/** In a child: a primary that is gone (killed) stops it too, gracefully, instead of leaving an orphan on the port. */
+export const followPrimary = Effect.sync(() => {
+  process.once("disconnect", () => process.kill(process.pid, "SIGTERM"))
+})
+
+/** Runs the primary until interrupted (SIGTERM/SIGINT through the runtime), then stops everything. */
+export const primary = (config: TenderConfig, workers: number) =>
+  Effect.scoped(Effect.gen(function*() {
+    yield* VaultKey.resolve(config)
+    if (config.storage === "postgres") {
+      if (config.databaseUrl === undefined) yield* EmbeddedPostgres.start(config.dataDir)
+      yield* Infrastructure.migrate(config)
+    }
+    const broker = config.redisUrl === undefined ? yield* ClusterBroker.make : undefined
+
+    let stopping = false
+    let failedStarts = 0
+    let giveUp: (message: string) => void = () => {}
+    const running = new Set<Worker>()
+    const fork = () => {
+      let listened = false
+      const worker = cluster.fork()
+      worker.once("listening", () => {
+        listened = true
+        failedStarts = 0
+      })
+      running.add(worker)
+      broker?.attach(worker)
+      worker.on("exit", (code, signal) => {
+        running.delete(worker)
+        if (stopping) return
+        const how = signal ?? `code ${code}`
+        if (!listened && ++failedStarts >= FAILED_STARTS_BEFORE_GIVING_UP * workers) {
+          return giveUp(`tender serve: worker processes keep exiting before they listen (last: ${how}); stopping`)
+        }
+        const delay = listened ? 0 : RESTART_DELAY_MS
+        Effect.runFork(Effect.logWarning(`tender serve: worker ${worker.process.pid} exited (${how}); starting another`))
+        setTimeout(() => {
+          if (!stopping) fork()
+        }, delay)
+      })
+    }
+
+    const stopAll = Effect.callback<void>((resume) => {
+      stopping = true
+      if (running.size === 0) return resume(Effect.void)
+      const force = setTimeout(() => {
+        for (const worker of running) worker.process.kill("SIGKILL")
+      }, STOP_GRACE_MS)
+      for (const worker of running) {
+        worker.on("exit", () => {
+          if (running.size === 0) {
+            clearTimeout(force)
+            resume(Effect.void)
+          }
+        })
+        worker.process.kill("SIGTERM")
+      }
+    })
+
+    yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        for (let i = 0; i < workers; i++) fork()
+      }),
+      () => stopAll
+    )
+    yield* Effect.logInfo(`tender serve: ${workers} worker processes (pid ${process.pid} is their primary)`)
+    // Runs until interrupted, or until the children cannot be kept running.
+    return yield* Effect.callback<never, InfrastructureError>((resume) => {
+      giveUp = (message) => resume(Effect.fail(new InfrastructureError({ message })))
+    })
+  }))
