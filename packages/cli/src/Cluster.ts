@@ -22,6 +22,7 @@ import * as Infrastructure from "@tender/adapters/Infrastructure"
 import * as EmbeddedPostgres from "@tender/adapters/storage/postgres/Embedded"
 import * as VaultKey from "@tender/adapters/crypto/VaultKey"
 import { InfrastructureError } from "@tender/adapters/InfrastructureError"
+import * as Metrics from "@tender/http/Metrics"
 import { Effect } from "effect"
 
 /** How long a child has to drain after SIGTERM before it is killed. */
@@ -52,6 +53,8 @@ export const primary = (config: TenderConfig, workers: number) =>
       yield* Infrastructure.migrate(config)
     }
     const broker = config.redisUrl === undefined ? yield* ClusterBroker.make : undefined
+    // A scrape of /metrics reaches one child; the primary gathers every child's figures for it.
+    yield* Effect.acquireRelease(Effect.sync(() => Metrics.aggregateInPrimary()), (stop) => Effect.sync(stop))
 
     let stopping = false
     let failedStarts = 0
