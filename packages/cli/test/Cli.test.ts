@@ -264,7 +264,8 @@ describe("tender payments", () => {
     expect(await tenderJsonError("payments", "void", other.order_id)).toMatchObject({ code: "payment_unexpected_state" })
     expect(await tenderJsonError("payments", "capture", "ord_doesnotexist00000000")).toMatchObject({ code: "order_not_found" })
     expect(await tenderJsonError("payments", "capture", auth.order_id, "--amount", "abc")).toMatchObject({ code: "validation_failed", errors: [{ field: "amount" }] })
-  }, 60_000)
+    // Eleven CLI processes at ~3 s of start-up each: 31–51 s in CI runs, and 60 s was hit on a loaded runner.
+  }, 120_000)
 })
 
 /** The webhooks scenario's merchant and its failing deliveries, for the worker's tests after the server stops. */

@@ -114,7 +114,7 @@ const exchange = (request: PostRequest, url: URL, agent: http.Agent, addresses: 
       response.on("error", () => settle({ status: status! }))
       response.on("close", () => settle({ status: status! }))
     })
-    outgoing.on("error", (error) => settle({ error: timeout.aborted ? `timed out after ${timeoutMs} ms` : reasonOf(error) }))
+    outgoing.on("error", (error) => settle({ error: timeout.aborted ? `timed out after ${request.timeoutMs} ms` : reasonOf(error) }))
     outgoing.end(request.body)
   })
 
