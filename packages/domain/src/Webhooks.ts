@@ -388,9 +388,9 @@ export interface DispatchOptions {
 }
 
 export const DEFAULT_DISPATCH: DispatchOptions = {
-  concurrency: 32,
-  perEndpoint: 4,
-  perAccount: 8,
+  concurrency: 64,
+  perEndpoint: 16,
+  perAccount: 32,
   leaseMs: ATTEMPT_TIMEOUT_MS + 15_000
 }
 
