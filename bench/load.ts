@@ -210,7 +210,7 @@ const closedLoop = async (
 export const authorizeCaptureLoop = (
   target: Target,
   cardToken: string,
-  options: { readonly connections: number; readonly seconds: number; readonly operations?: number }
+  options: { readonly connections: number; readonly seconds: number; readonly operations?: number; readonly ratePerSecond?: number }
 ): Promise<Measurement> =>
   closedLoop(target, options, async (post, recorder) => {
     const t0 = performance.now()

@@ -68,8 +68,9 @@ const luhn = (digits: string) => {
  * millisecond timestamps stay), possibly grouped by single spaces or dashes, not inside a longer number.
  */
 const CARD_NUMBER = /(?<![\d])[2-6](?:[ -]?\d){12,18}(?![\d])/g
-const CVC = /(["']?(?:cvc|cvv|cvc2|cvv2|security_code|card_code)["']?\s*(?:[:=]|=>)\s*["']?)\d{3,4}\b/gi
-const SECRETS = /\b(sk_(?:test|live)_|whsec_|tok_)[A-Za-z0-9]+|\bBearer\s+\S+/g
+// Quotes may come escaped (`\"cvc\":\"123\"`): an object logged as JSON is escaped again when the line is.
+const CVC = /((?:\\?["'])?(?:cvc|cvv|cvc2|cvv2|security_code|card_code)(?:\\?["'])?\s*(?:[:=]|=>)\s*(?:\\?["'])?)\d{3,4}\b/gi
+const SECRETS = /\b(sk_(?:test|live)_|whsec_|tok_)[A-Za-z0-9]+|(_secret_)[0-9a-f]+|\bBearer\s+\S+/g
 
 /**
  * A log line with card data and credentials masked: card numbers (those passing the Luhn check,
@@ -80,7 +81,10 @@ export const redact = (text: string): string =>
   text
     .replace(CARD_NUMBER, (match) => luhn(match.replace(/[ -]/g, "")) ? "[card number]" : match)
     .replace(CVC, "$1[cvc]")
-    .replace(SECRETS, (_match, prefix: string | undefined) => prefix === undefined ? "Bearer [redacted]" : `${prefix}[redacted]`)
+    .replace(SECRETS, (_match, key: string | undefined, clientSecret: string | undefined) => {
+      const prefix = key ?? clientSecret
+      return prefix === undefined ? "Bearer [redacted]" : `${prefix}[redacted]`
+    })
 
 // --- loggers -----------------------------------------------------------------------------------
 

@@ -63,6 +63,9 @@ export const primary = (config: TenderConfig, workers: number) =>
     const fork = () => {
       let listened = false
       const worker = cluster.fork()
+      // An IPC send to a child that just died errors on the worker; unheard, it would crash the
+      // primary and with it every child. Its exit is handled below.
+      worker.on("error", () => {})
       worker.once("listening", () => {
         listened = true
         failedStarts = 0

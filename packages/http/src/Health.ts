@@ -28,13 +28,9 @@ const NO_STORE = { "cache-control": "no-store" }
 export const layer = Layer.effectDiscard(Effect.gen(function*() {
   const router = yield* HttpRouter.HttpRouter
   const operations = yield* Operations
-  let cached: { readonly at: number; readonly checks: ReadonlyArray<Check> } | undefined
-
-  const readiness = Effect.suspend(() => {
-    const now = Date.now()
-    if (cached !== undefined && now - cached.at < READINESS_CACHE_MS) return Effect.succeed(cached.checks)
-    return Effect.tap(operations.readiness, (checks) => Effect.sync(() => { cached = { at: now, checks } }))
-  })
+  // Probes arriving while a check runs wait for it rather than start their own: a slow database
+  // is when load balancers poll hardest.
+  const readiness: Effect.Effect<ReadonlyArray<Check>> = yield* Effect.cachedWithTTL(operations.readiness, READINESS_CACHE_MS)
 
   yield* router.add("GET", HEALTH_PATH, Effect.succeed(HttpServerResponse.jsonUnsafe({ status: "ok" }, { headers: NO_STORE })))
   yield* router.add(

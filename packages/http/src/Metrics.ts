@@ -112,6 +112,8 @@ export const trackPayment = (operation: "create" | "capture" | "void", methodCod
   const method = methodCode === undefined ? "none" : findMethod(methodCode) !== undefined ? methodCode : "other"
   return Effect.onExit(effect, (exit) => {
     if (exit._tag === "Success") return observePayment(operation, exit.value.status, method)
+    // A client that hung up is no outcome of ours: counting it as internal_error would page someone.
+    if (Cause.hasInterruptsOnly(exit.cause)) return Effect.void
     const failure = Cause.findErrorOption(exit.cause)
     return Option.isSome(failure) ? observePayment(operation, failure.value.code, method) : observePayment(operation, "internal_error", method)
   })
@@ -297,6 +299,7 @@ export const COLLECT_TIMEOUT_MS = 2_000
 export const aggregateInPrimary = (options: { readonly timeoutMs?: number } = {}): () => void => {
   const timeoutMs = options.timeoutMs ?? COLLECT_TIMEOUT_MS
   let next = 0
+  const ignoreSendError = () => {}
   const pending = new Map<number, { readonly answers: Array<Array<WireMetric>>; readonly waiting: Set<number>; readonly done: () => void }>()
 
   const onMessage = (worker: Worker, message: unknown) => {
@@ -318,11 +321,13 @@ export const aggregateInPrimary = (options: { readonly timeoutMs?: number } = {}
       clearTimeout(timer)
       if (!pending.delete(id)) return
       if (worker.isConnected()) {
-        worker.send({ tender: MERGED, id: message.id, metrics: merge(answers), missing: waiting.size } satisfies Message)
+        // A callback, so a child that died since isConnected() was read fails this send quietly
+        // instead of raising EPIPE as an uncaught error that would take the primary down.
+        worker.send({ tender: MERGED, id: message.id, metrics: merge(answers), missing: waiting.size } satisfies Message, undefined, ignoreSendError)
       }
     }
     pending.set(id, { answers, waiting, done: finish })
-    for (const child of children) child.send({ tender: COLLECT, id } satisfies Message)
+    for (const child of children) child.send({ tender: COLLECT, id } satisfies Message, undefined, ignoreSendError)
     if (waiting.size === 0) finish()
   }
   cluster.on("message", onMessage)

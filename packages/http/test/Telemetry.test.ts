@@ -41,6 +41,8 @@ describe("redact", () => {
     ["a spaced one", "card 4242 4242 4242 4242 ok", "card [card number] ok"],
     ["a dashed amex", "3782-822463-10005", "[card number]"],
     ["a JSON CVC", `{"cvc":"${CVC}"}`, `{"cvc":"[cvc]"}`],
+    ["a CVC in JSON escaped again (an object logged on a JSON line)", JSON.stringify({ message: JSON.stringify({ cvc: CVC }) }), '{"message":"{\\"cvc\\":\\"[cvc]\\"}"}'],
+    ["a client secret", "ord_4f3a_secret_0a1b2c3d4e5f", "ord_4f3a_secret_[redacted]"],
     ["keys, secrets, tokens, bearer", "sk_live_abc whsec_12ab tok_9z Bearer xyz", "sk_live_[redacted] whsec_[redacted] tok_[redacted] Bearer [redacted]"]
   ])("masks %s", (_label, input, output) => {
     expect(Telemetry.redact(input)).toBe(output)

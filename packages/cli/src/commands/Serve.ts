@@ -65,6 +65,9 @@ const ipLimits = Effect.gen(function*() {
  */
 const stackTraces = Config.Boolean("TENDER_STACK_TRACES").pipe(Config.withDefault(false))
 
+/** The default `--workers` is the number of cores, up to this (see the connection budget in the README). */
+const DEFAULT_MAX_WORKERS = 4
+
 export const serve = command(
   "serve",
   {
@@ -90,9 +93,11 @@ export const serve = command(
       Flag.withDefault(true)
     ),
     workers: Flag.Int("workers").pipe(
-      Flag.withDescription("Server processes sharing the port (env TENDER_WORKERS, default the number of cores; memory storage: 1)"),
+      Flag.withDescription("Server processes sharing the port (env TENDER_WORKERS, default the number of cores up to 4; memory storage: 1)"),
       Flag.withFallbackConfig(Config.Int("TENDER_WORKERS")),
-      Flag.withDefault(availableParallelism()),
+      // At most 4 by default: each child holds up to 17 PostgreSQL connections (a pool of 10, the
+      // dispatcher's 6, the account listener's 1), and PostgreSQL's default max_connections is 100.
+      Flag.withDefault(Math.min(availableParallelism(), DEFAULT_MAX_WORKERS)),
       Flag.filter((workers) => workers >= 1, () => "at least 1")
     )
   },
