@@ -110,9 +110,11 @@ describe("HostResolverDns against local nameservers", () => {
       const found = yield* Effect.flatMap(HostResolver, (resolver) =>
         Effect.gen(function*() {
           const all = yield* Effect.forkChild(Effect.all(["a.test", "b.test", "c.test"].map((name) => resolver.resolve(name)), { concurrency: "unbounded" }))
-          // While the first two hold both slots, the third has sent nothing.
+          // While two hold both slots, the third has sent nothing (which two start first is the
+          // scheduler's choice: CI once saw a and c).
           yield* Effect.sleep("400 millis")
-          expect(new Set(silent.asked)).toEqual(new Set(["a.test", "b.test"]))
+          expect(new Set(silent.asked).size).toBe(2)
+          expect(silent.asked.every((name) => ["a.test", "b.test", "c.test"].includes(name))).toBe(true)
           return yield* Fiber.join(all)
         })).pipe(Effect.provide(layer))
       expect(found).toEqual([[], [], []])
