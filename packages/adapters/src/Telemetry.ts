@@ -13,6 +13,7 @@
  * `OTEL_SERVICE_NAME` (default `tender`). Unset: no tracer layer at all, so the server makes no
  * spans (Effect's HTTP server skips them under the native tracer): no cost.
  */
+import { Card } from "@tender/domain"
 import { Cause, Effect, Layer, Logger, References } from "effect"
 import { FetchHttpClient } from "effect/http"
 import { OtlpSerialization, OtlpTracer } from "effect/observability"
@@ -50,19 +51,6 @@ export const optionsFromEnv = (env: Record<string, string | undefined> = process
 
 // --- redaction ---------------------------------------------------------------------------------
 
-const luhn = (digits: string) => {
-  let sum = 0
-  for (let i = 0; i < digits.length; i++) {
-    let d = digits.charCodeAt(digits.length - 1 - i) - 48
-    if (i % 2 === 1) {
-      d *= 2
-      if (d > 9) d -= 9
-    }
-    sum += d
-  }
-  return sum % 10 === 0
-}
-
 /**
  * 13–19 digits starting as card numbers do (2–6: Mastercard, Amex, Visa, Discover…; not 1, so
  * millisecond timestamps stay), possibly grouped by single spaces or dashes, not inside a longer number.
@@ -79,7 +67,7 @@ const SECRETS = /\b(sk_(?:test|live)_|whsec_|tok_)[A-Za-z0-9]+|(_secret_)[0-9a-f
  */
 export const redact = (text: string): string =>
   text
-    .replace(CARD_NUMBER, (match) => luhn(match.replace(/[ -]/g, "")) ? "[card number]" : match)
+    .replace(CARD_NUMBER, (match) => Card.luhnValid(match.replace(/[ -]/g, "")) ? "[card number]" : match)
     .replace(CVC, "$1[cvc]")
     .replace(SECRETS, (_match, key: string | undefined, clientSecret: string | undefined) => {
       const prefix = key ?? clientSecret
