@@ -69,18 +69,22 @@ describe("migrations", () => {
           cancel_url: "https://shop.example/cancel"
         })
         expect(payment.next_action?.type).toBe("collect_card")
-        const secret = payment.next_action!.client_secret!
-        // As a version before 0030 left them: the secret in clear in the attempt and in its event.
-        const sql = yield* SqlClient.SqlClient
-        yield* sql`UPDATE transactions SET next_action = jsonb_set(next_action, '{client_secret}', to_jsonb(${secret}::text)) WHERE id = ${payment.transaction_id}`
-        yield* sql`UPDATE events SET data = jsonb_set(data, '{next_action,client_secret}', to_jsonb(${secret}::text)) WHERE order_id = ${payment.order_id} AND data ? 'next_action'`
-        yield* sql`DELETE FROM tender_migrations WHERE name = '0030_sealed_client_secrets'`
-        return { orderId: payment.order_id, secret, txnId: payment.transaction_id }
+        return { orderId: payment.order_id, secret: payment.next_action!.client_secret!, txnId: payment.transaction_id }
       }).pipe(Effect.provide(stack))
+      /** Raw rows, as no repository shows them. */
+      const raw = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provide(effect, PgDatabase.client(config))
+
+      // As a version before 0030 left them: the secret in clear in the attempt and in its event.
+      yield* raw(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE transactions SET next_action = jsonb_set(next_action, '{client_secret}', to_jsonb(${secret}::text)) WHERE id = ${txnId}`
+        yield* sql`UPDATE events SET data = jsonb_set(data, '{next_action,client_secret}', to_jsonb(${secret}::text)) WHERE order_id = ${orderId} AND data ? 'next_action'`
+        yield* sql`DELETE FROM tender_migrations WHERE name = '0030_sealed_client_secrets'`
+      }))
 
       expect(yield* Infrastructure.migrate(config)).toEqual(["0030_sealed_client_secrets"])
 
-      yield* Effect.gen(function*() {
+      yield* raw(Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const [row] = yield* sql<{ readonly stored: string }>`SELECT next_action->>'client_secret' AS stored FROM transactions WHERE id = ${txnId}`
         expect(row.stored.startsWith("sealed.v1.")).toBe(true)
@@ -88,6 +92,8 @@ describe("migrations", () => {
         const events = yield* sql<{ readonly data: string }>`SELECT data::text AS data FROM events WHERE order_id = ${orderId}`
         expect(events.length).toBeGreaterThan(0)
         for (const event of events) expect(event.data).not.toContain(secret)
+      }))
+      yield* Effect.gen(function*() {
         // The repository opens what the migration sealed.
         const txn = Option.getOrThrow(yield* (yield* TransactionRepo).findAny(txnId))
         expect(txn.next_action?.client_secret).toBe(secret)

@@ -39,7 +39,10 @@ export const isInFlight = (status: TransactionStatus): boolean => (IN_FLIGHT as 
  * settlement notice act on (TransactionRepo.listSettling reads the same rows).
  */
 export const awaitsSettlement = (t: Transaction): boolean =>
-  (t.status === "processing" || t.status === "pending") && t.pending_call === null
+  t.pending_call === null &&
+  (t.kind === "capture" ? t.status === "processing" : QUEUED_KINDS.includes(t.kind) && t.status === "pending")
+
+const QUEUED_KINDS: ReadonlyArray<Transaction["kind"]> = ["refund", "payout", "transfer"]
 
 /** Moves through `sent` first when the attempt was never sent (outcomes may arrive on `initial`). */
 export const viaSent = (txn: Transaction, trigger: TransactionTrigger): ReadonlyArray<TransactionTrigger> =>

@@ -8,10 +8,7 @@ import * as VersionedUpdateMemory from "./VersionedUpdateMemory.ts"
 
 const transactions = table<string, Payment.Transaction>("transactions")
 
-const SETTLES_LATER: ReadonlyArray<Payment.Transaction["kind"]> = ["capture", "refund", "payout", "transfer"]
-
-const isSettling = (t: Payment.Transaction) =>
-  SETTLES_LATER.includes(t.kind) && awaitsSettlement(t) && t.provider_transaction_id !== null
+const isSettling = (t: Payment.Transaction) => awaitsSettlement(t) && t.provider_transaction_id !== null
 
 export const layer: Layer.Layer<TransactionRepo, never, MemoryDatabase> = Layer.effect(
   TransactionRepo,

@@ -66,10 +66,11 @@ export const layer: Layer.Layer<TransactionRepo, never, SqlClient.SqlClient | Pg
     const listSettling = SqlSchema.findAll({
       Request: Schema.Int,
       Result: TransactionRow,
-      // Exactly the predicate of `transactions_settling_idx` (migration 0029), so the worker's poll reads only the backlog.
+      // Exactly the predicate of `transactions_settling_idx` (migration 0029) and TransactionStatus.awaitsSettlement,
+      // so the worker's poll reads only the backlog.
       execute: (limit) =>
         sql`${from}
-            WHERE r.kind IN ('capture', 'refund', 'payout', 'transfer') AND r.status IN ('processing', 'pending')
+            WHERE ((r.kind = 'capture' AND r.status = 'processing') OR (r.kind IN ('refund', 'payout', 'transfer') AND r.status = 'pending'))
               AND r.provider_transaction_id IS NOT NULL AND r.pending_call IS NULL
             ORDER BY r.created_at, r.id LIMIT ${limit}`
     })

@@ -6,9 +6,9 @@
  * - `payouts_day_idx`: an account's payouts of one currency and UTC day, summed under the account's
  *   payout lock while a payout with limits is decided; failed ones never count.
  * - A refund, payout or transfer the provider queued now waits `pending` (contract.md: "processing
- *   only while a call is in flight"): the settlement worker's index takes both statuses (captures
- *   settle while `processing`), and rows recorded before this change move as the transaction table's
- *   `queued` move would have moved them (version bumped, as every write does).
+ *   only while a call is in flight"): the settlement worker's index takes queued ones `pending`
+ *   (captures still settle while `processing`), and rows recorded before this change move as the
+ *   transaction table's `queued` move would have moved them (version bumped, as every write does).
  */
 export const statements = [
   `ALTER TABLE accounts ADD COLUMN payout_limits jsonb NOT NULL DEFAULT '[]'
@@ -16,7 +16,7 @@ export const statements = [
   `CREATE INDEX payouts_day_idx ON payouts (account_id, currency, created_at) WHERE status <> 'failed'`,
   `DROP INDEX transactions_settling_idx`,
   `CREATE INDEX transactions_settling_idx ON transactions (created_at, id)
-    WHERE kind IN ('capture', 'refund', 'payout', 'transfer') AND status IN ('processing', 'pending')
+    WHERE ((kind = 'capture' AND status = 'processing') OR (kind IN ('refund', 'payout', 'transfer') AND status = 'pending'))
       AND provider_transaction_id IS NOT NULL AND pending_call IS NULL`,
   `UPDATE transactions SET status = 'pending', version = version + 1, updated_at = now()
     WHERE kind IN ('refund', 'payout', 'transfer') AND status = 'processing'
