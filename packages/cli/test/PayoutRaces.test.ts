@@ -4,21 +4,18 @@
  * one PostgreSQL: together they never pay out more than the allowance — the original's balance by
  * default, the operator's daily limit across every order of the account when set.
  */
-import type pg from "pg"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeHome, type Merchant, merchantClient, type Reply, type Served } from "./support/Tender.ts"
+import { describe, expect, it } from "vitest"
+import { makeHome, type Merchant, merchantClient, type Reply, twoServers } from "./support/Tender.ts"
 
 const home = makeHome("tender-payouts-")
-const servers: Array<Served> = []
 let merchant: Merchant & { readonly account_id: string }
-let db: pg.Pool
 
 // Provider calls take 40 ms, as a real provider's would: a payout is still at the provider while the
 // other process decides the next one.
 const SERVER_ENV = { TENDER_RATE_LIMIT_PER_SECOND: "100000", TENDER_RATE_LIMIT_BURST: "100000", TENDER_SANDBOX_LATENCY_MS: "40" }
 
 const { post } = merchantClient(() => merchant)
-const on = (i: number) => servers[i % servers.length]
+const { database, on } = twoServers(home, SERVER_ENV)
 
 let seq = 0
 const charge = async (amount: string) => {
@@ -42,19 +39,7 @@ const namesAmount = (reply: Reply) => {
 
 /** What the account paid out (pending or succeeded), in minor units, as the payouts table holds it. */
 const paidOut = async (where: string, value: string) =>
-  Number((await db.query(`SELECT COALESCE(SUM(amount), 0) AS total FROM payouts WHERE ${where} = $1 AND status <> 'failed'`, [value])).rows[0].total)
-
-beforeAll(async () => {
-  servers.push(await home.serve(SERVER_ENV))
-  servers.push(await home.serve(SERVER_ENV))
-  db = home.database()
-}, 240_000)
-
-afterAll(async () => {
-  await db?.end()
-  for (const server of [...servers].reverse()) await server.stop()
-  await home.cleanup()
-}, 120_000)
+  Number((await database().query(`SELECT COALESCE(SUM(amount), 0) AS total FROM payouts WHERE ${where} = $1 AND status <> 'failed'`, [value])).rows[0].total)
 
 describe("tender accounts payouts ID --max-per-payout A --max-per-day A (contract.md, Operator set-up)", () => {
   it("shows, sets per currency (decimal amounts in its units), and clears; a readable table by default, one JSON document with --json", async () => {

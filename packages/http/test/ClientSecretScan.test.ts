@@ -4,59 +4,29 @@
  * again; webhook event payloads carry none"). Every flow that mints one runs over real HTTP on
  * embedded PostgreSQL with webhooks delivered to a local receiver — a card form of a direct payment
  * (collect_card, then paid through the SDK's routes), a saved card's CVC form (collect_cvv), a card
- * transfer, a hosted checkout session's card attempt — then every row of every table is read as text
- * and searched for each secret (whole, and its random part alone), as are the webhook bodies. The
+ * transfer, a hosted checkout session's card attempt — then the database's dump (support/ScanRig.ts)
+ * is searched for each secret (whole, and its random part alone), as are the webhook bodies. The
  * reads that show a secret again still show it, and the secrets still work.
  */
 import { createHash } from "node:crypto"
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { createServer, type Server } from "node:http"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import pg from "pg"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { Payments } from "@tender/domain"
-import { Effect, Option } from "effect"
-import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
-import { type Credentials, send } from "@tender/client/Testing"
+import { Option } from "effect"
+import { send } from "@tender/client/Testing"
 import { sdkCall } from "./support/Browser.ts"
+import { scanRig } from "./support/ScanRig.ts"
 
-const dataDir = mkdtempSync(join(tmpdir(), "tender-secret-scan-"))
-let server: TestServer
-let merchant: Credentials & { readonly account_id: string; readonly publishable_key: string }
-let receiver: Server
-const webhookBodies: Array<string> = []
+const rig = scanRig("secret scan")
+const { database, webhookBodies } = rig
 let seq = 0
 const ref = (label: string) => `${label}-${Date.now()}-${++seq}`
-const post = (path: string, body: unknown) => send(server, merchant, "POST", path, { body: JSON.stringify(body) })
-const get = (path: string) => send(server, merchant, "GET", path)
-const client = (path: string, body: unknown) => sdkCall(server, merchant.publishable_key, path, body)
+const post = (path: string, body: unknown) => send(rig.server(), rig.merchant(), "POST", path, { body: JSON.stringify(body) })
+const get = (path: string) => send(rig.server(), rig.merchant(), "GET", path)
+const client = (path: string, body: unknown) => sdkCall(rig.server(), rig.merchant().publishable_key, path, body)
 const urls = { success_url: "https://shop.example/ok", cancel_url: "https://shop.example/cancel" }
 const card = { exp_month: 12, exp_year: 2035, cvc: "123" }
 
 const tokenize = async (number = "4242424242424242") => (await post("/v1/test_helpers/card_tokens", { number, ...card })).json.token as string
-
-const database = () => {
-  const info = JSON.parse(readFileSync(join(dataDir, "pg.json"), "utf8")) as { port: number; password: string }
-  return new pg.Pool({ host: "127.0.0.1", port: info.port, user: "postgres", password: info.password, database: "tender", max: 2 })
-}
-
-/** Every row of every table as text: the data part of a plain dump. */
-const dumpDatabase = async () => {
-  const db = database()
-  try {
-    const tables = (await db.query(`SELECT table_schema, table_name FROM information_schema.tables
-      WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')`)).rows
-    const parts: Array<string> = []
-    for (const { table_name, table_schema } of tables) {
-      const rows = (await db.query(`SELECT t::text AS row FROM "${table_schema}"."${table_name}" t`)).rows
-      parts.push(`-- ${table_name}`, ...rows.map((r) => r.row as string))
-    }
-    return parts.join("\n")
-  } finally {
-    await db.end()
-  }
-}
 
 /** Where a secret shows in clear: whole, or its random part (`…_secret_<hex>`) alone. */
 const findingsOf = (source: string, text: string, secrets: ReadonlyArray<string>) =>
@@ -64,30 +34,6 @@ const findingsOf = (source: string, text: string, secrets: ReadonlyArray<string>
     const random = secret.slice(secret.lastIndexOf("_") + 1)
     return [secret, random].filter((form) => text.includes(form)).map((form) => `${source}: ${form}`)
   })
-
-beforeAll(async () => {
-  receiver = createServer((request, response) => {
-    let body = ""
-    request.on("data", (chunk) => (body += chunk))
-    request.on("end", () => {
-      webhookBodies.push(body)
-      response.writeHead(200).end()
-    })
-  })
-  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
-  const address = receiver.address()
-  const receiverUrl = `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}/hooks`
-  server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } }, undefined, { storage: "postgres", dataDir })
-  merchant = await Effect.runPromise(server.accounts.create({ name: "secret scan", mode: "test" })) as typeof merchant
-  const endpoint = await post("/v1/webhook_endpoints", { url: receiverUrl })
-  expect(endpoint.status, endpoint.text).toBe(201)
-}, 180_000)
-
-afterAll(async () => {
-  await server?.close()
-  await new Promise((resolve) => receiver?.close(resolve))
-  rmSync(dataDir, { recursive: true, force: true })
-}, 60_000)
 
 describe("contract.md, Secrets at rest: no client secret in clear in any table or webhook", () => {
   it("after every flow that mints one; the reads that must show one again still do, and it still works", async () => {
@@ -109,7 +55,7 @@ describe("contract.md, Secrets at rest: no client secret in clear in any table o
     // One left waiting: its attempt, read back from storage (as the snapshot and the hosted pages read it), shows the action again.
     const waiting = await post("/v1/payments", { amount: "26.00", currency: "USD", country: "US", merchant_reference: ref("waiting"), payment_method: { code: "card" }, ...urls })
     const waitingSecret = keep(waiting.json.next_action.client_secret)
-    const attemptOf = await server.run(Payments.use((p) => p.hostedAttempt(waiting.json.transaction_id)))
+    const attemptOf = await rig.server().run(Payments.use((p) => p.hostedAttempt(waiting.json.transaction_id)))
     expect(Option.getOrThrow(attemptOf).transaction.next_action?.client_secret).toBe(waitingSecret)
     expect((await client("/v1/client/session", { client_secret: waitingSecret })).status).toBe(200)
 
@@ -128,7 +74,7 @@ describe("contract.md, Secrets at rest: no client secret in clear in any table o
     const session = await post("/v1/checkout/sessions", { amount: "31.00", currency: "USD", country: "US", merchant_reference: ref("cs"), payment_methods: ["card"], ...urls })
     const started = await fetch(`${session.json.url}/card`, {
       method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded", origin: new URL(server.baseUrl).origin },
+      headers: { "content-type": "application/x-www-form-urlencoded", origin: new URL(rig.server().baseUrl).origin },
       body: "email=ana%40example.com"
     })
     const sessionSecret = keep((await started.json()).client_secret)
@@ -136,12 +82,7 @@ describe("contract.md, Secrets at rest: no client secret in clear in any table o
     expect(pending).toMatchObject({ status: "pending_action", next_action: { type: "collect_card", client_secret: sessionSecret } })
 
     // Webhooks delivered (payment.requires_action carries the action, without its secret).
-    const deadline = Date.now() + 30_000
-    let seen = -1
-    while (Date.now() < deadline && (webhookBodies.length === 0 || webhookBodies.length !== seen)) {
-      seen = webhookBodies.length
-      await new Promise((r) => setTimeout(r, 1_500))
-    }
+    await rig.webhooksSettled()
     const requiresAction = webhookBodies.map((b) => JSON.parse(b)).filter((e) => e.type === "payment.requires_action")
     expect(requiresAction.length).toBeGreaterThanOrEqual(3)
     for (const event of requiresAction) {
@@ -149,7 +90,7 @@ describe("contract.md, Secrets at rest: no client secret in clear in any table o
       expect(event.data.next_action).not.toHaveProperty("client_secret")
     }
 
-    const dump = await dumpDatabase()
+    const dump = (await rig.dumpDatabase()).text
     // The scan looks where the secrets were: the card forms' rows are there, sealed, and the hashes.
     expect(dump).toContain("sealed.v1.")
     for (const secret of secrets) expect(dump).toContain(createHash("sha256").update(secret).digest("hex"))
@@ -168,6 +109,6 @@ describe("contract.md, Secrets at rest: no client secret in clear in any table o
     } finally {
       await db.end()
     }
-    expect(findingsOf("database", await dumpDatabase(), [secret]).length).toBeGreaterThan(0)
+    expect(findingsOf("database", (await rig.dumpDatabase()).text, [secret]).length).toBeGreaterThan(0)
   }, 120_000)
 })
