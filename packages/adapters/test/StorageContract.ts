@@ -188,6 +188,7 @@ export const newTransaction = (order: Payment.Order, overrides: Partial<Payment.
       next_action: null,
       three_ds: "approved",
       customer_return_url: null,
+      browser_flow: false,
       expires_at: null,
       pending_call: null,
       created_at: order.created_at,
