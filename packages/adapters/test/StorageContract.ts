@@ -2522,6 +2522,23 @@ export const clientSecretsContract = (it: Vitest.MethodsNonLive<StorageServices 
       yield* transactions.insert(other)
       expect(yield* transactions.findAny(other.id)).toEqual(Option.some(other))
     }))
+
+  it.effect("an attempt keeps whether it is a browser flow's, inserted and updated, through every read", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const transactions = yield* TransactionRepo
+      const order = yield* newOrder(yield* storedAccount)
+      yield* orders.insert(order)
+      const server = yield* newTransaction(order, { status: "processing" })
+      const browser = yield* newTransaction(order, { status: "processing", browser_flow: true, created_at: later(T0, 1) })
+      yield* transactions.insert(server)
+      yield* transactions.insert(browser)
+      expect((yield* transactions.listByOrder(order.id)).map((t) => t.browser_flow)).toEqual([false, true])
+      const marked: Payment.Transaction = { ...server, browser_flow: true, version: 2 }
+      yield* transactions.update(decided(marked))
+      expect(yield* transactions.find(order.account_id, server.id)).toEqual(Option.some(marked))
+      expect(yield* transactions.findAny(browser.id)).toEqual(Option.some(browser))
+    }))
 }
 
 // --- provider channels --------------------------------------------------------------------
