@@ -47,14 +47,14 @@ export const create = Effect.fn("Payments.create")(function*(account: Account, i
 })
 
 /**
- * The request as one string whatever its key order or spacing (keys sorted, absent fields dropped):
- * "the same body" of contract.md's retry rule. Only the fields the API decodes count, so a field it
- * ignores never makes a retry "another body".
+ * The request as one string whatever its key order or spacing (keys sorted; JSON drops absent
+ * fields): "the same body" of contract.md's retry rule. Only the fields the API decodes count, so a
+ * field it ignores never makes a retry "another body".
  */
 const canonicalJson = (value: unknown): string =>
   JSON.stringify(value, (_key, v: unknown) =>
     v !== null && typeof v === "object" && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v).filter(([, x]) => x !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
       : v)
 
 /**
