@@ -100,6 +100,35 @@ describe("one reference space per account, across two server processes", () => {
   }, 240_000)
 })
 
+describe("a reference sessions hold, across two server processes", () => {
+  it("\"after it ended expired, failed or canceled a new session (only a session) may reuse it\": two sessions and a direct payment at once, 10 rounds → one session created, the rest 409", async () => {
+    const urls = { success_url: "https://shop.example/thanks", cancel_url: "https://shop.example/cart" }
+    const session = (server: Served, reference: string) =>
+      sandbox.post(server, "/v1/checkout/sessions", { amount: "12.00", currency: "USD", merchant_reference: reference, ...urls })
+    for (let round = 0; round < 10; round++) {
+      const reference = ref("ended")
+      const first = await session(on(round), reference)
+      expect(first.status).toBe(201)
+      expect((await sandbox.post(on(round + 1), `/v1/checkout/sessions/${first.json.id}/cancel`)).json.status).toBe("canceled")
+      const replies = await Promise.all([
+        session(on(round), reference),
+        session(on(round + 1), reference),
+        sandbox.post(on(round), "/v1/payments", {
+          amount: "12.00", currency: "USD", country: "US", merchant_reference: reference, payment_method: { code: "paypal" }, ...urls
+        })
+      ])
+      const answers = replies.map(said)
+      expect(answers.filter((a) => a === "201"), `round ${round}: ${answers.join(", ")}`).toHaveLength(1)
+      expect(answers[2], answers.join(", ")).toBe("409 duplicate_merchant_reference_id")
+      expect(answers.filter((a) => a !== "201"), answers.join(", ")).toEqual(["409 duplicate_merchant_reference_id", "409 duplicate_merchant_reference_id"])
+      const newest = (await sandbox.get(on(round), `/v1/checkout/sessions/by-reference/${encodeURIComponent(reference)}`)).json
+      expect(newest).toMatchObject({ id: replies.find((r) => r.status === 201)!.json.id, status: "open" })
+      const orders = await db.query<{ subtype: string }>("SELECT subtype FROM orders WHERE account_id = $1 AND merchant_reference = $2", [sandboxShop.account_id, reference])
+      expect(orders.rows.map((o) => o.subtype)).toEqual(["checkout", "checkout"])
+    }
+  }, 240_000)
+})
+
 describe("a create answered 502, retried across two server processes", () => {
   it("\"the same body with the same reference attempts again on the same order (a new transaction) and answers as a first create would; no payment.failed is emitted for a 502\": ten retries at once → one attempt, one 200, nine 409", async () => {
     const token = (await stripe.post(on(0), "/v1/test_helpers/card_tokens", { number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })).json.token
