@@ -277,7 +277,7 @@ export class Sessions extends Context.Service<Sessions, {
 
       const create = Effect.fn("Sessions.create")(function*(account: Account, input: CreateSessionInput) {
         // contract.md, Idempotency: a reference a direct payment or transfer uses is 409 whatever the body.
-        yield* Effect.provideService(refuseTakenReference(account.id, input.merchant_reference, true), OrderRepo, orders)
+        yield* Effect.provideService(refuseTakenReference(account.id, input.merchant_reference, "session"), OrderRepo, orders)
         const nowMs = yield* Clock.currentTimeMillis
         const valid = validate(account, input, nowMs)
         if (valid instanceof Error) return yield* Effect.fail(valid as DomainError)

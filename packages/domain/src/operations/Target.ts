@@ -109,11 +109,13 @@ export const referenceTaken = (holder: Order) => {
 /**
  * contract.md, Idempotency: a create of a direct payment or a transfer whose reference any order or
  * session already uses is 409 `duplicate_merchant_reference_id` "whatever its body", so it is checked
- * before the body is; a session's, when a direct payment or transfer uses it (`onlyOrders`). The
- * storage's claim of the reference (OrderRepo.insert) still decides between creates arriving at once.
+ * before the body is; a session's create likewise when a direct payment or transfer uses it (sessions
+ * among themselves: CheckoutSessionRepo.insert). The storage's claim of the reference
+ * (OrderRepo.insert) still decides between creates arriving at once.
  */
-export const refuseTakenReference = (accountId: string, reference: unknown, onlyOrders = false) =>
+export const refuseTakenReference = (accountId: string, reference: unknown, creating: "order" | "session" = "order") =>
   Effect.gen(function*() {
     const holder = yield* referenceHolder(accountId, reference)
-    if (Option.isSome(holder) && !(onlyOrders && holder.value.subtype === "checkout")) return yield* Effect.fail(referenceTaken(holder.value))
+    if (Option.isNone(holder) || (creating === "session" && holder.value.subtype === "checkout")) return
+    return yield* Effect.fail(referenceTaken(holder.value))
   })
