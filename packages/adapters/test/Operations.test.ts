@@ -55,9 +55,10 @@ type Operation = "authorize" | "capture" | "void" | "start"
  * What the test provider does with a call of each operation:
  *   answer — the sandbox's answer, as is;
  *   lose   — the sandbox applies the call, but its answer is lost on the way back (`Unknown`);
- *   drop   — the call never reaches the sandbox, and the caller hears `Unknown` all the same.
+ *   drop   — the call never reaches the sandbox, and the caller hears `Unknown` all the same;
+ *   refuse — the provider is definitely unreachable (a refused connection): `ProviderUnavailable`.
  */
-type Fate = "answer" | "lose" | "drop"
+type Fate = "answer" | "lose" | "drop" | "refuse"
 
 /**
  * The test's handle on its provider: fates per operation; what the sandbox really answered, by
@@ -96,6 +97,7 @@ const tapped = (t: Tap): PaymentProvider["Service"] => {
       if (t.fenced.has(key)) return yield* new Errors.ProviderUnavailable({ message: `key ${key} was fenced by a lookup (test)` })
       const fate = t.fates[operation] ?? "answer"
       if (fate === "drop") return lost
+      if (fate === "refuse") return yield* new Errors.ProviderUnavailable({ message: "connection refused (test)" })
       t.calls.push(key)
       const answer = yield* call
       if (answer._tag !== "Unknown") t.answered.set(key, remember(answer as A))
@@ -298,16 +300,16 @@ describe("create", () => {
       expect(events).toEqual(["payment.failed"])
     }).pipe(Effect.provide(world())))
 
-  it.effect("provider unreachable (4000000000000119): provider_unavailable, the attempt recorded as failed", () =>
+  it.effect("provider unreachable (4000000000000119): provider_unavailable, the attempt recorded as failed, the order pending for a retry, no payment.failed", () =>
     Effect.gen(function*() {
       const account = yield* merchant
       const reference = ref("unreachable")
       expect(yield* codeOf(charge(account, "4000000000000119", { merchant_reference: reference }))).toBe("provider_unavailable")
       const order = Option.getOrThrow(yield* (yield* OrderRepo).findByReference(account.id, reference))
       const { txn, events } = yield* stored(order.id)
-      expect(order.status).toBe("failed")
+      expect([order.status, order.retry_until]).toEqual(["pending", new Date(START + DAY).toISOString()])
       expect([txn.status, txn.decline_code, txn.pending_call]).toEqual(["failed", "provider_unavailable", null])
-      expect(events).toEqual(["payment.failed"])
+      expect(events).toEqual([])
     }).pipe(Effect.provide(world())))
 
   it.effect("a saved card with the customer present: collect_cvv with a 15-minute client secret, nothing sent", () =>
@@ -368,6 +370,135 @@ describe("create", () => {
 })
 
 // --- provider_transaction_id ------------------------------------------------------------------
+
+describe("a create answered 502, retried (contract.md, Idempotency)", () => {
+  /** A merchant-initiated charge's request on a stored card: the same input is the same request. */
+  const request = (token: string, reference: string): CreatePaymentInput => ({
+    amount: "100.00",
+    currency: "USD",
+    country: "US",
+    merchant_reference: reference,
+    payment_method: { code: "card", details: { card_token: token, stored_credential: { initiator: "merchant", reason: "unscheduled" } } }
+  })
+
+  /** The provider refuses connections for the first create: 502, the order left for the retry. */
+  const unreachableFirst = (t: Tap, account: Account.Account) =>
+    Effect.gen(function*() {
+      const input = request(yield* tokenize(account, "4242424242424242"), ref("retry"))
+      t.fates.authorize = "refuse"
+      const error = yield* Effect.flip(create(account, input))
+      expect([error.code, error.message]).toEqual(["provider_unavailable", expect.stringContaining("Retry the same request")])
+      yield* later
+      t.fates.authorize = "answer"
+      const order = Option.getOrThrow(yield* (yield* OrderRepo).findByReference(account.id, input.merchant_reference!))
+      return { input, order }
+    })
+
+  it.effect("\"a create answered 502 … may be retried: the same body with the same reference attempts again on the same order (a new transaction) and answers as a first create would; no payment.failed is emitted for a 502\"", () => {
+    const t = tap()
+    return Effect.gen(function*() {
+      const account = yield* merchant
+      const { input, order } = yield* unreachableFirst(t, account)
+      const first = yield* stored(order.id)
+      expect([first.order.status, first.txns.map((x) => [x.status, x.decline_code]), first.events]).toEqual([
+        "pending",
+        [["failed", "provider_unavailable"]],
+        []
+      ])
+
+      // Key order is no part of "the same body".
+      const { payment_method, ...rest } = input
+      const retried = yield* create(account, { payment_method, ...rest })
+      expect(retried).toMatchObject({ order_id: order.id, status: "completed", merchant_reference: input.merchant_reference })
+      expect(retried.transaction_id).not.toBe(first.txn.id)
+      const after = yield* stored(order.id)
+      expect([after.order.status, after.order.retry_until]).toEqual(["succeeded", null])
+      expect(after.txns.map((x) => [x.id, x.status, x.decline_code])).toEqual([
+        [first.txn.id, "failed", "provider_unavailable"],
+        [retried.transaction_id, "completed", null]
+      ])
+      expect(after.events).toEqual(["payment.succeeded"])
+      // One call reached the provider, under the new transaction's key.
+      expect(t.calls).toEqual([`${retried.transaction_id}:authorize`])
+      // Now the reference is a payment's like any other: the same request again is 409.
+      expect(yield* codeOf(create(account, input))).toBe("duplicate_merchant_reference_id")
+    }).pipe(Effect.provide(world(t)))
+  })
+
+  it.effect("\"The same reference with another body is 409 duplicate_merchant_reference_id\": nothing changes, the same request still retries", () => {
+    const t = tap()
+    return Effect.gen(function*() {
+      const account = yield* merchant
+      const { input, order } = yield* unreachableFirst(t, account)
+      for (const other of [{ ...input, amount: "100.01" }, { ...input, capture_method: "manual" }, { ...input, customer: { email: "ada@example.com" } }]) {
+        const refused = yield* Effect.flip(create(account, other))
+        expect([refused.code, refused.message]).toEqual(["duplicate_merchant_reference_id", expect.stringContaining("/v1/orders/by-reference/")])
+      }
+      // Another body is refused before it is validated, as for any taken reference.
+      expect(yield* codeOf(create(account, { ...input, amount: "not money" }))).toBe("duplicate_merchant_reference_id")
+      const unchanged = yield* stored(order.id)
+      expect([unchanged.order.status, unchanged.txns.length, unchanged.events]).toEqual(["pending", 1, []])
+      expect(t.calls).toEqual([])
+      expect(yield* create(account, input)).toMatchObject({ order_id: order.id, status: "completed" })
+    }).pipe(Effect.provide(world(t)))
+  })
+
+  it.effect("a retry that finds the provider unreachable again: 502 again, a second failed transaction, the window renewed, still no payment.failed", () => {
+    const t = tap()
+    return Effect.gen(function*() {
+      const account = yield* merchant
+      const { input, order } = yield* unreachableFirst(t, account)
+      yield* TestClock.adjust("2 hours")
+      t.fates.authorize = "refuse"
+      expect(yield* codeOf(create(account, input))).toBe("provider_unavailable")
+      const { order: again, txns, events } = yield* stored(order.id)
+      expect([again.status, again.retry_until]).toEqual(["pending", new Date(START + 1000 + 2 * HOUR + DAY).toISOString()])
+      expect(txns.map((x) => [x.status, x.decline_code])).toEqual([["failed", "provider_unavailable"], ["failed", "provider_unavailable"]])
+      expect(events).toEqual([])
+    }).pipe(Effect.provide(world(t)))
+  })
+
+  it.effect("no retry within the window (a day): the window-expiry worker fails the order with payment.failed (provider_unavailable); the request is then 409", () => {
+    const t = tap()
+    return Effect.gen(function*() {
+      const account = yield* merchant
+      const { input, order } = yield* unreachableFirst(t, account)
+      const p = yield* payments
+      yield* TestClock.adjust(DAY - 2000)
+      expect(yield* p.expireWindows()).toBe(0)
+      expect((yield* stored(order.id)).order.status).toBe("pending")
+      // Past the window, before the worker's round: no longer a retry.
+      yield* TestClock.adjust("1 second")
+      expect(yield* codeOf(create(account, input))).toBe("duplicate_merchant_reference_id")
+      expect(yield* p.expireWindows()).toBe(1)
+      const { order: failed, txns, events, payloads } = yield* stored(order.id)
+      expect([failed.status, failed.retry_until, txns.length]).toEqual(["failed", null, 1])
+      expect(events).toEqual(["payment.failed"])
+      expect(payloads[0]!.data).toMatchObject({ order_id: order.id, transaction_id: txns[0]!.id, order_status: "failed", transaction_status: "failed", decline_code: "provider_unavailable" })
+      expect(yield* p.expireWindows()).toBe(0)
+      expect(yield* codeOf(create(account, input))).toBe("duplicate_merchant_reference_id")
+      expect(t.calls).toEqual([])
+    }).pipe(Effect.provide(world(t)))
+  })
+
+  it.effect("two retries at once: one claims the order and calls the provider; the other is 409 before any call", () => {
+    const t = tap()
+    return Effect.gen(function*() {
+      const account = yield* merchant
+      const { input, order } = yield* unreachableFirst(t, account)
+      const gate = yield* barrier
+      t.gate = gate.wait
+      const first = yield* Effect.forkChild(create(account, input))
+      yield* gate.reached
+      t.gate = undefined
+      expect(yield* codeOf(create(account, input))).toBe("duplicate_merchant_reference_id")
+      yield* gate.open
+      expect(yield* Fiber.join(first)).toMatchObject({ order_id: order.id, status: "completed" })
+      expect(t.calls).toHaveLength(1)
+      expect((yield* stored(order.id)).txns).toHaveLength(2)
+    }).pipe(Effect.provide(world(t)))
+  })
+})
 
 describe("provider_transaction_id (spec Payment: settlement reference, null before settlement)", () => {
   it.effect("null on an authorized snapshot; set on the capture that settled it", () =>

@@ -95,3 +95,62 @@ describe("migrations", () => {
       expect(yield* Infrastructure.migrate(config)).toEqual([])
     }), 60_000)
 })
+
+describe("0027_order_references", () => {
+  const before = migrations.slice(0, migrations.findIndex((m) => m.name === "0027_order_references"))
+
+  it.live("contract.md, Idempotency (one reference space per account): fills the claims from existing orders, old shared references included, then enforces them on every insert", () =>
+    Effect.gen(function*() {
+      const config = yield* freshConfig
+      const scenario = Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* Migrator.run(before)
+        for (const id of ["acct_old1", "acct_old2"]) {
+          yield* sql`INSERT INTO accounts (id, name, mode, status, publishable_key, signing_secret, created_at, updated_at, version)
+            VALUES (${id}, 'old', 'test', 'active', ${`pk_test_${id}`}, 'whsec_old', now(), now(), 1)`
+        }
+        const order = (id: string, account: string, reference: string, subtype: string) =>
+          sql`INSERT INTO orders (id, account_id, livemode, merchant_reference, subtype, status, amount, currency, country,
+                payment_method, capture_method, created_at, updated_at, version)
+              VALUES (${id}, ${account}, false, ${reference}, ${subtype}, 'succeeded', 100, 'USD', 'US', 'card', 'automatic', now(), now(), 1)
+              RETURNING id`
+        // What the rules before 0027 let in: a direct payment and sessions sharing a reference (the
+        // session's order first, then the payment's), sessions sharing one, a transfer's, and another
+        // account's order under the same reference.
+        yield* order("ord_old_shared_checkout", "acct_old1", "shared", "checkout")
+        yield* order("ord_old_shared_direct", "acct_old1", "shared", "direct_payment")
+        yield* order("ord_old_shared_checkout2", "acct_old1", "shared", "checkout")
+        yield* order("ord_old_sessions1", "acct_old1", "sessions", "checkout")
+        yield* order("ord_old_sessions2", "acct_old1", "sessions", "checkout")
+        yield* order("ord_old_transfer", "acct_old1", "transfer", "transfer")
+        yield* order("ord_old_elsewhere", "acct_old2", "shared", "checkout")
+
+        expect(yield* Migrator.run()).toEqual(["0027_order_references"])
+        const claims = yield* sql<{ account_id: string; merchant_reference: string; holder: string }>`
+          SELECT account_id, merchant_reference, holder FROM order_references ORDER BY account_id, merchant_reference`
+        expect(claims.map((c) => [c.account_id, c.merchant_reference, c.holder])).toEqual([
+          ["acct_old1", "sessions", "sessions"],
+          ["acct_old1", "shared", "order"],
+          ["acct_old1", "transfer", "order"],
+          ["acct_old2", "shared", "sessions"]
+        ])
+        // Old rows are kept as they were.
+        expect((yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM orders`)[0].n).toBe(7)
+
+        // From now on: a reference a direct payment or transfer holds takes nothing else; sessions'
+        // take another session's order, never a payment's. A refused insert writes nothing.
+        const inserted = (id: string, account: string, reference: string, subtype: string) =>
+          Effect.map(order(id, account, reference, subtype), (rows) => rows.length === 1)
+        expect(yield* inserted("ord_new1", "acct_old1", "shared", "checkout")).toBe(false)
+        expect(yield* inserted("ord_new2", "acct_old1", "transfer", "direct_payment")).toBe(false)
+        expect(yield* inserted("ord_new3", "acct_old1", "sessions", "direct_payment")).toBe(false)
+        expect(yield* inserted("ord_new4", "acct_old1", "sessions", "checkout")).toBe(true)
+        expect(yield* inserted("ord_new5", "acct_old2", "shared", "transfer")).toBe(false)
+        expect(yield* inserted("ord_new6", "acct_old1", "fresh", "direct_payment")).toBe(true)
+        expect(yield* inserted("ord_new7", "acct_old1", "fresh", "direct_payment")).toBe(false)
+        expect((yield* sql<{ id: string }>`SELECT id FROM orders WHERE id LIKE 'ord_new%' ORDER BY id`).map((r) => r.id))
+          .toEqual(["ord_new4", "ord_new6"])
+      })
+      yield* scenario.pipe(Effect.provide(PgDatabase.client(config)))
+    }), 60_000)
+})

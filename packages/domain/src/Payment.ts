@@ -155,6 +155,16 @@ export const Order = Schema.Struct({
   customer_id: Schema.NullOr(Schema.String),
   /** The card-storage consent asserted for the payment, once one is (then only the same one is accepted). */
   card_storage_consent: Schema.NullOr(CardStorageConsent),
+  /**
+   * A direct payment's create request, as a SHA-256 of its canonical JSON (operations/Create.ts): how
+   * a retry after a 502 is told from another request with the same reference. Null for other orders.
+   */
+  request_hash: Schema.NullOr(Schema.String),
+  /**
+   * Set while a direct payment whose create answered 502 `provider_unavailable` awaits the merchant's
+   * retry (status `pending`): until then the same request attempts again; past it the order fails.
+   */
+  retry_until: Schema.NullOr(Schema.String),
   created_at: Schema.String,
   updated_at: Schema.String,
   version: Schema.Int

@@ -34,6 +34,8 @@ const order = (overrides: Partial<Payment.Order> = {}): Payment.Order => ({
   refunded_amount: 0,
   customer_id: null,
   card_storage_consent: null,
+  request_hash: null,
+  retry_until: null,
   created_at: "2026-03-01T09:30:00.000Z",
   updated_at: "2026-03-01T09:30:00.000Z",
   version: 1,
