@@ -15,13 +15,12 @@
  */
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
-import { Effect } from "effect"
 import type { Frame, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { build } from "@tender/browser-sdk/build"
 import { type Credentials, send } from "@tender/client/Testing"
 import { CHROMIUM, type Chromium, HAVE_CHROMIUM, inlineChallenge, launchChromium } from "../src/testing/Chromium.ts"
-import { type ProviderFakes, startWithProviderFakes } from "../src/testing/ProviderFakes.ts"
+import { merchantIn, type ProviderFakes, startWithProviderFakes } from "../src/testing/ProviderFakes.ts"
 import type { TestServer } from "../src/testing/TestServer.ts"
 
 type Mode = "inline" | "popup" | "redirect"
@@ -87,24 +86,6 @@ describe.skipIf(!HAVE_CHROMIUM)(
       await fakes?.close()
     })
 
-    /** A test-mode account in `mode`; on `stripe`, its only channel is Stripe's (the fake). */
-    const merchantOn = async (provider: Provider, mode: Mode): Promise<Merchant> => {
-      const merchant = await Effect.runPromise(server.accounts.create({ name: `3ds ${provider} ${mode}`, mode: "test" }))
-      await Effect.runPromise(server.accounts.setThreeDsDisplayMode(merchant.account_id, mode))
-      if (provider === "stripe") {
-        await Effect.runPromise(server.channels.add(merchant.account_id, {
-          provider: "stripe",
-          mode: "test",
-          methods: null,
-          currencies: null,
-          countries: null,
-          priority: null,
-          credentials: { secret_key: "sk_test_flows", webhook_secret: "whsec_flows" }
-        }))
-      }
-      return merchant
-    }
-
     const orderStatus = async (merchant: Merchant, orderId: string) => {
       const reply = await send(server, merchant, "GET", `/v1/orders/${orderId}`)
       expect(reply.status, reply.text).toBe(200)
@@ -153,7 +134,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
       expect(new URL(frame.url()).origin).toBe(provider === "stripe" ? new URL(fakes.stripe.url).origin : new URL(server.baseUrl).origin)
 
     it.each(CASES)("%s, %s: the customer's answer (%s) completes the payment; pay() resolves with no merchant call", { timeout: 60_000 }, async (provider, mode, answer) => {
-      const merchant = await merchantOn(provider, mode)
+      const merchant: Merchant = await merchantIn(server, mode, { name: `3ds ${provider} ${mode}`, stripe: provider === "stripe" })
       const { page, orderId, secret, token } = await payable(merchant)
       const button = ANSWER_BUTTON[provider][answer]
       const expected = EXPECTED[answer]
