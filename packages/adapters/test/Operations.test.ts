@@ -924,16 +924,19 @@ describe("completeThreeDs", () => {
   it.effect.each([
     [true, "completed", ["payment.requires_action", "payment.succeeded", "checkout.session.completed"]],
     [false, "open", ["payment.requires_action"]]
-  ] as const)("under a session, the challenge answered %s: the session %s", ([approved, sessionStatus, events]) =>
+  ] as const)("under a session (a browser flow), the challenge answered %s: the answer alone leaves the session %s; 3ds/complete then only reads", ([approved, sessionStatus, events]) =>
     Effect.gen(function*() {
       const account = yield* merchant
       const p = yield* payments
       const session = yield* newSession(account, { methods: ["card"], max: 2 })
       yield* payCard(session.id, yield* tokenize(account, "4000000000003220"))
       expect(yield* sessionOf(session.id)).toMatchObject({ status: "pending_action", next_action: { type: "redirect" } })
+      // Was: the answer was only recorded, and the merchant's 3ds/complete (or the hosted page's next
+      // GET) authorized. contract.md, Browser SDK: the customer's answer completes the payment.
       yield* p.answerChallenge((yield* stored(session.order_id)).txn.id, approved)
-      yield* p.completeThreeDs(account, session.order_id)
       expect((yield* sessionOf(session.id)).status).toBe(sessionStatus)
+      expect((yield* stored(session.order_id)).events).toEqual(events)
+      yield* p.completeThreeDs(account, session.order_id)
       expect((yield* stored(session.order_id)).events).toEqual(events)
     }).pipe(Effect.provide(world())))
 
@@ -949,6 +952,131 @@ describe("completeThreeDs", () => {
       expect([order.status, txn.status, txn.decline_code]).toEqual(["failed", "failed", "authentication_failed"])
       expect(events).toEqual(["payment.requires_action", "payment.failed"])
     }).pipe(Effect.provide(world())))
+})
+
+// --- 3-D Secure in a browser flow ---------------------------------------------------------------
+
+/**
+ * contract.md, Browser SDK: "in the browser flows (the SDK's `pay()` in every display mode, the hosted
+ * checkout page) the customer's answer to a 3-D Secure challenge completes the payment with no call
+ * from the merchant's server, on the sandbox as on every channel […] `POST /v1/payments/{id}/3ds/complete`
+ * is for server-to-server payments […]; on a browser-flow payment it only returns the snapshot."
+ */
+describe("3-D Secure in a browser flow (the SDK's pay)", () => {
+  /**
+   * A payment the customer paid in the browser with the challenge card, awaiting the challenge's
+   * answer: collect_card, or (manual capture needs a saved card) collect_cvv on the saved card.
+   */
+  const paidChallenged = (account: Account.Account, capture_method: "automatic" | "manual" = "automatic") =>
+    Effect.gen(function*() {
+      const p = yield* payments
+      const token = yield* tokenize(account, "4000000000003220")
+      const created = yield* create(account, {
+        ...urls, amount: "40.00", currency: "USD", country: "US", merchant_reference: ref("sdk-3ds"), capture_method,
+        payment_method: capture_method === "manual" ? { code: "card", details: { card_token: token } } : { code: "card" }
+      })
+      expect(created.next_action?.type).toBe(capture_method === "manual" ? "collect_cvv" : "collect_card")
+      const paid = yield* p.clientPay(account, created.order_id, token)
+      expect([paid.order.status, paid.txn.three_ds, paid.txn.browser_flow]).toEqual(["requires_action", "required", true])
+      return { orderId: created.order_id, transactionId: created.transaction_id }
+    })
+
+  /** The card form's requires_action (collect_card), then the challenge's. */
+  const AWAITED = ["payment.requires_action", "payment.requires_action"]
+
+  const roundKey = (transactionId: string) => expect.stringMatching(new RegExp(`^${transactionId}:authorize:\\d+$`))
+
+  it.effect.each([
+    ["automatic", "succeeded", "completed", "payment.succeeded"],
+    ["manual", "authorized", "authorized", "payment.authorized"]
+  ] as const)("approved (%s capture): the answer authorizes at once (%s); 3ds/complete then returns that snapshot, no second call", ([capture, orderStatus, status, event]) => {
+    const t = tap()
+    return Effect.gen(function*() {
+      const account = yield* merchant
+      const p = yield* payments
+      const { orderId, transactionId } = yield* paidChallenged(account, capture)
+      // Before the answer: the requires_action snapshot, nothing sent.
+      expect(yield* p.completeThreeDs(account, orderId)).toMatchObject({ status: "requires_action", next_action: { type: "redirect" } })
+      expect(t.calls).toEqual([`${transactionId}:authorize`])
+      expect((yield* p.answerChallenge(transactionId, true)).return_url).toBe(urls.success_url)
+      const { order, txn, events } = yield* stored(orderId)
+      expect([order.status, txn.status, txn.three_ds, txn.pending_call]).toEqual([orderStatus, "completed", "approved", null])
+      expect(t.calls).toEqual([`${transactionId}:authorize`, roundKey(transactionId)])
+      const snapshot = yield* p.completeThreeDs(account, orderId)
+      expect(snapshot).toMatchObject({ status, next_action: null })
+      expect(yield* p.completeThreeDs(account, orderId)).toEqual(snapshot)
+      expect(t.calls).toHaveLength(2)
+      expect((yield* stored(orderId)).events).toEqual(events)
+      expect(events).toEqual([...AWAITED, event])
+    }).pipe(Effect.provide(world(t)))
+  })
+
+  it.effect("denied: the answer fails it at once (authentication_failed), no provider call; a second answer is refused", () => {
+    const t = tap()
+    return Effect.gen(function*() {
+      const account = yield* merchant
+      const p = yield* payments
+      const { orderId, transactionId } = yield* paidChallenged(account)
+      expect((yield* p.answerChallenge(transactionId, false)).return_url).toBe(urls.cancel_url)
+      const { order, txn, events } = yield* stored(orderId)
+      expect([order.status, txn.status, txn.three_ds, txn.decline_code]).toEqual(["failed", "failed", "denied", "authentication_failed"])
+      expect(events).toEqual([...AWAITED, "payment.failed"])
+      expect(t.calls).toEqual([`${transactionId}:authorize`])
+      expect(yield* codeOf(p.answerChallenge(transactionId, true))).toBe("payment_unexpected_state")
+      expect(yield* p.completeThreeDs(account, orderId)).toMatchObject({ status: "failed" })
+      expect((yield* stored(orderId)).events).toEqual(events)
+    }).pipe(Effect.provide(world(t)))
+  })
+
+  it.effect("simulate succeed (the customer's answer, test mode) completes it too", () =>
+    Effect.gen(function*() {
+      const account = yield* merchant
+      const p = yield* payments
+      const { orderId } = yield* paidChallenged(account)
+      expect(yield* p.simulate(account, orderId, { outcome: "succeed" })).toMatchObject({ status: "succeeded" })
+    }).pipe(Effect.provide(world())))
+
+  it.effect("the authorization after the answer lost: the answer is taken (no error), the call stays reserved, reconciliation records it once", () => {
+    const t = tap()
+    return Effect.gen(function*() {
+      const account = yield* merchant
+      const p = yield* payments
+      const { orderId, transactionId } = yield* paidChallenged(account)
+      t.fates.authorize = "lose"
+      // In flight counts as good for where the customer goes; the payment's state says the rest.
+      expect((yield* p.answerChallenge(transactionId, true)).return_url).toBe(urls.success_url)
+      const waiting = yield* stored(orderId)
+      expect([waiting.order.status, waiting.txn.status, waiting.txn.three_ds, waiting.txn.pending_call?.key])
+        .toEqual(["requires_action", "processing", "approved", t.calls[1]])
+      // 3ds/complete neither authorizes again nor fails: the snapshot as it stands.
+      expect(yield* p.completeThreeDs(account, orderId)).toMatchObject({ status: "requires_action" })
+      expect(t.calls).toEqual([`${transactionId}:authorize`, roundKey(transactionId)])
+      expect(yield* p.reconcileDue({ graceMs: 0, horizonMs: DAY })).toBe(1)
+      const { order, txn, events } = yield* stored(orderId)
+      expect([order.status, txn.status, txn.pending_call]).toEqual(["succeeded", "completed", null])
+      expect(events).toEqual([...AWAITED, "payment.succeeded"])
+    }).pipe(Effect.provide(world(t)))
+  })
+
+  it.effect("two answers at once: one is taken, one authorization call", () => {
+    const t = tap()
+    return Effect.gen(function*() {
+      const account = yield* merchant
+      const p = yield* payments
+      const { orderId, transactionId } = yield* paidChallenged(account)
+      const gate = yield* barrier
+      t.gate = gate.wait
+      const first = yield* Effect.forkChild(p.answerChallenge(transactionId, true))
+      yield* gate.reached
+      const second = yield* Effect.forkChild(Effect.result(p.answerChallenge(transactionId, true)))
+      yield* gate.open
+      yield* Fiber.join(first)
+      const other = yield* Fiber.join(second)
+      expect(other._tag === "Failure" ? other.failure.code : "answered").toBe("payment_unexpected_state")
+      expect(t.calls).toEqual([`${transactionId}:authorize`, roundKey(transactionId)])
+      expect((yield* stored(orderId)).events).toEqual([...AWAITED, "payment.succeeded"])
+    }).pipe(Effect.provide(world(t)))
+  })
 })
 
 // --- provider outcomes ------------------------------------------------------------------------

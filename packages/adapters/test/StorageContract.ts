@@ -190,6 +190,7 @@ export const newTransaction = (order: Payment.Order, overrides: Partial<Payment.
       next_action: null,
       three_ds: "approved",
       customer_return_url: null,
+      browser_flow: false,
       expires_at: null,
       pending_call: null,
       created_at: order.created_at,
@@ -2576,6 +2577,23 @@ export const clientSecretsContract = (it: Vitest.MethodsNonLive<StorageServices 
       const other = yield* newTransaction(order, { customer_return_url: "http://127.0.0.1:8080/?tender_payment_id=x", created_at: later(T0, 1) })
       yield* transactions.insert(other)
       expect(yield* transactions.findAny(other.id)).toEqual(Option.some(other))
+    }))
+
+  it.effect("an attempt keeps whether it is a browser flow's, inserted and updated, through every read", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const transactions = yield* TransactionRepo
+      const order = yield* newOrder(yield* storedAccount)
+      yield* orders.insert(order)
+      const server = yield* newTransaction(order, { status: "processing" })
+      const browser = yield* newTransaction(order, { status: "processing", browser_flow: true, created_at: later(T0, 1) })
+      yield* transactions.insert(server)
+      yield* transactions.insert(browser)
+      expect((yield* transactions.listByOrder(order.id)).map((t) => t.browser_flow)).toEqual([false, true])
+      const marked: Payment.Transaction = { ...server, browser_flow: true, version: 2 }
+      yield* transactions.update(decided(marked))
+      expect(yield* transactions.find(order.account_id, server.id)).toEqual(Option.some(marked))
+      expect(yield* transactions.findAny(browser.id)).toEqual(Option.some(browser))
     }))
 }
 

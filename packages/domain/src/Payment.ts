@@ -225,6 +225,13 @@ export const Transaction = Schema.Struct({
    * part of any merchant API view.
    */
   customer_return_url: Schema.NullOr(Schema.String),
+  /**
+   * The attempt is the customer's in one of Tender's browser flows (the SDK's `pay`, a checkout
+   * session): the customer's answer to its 3-D Secure challenge completes it at once (contract.md,
+   * Browser SDK). False: the merchant's server created it with a token and shows the challenge itself,
+   * then completes it (`3ds/complete`). Not part of any merchant API view.
+   */
+  browser_flow: Schema.Boolean,
   expires_at: Schema.NullOr(Schema.String),
   pending_call: Schema.NullOr(PendingCall),
   created_at: Schema.String,

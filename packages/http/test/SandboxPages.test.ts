@@ -68,6 +68,7 @@ const transaction = (overrides: Partial<Payment.Transaction> = {}): Payment.Tran
   },
   three_ds: null,
   customer_return_url: null,
+  browser_flow: false,
   expires_at: "2026-03-01T10:00:00.000Z",
   pending_call: null,
   created_at: "2026-03-01T09:30:00.000Z",
