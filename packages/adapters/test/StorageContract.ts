@@ -86,6 +86,7 @@ export const newAccount = (overrides: Partial<Account.Account> = {}) =>
       created_at: created,
       updated_at: created,
       version: 1,
+      payout_limits: [{ currency: "CLP", max_per_payout: 90_000, max_per_day: 250_000 }, { currency: "USD", max_per_payout: 50_000, max_per_day: 200_000 }],
       ...overrides
     }
     return { account, secretKey, revokedKey }
@@ -435,7 +436,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
   it.effect("round-trips an account with no rate limit and empty lists", () =>
     Effect.gen(function*() {
       const repo = yield* AccountRepo
-      const { account } = yield* newAccount({ rate_limit: null, ip_allowlist: [], processing_profiles: [] })
+      const { account } = yield* newAccount({ rate_limit: null, ip_allowlist: [], processing_profiles: [], payout_limits: [] })
       yield* repo.insert(account)
       expect(yield* repo.findById(account.id)).toEqual(Option.some(account))
     }))
@@ -1194,7 +1195,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       expect(pages.flatMap((page) => idsOf(page.data))).toEqual(idsOf(newestFirst(mine)))
     }))
 
-  it.effect("transactions: listSettling gives processing captures with a provider id, oldest first, across accounts", () =>
+  it.effect("transactions: listSettling gives processing captures and pending (queued) refunds, payouts and transfers with a provider id, oldest first, across accounts", () =>
     Effect.gen(function*() {
       const orders = yield* OrderRepo
       const transactions = yield* TransactionRepo
@@ -1207,22 +1208,26 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
 
       const older = yield* capture(second, { created_at: "2001-01-01T00:00:00.000Z" })
       const newer = yield* capture(first, { created_at: "2001-01-01T00:00:00.001Z" })
+      const queued = yield* capture(first, { kind: "payout", status: "pending", created_at: "2001-01-01T00:00:00.002Z" })
       const excluded = [
         yield* capture(first, { provider_transaction_id: null }),
         yield* capture(first, { status: "completed" }),
         yield* capture(first, { kind: "authorization" }),
-        yield* capture(first, { status: "pending" })
+        yield* capture(first, { status: "pending" }),
+        // contract.md: a refund, payout or transfer "waiting at the provider … reads pending".
+        yield* capture(first, { kind: "refund", status: "processing" }),
+        yield* capture(first, { kind: "transfer", status: "pending", pending_call: { key: "k", operation: "payout", at: T0 } })
       ]
-      for (const t of [newer, ...excluded, older]) yield* transactions.insert(t)
+      for (const t of [newer, ...excluded, queued, older]) yield* transactions.insert(t)
 
       const settling = yield* transactions.listSettling(10_000)
       for (const t of settling) {
-        expect([t.kind, t.status, t.provider_transaction_id === null]).toEqual(["capture", "processing", false])
+        expect([t.kind === "capture" ? t.status === "processing" : t.status === "pending", t.provider_transaction_id === null, t.pending_call]).toEqual([true, false, null])
       }
       const created = settling.map((t) => Date.parse(t.created_at))
       expect(created).toEqual([...created].sort((x, y) => x - y))
       expect(idsOf(settling.filter((t) => t.order_id === first.id || t.order_id === second.id))).toEqual(
-        idsOf([older, newer])
+        idsOf([older, newer, queued])
       )
       expect(yield* transactions.listSettling(1)).toEqual(settling.slice(0, 1))
 
@@ -2328,6 +2333,36 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
         expect(yield* Effect.flip(store.update(decided(next)))).toBeInstanceOf(Errors.Conflict)
       }))
   }
+
+  it.effect("payouts: the day's total (pending and succeeded, of the currency and UTC day) is read under the account's payout lock: a second reader waits for the holder's unit of work", () =>
+    Effect.gen(function*() {
+      const payouts = yield* PayoutRepo
+      const uow = yield* UnitOfWork
+      const world = yield* outflowWorld
+      const at = (record: MoneyOut.Payout, fields: Partial<MoneyOut.Payout>) => ({ ...record, ...fields }) satisfies MoneyOut.Payout
+      const base = yield* world.payout(null)
+      const [from, to] = ["2025-03-01T00:00:00.000Z", "2025-03-02T00:00:00.000Z"]
+      yield* payouts.insert(base)
+      yield* payouts.insert(at(yield* world.payout(null), { status: "succeeded", amount: 1 }))
+      yield* payouts.insert(at(yield* world.payout(null), { status: "failed", amount: 10 }))
+      yield* payouts.insert(at(yield* world.payout(null), { created_at: to, updated_at: to, amount: 100 }))
+      yield* payouts.insert(at(yield* world.payout(null), { currency: "EUR", amount: 1_000 }))
+      const total = (accountId: AccountId) => uow.transaction(payouts.lockedDayTotal(accountId, base.currency, from, to))
+      expect(yield* total(world.accountId)).toBe(base.amount + 1)
+      expect(yield* total(yield* storedAccount)).toBe(0)
+
+      const counted = yield* Deferred.make<number>()
+      const extra = at(yield* world.payout(null), { amount: 7 })
+      const holder = yield* Effect.forkChild(uow.transaction(Effect.gen(function*() {
+        yield* Deferred.succeed(counted, yield* payouts.lockedDayTotal(world.accountId, base.currency, from, to))
+        yield* Effect.sleep("300 millis")
+        yield* payouts.insert(extra)
+      })))
+      expect(yield* Deferred.await(counted)).toBe(base.amount + 1)
+      // Without the lock this read would answer at once, without the holder's payout.
+      expect(yield* total(world.accountId)).toBe(base.amount + 1 + 7)
+      yield* Fiber.join(holder)
+    }))
 }
 
 /**

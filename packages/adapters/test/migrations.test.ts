@@ -1,6 +1,7 @@
 /** Migrations: applied once, in order, recorded, and safe when two processes migrate together. */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Accounts, EventRepo, Payments, TransactionRepo, UseCases } from "@tender/domain"
+import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Infrastructure from "../src/Infrastructure.ts"
 import { migrations } from "../src/storage/postgres/migrations/index.ts"
@@ -37,7 +38,7 @@ describe("migrations", () => {
       const migrators = yield* Effect.forEach([1, 2, 3, 4], () =>
         Effect.flatMap(Effect.scope, (scope) =>
           Layer.buildWithMemoMap(PgDatabase.client(config), Layer.makeMemoMapUnsafe(), scope)).pipe(
-            Effect.map((context) => Effect.provide(PgDatabase.migrate, context))
+            Effect.map((context) => PgDatabase.migrate.pipe(Effect.provide(context), Effect.provide(PgDatabase.migrationKey(config))))
           ))
       const applied = yield* Effect.all(migrators, { concurrency: "unbounded" })
       expect(applied.flat().sort()).toEqual(ALL)
@@ -79,7 +80,7 @@ describe("migrations", () => {
         yield* attempt("txn_transfer", "ord_transfer")
         yield* Migrator.run()
         return yield* sql<{ readonly id: string; readonly browser_flow: boolean }>`SELECT id, browser_flow FROM transactions ORDER BY id`
-      }).pipe(Effect.provide(PgDatabase.client(config)))
+      }).pipe(Effect.provide(Layer.merge(PgDatabase.client(config), PgDatabase.migrationKey(config))))
       expect(flows).toEqual([
         { id: "txn_sdk", browser_flow: true },
         { id: "txn_server", browser_flow: false },
@@ -94,6 +95,56 @@ describe("migrations", () => {
       yield* Effect.scoped(Layer.build(Infrastructure.layer(config)))
       expect(yield* Infrastructure.migrate(config)).toEqual([])
     }), 60_000)
+
+  it.live("0030 seals the client secrets earlier versions stored in clear and drops them from events (contract.md, Secrets at rest); reads show them again", () =>
+    Effect.gen(function*() {
+      const config = yield* freshConfig
+      const stack = UseCases.layer.pipe(Layer.provideMerge(Infrastructure.layer(config)))
+      const { orderId, secret, txnId } = yield* Effect.gen(function*() {
+        const accounts = yield* Accounts
+        const account = yield* accounts.get((yield* accounts.create({ name: "before 0030", mode: "test" })).account_id)
+        const payment = yield* (yield* Payments).create(account, {
+          amount: "10.00",
+          currency: "USD",
+          country: "US",
+          merchant_reference: "sealed-later",
+          payment_method: { code: "card" },
+          success_url: "https://shop.example/ok",
+          cancel_url: "https://shop.example/cancel"
+        })
+        expect(payment.next_action?.type).toBe("collect_card")
+        return { orderId: payment.order_id, secret: payment.next_action!.client_secret!, txnId: payment.transaction_id }
+      }).pipe(Effect.provide(stack))
+      /** Raw rows, as no repository shows them. */
+      const raw = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provide(effect, PgDatabase.client(config))
+
+      // As a version before 0030 left them: the secret in clear in the attempt and in its event.
+      yield* raw(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE transactions SET next_action = jsonb_set(next_action, '{client_secret}', to_jsonb(${secret}::text)) WHERE id = ${txnId}`
+        yield* sql`UPDATE events SET data = jsonb_set(data, '{next_action,client_secret}', to_jsonb(${secret}::text)) WHERE order_id = ${orderId} AND data ? 'next_action'`
+        yield* sql`DELETE FROM tender_migrations WHERE name = '0030_sealed_client_secrets'`
+      }))
+
+      expect(yield* Infrastructure.migrate(config)).toEqual(["0030_sealed_client_secrets"])
+
+      yield* raw(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const [row] = yield* sql<{ readonly stored: string }>`SELECT next_action->>'client_secret' AS stored FROM transactions WHERE id = ${txnId}`
+        expect(row.stored.startsWith("sealed.v1.")).toBe(true)
+        expect(row.stored).not.toContain(secret.slice(secret.lastIndexOf("_") + 1))
+        const events = yield* sql<{ readonly data: string }>`SELECT data::text AS data FROM events WHERE order_id = ${orderId}`
+        expect(events.length).toBeGreaterThan(0)
+        for (const event of events) expect(event.data).not.toContain(secret)
+      }))
+      yield* Effect.gen(function*() {
+        // The repository opens what the migration sealed.
+        const txn = Option.getOrThrow(yield* (yield* TransactionRepo).findAny(txnId))
+        expect(txn.next_action?.client_secret).toBe(secret)
+        const stored = yield* (yield* EventRepo).listByOrder(orderId)
+        expect(stored.some((e) => (e.data.next_action as { readonly type?: string } | undefined)?.type === "collect_card")).toBe(true)
+      }).pipe(Effect.provide(stack))
+    }), 120_000)
 })
 
 describe("0027_order_references", () => {
@@ -154,6 +205,6 @@ describe("0027_order_references", () => {
         expect((yield* sql<{ id: string }>`SELECT id FROM orders WHERE id LIKE 'ord_new%' ORDER BY id`).map((r) => r.id))
           .toEqual(["ord_new4", "ord_new6"])
       })
-      yield* scenario.pipe(Effect.provide(PgDatabase.client(config)))
+      yield* scenario.pipe(Effect.provide(Layer.merge(PgDatabase.client(config), PgDatabase.migrationKey(config))))
     }), 60_000)
 })

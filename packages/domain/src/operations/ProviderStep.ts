@@ -96,6 +96,13 @@ export const refusedCall = (txn: Transaction, answer: { readonly decline_code: s
     pending_call: null
   })), (m) => m.next)
 
+/**
+ * A refund, payout or transfer the provider accepted to pay later: the call is answered, so the
+ * transaction waits `pending` (no longer processing) with the provider's id, for the settlement worker.
+ */
+export const queuedCall = (txn: Transaction, providerTransactionId: string, at: string) =>
+  Effect.map(decided(Txn.transition(txn, "queued", at, { provider_transaction_id: providerTransactionId, pending_call: null })), (m) => m.next)
+
 export const unreachable: AttemptOutcome = { _tag: "Declined", decline_code: "provider_unavailable", provider_transaction_id: null }
 
 /** Why a call in doubt is answered "in progress" (money back out's own codes say it with this). */
