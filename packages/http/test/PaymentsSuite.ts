@@ -459,6 +459,17 @@ export const paymentsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">
       expectError(await post("/v1/payments", body), 404, "payment_method_not_found")
     })
 
+    it("spec, Card payments: capture_amount_exceeds_authorized (400) is \"Capture amount above authorized, or not positive\": zero and negative amounts too, nothing captured", async () => {
+      const auth = await authorize("4242424242424242")
+      for (const amount of ["100.01", "0", "0.00", "-5.00", "-0.01", "-100"]) {
+        await apiError(tender.payments.capture({ order_id: auth.order_id, amount, final: false }), 400, "capture_amount_exceeds_authorized")
+      }
+      // a malformed amount is still the field's validation error
+      await apiError(tender.payments.capture({ order_id: auth.order_id, amount: "-5.x" }), 400, "validation_failed")
+      expect(await readOrder(auth.order_id)).toMatchObject({ status: "authorized", captured_amount: 0 })
+      expect(await eventsOf(auth.order_id)).toEqual(["payment.authorized"])
+    })
+
     it("capture pre-flight: exactly one identifier, amounts, states, non-card payments", async () => {
       const auth = await authorize("4242424242424242")
       expectError(await post("/v1/payments/capture", {}), 400, "validation_failed")
