@@ -1,10 +1,10 @@
 /**
  * Orders in memory, with PostgreSQL's guarantees: one direct payment per reference and account
  * (a secondary index as a table, claimed in the same atomic write as the row), version-checked
- * updates, reads scoped by account. `lock` needs no row lock: the unit of work's permit already
+ * updates, reads scoped by account, and the CHECK of `refunded_amount` (migration 0028). `lock` needs no row lock: the unit of work's permit already
  * serialises every transaction.
  */
-import { OrderRepo, type Payment } from "@tender/domain"
+import { OrderRepo, Payment } from "@tender/domain"
 import { Effect, Layer, Option, Result } from "effect"
 import { duplicateReference, lockOutsideUnitOfWork } from "../Conflicts.ts"
 import { MemoryDatabase, table, type Writer } from "./MemoryDatabase.ts"
@@ -33,6 +33,14 @@ const release = (db: Writer, order: Payment.Order) => {
   if (key !== undefined) db.mutable(directPayments).delete(key)
 }
 
+/** migration 0028's CHECK: refunds give back at most what arrived. A write past it is a defect, as there. */
+const checked = (order: Payment.Order): Payment.Order => {
+  if (order.refunded_amount < 0 || order.refunded_amount > Payment.arrivedAmount(order)) {
+    throw new Error(`OrderRepoMemory: order ${order.id} refunded ${order.refunded_amount}, beyond the ${Payment.arrivedAmount(order)} that arrived`)
+  }
+  return order
+}
+
 /** The order `findByReference` prefers: the direct payment, else the newest. */
 const preferred = (a: Payment.Order, b: Payment.Order) =>
   (a.subtype === "checkout") !== (b.subtype === "checkout") ? (a.subtype !== "checkout" ? -1 : 1) : SearchMemory.oldestFirst(b, a)
@@ -54,7 +62,7 @@ export const layer: Layer.Layer<OrderRepo, never, MemoryDatabase> = Layer.effect
         db.write((w) => {
           if (w.get(orders).has(order.id)) throw new Error(`OrderRepoMemory: duplicate order id ${order.id}`)
           if (!claim(w, order)) return Result.fail(duplicateReference(order.merchant_reference))
-          w.mutable(orders).set(order.id, order)
+          w.mutable(orders).set(order.id, checked(order))
           return Result.succeed(undefined)
         }),
       find: (accountId, id) => Effect.map(findAny(id), Option.filter((order) => order.account_id === accountId)),
@@ -68,7 +76,7 @@ export const layer: Layer.Layer<OrderRepo, never, MemoryDatabase> = Layer.effect
         Effect.flatMap(db.inTransaction, (open) => open ? findAny(id) : Effect.die(lockOutsideUnitOfWork("OrderRepo"))),
       update: (next) =>
         db.write((w) =>
-          VersionedUpdateMemory.write(w, orders, "Order", next, (current) => {
+          VersionedUpdateMemory.write(w, orders, "Order", checked(next), (current) => {
             release(w, current)
             // A clash here is an update that changed the reference or subtype onto another direct
             // payment's: PostgreSQL's unique index makes that a defect too.
