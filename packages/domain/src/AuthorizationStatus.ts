@@ -88,7 +88,7 @@ export const planCapture = (
 ): { readonly amount: number } | PaymentUnexpectedState | CaptureAmountExceedsAuthorized | CaptureAmountExceedsRemaining => {
   if (book.status !== "authorized" || book.closing) return verbError("capture", book)
   // contract.md: "A final capture while another capture settles is accepted when the amounts fit":
-  // settled first, it leaves the authorization closing until the others settle (settledTriggers).
+  // settled first, it leaves the authorization closing until the others end (captureEnded).
   const left = remaining(book)
   if (requested === undefined) {
     return left > 0 ? { amount: left } : new CaptureAmountExceedsRemaining({ message: "Nothing remains to capture (captures in flight count)" })
@@ -116,13 +116,15 @@ export const planVoid = (
 {
   if (book.status !== "authorized" || book.closing) return verbError("void", book)
   const release = remaining(book)
-  if (book.inFlight > 0) {
-    return release > 0
-      ? { release, trigger: "void_while_settling" }
-      : new CardPaymentInProgress({ message: "Captures still settling hold the whole authorization: nothing remains to release until they settle or fail" })
+  if (release <= 0) {
+    return new CardPaymentInProgress({ message: "Captures still settling hold the whole authorization: nothing remains to release until they settle or fail" })
   }
-  return { release, trigger: book.captured > 0 ? "void_behind_captures" : "void_nothing_captured" }
+  return { release, trigger: voidTrigger(book) }
 }
+
+/** The row a void that went through takes, `book` not counting it. */
+export const voidTrigger = (book: AuthorizationBook): "void_nothing_captured" | "void_behind_captures" | "void_while_settling" =>
+  book.inFlight > 0 ? "void_while_settling" : book.captured > 0 ? "void_behind_captures" : "void_nothing_captured"
 
 /**
  * The rows a capture's end takes — it settled, or failed (refused, or accepted and then failed) —

@@ -191,13 +191,19 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
         }
       })
 
-      it("a crypto payment whose underpayment was accepted refunds at most what arrived", async () => {
+      /** A crypto payment of `amount` whose mismatch (`received` arrived) the merchant accepted. */
+      const acceptedMismatch = async (amount: string, outcome: "underpay" | "overpay", received: string) => {
         const created = (await post("/v1/payments", {
-          amount: "30.00", currency: "USD", country: "US", merchant_reference: ref("crypto"), payment_method: { code: "crypto" },
+          amount, currency: "USD", country: "US", merchant_reference: ref("crypto"), payment_method: { code: "crypto" },
           success_url: "https://merchant.example/ok", cancel_url: "https://merchant.example/cancel"
         })).json
-        await tender.testHelpers.simulate({ params: { order_id: created.order_id }, payload: { outcome: "underpay", amount: "10.00" } })
+        await tender.testHelpers.simulate({ params: { order_id: created.order_id }, payload: { outcome, amount: received } })
         expect((await post(`/v1/orders/${created.order_id}/amount_mismatch_decision`, { decision: "accept" })).json.status).toBe("succeeded")
+        return created as { order_id: string }
+      }
+
+      it("a crypto payment whose underpayment was accepted refunds at most what arrived", async () => {
+        const created = await acceptedMismatch("30.00", "underpay", "10.00")
         await apiError(tender.refunds.create({ order_id: created.order_id, amount: "10.01" }), 400, "refund_amount_exceeds_refundable")
         const refund = await tender.refunds.create({ order_id: created.order_id })
         expect(refund).toMatchObject({ status: "succeeded", amount: 10 })
@@ -205,12 +211,7 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
       })
 
       it("contract.md: \"After an accepted crypto overpayment the refundable balance is what arrived (less earlier refunds)\": 150.00 arrived on 100.00, all 150.00 refundable", async () => {
-        const created = (await post("/v1/payments", {
-          amount: "100.00", currency: "USD", country: "US", merchant_reference: ref("crypto-over"), payment_method: { code: "crypto" },
-          success_url: "https://merchant.example/ok", cancel_url: "https://merchant.example/cancel"
-        })).json
-        await tender.testHelpers.simulate({ params: { order_id: created.order_id }, payload: { outcome: "overpay", amount: "150.00" } })
-        expect((await post(`/v1/orders/${created.order_id}/amount_mismatch_decision`, { decision: "accept" })).json.status).toBe("succeeded")
+        const created = await acceptedMismatch("100.00", "overpay", "150.00")
         await apiError(tender.refunds.create({ order_id: created.order_id, amount: "150.01" }), 400, "refund_amount_exceeds_refundable")
         const first = await tender.refunds.create({ order_id: created.order_id, amount: "120.00" })
         expect(first).toMatchObject({ status: "succeeded", amount: 120 })

@@ -69,8 +69,10 @@ export const recordCapture = (orderId: string, captureId: string, answer: Captur
     const books = booksOf(order, txns.filter((t) => t.id !== capture.id), "capture")
     if (books instanceof Error) return yield* Effect.die(books)
     if (capture.pending_call?.key !== key) {
-      const as = capture.status === "failed" ? "failed" : capture.status === "completed" ? shownAs(books.book.status) : "settling"
-      return snapshot(order, capture, { as, captured: books.book.captured + (capture.status === "completed" ? capture.amount : 0) })
+      // Recorded already: the books as they stand, this capture included.
+      const now = booksOf(order, txns, "capture") as Books
+      const as = capture.status === "failed" ? "failed" : capture.status === "completed" ? shownAs(now.book.status) : "settling"
+      return snapshot(order, capture, { as, captured: now.book.captured })
     }
     return yield* recordCaptureOn(order, books, capture, answer)
   }))

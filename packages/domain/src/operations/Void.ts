@@ -8,7 +8,7 @@ import * as Authorization from "../AuthorizationStatus.ts"
 import * as OrderAggregate from "../OrderStatus.ts"
 import { TransactionRepo, type VoidResult } from "../PaymentPorts.ts"
 import * as Txn from "../TransactionStatus.ts"
-import { booksOf, shownAs } from "./Books.ts"
+import { type Books, booksOf, shownAs } from "./Books.ts"
 import { decided, emit, guarded, lockOrder, newTransaction, nowIso, saveOrder, saveTxn, snapshot, unitOfWork } from "./Kit.ts"
 import { callAndRecord, idempotencyKey, refusedCall, reserve } from "./ProviderStep.ts"
 import { providerOf, refuseOtherChannel, sameProvider } from "./Route.ts"
@@ -28,7 +28,9 @@ export const recordVoid = (orderId: string, voidId: string, answer: VoidResult |
     const captured = books.book.captured
     const amounts = { voided: voidTxn.amount, ...(captured > 0 ? { captured } : {}) }
     if (voidTxn.pending_call?.key !== key) {
-      return snapshot(order, voidTxn, voidTxn.status === "canceled" ? { ...amounts, as: shownAs(books.book.status) } : { as: "failed" })
+      // Recorded already: the payment as it stands, this void included.
+      const now = booksOf(order, txns, "void") as Books
+      return snapshot(order, voidTxn, voidTxn.status === "canceled" ? { ...amounts, as: shownAs(now.book.status) } : { as: "failed" })
     }
     const at = yield* nowIso
     if (answer === "unavailable" || answer._tag === "Refused") {
@@ -41,8 +43,7 @@ export const recordVoid = (orderId: string, voidId: string, answer: VoidResult |
       pending_call: null
     }))
     yield* saveTxn(done.next)
-    const trigger = books.book.inFlight > 0 ? "void_while_settling" : captured > 0 ? "void_behind_captures" : "void_nothing_captured"
-    const auth = yield* decided(Authorization.transition(books.book.status, trigger))
+    const auth = yield* decided(Authorization.transition(books.book.status, Authorization.voidTrigger(books.book)))
     if (auth.status === "closing") return snapshot(order, done.next, { ...amounts, as: shownAs(auth.status) })
     const closed = yield* decided(auth.status === "canceled"
       ? OrderAggregate.transition(order, "authorization_voided", at)
