@@ -152,6 +152,8 @@ export const newOrder = (accountId: AccountId, overrides: Partial<Payment.Order>
       // customer_id is a customers row (a foreign key): the customer contract sets it.
       customer_id: null,
       card_storage_consent: { granted: true, usage: "recurring" },
+      request_hash: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+      retry_until: later(T0, 86_400_000),
       created_at: T0,
       updated_at: T0,
       version: 1,
@@ -188,6 +190,7 @@ export const newTransaction = (order: Payment.Order, overrides: Partial<Payment.
       next_action: null,
       three_ds: "approved",
       customer_return_url: null,
+      browser_flow: false,
       expires_at: null,
       pending_call: null,
       created_at: order.created_at,
@@ -686,6 +689,8 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
         refunded_amount: 0,
         customer_id: null,
         card_storage_consent: null,
+        request_hash: null,
+        retry_until: null,
         amount: Number.MAX_SAFE_INTEGER
       })
       yield* orders.insert(full)
@@ -719,7 +724,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       expect(yield* orders.findMany(owner, [])).toEqual([])
     }))
 
-  it.effect("orders: a second direct payment with the reference is refused; a checkout order or another account may reuse it", () =>
+  it.effect("orders: one reference space per account (contract.md, Idempotency): a direct payment or transfer refuses any holder; another account may reuse it", () =>
     Effect.gen(function*() {
       const orders = yield* OrderRepo
       const accountId = yield* storedAccount
@@ -727,24 +732,80 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       const first = yield* newOrder(accountId, { merchant_reference: "order 42/ü" })
       yield* orders.insert(first)
 
-      const again = yield* newOrder(accountId, { merchant_reference: first.merchant_reference, amount: 1 })
-      const error = yield* Effect.flip(orders.insert(again))
-      expect(error).toBeInstanceOf(Errors.DuplicateMerchantReferenceId)
-      expect(error.code).toBe("duplicate_merchant_reference_id")
-      expect(error.message).toBe(
-        "merchant_reference order 42/ü already exists; fetch it with GET /v1/orders/by-reference/order%2042%2F%C3%BC"
-      )
-      expect(yield* orders.findAny(again.id)).toEqual(Option.none())
-      expect(yield* orders.findByReference(accountId, first.merchant_reference)).toEqual(Option.some(first))
+      // Whatever the kind of the second: a direct payment, a transfer, a checkout order.
+      for (const subtype of ["direct_payment", "transfer", "checkout"] as const) {
+        const again = yield* newOrder(accountId, { merchant_reference: first.merchant_reference, amount: 1, subtype })
+        const error = yield* Effect.flip(orders.insert(again))
+        expect(error).toBeInstanceOf(Errors.DuplicateMerchantReferenceId)
+        expect(error.code).toBe("duplicate_merchant_reference_id")
+        expect(error.message).toBe(
+          "merchant_reference order 42/ü already exists; fetch it with GET /v1/orders/by-reference/order%2042%2F%C3%BC"
+        )
+        expect(yield* orders.findAny(again.id)).toEqual(Option.none())
+      }
+      expect(yield* orders.listByReference(accountId, first.merchant_reference, 10)).toEqual([first])
 
-      const checkout = yield* newOrder(accountId, { merchant_reference: first.merchant_reference, subtype: "checkout" })
-      const secondCheckout = yield* newOrder(accountId, { merchant_reference: first.merchant_reference, subtype: "checkout" })
       const elsewhere = yield* newOrder(other, { merchant_reference: first.merchant_reference })
+      yield* orders.insert(elsewhere)
+      expect(yield* orders.find(other, elsewhere.id)).toEqual(Option.some(elsewhere))
+    }))
+
+  it.effect("orders: checkout orders share a reference among themselves; then a direct payment or transfer is refused it", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const accountId = yield* storedAccount
+      const checkout = yield* newOrder(accountId, { subtype: "checkout" })
+      const secondCheckout = yield* newOrder(accountId, { merchant_reference: checkout.merchant_reference, subtype: "checkout" })
       yield* orders.insert(checkout)
       yield* orders.insert(secondCheckout)
-      yield* orders.insert(elsewhere)
       expect(yield* orders.find(accountId, secondCheckout.id)).toEqual(Option.some(secondCheckout))
-      expect(yield* orders.find(other, elsewhere.id)).toEqual(Option.some(elsewhere))
+
+      for (const subtype of ["direct_payment", "transfer"] as const) {
+        const direct = yield* newOrder(accountId, { merchant_reference: checkout.merchant_reference, subtype })
+        expect(yield* Effect.flip(orders.insert(direct))).toBeInstanceOf(Errors.DuplicateMerchantReferenceId)
+        expect(yield* orders.findAny(direct.id)).toEqual(Option.none())
+      }
+    }))
+
+  it.effect("orders: a direct payment and a checkout order inserted at once with one reference: exactly one is stored", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const uow = yield* UnitOfWork
+      const accountId = yield* storedAccount
+      const direct = yield* newOrder(accountId)
+      const checkout = yield* newOrder(accountId, { merchant_reference: direct.merchant_reference, subtype: "checkout" })
+      // Each in a unit of work that lingers after its insert, so that the other meets it uncommitted.
+      const outcomes = yield* Effect.all(
+        [direct, checkout].map((order) =>
+          Effect.exit(uow.transaction(Effect.andThen(orders.insert(order), Effect.sleep("100 millis"))))
+        ),
+        { concurrency: "unbounded" }
+      )
+      expect(outcomes.filter(Exit.isSuccess)).toHaveLength(1)
+      const refused = outcomes.find(Exit.isFailure)!
+      expect(Cause.squash(refused.cause)).toBeInstanceOf(Errors.DuplicateMerchantReferenceId)
+      expect(yield* orders.listByReference(accountId, direct.merchant_reference, 10)).toHaveLength(1)
+    }))
+
+  it.effect("orders: listRetryLapsed gives orders whose retry window ended at or before now, soonest first, ties by id, across accounts", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const first = yield* storedAccount
+      const second = yield* storedAccount
+      // Before any other test's retry windows (newOrder's end in 2025), so only these can be lapsed.
+      const now = "2001-05-01T12:00:00.000Z"
+      const due = yield* newOrder(first, { status: "pending", retry_until: later(now, -60_000) })
+      const dueNow = yield* newOrder(second, { status: "pending", retry_until: now })
+      const tiedA = yield* newOrder(first, { status: "pending", retry_until: later(now, -120_000) })
+      const tiedB = yield* newOrder(second, { status: "pending", retry_until: later(now, -120_000) })
+      const open = yield* newOrder(first, { status: "pending", retry_until: later(now, 1) })
+      const none = yield* newOrder(first, { status: "failed", retry_until: null })
+      for (const order of [due, dueNow, tiedA, tiedB, open, none]) yield* orders.insert(order)
+
+      const lapsed = (yield* orders.listRetryLapsed(now, 100)).filter((o) => [due, dueNow, tiedA, tiedB, open, none].some((x) => x.id === o.id))
+      const tied = [tiedA, tiedB].sort((a, b) => (a.id < b.id ? -1 : 1))
+      expect(lapsed).toEqual([...tied, due, dueNow])
+      expect((yield* orders.listRetryLapsed(now, 1))).toHaveLength(1)
     }))
 
   it.effect("orders: a refused duplicate leaves the unit of work usable, and it commits", () =>
@@ -768,7 +829,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       expect(yield* transactions.find(accountId, attempt.id)).toEqual(Option.some(attempt))
     }))
 
-  it.effect("orders: findByReference prefers the direct payment, else the newest order with the reference", () =>
+  it.effect("orders: findByReference gives the newest order with the reference (sessions reuse one)", () =>
     Effect.gen(function*() {
       const orders = yield* OrderRepo
       const accountId = yield* storedAccount
@@ -782,10 +843,6 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       yield* orders.insert(olderCheckout)
       yield* orders.insert(newerCheckout)
       expect(yield* orders.findByReference(accountId, reference)).toEqual(Option.some(newerCheckout))
-
-      const direct = yield* newOrder(accountId, { merchant_reference: reference, created_at: later(T0, -60_000) })
-      yield* orders.insert(direct)
-      expect(yield* orders.findByReference(accountId, reference)).toEqual(Option.some(direct))
     }))
 
   it.effect("orders: listByReference gives every order of the account with the reference, newest first, ties by id, at most the limit", () =>
@@ -794,16 +851,16 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       const accountId = yield* storedAccount
       const other = yield* storedAccount
       const reference = "reused ref/ü"
-      const direct = yield* newOrder(accountId, { merchant_reference: reference, created_at: later(T0, -60_000) })
+      const oldest = yield* newOrder(accountId, { merchant_reference: reference, subtype: "checkout", created_at: later(T0, -60_000) })
       const expired = yield* newOrder(accountId, { merchant_reference: reference, subtype: "checkout" })
       const sameInstant = yield* newOrder(accountId, { merchant_reference: reference, subtype: "checkout" })
       const newest = yield* newOrder(accountId, { merchant_reference: reference, subtype: "checkout", created_at: later(T0) })
       const elsewhere = yield* newOrder(other, { merchant_reference: reference })
       const unrelated = yield* newOrder(accountId)
-      for (const order of [expired, newest, elsewhere, direct, unrelated, sameInstant]) yield* orders.insert(order)
+      for (const order of [expired, newest, elsewhere, oldest, unrelated, sameInstant]) yield* orders.insert(order)
 
       const all = yield* orders.listByReference(accountId, reference, 100)
-      expect(all).toEqual(newestFirst([direct, expired, sameInstant, newest]))
+      expect(all).toEqual(newestFirst([oldest, expired, sameInstant, newest]))
       expect(all[0]).toEqual(newest)
       expect(yield* orders.listByReference(accountId, reference, 2)).toEqual(all.slice(0, 2))
       expect(yield* orders.listByReference(other, reference, 100)).toEqual([elsewhere])
@@ -2542,6 +2599,23 @@ export const clientSecretsContract = (it: Vitest.MethodsNonLive<StorageServices 
       const other = yield* newTransaction(order, { customer_return_url: "http://127.0.0.1:8080/?tender_payment_id=x", created_at: later(T0, 1) })
       yield* transactions.insert(other)
       expect(yield* transactions.findAny(other.id)).toEqual(Option.some(other))
+    }))
+
+  it.effect("an attempt keeps whether it is a browser flow's, inserted and updated, through every read", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const transactions = yield* TransactionRepo
+      const order = yield* newOrder(yield* storedAccount)
+      yield* orders.insert(order)
+      const server = yield* newTransaction(order, { status: "processing" })
+      const browser = yield* newTransaction(order, { status: "processing", browser_flow: true, created_at: later(T0, 1) })
+      yield* transactions.insert(server)
+      yield* transactions.insert(browser)
+      expect((yield* transactions.listByOrder(order.id)).map((t) => t.browser_flow)).toEqual([false, true])
+      const marked: Payment.Transaction = { ...server, browser_flow: true, version: 2 }
+      yield* transactions.update(decided(marked))
+      expect(yield* transactions.find(order.account_id, server.id)).toEqual(Option.some(marked))
+      expect(yield* transactions.findAny(browser.id)).toEqual(Option.some(browser))
     }))
 }
 

@@ -143,7 +143,7 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
         await apiError(theirs.refunds.create({ transaction_id: paid.transaction_id }), 404, "original_transaction_not_found")
       })
 
-      it("merchant_reference_ambiguous (409): the reference names a direct payment and a checkout session", async () => {
+      it("contract.md, Idempotency: \"a session whose reference is used by a direct payment or transfer → 409\": the reference names the one payment, refunded by it", async () => {
         const paid = await charge()
         const session = await post("/v1/checkout/sessions", {
           amount: "30.00",
@@ -152,8 +152,32 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
           success_url: "https://merchant.example/ok",
           cancel_url: "https://merchant.example/cancel"
         })
-        expect(session.status).toBe(201)
-        await apiError(tender.refunds.create({ merchant_reference: paid.merchant_reference }), 409, "merchant_reference_ambiguous")
+        expectError(session, 409, "duplicate_merchant_reference_id")
+        expect(await tender.refunds.create({ merchant_reference: paid.merchant_reference, amount: "1.00" }))
+          .toMatchObject({ status: "succeeded", order_id: paid.order_id, original_transaction_id: paid.transaction_id })
+      })
+
+      it("merchant_reference_ambiguous (409): sessions reused the reference (the first canceled, the second paid); by order_id it is refunded", async () => {
+        const reference = ref("sessions")
+        const session = (body: Record<string, unknown> = {}) =>
+          post("/v1/checkout/sessions", {
+            amount: "30.00",
+            currency: "USD",
+            merchant_reference: reference,
+            success_url: "https://merchant.example/ok",
+            cancel_url: "https://merchant.example/cancel",
+            ...body
+          })
+        const first = await session()
+        expect((await post(`/v1/checkout/sessions/${first.json.id}/cancel`, {})).status).toBe(200)
+        const second = await session({ amount: "40.00" })
+        expect(second.status).toBe(201)
+        const paid = await post(`/v1/test_helpers/checkout/sessions/${second.json.id}/attempt`, {
+          payment_method: { code: "card", details: { card_token: await tokenize("4242424242424242") } }
+        })
+        expect(paid.json).toMatchObject({ status: "completed" })
+        await apiError(tender.refunds.create({ merchant_reference: reference }), 409, "merchant_reference_ambiguous")
+        expect(await tender.refunds.create({ order_id: second.json.order_id })).toMatchObject({ status: "succeeded", amount: 40 })
       })
 
       it("spec: a payment captured in parts is refunded by the capture's transaction_id (refund_requires_transaction_target, 400)", async () => {

@@ -26,7 +26,9 @@ import * as m0021 from "./0021_card_vault_last_used.ts"
 import * as m0022 from "./0022_delivery_pause.ts"
 import * as m0025 from "./0025_growth_indexes.ts"
 import * as m0026 from "./0026_account_changes.ts"
+import * as m0027 from "./0027_order_references.ts"
 import * as m0028 from "./0028_refunds_within_arrived.ts"
+import * as m0031 from "./0031_transaction_browser_flow.ts"
 
 export interface Migration {
   readonly name: string
@@ -59,5 +61,7 @@ export const migrations: ReadonlyArray<Migration> = [
   { name: "0022_delivery_pause", statements: m0022.statements },
   { name: "0025_growth_indexes", statements: m0025.statements },
   { name: "0026_account_changes", statements: m0026.statements },
-  { name: "0028_refunds_within_arrived", statements: m0028.statements }
+  { name: "0027_order_references", statements: m0027.statements },
+  { name: "0028_refunds_within_arrived", statements: m0028.statements },
+  { name: "0031_transaction_browser_flow", statements: m0031.statements }
 ]
