@@ -117,7 +117,7 @@ describe("migrations", () => {
         // Before: the bound was the amount, so the overpayment's refund could not be recorded.
         expect((yield* refund("ord_over", 15000))._tag).toBe("Failure")
 
-        expect(yield* Migrator.run()).toEqual(["0028_refunds_within_arrived"])
+        expect(yield* Migrator.run(migrations.filter((m) => m.name <= "0028_refunds_within_arrived"))).toEqual(["0028_refunds_within_arrived"])
         expect((yield* refund("ord_over", 15000))._tag).toBe("Success")
         expect((yield* refund("ord_over", 15001))._tag).toBe("Failure")
         expect((yield* refund("ord_plain", 10000))._tag).toBe("Success")
