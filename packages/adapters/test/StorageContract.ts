@@ -931,6 +931,28 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       }
     }))
 
+  it.effect("orders: refunded_amount stays within what arrived (received_amount when set, else amount): past it is a defect and changes nothing (migration 0028)", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const account = yield* storedAccount
+      const refusedBoth = (effect: Effect.Effect<unknown, unknown>) =>
+        Effect.map(Effect.exit(effect), (exit) => Exit.isFailure(exit) && Cause.hasDies(exit.cause))
+      // contract.md: "After an accepted crypto overpayment the refundable balance is what arrived".
+      const over = yield* newOrder(account, { status: "succeeded", capture_method: "automatic", payment_method: "crypto", amount: 10_000, currency: "USD", received_amount: 15_000 })
+      yield* orders.insert(over)
+      yield* orders.update(decided({ ...over, refunded_amount: 15_000, version: 2 }))
+      expect(yield* refusedBoth(orders.update(decided({ ...over, refunded_amount: 15_001, version: 3 })))).toBe(true)
+      expect(Option.map(yield* orders.findAny(over.id), (o) => [o.refunded_amount, o.version])).toEqual(Option.some([15_000, 2]))
+      const plain = yield* newOrder(account, { status: "succeeded", capture_method: "automatic", amount: 10_000, currency: "USD", received_amount: null })
+      yield* orders.insert(plain)
+      expect(yield* refusedBoth(orders.update(decided({ ...plain, refunded_amount: 10_001, version: 2 })))).toBe(true)
+      expect(yield* refusedBoth(orders.update(decided({ ...plain, refunded_amount: -1, version: 2 })))).toBe(true)
+      yield* orders.update(decided({ ...plain, refunded_amount: 10_000, version: 2 }))
+      const under = yield* newOrder(account, { status: "succeeded", capture_method: "automatic", payment_method: "crypto", amount: 10_000, currency: "USD", received_amount: 4_000 })
+      expect(yield* refusedBoth(orders.insert({ ...under, refunded_amount: 4_001 }))).toBe(true)
+      expect(yield* orders.findAny(under.id)).toEqual(Option.none())
+    }))
+
   it.effect("orders: lock reads the order inside a unit of work; outside one it is a defect", () =>
     Effect.gen(function*() {
       const orders = yield* OrderRepo

@@ -145,6 +145,54 @@ describe("migrations", () => {
         expect(stored.some((e) => (e.data.next_action as { readonly type?: string } | undefined)?.type === "collect_card")).toBe(true)
       }).pipe(Effect.provide(stack))
     }), 120_000)
+
+  it.live("0028: refunded_amount is bounded by what arrived (received_amount, else amount), not by amount; rows already past that bound do not fail it", () =>
+    Effect.gen(function*() {
+      const config = yield* freshConfig
+      yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        expect(yield* Migrator.run(migrations.filter((m) => m.name < "0028"))).not.toContain("0028_refunds_within_arrived")
+        yield* sql`INSERT INTO accounts (id, name, mode, status, publishable_key, signing_secret, created_at, updated_at, version)
+                   VALUES ('acct_m28', 'm28', 'test', 'active', 'pk_test_m28', 'secret', now(), now(), 1)`
+        const order = (id: string, received: number | null, refunded: number) =>
+          sql`INSERT INTO orders (id, account_id, livemode, merchant_reference, subtype, status, amount, currency, country,
+                payment_method, capture_method, received_amount, refunded_amount, created_at, updated_at, version)
+              VALUES (${id}, 'acct_m28', false, ${id}, 'direct_payment', 'succeeded', 10000, 'USD', 'US', 'crypto', 'automatic',
+                ${received}, ${refunded}, now(), now(), 1)`
+        // An accepted overpayment (150.00 on 100.00); an order written before the bound, refunded past what arrived.
+        yield* order("ord_over", 15000, 0)
+        yield* order("ord_legacy", 5000, 8000)
+        yield* order("ord_plain", null, 0)
+        const refund = (id: string, amount: number) =>
+          Effect.exit(sql`UPDATE orders SET refunded_amount = ${amount} WHERE id = ${id}`)
+        // Before: the bound was the amount, so the overpayment's refund could not be recorded.
+        expect((yield* refund("ord_over", 15000))._tag).toBe("Failure")
+
+        expect(yield* Migrator.run(migrations.filter((m) => m.name <= "0028_refunds_within_arrived"))).toEqual(["0028_refunds_within_arrived"])
+        expect((yield* refund("ord_over", 15000))._tag).toBe("Success")
+        expect((yield* refund("ord_over", 15001))._tag).toBe("Failure")
+        expect((yield* refund("ord_plain", 10000))._tag).toBe("Success")
+        expect((yield* refund("ord_plain", 10001))._tag).toBe("Failure")
+        expect((yield* refund("ord_plain", -1))._tag).toBe("Failure")
+        const legacy = yield* sql<{ refunded_amount: string }>`SELECT refunded_amount FROM orders WHERE id = 'ord_legacy'`
+        expect(Number(legacy[0]!.refunded_amount)).toBe(8000)
+        const checks = yield* sql<{ conname: string; convalidated: boolean }>`
+          SELECT conname, convalidated FROM pg_constraint
+          WHERE conrelid = 'orders'::regclass AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%refunded_amount%'`
+        // One check of the bound; left unvalidated because of the legacy row (every new write is checked).
+        expect(checks).toEqual([{ conname: "orders_refunded_within_arrived", convalidated: false }])
+      }).pipe(Effect.provide(Layer.merge(PgDatabase.client(config), PgDatabase.migrationKey(config))))
+    }), 60_000)
+
+  it.live("0028 validates its check when no row is past the bound (a fresh database)", () =>
+    Effect.gen(function*() {
+      const config = yield* freshConfig
+      yield* Infrastructure.migrate(config)
+      const checks = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql<{ convalidated: boolean }>`SELECT convalidated FROM pg_constraint WHERE conname = 'orders_refunded_within_arrived'`)
+        .pipe(Effect.provide(PgDatabase.client(config)))
+      expect(checks).toEqual([{ convalidated: true }])
+    }), 60_000)
 })
 
 describe("0027_order_references", () => {

@@ -112,6 +112,88 @@ describe("two server processes, one PostgreSQL", () => {
   }, 120_000)
 })
 
+describe("two server processes, one PostgreSQL: voids and captures while a capture settles (card 0341)", () => {
+  /** What became of an order once its captures settled: the order, its events, and the provider's ledger of captures and voids. */
+  const closedOrder = async (orderId: string) => {
+    const deadline = Date.now() + 20_000
+    let order = (await get(on(1), `/v1/orders/${orderId}`)).json
+    while (order.status === "authorized" && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 250))
+      order = (await get(on(0), `/v1/orders/${orderId}`)).json
+    }
+    const events = (await database().query(`SELECT type, data FROM events WHERE order_id = $1 ORDER BY created_at, seq`, [orderId])).rows as Array<{ type: string; data: any }>
+    const txns = (await database().query(`SELECT id, kind, status, amount FROM transactions WHERE order_id = $1`, [orderId])).rows as Array<{ id: string; kind: string; status: string; amount: string }>
+    const calls = (await database().query(
+      `SELECT l.operation, l.result, l.order_reference FROM sandbox_ledger l JOIN transactions t ON t.id = l.order_reference WHERE t.order_id = $1 AND l.operation IN ('capture', 'void')`,
+      [orderId]
+    )).rows as Array<{ operation: string; result: { _tag: string }; order_reference: string }>
+    const sum = (kind: string, status: string) => txns.filter((t) => t.kind === kind && t.status === status).reduce((s, t) => s + Number(t.amount), 0)
+    // The provider's ledger and Tender's records tell one story: every capture it accepted settled
+    // here (the sandbox settles each one), every void it applied is a void that released the hold.
+    expect(calls.filter((c) => c.operation === "capture").map((c) => c.order_reference).sort())
+      .toEqual(txns.filter((t) => t.kind === "capture" && t.status === "completed").map((t) => t.id).sort())
+    expect(calls.filter((c) => c.operation === "void" && c.result._tag === "Voided").map((c) => c.order_reference).sort())
+      .toEqual(txns.filter((t) => t.kind === "void" && t.status === "canceled").map((t) => t.id).sort())
+    return { order, types: events.map((e) => e.type), events, captured: sum("capture", "completed"), voided: sum("void", "canceled") }
+  }
+
+  it("contract.md: \"a void while a capture is `settling` releases what is neither captured nor settling\" — a void racing a partial capture: whichever lands first, captured + voided is the authorization, payment.succeeded or payment.canceled once", async () => {
+    const card = (await post(on(0), "/v1/test_helpers/card_tokens", { number: "4000000000000341", exp_month: 12, exp_year: 2035, cvc: "123" })).json.token
+    const rounds = await Promise.all(Array.from({ length: 6 }, async (_, round) => {
+      const orderId = (await pay(`void-settling-${Date.now()}-${round}`, "manual", card)).order_id
+      const [capture, voided] = await Promise.all([
+        post(on(round), "/v1/payments/capture", { order_id: orderId, amount: "30.00", final: false }),
+        post(on(round + 1), "/v1/payments/void", { order_id: orderId })
+      ])
+      expect(voided.status, JSON.stringify(voided.json)).toBe(200)
+      const closed = await closedOrder(orderId)
+      if (capture.status === 200) {
+        // The capture landed first: the void released the rest, and the capture settled on its own.
+        expect(capture.json).toMatchObject({ status: "settling" })
+        expect(voided.json).toMatchObject({ status: "settling", voided_amount: 70 })
+        expect(closed.order).toMatchObject({ status: "succeeded", captured_amount: 30 })
+        expect(closed.types).toEqual(["payment.authorized", "payment.succeeded"])
+        expect(closed.events[1]!.data).toMatchObject({ captured_amount: 30, voided_amount: 70 })
+      } else {
+        expect(`${capture.status} ${capture.json.code}`).toBe("409 payment_unexpected_state")
+        expect(voided.json).toMatchObject({ status: "canceled", voided_amount: 100 })
+        expect(closed.order).toMatchObject({ status: "canceled" })
+        expect(closed.types).toEqual(["payment.authorized", "payment.canceled"])
+      }
+      expect(closed.captured + closed.voided).toBe(10_000)
+      return capture.status === 200 ? "capture first" : "void first"
+    }))
+    console.log(`Races.test: void vs settling capture: ${rounds.join(", ")}`)
+  }, 180_000)
+
+  it("contract.md: \"A final capture while another capture settles is accepted when the amounts fit\" — racing a void beside a settling capture: one of the two closes it, never both", async () => {
+    const card = (await post(on(0), "/v1/test_helpers/card_tokens", { number: "4000000000000341", exp_month: 12, exp_year: 2035, cvc: "123" })).json.token
+    const rounds = await Promise.all(Array.from({ length: 6 }, async (_, round) => {
+      const orderId = (await pay(`final-settling-${Date.now()}-${round}`, "manual", card)).order_id
+      const first = await post(on(round + 1), "/v1/payments/capture", { order_id: orderId, amount: "30.00", final: false })
+      expect(first.json, JSON.stringify(first.json)).toMatchObject({ status: "settling" })
+      const [final, voided] = await Promise.all([
+        post(on(round), "/v1/payments/capture", { order_id: orderId }),
+        post(on(round + 1), "/v1/payments/void", { order_id: orderId })
+      ])
+      const closed = await closedOrder(orderId)
+      expect(closed.order.status).toBe("succeeded")
+      expect(closed.types.filter((t) => t === "payment.succeeded")).toHaveLength(1)
+      if (final.status === 200) {
+        expect(final.json).toMatchObject({ status: "settling" })
+        expect(`${voided.status} ${voided.json.code}`).toBe("409 payment_unexpected_state")
+        expect(closed).toMatchObject({ captured: 10_000, voided: 0 })
+      } else {
+        expect(`${final.status} ${final.json.code}`).toBe("409 payment_unexpected_state")
+        expect(voided.json).toMatchObject({ status: "settling", voided_amount: 70 })
+        expect(closed).toMatchObject({ captured: 3_000, voided: 7_000 })
+      }
+      return final.status === 200 ? "final capture first" : "void first"
+    }))
+    console.log(`Races.test: final capture vs void beside a settling capture: ${rounds.join(", ")}`)
+  }, 180_000)
+})
+
 describe("two server processes, one PostgreSQL: money out", () => {
   const tokenize = async (number: string) =>
     (await post(on(0), "/v1/test_helpers/card_tokens", { number, exp_month: 12, exp_year: 2035, cvc: "123" })).json.token as string

@@ -2,6 +2,12 @@
  * The manual-capture authorization, row for row from the spec's table. The authorization closes
  * when a final capture settles, when the captured total reaches `amount`, or on void. Captures in
  * flight (accepted, not settled: `settling`) count against the remainder.
+ *
+ * `closing` (contract.md, Payment snapshots): a void, or a final capture that settled, while other
+ * captures still settle. The rest of the hold is released; each capture in flight keeps its amount
+ * and settles or fails on its own; once none is left the authorization closes `completed` (something
+ * captured: `payment.succeeded`, once) or `canceled` (nothing captured: `payment.canceled`). Its
+ * payment shows `settling` meanwhile; its order stays `authorized` until it closes.
  */
 import { Result } from "effect"
 import { apply, define, describeMove, type Machine } from "./StateMachine.ts"
@@ -12,7 +18,7 @@ import {
   PaymentUnexpectedState
 } from "./Errors.ts"
 
-export const AUTHORIZATION_STATUSES = ["authorized", "completed", "canceled"] as const
+export const AUTHORIZATION_STATUSES = ["authorized", "closing", "completed", "canceled"] as const
 export type AuthorizationStatus = (typeof AUTHORIZATION_STATUSES)[number]
 
 export type AuthorizationTrigger =
@@ -22,6 +28,11 @@ export type AuthorizationTrigger =
   | "capture_refused"
   | "void_nothing_captured"
   | "void_behind_captures"
+  | "void_while_settling"
+  | "final_capture_settled_while_settling"
+  | "capture_settled"
+  | "closed_behind_captures"
+  | "closed_nothing_captured"
 
 export const AuthorizationMachine: Machine<AuthorizationStatus, AuthorizationTrigger> = define({
   name: "Manual-capture authorization",
@@ -33,7 +44,15 @@ export const AuthorizationMachine: Machine<AuthorizationStatus, AuthorizationTri
     { from: ["authorized"], trigger: "capture_reached_total", to: "completed", when: "the captured total reaches the authorized amount", emits: ["payment.succeeded"] },
     { from: ["authorized"], trigger: "capture_refused", to: "authorized", when: "the provider refuses; the capture returns failed", emits: ["payment.capture_failed"] },
     { from: ["authorized"], trigger: "void_nothing_captured", to: "canceled", emits: ["payment.canceled"] },
-    { from: ["authorized"], trigger: "void_behind_captures", to: "completed", when: "earlier captures settled", emits: ["payment.succeeded"] }
+    { from: ["authorized"], trigger: "void_behind_captures", to: "completed", when: "earlier captures settled", emits: ["payment.succeeded"] },
+    // contract.md, Payment snapshots: "a void while a capture is settling releases what is neither
+    // captured nor settling … the settling capture keeps its amount and settles or fails on its own".
+    { from: ["authorized"], trigger: "void_while_settling", to: "closing", when: "captures still settle: the void released what is neither captured nor settling" },
+    { from: ["authorized"], trigger: "final_capture_settled_while_settling", to: "closing", when: "a final capture settles while other captures still settle" },
+    { from: ["closing"], trigger: "capture_settled", to: "closing", when: "a capture in flight settled" },
+    { from: ["closing"], trigger: "capture_refused", to: "closing", when: "a capture in flight failed", emits: ["payment.capture_failed"] },
+    { from: ["closing"], trigger: "closed_behind_captures", to: "completed", when: "no capture left in flight, something captured", emits: ["payment.succeeded"] },
+    { from: ["closing"], trigger: "closed_nothing_captured", to: "canceled", when: "no capture left in flight, nothing captured", emits: ["payment.canceled"] }
   ]
 })
 
@@ -45,7 +64,7 @@ export interface AuthorizationBook {
   readonly captured: number
   /** Captures accepted or sent, not settled yet. */
   readonly inFlight: number
-  /** A final capture is in flight: the authorization is closing. */
+  /** A final capture or a void is at the provider: no other capture or void is taken meanwhile. */
   readonly closing: boolean
   readonly settledCaptures: number
   readonly multicapture: boolean
@@ -53,10 +72,11 @@ export interface AuthorizationBook {
 
 export const remaining = (book: AuthorizationBook): number => book.amount - book.captured - book.inFlight
 
+const shown = (book: AuthorizationBook) =>
+  book.status === "closing" ? "settling (closed, captures still settling)" : book.status === "authorized" ? "authorized (closing)" : book.status
+
 const verbError = (verb: string, book: AuthorizationBook) =>
-  new PaymentUnexpectedState({
-    message: `Cannot ${verb} a payment in status ${book.status === "authorized" ? "authorized (closing)" : book.status}; expected authorized`
-  })
+  new PaymentUnexpectedState({ message: `Cannot ${verb} a payment in status ${shown(book)}; expected authorized` })
 
 /**
  * Pre-flight of a capture: the amount to reserve (omitted = the whole remainder). Refusals are the
@@ -64,15 +84,11 @@ const verbError = (verb: string, book: AuthorizationBook) =>
  */
 export const planCapture = (
   book: AuthorizationBook,
-  requested: number | undefined,
-  final = false
-): { readonly amount: number } | PaymentUnexpectedState | CaptureAmountExceedsAuthorized | CaptureAmountExceedsRemaining | CardPaymentInProgress => {
+  requested: number | undefined
+): { readonly amount: number } | PaymentUnexpectedState | CaptureAmountExceedsAuthorized | CaptureAmountExceedsRemaining => {
   if (book.status !== "authorized" || book.closing) return verbError("capture", book)
-  // A final capture closes the authorization when it settles: captures still settling must settle
-  // first, or their later settlement would land on a closed authorization.
-  if (final && book.inFlight > 0) {
-    return new CardPaymentInProgress({ message: "A capture for this payment is still settling; make the final capture once it settles" })
-  }
+  // contract.md: "A final capture while another capture settles is accepted when the amounts fit":
+  // settled first, it leaves the authorization closing until the others end (captureEnded).
   const left = remaining(book)
   if (requested === undefined) {
     return left > 0 ? { amount: left } : new CaptureAmountExceedsRemaining({ message: "Nothing remains to capture (captures in flight count)" })
@@ -86,24 +102,50 @@ export const planCapture = (
   return { amount: requested }
 }
 
-/** Pre-flight of a void: what it would release. Captures still in flight must settle first. */
+/**
+ * Pre-flight of a void: what it releases (spec: "always releases what remains"), which is what is
+ * neither captured nor in flight. Captures in flight keep their amounts; when they hold all that
+ * remains there is nothing to release until they end.
+ */
 export const planVoid = (
   book: AuthorizationBook
-): { readonly release: number; readonly trigger: "void_nothing_captured" | "void_behind_captures" } | PaymentUnexpectedState | CardPaymentInProgress => {
+):
+  | { readonly release: number; readonly trigger: "void_nothing_captured" | "void_behind_captures" | "void_while_settling" }
+  | PaymentUnexpectedState
+  | CardPaymentInProgress =>
+{
   if (book.status !== "authorized" || book.closing) return verbError("void", book)
-  if (book.inFlight > 0) {
-    return new CardPaymentInProgress({ message: "A capture for this payment is still settling; void it once the capture settles" })
+  const release = remaining(book)
+  if (release <= 0) {
+    return new CardPaymentInProgress({ message: "Captures still settling hold the whole authorization: nothing remains to release until they settle or fail" })
   }
-  return { release: book.amount - book.captured, trigger: book.captured > 0 ? "void_behind_captures" : "void_nothing_captured" }
+  return { release, trigger: voidTrigger(book) }
 }
 
-/** Which row a settled capture takes. */
-export const settledTrigger = (
+/** The row a void that went through takes, `book` not counting it. */
+export const voidTrigger = (book: AuthorizationBook): "void_nothing_captured" | "void_behind_captures" | "void_while_settling" =>
+  book.inFlight > 0 ? "void_while_settling" : book.captured > 0 ? "void_behind_captures" : "void_nothing_captured"
+
+/**
+ * The rows a capture's end takes — it settled, or failed (refused, or accepted and then failed) —
+ * with `book` counting it neither as captured nor as in flight: `own`, the capture's row, and once
+ * a closing authorization has no capture left in flight, `close`, the row that closes it.
+ */
+export const captureEnded = (
   book: AuthorizationBook,
-  captureAmount: number,
-  final: boolean
-): "partial_capture_settled" | "final_capture_settled" | "capture_reached_total" =>
-  book.captured + captureAmount >= book.amount ? "capture_reached_total" : final ? "final_capture_settled" : "partial_capture_settled"
+  capture: { readonly amount: number; readonly final: boolean },
+  settled: boolean
+): { readonly own: AuthorizationTrigger; readonly close?: "closed_behind_captures" | "closed_nothing_captured" } => {
+  if (book.status === "closing") {
+    const own = settled ? "capture_settled" : "capture_refused"
+    if (book.inFlight > 0) return { own }
+    return { own, close: book.captured + (settled ? capture.amount : 0) > 0 ? "closed_behind_captures" : "closed_nothing_captured" }
+  }
+  if (!settled) return { own: "capture_refused" }
+  if (book.captured + capture.amount >= book.amount) return { own: "capture_reached_total" }
+  if (capture.final) return { own: book.inFlight > 0 ? "final_capture_settled_while_settling" : "final_capture_settled" }
+  return { own: "partial_capture_settled" }
+}
 
 /** The authorization's move on a trigger: its next status and the events its table row emits. */
 export const transition = (

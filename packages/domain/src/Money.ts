@@ -33,6 +33,8 @@ export const isCurrency = (code: string): boolean => CURRENCIES.has(code)
 export const exponent = (currency: string): number => EXPONENT_OVERRIDES[currency] ?? 2
 
 const DECIMAL = /^\d+(\.\d+)?$/
+/** A well-formed decimal with a minus sign: not positive, rather than not a decimal at all. */
+const NEGATIVE = /^-\d+(\.\d+)?$/
 
 export type AmountError = "format" | "not_positive" | "too_many_decimals" | "too_large"
 
@@ -41,6 +43,7 @@ export type AmountError = "format" | "not_positive" | "too_many_decimals" | "too
  * into integer minor units.
  */
 export const parseAmount = (input: string, currency: string): { readonly minor: number } | { readonly error: AmountError } => {
+  if (NEGATIVE.test(input)) return { error: "not_positive" }
   if (!DECIMAL.test(input)) return { error: "format" }
   const exp = exponent(currency)
   const [whole, fraction = ""] = input.split(".")

@@ -171,6 +171,15 @@ export const Order = Schema.Struct({
 })
 export type Order = typeof Order.Type
 
+/**
+ * What the payer paid for an order: its amount, or what arrived when a crypto under- or overpayment
+ * was reported (contract.md: "After an accepted crypto overpayment the refundable balance is what
+ * arrived (less earlier refunds)"). The bound of `refunded_amount`, in the refund's decision
+ * (operations/Original.ts, Refund.ts) and in storage alike (orders' CHECK, migration 0028; the
+ * memory adapter's OrderRepo).
+ */
+export const arrivedAmount = (order: Pick<Order, "amount" | "received_amount">): number => order.received_amount ?? order.amount
+
 export const ThreeDsStatus = Schema.Literals(["required", "approved", "denied"])
 
 /**

@@ -114,6 +114,24 @@ describe("Manual-capture authorization (spec's table, row for row)", () => {
     expect(AuthorizationMachine.transitions.find((t) => t.trigger === trigger)?.emits).toEqual([event])
   })
 
+  it("contract.md, Payment snapshots: a void (or a final capture that settled) while captures settle leaves it closing; the last capture's end closes it", () => {
+    expect(step(AuthorizationMachine, "authorized", "void_while_settling")).toBe("closing")
+    expect(step(AuthorizationMachine, "authorized", "final_capture_settled_while_settling")).toBe("closing")
+    expect(step(AuthorizationMachine, "closing", "capture_settled")).toBe("closing")
+    expect(step(AuthorizationMachine, "closing", "capture_refused")).toBe("closing")
+    expect(step(AuthorizationMachine, "closing", "closed_behind_captures")).toBe("completed")
+    expect(step(AuthorizationMachine, "closing", "closed_nothing_captured")).toBe("canceled")
+    // nothing is emitted until it closes, then payment.succeeded or payment.canceled, once
+    const emits = (from: string, trigger: string) => AuthorizationMachine.transitions.find((t) => t.trigger === trigger && t.from.includes(from as never))?.emits ?? []
+    expect(emits("authorized", "void_while_settling")).toEqual([])
+    expect(emits("closing", "capture_settled")).toEqual([])
+    expect(emits("closing", "closed_behind_captures")).toEqual(["payment.succeeded"])
+    expect(emits("closing", "closed_nothing_captured")).toEqual(["payment.canceled"])
+    // closing takes no capture or void of its own
+    expect(step(AuthorizationMachine, "closing", "void_nothing_captured")).toBeUndefined()
+    expect(step(AuthorizationMachine, "closing", "partial_capture_settled")).toBeUndefined()
+  })
+
   it("canceled — void (repeated) has no row: the use case answers 409 payment_unexpected_state", () => {
     expect(step(AuthorizationMachine, "canceled", "void_nothing_captured")).toBeUndefined()
     expect(step(AuthorizationMachine, "canceled", "void_behind_captures")).toBeUndefined()

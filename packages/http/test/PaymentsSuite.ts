@@ -355,14 +355,72 @@ export const paymentsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">
       expect(await eventsOf(auth.order_id)).toEqual(["payment.authorized", "payment.succeeded"])
     })
 
-    it("a partial capture settling blocks a void (card_payment_in_progress) and counts against the remainder", async () => {
+    /**
+     * Reads the order until `done` (by default: no longer authorized); the settlement worker settles
+     * card 0341's captures about 2 s after their acceptance.
+     */
+    const settledOrder = async (orderId: string, done = (o: { status: string; captured_amount?: number | undefined }) => o.status !== "authorized") => {
+      let order = await readOrder(orderId)
+      for (let i = 0; i < 75 && !done(order); i++) {
+        await new Promise((r) => setTimeout(r, 200))
+        order = await readOrder(orderId)
+      }
+      return order
+    }
+
+    it("contract.md: \"a void while a capture is `settling` releases what is neither captured nor settling (200, `voided_amount` = that remainder); the settling capture keeps its amount and settles … on its own\"", async () => {
       const auth = await authorize("4000000000000341")
-      await tender.payments.capture({ order_id: auth.order_id, amount: "70.00", final: false })
-      await apiError(tender.payments.capture({ order_id: auth.order_id, amount: "40.00", final: false }), 400, "capture_amount_exceeds_remaining")
+      await tender.payments.capture({ order_id: auth.order_id, amount: "20.00", final: false })
+      expect((await settledOrder(auth.order_id, (o) => o.captured_amount === 20)).captured_amount).toBe(20)
+      const settling = await tender.payments.capture({ order_id: auth.order_id, amount: "30.00", final: false })
+      expect(settling).toMatchObject({ status: "settling", captured_amount: 20 })
+      // captures in flight count against the remainder
+      await apiError(tender.payments.capture({ order_id: auth.order_id, amount: "50.01", final: false }), 400, "capture_amount_exceeds_remaining")
+      const voided = await tender.payments.void({ order_id: auth.order_id })
+      // spec, Payment: settling — "Capture accepted by provider, not yet settled"
+      expect(voided).toMatchObject({ status: "settling", voided_amount: 50, captured_amount: 20 })
+      expect(voided.transaction_id).not.toBe(settling.transaction_id)
+      expect((await readTransaction(voided.transaction_id)).status).toBe("canceled")
+      // the authorization is closed to captures and voids: it closes with its settling capture
+      await apiError(tender.payments.capture({ order_id: auth.order_id, amount: "1.00", final: false }), 409, "payment_unexpected_state")
+      await apiError(tender.payments.void({ order_id: auth.order_id }), 409, "payment_unexpected_state")
+      const order = await settledOrder(auth.order_id)
+      expect(order).toMatchObject({ status: "succeeded", captured_amount: 50 })
+      expect((await readTransaction(settling.transaction_id)).status).toBe("completed")
+      // spec: payment.succeeded "once per payment", carrying the captured total; the void's release rides along
+      const events = await Effect.runPromise(server.events(auth.order_id))
+      expect(events.map((e) => e.type)).toEqual(["payment.authorized", "payment.partially_captured", "payment.succeeded"])
+      expect(events[2]!.data).toMatchObject({
+        order_status: "succeeded",
+        captured_amount: 50,
+        voided_amount: 50,
+        capture_transaction_id: settling.transaction_id
+      })
+      await apiError(tender.payments.void({ order_id: auth.order_id }), 409, "payment_unexpected_state")
+    })
+
+    it("a void while captures settle hold the whole authorization has nothing to release: 409 card_payment_in_progress, nothing changes", async () => {
+      const auth = await authorize("4000000000000341")
+      await tender.payments.capture({ order_id: auth.order_id, amount: "100.00", final: false })
       await apiError(tender.payments.void({ order_id: auth.order_id }), 409, "card_payment_in_progress")
-      // A final capture would close the authorization before the settling one lands on it.
-      await apiError(tender.payments.capture({ order_id: auth.order_id, amount: "10.00" }), 409, "card_payment_in_progress")
-      expect((await tender.payments.capture({ order_id: auth.order_id, amount: "10.00", final: false })).status).toBe("settling")
+      expect(await settledOrder(auth.order_id)).toMatchObject({ status: "succeeded", captured_amount: 100 })
+      expect(await eventsOf(auth.order_id)).toEqual(["payment.authorized", "payment.succeeded"])
+    })
+
+    it("contract.md: \"A final capture while another capture settles is accepted when the amounts fit\"; payment.succeeded once both settled", async () => {
+      const auth = await authorize("4000000000000341")
+      const first = await tender.payments.capture({ order_id: auth.order_id, amount: "70.00", final: false })
+      expect(first).toMatchObject({ status: "settling", captured_amount: 0 })
+      await apiError(tender.payments.capture({ order_id: auth.order_id, amount: "30.01" }), 400, "capture_amount_exceeds_remaining")
+      const last = await tender.payments.capture({ order_id: auth.order_id, amount: "10.00" })
+      expect(last).toMatchObject({ status: "settling", captured_amount: 0 })
+      // the final capture in flight closes the authorization: no third capture, no void
+      await apiError(tender.payments.capture({ order_id: auth.order_id, amount: "1.00", final: false }), 409, "payment_unexpected_state")
+      await apiError(tender.payments.void({ order_id: auth.order_id }), 409, "payment_unexpected_state")
+      expect(await settledOrder(auth.order_id)).toMatchObject({ status: "succeeded", captured_amount: 80 })
+      const events = await Effect.runPromise(server.events(auth.order_id))
+      expect(events.filter((e) => e.type === "payment.succeeded")).toHaveLength(1)
+      expect(events.at(-1)).toMatchObject({ type: "payment.succeeded", data: { captured_amount: 80 } })
     })
   })
 
@@ -504,6 +562,17 @@ export const paymentsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">
     it("payment_method_not_found (404) for a card token the account does not hold", async () => {
       const body = { amount: "10.00", currency: "USD", country: "US", merchant_reference: ref("tok"), collect_cvv: false, payment_method: { code: "card", details: { card_token: "tok_doesnotexist00000000" } } }
       expectError(await post("/v1/payments", body), 404, "payment_method_not_found")
+    })
+
+    it("spec, Card payments: capture_amount_exceeds_authorized (400) is \"Capture amount above authorized, or not positive\": zero and negative amounts too, nothing captured", async () => {
+      const auth = await authorize("4242424242424242")
+      for (const amount of ["100.01", "0", "0.00", "-5.00", "-0.01", "-100"]) {
+        await apiError(tender.payments.capture({ order_id: auth.order_id, amount, final: false }), 400, "capture_amount_exceeds_authorized")
+      }
+      // a malformed amount is still the field's validation error
+      await apiError(tender.payments.capture({ order_id: auth.order_id, amount: "-5.x" }), 400, "validation_failed")
+      expect(await readOrder(auth.order_id)).toMatchObject({ status: "authorized", captured_amount: 0 })
+      expect(await eventsOf(auth.order_id)).toEqual(["payment.authorized"])
     })
 
     it("capture pre-flight: exactly one identifier, amounts, states, non-card payments", async () => {

@@ -215,17 +215,39 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
         }
       })
 
-      it("a crypto payment whose underpayment was accepted refunds at most what arrived", async () => {
+      /** A crypto payment of `amount` whose mismatch (`received` arrived) the merchant accepted. */
+      const acceptedMismatch = async (amount: string, outcome: "underpay" | "overpay", received: string) => {
         const created = (await post("/v1/payments", {
-          amount: "30.00", currency: "USD", country: "US", merchant_reference: ref("crypto"), payment_method: { code: "crypto" },
+          amount, currency: "USD", country: "US", merchant_reference: ref("crypto"), payment_method: { code: "crypto" },
           success_url: "https://merchant.example/ok", cancel_url: "https://merchant.example/cancel"
         })).json
-        await tender.testHelpers.simulate({ params: { order_id: created.order_id }, payload: { outcome: "underpay", amount: "10.00" } })
+        await tender.testHelpers.simulate({ params: { order_id: created.order_id }, payload: { outcome, amount: received } })
         expect((await post(`/v1/orders/${created.order_id}/amount_mismatch_decision`, { decision: "accept" })).json.status).toBe("succeeded")
+        return created as { order_id: string }
+      }
+
+      it("a crypto payment whose underpayment was accepted refunds at most what arrived", async () => {
+        const created = await acceptedMismatch("30.00", "underpay", "10.00")
         await apiError(tender.refunds.create({ order_id: created.order_id, amount: "10.01" }), 400, "refund_amount_exceeds_refundable")
         const refund = await tender.refunds.create({ order_id: created.order_id })
         expect(refund).toMatchObject({ status: "succeeded", amount: 10 })
         expect((await tender.orders.get({ params: { id: created.order_id } })).refunded_amount).toBe(10)
+      })
+
+      it("contract.md: \"After an accepted crypto overpayment the refundable balance is what arrived (less earlier refunds)\": 150.00 arrived on 100.00, all 150.00 refundable", async () => {
+        const created = await acceptedMismatch("100.00", "overpay", "150.00")
+        await apiError(tender.refunds.create({ order_id: created.order_id, amount: "150.01" }), 400, "refund_amount_exceeds_refundable")
+        const first = await tender.refunds.create({ order_id: created.order_id, amount: "120.00" })
+        expect(first).toMatchObject({ status: "succeeded", amount: 120 })
+        expect((await tender.orders.get({ params: { id: created.order_id } })).refunded_amount).toBe(120)
+        // less earlier refunds: 30.00 remain
+        await apiError(tender.refunds.create({ order_id: created.order_id, amount: "30.01" }), 400, "refund_amount_exceeds_refundable")
+        const rest = await tender.refunds.create({ order_id: created.order_id })
+        expect(rest).toMatchObject({ status: "succeeded", amount: 30 })
+        expect((await tender.orders.get({ params: { id: created.order_id } })).refunded_amount).toBe(150)
+        expect((await eventsOf(created.order_id)).map((e) => e.type)).toEqual(["refund.succeeded", "refund.succeeded"])
+        await apiError(tender.refunds.create({ order_id: created.order_id }), 409, "refund_already_fully_refunded")
+        expect((await tender.refunds.get({ params: { id: rest.id } })).status).toBe("succeeded")
       })
 
       it("original_transaction_not_eligible (409): an authorization, a void, a refund, a failed or unsettled payment", async () => {

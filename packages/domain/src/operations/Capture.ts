@@ -14,7 +14,7 @@ import { type CaptureResult, type PaymentProvider, TransactionRepo } from "../Pa
 import type { PaymentSnapshot } from "../PaymentViews.ts"
 import { revise } from "../StateMachine.ts"
 import * as Txn from "../TransactionStatus.ts"
-import { type Books, booksOf } from "./Books.ts"
+import { type Books, booksOf, shownAs } from "./Books.ts"
 import { decided, emit, guarded, lockOrder, newTransaction, nowIso, saveOrder, saveTxn, snapshot, unitOfWork } from "./Kit.ts"
 import { answersInUnitOfWork, callAndRecord, idempotencyKey, joined, raise, refusedCall, reserve } from "./ProviderStep.ts"
 import { whenSettled } from "./Settlement.ts"
@@ -30,25 +30,34 @@ const parseCaptureAmount = (amount: string | undefined, currency: string) => {
 }
 
 /**
- * A settled capture on the books: the authorization's row (partial, final, total) and its event,
- * and the order's close. Shared by the capture's record and the settlement worker.
+ * A capture's end on the books — `capture` already moved to completed, or to failed — the
+ * authorization's rows (Authorization.captureEnded) with their events, and the order's close when
+ * the authorization closed. `books` counts the capture neither as settled nor as in flight. Shared
+ * by the capture's record and the settlement worker.
  */
-export const settleCapture = (order: Order, books: Books, capture: Transaction, at: string) =>
+export const endCapture = (order: Order, books: Books, capture: Transaction, at: string) =>
   Effect.gen(function*() {
-    const trigger = Authorization.settledTrigger(books.book, capture.amount, capture.final === true)
-    const auth = yield* decided(Authorization.transition(books.book.status, trigger))
-    const captured = books.book.captured + capture.amount
-    const facts = { capture: { captured, capture } }
-    if (auth.status === "authorized") {
-      yield* emit(auth.events, order, books.auth, facts)
-      return { order, captured }
+    const settled = capture.status === "completed"
+    const rows = Authorization.captureEnded(books.book, { amount: capture.amount, final: capture.final === true }, settled)
+    const own = yield* decided(Authorization.transition(books.book.status, rows.own))
+    const close = rows.close === undefined ? undefined : yield* decided(Authorization.transition(own.status, rows.close))
+    const status = close?.status ?? own.status
+    const captured = books.book.captured + (settled ? capture.amount : 0)
+    let current = order
+    if (status === "completed" || status === "canceled") {
+      const moved = yield* decided(status === "completed"
+        ? OrderAggregate.transition(order, "authorization_closed_settled", at, { payment_instrument: books.auth.payment_instrument })
+        : OrderAggregate.transition(order, "authorization_voided", at))
+      yield* saveOrder(moved.next)
+      current = moved.next
     }
-    const moved = yield* decided(OrderAggregate.transition(order, "authorization_closed_settled", at, {
-      payment_instrument: books.auth.payment_instrument
-    }))
-    yield* saveOrder(moved.next)
-    yield* emit(auth.events, moved.next, books.auth, facts)
-    return { order: moved.next, captured }
+    yield* emit(own.events, current, books.auth, { capture: { captured, capture } })
+    if (close !== undefined) {
+      // The close names the capture that settled last, and what the void released (when one did).
+      const last = settled ? capture : [...books.captures].reverse().find((t) => t.status === "completed")
+      yield* emit(close.events, current, books.auth, { capture: { captured, capture: last }, ...(books.voided !== undefined ? { voided: books.voided } : {}) })
+    }
+    return { order: current, captured, status }
   })
 
 /** The record step of a capture; a no-op answering the current state when `key` was recorded already. */
@@ -60,7 +69,10 @@ export const recordCapture = (orderId: string, captureId: string, answer: Captur
     const books = booksOf(order, txns.filter((t) => t.id !== capture.id), "capture")
     if (books instanceof Error) return yield* Effect.die(books)
     if (capture.pending_call?.key !== key) {
-      return snapshot(order, capture, { as: capture.status === "failed" ? "failed" : capture.status === "completed" ? undefined : "settling", captured: books.book.captured })
+      // Recorded already: the books as they stand, this capture included.
+      const now = booksOf(order, txns, "capture") as Books
+      const as = capture.status === "failed" ? "failed" : capture.status === "completed" ? shownAs(now.book.status) : "settling"
+      return snapshot(order, capture, { as, captured: now.book.captured })
     }
     return yield* recordCaptureOn(order, books, capture, answer)
   }))
@@ -76,9 +88,8 @@ const recordCaptureOn = (order: Order, books: Books, capture: Transaction, answe
     if (answer === "unavailable" || answer._tag === "Refused") {
       const failed = yield* refusedCall(capture, answer, at)
       yield* saveTxn(failed)
-      const refused = yield* decided(Authorization.transition(books.book.status, "capture_refused"))
-      yield* emit(refused.events, order, books.auth, { capture: { captured: books.book.captured, capture: failed } })
-      return snapshot(order, failed, { as: "failed", captured: books.book.captured })
+      const ended = yield* endCapture(order, books, failed, at)
+      return snapshot(ended.order, failed, { as: "failed", captured: ended.captured })
     }
     if (answer._tag === "Settling") {
       const settling = revise(capture, { provider_transaction_id: answer.provider_transaction_id, pending_call: null }, at)
@@ -90,8 +101,8 @@ const recordCaptureOn = (order: Order, books: Books, capture: Transaction, answe
       pending_call: null
     }))
     yield* saveTxn(settled.next)
-    const closed = yield* settleCapture(order, books, settled.next, at)
-    return snapshot(closed.order, settled.next, { captured: closed.captured })
+    const ended = yield* endCapture(order, books, settled.next, at)
+    return snapshot(ended.order, settled.next, { as: shownAs(ended.status), captured: ended.captured })
   })
 
 interface Reserved {
@@ -129,7 +140,7 @@ export const capture = (orderId: string, amountText: string | undefined, final: 
       yield* refuseOtherChannel(channelId, books.auth)
       const requested = parseCaptureAmount(amountText, order.currency)
       if (requested instanceof Error) return yield* Effect.fail(requested)
-      const plan = Authorization.planCapture(books.book, requested, final)
+      const plan = Authorization.planCapture(books.book, requested)
       if (plan instanceof Error) return yield* Effect.fail(plan)
       const born = yield* newTransaction(order, "capture", plan.amount, {
         ...sameProvider(books.auth),
@@ -156,23 +167,18 @@ export const capture = (orderId: string, amountText: string | undefined, final: 
     return yield* callCapture(reserved, final, (answer) => recordCapture(orderId, reserved.capture.id, answer, reserved.capture.pending_call!.key))
   }))
 
-/** Settles one capture the provider accepted for later, when the provider says it settled. */
+/** Settles one capture the provider accepted for later, when the provider says it settled (or failed it). */
 export const settleSettlingCapture = (capture: Transaction) =>
   whenSettled(capture, (order, current, at, outcome) =>
     Effect.gen(function*() {
       const txns = yield* (yield* TransactionRepo).listByOrder(order.id)
       const books = booksOf(order, txns.filter((t) => t.id !== current.id), "settle")
       if (books instanceof Error) return false
-      if (outcome === "failed") {
-        // The provider accepted the capture, then failed it: as a refused capture, the authorization stands.
-        const failed = yield* refusedCall(current, { decline_code: "capture_failed" }, at)
-        yield* saveTxn(failed)
-        const refused = yield* decided(Authorization.transition(books.book.status, "capture_refused"))
-        yield* emit(refused.events, order, books.auth, { capture: { captured: books.book.captured, capture: failed } })
-        return true
-      }
-      const settled = yield* decided(Txn.transition(current, "succeeded", at))
-      yield* saveTxn(settled.next)
-      yield* settleCapture(order, books, settled.next, at)
+      // Accepted, then failed: as a refused capture, nothing moved.
+      const ended = outcome === "failed"
+        ? yield* refusedCall(current, { decline_code: "capture_failed" }, at)
+        : (yield* decided(Txn.transition(current, "succeeded", at))).next
+      yield* saveTxn(ended)
+      yield* endCapture(order, books, ended, at)
       return true
     }))

@@ -14,7 +14,7 @@ import {
   OriginalTransactionNotFound,
   RefundRequiresTransactionTarget
 } from "../Errors.ts"
-import type { Order, Transaction } from "../Payment.ts"
+import { arrivedAmount, type Order, type Transaction } from "../Payment.ts"
 import { OrderRepo, TransactionRepo } from "../PaymentPorts.ts"
 import { orderByReference } from "./Target.ts"
 
@@ -69,11 +69,11 @@ export const refundable: Eligibility = {
 }
 
 /**
- * What a settlement took from the payer: a payment's amount, unless a crypto under- or overpayment
- * was accepted, when what arrived is what was settled (and all a refund can give back).
+ * What a settlement took from the payer, and so all its refunds can give back: a capture's amount, or
+ * what arrived for a payment (its amount, unless a crypto under- or overpayment was accepted).
  */
 export const settledAmount = (order: Order, original: Transaction): number =>
-  original.kind === "payment" && order.received_amount !== null ? order.received_amount : original.amount
+  original.kind === "payment" ? arrivedAmount(order) : original.amount
 
 /**
  * spec: "a payout references the original payment and reuses its instrument": a payment or an

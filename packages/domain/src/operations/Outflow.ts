@@ -215,7 +215,6 @@ export const send = <R extends Outflow, E, F = undefined, EL = never, RL = never
  * `validation_failed` naming `amount`; zero or negative is the verb's own refusal.
  */
 export const parseOutflowAmount = <E>(text: string, currency: string, notPositive: () => E): number | E | ValidationFailed => {
-  if (/^-\d+(\.\d+)?$/.test(text)) return notPositive()
   const parsed = Money.parseAmount(text, currency)
   if ("minor" in parsed) return parsed.minor
   return parsed.error === "not_positive" ? notPositive() : invalidField("amount", Money.amountErrorMessage(parsed.error, currency))

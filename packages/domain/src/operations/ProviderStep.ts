@@ -36,10 +36,26 @@ export const PROVIDER_CALL_TIMEOUT_MS = 30_000
 const inDoubtAfter = (ms: number) =>
   Effect.timeoutOrElse({ duration: ms, orElse: () => Effect.succeed<Unknown>({ _tag: "Unknown", reason: "timeout" }) })
 
-/** Step names of the crash tests: `<op>.after_reserve`, `<op>.after_record`. */
-export type StepName = "create" | "attempt" | "capture" | "void" | "complete3ds" | "simulate" | "client_pay" | "refund" | "payout" | "transfer" | "transfer_execute"
+/**
+ * Step names of the crash tests: `<op>.after_reserve`; `<op>.before_record`, once the provider
+ * answered (it may have paid) and before Tender recorded it; `<op>.after_record`. `settle` is the
+ * settlement worker's step (Settlement.ts): the provider said a pending one settled, not recorded yet.
+ */
+export type StepName =
+  | "create"
+  | "attempt"
+  | "capture"
+  | "void"
+  | "complete3ds"
+  | "simulate"
+  | "client_pay"
+  | "refund"
+  | "payout"
+  | "transfer"
+  | "transfer_execute"
+  | "settle"
 
-export const checkpoint = (step: StepName, boundary: "after_reserve" | "after_record") =>
+export const checkpoint = (step: StepName, boundary: "after_reserve" | "before_record" | "after_record") =>
   Effect.gen(function*() {
     const faults = yield* Faults
     yield* faults.at(`${step}.${boundary}`)
@@ -115,7 +131,8 @@ export const inDoubt = (what: string) =>
   })
 
 /**
- * Call → record, after the reserve: the crash points around it, a definitely-unreachable provider
+ * Call → record, after the reserve: the crash points around it (after the reserve, between the
+ * provider's answer and its record, after the record), a definitely-unreachable provider
  * recorded (then 502 `provider_unavailable`), an unknown answer left in flight (409
  * `card_payment_in_progress`, for reconciliation).
  */
@@ -137,6 +154,7 @@ export const callAndRecord = <A extends { readonly _tag: string }, B, E, R, RC =
       Effect.catchTag("ProviderUnavailable", () => Effect.succeed("unavailable" as const))
     )
     if (answer !== "unavailable" && answer._tag === "Unknown") return yield* inDoubt(what)
+    yield* checkpoint(step, "before_record")
     const recorded = yield* recordAnswer(answer as A | "unavailable")
     yield* checkpoint(step, "after_record")
     if (answer === "unavailable") return yield* new ProviderUnavailable({ message: unreachableMessage })

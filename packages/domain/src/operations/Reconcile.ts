@@ -77,7 +77,7 @@ const reconcileOne = (candidate: Transaction, now: number, options: ReconcileOpt
         Effect.succeed(now - Date.parse(call.at) >= options.horizonMs ? "unanswerable" as const : "later" as const))
     )
     if (answer === "later") {
-      yield* askLater(txn, now, options.horizonMs)
+      yield* askLater(txn, now, Date.parse(call.at) + options.horizonMs)
       return false
     }
     yield* apply(txn, call.key, answer)
@@ -85,22 +85,27 @@ const reconcileOne = (candidate: Transaction, now: number, options: ReconcileOpt
   }))
 
 /**
- * A call the provider could not answer about is asked about again later, the longer the older it
- * is (half its age, from 1 s to 10 min, never past its horizon), so that calls stuck in an outage
- * do not starve newer ones.
+ * A call reconciliation could not settle this round is asked about again later, the longer the
+ * older it is (half its age, from 1 s to 10 min: exponential in the number of tries, with a cap),
+ * persisted on its pending call (`retry_at`), so that calls stuck in an outage, or whose record
+ * keeps failing, do not starve newer ones nor hammer the provider every round. A lookup the
+ * provider cannot answer is retried no later than the call's horizon (then it fails: `until`).
  */
-const askLater = (candidate: Transaction, now: number, horizonMs: number) =>
+const askLater = (candidate: Transaction, now: number, until?: number) =>
   unitOfWork(Effect.gen(function*() {
     yield* lockOrder(candidate.order_id)
     const txn = yield* loadTxn(candidate.id)
     const call = txn.pending_call
     if (call === null || call.key !== candidate.pending_call?.key) return
-    const reserved = Date.parse(call.at)
-    const gap = Math.min(Math.max((now - reserved) / 2, 1_000), 10 * 60_000)
-    yield* saveTxn(revise(txn, { pending_call: { ...call, retry_at: isoOf(Math.min(now + gap, reserved + horizonMs)) } }, isoOf(now)))
+    const gap = Math.min(Math.max((now - Date.parse(call.at)) / 2, 1_000), 10 * 60_000)
+    yield* saveTxn(revise(txn, { pending_call: { ...call, retry_at: isoOf(Math.min(now + gap, until ?? Infinity)) } }, isoOf(now)))
   }))
 
-/** One round of the reconciliation worker; returns how many calls it resolved. */
+/**
+ * One round of the reconciliation worker; returns how many calls it resolved. A call whose round
+ * failed (the lookup, or the record step of whatever kind: attempt, capture, void, refund, payout,
+ * transfer) backs off like one the provider could not answer.
+ */
 export const reconcileDue = (options: ReconcileOptions = DEFAULT_RECONCILE) =>
   Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
@@ -108,7 +113,12 @@ export const reconcileDue = (options: ReconcileOptions = DEFAULT_RECONCILE) =>
     let resolved = 0
     for (const txn of due) {
       const done = yield* reconcileOne(txn, now, options).pipe(
-        Effect.catchCause((cause) => Effect.as(Effect.logWarning(`reconciliation of ${txn.id} failed`, cause), false))
+        Effect.catchCause((cause) =>
+          Effect.logWarning(`reconciliation of ${txn.id} failed; asked again later`, cause).pipe(
+            Effect.andThen(askLater(txn, now)),
+            Effect.catchCause((again) => Effect.logWarning(`reconciliation of ${txn.id} could not be put off`, again)),
+            Effect.as(false)
+          ))
       )
       if (done) resolved++
     }

@@ -7,6 +7,7 @@
 import { Effect } from "effect"
 import type { Order, Transaction } from "../Payment.ts"
 import { guarded, loadTxn, lockOrder, nowIso, unitOfWork } from "./Kit.ts"
+import { checkpoint } from "./ProviderStep.ts"
 import { providerOf } from "./Route.ts"
 import { awaitsSettlement } from "../TransactionStatus.ts"
 
@@ -25,6 +26,7 @@ export const whenSettled = <E, R>(
       Effect.catchTag("ProviderUnavailable", () => Effect.succeed("pending" as const))
     )
     if (state === "pending") return false
+    yield* checkpoint("settle", "before_record")
     return yield* unitOfWork(Effect.gen(function*() {
       const order = yield* lockOrder(candidate.order_id)
       const current = yield* loadTxn(candidate.id)

@@ -8,20 +8,29 @@ import * as Authorization from "../AuthorizationStatus.ts"
 import * as OrderAggregate from "../OrderStatus.ts"
 import { TransactionRepo, type VoidResult } from "../PaymentPorts.ts"
 import * as Txn from "../TransactionStatus.ts"
-import { booksOf } from "./Books.ts"
-import { capturedOf, decided, emit, guarded, lockOrder, newTransaction, nowIso, saveOrder, saveTxn, snapshot, unitOfWork } from "./Kit.ts"
+import { type Books, booksOf, shownAs } from "./Books.ts"
+import { decided, emit, guarded, lockOrder, newTransaction, nowIso, saveOrder, saveTxn, snapshot, unitOfWork } from "./Kit.ts"
 import { callAndRecord, idempotencyKey, refusedCall, reserve } from "./ProviderStep.ts"
 import { providerOf, refuseOtherChannel, sameProvider } from "./Route.ts"
 
-/** The record step of a void; a no-op answering the current state when `key` was recorded already. */
+/**
+ * The record step of a void; a no-op answering the current state when `key` was recorded already.
+ * With captures still in flight the authorization is left `closing` (the payment shows `settling`):
+ * their own ends close it (Capture.endCapture).
+ */
 export const recordVoid = (orderId: string, voidId: string, answer: VoidResult | "unavailable", key: string) =>
   unitOfWork(Effect.gen(function*() {
     const order = yield* lockOrder(orderId)
     const txns = yield* (yield* TransactionRepo).listByOrder(order.id)
     const voidTxn = txns.find((t) => t.id === voidId)!
-    const captured = capturedOf(txns)
+    const books = booksOf(order, txns.filter((t) => t.id !== voidId), "void")
+    if (books instanceof Error) return yield* Effect.die(books)
+    const captured = books.book.captured
+    const amounts = { voided: voidTxn.amount, ...(captured > 0 ? { captured } : {}) }
     if (voidTxn.pending_call?.key !== key) {
-      return snapshot(order, voidTxn, voidTxn.status === "canceled" ? { voided: voidTxn.amount, ...(captured > 0 ? { captured } : {}) } : { as: "failed" })
+      // Recorded already: the payment as it stands, this void included.
+      const now = booksOf(order, txns, "void") as Books
+      return snapshot(order, voidTxn, voidTxn.status === "canceled" ? { ...amounts, as: shownAs(now.book.status) } : { as: "failed" })
     }
     const at = yield* nowIso
     if (answer === "unavailable" || answer._tag === "Refused") {
@@ -29,29 +38,20 @@ export const recordVoid = (orderId: string, voidId: string, answer: VoidResult |
       yield* saveTxn(failed)
       return snapshot(order, failed, { as: "failed" })
     }
-    const books = booksOf(order, txns.filter((t) => t.id !== voidId), "void")
-    if (books instanceof Error) return yield* Effect.die(books)
     const done = yield* decided(Txn.transition(voidTxn, "canceled", at, {
       provider_transaction_id: answer.provider_transaction_id,
       pending_call: null
     }))
     yield* saveTxn(done.next)
-    const released = voidTxn.amount
-    if (captured === 0) {
-      const auth = yield* decided(Authorization.transition(books.book.status, "void_nothing_captured"))
-      const canceled = yield* decided(OrderAggregate.transition(order, "authorization_voided", at))
-      yield* saveOrder(canceled.next)
-      yield* emit(auth.events, canceled.next, books.auth, { voided: released })
-      return snapshot(canceled.next, done.next, { voided: released })
-    }
-    const auth = yield* decided(Authorization.transition(books.book.status, "void_behind_captures"))
-    const closed = yield* decided(OrderAggregate.transition(order, "authorization_closed_settled", at, {
-      payment_instrument: books.auth.payment_instrument
-    }))
+    const auth = yield* decided(Authorization.transition(books.book.status, Authorization.voidTrigger(books.book)))
+    if (auth.status === "closing") return snapshot(order, done.next, { ...amounts, as: shownAs(auth.status) })
+    const closed = yield* decided(auth.status === "canceled"
+      ? OrderAggregate.transition(order, "authorization_voided", at)
+      : OrderAggregate.transition(order, "authorization_closed_settled", at, { payment_instrument: books.auth.payment_instrument }))
     yield* saveOrder(closed.next)
-    const lastCapture = [...txns].reverse().find((t) => t.kind === "capture" && t.status === "completed")
-    yield* emit(auth.events, closed.next, books.auth, { capture: { captured, capture: lastCapture }, voided: released })
-    return snapshot(closed.next, done.next, { captured, voided: released })
+    const lastCapture = [...books.captures].reverse().find((t) => t.status === "completed")
+    yield* emit(auth.events, closed.next, books.auth, { ...(captured > 0 ? { capture: { captured, capture: lastCapture } } : {}), voided: voidTxn.amount })
+    return snapshot(closed.next, done.next, amounts)
   }))
 
 export const voidAuthorization = (orderId: string, channelId?: string) =>

@@ -1,10 +1,10 @@
 /**
  * Orders in memory, with PostgreSQL's guarantees: one reference space per account (migration 0027's
  * `order_references` as a table, claimed in the same atomic write as the row), version-checked
- * updates, reads scoped by account. `lock` needs no row lock: the unit of work's permit already
- * serialises every transaction.
+ * updates, reads scoped by account, and the CHECK of `refunded_amount` (migration 0028). `lock`
+ * needs no row lock: the unit of work's permit already serialises every transaction.
  */
-import { OrderRepo, type Payment } from "@tender/domain"
+import { OrderRepo, Payment } from "@tender/domain"
 import { Effect, Layer, Option, Result } from "effect"
 import { duplicateReference, lockOutsideUnitOfWork } from "../Conflicts.ts"
 import { MemoryDatabase, table, type Writer } from "./MemoryDatabase.ts"
@@ -28,6 +28,14 @@ const claim = (db: Writer, order: Payment.Order): boolean => {
   if (holder !== undefined && (holder !== "sessions" || claimant !== "sessions")) return false
   db.mutable(references).set(key, claimant)
   return true
+}
+
+/** Migration 0028's CHECK: refunds give back at most what arrived. A write past it is a defect, as there. */
+const checked = (order: Payment.Order): Payment.Order => {
+  if (order.refunded_amount < 0 || order.refunded_amount > Payment.arrivedAmount(order)) {
+    throw new Error(`OrderRepoMemory: order ${order.id} refunded ${order.refunded_amount}, beyond the ${Payment.arrivedAmount(order)} that arrived`)
+  }
+  return order
 }
 
 /** The order `findByReference` prefers: the direct payment, else the newest. */
@@ -55,7 +63,7 @@ export const layer: Layer.Layer<OrderRepo, never, MemoryDatabase> = Layer.effect
         db.write((w) => {
           if (w.get(orders).has(order.id)) throw new Error(`OrderRepoMemory: duplicate order id ${order.id}`)
           if (!claim(w, order)) return Result.fail(duplicateReference(order.merchant_reference))
-          w.mutable(orders).set(order.id, order)
+          w.mutable(orders).set(order.id, checked(order))
           return Result.succeed(undefined)
         }),
       find: (accountId, id) => Effect.map(findAny(id), Option.filter((order) => order.account_id === accountId)),
@@ -69,7 +77,7 @@ export const layer: Layer.Layer<OrderRepo, never, MemoryDatabase> = Layer.effect
         Effect.flatMap(db.inTransaction, (open) => open ? findAny(id) : Effect.die(lockOutsideUnitOfWork("OrderRepo"))),
       update: (next) =>
         db.write((w) =>
-          VersionedUpdateMemory.write(w, orders, "Order", next, (current) => {
+          VersionedUpdateMemory.write(w, orders, "Order", checked(next), (current) => {
             // A reference is claimed once, by the insert; no flow moves an order to another.
             if (referenceKey(current) !== referenceKey(next) || current.subtype !== next.subtype) {
               throw new Error(`OrderRepoMemory: update of ${next.id} changes its merchant_reference or subtype`)

@@ -30,6 +30,7 @@ import * as m0022 from "./0022_delivery_pause.ts"
 import * as m0025 from "./0025_growth_indexes.ts"
 import * as m0026 from "./0026_account_changes.ts"
 import * as m0027 from "./0027_order_references.ts"
+import * as m0028 from "./0028_refunds_within_arrived.ts"
 import * as m0029 from "./0029_payouts.ts"
 import * as m0030 from "./0030_sealed_client_secrets.ts"
 import * as m0031 from "./0031_transaction_browser_flow.ts"
@@ -68,6 +69,7 @@ export const migrations: ReadonlyArray<Migration> = [
   { name: "0025_growth_indexes", statements: m0025.statements },
   { name: "0026_account_changes", statements: m0026.statements },
   { name: "0027_order_references", statements: m0027.statements },
+  { name: "0028_refunds_within_arrived", statements: m0028.statements },
   { name: "0029_payouts", statements: m0029.statements },
   { name: "0030_sealed_client_secrets", statements: m0030.statements, run: m0030.run },
   { name: "0031_transaction_browser_flow", statements: m0031.statements }
