@@ -5,7 +5,7 @@
  *
  *   API key (401) → IP allowlist (403) → rate limit (429) → content type (415) → body cap (413)
  *   → request signature (401) → replay cache (401 / 409) → body on a bodiless method (400)
- *   → account status on writes (409) → JSON well-formedness (400) → route (404 / 405) → handler.
+ *   → account status on writes (409) → JSON well-formedness, text and depth (400) → route (404 / 405) → handler.
  *
  * Every response carries `X-Request-Id`, and `X-Signature` whenever the request named an account
  * (its signing secrets are the keys; a request with no valid key has no secret to sign with).
@@ -24,6 +24,7 @@ import { contentDigest, SIGNATURE_HEADER, signatureHeader, verify } from "@tende
 import { expiresAt, ReplayCache } from "@tender/adapters/replay/ReplayCache"
 import * as ApiError from "./ApiError.ts"
 import * as IpLimits from "./IpLimits.ts"
+import * as JsonBody from "./JsonBody.ts"
 import * as Metrics from "./Metrics.ts"
 import { CurrentRequest, type RequestState } from "./RequestContext.ts"
 import { routedPath, type RouteTable } from "./Routes.ts"
@@ -224,13 +225,9 @@ export const layer = (options: GatewayOptions) =>
           if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
             return yield* reject(new Errors.InvalidRequest({ message: "The request body must be a JSON object" }))
           }
-          const nul = nulField(parsed, "")
-          if (nul !== undefined) {
-            return yield* reject(new Errors.ValidationFailed({
-              message: "Text must not contain the NUL character (\\u0000)",
-              errors: [{ field: nul === "" ? "(body)" : nul, message: "must not contain the NUL character" }]
-            }))
-          }
+          // Lone surrogates, NUL, nesting past the bound: refused before any route reads the body (JsonBody.ts).
+          const refused = JsonBody.check(parsed)
+          if (refused !== undefined) return yield* reject(refused)
         }
         if (safeDecode(request.url.split("?")[0]).includes("\u0000")) {
           return yield* reject(new Errors.InvalidParameter({ message: "The path must not contain the NUL character" }))
@@ -326,22 +323,6 @@ export const layer = (options: GatewayOptions) =>
     }),
     { global: true }
   )
-
-/**
- * The first field (dotted path) holding a NUL character, in a key or a string. No text Tender keeps
- * may hold one: PostgreSQL's text refuses it, so it would fail a write that memory storage accepts.
- */
-const nulField = (value: unknown, at: string): string | undefined => {
-  if (typeof value === "string") return value.includes("\u0000") ? at : undefined
-  if (typeof value !== "object" || value === null) return undefined
-  for (const [key, inner] of Object.entries(value)) {
-    const field = at === "" ? key : `${at}.${key}`
-    if (key.includes("\u0000")) return field
-    const found = nulField(inner, field)
-    if (found !== undefined) return found
-  }
-  return undefined
-}
 
 const safeDecode = (path: string) => {
   try {

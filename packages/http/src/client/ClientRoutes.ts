@@ -8,7 +8,7 @@
  * their own, in this order:
  *
  *   (card_tokens: Origin, 403) → rate limit per client IP (429) → publishable key (401) → rate limit per account (429)
- *   → content type (415) and body (400, 413) → client secret (401) → the use case.
+ *   → content type (415) and body (400, 413; JsonBody.ts) → client secret (401) → the use case.
  *
  * Nothing here logs a request body: it carries card numbers and CVCs.
  *
@@ -34,6 +34,7 @@ import {
   RateLimiter
 } from "@tender/domain"
 import * as ApiError from "../ApiError.ts"
+import * as JsonBody from "../JsonBody.ts"
 import { Code, Name, Reference } from "../api/Bounded.ts"
 import { clientBucket } from "../IpLimits.ts"
 import { CurrentRequest } from "../RequestContext.ts"
@@ -291,6 +292,9 @@ const serve = (r: ClientRoute<unknown, unknown>, options: ClientRoutesOptions) =
       } catch {
         return yield* fail(new Errors.MalformedRequest({ message: "The request body is not valid JSON" }))
       }
+      // The merchant API's rules for every body (JsonBody.ts); the secret is read from a checked body only.
+      const refused = JsonBody.check(json)
+      if (refused !== undefined) return yield* fail(refused)
       const clientSecret = typeof json === "object" && json !== null ? (json as { client_secret?: unknown }).client_secret : undefined
       if (typeof clientSecret !== "string" || clientSecret.length === 0) {
         return yield* fail(new Errors.ClientSecretInvalid({ message: "Missing client_secret in the request body" }))
