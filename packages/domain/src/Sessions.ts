@@ -386,7 +386,11 @@ export class Sessions extends Context.Service<Sessions, {
           let cardToken = details?.card_token
           if (details?.card !== undefined) {
             const account = Option.getOrThrow(yield* accounts.findById(session.account_id as AccountId))
-            cardToken = (yield* cardTokens.tokenize(account, details.card)).token
+            // The card's problems named where the attempt carries it (`payment_method.details.card.number`).
+            const card = yield* cardTokens.tokenize(account, details.card).pipe(
+              Effect.mapError((e) => new ValidationFailed({ message: e.message, errors: e.errors?.map((x) => ({ ...x, field: `payment_method.details.card.${x.field}` })) }))
+            )
+            cardToken = card.token
           }
           yield* payments.attemptSession(session.id, {
             payment_method: {

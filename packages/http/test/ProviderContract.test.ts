@@ -15,7 +15,7 @@ import { inspect } from "node:util"
 import { Payments } from "@tender/domain"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
-import { REFUSAL_REASONS, refusalCard } from "@tender/adapters/providers/adyen/AdyenFake"
+import { HOLDER_NAME_REFUSALS, REFUSAL_REASONS } from "@tender/adapters/providers/adyen/AdyenFake"
 import { TEST_CARDS } from "@tender/adapters/providers/stripe/StripeFake"
 import { send } from "@tender/client/Testing"
 import { type Merchant, payInBrowser, type Rig, startRig } from "./support/ProviderKit.ts"
@@ -50,14 +50,16 @@ interface Row {
 const ROWS: ReadonlyArray<Row> = [
   { provider: "sandbox", approve: "4242424242424242", declines: [["4000000000009995", "insufficient_funds"], ["4000000000000002", "card_declined"]], settles: "by answer", multicapture: true },
   { provider: "stripe", approve: "4242424242424242", declines: [["4000000000009995", "insufficient_funds"], ["4000000000000002", "card_declined"]], settles: "by answer", multicapture: true },
-  { provider: "adyen", approve: "4111111111111111", declines: [[refusalCard("12"), "insufficient_funds"], [refusalCard("2"), "card_declined"]], settles: "by notification", multicapture: false }
+  // contract.md: test mode takes the sandbox's test cards only; the Adyen adapter asks Adyen's test
+  // environment for their declines by holder name (NOT_ENOUGH_BALANCE, DECLINED).
+  { provider: "adyen", approve: "4242424242424242", declines: [["4000000000009995", "insufficient_funds"], ["4000000000000002", "card_declined"]], settles: "by notification", multicapture: false }
 ]
 
 // The table's cards are the fakes' own: a renamed or dropped test card fails here, not in a scenario.
 expect(TEST_CARDS["4000000000009995"]?.outcome).toMatchObject({ decline_code: "insufficient_funds" })
 expect(TEST_CARDS["4000000000000002"]?.outcome).toMatchObject({ decline_code: "generic_decline" })
-expect(REFUSAL_REASONS["12"]).toBe("Not enough balance")
-expect(REFUSAL_REASONS["2"]).toBe("Refused")
+expect(REFUSAL_REASONS[HOLDER_NAME_REFUSALS["NOT_ENOUGH_BALANCE"]!]).toBe("Not enough balance")
+expect(REFUSAL_REASONS[HOLDER_NAME_REFUSALS["DECLINED"]!]).toBe("Refused")
 
 /** One reconciliation round now (the server's own worker waits out a 60 s grace). */
 const reconcile = (rig: Rig) =>
@@ -321,7 +323,8 @@ describe("live mode on the fakes (PostgreSQL storage)", () => {
   const get = (as: Merchant, path: string) => send(rig.server, as, "GET", path)
 
   /** A customer-present live card payment: POST /v1/payments waits for the card (collect_card); the browser pays it. */
-  const livePayment = async (as: Merchant, number = "4242424242424242") => {
+  // contract.md: live mode takes no test card (4242… is one): a card of the providers' own.
+  const livePayment = async (as: Merchant, number = "4111111111111111") => {
     const created = await post(as, "/v1/payments", {
       amount: "42.00", currency: "EUR", country: "NL", merchant_reference: ref("live"), payment_method: { code: "card" }, ...urls
     })
@@ -362,7 +365,7 @@ describe("live mode on the fakes (PostgreSQL storage)", () => {
     const startedBody = await started.text()
     expect(started.status, startedBody).toBe(200)
     const secret = JSON.parse(startedBody).client_secret as string
-    const paid = await payInBrowser(rig.server.baseUrl, stripeShop.publishable_key, secret, "4242424242424242")
+    const paid = await payInBrowser(rig.server.baseUrl, stripeShop.publishable_key, secret, "4111111111111111")
     expect(paid.json, paid.text).toMatchObject({ status: "succeeded" })
     // After pay the glue goes on to where the session stands: the merchant's success page.
     const next = await fetch(`${session.url}/continue`, { redirect: "manual" })

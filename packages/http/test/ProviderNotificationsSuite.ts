@@ -130,7 +130,7 @@ export const providerNotificationsSuite = (storage: Pick<TenderConfig, "storage"
 
   const adyenInDoubt = async () => {
     adyen.fault("payments", "applyThenDrop")
-    const reply = await charge(adyenShop, AdyenFake.APPROVED_CARDS[0])
+    const reply = await charge(adyenShop, "4242424242424242")
     expect({ status: reply.status, code: reply.json?.code }).toEqual({ status: 409, code: "card_payment_in_progress" })
     const payment = adyen.payments().at(-1)!
     const txn = await transaction(payment.merchantReference)
@@ -278,7 +278,7 @@ export const providerNotificationsSuite = (storage: Pick<TenderConfig, "storage"
     })
 
     it("after the response recorded the payment, its AUTHORISATION changes nothing", async () => {
-      const reply = await charge(adyenShop, AdyenFake.APPROVED_CARDS[0], { capture_method: "manual" })
+      const reply = await charge(adyenShop, "4242424242424242", { capture_method: "manual" })
       expect(reply.status).toBe(200)
       const orderId = reply.json.order_id as string
       const before = await stateOf(orderId)
@@ -303,7 +303,7 @@ export const providerNotificationsSuite = (storage: Pick<TenderConfig, "storage"
     })
 
     it("CAPTURE settles a settling capture (once: a redelivery changes nothing)", async () => {
-      const reply = await charge(adyenShop, AdyenFake.APPROVED_CARDS[0], { capture_method: "manual", amount: "40.00" })
+      const reply = await charge(adyenShop, "4242424242424242", { capture_method: "manual", amount: "40.00" })
       expect(reply.status).toBe(200)
       const orderId = reply.json.order_id as string
       const captured = await fetchJson(adyenShop, "/v1/payments/capture", { order_id: orderId })
@@ -327,7 +327,7 @@ export const providerNotificationsSuite = (storage: Pick<TenderConfig, "storage"
     })
 
     it("a capture whose answer was lost is recorded from its CAPTURE notification (Adyen names it by the payment's reference)", async () => {
-      const reply = await charge(adyenShop, AdyenFake.APPROVED_CARDS[0], { capture_method: "manual", amount: "30.00" })
+      const reply = await charge(adyenShop, "4242424242424242", { capture_method: "manual", amount: "30.00" })
       expect(reply.status).toBe(200)
       const orderId = reply.json.order_id as string
       adyen.fault("captures", "applyThenDrop")
@@ -348,7 +348,7 @@ export const providerNotificationsSuite = (storage: Pick<TenderConfig, "storage"
     })
 
     it("REFUND settles a pending refund (once: a redelivery changes nothing)", async () => {
-      const reply = await charge(adyenShop, AdyenFake.APPROVED_CARDS[0], { amount: "20.00" })
+      const reply = await charge(adyenShop, "4242424242424242", { amount: "20.00" })
       expect(reply.status).toBe(200)
       const orderId = reply.json.order_id as string
       const refund = await fetchJson(adyenShop, "/v1/refunds", { order_id: orderId, amount: "5.00" })
@@ -366,7 +366,7 @@ export const providerNotificationsSuite = (storage: Pick<TenderConfig, "storage"
     })
 
     it("CAPTURE_FAILED fails a settling capture (capture_failed); the authorization stands and captures again", async () => {
-      const reply = await charge(adyenShop, AdyenFake.APPROVED_CARDS[0], { capture_method: "manual", amount: "35.00" })
+      const reply = await charge(adyenShop, "4242424242424242", { capture_method: "manual", amount: "35.00" })
       expect(reply.status).toBe(200)
       const orderId = reply.json.order_id as string
       expect((await fetchJson(adyenShop, "/v1/payments/capture", { order_id: orderId })).status).toBe(200)
@@ -385,7 +385,7 @@ export const providerNotificationsSuite = (storage: Pick<TenderConfig, "storage"
     })
 
     it("REFUND_FAILED fails a pending refund (refund_failed): nothing refunded", async () => {
-      const reply = await charge(adyenShop, AdyenFake.APPROVED_CARDS[0], { amount: "22.00" })
+      const reply = await charge(adyenShop, "4242424242424242", { amount: "22.00" })
       expect(reply.status).toBe(200)
       const orderId = reply.json.order_id as string
       const refund = await fetchJson(adyenShop, "/v1/refunds", { order_id: orderId, amount: "5.00" })
