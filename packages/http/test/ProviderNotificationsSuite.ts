@@ -183,6 +183,20 @@ export const providerNotificationsSuite = (storage: Pick<TenderConfig, "storage"
       expect(await eventsOf(txn.order_id)).toContain("payment.succeeded")
     })
 
+    it("Stripe's signature scheme (tolerance 300 s): a `t` beyond it in the past or in the future → 401 invalid_signature, nothing applied; 200 s ahead is within it", async () => {
+      const { txn, intent } = await stripeInDoubt()
+      const payload = stripeEvent("payment_intent.succeeded", txn.id)
+      const before = await stateOf(txn.order_id)
+      const now = Math.floor(Date.now() / 1000)
+      const at = (t: number) => deliver(stripeShop.channelId, payload, { "stripe-signature": signatureHeader(payload, WEBHOOK_SECRET, t) })
+      for (const t of [now - 400, now + 400, now + 86_400]) {
+        await expectEnvelope(await at(t), 401, "invalid_signature")
+      }
+      expect(await stateOf(txn.order_id)).toEqual(before)
+      expect((await at(now + 200)).status).toBe(200)
+      expect(await transaction(txn.id)).toMatchObject({ status: "completed", pending_call: null, provider_transaction_id: intent.id })
+    })
+
     it("a redelivered notification changes nothing: same version, no second event", async () => {
       const { txn } = await stripeInDoubt()
       const payload = stripeEvent("payment_intent.succeeded", txn.id)
