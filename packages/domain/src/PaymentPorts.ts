@@ -6,6 +6,7 @@ import { Context, type Effect, type Option } from "effect"
 import type { Decided } from "./StateMachine.ts"
 import type { Conflict, DuplicateMerchantReferenceId, ProviderUnavailable } from "./Errors.ts"
 import type { NextAction, Order, Page, PaymentEvent, PaymentInstrument, SearchQuery, Transaction } from "./Payment.ts"
+import type { StoredCredentialReason } from "./PaymentRequest.ts"
 
 export class OrderRepo extends Context.Service<OrderRepo, {
   /** Refuses a second direct-payment order with the same reference in the account, even when both arrive at once. */
@@ -188,6 +189,12 @@ export class PaymentProvider extends Context.Service<PaymentProvider, {
      * flagged as such to the provider (Stripe `off_session`, Adyen `ContAuth`).
      */
     readonly merchant_initiated?: boolean | undefined
+    /**
+     * With `merchant_initiated`: why the merchant charges the stored card (the scheme's type of
+     * merchant-initiated transaction), for the provider's own field (Stripe
+     * `stored_credential_usage`, Adyen `recurringProcessingModel`).
+     */
+    readonly stored_credential_reason?: StoredCredentialReason | undefined
   }): Effect.Effect<AuthorizeResult | Unknown, ProviderUnavailable>
   captureCard(request: {
     readonly reference: string

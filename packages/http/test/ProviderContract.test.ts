@@ -89,18 +89,20 @@ describe.each(ROWS)("contract: $provider", (row) => {
     (await tender.testHelpers.createCardToken({ number, exp_month: 12, exp_year: 2035, cvc: "123", holder_name: "Ada Lovelace" })).token
 
   /** A merchant-initiated card charge on a vaulted card token (it authorizes in the create). */
-  const charge = async (number: string, extra: { capture_method?: "automatic" | "manual"; merchant_reference?: string } = {}) =>
-    tender.payments.create({
+  const charge = async (number: string, extra: { capture_method?: "automatic" | "manual"; merchant_reference?: string; reason?: string | undefined } = {}) => {
+    const { reason, ...rest } = { reason: "unscheduled", ...extra }
+    return tender.payments.create({
       amount: "100.00",
       currency: "USD",
       country: "US",
       merchant_reference: ref(row.provider),
       payment_method: {
         code: "card",
-        details: { card_token: await tokenize(number), stored_credential: { initiator: "merchant", reason: "unscheduled" } }
+        details: { card_token: await tokenize(number), stored_credential: { initiator: "merchant", ...(reason === undefined ? {} : { reason }) } }
       },
-      ...extra
+      ...rest
     })
+  }
 
   /**
    * Runs `steps` with the provider's notifications delivered to the channel when it settles by them
@@ -117,6 +119,10 @@ describe.each(ROWS)("contract: $provider", (row) => {
       ? rig.fakes.stripe.refunds().filter((r) => r.metadata["tender_reference"] === transactionId).length
       : rig.fakes.adyen.modifications().filter((m) => m.kind === "refund" && m.reference === transactionId).length
 
+  /** Every charge the provider holds (the sandbox keeps no inspectable count: 0). */
+  const chargesCount = () =>
+    row.provider === "stripe" ? rig.fakes.stripe.paymentIntents().length : row.provider === "adyen" ? rig.fakes.adyen.payments().length : 0
+
   /** The charges the provider holds for a payment transaction (the sandbox keeps no inspectable count). */
   const chargesAt = (transactionId: string) =>
     row.provider === "stripe"
@@ -124,6 +130,40 @@ describe.each(ROWS)("contract: $provider", (row) => {
       : row.provider === "adyen"
       ? rig.fakes.adyen.payments().filter((p) => p.merchantReference === transactionId).length
       : undefined
+
+  // Spec: "`payment_method.details` fields named: `card_token`, `stored_credential` (`initiator`,
+  // `reason`)"; "A merchant-initiated charge (`stored_credential.initiator` = `merchant`, with a
+  // `reason` such as `unscheduled`) authorizes in the create itself."
+  it.each([
+    ["unscheduled", "unscheduled", "UnscheduledCardOnFile"],
+    ["recurring", "recurring", "Subscription"],
+    ["installment", "installment", "Subscription"],
+    [undefined, "unscheduled", "UnscheduledCardOnFile"]
+  ] as const)("stored_credential.reason %s reaches the provider as its own field (Stripe %s, Adyen %s)", async (reason, stripeUsage, adyenModel) => {
+    const paid = await charge(row.approve, { reason })
+    expect(paid.status).toBe("completed")
+    if (row.provider === "stripe") {
+      const intent = rig.fakes.stripe.paymentIntents().find((pi) => pi.metadata["tender_reference"] === paid.transaction_id)!
+      expect({ off_session: intent.off_session, usage: intent.payment_method_options.card.stored_credential_usage }).toEqual({ off_session: true, usage: stripeUsage })
+    }
+    if (row.provider === "adyen") {
+      const payment = rig.fakes.adyen.payments().find((p) => p.merchantReference === paid.transaction_id)!
+      expect({ interaction: payment.shopperInteraction, model: payment.recurringProcessingModel }).toEqual({ interaction: "ContAuth", model: adyenModel })
+    }
+  })
+
+  it("a stored_credential.reason outside unscheduled, recurring, installment: 400 naming it, nothing sent", async () => {
+    const before = chargesCount()
+    const refused = await send(rig.server, merchant, "POST", "/v1/payments", {
+      body: JSON.stringify({
+        amount: "100.00", currency: "USD", country: "US", merchant_reference: ref(row.provider),
+        payment_method: { code: "card", details: { card_token: await tokenize(row.approve), stored_credential: { initiator: "merchant", reason: "whenever" } } }
+      })
+    })
+    expect(refused.status).toBe(400)
+    expect(refused.json).toMatchObject({ code: "validation_failed", errors: [{ field: "payment_method.details.stored_credential.reason" }] })
+    expect(chargesCount()).toBe(before)
+  })
 
   it("approve with automatic capture: completed, the order succeeded, one charge on the channel", async () => {
     const paid = await charge(row.approve)

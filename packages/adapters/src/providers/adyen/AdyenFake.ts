@@ -122,6 +122,9 @@ export interface FakePayment {
   readonly manualCapture: boolean
   readonly brand: string
   readonly last4: string
+  /** As sent: `Ecommerce` unless given; `ContAuth` (a stored card, no shopper) with its recurringProcessingModel. */
+  readonly shopperInteraction: string
+  readonly recurringProcessingModel: string | null
   status: "Authorised" | "Refused" | "RedirectShopper" | "Cancelled"
   refusalReasonCode: string | null
   captured: number
@@ -303,6 +306,15 @@ export const start = async (options: AdyenFakeOptions = {}) => {
     if (!Number.isInteger(month) || month < 1 || month > 12 || !Number.isInteger(year) || year < 2000) throw validation("129", "Expiry Date Invalid")
     const cvc = str(method["cvc"])
     if (cvc !== undefined && !/^\d{3,4}$/.test(cvc)) throw validation("103", "CVC is not the right length")
+    // Adyen's enums (CheckoutService v71: PaymentRequest.shopperInteraction, .recurringProcessingModel);
+    // stored payment details need a recurringProcessingModel, and ContAuth is always a stored card.
+    const interaction = str(body["shopperInteraction"]) ?? "Ecommerce"
+    if (!["Ecommerce", "ContAuth", "Moto", "POS"].includes(interaction)) throw validation("100", `Invalid shopperInteraction: ${interaction}`)
+    const model = str(body["recurringProcessingModel"])
+    if (model !== undefined && !["CardOnFile", "Subscription", "UnscheduledCardOnFile"].includes(model)) {
+      throw validation("100", `Invalid recurringProcessingModel: ${model}`)
+    }
+    if (interaction === "ContAuth" && model === undefined) throw validation("100", "Required field 'recurringProcessingModel' is not provided.")
     const additional = obj(body["additionalData"])
     const delay = body["captureDelayHours"]
     const payment: FakePayment = {
@@ -314,6 +326,8 @@ export const start = async (options: AdyenFakeOptions = {}) => {
       manualCapture: str(additional?.["manualCapture"]) === "true" || (typeof delay === "number" && delay > 0),
       brand: CardRules.detectBrand(number),
       last4: CardRules.last4Of(number),
+      shopperInteraction: interaction,
+      recurringProcessingModel: model ?? null,
       status: "Refused",
       refusalReasonCode: null,
       captured: 0,

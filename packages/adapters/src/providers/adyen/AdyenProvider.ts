@@ -23,7 +23,7 @@
  * docs/decisions.md, "Provider journal".
  */
 import { Card, type Errors, PaymentProvider } from "@tender/domain"
-import type { AuthorizeResult, CaptureResult, LookupResult, PayoutResult, Unknown, VoidResult } from "@tender/domain"
+import type { AuthorizeResult, CaptureResult, LookupResult, PayoutResult, PaymentRequest, Unknown, VoidResult } from "@tender/domain"
 import { Effect, Layer, Option, Schema } from "effect"
 import { answersFor } from "../shared/CallFailure.ts"
 import { referenceOf, returnUrlFor } from "../shared/ChallengeReturn.ts"
@@ -81,6 +81,16 @@ const TEST_MODE_TRIGGERS: Partial<Record<Card.TestCard, { readonly holderName?: 
   "4000000000009995": { holderName: "NOT_ENOUGH_BALANCE" },
   "4000000000000069": { holderName: "CARD_EXPIRED" },
   "4000000000003220": { number: THREE_DS2_TEST_CARD }
+}
+
+/**
+ * The stored credential's reason as Adyen's `recurringProcessingModel`: a charge on a fixed schedule
+ * (a subscription, an installment plan) is `Subscription`; one without is `UnscheduledCardOnFile`.
+ */
+const RECURRING_PROCESSING_MODEL: Readonly<Record<PaymentRequest.StoredCredentialReason, "Subscription" | "UnscheduledCardOnFile">> = {
+  unscheduled: "UnscheduledCardOnFile",
+  recurring: "Subscription",
+  installment: "Subscription"
 }
 
 const answers = answersFor("Adyen")
@@ -262,7 +272,9 @@ export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = m
         },
         returnUrl: returnUrlFor(config.returnUrl, request.reference),
         // A merchant-initiated charge on a stored card: a continued authority, no shopper to challenge.
-        ...(request.merchant_initiated === true ? { shopperInteraction: "ContAuth", recurringProcessingModel: "UnscheduledCardOnFile" } : {}),
+        ...(request.merchant_initiated === true
+          ? { shopperInteraction: "ContAuth", recurringProcessingModel: RECURRING_PROCESSING_MODEL[request.stored_credential_reason ?? "unscheduled"] }
+          : {}),
         ...(request.capture ? {} : { additionalData: { manualCapture: "true" } })
       }
       return yield* settle(
