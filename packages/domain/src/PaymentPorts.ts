@@ -114,7 +114,12 @@ export interface BinFacts {
 }
 
 /** The provider may or may not have applied the call (timeout after sending, crash): never guessed. */
-export interface Unknown { readonly _tag: "Unknown"; readonly reason: string }
+/**
+ * A call that may or may not have been applied. `report`: the provider answered, with an error that
+ * does not say whether it applied the call (a 5xx), and these are its words; absent when no answer
+ * came (a timeout, a dropped connection).
+ */
+export interface Unknown { readonly _tag: "Unknown"; readonly reason: string; readonly report?: string | undefined }
 export interface StartResult { readonly _tag: "Started"; readonly provider_transaction_id: string; readonly next_action: NextAction }
 export type LookupResult =
   /** The provider never received this key; the key is now fenced: a later call with it fails with ProviderUnavailable. */

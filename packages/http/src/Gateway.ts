@@ -26,7 +26,7 @@ import * as ApiError from "./ApiError.ts"
 import * as IpLimits from "./IpLimits.ts"
 import * as JsonBody from "./JsonBody.ts"
 import * as Metrics from "./Metrics.ts"
-import { CurrentRequest, type RequestState } from "./RequestContext.ts"
+import { belowApi, CurrentRequest, type RequestState } from "./RequestContext.ts"
 import { routedPath, type RouteTable } from "./Routes.ts"
 
 export interface GatewayOptions {
@@ -49,6 +49,9 @@ class Rejection {
 }
 
 const reject = (error: Errors.DomainError, headers?: Record<string, string>) => Effect.fail(new Rejection(error, headers))
+
+/** A port the gateway asks itself (rate limiter, replay cache): its defects are `general_error` (belowApi). */
+const askPort = <A, R>(effect: Effect.Effect<A, never, R>) => Effect.mapError(belowApi(effect), (error) => new Rejection(error))
 
 const BEARER = /^Bearer +(\S+)\s*$/
 
@@ -119,7 +122,7 @@ export const layer = (options: GatewayOptions) =>
         }
         // An IP spending unknown keys is refused before its keys are hashed and looked up (IpLimits.ts).
         const account = yield* Effect.mapError(
-          ipLimits.guardKey(request, key, accounts.authenticate(key)),
+          ipLimits.guardKey(request, key, belowApi(accounts.authenticate(key))),
           (e) => e instanceof IpLimits.Limited ? new Rejection(e.error, e.headers) : new Rejection(e)
         )
         state.account = account
@@ -132,7 +135,7 @@ export const layer = (options: GatewayOptions) =>
         const limit = account.rate_limit === null
           ? options.defaultRateLimit
           : { perSecond: account.rate_limit.per_second, burst: account.rate_limit.burst }
-        const taken = yield* limiter.consume(account.id, limit)
+        const taken = yield* askPort(limiter.consume(account.id, limit))
         if (!taken.allowed) {
           return yield* reject(
             new Errors.RateLimited({ message: `Rate limit exceeded; retry after ${taken.retryAfterSeconds}s` }),
@@ -191,9 +194,11 @@ export const layer = (options: GatewayOptions) =>
         // a signature the cache holds as a response's never authorises anything.
         const write = isWrite(request.method, path)
         signing.writePath = write || acceptsWrite(path)
-        const held = signing.writePath
-          ? yield* replays.claim(account.id, verification.digest, { kind: "request", requestId: state.requestId }, expiresAt(verification.timestamp))
-          : yield* replays.find(account.id, verification.digest)
+        const held = yield* askPort(
+          signing.writePath
+            ? replays.claim(account.id, verification.digest, { kind: "request", requestId: state.requestId }, expiresAt(verification.timestamp))
+            : replays.find(account.id, verification.digest)
+        )
         if (Option.isSome(held) && held.value.kind === "response") {
           return yield* reject(new Errors.InvalidSignature({ message: "The signature does not match the request" }))
         }
