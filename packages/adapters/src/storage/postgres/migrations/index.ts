@@ -26,6 +26,7 @@ import * as m0021 from "./0021_card_vault_last_used.ts"
 import * as m0022 from "./0022_delivery_pause.ts"
 import * as m0025 from "./0025_growth_indexes.ts"
 import * as m0026 from "./0026_account_changes.ts"
+import * as m0032 from "./0032_server_listeners.ts"
 
 export interface Migration {
   readonly name: string
@@ -57,5 +58,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { name: "0021_card_vault_last_used", statements: m0021.statements },
   { name: "0022_delivery_pause", statements: m0022.statements },
   { name: "0025_growth_indexes", statements: m0025.statements },
-  { name: "0026_account_changes", statements: m0026.statements }
+  { name: "0026_account_changes", statements: m0026.statements },
+  { name: "0032_server_listeners", statements: m0032.statements }
 ]
