@@ -7,16 +7,12 @@
  * Gateway.test.ts, "internal_error (500)"); "`general_error` | 500 | Unexpected error below the API
  * layer."; "`downstream_error` | 502 | Downstream service failed; message relays its report."
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { type Credentials, send } from "@tender/client/Testing"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { browserPost, type Merchant, type Rig, startRig } from "./support/ProviderKit.ts"
+import { browserPost, type Merchant, type Rig, startRigOnFreshPostgres } from "./support/ProviderKit.ts"
 
-const dataDir = mkdtempSync(join(tmpdir(), "tender-errors-"))
 let rig: Rig
 let shop: Merchant
 let seq = 0
@@ -25,15 +21,12 @@ const URLS = { success_url: "https://shop.example/ok", cancel_url: "https://shop
 const CARD = { number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" }
 
 beforeAll(async () => {
-  rig = await startRig({ postgres: dataDir })
+  rig = await startRigOnFreshPostgres()
   shop = await rig.merchant("test")
 }, 120_000)
-afterAll(async () => {
-  await rig?.close()
-  rmSync(dataDir, { recursive: true, force: true })
-})
+afterAll(() => rig?.close())
 
-const post = (as: Credentials, path: string, body: unknown) => send(rig.server, as, "POST", path, { body: JSON.stringify(body) })
+const post = (as: Credentials, path: string, body: unknown) => rig.post(as, path, body)
 
 const sql = (statement: string) =>
   rig.server.run(Effect.gen(function*() {

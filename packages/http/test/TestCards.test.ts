@@ -11,15 +11,12 @@
  * SDK's card fields → `validation_error` `invalid_number` with the same message. In live mode a
  * number from this table is refused the same way ("live mode does not take test cards")."
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { Card } from "@tender/domain"
 import { type Credentials, send } from "@tender/client/Testing"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { browserPost, type Merchant, type Rig, startRig } from "./support/ProviderKit.ts"
+import { browserPost, type Merchant, type Rig, startRigOnFreshPostgres } from "./support/ProviderKit.ts"
 
 const TEST_ONLY = "test mode takes test cards only"
 const LIVE_ONLY = "live mode does not take test cards"
@@ -31,7 +28,6 @@ const URLS = { success_url: "https://shop.example/ok", cancel_url: "https://shop
 const expiry = { exp_month: 12, exp_year: 2035 }
 const cvcOf = (number: string) => (number.startsWith("37") ? "1234" : "123")
 
-const dataDir = mkdtempSync(join(tmpdir(), "tender-cards-"))
 let rig: Rig
 let shop: Merchant
 let seq = 0
@@ -39,15 +35,12 @@ const ref = (label: string) => `${label}-${Date.now()}-${++seq}`
 
 beforeAll(async () => {
   // The Stripe fake takes live keys here, for the live account's channel; the test account has none (the sandbox).
-  rig = await startRig({ postgres: dataDir, stripeKey: "sk_live_cards" })
+  rig = await startRigOnFreshPostgres({ stripeKey: "sk_live_cards" })
   shop = await rig.merchant("test")
 }, 120_000)
-afterAll(async () => {
-  await rig?.close()
-  rmSync(dataDir, { recursive: true, force: true })
-})
+afterAll(() => rig?.close())
 
-const post = (as: Credentials, path: string, body: unknown) => send(rig.server, as, "POST", path, { body: JSON.stringify(body) })
+const post = (as: Credentials, path: string, body: unknown) => rig.post(as, path, body)
 
 /** The account's rows in the vault (nothing refused may be stored). */
 const vaulted = (accountId: string) =>
