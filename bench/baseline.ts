@@ -119,7 +119,6 @@ const insertOrder = statement(
   "insert_order",
   `INSERT INTO orders (${ORDER_COLUMNS})
     VALUES ($1, $2, false, $3, 'direct_payment', 'pending', $4, $5, $6, $7, $8, NULL, NULL, NULL, NULL, $9, NULL, NULL, $10, $10, 1)
-    ON CONFLICT (account_id, merchant_reference) WHERE subtype = 'direct_payment' DO NOTHING
     RETURNING id`
 )
 const insertTransaction = statement(

@@ -358,7 +358,7 @@ const withRedis = <R>(config: TenderConfig, operations: Layer.Layer<Operations.O
 export const migrate = (config: TenderConfig): Effect.Effect<ReadonlyArray<string>, InfrastructureError> =>
   config.storage === "memory"
     ? Effect.succeed([])
-    : PgDatabase.migrate.pipe(Effect.provide(PgDatabase.client(config)))
+    : PgDatabase.migrate.pipe(Effect.provide(Layer.merge(PgDatabase.client(config), PgDatabase.migrationKey(config))))
 
 /** Connections of the webhook dispatcher's own pool (`dispatcherStorage`). */
 export const DISPATCHER_POOL_SIZE = 6

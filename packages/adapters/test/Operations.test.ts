@@ -55,9 +55,10 @@ type Operation = "authorize" | "capture" | "void" | "start"
  * What the test provider does with a call of each operation:
  *   answer — the sandbox's answer, as is;
  *   lose   — the sandbox applies the call, but its answer is lost on the way back (`Unknown`);
- *   drop   — the call never reaches the sandbox, and the caller hears `Unknown` all the same.
+ *   drop   — the call never reaches the sandbox, and the caller hears `Unknown` all the same;
+ *   refuse — the provider is definitely unreachable (a refused connection): `ProviderUnavailable`.
  */
-type Fate = "answer" | "lose" | "drop"
+type Fate = "answer" | "lose" | "drop" | "refuse"
 
 /**
  * The test's handle on its provider: fates per operation; what the sandbox really answered, by
@@ -96,6 +97,7 @@ const tapped = (t: Tap): PaymentProvider["Service"] => {
       if (t.fenced.has(key)) return yield* new Errors.ProviderUnavailable({ message: `key ${key} was fenced by a lookup (test)` })
       const fate = t.fates[operation] ?? "answer"
       if (fate === "drop") return lost
+      if (fate === "refuse") return yield* new Errors.ProviderUnavailable({ message: "connection refused (test)" })
       t.calls.push(key)
       const answer = yield* call
       if (answer._tag !== "Unknown") t.answered.set(key, remember(answer as A))
@@ -298,16 +300,16 @@ describe("create", () => {
       expect(events).toEqual(["payment.failed"])
     }).pipe(Effect.provide(world())))
 
-  it.effect("provider unreachable (4000000000000119): provider_unavailable, the attempt recorded as failed", () =>
+  it.effect("provider unreachable (4000000000000119): provider_unavailable, the attempt recorded as failed, the order pending for a retry, no payment.failed", () =>
     Effect.gen(function*() {
       const account = yield* merchant
       const reference = ref("unreachable")
       expect(yield* codeOf(charge(account, "4000000000000119", { merchant_reference: reference }))).toBe("provider_unavailable")
       const order = Option.getOrThrow(yield* (yield* OrderRepo).findByReference(account.id, reference))
       const { txn, events } = yield* stored(order.id)
-      expect(order.status).toBe("failed")
+      expect([order.status, order.retry_until]).toEqual(["pending", new Date(START + DAY).toISOString()])
       expect([txn.status, txn.decline_code, txn.pending_call]).toEqual(["failed", "provider_unavailable", null])
-      expect(events).toEqual(["payment.failed"])
+      expect(events).toEqual([])
     }).pipe(Effect.provide(world())))
 
   it.effect("a saved card with the customer present: collect_cvv with a 15-minute client secret, nothing sent", () =>
@@ -368,6 +370,135 @@ describe("create", () => {
 })
 
 // --- provider_transaction_id ------------------------------------------------------------------
+
+describe("a create answered 502, retried (contract.md, Idempotency)", () => {
+  /** A merchant-initiated charge's request on a stored card: the same input is the same request. */
+  const request = (token: string, reference: string): CreatePaymentInput => ({
+    amount: "100.00",
+    currency: "USD",
+    country: "US",
+    merchant_reference: reference,
+    payment_method: { code: "card", details: { card_token: token, stored_credential: { initiator: "merchant", reason: "unscheduled" } } }
+  })
+
+  /** The provider refuses connections for the first create: 502, the order left for the retry. */
+  const unreachableFirst = (t: Tap, account: Account.Account) =>
+    Effect.gen(function*() {
+      const input = request(yield* tokenize(account, "4242424242424242"), ref("retry"))
+      t.fates.authorize = "refuse"
+      const error = yield* Effect.flip(create(account, input))
+      expect([error.code, error.message]).toEqual(["provider_unavailable", expect.stringContaining("Retry the same request")])
+      yield* later
+      t.fates.authorize = "answer"
+      const order = Option.getOrThrow(yield* (yield* OrderRepo).findByReference(account.id, input.merchant_reference!))
+      return { input, order }
+    })
+
+  it.effect("\"a create answered 502 … may be retried: the same body with the same reference attempts again on the same order (a new transaction) and answers as a first create would; no payment.failed is emitted for a 502\"", () => {
+    const t = tap()
+    return Effect.gen(function*() {
+      const account = yield* merchant
+      const { input, order } = yield* unreachableFirst(t, account)
+      const first = yield* stored(order.id)
+      expect([first.order.status, first.txns.map((x) => [x.status, x.decline_code]), first.events]).toEqual([
+        "pending",
+        [["failed", "provider_unavailable"]],
+        []
+      ])
+
+      // Key order is no part of "the same body".
+      const { payment_method, ...rest } = input
+      const retried = yield* create(account, { payment_method, ...rest })
+      expect(retried).toMatchObject({ order_id: order.id, status: "completed", merchant_reference: input.merchant_reference })
+      expect(retried.transaction_id).not.toBe(first.txn.id)
+      const after = yield* stored(order.id)
+      expect([after.order.status, after.order.retry_until]).toEqual(["succeeded", null])
+      expect(after.txns.map((x) => [x.id, x.status, x.decline_code])).toEqual([
+        [first.txn.id, "failed", "provider_unavailable"],
+        [retried.transaction_id, "completed", null]
+      ])
+      expect(after.events).toEqual(["payment.succeeded"])
+      // One call reached the provider, under the new transaction's key.
+      expect(t.calls).toEqual([`${retried.transaction_id}:authorize`])
+      // Now the reference is a payment's like any other: the same request again is 409.
+      expect(yield* codeOf(create(account, input))).toBe("duplicate_merchant_reference_id")
+    }).pipe(Effect.provide(world(t)))
+  })
+
+  it.effect("\"The same reference with another body is 409 duplicate_merchant_reference_id\": nothing changes, the same request still retries", () => {
+    const t = tap()
+    return Effect.gen(function*() {
+      const account = yield* merchant
+      const { input, order } = yield* unreachableFirst(t, account)
+      for (const other of [{ ...input, amount: "100.01" }, { ...input, capture_method: "manual" }, { ...input, customer: { email: "ada@example.com" } }]) {
+        const refused = yield* Effect.flip(create(account, other))
+        expect([refused.code, refused.message]).toEqual(["duplicate_merchant_reference_id", expect.stringContaining("/v1/orders/by-reference/")])
+      }
+      // Another body is refused before it is validated, as for any taken reference.
+      expect(yield* codeOf(create(account, { ...input, amount: "not money" }))).toBe("duplicate_merchant_reference_id")
+      const unchanged = yield* stored(order.id)
+      expect([unchanged.order.status, unchanged.txns.length, unchanged.events]).toEqual(["pending", 1, []])
+      expect(t.calls).toEqual([])
+      expect(yield* create(account, input)).toMatchObject({ order_id: order.id, status: "completed" })
+    }).pipe(Effect.provide(world(t)))
+  })
+
+  it.effect("a retry that finds the provider unreachable again: 502 again, a second failed transaction, the window renewed, still no payment.failed", () => {
+    const t = tap()
+    return Effect.gen(function*() {
+      const account = yield* merchant
+      const { input, order } = yield* unreachableFirst(t, account)
+      yield* TestClock.adjust("2 hours")
+      t.fates.authorize = "refuse"
+      expect(yield* codeOf(create(account, input))).toBe("provider_unavailable")
+      const { order: again, txns, events } = yield* stored(order.id)
+      expect([again.status, again.retry_until]).toEqual(["pending", new Date(START + 1000 + 2 * HOUR + DAY).toISOString()])
+      expect(txns.map((x) => [x.status, x.decline_code])).toEqual([["failed", "provider_unavailable"], ["failed", "provider_unavailable"]])
+      expect(events).toEqual([])
+    }).pipe(Effect.provide(world(t)))
+  })
+
+  it.effect("no retry within the window (a day): the window-expiry worker fails the order with payment.failed (provider_unavailable); the request is then 409", () => {
+    const t = tap()
+    return Effect.gen(function*() {
+      const account = yield* merchant
+      const { input, order } = yield* unreachableFirst(t, account)
+      const p = yield* payments
+      yield* TestClock.adjust(DAY - 2000)
+      expect(yield* p.expireWindows()).toBe(0)
+      expect((yield* stored(order.id)).order.status).toBe("pending")
+      // Past the window, before the worker's round: no longer a retry.
+      yield* TestClock.adjust("1 second")
+      expect(yield* codeOf(create(account, input))).toBe("duplicate_merchant_reference_id")
+      expect(yield* p.expireWindows()).toBe(1)
+      const { order: failed, txns, events, payloads } = yield* stored(order.id)
+      expect([failed.status, failed.retry_until, txns.length]).toEqual(["failed", null, 1])
+      expect(events).toEqual(["payment.failed"])
+      expect(payloads[0]!.data).toMatchObject({ order_id: order.id, transaction_id: txns[0]!.id, order_status: "failed", transaction_status: "failed", decline_code: "provider_unavailable" })
+      expect(yield* p.expireWindows()).toBe(0)
+      expect(yield* codeOf(create(account, input))).toBe("duplicate_merchant_reference_id")
+      expect(t.calls).toEqual([])
+    }).pipe(Effect.provide(world(t)))
+  })
+
+  it.effect("two retries at once: one claims the order and calls the provider; the other is 409 before any call", () => {
+    const t = tap()
+    return Effect.gen(function*() {
+      const account = yield* merchant
+      const { input, order } = yield* unreachableFirst(t, account)
+      const gate = yield* barrier
+      t.gate = gate.wait
+      const first = yield* Effect.forkChild(create(account, input))
+      yield* gate.reached
+      t.gate = undefined
+      expect(yield* codeOf(create(account, input))).toBe("duplicate_merchant_reference_id")
+      yield* gate.open
+      expect(yield* Fiber.join(first)).toMatchObject({ order_id: order.id, status: "completed" })
+      expect(t.calls).toHaveLength(1)
+      expect((yield* stored(order.id)).txns).toHaveLength(2)
+    }).pipe(Effect.provide(world(t)))
+  })
+})
 
 describe("provider_transaction_id (spec Payment: settlement reference, null before settlement)", () => {
   it.effect("null on an authorized snapshot; set on the capture that settled it", () =>
@@ -793,16 +924,19 @@ describe("completeThreeDs", () => {
   it.effect.each([
     [true, "completed", ["payment.requires_action", "payment.succeeded", "checkout.session.completed"]],
     [false, "open", ["payment.requires_action"]]
-  ] as const)("under a session, the challenge answered %s: the session %s", ([approved, sessionStatus, events]) =>
+  ] as const)("under a session (a browser flow), the challenge answered %s: the answer alone leaves the session %s; 3ds/complete then only reads", ([approved, sessionStatus, events]) =>
     Effect.gen(function*() {
       const account = yield* merchant
       const p = yield* payments
       const session = yield* newSession(account, { methods: ["card"], max: 2 })
       yield* payCard(session.id, yield* tokenize(account, "4000000000003220"))
       expect(yield* sessionOf(session.id)).toMatchObject({ status: "pending_action", next_action: { type: "redirect" } })
+      // Was: the answer was only recorded, and the merchant's 3ds/complete (or the hosted page's next
+      // GET) authorized. contract.md, Browser SDK: the customer's answer completes the payment.
       yield* p.answerChallenge((yield* stored(session.order_id)).txn.id, approved)
-      yield* p.completeThreeDs(account, session.order_id)
       expect((yield* sessionOf(session.id)).status).toBe(sessionStatus)
+      expect((yield* stored(session.order_id)).events).toEqual(events)
+      yield* p.completeThreeDs(account, session.order_id)
       expect((yield* stored(session.order_id)).events).toEqual(events)
     }).pipe(Effect.provide(world())))
 
@@ -818,6 +952,131 @@ describe("completeThreeDs", () => {
       expect([order.status, txn.status, txn.decline_code]).toEqual(["failed", "failed", "authentication_failed"])
       expect(events).toEqual(["payment.requires_action", "payment.failed"])
     }).pipe(Effect.provide(world())))
+})
+
+// --- 3-D Secure in a browser flow ---------------------------------------------------------------
+
+/**
+ * contract.md, Browser SDK: "in the browser flows (the SDK's `pay()` in every display mode, the hosted
+ * checkout page) the customer's answer to a 3-D Secure challenge completes the payment with no call
+ * from the merchant's server, on the sandbox as on every channel […] `POST /v1/payments/{id}/3ds/complete`
+ * is for server-to-server payments […]; on a browser-flow payment it only returns the snapshot."
+ */
+describe("3-D Secure in a browser flow (the SDK's pay)", () => {
+  /**
+   * A payment the customer paid in the browser with the challenge card, awaiting the challenge's
+   * answer: collect_card, or (manual capture needs a saved card) collect_cvv on the saved card.
+   */
+  const paidChallenged = (account: Account.Account, capture_method: "automatic" | "manual" = "automatic") =>
+    Effect.gen(function*() {
+      const p = yield* payments
+      const token = yield* tokenize(account, "4000000000003220")
+      const created = yield* create(account, {
+        ...urls, amount: "40.00", currency: "USD", country: "US", merchant_reference: ref("sdk-3ds"), capture_method,
+        payment_method: capture_method === "manual" ? { code: "card", details: { card_token: token } } : { code: "card" }
+      })
+      expect(created.next_action?.type).toBe(capture_method === "manual" ? "collect_cvv" : "collect_card")
+      const paid = yield* p.clientPay(account, created.order_id, token)
+      expect([paid.order.status, paid.txn.three_ds, paid.txn.browser_flow]).toEqual(["requires_action", "required", true])
+      return { orderId: created.order_id, transactionId: created.transaction_id }
+    })
+
+  /** The card form's requires_action (collect_card), then the challenge's. */
+  const AWAITED = ["payment.requires_action", "payment.requires_action"]
+
+  const roundKey = (transactionId: string) => expect.stringMatching(new RegExp(`^${transactionId}:authorize:\\d+$`))
+
+  it.effect.each([
+    ["automatic", "succeeded", "completed", "payment.succeeded"],
+    ["manual", "authorized", "authorized", "payment.authorized"]
+  ] as const)("approved (%s capture): the answer authorizes at once (%s); 3ds/complete then returns that snapshot, no second call", ([capture, orderStatus, status, event]) => {
+    const t = tap()
+    return Effect.gen(function*() {
+      const account = yield* merchant
+      const p = yield* payments
+      const { orderId, transactionId } = yield* paidChallenged(account, capture)
+      // Before the answer: the requires_action snapshot, nothing sent.
+      expect(yield* p.completeThreeDs(account, orderId)).toMatchObject({ status: "requires_action", next_action: { type: "redirect" } })
+      expect(t.calls).toEqual([`${transactionId}:authorize`])
+      expect((yield* p.answerChallenge(transactionId, true)).return_url).toBe(urls.success_url)
+      const { order, txn, events } = yield* stored(orderId)
+      expect([order.status, txn.status, txn.three_ds, txn.pending_call]).toEqual([orderStatus, "completed", "approved", null])
+      expect(t.calls).toEqual([`${transactionId}:authorize`, roundKey(transactionId)])
+      const snapshot = yield* p.completeThreeDs(account, orderId)
+      expect(snapshot).toMatchObject({ status, next_action: null })
+      expect(yield* p.completeThreeDs(account, orderId)).toEqual(snapshot)
+      expect(t.calls).toHaveLength(2)
+      expect((yield* stored(orderId)).events).toEqual(events)
+      expect(events).toEqual([...AWAITED, event])
+    }).pipe(Effect.provide(world(t)))
+  })
+
+  it.effect("denied: the answer fails it at once (authentication_failed), no provider call; a second answer is refused", () => {
+    const t = tap()
+    return Effect.gen(function*() {
+      const account = yield* merchant
+      const p = yield* payments
+      const { orderId, transactionId } = yield* paidChallenged(account)
+      expect((yield* p.answerChallenge(transactionId, false)).return_url).toBe(urls.cancel_url)
+      const { order, txn, events } = yield* stored(orderId)
+      expect([order.status, txn.status, txn.three_ds, txn.decline_code]).toEqual(["failed", "failed", "denied", "authentication_failed"])
+      expect(events).toEqual([...AWAITED, "payment.failed"])
+      expect(t.calls).toEqual([`${transactionId}:authorize`])
+      expect(yield* codeOf(p.answerChallenge(transactionId, true))).toBe("payment_unexpected_state")
+      expect(yield* p.completeThreeDs(account, orderId)).toMatchObject({ status: "failed" })
+      expect((yield* stored(orderId)).events).toEqual(events)
+    }).pipe(Effect.provide(world(t)))
+  })
+
+  it.effect("simulate succeed (the customer's answer, test mode) completes it too", () =>
+    Effect.gen(function*() {
+      const account = yield* merchant
+      const p = yield* payments
+      const { orderId } = yield* paidChallenged(account)
+      expect(yield* p.simulate(account, orderId, { outcome: "succeed" })).toMatchObject({ status: "succeeded" })
+    }).pipe(Effect.provide(world())))
+
+  it.effect("the authorization after the answer lost: the answer is taken (no error), the call stays reserved, reconciliation records it once", () => {
+    const t = tap()
+    return Effect.gen(function*() {
+      const account = yield* merchant
+      const p = yield* payments
+      const { orderId, transactionId } = yield* paidChallenged(account)
+      t.fates.authorize = "lose"
+      // In flight counts as good for where the customer goes; the payment's state says the rest.
+      expect((yield* p.answerChallenge(transactionId, true)).return_url).toBe(urls.success_url)
+      const waiting = yield* stored(orderId)
+      expect([waiting.order.status, waiting.txn.status, waiting.txn.three_ds, waiting.txn.pending_call?.key])
+        .toEqual(["requires_action", "processing", "approved", t.calls[1]])
+      // 3ds/complete neither authorizes again nor fails: the snapshot as it stands.
+      expect(yield* p.completeThreeDs(account, orderId)).toMatchObject({ status: "requires_action" })
+      expect(t.calls).toEqual([`${transactionId}:authorize`, roundKey(transactionId)])
+      expect(yield* p.reconcileDue({ graceMs: 0, horizonMs: DAY })).toBe(1)
+      const { order, txn, events } = yield* stored(orderId)
+      expect([order.status, txn.status, txn.pending_call]).toEqual(["succeeded", "completed", null])
+      expect(events).toEqual([...AWAITED, "payment.succeeded"])
+    }).pipe(Effect.provide(world(t)))
+  })
+
+  it.effect("two answers at once: one is taken, one authorization call", () => {
+    const t = tap()
+    return Effect.gen(function*() {
+      const account = yield* merchant
+      const p = yield* payments
+      const { orderId, transactionId } = yield* paidChallenged(account)
+      const gate = yield* barrier
+      t.gate = gate.wait
+      const first = yield* Effect.forkChild(p.answerChallenge(transactionId, true))
+      yield* gate.reached
+      const second = yield* Effect.forkChild(Effect.result(p.answerChallenge(transactionId, true)))
+      yield* gate.open
+      yield* Fiber.join(first)
+      const other = yield* Fiber.join(second)
+      expect(other._tag === "Failure" ? other.failure.code : "answered").toBe("payment_unexpected_state")
+      expect(t.calls).toEqual([`${transactionId}:authorize`, roundKey(transactionId)])
+      expect((yield* stored(orderId)).events).toEqual([...AWAITED, "payment.succeeded"])
+    }).pipe(Effect.provide(world(t)))
+  })
 })
 
 // --- provider outcomes ------------------------------------------------------------------------

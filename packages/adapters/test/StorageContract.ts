@@ -88,6 +88,7 @@ export const newAccount = (overrides: Partial<Account.Account> = {}) =>
       created_at: created,
       updated_at: created,
       version: 1,
+      payout_limits: [{ currency: "CLP", max_per_payout: 90_000, max_per_day: 250_000 }, { currency: "USD", max_per_payout: 50_000, max_per_day: 200_000 }],
       ...overrides
     }
     return { account, secretKey, revokedKey }
@@ -154,6 +155,8 @@ export const newOrder = (accountId: AccountId, overrides: Partial<Payment.Order>
       // customer_id is a customers row (a foreign key): the customer contract sets it.
       customer_id: null,
       card_storage_consent: { granted: true, usage: "recurring" },
+      request_hash: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+      retry_until: later(T0, 86_400_000),
       created_at: T0,
       updated_at: T0,
       version: 1,
@@ -190,6 +193,7 @@ export const newTransaction = (order: Payment.Order, overrides: Partial<Payment.
       next_action: null,
       three_ds: "approved",
       customer_return_url: null,
+      browser_flow: false,
       expires_at: null,
       pending_call: null,
       created_at: order.created_at,
@@ -434,7 +438,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
   it.effect("round-trips an account with no rate limit and empty lists", () =>
     Effect.gen(function*() {
       const repo = yield* AccountRepo
-      const { account } = yield* newAccount({ rate_limit: null, ip_allowlist: [], processing_profiles: [] })
+      const { account } = yield* newAccount({ rate_limit: null, ip_allowlist: [], processing_profiles: [], payout_limits: [] })
       yield* repo.insert(account)
       expect(yield* repo.findById(account.id)).toEqual(Option.some(account))
     }))
@@ -711,6 +715,8 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
         refunded_amount: 0,
         customer_id: null,
         card_storage_consent: null,
+        request_hash: null,
+        retry_until: null,
         amount: Number.MAX_SAFE_INTEGER
       })
       yield* orders.insert(full)
@@ -744,7 +750,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       expect(yield* orders.findMany(owner, [])).toEqual([])
     }))
 
-  it.effect("orders: a second direct payment with the reference is refused; a checkout order or another account may reuse it", () =>
+  it.effect("orders: one reference space per account (contract.md, Idempotency): a direct payment or transfer refuses any holder; another account may reuse it", () =>
     Effect.gen(function*() {
       const orders = yield* OrderRepo
       const accountId = yield* storedAccount
@@ -752,24 +758,80 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       const first = yield* newOrder(accountId, { merchant_reference: "order 42/ü" })
       yield* orders.insert(first)
 
-      const again = yield* newOrder(accountId, { merchant_reference: first.merchant_reference, amount: 1 })
-      const error = yield* Effect.flip(orders.insert(again))
-      expect(error).toBeInstanceOf(Errors.DuplicateMerchantReferenceId)
-      expect(error.code).toBe("duplicate_merchant_reference_id")
-      expect(error.message).toBe(
-        "merchant_reference order 42/ü already exists; fetch it with GET /v1/orders/by-reference/order%2042%2F%C3%BC"
-      )
-      expect(yield* orders.findAny(again.id)).toEqual(Option.none())
-      expect(yield* orders.findByReference(accountId, first.merchant_reference)).toEqual(Option.some(first))
+      // Whatever the kind of the second: a direct payment, a transfer, a checkout order.
+      for (const subtype of ["direct_payment", "transfer", "checkout"] as const) {
+        const again = yield* newOrder(accountId, { merchant_reference: first.merchant_reference, amount: 1, subtype })
+        const error = yield* Effect.flip(orders.insert(again))
+        expect(error).toBeInstanceOf(Errors.DuplicateMerchantReferenceId)
+        expect(error.code).toBe("duplicate_merchant_reference_id")
+        expect(error.message).toBe(
+          "merchant_reference order 42/ü already exists; fetch it with GET /v1/orders/by-reference/order%2042%2F%C3%BC"
+        )
+        expect(yield* orders.findAny(again.id)).toEqual(Option.none())
+      }
+      expect(yield* orders.listByReference(accountId, first.merchant_reference, 10)).toEqual([first])
 
-      const checkout = yield* newOrder(accountId, { merchant_reference: first.merchant_reference, subtype: "checkout" })
-      const secondCheckout = yield* newOrder(accountId, { merchant_reference: first.merchant_reference, subtype: "checkout" })
       const elsewhere = yield* newOrder(other, { merchant_reference: first.merchant_reference })
+      yield* orders.insert(elsewhere)
+      expect(yield* orders.find(other, elsewhere.id)).toEqual(Option.some(elsewhere))
+    }))
+
+  it.effect("orders: checkout orders share a reference among themselves; then a direct payment or transfer is refused it", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const accountId = yield* storedAccount
+      const checkout = yield* newOrder(accountId, { subtype: "checkout" })
+      const secondCheckout = yield* newOrder(accountId, { merchant_reference: checkout.merchant_reference, subtype: "checkout" })
       yield* orders.insert(checkout)
       yield* orders.insert(secondCheckout)
-      yield* orders.insert(elsewhere)
       expect(yield* orders.find(accountId, secondCheckout.id)).toEqual(Option.some(secondCheckout))
-      expect(yield* orders.find(other, elsewhere.id)).toEqual(Option.some(elsewhere))
+
+      for (const subtype of ["direct_payment", "transfer"] as const) {
+        const direct = yield* newOrder(accountId, { merchant_reference: checkout.merchant_reference, subtype })
+        expect(yield* Effect.flip(orders.insert(direct))).toBeInstanceOf(Errors.DuplicateMerchantReferenceId)
+        expect(yield* orders.findAny(direct.id)).toEqual(Option.none())
+      }
+    }))
+
+  it.effect("orders: a direct payment and a checkout order inserted at once with one reference: exactly one is stored", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const uow = yield* UnitOfWork
+      const accountId = yield* storedAccount
+      const direct = yield* newOrder(accountId)
+      const checkout = yield* newOrder(accountId, { merchant_reference: direct.merchant_reference, subtype: "checkout" })
+      // Each in a unit of work that lingers after its insert, so that the other meets it uncommitted.
+      const outcomes = yield* Effect.all(
+        [direct, checkout].map((order) =>
+          Effect.exit(uow.transaction(Effect.andThen(orders.insert(order), Effect.sleep("100 millis"))))
+        ),
+        { concurrency: "unbounded" }
+      )
+      expect(outcomes.filter(Exit.isSuccess)).toHaveLength(1)
+      const refused = outcomes.find(Exit.isFailure)!
+      expect(Cause.squash(refused.cause)).toBeInstanceOf(Errors.DuplicateMerchantReferenceId)
+      expect(yield* orders.listByReference(accountId, direct.merchant_reference, 10)).toHaveLength(1)
+    }))
+
+  it.effect("orders: listRetryLapsed gives orders whose retry window ended at or before now, soonest first, ties by id, across accounts", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const first = yield* storedAccount
+      const second = yield* storedAccount
+      // Before any other test's retry windows (newOrder's end in 2025), so only these can be lapsed.
+      const now = "2001-05-01T12:00:00.000Z"
+      const due = yield* newOrder(first, { status: "pending", retry_until: later(now, -60_000) })
+      const dueNow = yield* newOrder(second, { status: "pending", retry_until: now })
+      const tiedA = yield* newOrder(first, { status: "pending", retry_until: later(now, -120_000) })
+      const tiedB = yield* newOrder(second, { status: "pending", retry_until: later(now, -120_000) })
+      const open = yield* newOrder(first, { status: "pending", retry_until: later(now, 1) })
+      const none = yield* newOrder(first, { status: "failed", retry_until: null })
+      for (const order of [due, dueNow, tiedA, tiedB, open, none]) yield* orders.insert(order)
+
+      const lapsed = (yield* orders.listRetryLapsed(now, 100)).filter((o) => [due, dueNow, tiedA, tiedB, open, none].some((x) => x.id === o.id))
+      const tied = [tiedA, tiedB].sort((a, b) => (a.id < b.id ? -1 : 1))
+      expect(lapsed).toEqual([...tied, due, dueNow])
+      expect((yield* orders.listRetryLapsed(now, 1))).toHaveLength(1)
     }))
 
   it.effect("orders: a refused duplicate leaves the unit of work usable, and it commits", () =>
@@ -793,7 +855,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       expect(yield* transactions.find(accountId, attempt.id)).toEqual(Option.some(attempt))
     }))
 
-  it.effect("orders: findByReference prefers the direct payment, else the newest order with the reference", () =>
+  it.effect("orders: findByReference gives the newest order with the reference (sessions reuse one)", () =>
     Effect.gen(function*() {
       const orders = yield* OrderRepo
       const accountId = yield* storedAccount
@@ -807,10 +869,6 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       yield* orders.insert(olderCheckout)
       yield* orders.insert(newerCheckout)
       expect(yield* orders.findByReference(accountId, reference)).toEqual(Option.some(newerCheckout))
-
-      const direct = yield* newOrder(accountId, { merchant_reference: reference, created_at: later(T0, -60_000) })
-      yield* orders.insert(direct)
-      expect(yield* orders.findByReference(accountId, reference)).toEqual(Option.some(direct))
     }))
 
   it.effect("orders: listByReference gives every order of the account with the reference, newest first, ties by id, at most the limit", () =>
@@ -819,16 +877,16 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       const accountId = yield* storedAccount
       const other = yield* storedAccount
       const reference = "reused ref/ü"
-      const direct = yield* newOrder(accountId, { merchant_reference: reference, created_at: later(T0, -60_000) })
+      const oldest = yield* newOrder(accountId, { merchant_reference: reference, subtype: "checkout", created_at: later(T0, -60_000) })
       const expired = yield* newOrder(accountId, { merchant_reference: reference, subtype: "checkout" })
       const sameInstant = yield* newOrder(accountId, { merchant_reference: reference, subtype: "checkout" })
       const newest = yield* newOrder(accountId, { merchant_reference: reference, subtype: "checkout", created_at: later(T0) })
       const elsewhere = yield* newOrder(other, { merchant_reference: reference })
       const unrelated = yield* newOrder(accountId)
-      for (const order of [expired, newest, elsewhere, direct, unrelated, sameInstant]) yield* orders.insert(order)
+      for (const order of [expired, newest, elsewhere, oldest, unrelated, sameInstant]) yield* orders.insert(order)
 
       const all = yield* orders.listByReference(accountId, reference, 100)
-      expect(all).toEqual(newestFirst([direct, expired, sameInstant, newest]))
+      expect(all).toEqual(newestFirst([oldest, expired, sameInstant, newest]))
       expect(all[0]).toEqual(newest)
       expect(yield* orders.listByReference(accountId, reference, 2)).toEqual(all.slice(0, 2))
       expect(yield* orders.listByReference(other, reference, 100)).toEqual([elsewhere])
@@ -1162,7 +1220,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       expect(pages.flatMap((page) => idsOf(page.data))).toEqual(idsOf(newestFirst(mine)))
     }))
 
-  it.effect("transactions: listSettling gives processing captures with a provider id, oldest first, across accounts", () =>
+  it.effect("transactions: listSettling gives processing captures and pending (queued) refunds, payouts and transfers with a provider id, oldest first, across accounts", () =>
     Effect.gen(function*() {
       const orders = yield* OrderRepo
       const transactions = yield* TransactionRepo
@@ -1175,22 +1233,26 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
 
       const older = yield* capture(second, { created_at: "2001-01-01T00:00:00.000Z" })
       const newer = yield* capture(first, { created_at: "2001-01-01T00:00:00.001Z" })
+      const queued = yield* capture(first, { kind: "payout", status: "pending", created_at: "2001-01-01T00:00:00.002Z" })
       const excluded = [
         yield* capture(first, { provider_transaction_id: null }),
         yield* capture(first, { status: "completed" }),
         yield* capture(first, { kind: "authorization" }),
-        yield* capture(first, { status: "pending" })
+        yield* capture(first, { status: "pending" }),
+        // contract.md: a refund, payout or transfer "waiting at the provider … reads pending".
+        yield* capture(first, { kind: "refund", status: "processing" }),
+        yield* capture(first, { kind: "transfer", status: "pending", pending_call: { key: "k", operation: "payout", at: T0 } })
       ]
-      for (const t of [newer, ...excluded, older]) yield* transactions.insert(t)
+      for (const t of [newer, ...excluded, queued, older]) yield* transactions.insert(t)
 
       const settling = yield* transactions.listSettling(10_000)
       for (const t of settling) {
-        expect([t.kind, t.status, t.provider_transaction_id === null]).toEqual(["capture", "processing", false])
+        expect([t.kind === "capture" ? t.status === "processing" : t.status === "pending", t.provider_transaction_id === null, t.pending_call]).toEqual([true, false, null])
       }
       const created = settling.map((t) => Date.parse(t.created_at))
       expect(created).toEqual([...created].sort((x, y) => x - y))
       expect(idsOf(settling.filter((t) => t.order_id === first.id || t.order_id === second.id))).toEqual(
-        idsOf([older, newer])
+        idsOf([older, newer, queued])
       )
       expect(yield* transactions.listSettling(1)).toEqual(settling.slice(0, 1))
 
@@ -2296,6 +2358,36 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
         expect(yield* Effect.flip(store.update(decided(next)))).toBeInstanceOf(Errors.Conflict)
       }))
   }
+
+  it.effect("payouts: the day's total (pending and succeeded, of the currency and UTC day) is read under the account's payout lock: a second reader waits for the holder's unit of work", () =>
+    Effect.gen(function*() {
+      const payouts = yield* PayoutRepo
+      const uow = yield* UnitOfWork
+      const world = yield* outflowWorld
+      const at = (record: MoneyOut.Payout, fields: Partial<MoneyOut.Payout>) => ({ ...record, ...fields }) satisfies MoneyOut.Payout
+      const base = yield* world.payout(null)
+      const [from, to] = ["2025-03-01T00:00:00.000Z", "2025-03-02T00:00:00.000Z"]
+      yield* payouts.insert(base)
+      yield* payouts.insert(at(yield* world.payout(null), { status: "succeeded", amount: 1 }))
+      yield* payouts.insert(at(yield* world.payout(null), { status: "failed", amount: 10 }))
+      yield* payouts.insert(at(yield* world.payout(null), { created_at: to, updated_at: to, amount: 100 }))
+      yield* payouts.insert(at(yield* world.payout(null), { currency: "EUR", amount: 1_000 }))
+      const total = (accountId: AccountId) => uow.transaction(payouts.lockedDayTotal(accountId, base.currency, from, to))
+      expect(yield* total(world.accountId)).toBe(base.amount + 1)
+      expect(yield* total(yield* storedAccount)).toBe(0)
+
+      const counted = yield* Deferred.make<number>()
+      const extra = at(yield* world.payout(null), { amount: 7 })
+      const holder = yield* Effect.forkChild(uow.transaction(Effect.gen(function*() {
+        yield* Deferred.succeed(counted, yield* payouts.lockedDayTotal(world.accountId, base.currency, from, to))
+        yield* Effect.sleep("300 millis")
+        yield* payouts.insert(extra)
+      })))
+      expect(yield* Deferred.await(counted)).toBe(base.amount + 1)
+      // Without the lock this read would answer at once, without the holder's payout.
+      expect(yield* total(world.accountId)).toBe(base.amount + 1 + 7)
+      yield* Fiber.join(holder)
+    }))
 }
 
 /**
@@ -2545,6 +2637,23 @@ export const clientSecretsContract = (it: Vitest.MethodsNonLive<StorageServices 
       const other = yield* newTransaction(order, { customer_return_url: "http://127.0.0.1:8080/?tender_payment_id=x", created_at: later(T0, 1) })
       yield* transactions.insert(other)
       expect(yield* transactions.findAny(other.id)).toEqual(Option.some(other))
+    }))
+
+  it.effect("an attempt keeps whether it is a browser flow's, inserted and updated, through every read", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const transactions = yield* TransactionRepo
+      const order = yield* newOrder(yield* storedAccount)
+      yield* orders.insert(order)
+      const server = yield* newTransaction(order, { status: "processing" })
+      const browser = yield* newTransaction(order, { status: "processing", browser_flow: true, created_at: later(T0, 1) })
+      yield* transactions.insert(server)
+      yield* transactions.insert(browser)
+      expect((yield* transactions.listByOrder(order.id)).map((t) => t.browser_flow)).toEqual([false, true])
+      const marked: Payment.Transaction = { ...server, browser_flow: true, version: 2 }
+      yield* transactions.update(decided(marked))
+      expect(yield* transactions.find(order.account_id, server.id)).toEqual(Option.some(marked))
+      expect(yield* transactions.findAny(browser.id)).toEqual(Option.some(browser))
     }))
 }
 

@@ -78,20 +78,16 @@ layer(storage, { excludeTestServices: true })("resolveTarget", (it) => {
       expect(yield* codeOf(resolveTarget(accountId, { merchant_reference: "ref-unknown" }))).toBe("order_not_found")
     }))
 
-  it.effect("spec: merchant_reference_ambiguous (409) \"Reference matches more than one transaction\": a direct payment and a session share it", () =>
+  it.effect("contract.md, Idempotency: a direct payment's reference is its own: no session's order takes it, so it names that payment", () =>
     Effect.gen(function*() {
       const accountId = yield* storedAccount
       const { order } = yield* authorized(accountId)
-      const session = yield* newSession(accountId, { merchant_reference: order.merchant_reference, status: "expired" })
-      yield* (yield* CheckoutSessionRepo).insert(session)
-      const error = yield* Effect.flip(resolveTarget(accountId, { merchant_reference: order.merchant_reference }))
-      expect(error.code).toBe("merchant_reference_ambiguous")
-      expect(error.message).toContain("order_id or transaction_id")
-      // Named by id, the same payment is still reachable.
-      expect(yield* resolveTarget(accountId, { order_id: order.id })).toBe(order.id)
+      const refused = yield* Effect.flip(newSession(accountId, { merchant_reference: order.merchant_reference, status: "expired" }))
+      expect(refused.code).toBe("duplicate_merchant_reference_id")
+      expect(yield* resolveTarget(accountId, { merchant_reference: order.merchant_reference })).toBe(order.id)
     }))
 
-  it.effect("spec: merchant_reference_ambiguous when sessions reused the reference after the first expired", () =>
+  it.effect("spec: merchant_reference_ambiguous (409) \"Reference matches more than one transaction\" when sessions reused the reference after the first expired", () =>
     Effect.gen(function*() {
       const accountId = yield* storedAccount
       const sessions = yield* CheckoutSessionRepo
@@ -100,8 +96,10 @@ layer(storage, { excludeTestServices: true })("resolveTarget", (it) => {
       expect(yield* resolveTarget(accountId, { merchant_reference: expired.merchant_reference })).toBe(expired.order_id)
       const reused = yield* newSession(accountId, { merchant_reference: expired.merchant_reference })
       yield* sessions.insert(reused)
-      expect(yield* codeOf(resolveTarget(accountId, { merchant_reference: expired.merchant_reference }))).toBe(
-        "merchant_reference_ambiguous"
-      )
+      const error = yield* Effect.flip(resolveTarget(accountId, { merchant_reference: expired.merchant_reference }))
+      expect(error.code).toBe("merchant_reference_ambiguous")
+      expect(error.message).toContain("order_id or transaction_id")
+      // Named by id, each payment is still reachable.
+      expect(yield* resolveTarget(accountId, { order_id: reused.order_id })).toBe(reused.order_id)
     }))
 })

@@ -48,6 +48,17 @@ describe("VaultCipher", () => {
       }
     }))
 
+  it.effect("contract.md, Secrets at rest: \"Vault ciphertexts carry full-length authentication tags (16 bytes); a shorter tag does not decrypt\"", () =>
+    Effect.gen(function*() {
+      const sealed = yield* cipher.seal("acct_1", "tok_1", NUMBER)
+      // GCM checks a cut tag against the first bytes of the right one: these would open without the length check.
+      for (const bytes of [4, 8, 12, 15]) {
+        const exit = yield* Effect.exit(cipher.open("acct_1", "tok_1", { ...sealed, tag: sealed.tag.slice(0, bytes) }))
+        expect(Exit.isFailure(exit) && Cause.hasDies(exit.cause), `a ${bytes}-byte tag`).toBe(true)
+      }
+      expect(yield* cipher.open("acct_1", "tok_1", sealed)).toBe(NUMBER)
+    }))
+
   it("only takes a 32-byte key", () => {
     expect(() => VaultCipher.make(Buffer.alloc(16))).toThrow(RangeError)
   })

@@ -1,9 +1,11 @@
 /** Migrations: applied once, in order, recorded, and safe when two processes migrate together. */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Accounts, EventRepo, Payments, TransactionRepo, UseCases } from "@tender/domain"
+import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Infrastructure from "../src/Infrastructure.ts"
 import { migrations } from "../src/storage/postgres/migrations/index.ts"
+import * as Migrator from "../src/storage/postgres/Migrator.ts"
 import * as PgDatabase from "../src/storage/postgres/PgDatabase.ts"
 import { freshConfig } from "./PgTestDatabase.ts"
 
@@ -36,7 +38,7 @@ describe("migrations", () => {
       const migrators = yield* Effect.forEach([1, 2, 3, 4], () =>
         Effect.flatMap(Effect.scope, (scope) =>
           Layer.buildWithMemoMap(PgDatabase.client(config), Layer.makeMemoMapUnsafe(), scope)).pipe(
-            Effect.map((context) => Effect.provide(PgDatabase.migrate, context))
+            Effect.map((context) => PgDatabase.migrate.pipe(Effect.provide(context), Effect.provide(PgDatabase.migrationKey(config))))
           ))
       const applied = yield* Effect.all(migrators, { concurrency: "unbounded" })
       expect(applied.flat().sort()).toEqual(ALL)
@@ -44,10 +46,165 @@ describe("migrations", () => {
       expect(yield* Infrastructure.migrate(config)).toEqual([])
     }), 60_000)
 
+  it.live("0031 marks the attempts stored before it that were a browser flow's: a checkout session's, or a payment's with a client secret", () =>
+    Effect.gen(function*() {
+      const config = yield* freshConfig
+      const before = migrations.slice(0, migrations.findIndex((m) => m.name === "0031_transaction_browser_flow"))
+      const flows = yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* Migrator.run(before)
+        yield* sql`INSERT INTO accounts (id, name, mode, status, publishable_key, signing_secret, created_at, updated_at, version)
+          VALUES ('acct_m', 'm', 'test', 'active', 'pk_test_m', 'whsec_m', now(), now(), 1)`
+        const order = (id: string, session: string | null) =>
+          sql`INSERT INTO orders (id, account_id, livemode, merchant_reference, subtype, checkout_session_id, status, amount, currency, country,
+              payment_method, capture_method, created_at, updated_at, version)
+            VALUES (${id}, 'acct_m', false, ${id}, ${session === null ? "direct_payment" : "checkout"}, ${session}, 'requires_action', 100, 'USD', 'US',
+              'card', 'automatic', now(), now(), 1)`
+        const attempt = (id: string, orderId: string, kind = "payment") =>
+          sql`INSERT INTO transactions (id, order_id, account_id, livemode, kind, status, amount, currency, payment_method, provider, three_ds,
+              created_at, updated_at, version)
+            VALUES (${id}, ${orderId}, 'acct_m', false, ${kind}, 'processing', 100, 'USD', 'card', 'sandbox', 'required', now(), now(), 1)`
+        const secret = (orderId: string, kind: "payment" | "transfer") =>
+          sql`INSERT INTO client_secrets (hash, account_id, order_id, kind, collect, created_at, expires_at)
+            VALUES (${`h_${orderId}`}, 'acct_m', ${orderId}, ${kind}, 'card', now(), now())`
+        yield* order("ord_session", "cs_1")
+        yield* attempt("txn_session", "ord_session")
+        yield* order("ord_sdk", null)
+        yield* secret("ord_sdk", "payment")
+        yield* attempt("txn_sdk", "ord_sdk", "authorization")
+        yield* order("ord_server", null)
+        yield* attempt("txn_server", "ord_server")
+        // A card transfer's secret collects a card to pay out to: its order's rows are no payment's browser flow.
+        yield* order("ord_transfer", null)
+        yield* secret("ord_transfer", "transfer")
+        yield* attempt("txn_transfer", "ord_transfer")
+        yield* Migrator.run()
+        return yield* sql<{ readonly id: string; readonly browser_flow: boolean }>`SELECT id, browser_flow FROM transactions ORDER BY id`
+      }).pipe(Effect.provide(Layer.merge(PgDatabase.client(config), PgDatabase.migrationKey(config))))
+      expect(flows).toEqual([
+        { id: "txn_sdk", browser_flow: true },
+        { id: "txn_server", browser_flow: false },
+        { id: "txn_session", browser_flow: true },
+        { id: "txn_transfer", browser_flow: false }
+      ])
+    }), 60_000)
+
   it.live("the storage layer migrates before it is ready", () =>
     Effect.gen(function*() {
       const config = yield* freshConfig
       yield* Effect.scoped(Layer.build(Infrastructure.layer(config)))
       expect(yield* Infrastructure.migrate(config)).toEqual([])
+    }), 60_000)
+
+  it.live("0030 seals the client secrets earlier versions stored in clear and drops them from events (contract.md, Secrets at rest); reads show them again", () =>
+    Effect.gen(function*() {
+      const config = yield* freshConfig
+      const stack = UseCases.layer.pipe(Layer.provideMerge(Infrastructure.layer(config)))
+      const { orderId, secret, txnId } = yield* Effect.gen(function*() {
+        const accounts = yield* Accounts
+        const account = yield* accounts.get((yield* accounts.create({ name: "before 0030", mode: "test" })).account_id)
+        const payment = yield* (yield* Payments).create(account, {
+          amount: "10.00",
+          currency: "USD",
+          country: "US",
+          merchant_reference: "sealed-later",
+          payment_method: { code: "card" },
+          success_url: "https://shop.example/ok",
+          cancel_url: "https://shop.example/cancel"
+        })
+        expect(payment.next_action?.type).toBe("collect_card")
+        return { orderId: payment.order_id, secret: payment.next_action!.client_secret!, txnId: payment.transaction_id }
+      }).pipe(Effect.provide(stack))
+      /** Raw rows, as no repository shows them. */
+      const raw = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.provide(effect, PgDatabase.client(config))
+
+      // As a version before 0030 left them: the secret in clear in the attempt and in its event.
+      yield* raw(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`UPDATE transactions SET next_action = jsonb_set(next_action, '{client_secret}', to_jsonb(${secret}::text)) WHERE id = ${txnId}`
+        yield* sql`UPDATE events SET data = jsonb_set(data, '{next_action,client_secret}', to_jsonb(${secret}::text)) WHERE order_id = ${orderId} AND data ? 'next_action'`
+        yield* sql`DELETE FROM tender_migrations WHERE name = '0030_sealed_client_secrets'`
+      }))
+
+      expect(yield* Infrastructure.migrate(config)).toEqual(["0030_sealed_client_secrets"])
+
+      yield* raw(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const [row] = yield* sql<{ readonly stored: string }>`SELECT next_action->>'client_secret' AS stored FROM transactions WHERE id = ${txnId}`
+        expect(row.stored.startsWith("sealed.v1.")).toBe(true)
+        expect(row.stored).not.toContain(secret.slice(secret.lastIndexOf("_") + 1))
+        const events = yield* sql<{ readonly data: string }>`SELECT data::text AS data FROM events WHERE order_id = ${orderId}`
+        expect(events.length).toBeGreaterThan(0)
+        for (const event of events) expect(event.data).not.toContain(secret)
+      }))
+      yield* Effect.gen(function*() {
+        // The repository opens what the migration sealed.
+        const txn = Option.getOrThrow(yield* (yield* TransactionRepo).findAny(txnId))
+        expect(txn.next_action?.client_secret).toBe(secret)
+        const stored = yield* (yield* EventRepo).listByOrder(orderId)
+        expect(stored.some((e) => (e.data.next_action as { readonly type?: string } | undefined)?.type === "collect_card")).toBe(true)
+      }).pipe(Effect.provide(stack))
+    }), 120_000)
+})
+
+describe("0027_order_references", () => {
+  const at = migrations.findIndex((m) => m.name === "0027_order_references")
+  const before = migrations.slice(0, at)
+  /** Up to 0027 itself: later migrations are not this test's. */
+  const through = migrations.slice(0, at + 1)
+
+  it.live("contract.md, Idempotency (one reference space per account): fills the claims from existing orders, old shared references included, then enforces them on every insert", () =>
+    Effect.gen(function*() {
+      const config = yield* freshConfig
+      const scenario = Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* Migrator.run(before)
+        for (const id of ["acct_old1", "acct_old2"]) {
+          yield* sql`INSERT INTO accounts (id, name, mode, status, publishable_key, signing_secret, created_at, updated_at, version)
+            VALUES (${id}, 'old', 'test', 'active', ${`pk_test_${id}`}, 'whsec_old', now(), now(), 1)`
+        }
+        const order = (id: string, account: string, reference: string, subtype: string) =>
+          sql`INSERT INTO orders (id, account_id, livemode, merchant_reference, subtype, status, amount, currency, country,
+                payment_method, capture_method, created_at, updated_at, version)
+              VALUES (${id}, ${account}, false, ${reference}, ${subtype}, 'succeeded', 100, 'USD', 'US', 'card', 'automatic', now(), now(), 1)
+              RETURNING id`
+        // What the rules before 0027 let in: a direct payment and sessions sharing a reference (the
+        // session's order first, then the payment's), sessions sharing one, a transfer's, and another
+        // account's order under the same reference.
+        yield* order("ord_old_shared_checkout", "acct_old1", "shared", "checkout")
+        yield* order("ord_old_shared_direct", "acct_old1", "shared", "direct_payment")
+        yield* order("ord_old_shared_checkout2", "acct_old1", "shared", "checkout")
+        yield* order("ord_old_sessions1", "acct_old1", "sessions", "checkout")
+        yield* order("ord_old_sessions2", "acct_old1", "sessions", "checkout")
+        yield* order("ord_old_transfer", "acct_old1", "transfer", "transfer")
+        yield* order("ord_old_elsewhere", "acct_old2", "shared", "checkout")
+
+        expect(yield* Migrator.run(through)).toEqual(["0027_order_references"])
+        const claims = yield* sql<{ account_id: string; merchant_reference: string; holder: string }>`
+          SELECT account_id, merchant_reference, holder FROM order_references ORDER BY account_id, merchant_reference`
+        expect(claims.map((c) => [c.account_id, c.merchant_reference, c.holder])).toEqual([
+          ["acct_old1", "sessions", "sessions"],
+          ["acct_old1", "shared", "order"],
+          ["acct_old1", "transfer", "order"],
+          ["acct_old2", "shared", "sessions"]
+        ])
+        // Old rows are kept as they were.
+        expect((yield* sql<{ n: number }>`SELECT count(*)::int AS n FROM orders`)[0].n).toBe(7)
+
+        // From now on: a reference a direct payment or transfer holds takes nothing else; sessions'
+        // take another session's order, never a payment's. A refused insert writes nothing.
+        const inserted = (id: string, account: string, reference: string, subtype: string) =>
+          Effect.map(order(id, account, reference, subtype), (rows) => rows.length === 1)
+        expect(yield* inserted("ord_new1", "acct_old1", "shared", "checkout")).toBe(false)
+        expect(yield* inserted("ord_new2", "acct_old1", "transfer", "direct_payment")).toBe(false)
+        expect(yield* inserted("ord_new3", "acct_old1", "sessions", "direct_payment")).toBe(false)
+        expect(yield* inserted("ord_new4", "acct_old1", "sessions", "checkout")).toBe(true)
+        expect(yield* inserted("ord_new5", "acct_old2", "shared", "transfer")).toBe(false)
+        expect(yield* inserted("ord_new6", "acct_old1", "fresh", "direct_payment")).toBe(true)
+        expect(yield* inserted("ord_new7", "acct_old1", "fresh", "direct_payment")).toBe(false)
+        expect((yield* sql<{ id: string }>`SELECT id FROM orders WHERE id LIKE 'ord_new%' ORDER BY id`).map((r) => r.id))
+          .toEqual(["ord_new4", "ord_new6"])
+      })
+      yield* scenario.pipe(Effect.provide(Layer.merge(PgDatabase.client(config), PgDatabase.migrationKey(config))))
     }), 60_000)
 })

@@ -129,6 +129,7 @@ layer(storage, { excludeTestServices: true, timeout: "3 minutes" })("PostgreSQL 
         ["transaction search, reference", transactions.search(account, { limit: 20, merchant_reference: sample.merchant_reference })],
         ["settlement poll", transactions.listSettling(100)],
         ["expired windows poll", transactions.listExpiredWindows(now.toISOString(), 100)],
+        ["retry windows poll", orders.listRetryLapsed(now.toISOString(), 100)],
         ["pending calls poll", transactions.listPendingCalls(now.toISOString(), 100)],
         ["events of an order", events.listByOrder(sample.id)],
         ["event search", events.search({ account_id: account, limit: 20 })],

@@ -1,16 +1,17 @@
 /**
  * Crash safety of the payment core, with real processes: `tender serve` is killed (SIGKILL, through
  * TENDER_FAULT) at every step boundary of create, capture, void, a checkout-session attempt, a
- * refund and a card transfer's execute — after the reserve, while the provider is receiving or has
- * applied the call, after the record — then a server without the fault is started on the same
- * database, and within 30 s:
+ * refund, a card transfer's execute and a customer's answer to a checkout's 3-D Secure challenge
+ * (which authorizes at once, contract.md, Browser SDK) — after the reserve, while the provider is
+ * receiving or has applied the call, after the record — then a server without the fault is started
+ * on the same database, and within 30 s:
  *
  *   - every order is final (succeeded, failed, canceled, returned) or awaiting (authorized,
  *     requires_action, or pending for a checkout whose session awaits the customer's next try),
  *     and no refund or transfer record is left pending or processing (no card here settles later);
  *   - no transaction keeps an outstanding provider call (`pending_call`), and none is left initial
  *     or processing at all (every flow here ends at the provider, but a card transfer that still
- *     awaits its execute);
+ *     awaits its execute and a challenge whose answer never arrived, both waiting on someone);
  *   - for every manual-capture order, completed captures + the released void ≤ the authorization;
  *   - per settlement, completed refunds ≤ its amount; an order's refunded_amount is the sum of its
  *     succeeded refunds; every refund, payout and transfer record agrees with its transaction;
@@ -61,8 +62,8 @@ const BATCH = 3
 const MIN_KILLS = 50
 const RECOVERY_MS = 30_000
 
-type Operation = "create" | "capture" | "void" | "attempt" | "refund" | "execute"
-const OPERATIONS: ReadonlyArray<Operation> = ["create", "capture", "void", "attempt", "refund", "execute"]
+type Operation = "create" | "capture" | "void" | "attempt" | "refund" | "execute" | "answer"
+const OPERATIONS: ReadonlyArray<Operation> = ["create", "capture", "void", "attempt", "refund", "execute", "answer"]
 /** The step each operation names its boundaries by (StepName, operations/ProviderStep.ts), and the provider call it makes. */
 const STEP: Record<Operation, { readonly step: string; readonly call: string }> = {
   create: { step: "create", call: "authorize" },
@@ -71,7 +72,9 @@ const STEP: Record<Operation, { readonly step: string; readonly call: string }> 
   attempt: { step: "attempt", call: "authorize" },
   refund: { step: "refund", call: "refund" },
   // A transfer pays out through the provider's payout call.
-  execute: { step: "transfer_execute", call: "payout" }
+  execute: { step: "transfer_execute", call: "payout" },
+  // The customer's answer to a checkout's challenge runs the authorization after it.
+  answer: { step: "complete3ds", call: "authorize" }
 }
 const pointsOf = (op: Operation) => [
   `${STEP[op].step}.after_reserve`,
@@ -94,6 +97,8 @@ let clean: Served | undefined
 const armed = new Set<Served>()
 let merchant: { secret_key: string; signing_secret: string; account_id: string }
 let token = ""
+/** The sandbox's 3-D Secure challenge card. */
+let challengeToken = ""
 let references = 0
 
 const send = async (server: Served, method: "GET" | "POST", path: string, body?: unknown) => {
@@ -236,6 +241,24 @@ const draw = (): Plan => {
           const orderId = await cardTransfer(clean)
           const execute = (s: Served) => send(s, "POST", `/v1/transfers/${orderId}/execute`, {}).catch(() => undefined)
           return (s) => Promise.all([execute(s), twice ? execute(s) : undefined])
+        })
+        break
+      }
+      case "answer": {
+        const amount = amountOf()
+        const captureMethod = pick(["manual", "automatic"] as const)
+        // Half answered twice at once (a double click): one answer is taken, the other refused.
+        const twice = random() < 0.5
+        batch.push(async (clean) => {
+          const sessionId = await openSession(clean, amount, captureMethod)
+          const body = { payment_method: { code: "card", details: { card_token: challengeToken } } }
+          const waiting = await send(clean, "POST", `/v1/test_helpers/checkout/sessions/${sessionId}/attempt`, body)
+          expect(waiting.json.next_action?.type, JSON.stringify(waiting.json)).toBe("redirect")
+          const page = new URL(waiting.json.next_action.redirect_url as string).pathname
+          const approve = (s: Served) =>
+            fetch(s.url + page, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "outcome=approve", redirect: "manual" })
+              .then((reply) => reply.arrayBuffer()).catch(() => undefined)
+          return (s) => Promise.all([approve(s), twice ? approve(s) : undefined])
         })
         break
       }
@@ -386,6 +409,8 @@ const violations = async () => {
      WHERE t.account_id = $1 AND t.kind IN ('payment', 'authorization', 'capture', 'void', 'refund', 'payout', 'transfer')
        AND (CASE WHEN t.kind IN ('capture', 'refund', 'payout', 'transfer') THEN t.status = 'completed'
                  WHEN t.kind = 'void' THEN t.status = 'canceled'
+                 -- awaiting a challenge's answer: nothing moved yet
+                 WHEN t.three_ds = 'required' THEN false
                  ELSE t.status <> 'failed' END) <> coalesce(applied.moved, false)`,
     account
   )
@@ -421,12 +446,15 @@ const violations = async () => {
     account
   )
   // Left mid-way with no provider call to reconcile: nothing would ever finish it. A card
-  // transfer never executed (its batch's server died first) waits, initial, for the merchant.
+  // transfer never executed (its batch's server died first) waits, initial, for the merchant; a
+  // challenge never answered (its answer died with the server before it was taken) waits for the
+  // customer, who can answer it again.
   const stalled = await db.query(
     `SELECT t.id, t.order_id, t.kind, t.status FROM transactions t
      WHERE t.account_id = $1 AND t.status IN ('initial', 'processing')
        AND NOT (t.kind = 'transfer' AND t.status = 'initial'
-                AND EXISTS (SELECT 1 FROM transfers tr WHERE tr.transaction_id = t.id AND tr.status = 'requires_action'))`,
+                AND EXISTS (SELECT 1 FROM transfers tr WHERE tr.transaction_id = t.id AND tr.status = 'requires_action'))
+       AND NOT (t.status = 'processing' AND t.three_ds = 'required' AND t.pending_call IS NULL)`,
     account
   )
   return {
@@ -457,6 +485,8 @@ beforeAll(async () => {
   merchant = await home.runJson("accounts", "create", "--name", "faulty")
   token = (await send(clean!, "POST", "/v1/test_helpers/card_tokens", { number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })).json.token
   expect(token).toMatch(/^tok_/)
+  challengeToken = (await send(clean!, "POST", "/v1/test_helpers/card_tokens", { number: "4000000000003220", exp_month: 12, exp_year: 2035, cvc: "123" })).json.token
+  expect(challengeToken).toMatch(/^tok_/)
 }, 240_000)
 
 afterAll(async () => {

@@ -3,25 +3,19 @@
  * second joins the first's), and requests hit both at once. Correctness rests on the database (unique
  * references, row locks), so it holds with or without Redis.
  */
-import type pg from "pg"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeHome, type Merchant, merchantClient, type Reply, type Served } from "./support/Tender.ts"
+import { beforeAll, describe, expect, it } from "vitest"
+import { makeHome, type Merchant, merchantClient, type Reply, twoServers } from "./support/Tender.ts"
 
 const home = makeHome("tender-races-")
-const servers: Array<Served> = []
 let merchant: Merchant
 let token = ""
-/** The shared PostgreSQL, for what no endpoint shows: the sandbox's ledger, the events. */
-let db: pg.Pool
 
 // Provider calls take 40 ms, as a real provider's would: captures stay in flight long enough that
 // the other process reserves while they are, which is the case the remainder rule must get right.
 const SERVER_ENV = { TENDER_RATE_LIMIT_PER_SECOND: "100000", TENDER_RATE_LIMIT_BURST: "100000", TENDER_SANDBOX_LATENCY_MS: "40" }
 
 const { post, get } = merchantClient(() => merchant)
-
-/** Request i goes to server i mod 2. */
-const on = (i: number) => servers[i % servers.length]
+const { database, on } = twoServers(home, SERVER_ENV)
 
 /** A merchant-initiated card payment of 100.00 USD: authorized (manual) or settled at once (automatic). */
 const pay = async (reference: string, captureMethod: "manual" | "automatic", cardToken = token) => {
@@ -44,20 +38,10 @@ const authorize = async (reference: string) => {
 }
 
 beforeAll(async () => {
-  servers.push(await home.serve(SERVER_ENV))
-  servers.push(await home.serve(SERVER_ENV))
   merchant = await home.runJson("accounts", "create", "--name", "racer")
   const tokenized = await post(on(0), "/v1/test_helpers/card_tokens", { number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })
   token = tokenized.json.token
-  db = home.database()
 }, 240_000)
-
-afterAll(async () => {
-  await db?.end()
-  // The joiner first, then the owner of the embedded PostgreSQL.
-  for (const server of [...servers].reverse()) await server.stop()
-  await home.cleanup()
-}, 120_000)
 
 describe("two server processes, one PostgreSQL", () => {
   it("50 concurrent creates with one reference → exactly one order, one attempt, one provider outcome", async () => {
@@ -134,7 +118,7 @@ describe("two server processes, one PostgreSQL: money out", () => {
 
   /** The provider's own log of calls of `operation` for the order's transactions (the sandbox ledger). */
   const ledger = async (orderId: string, operation: "refund" | "payout") =>
-    (await db.query(
+    (await database().query(
       `SELECT l.order_reference, l.result FROM sandbox_ledger l JOIN transactions t ON t.id = l.order_reference
        WHERE t.order_id = $1 AND l.operation = $2 ORDER BY l.order_reference`,
       [orderId, operation]
@@ -243,7 +227,7 @@ describe("two server processes, one PostgreSQL: money out", () => {
     }
     const calls = await ledger(orderId, "payout")
     expect(calls).toEqual([{ order_reference: txnId, result: expect.objectContaining({ _tag: "Paid" }) }])
-    const events = await db.query(`SELECT type FROM events WHERE order_id = $1 AND type LIKE 'transfer.%'`, [orderId])
+    const events = await database().query(`SELECT type FROM events WHERE order_id = $1 AND type LIKE 'transfer.%'`, [orderId])
     expect(events.rows.map((e) => e.type)).toEqual(["transfer.succeeded"])
   }, 120_000)
 

@@ -9,9 +9,8 @@
  */
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
-import type pg from "pg"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeHome, type Merchant, merchantClient, type Reply, type Served } from "./support/Tender.ts"
+import { beforeAll, describe, expect, it } from "vitest"
+import { makeHome, type Merchant, merchantClient, type Reply, type Served, twoServers } from "./support/Tender.ts"
 
 const LATENCY_MS = 150
 /** Cancel-vs-attempt rounds, and how many run at once (each on its own session and order). */
@@ -24,16 +23,12 @@ const SERVER_ENV = {
 }
 
 const home = makeHome("tender-session-races-")
-const servers: Array<Served> = []
 let merchant: Merchant
 let token = ""
-let db: pg.Pool
 let seq = 0
 
 const { post, get } = merchantClient(() => merchant)
-
-/** Request i goes to server i mod 2. */
-const on = (i: number) => servers[i % servers.length]
+const { database, on, servers } = twoServers(home, SERVER_ENV)
 
 const openSession = async (i: number) => {
   const created = await post(on(i), "/v1/checkout/sessions", {
@@ -60,7 +55,7 @@ const said = (reply: Reply) => (reply.status === 200 ? "200" : `${reply.status} 
 
 /** The order's events, in the order they were recorded (no endpoint lists them). */
 const eventsOf = async (orderId: string) =>
-  (await db.query<{ type: string }>("SELECT type FROM events WHERE order_id = $1 ORDER BY created_at, seq", [orderId]))
+  (await database().query<{ type: string }>("SELECT type FROM events WHERE order_id = $1 ORDER BY created_at, seq", [orderId]))
     .rows.map((r) => r.type)
 
 /**
@@ -71,19 +66,19 @@ const eventsOf = async (orderId: string) =>
 let ledgerKept = false
 const providerCalls = async (transactionIds: ReadonlyArray<string>) =>
   ledgerKept
-    ? Number((await db.query<{ n: string }>(
+    ? Number((await database().query<{ n: string }>(
       "SELECT count(*) AS n FROM sandbox_ledger WHERE order_reference = ANY($1) AND operation IN ('authorize', 'start')",
       [transactionIds]
     )).rows[0].n)
     : undefined
 
 /** The database's clock, to count what the sandbox applied from then on. */
-const databaseNow = async () => (await db.query<{ now: Date }>("SELECT now() AS now")).rows[0].now
+const databaseNow = async () => (await database().query<{ now: Date }>("SELECT now() AS now")).rows[0].now
 
 /** Every authorization the sandbox applied since `since`, whoever's transaction it was for (one that left no trace in Tender too). */
 const providerCallsSince = async (since: Date) =>
   ledgerKept
-    ? Number((await db.query<{ n: string }>(
+    ? Number((await database().query<{ n: string }>(
       "SELECT count(*) AS n FROM sandbox_ledger WHERE created_at >= $1 AND operation IN ('authorize', 'start')",
       [since]
     )).rows[0].n)
@@ -116,25 +111,15 @@ const deadlocks = () =>
     .filter((line) => /deadlock/i.test(line))
 
 beforeAll(async () => {
-  servers.push(await home.serve(SERVER_ENV))
-  servers.push(await home.serve(SERVER_ENV))
   merchant = await home.runJson("accounts", "create", "--name", "session racer")
   const tokenized = await post(on(0), "/v1/test_helpers/card_tokens", { number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })
   token = tokenized.json.token
-  db = home.database()
-  ledgerKept = (await db.query<{ kept: boolean }>("SELECT to_regclass('sandbox_ledger') IS NOT NULL AS kept")).rows[0].kept
+  ledgerKept = (await database().query<{ kept: boolean }>("SELECT to_regclass('sandbox_ledger') IS NOT NULL AS kept")).rows[0].kept
   // One whole attempt on each process first: the burst below then meets warm code paths and
   // connection pools, not a first request's start-up cost (which can outlast LATENCY_MS).
   for (const i of [0, 1]) expect((await attempt(on(i), (await openSession(i)).id)).json.status).toBe("completed")
   console.log(ledgerKept ? "sandbox_ledger present: provider calls counted in it" : "no sandbox_ledger table: provider calls counted as transactions")
 }, 240_000)
-
-afterAll(async () => {
-  await db?.end()
-  // The joiner first, then the owner of the embedded PostgreSQL.
-  for (const server of [...servers].reverse()) await server.stop()
-  await home.cleanup()
-}, 120_000)
 
 describe("checkout-session attempts across two server processes, one PostgreSQL", () => {
   it("10 concurrent attempts on one session → one 200, one provider call, the others 409 before reaching the provider", async () => {

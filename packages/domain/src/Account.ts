@@ -6,6 +6,7 @@ import { Schema } from "effect"
 import { parseCidr } from "./Cidr.ts"
 import { Conflict, invalidField, MerchantOperationNotAllowedStatus, ValidationFailed } from "./Errors.ts"
 import { AccountId } from "./Ids.ts"
+import * as Money from "./Money.ts"
 
 export const AccountMode = Schema.Literals(["test", "live"])
 export type AccountMode = typeof AccountMode.Type
@@ -42,6 +43,19 @@ export type ThreeDsDisplayMode = typeof ThreeDsDisplayMode.Type
 export const RateLimit = Schema.Struct({ per_second: Schema.Int, burst: Schema.Int })
 export type RateLimit = typeof RateLimit.Type
 
+/**
+ * The operator's payout allowance in one currency (`tender accounts payouts`), in its minor units:
+ * it replaces the default rule (the original's balance) for payouts in that currency (contract.md,
+ * Payouts: "an operator may set --max-per-payout and --max-per-day instead").
+ */
+export const PayoutLimit = Schema.Struct({
+  currency: Schema.String,
+  max_per_payout: Schema.Int,
+  /** Payouts pending or succeeded that were created in one UTC day, this one included. */
+  max_per_day: Schema.Int
+})
+export type PayoutLimit = typeof PayoutLimit.Type
+
 export const Account = Schema.Struct({
   id: AccountId,
   name: Schema.String,
@@ -65,6 +79,8 @@ export const Account = Schema.Struct({
   rate_limit: Schema.NullOr(RateLimit),
   /** Shown to the browser SDK only (POST /v1/client/pay), never on the merchant API. */
   three_ds_display_mode: ThreeDsDisplayMode,
+  /** One per currency at most, ordered by currency; absent or empty: every payout is bounded by its original's balance. */
+  payout_limits: Schema.optional(Schema.Array(PayoutLimit)),
   created_at: Schema.String,
   updated_at: Schema.String,
   /** Optimistic concurrency: every update bumps it; a stale write is refused. */
@@ -236,6 +252,46 @@ export const setRateLimit = (
   }
   return touch({ ...account, rate_limit: { per_second: perSecond, burst } }, now)
 }
+
+/**
+ * Sets the payout allowance of one currency (decimal amounts in it, as the API takes them); a
+ * per-payout cap above the daily one would never bind, so it is refused.
+ */
+export const setPayoutLimit = (
+  account: Account,
+  input: { readonly currency: string; readonly max_per_payout: string; readonly max_per_day: string },
+  now: string
+): Account | ValidationFailed => {
+  const currency = input.currency.trim().toUpperCase()
+  if (!Money.isCurrency(currency)) return invalidField("currency", "must be an ISO 4217 currency code such as USD")
+  const errors: Array<{ readonly field: string; readonly message: string }> = []
+  const minor = (field: "max_per_payout" | "max_per_day") => {
+    const parsed = Money.parseAmount(input[field].trim(), currency)
+    if ("minor" in parsed) return parsed.minor
+    errors.push({ field, message: Money.amountErrorMessage(parsed.error, currency) })
+    return 0
+  }
+  const perPayout = minor("max_per_payout")
+  const perDay = minor("max_per_day")
+  if (errors.length === 0 && perPayout > perDay) errors.push({ field: "max_per_payout", message: "must not exceed max_per_day" })
+  if (errors.length > 0) return new ValidationFailed({ message: "Invalid payout limit", errors })
+  const others = (account.payout_limits ?? []).filter((l) => l.currency !== currency)
+  const limits = [...others, { currency, max_per_payout: perPayout, max_per_day: perDay }].sort((a, b) => a.currency.localeCompare(b.currency))
+  return touch({ ...account, payout_limits: limits }, now)
+}
+
+/** Returns payouts in `currency` to the default rule (the original's balance). */
+export const clearPayoutLimit = (account: Account, currency: string, now: string): Account | ValidationFailed | Conflict => {
+  const code = currency.trim().toUpperCase()
+  if (!Money.isCurrency(code)) return invalidField("currency", "must be an ISO 4217 currency code such as USD")
+  const limits = account.payout_limits ?? []
+  if (!limits.some((l) => l.currency === code)) return new Conflict({ message: `${account.id} has no payout limit in ${code}` })
+  return touch({ ...account, payout_limits: limits.filter((l) => l.currency !== code) }, now)
+}
+
+/** The operator's payout limit for `currency`, if one replaces the default rule. */
+export const payoutLimitOf = (account: Account, currency: string): PayoutLimit | undefined =>
+  account.payout_limits?.find((l) => l.currency === currency)
 
 export const setThreeDsDisplayMode = (account: Account, mode: string, now: string): Account | ValidationFailed =>
   Schema.is(ThreeDsDisplayMode)(mode)

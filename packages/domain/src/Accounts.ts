@@ -1,6 +1,6 @@
 /**
  * The Accounts use case: create accounts, authenticate keys, and apply the operator's changes
- * (suspend, allowlist, profiles, vault, keys, rate limit). Each change follows one rhythm: load,
+ * (suspend, allowlist, profiles, vault, keys, rate limit, payout limits). Each change follows one rhythm: load,
  * ask the aggregate's pure function, persist with optimistic concurrency.
  */
 import { nowIso } from "./Time.ts"
@@ -51,6 +51,10 @@ export class Accounts extends Context.Service<Accounts, {
   rollSigningSecret(id: string, overlapSeconds: number): Effect.Effect<{ readonly account: Account.Account; readonly signing_secret: string }, AccountNotFound | Conflict | ValidationFailed>
   setRateLimit(id: string, perSecond: number, burst: number): Effect.Effect<Account.Account, AccountNotFound | Conflict | ValidationFailed>
   setThreeDsDisplayMode(id: string, mode: string): Effect.Effect<Account.Account, AccountNotFound | Conflict | ValidationFailed>
+  /** Sets one currency's payout limits (decimal amounts in it), replacing the default balance rule there. */
+  setPayoutLimit(id: string, limit: { readonly currency: string; readonly max_per_payout: string; readonly max_per_day: string }): Effect.Effect<Account.Account, AccountNotFound | Conflict | ValidationFailed>
+  /** Returns one currency's payouts to the default rule. */
+  clearPayoutLimit(id: string, currency: string): Effect.Effect<Account.Account, AccountNotFound | Conflict | ValidationFailed>
   /** Resolves a publishable key (the browser SDK's) to its account: unknown or not `pk_…` → `invalid_api_key`. */
   authenticatePublishable(key: string): Effect.Effect<Account.Account, InvalidApiKey>
 }>()("@tender/domain/Accounts") {
@@ -114,6 +118,7 @@ export class Accounts extends Context.Service<Accounts, {
             processing_profiles: [],
             vault_enabled: false,
             rate_limit: null,
+            payout_limits: [],
             three_ds_display_mode: "inline",
             created_at: now,
             updated_at: now,
@@ -174,6 +179,8 @@ export class Accounts extends Context.Service<Accounts, {
         }),
         setRateLimit: (id, perSecond, burst) => change(id, (a, now) => Account.setRateLimit(a, perSecond, burst, now)),
         setThreeDsDisplayMode: (id, mode) => change(id, (a, now) => Account.setThreeDsDisplayMode(a, mode, now)),
+        setPayoutLimit: (id, limit) => change(id, (a, now) => Account.setPayoutLimit(a, limit, now)),
+        clearPayoutLimit: (id, currency) => change(id, (a, now) => Account.clearPayoutLimit(a, currency, now)),
         authenticatePublishable: Effect.fnUntraced(function*(key) {
           const found = /^pk_(test|live)_/.test(key) ? yield* repo.findByPublishableKey(key) : Option.none()
           if (Option.isNone(found)) return yield* new InvalidApiKey({ message: "The publishable key is unknown: send Authorization: Bearer pk_…" })

@@ -27,6 +27,8 @@ export type OrderTrigger =
   | "action_completed"
   | "attempt_declined_retry"
   | "attempt_declined_final"
+  | "attempt_unreachable"
+  | "retry_lapsed"
   | "payment_settled"
   | "authorization_succeeded"
   | "authorization_closed_settled"
@@ -57,6 +59,10 @@ export const OrderMachine: Machine<OrderStatus, OrderTrigger> = define({
     // that event is "final, no retry on the same payment".
     { from: IN_FLIGHT, trigger: "attempt_declined_retry", to: "pending", when: "retries remaining (a checkout session's)" },
     { from: IN_FLIGHT, trigger: "attempt_declined_final", to: "failed", when: "no retry remains", emits: ["payment.failed"] },
+    // contract.md, Idempotency: a create answered 502 (nothing applied at any provider) may be retried
+    // with the same request, on this order; no payment.failed for the 502.
+    { from: ["processing"], trigger: "attempt_unreachable", to: "pending", when: "a direct payment's create found no provider reachable (awaits the same request again)" },
+    { from: ["pending"], trigger: "retry_lapsed", to: "failed", when: "no retry came within the retry window", emits: ["payment.failed"] },
     { from: IN_FLIGHT, trigger: "payment_settled", to: "succeeded", emits: ["payment.succeeded"] },
     // spec: (manual-capture hold) — authorization succeeded → authorized
     { from: IN_FLIGHT, trigger: "authorization_succeeded", to: "authorized", emits: ["payment.authorized"] },
@@ -81,8 +87,12 @@ export const transition = transitionOf(OrderMachine, (order: Order, move) =>
   new InvalidOrderStatusTransition({ message: `Order ${order.id}: ${move}` }))
 
 /** A new order: `pending` until its first attempt is sent. */
-export const born = (fields: Omit<Order, "status" | "version" | "updated_at">): Order => ({
+export const born = (
+  fields: Omit<Order, "status" | "version" | "updated_at" | "request_hash" | "retry_until"> & { readonly request_hash?: string | undefined }
+): Order => ({
   ...fields,
+  request_hash: fields.request_hash ?? null,
+  retry_until: null,
   status: "pending",
   updated_at: fields.created_at,
   version: 1

@@ -25,7 +25,15 @@ export interface OutflowStore<R> {
 }
 
 export class RefundRepo extends Context.Service<RefundRepo, OutflowStore<Refund>>()("@tender/domain/RefundRepo") {}
-export class PayoutRepo extends Context.Service<PayoutRepo, OutflowStore<Payout>>()("@tender/domain/PayoutRepo") {}
+export class PayoutRepo extends Context.Service<PayoutRepo, OutflowStore<Payout> & {
+  /**
+   * What the account paid out in `currency` in [from, to) — payouts pending or succeeded, by their
+   * creation — after taking the account's payout lock for that currency until the unit of work ends
+   * (after the order's lock, per the lock order), so that two payouts of the account on two orders,
+   * on two processes, count each other and never exceed a daily limit together.
+   */
+  lockedDayTotal(accountId: string, currency: string, from: string, to: string): Effect.Effect<number>
+}>()("@tender/domain/PayoutRepo") {}
 
 /** contract.md, Idempotency: a reference already taken means the first create was accepted. */
 export const duplicateOutflowReference = (field: "refund_reference" | "payout_reference", reference: string) =>

@@ -155,6 +155,16 @@ export const Order = Schema.Struct({
   customer_id: Schema.NullOr(Schema.String),
   /** The card-storage consent asserted for the payment, once one is (then only the same one is accepted). */
   card_storage_consent: Schema.NullOr(CardStorageConsent),
+  /**
+   * A direct payment's create request, as a SHA-256 of its canonical JSON (operations/Create.ts): how
+   * a retry after a 502 is told from another request with the same reference. Null for other orders.
+   */
+  request_hash: Schema.NullOr(Schema.String),
+  /**
+   * Set while a direct payment whose create answered 502 `provider_unavailable` awaits the merchant's
+   * retry (status `pending`): until then the same request attempts again; past it the order fails.
+   */
+  retry_until: Schema.NullOr(Schema.String),
   created_at: Schema.String,
   updated_at: Schema.String,
   version: Schema.Int
@@ -215,6 +225,13 @@ export const Transaction = Schema.Struct({
    * part of any merchant API view.
    */
   customer_return_url: Schema.NullOr(Schema.String),
+  /**
+   * The attempt is the customer's in one of Tender's browser flows (the SDK's `pay`, a checkout
+   * session): the customer's answer to its 3-D Secure challenge completes it at once (contract.md,
+   * Browser SDK). False: the merchant's server created it with a token and shows the challenge itself,
+   * then completes it (`3ds/complete`). Not part of any merchant API view.
+   */
+  browser_flow: Schema.Boolean,
   expires_at: Schema.NullOr(Schema.String),
   pending_call: Schema.NullOr(PendingCall),
   created_at: Schema.String,

@@ -9,15 +9,27 @@ import type { NextAction, Order, Page, PaymentEvent, PaymentInstrument, SearchQu
 import type { StoredCredentialReason } from "./PaymentRequest.ts"
 
 export class OrderRepo extends Context.Service<OrderRepo, {
-  /** Refuses a second direct-payment order with the same reference in the account, even when both arrive at once. */
+  /**
+   * Claims the order's reference in the account's one reference space (contract.md, Idempotency),
+   * even when inserts arrive at once on several processes: a direct payment or a transfer is refused
+   * when any order holds the reference; a checkout order when a direct payment or a transfer does
+   * (checkout orders share a reference among themselves; CheckoutSessionRepo decides between sessions).
+   */
   insert(order: Order): Effect.Effect<void, DuplicateMerchantReferenceId>
   find(accountId: string, id: string): Effect.Effect<Option.Option<Order>>
   /** Operator access (CLI): any account. */
   findAny(id: string): Effect.Effect<Option.Option<Order>>
+  /** The order holding the reference: a direct payment or transfer first, else the newest. */
   findByReference(accountId: string, reference: string): Effect.Effect<Option.Option<Order>>
   /**
+   * Orders whose retry window (`retry_until`) is at or before `now`, soonest first, ties by id,
+   * across accounts: the direct payments a 502 left awaiting a retry that never came (the worker).
+   */
+  listRetryLapsed(now: string, limit: number): Effect.Effect<ReadonlyArray<Order>>
+  /**
    * The account's orders with the reference, newest first (created_at, then id), at most `limit`:
-   * a direct payment and checkout orders may share one, so a by-reference target must see them all.
+   * sessions reuse a reference once the earlier ended (and orders from before migration 0027 may
+   * pair a direct payment with sessions), so a by-reference target must see them all.
    */
   listByReference(accountId: string, reference: string, limit: number): Effect.Effect<ReadonlyArray<Order>>
   /**

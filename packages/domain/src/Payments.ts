@@ -73,7 +73,10 @@ export class Payments extends Context.Service<Payments, {
    * `returnUrl`, when given, is where a challenge of this attempt sends the customer back to.
    */
   clientPay(account: Account, orderId: string, token: string, returnUrl?: string): Effect.Effect<{ readonly order: Order; readonly txn: Transaction }, Failure>
-  /** The customer answers a 3-D Secure challenge; the merchant then calls 3ds/complete. */
+  /**
+   * The customer answers a 3-D Secure challenge (operations/ThreeDs.ts): in a browser flow (the SDK's
+   * pay, a checkout session) the payment completes now; otherwise the merchant then calls 3ds/complete.
+   */
   answerChallenge(transactionId: string, approved: boolean): Effect.Effect<{ readonly return_url: string | null }, Failure>
   /**
    * The customer is back from a channel's provider 3-D Secure page to `returnedTo` (operations/ThreeDs.ts):

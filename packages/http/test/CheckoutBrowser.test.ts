@@ -61,6 +61,8 @@ describe.skipIf(!HAVE_CHROMIUM)(
     let merchant: Credentials
     /** An account whose 3-D Secure display mode is `redirect` (the default is `inline`). */
     let redirecting: Credentials
+    /** An account whose 3-D Secure display mode is `popup`. */
+    let popping: Credentials
     let shop: Shop
     let context: BrowserContext
     let seq = 0
@@ -78,6 +80,9 @@ describe.skipIf(!HAVE_CHROMIUM)(
       const created = await Effect.runPromise(server.accounts.create({ name: "Acme Coffee", mode: "test" }))
       await Effect.runPromise(server.accounts.setThreeDsDisplayMode(created.account_id, "redirect"))
       redirecting = created
+      const popupAccount = await Effect.runPromise(server.accounts.create({ name: "Acme Coffee", mode: "test" }))
+      await Effect.runPromise(server.accounts.setThreeDsDisplayMode(popupAccount.account_id, "popup"))
+      popping = popupAccount
       shop = await startShop()
       browser = await launchChromium({ viewport: PHONE })
       context = browser.context
@@ -303,7 +308,24 @@ describe.skipIf(!HAVE_CHROMIUM)(
       await page.close()
     })
 
-    it("3-D Secure, inline (the account's default): the challenge over the page, then on to success_url", { timeout: 60_000 }, async () => {
+    /**
+     * From now on the challenge page's answer (its form POST) reaches Tender, but the browser does not
+     * follow its 303 to the checkout page (the order's return URL): it shows a blank page instead.
+     * contract.md, Browser SDK: "the customer's answer to a 3-D Secure challenge completes the payment
+     * […] Reading a page (GET) never authorizes." Returns where each answer would have sent the browser.
+     */
+    const answerWithoutReturn = async (target: Page) => {
+      const sentTo: Array<string | undefined> = []
+      await target.route(`${server.baseUrl}/sandbox/3ds/*`, async (route) => {
+        if (route.request().method() !== "POST") return route.continue()
+        const answered = await route.fetch({ maxRedirects: 0 })
+        sentTo.push(answered.headers()["location"])
+        return route.fulfill({ status: 200, contentType: "text/html", body: "<!doctype html><title>Answered</title>" })
+      })
+      return sentTo
+    }
+
+    it("3-D Secure, inline (the account's default): the challenge over the page, completed by the answer (no read of the page needed), then on to success_url", { timeout: 60_000 }, async () => {
       const session = await createSession({ payment_methods: ["card"], locale: "en" })
       const page = await openPage()
       await page.goto(session.url)
@@ -312,12 +334,32 @@ describe.skipIf(!HAVE_CHROMIUM)(
       const challenge = await inlineChallenge(page)
       expect(await sessionStatus(session.id)).toBe("pending_action")
       await expectNoPanOnPage(page)
+      const sentTo = await answerWithoutReturn(page)
       await Promise.all([page.waitForURL(`${shop.origin}/thanks`), challenge!.click("button[value=approve]")])
+      // The answer would have sent the frame to the checkout page; it never read it: the answer did it.
+      expect(sentTo).toEqual([session.url])
       expect(await sessionStatus(session.id)).toBe("completed")
       await page.close()
     })
 
-    it("3-D Secure, redirect mode: the issuer's page, back to the checkout with the outcome, then on to success_url", { timeout: 60_000 }, async () => {
+    it("3-D Secure, popup mode: the challenge in a window, completed by the answer, then on to success_url", { timeout: 60_000 }, async () => {
+      const session = await createSession({ payment_methods: ["card"], locale: "en" }, popping)
+      const page = await openPage()
+      await page.goto(session.url)
+      await fillCard(page, EN, "4000 0000 0000 3220")
+      const [popup] = await Promise.all([context.waitForEvent("page"), page.getByRole("button", { name: "Pay $16.50" }).click()])
+      await popup.waitForSelector("button[value=approve]")
+      expect(new URL(popup.url()).pathname).toMatch(/^\/sandbox\/3ds\//)
+      expect(await sessionStatus(session.id, popping)).toBe("pending_action")
+      const sentTo = await answerWithoutReturn(popup)
+      await Promise.all([page.waitForURL(`${shop.origin}/thanks`), popup.click("button[value=approve]")])
+      expect(sentTo).toEqual([session.url])
+      expect(await sessionStatus(session.id, popping)).toBe("completed")
+      await expect.poll(() => popup.isClosed()).toBe(true)
+      await page.close()
+    })
+
+    it("3-D Secure, redirect mode: the issuer's page, completed by the answer, back to the checkout with the outcome, then on to success_url", { timeout: 60_000 }, async () => {
       const session = await createSession({ payment_methods: ["card"], locale: "en" }, redirecting)
       const page = await openPage()
       await page.goto(session.url)
@@ -326,11 +368,14 @@ describe.skipIf(!HAVE_CHROMIUM)(
       await Promise.all([page.waitForURL(/\/sandbox\/3ds\//), page.getByRole("button", { name: "Pay $16.50" }).click()])
       expect(await sessionStatus(session.id, redirecting)).toBe("pending_action")
       expect(JSON.parse(requests.find((r) => r.page === page && new URL(r.url).pathname === "/v1/client/pay")!.body).return_url).toBe(session.url)
+      // The answer completes the session before the browser reads the checkout page again.
+      const sentTo = await answerWithoutReturn(page)
+      await Promise.all([page.waitForURL((url) => url.pathname.startsWith("/sandbox/3ds/")), page.getByRole("button", { name: "Approve" }).click()])
+      await expect.poll(() => sentTo.length).toBe(1)
+      expect(await sessionStatus(session.id, redirecting)).toBe("completed")
       // Back on the page the SDK's pay named, with the payment's id appended (contract.md, Browser SDK).
-      await Promise.all([
-        page.waitForURL((url) => url.href.startsWith(`${session.url}?tender_payment_id=ord_`)),
-        page.getByRole("button", { name: "Approve" }).click()
-      ])
+      expect(sentTo[0]).toMatch(new RegExp(`^${session.url}\\?tender_payment_id=ord_`))
+      await page.goto(sentTo[0]!)
       expect(await page.locator("h1").innerText()).toBe("Payment complete")
       expect(await sessionStatus(session.id, redirecting)).toBe("completed")
       await page.waitForURL(`${shop.origin}/thanks`, { timeout: 15_000 })

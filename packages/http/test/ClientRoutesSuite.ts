@@ -278,17 +278,19 @@ export const clientRoutesSuite = (storage: Pick<TenderConfig, "storage" | "dataD
       expect((await client("/v1/client/payment_status", { client_secret: secret })).json).toEqual({ status: "failed", payment_id: order_id, decline_code: "card_declined" })
     })
 
-    it("3220 → requires_action with the challenge URL and the account's display mode; after the challenge, payment_status reads the outcome", async () => {
+    it("3220 → requires_action with the challenge URL and the account's display mode; the customer's answer completes it: payment_status reads the outcome with no merchant call", async () => {
       const inline = await payWith("4000000000003220")
       expect(inline.paid.json).toEqual({ status: "requires_action", payment_id: inline.order_id, challenge_url: expect.stringContaining("/sandbox/3ds"), display_mode: "inline" })
       expect(await client("/v1/client/payment_status", { client_secret: inline.secret }).then((r) => r.json))
         .toEqual({ status: "requires_action", payment_id: inline.order_id, challenge_url: inline.paid.json.challenge_url })
-      // the customer approves the challenge; the merchant completes it (its card is the one the browser vaulted)
+      // The customer approves the challenge, which completes the payment (contract.md, Browser SDK: "the
+      // customer's answer to a 3-D Secure challenge completes the payment with no call from the merchant's
+      // server"). Was: the merchant's 3ds/complete authorized; now it only returns the snapshot.
       const answered = await fetch(inline.paid.json.challenge_url, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "outcome=approve", redirect: "manual" })
       expect(answered.status).toBeLessThan(400)
+      expect((await client("/v1/client/payment_status", { client_secret: inline.secret })).json).toEqual({ status: "succeeded", payment_id: inline.order_id })
       const completed = await post(`/v1/payments/${inline.order_id}/3ds/complete`, {})
       expect(completed.json.status).toBe("completed")
-      expect((await client("/v1/client/payment_status", { client_secret: inline.secret })).json).toEqual({ status: "succeeded", payment_id: inline.order_id })
       // the merchant API never shows the display mode or the challenge_url field
       const order = await send(server, merchant, "GET", `/v1/orders/${inline.order_id}`)
       expect(order.text).not.toMatch(/display_mode|challenge_url/)
@@ -312,8 +314,8 @@ export const clientRoutesSuite = (storage: Pick<TenderConfig, "storage" | "dataD
         expect(paid.json, paid.text).toMatchObject({ status: "requires_action" })
         const reply = await fetch(paid.json.challenge_url, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `outcome=${answer}`, redirect: "manual" })
         expect(reply.status).toBe(303)
-        const completed = await post(`/v1/payments/${p.order_id}/3ds/complete`, {}, creds)
-        expect(completed.json.status).toBe(answer === "approve" ? "completed" : "failed")
+        // The answer completed it (no merchant call); the customer lands where the payment stands.
+        expect((await send(server, creds, "GET", `/v1/orders/${p.order_id}`)).json.status).toBe(answer === "approve" ? "succeeded" : "failed")
         return { orderId: p.order_id, location: reply.headers.get("location") }
       }
       const approved = await answered(redirector, "approve", "https://shop.example/checkout?step=pay&lang=en#summary")

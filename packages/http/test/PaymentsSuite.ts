@@ -177,8 +177,36 @@ export const paymentsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">
       expect(await eventsOf(reply.order_id)).toEqual(["payment.failed"])
     })
 
-    it("4000000000000119: provider_unavailable (502), the attempt recorded as failed", async () => {
-      await apiError(charge("4000000000000119"), 502, "provider_unavailable")
+    it("4000000000000119: provider_unavailable (502); contract.md, Idempotency: \"the same body with the same reference attempts again on the same order (a new transaction) … no payment.failed is emitted for a 502. The same reference with another body is 409\"", async () => {
+      const body = {
+        amount: "25.00",
+        currency: "USD",
+        country: "US",
+        merchant_reference: ref("unreachable"),
+        payment_method: { code: "card", details: { card_token: await tokenize("4000000000000119"), stored_credential: { initiator: "merchant", reason: "unscheduled" } } }
+      }
+      expectError(await post("/v1/payments", body), 502, "provider_unavailable")
+      const byReference = `/v1/orders/by-reference/${encodeURIComponent(body.merchant_reference)}`
+      const pending = (await get(byReference)).json
+      expect(pending).toMatchObject({ status: "pending", subtype: "direct_payment", transactions: [expect.stringMatching(/^txn_/)] })
+      expect(await readTransaction(pending.transactions[0])).toMatchObject({ status: "failed", decline_code: "provider_unavailable" })
+      expect((await tender.orders.search({ merchant_reference: body.merchant_reference })).data.map((o: { id: string; status: string }) => [o.id, o.status]))
+        .toEqual([[pending.id, "pending"]])
+
+      // The same request again (keys in another order): a new attempt on the same order; this card is
+      // unreachable for good, so 502 again.
+      const { payment_method, ...rest } = body
+      expectError(await post("/v1/payments", { payment_method, ...rest }), 502, "provider_unavailable")
+      const again = await readOrder(pending.id)
+      expect(again).toMatchObject({ status: "pending", transactions: [pending.transactions[0], expect.stringMatching(/^txn_/)] })
+      expect(again.transactions[1]).not.toBe(pending.transactions[0])
+      expect(await readTransaction(again.transactions[1])).toMatchObject({ status: "failed", decline_code: "provider_unavailable" })
+      expect(await eventsOf(pending.id)).toEqual([])
+
+      // Another body with the reference: 409, nothing attempted.
+      expectError(await post("/v1/payments", { ...body, amount: "25.01" }), 409, "duplicate_merchant_reference_id")
+      expectError(await post("/v1/payments", { merchant_reference: body.merchant_reference }), 409, "duplicate_merchant_reference_id")
+      expect((await readOrder(pending.id)).transactions).toHaveLength(2)
     })
 
     it("4000000000003220: 3-D Secure, complete is idempotent before and after the answer", async () => {
@@ -417,6 +445,25 @@ export const paymentsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">
       expectError(await post("/v1/payments", { merchant_reference: body.merchant_reference, amount: "ten" }), 409, "duplicate_merchant_reference_id")
       const recovered = await get(`/v1/orders/by-reference/${encodeURIComponent(body.merchant_reference)}`)
       expect(recovered.json).toMatchObject({ merchant_reference: body.merchant_reference, amount: 10, subtype: "direct_payment" })
+    })
+
+    it("contract.md, Idempotency: \"A direct payment … whose reference is already used by any order or session → 409 duplicate_merchant_reference_id, whatever its body … a session whose reference is used by a direct payment or transfer → 409 likewise\"", async () => {
+      const session = await post("/v1/checkout/sessions", { amount: "30.00", currency: "USD", merchant_reference: ref("session"), ...urls })
+      expect(session.status).toBe(201)
+      const held = session.json.merchant_reference
+      expectError(await post("/v1/payments", { ...base(), merchant_reference: held }), 409, "duplicate_merchant_reference_id")
+      expectError(await post("/v1/payments", { merchant_reference: held, amount: "ten" }), 409, "duplicate_merchant_reference_id")
+      // Ended, the session's reference is still the sessions': only another session may reuse it.
+      expect((await post(`/v1/checkout/sessions/${session.json.id}/cancel`, {})).status).toBe(200)
+      expectError(await post("/v1/payments", { ...base(), merchant_reference: held }), 409, "duplicate_merchant_reference_id")
+      expect((await post("/v1/checkout/sessions", { amount: "31.00", currency: "USD", merchant_reference: held, ...urls })).status).toBe(201)
+
+      const body = base()
+      expect((await post("/v1/payments", body)).status).toBe(200)
+      expectError(await post("/v1/checkout/sessions", { amount: "30.00", currency: "USD", merchant_reference: body.merchant_reference, ...urls }), 409, "duplicate_merchant_reference_id")
+      expectError(await post("/v1/checkout/sessions", { merchant_reference: body.merchant_reference }), 409, "duplicate_merchant_reference_id")
+      expect((await post("/v1/checkout/sessions/search", { merchant_reference: body.merchant_reference })).json.data).toEqual([])
+      expect((await get(`/v1/orders/by-reference/${encodeURIComponent(body.merchant_reference)}`)).json).toMatchObject({ subtype: "direct_payment" })
     })
 
     it("unknown_payment_method (400) and payment_unroutable (404)", async () => {

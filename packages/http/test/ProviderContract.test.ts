@@ -304,9 +304,10 @@ describe.each(ROWS)("contract: $provider", (row) => {
       expect(refundsAt(inDoubt.id)).toBe(1)
       expect(await reconcile(rig)).toBeGreaterThanOrEqual(1)
       expect((await refundOf()).pending_call).toBeNull()
-      // Adyen's refund is still pending at the provider (no notification is delivered here): processing.
+      // Adyen's refund is still pending at the provider (no notification is delivered here): contract.md,
+      // a refund "waiting at the provider (queued, settling later) reads pending".
       const read = await tender.transactions.get({ params: { id: inDoubt.id } })
-      expect(read).toMatchObject({ subtype: "refund", amount: 25, status: row.settles === "by answer" ? "completed" : "processing" })
+      expect(read).toMatchObject({ subtype: "refund", amount: 25, status: row.settles === "by answer" ? "completed" : "pending" })
       expect(refundsAt(inDoubt.id)).toBe(1)
       if (row.settles === "by answer") expect((await tender.orders.get({ params: { id: paid.order_id } })).refunded_amount).toBe(25)
     })

@@ -368,7 +368,8 @@ export const providerNotificationsSuite = (storage: Pick<TenderConfig, "storage"
       const refund = await fetchJson(adyenShop, "/v1/refunds", { order_id: orderId, amount: "5.00" })
       expect({ status: refund.status, state: refund.json.status }).toEqual({ status: 201, state: "pending" })
       const refundTxn = await transaction(refund.json.transaction_id as string)
-      expect(refundTxn).toMatchObject({ status: "processing", pending_call: null })
+      // contract.md: a refund "waiting at the provider (queued, settling later) reads pending".
+      expect(refundTxn).toMatchObject({ status: "pending", pending_call: null })
       const item = adyenItem("REFUND", refundTxn.provider_transaction_id!)
       expect(item.amount).toEqual({ value: 500, currency: "EUR" })
 

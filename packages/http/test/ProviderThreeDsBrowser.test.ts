@@ -8,16 +8,13 @@
  *
  * Skipped only when /usr/bin/chromium is absent; .ci/run installs it.
  */
-import { Effect } from "effect"
 import type { Frame, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { build } from "@tender/browser-sdk/build"
-import { type Credentials, send } from "@tender/client/Testing"
+import { send } from "@tender/client/Testing"
 import { CHROMIUM, type Chromium, HAVE_CHROMIUM, inlineChallenge, launchChromium } from "../src/testing/Chromium.ts"
-import { type ProviderFakes, startWithProviderFakes } from "../src/testing/ProviderFakes.ts"
+import { merchantIn, type ProviderFakes, startWithProviderFakes } from "../src/testing/ProviderFakes.ts"
 import type { TestServer } from "../src/testing/TestServer.ts"
-
-type Mode = "inline" | "popup" | "redirect"
 
 describe.skipIf(!HAVE_CHROMIUM)(
   HAVE_CHROMIUM ? "3-D Secure on a provider's page, in headless Chromium" : `3-D Secure on a provider's page: SKIPPED, ${CHROMIUM} is absent`,
@@ -40,22 +37,6 @@ describe.skipIf(!HAVE_CHROMIUM)(
       await fakes?.close()
     })
 
-    /** A test-mode account in `mode` whose only channel is Stripe's. */
-    const merchantIn = async (mode: Mode): Promise<Credentials & { readonly account_id: string }> => {
-      const merchant = await Effect.runPromise(server.accounts.create({ name: `Stripe shop ${mode}`, mode: "test" }))
-      await Effect.runPromise(server.accounts.setThreeDsDisplayMode(merchant.account_id, mode))
-      await Effect.runPromise(server.channels.add(merchant.account_id, {
-        provider: "stripe",
-        mode: "test",
-        methods: null,
-        currencies: null,
-        countries: null,
-        priority: null,
-        credentials: { secret_key: "sk_test_browser", webhook_secret: "whsec_browser" }
-      }))
-      return merchant
-    }
-
     /** The card element's frame, once interactive, with the challenge card typed in. */
     const typeChallengeCard = async (page: Page) => {
       const frame = await (await page.waitForSelector("[data-card-element] iframe")).contentFrame()
@@ -68,7 +49,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
     const onFake = (frame: Frame | Page) => expect(new URL(frame.url()).origin).toBe(new URL(stripe.url).origin)
 
     it.each(["inline", "popup", "redirect"] as const)("%s: the fake's challenge approved, back through the return route, on to success_url", { timeout: 60_000 }, async (mode) => {
-      const merchant = await merchantIn(mode)
+      const merchant = await merchantIn(server, mode, { name: `Stripe shop ${mode}`, stripe: true })
       const success = `${server.baseUrl}/shop/thanks`
       const created = await send(server, merchant, "POST", "/v1/checkout/sessions", {
         body: JSON.stringify({ amount: "16.50", currency: "USD", merchant_reference: `browser-3ds-${Date.now()}-${++seq}`, payment_methods: ["card"], locale: "en", success_url: success, cancel_url: `${server.baseUrl}/shop/cart` })

@@ -143,7 +143,7 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
         await apiError(theirs.refunds.create({ transaction_id: paid.transaction_id }), 404, "original_transaction_not_found")
       })
 
-      it("merchant_reference_ambiguous (409): the reference names a direct payment and a checkout session", async () => {
+      it("contract.md, Idempotency: \"a session whose reference is used by a direct payment or transfer → 409\": the reference names the one payment, refunded by it", async () => {
         const paid = await charge()
         const session = await post("/v1/checkout/sessions", {
           amount: "30.00",
@@ -152,8 +152,32 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
           success_url: "https://merchant.example/ok",
           cancel_url: "https://merchant.example/cancel"
         })
-        expect(session.status).toBe(201)
-        await apiError(tender.refunds.create({ merchant_reference: paid.merchant_reference }), 409, "merchant_reference_ambiguous")
+        expectError(session, 409, "duplicate_merchant_reference_id")
+        expect(await tender.refunds.create({ merchant_reference: paid.merchant_reference, amount: "1.00" }))
+          .toMatchObject({ status: "succeeded", order_id: paid.order_id, original_transaction_id: paid.transaction_id })
+      })
+
+      it("merchant_reference_ambiguous (409): sessions reused the reference (the first canceled, the second paid); by order_id it is refunded", async () => {
+        const reference = ref("sessions")
+        const session = (body: Record<string, unknown> = {}) =>
+          post("/v1/checkout/sessions", {
+            amount: "30.00",
+            currency: "USD",
+            merchant_reference: reference,
+            success_url: "https://merchant.example/ok",
+            cancel_url: "https://merchant.example/cancel",
+            ...body
+          })
+        const first = await session()
+        expect((await post(`/v1/checkout/sessions/${first.json.id}/cancel`, {})).status).toBe(200)
+        const second = await session({ amount: "40.00" })
+        expect(second.status).toBe(201)
+        const paid = await post(`/v1/test_helpers/checkout/sessions/${second.json.id}/attempt`, {
+          payment_method: { code: "card", details: { card_token: await tokenize("4242424242424242") } }
+        })
+        expect(paid.json).toMatchObject({ status: "completed" })
+        await apiError(tender.refunds.create({ merchant_reference: reference }), 409, "merchant_reference_ambiguous")
+        expect(await tender.refunds.create({ order_id: second.json.order_id })).toMatchObject({ status: "succeeded", amount: 40 })
       })
 
       it("spec: a payment captured in parts is refunded by the capture's transaction_id (refund_requires_transaction_target, 400)", async () => {
@@ -265,7 +289,9 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
       const paid = await charge("4000000000000341")
       const pending = await tender.refunds.create({ order_id: paid.order_id, amount: "20.00" })
       expect(pending.status).toBe("pending")
-      expect((await tender.transactions.get({ params: { id: pending.transaction_id } })).status).toBe("processing")
+      // spec, Transaction: "pending: Waiting on an external step (queued refund, payout, transfer…)";
+      // contract.md: "processing only while a call is in flight".
+      expect((await tender.transactions.get({ params: { id: pending.transaction_id } })).status).toBe("pending")
       expect((await tender.orders.get({ params: { id: paid.order_id } }))).not.toHaveProperty("refunded_amount")
       // 10 would fit only if the pending 20 failed: in progress; 26 can never fit.
       await apiError(tender.refunds.create({ order_id: paid.order_id, amount: "10.00" }), 409, "refund_in_progress")
@@ -292,15 +318,14 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
   describe("POST /v1/payouts", () => {
     it("spec: reuses the original payment's instrument; 201 {id po_…, order_id, transaction_id, amount, currency, status, payment_instrument}", async () => {
       const paid = await charge()
-      const reply = await tender.payouts.create({ order_id: paid.order_id, amount: "40.00", payout_reference: ref("po") })
+      const reply = await tender.payouts.create({ order_id: paid.order_id, amount: "10.00", payout_reference: ref("po") })
       const original = (await tender.transactions.get({ params: { id: paid.transaction_id } }))
       expect(reply).toMatchObject({
         id: expect.stringMatching(/^po_/),
         order_id: paid.order_id,
         transaction_id: expect.stringMatching(/^txn_/),
         original_transaction_id: paid.transaction_id,
-        // not bounded by the original's 25.00
-        amount: 40,
+        amount: 10,
         currency: "USD",
         status: "succeeded",
         payment_instrument: original.payment_instrument
@@ -315,10 +340,115 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
       expect(events[0].data).toMatchObject({ ...reply, merchant_reference: paid.merchant_reference })
     })
 
-    it("an authorization's instrument, by transaction_id or merchant_reference", async () => {
+    it("an authorization's instrument once captured, by transaction_id or merchant_reference", async () => {
       const auth = await authorize()
+      await tender.payments.capture({ order_id: auth.order_id, amount: "30.00" })
       expect((await tender.payouts.create({ transaction_id: auth.transaction_id, amount: "1.00" })).status).toBe("succeeded")
       expect((await tender.payouts.create({ merchant_reference: auth.merchant_reference, amount: "1.00" })).original_transaction_id).toBe(auth.transaction_id)
+    })
+
+    it("contract.md, Payouts: \"its amount is at most the account's allowance: by default the original's settled amount less its refunds and earlier payouts\"; over → 400 validation_failed naming amount, nothing recorded", async () => {
+      const paid = await charge()
+      const over = async (amount: string) => {
+        const reply = await post("/v1/payouts", { order_id: paid.order_id, amount })
+        expectError(reply, 400, "validation_failed")
+        expect(reply.json.errors.map((e: { field: string }) => e.field)).toEqual(["amount"])
+      }
+      // The hole of issue 21: 9,999,999,999,999.99 paid out on a 25.00 payment.
+      await over("9999999999999.99")
+      await over("25.01")
+      expect((await tender.payouts.create({ order_id: paid.order_id, amount: "10.00" })).status).toBe("succeeded")
+      await tender.refunds.create({ order_id: paid.order_id, amount: "5.00" })
+      // 25.00 − 5.00 refunded − 10.00 paid out
+      await over("10.01")
+      expect((await tender.payouts.create({ order_id: paid.order_id, amount: "10.00" })).status).toBe("succeeded")
+      await over("0.01")
+      const order = await tender.orders.get({ params: { id: paid.order_id } })
+      const kinds = await Promise.all(order.transactions.map(async (id: string) => (await tender.transactions.get({ params: { id } })).kind))
+      expect(kinds).toEqual(["payment", "payout", "refund", "payout"])
+      // A manual capture: what was captured and settled, not what was authorized.
+      const auth = await authorize()
+      await tender.payments.capture({ order_id: auth.order_id, amount: "40.00", final: false })
+      const overCapture = await post("/v1/payouts", { order_id: auth.order_id, amount: "40.01" })
+      expectError(overCapture, 400, "validation_failed")
+      expect((await tender.payouts.create({ order_id: auth.order_id, amount: "40.00" })).status).toBe("succeeded")
+    })
+
+    it("contract.md, Payouts: \"a payout needs an original that settled (captured, not voided or fully refunded)\"; else 409 original_transaction_not_eligible", async () => {
+      const notEligible = (body: Record<string, unknown>) => apiError(tender.payouts.create(body as never), 409, "original_transaction_not_eligible")
+      // authorized, nothing captured
+      const held = await authorize()
+      await notEligible({ order_id: held.order_id, amount: "1.00" })
+      await notEligible({ transaction_id: held.transaction_id, amount: "1.00" })
+      // voided whole
+      const voided = await authorize()
+      await tender.payments.void({ order_id: voided.order_id })
+      await notEligible({ order_id: voided.order_id, amount: "1.00" })
+      // refunded in full
+      const refunded = await charge()
+      await tender.refunds.create({ order_id: refunded.order_id })
+      await notEligible({ order_id: refunded.order_id, amount: "1.00" })
+      // A void behind a capture released the rest: what was captured settled, and may be paid out.
+      const partly = await authorize()
+      await tender.payments.capture({ order_id: partly.order_id, amount: "30.00", final: false })
+      await tender.payments.void({ order_id: partly.order_id })
+      await apiError(tender.payouts.create({ order_id: partly.order_id, amount: "30.01" }), 400, "validation_failed")
+      expect((await tender.payouts.create({ order_id: partly.order_id, amount: "30.00" })).status).toBe("succeeded")
+      for (const id of [held.order_id, voided.order_id, refunded.order_id]) {
+        const order = await tender.orders.get({ params: { id } })
+        const kinds = await Promise.all(order.transactions.map(async (t: string) => (await tender.transactions.get({ params: { id: t } })).kind))
+        expect(kinds).not.toContain("payout")
+      }
+    })
+
+    it("contract.md, Payouts: an operator may set --max-per-payout and --max-per-day instead (per currency, per UTC day); cleared, the balance rule is back", async () => {
+      // An account of its own: the daily limit counts every payout of the account.
+      const limited = await Effect.runPromise(server.accounts.create({ name: "limited payouts", mode: "test" }))
+      const client = typedClient(server, limited)
+      const chargeOn = async (amount: string, currency = "USD") =>
+        client.payments.create({
+          amount,
+          currency,
+          country: currency === "EUR" ? "DE" : "US",
+          merchant_reference: ref("limited"),
+          payment_method: {
+            code: "card",
+            details: {
+              card_token: (await client.testHelpers.createCardToken({ number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })).token,
+              stored_credential: { initiator: "merchant", reason: "unscheduled" }
+            }
+          }
+        })
+      const payout = (orderId: string, amount: string) => send(server, limited, "POST", "/v1/payouts", { body: JSON.stringify({ order_id: orderId, amount }) })
+      const refusedAmount = (reply: Reply) => {
+        expectError(reply, 400, "validation_failed")
+        expect(reply.json.errors.map((e: { field: string }) => e.field)).toEqual(["amount"])
+      }
+      await Effect.runPromise(server.accounts.setPayoutLimit(limited.account_id, { currency: "USD", max_per_payout: "30.00", max_per_day: "50.00" }))
+      const small = await chargeOn("1.00")
+      // Instead of the balance: 30.00 on a 1.00 payment; not 30.01.
+      refusedAmount(await payout(small.order_id, "30.01"))
+      expect((await payout(small.order_id, "30.00")).status).toBe(201)
+      // 30.00 today; 20.01 more would pass 50.00 (on any order of the account), 20.00 does not.
+      const other = await chargeOn("1.00")
+      refusedAmount(await payout(other.order_id, "20.01"))
+      expect((await payout(other.order_id, "20.00")).status).toBe(201)
+      refusedAmount(await payout(small.order_id, "0.01"))
+      // Another currency keeps the default rule.
+      const euros = await chargeOn("5.00", "EUR")
+      refusedAmount(await payout(euros.order_id, "5.01"))
+      expect((await payout(euros.order_id, "5.00")).status).toBe(201)
+      // Settled still required: the limits replace the balance, not the original's eligibility.
+      const held = await client.payments.create({
+        amount: "5.00", currency: "USD", country: "US", merchant_reference: ref("held"), capture_method: "manual",
+        payment_method: { code: "card", details: { card_token: (await client.testHelpers.createCardToken({ number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })).token, stored_credential: { initiator: "merchant", reason: "unscheduled" } } }
+      })
+      expectError(await payout(held.order_id, "1.00"), 409, "original_transaction_not_eligible")
+      // Cleared: the balance rule again.
+      await Effect.runPromise(server.accounts.clearPayoutLimit(limited.account_id, "USD"))
+      const fresh = await chargeOn("2.00")
+      refusedAmount(await payout(fresh.order_id, "2.01"))
+      expect((await payout(fresh.order_id, "2.00")).status).toBe(201)
     })
 
     it("amount is required and positive (validation_failed naming amount); targets as for refunds", async () => {
@@ -355,8 +485,11 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
       const paid = await charge("4000000000000341")
       const pending = await tender.payouts.create({ order_id: paid.order_id, amount: "3.00" })
       expect(pending.status).toBe("pending")
+      // spec, Transaction: "pending: Waiting on an external step (queued refund, payout, transfer…)".
+      expect((await tender.transactions.get({ params: { id: pending.transaction_id } })).status).toBe("pending")
       await apiError(tender.payouts.create({ order_id: paid.order_id, amount: "1.00" }), 409, "payout_in_progress")
       expect((await poll(`/v1/payouts/${pending.id}`, (p) => p.status === "succeeded")).status).toBe("succeeded")
+      expect((await tender.transactions.get({ params: { id: pending.transaction_id } })).status).toBe("completed")
       expect((await eventsOf(paid.order_id)).map((e) => e.type)).toEqual(["payout.succeeded"])
       // The next payout of the original may go (pending again, on this card).
       expect((await tender.payouts.create({ order_id: paid.order_id, amount: "1.00" })).status).toBe("pending")

@@ -8,7 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
-import { Accounts, ClientSecrets, EventRepo, OrderRepo, Payments, Sessions, UseCases } from "@tender/domain"
+import { Accounts, CheckoutSessionRepo, ClientSecrets, EventRepo, OrderRepo, Payments, Sessions, UseCases } from "@tender/domain"
 import { Infrastructure } from "@tender/adapters"
 
 const TestLayer = UseCases.layer.pipe(Layer.provideMerge(Infrastructure.layer({ storage: "memory", dataDir: ".tender-test" })))
@@ -95,7 +95,7 @@ describe("the session's card attempt (hosted page, card element)", () => {
       expect(Option.getOrThrow(yield* sessions.hostedView(session.id)).session.status).toBe("failed")
     }).pipe(Effect.provide(TestLayer)))
 
-  it.effect("a 3-D Secure challenge becomes the session's step; answered, the page's next read completes it", () =>
+  it.effect("a 3-D Secure challenge becomes the session's step; the customer's answer completes it, the page only reads", () =>
     Effect.gen(function*() {
       const { key, session, sessions } = yield* setup("card-3")
       const secret = secretOf(yield* sessions.submit(session.id, startCard))
@@ -105,7 +105,10 @@ describe("the session's card attempt (hosted page, card element)", () => {
       expect(challenged.session).toMatchObject({ status: "pending_action", next_action: { type: "redirect", redirect_url: paid.challenge_url } })
       const payments = yield* Payments
       const transactionId = paid.challenge_url!.split("/").pop()!
+      // Was: the answer was recorded and the page's next read (a GET) authorized. contract.md, Browser
+      // SDK: the answer completes the payment; reading a page never authorizes.
       expect((yield* payments.answerChallenge(transactionId, true)).return_url).toBe(session.url)
+      expect(Option.getOrThrow(yield* (yield* CheckoutSessionRepo).findAny(session.id)).status).toBe("completed")
       expect(Option.getOrThrow(yield* sessions.hostedView(session.id)).session.status).toBe("completed")
     }).pipe(Effect.provide(TestLayer)))
 

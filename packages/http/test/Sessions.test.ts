@@ -4,7 +4,8 @@
  * the payments endpoints, and the events each transition emits.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
+import { StateMachine, TransactionRepo } from "@tender/domain"
 import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
 import { type Credentials, type Reply, send } from "@tender/client/Testing"
 
@@ -260,4 +261,74 @@ it("expiry is applied when the session is next touched (API)", async () => {
   expect(read.json.status).toBe("expired")
   expect(await eventsOf(s.order_id)).toEqual(["checkout.session.expired"])
   expectError(await attempt(s.id, card("4242424242424242")), 409, "invalid_session_state")
+})
+
+/**
+ * contract.md, Browser SDK: "in the browser flows (the SDK's `pay()` in every display mode, the hosted
+ * checkout page) the customer's answer to a 3-D Secure challenge completes the payment with no call
+ * from the merchant's server […] Reading a page (GET) never authorizes."
+ */
+describe("3-D Secure on the hosted checkout", () => {
+  /** A session whose card attempt waits on the sandbox's challenge page. */
+  const challenged = async () => {
+    const s = (await post("/v1/checkout/sessions", base({ payment_methods: ["card"] }))).json
+    const waiting = await attempt(s.id, card("4000000000003220"))
+    expect(waiting.json).toMatchObject({ status: "pending_action", next_action: { type: "redirect", redirect_url: expect.stringContaining("/sandbox/3ds/") } })
+    return { id: s.id as string, orderId: s.order_id as string, url: s.url as string, challenge: waiting.json.next_action.redirect_url as string }
+  }
+  const page = async (url: string) => expect((await fetch(url)).status).toBe(200)
+  const stateOf = async (s: { id: string; orderId: string }) => ({
+    session: (await get(`/v1/checkout/sessions/${s.id}`)).json.status,
+    order: (await get(`/v1/orders/${s.orderId}`)).json.status,
+    events: await eventsOf(s.orderId)
+  })
+
+  it("the answer's POST completes the attempt (approve: completed; deny: open again); GETs of the page before and after change nothing", async () => {
+    for (const [answer, after, events] of [
+      ["approve", { session: "completed", order: "succeeded" }, ["payment.requires_action", "payment.succeeded", "checkout.session.completed"]],
+      ["deny", { session: "open", order: "pending" }, ["payment.requires_action"]]
+    ] as const) {
+      const s = await challenged()
+      const before = await stateOf(s)
+      expect(before).toEqual({ session: "pending_action", order: "requires_action", events: ["payment.requires_action"] })
+      await page(s.url)
+      await page(s.challenge)
+      expect(await stateOf(s)).toEqual(before)
+      // The answer alone, its redirect not followed: no page is read after it.
+      const answered = await fetch(s.challenge, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `outcome=${answer}`, redirect: "manual" })
+      expect(answered.status).toBe(303)
+      expect(answered.headers.get("location")).toBe(s.url)
+      const done = await stateOf(s)
+      expect(done).toEqual({ ...after, events })
+      await page(s.url)
+      await page(s.challenge)
+      expect(await stateOf(s)).toEqual(done)
+      // The merchant's 3ds/complete only returns the snapshot.
+      expect((await post(`/v1/payments/${s.orderId}/3ds/complete`, {})).status).toBe(200)
+      expect(await stateOf(s)).toEqual(done)
+    }
+  })
+
+  it("an answer recorded but not yet authorized (as before this change) is never authorized by the page's GET; 3ds/complete still finishes it", async () => {
+    const s = await challenged()
+    // The state the old answer left (recorded, authorization pending the next page read or 3ds/complete).
+    const attemptId = await server.run(Effect.gen(function*() {
+      const transactions = yield* TransactionRepo
+      const txn = (yield* transactions.listByOrder(s.orderId))[0]!
+      yield* transactions.update(StateMachine.revise(txn, { three_ds: "approved" }, new Date().toISOString()))
+      return txn.id
+    }))
+    const stored = () => server.run(Effect.gen(function*() {
+      return Option.getOrThrow(yield* (yield* TransactionRepo).findAny(attemptId))
+    }))
+    const before = await stateOf(s)
+    await page(s.url)
+    await page(`${s.url}/continue`)
+    await page(s.url)
+    expect(await stateOf(s)).toEqual(before)
+    // No provider call: the attempt neither reserved nor recorded one.
+    expect(await stored()).toMatchObject({ status: "processing", three_ds: "approved", pending_call: null })
+    expect((await post(`/v1/payments/${s.orderId}/3ds/complete`, {})).json.status).toBe("completed")
+    expect((await stateOf(s)).session).toBe("completed")
+  })
 })

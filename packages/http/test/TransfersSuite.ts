@@ -398,7 +398,7 @@ export const transfersSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
       expect((await eventsOf(created.order_id)).map((e) => e.type)).toEqual(["transfer.failed"])
     })
 
-    it("an answer lost after the provider accepted it for later: reconciliation records it processing, the settlement worker pays it", async () => {
+    it("an answer lost after the provider accepted it for later: reconciliation records it queued (the transaction pending), the settlement worker pays it", async () => {
       const created = await cardTransfer()
       // The sandbox's settle-later card (…0341) cannot be a destination (its BIN has no issuer
       // country), so the provider's side answers for it directly: a Pending payout under the key.
@@ -414,8 +414,12 @@ export const transfersSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
             currency: txn.currency,
             country: "US"
           })))
+      // contract.md: "processing only while a call is in flight" — as this one is, its answer lost.
+      expect((await tender.transactions.get({ params: { id: created.transaction_id } })).status).toBe("processing")
       expect(await reconcile()).toBeGreaterThanOrEqual(1)
       expect((await tender.transfers.get({ params: { id: created.id } })).status).toBe("processing")
+      // contract.md: "A refund, payout or transfer transaction waiting at the provider (queued, settling later) reads pending".
+      expect((await tender.transactions.get({ params: { id: created.transaction_id } })).status).toBe("pending")
       await apiError(tender.transfers.execute({ params: { order_id: created.order_id }, payload: {} }), 409, "transfer_in_progress")
       const deadline = Date.now() + 15_000
       while ((await tender.transfers.get({ params: { id: created.id } })).status === "processing" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200))

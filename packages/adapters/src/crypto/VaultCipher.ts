@@ -17,7 +17,7 @@ export interface Sealed {
 
 const ALGORITHM = "aes-256-gcm"
 export const IV_BYTES = 12
-/** GCM's default authentication tag. */
+/** GCM's full-length authentication tag: the only length `open` accepts (contract.md, Secrets at rest). */
 export const TAG_BYTES = 16
 export const KEY_BYTES = 32
 
@@ -25,7 +25,11 @@ const aad = (accountId: string, rowId: string) => Buffer.from(`${accountId}\u000
 
 export class VaultCipher extends Context.Service<VaultCipher, {
   seal(accountId: string, rowId: string, plaintext: string): Effect.Effect<Sealed>
-  /** Dies when the ciphertext was tampered with or sealed for another row: never an expected case. */
+  /**
+   * Dies when the ciphertext was tampered with, sealed for another row, or carries a tag shorter than
+   * 16 bytes (GCM would check a cut tag's first bytes only, so a forger would need 2^32 tries for 4):
+   * never an expected case.
+   */
   open(accountId: string, rowId: string, sealed: Sealed): Effect.Effect<string>
 }>()("@tender/adapters/VaultCipher") {
   static readonly make = (key: Uint8Array): VaultCipher["Service"] => {
@@ -40,7 +44,8 @@ export class VaultCipher extends Context.Service<VaultCipher, {
         }),
       open: (accountId, rowId, sealed) =>
         Effect.sync(() => {
-          const decipher = createDecipheriv(ALGORITHM, key, sealed.iv).setAAD(aad(accountId, rowId))
+          // authTagLength makes Node refuse any other tag length; by default it takes 4 to 16 bytes.
+          const decipher = createDecipheriv(ALGORITHM, key, sealed.iv, { authTagLength: TAG_BYTES }).setAAD(aad(accountId, rowId))
           decipher.setAuthTag(sealed.tag)
           return Buffer.concat([decipher.update(sealed.ciphertext), decipher.final()]).toString("utf8")
         })

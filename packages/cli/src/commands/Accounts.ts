@@ -5,8 +5,8 @@
  * new secret key once, `signing-secret roll` the new signing secret once; every other view leaves
  * out key hashes and the signing secrets.
  */
-import { Account, Accounts, type CreatedAccount } from "@tender/domain"
-import { Option } from "effect"
+import { Account, Accounts, type CreatedAccount, Errors, Money } from "@tender/domain"
+import { Effect, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import * as Output from "../Output.ts"
 import * as Services from "../Services.ts"
@@ -16,6 +16,23 @@ import { channels } from "./Channels.ts"
 const accountId = Argument.String("id").pipe(Argument.withDescription("Account id (acct_…)"))
 
 const accountsCommand = Services.useCaseCommand(Accounts)
+
+/** Payout limits as operators give them: amounts in major units of their currency (JSON numbers, as the API's amounts). */
+const payoutLimitsView = (a: Account.Account) =>
+  (a.payout_limits ?? []).map((l) => ({
+    currency: l.currency,
+    max_per_payout: Money.toMajor(l.max_per_payout, l.currency),
+    max_per_day: Money.toMajor(l.max_per_day, l.currency)
+  }))
+
+const payoutRule = (a: Account.Account): string => {
+  const limits = a.payout_limits ?? []
+  const each = limits.map((l) =>
+    `${l.currency} at most ${Money.toDecimalString(l.max_per_payout, l.currency)} per payout and ${Money.toDecimalString(l.max_per_day, l.currency)} per UTC day`
+  )
+  const rest = "the original payment's settled amount less its refunds and earlier payouts"
+  return limits.length === 0 ? `at most ${rest}` : `${each.join("; ")}; ${limits.length === 1 ? "any other currency" : "other currencies"}: at most ${rest}`
+}
 
 /** What operators see of an account: no key hashes, no signing secret, no version counter. */
 const view = (a: Account.Account) => ({
@@ -29,6 +46,7 @@ const view = (a: Account.Account) => ({
   processing_profiles: a.processing_profiles,
   vault_enabled: a.vault_enabled,
   rate_limit: a.rate_limit,
+  payout_limits: payoutLimitsView(a),
   three_ds_display_mode: a.three_ds_display_mode,
   /** When the previous signing secret stops verifying (a roll's overlap); never the secret itself. */
   previous_signing_secret_expires_at: a.previous_signing_secret_expires_at ?? null,
@@ -55,6 +73,7 @@ const describe = (a: Account.Account): string => {
     ],
     ["vault", a.vault_enabled ? "enabled" : "disabled"],
     ["rate limit", a.rate_limit === null ? "default" : `${a.rate_limit.per_second}/s, burst ${a.rate_limit.burst}`],
+    ["payouts", payoutRule(a)],
     ["3-D Secure display", a.three_ds_display_mode],
     ...(a.previous_signing_secret_expires_at == null || Date.parse(a.previous_signing_secret_expires_at) <= Date.now()
       ? []
@@ -261,6 +280,59 @@ const rateLimit = accountsCommand(
   changed((a, { burst, perSecond }) => `${a.id} is limited to ${perSecond}/s, burst ${burst}.`)
 ).pipe(Command.withDescription("Set the API rate limit of an account (token bucket)"))
 
+/**
+ * contract.md: `tender accounts payouts ID --max-per-payout A --max-per-day A`. Limits are per
+ * currency (a payout has its original's currency), so `--currency` names whose units A is in; with no
+ * limit flags the command shows the setting, and `--clear` returns a currency to the default rule.
+ */
+const payoutLimits = accountsCommand(
+  "payouts",
+  {
+    id: accountId,
+    currency: Flag.String("currency").pipe(Flag.withDescription("ISO 4217 code of the payouts the limits bound (amounts are decimal, in its units)"), Flag.optional),
+    maxPerPayout: Flag.String("max-per-payout").pipe(Flag.withDescription("Largest single payout, e.g. 500.00"), Flag.optional),
+    maxPerDay: Flag.String("max-per-day").pipe(Flag.withDescription("Most paid out per UTC day, pending and succeeded payouts counted, e.g. 2000.00"), Flag.optional),
+    clear: Flag.Boolean("clear").pipe(
+      Flag.withDescription("Remove the currency's limits: its payouts are bounded by the original's balance again"),
+      Flag.withDefault(false)
+    )
+  },
+  (accounts, { clear, currency, id, maxPerDay, maxPerPayout }) => {
+    const perPayout = Option.getOrUndefined(maxPerPayout)
+    const perDay = Option.getOrUndefined(maxPerDay)
+    const code = Option.getOrUndefined(currency)
+    if (!clear && perPayout === undefined && perDay === undefined) return accounts.get(id)
+    const missing = [
+      ...(code === undefined ? [{ field: "currency", message: "is required: limits are per currency" }] : []),
+      ...(!clear && perPayout === undefined ? [{ field: "max_per_payout", message: "is required with --max-per-day" }] : []),
+      ...(!clear && perDay === undefined ? [{ field: "max_per_day", message: "is required with --max-per-payout" }] : []),
+      ...(clear && (perPayout !== undefined || perDay !== undefined) ? [{ field: "clear", message: "cannot be combined with limits" }] : [])
+    ]
+    if (missing.length > 0) return Effect.fail(new Errors.ValidationFailed({ message: "Invalid payout limit", errors: missing }))
+    return clear
+      ? accounts.clearPayoutLimit(id, code!)
+      : accounts.setPayoutLimit(id, { currency: code!, max_per_payout: perPayout!, max_per_day: perDay! })
+  },
+  ({ clear, maxPerDay, maxPerPayout }) => ({
+    json: (a) => ({ account_id: a.id, payout_limits: payoutLimitsView(a) }),
+    text: (a) => {
+      const limits = a.payout_limits ?? []
+      const headline = clear
+        ? `Cleared a payout limit of ${a.id}.`
+        : Option.isSome(maxPerPayout) || Option.isSome(maxPerDay)
+        ? `Set a payout limit of ${a.id}.`
+        : `Payout limits of ${a.id}.`
+      const table = limits.length === 0
+        ? "No limits: every payout is bounded by its original's balance."
+        : Table.table(
+          ["CURRENCY", "MAX PER PAYOUT", "MAX PER DAY"],
+          limits.map((l) => [l.currency, Money.toDecimalString(l.max_per_payout, l.currency), Money.toDecimalString(l.max_per_day, l.currency)])
+        )
+      return `${headline}\n\nPayouts: ${payoutRule(a)}.\n\n${table}`
+    }
+  })
+).pipe(Command.withDescription("Show or set the payout limits of an account per currency (they replace the default: the original's balance)"))
+
 const threeDs = accountsCommand(
   "three-ds",
   {
@@ -275,5 +347,5 @@ const threeDs = accountsCommand(
 
 export const accounts = Command.make("accounts").pipe(
   Command.withDescription("Create and manage merchant accounts"),
-  Command.withSubcommands([create, list, get, suspend, activate, allowlist, profiles, vault, keys, rateLimit, threeDs, channels, signingSecret])
+  Command.withSubcommands([create, list, get, suspend, activate, allowlist, profiles, vault, keys, rateLimit, payoutLimits, threeDs, channels, signingSecret])
 )

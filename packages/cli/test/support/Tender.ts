@@ -16,7 +16,7 @@ import { send } from "@tender/client/Testing"
 import { freePort } from "@tender/http/testing/TestServer"
 import { Effect } from "effect"
 import pg from "pg"
-import { expect } from "vitest"
+import { afterAll, beforeAll, expect } from "vitest"
 
 export const ROOT = fileURLToPath(new URL("../../../..", import.meta.url))
 const NODE = join(ROOT, "node_modules/.bin/node")
@@ -159,4 +159,31 @@ export const makeHome = (prefix: string) => {
   }
 
   return { dataDir, run, runJson, runJsonError, start, serve, database, databaseRunning, cleanup }
+}
+
+/**
+ * For a test file racing two `serve` processes over `home` (the second joins the first's embedded
+ * PostgreSQL): starts them and a client of that database before its tests; after them stops the
+ * client, then the joiner, then the owner of the database, and removes the data dir.
+ */
+export const twoServers = (home: ReturnType<typeof makeHome>, env: Record<string, string>) => {
+  const servers: Array<Served> = []
+  let db: pg.Pool | undefined
+  beforeAll(async () => {
+    servers.push(await home.serve(env))
+    servers.push(await home.serve(env))
+    db = home.database()
+  }, 240_000)
+  afterAll(async () => {
+    await db?.end()
+    for (const server of [...servers].reverse()) await server.stop()
+    await home.cleanup()
+  }, 120_000)
+  return {
+    servers: servers as ReadonlyArray<Served>,
+    /** Request i goes to server i mod 2. */
+    on: (i: number) => servers[i % servers.length],
+    /** The shared PostgreSQL, for what no endpoint shows (the sandbox's ledger, the events). */
+    database: () => db!
+  }
 }

@@ -133,6 +133,8 @@ const attemptOn = Effect.fnUntraced(function*(sessionId: string, unlocked: Check
     yield* sessions.update(revise(session, { attempts: session.attempts + 1 }, at))
     // A retry on the same card keeps the order's instrument id; another card is another instrument.
     const born = yield* newTransaction(updated, manual ? "authorization" : "payment", updated.amount, {
+      // The customer is on the hosted page: a 3-D Secure challenge completes on their answer.
+      browser_flow: true,
       payment_instrument: card !== undefined
         ? cardInstrument(card.card, undefined, {
           id: earlierInstrumentId(previous, order.card_token === card.card.token) ?? (yield* (yield* Ids).make("paymentInstrument")),

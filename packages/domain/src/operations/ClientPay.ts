@@ -28,7 +28,8 @@ export const awaitsCardForm = (txn: Transaction) =>
  * Sends the form's card: reserve (under the order's lock, refused with `refuse` unless the form
  * still awaits) → authorize → record. A new card (collect_card) becomes the order's card and the
  * attempt's instrument in the reserving unit of work, so a 3-D Secure completion finds it; a
- * customer return URL is kept on the attempt in the same write, before any challenge can exist.
+ * customer return URL, and that the attempt is a browser flow's, are kept on the attempt in the same
+ * write, before any challenge can exist.
  */
 export const submitCardForm = <E extends DomainError>(
   step: StepName,
@@ -54,6 +55,8 @@ export const submitCardForm = <E extends DomainError>(
         {
           ...current,
           ...providerFields(provider),
+          // The customer pays here: a 3-D Secure challenge of this attempt completes on their answer.
+          browser_flow: true,
           ...(newCard === undefined ? {} : { payment_instrument: newCard.instrument }),
           ...(customerReturnUrl === undefined ? {} : { customer_return_url: customerReturnUrl })
         },

@@ -2,21 +2,23 @@
  * Operation: create a direct payment (POST /v1/payments). Validate → claim (the order and its
  * attempt, the reference taken by the insert, the provider call reserved, one unit of work) →
  * call → record → respond; claim, call and record in one unit of work when the provider answers
- * in it (the sandbox over PostgreSQL).
+ * in it (the sandbox over PostgreSQL). A create answered 502 leaves its order open for the same
+ * request again (contract.md, Idempotency): that retry claims the order under its row lock instead.
  */
-import { Effect, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
 import type { Account } from "../Account.ts"
 import { Ids } from "../Ids.ts"
 import * as OrderAggregate from "../OrderStatus.ts"
 import type { Order, Transaction } from "../Payment.ts"
 import { OrderRepo, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
 import { type CreatePaymentInput, validateCreate, type ValidPayment } from "../PaymentRequest.ts"
-import { CvcStore } from "../Ports.ts"
+import { CvcStore, KeyHasher } from "../Ports.ts"
+import { revise } from "../StateMachine.ts"
 import { cardDetails, clientSecretAction, paymentCard, type RevealedCard } from "./Cards.ts"
 import { customerOf } from "../Customers.ts"
 import { cardInstrument, holderOf, issuerOf } from "./Instrument.ts"
-import { decided, guarded, newTransaction, nowIso, snapshot, unitOfWork } from "./Kit.ts"
-import { refuseTakenReference } from "./Target.ts"
+import { decided, guarded, lockOrder, newTransaction, nowIso, saveOrder, snapshot, unitOfWork } from "./Kit.ts"
+import { referenceHolder, referenceTaken } from "./Target.ts"
 import { answersInUnitOfWork, idempotencyKey, joined, raise, reserve, runAttempt, runAttemptInUnitOfWork } from "./ProviderStep.ts"
 import { Fallbacks, onRoute, routeOf } from "./Route.ts"
 import { type AttemptOutcome, record } from "./RecordAttempt.ts"
@@ -36,26 +38,59 @@ const planOf = (valid: ValidPayment, card: RevealedCard | undefined, cvc: string
 }
 
 export const create = Effect.fn("Payments.create")(function*(account: Account, input: CreatePaymentInput) {
-  yield* refuseTakenReference(account.id, input.merchant_reference)
+  const requestHash = yield* (yield* KeyHasher).hash(canonicalJson(input))
+  const retrying = yield* retryOf(account.id, input.merchant_reference, requestHash)
   const valid = validateCreate(account, input)
   if (valid instanceof Error) return yield* Effect.fail(valid)
   const route = yield* routeOf(account, { method: valid.method.code, currency: valid.currency, country: valid.country }, valid.processing_profile)
-  return yield* onRoute(route)(claimAndProceed(account, valid))
+  return yield* onRoute(route)(claimAndProceed(account, valid, requestHash, retrying))
 })
 
-/** Claim → call → record, on the route's provider (in context). */
-const claimAndProceed = Effect.fnUntraced(function*(account: Account, valid: ValidPayment) {
+/**
+ * The request as one string whatever its key order or spacing (keys sorted; JSON drops absent
+ * fields): "the same body" of contract.md's retry rule. Only the fields the API decodes count, so a
+ * field it ignores never makes a retry "another body".
+ */
+const canonicalJson = (value: unknown): string =>
+  JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v)
+
+/**
+ * Whether `order` awaits exactly this request again: its create answered 502 (`pending` with a retry
+ * window), the window is still open, and the request is the same (contract.md, Idempotency).
+ */
+const awaitsRetry = (order: Order, requestHash: string, now: number) =>
+  order.status === "pending" && order.retry_until !== null && Date.parse(order.retry_until) > now && order.request_hash === requestHash
+
+/**
+ * contract.md, Idempotency: a taken reference is 409 `duplicate_merchant_reference_id` whatever the
+ * body, so it is checked before the body is, with one exception: the same request again on a direct
+ * payment whose create answered 502 — that order is returned, to be attempted again.
+ */
+const retryOf = (accountId: string, reference: unknown, requestHash: string) =>
+  Effect.gen(function*() {
+    const holder = yield* referenceHolder(accountId, reference)
+    if (Option.isNone(holder)) return undefined
+    if (!awaitsRetry(holder.value, requestHash, yield* Clock.currentTimeMillis)) return yield* Effect.fail(referenceTaken(holder.value))
+    return holder.value
+  })
+
+/** Claim → call → record, on the route's provider (in context); on `retrying`'s order when it is a retry after a 502. */
+const claimAndProceed = Effect.fnUntraced(function*(account: Account, valid: ValidPayment, requestHash: string, retrying: Order | undefined) {
   // Checked before anything is written: a payment names only a customer of its own account.
   const customer = valid.customer_id !== null ? yield* customerOf(account.id, valid.customer_id) : undefined
   const card = valid.card_token !== undefined ? yield* paymentCard(account.id, valid.card_token) : undefined
   // The token's CVC is taken (deleted) as soon as a payment uses the card, whatever the plan: a
   // merchant-initiated charge never sends it, and a collect_cvv payment asks the customer afresh.
+  // A retry after a 502 finds it taken by the first create and authorizes without it.
   const cvc = card !== undefined ? Option.getOrUndefined(yield* (yield* CvcStore).take(card.card.token)) : undefined
   const issuer = card !== undefined ? yield* issuerOf(card.card.bin) : undefined
   const plan = planOf(valid, card, cvc)
   const ids = yield* Ids
   const at = yield* nowIso
-  const born: Order = OrderAggregate.born({
+  const base: Order = retrying ?? OrderAggregate.born({
     id: yield* ids.make("order"),
     account_id: account.id,
     livemode: account.mode === "live",
@@ -77,9 +112,10 @@ const claimAndProceed = Effect.fnUntraced(function*(account: Account, valid: Val
     refunded_amount: 0,
     customer_id: valid.customer_id,
     card_storage_consent: valid.card_storage_consent,
+    request_hash: requestHash,
     created_at: at
   })
-  const attempt = yield* newTransaction(born, valid.capture_method === "manual" ? "authorization" : "payment", born.amount, {
+  const attempt = yield* newTransaction(base, valid.capture_method === "manual" ? "authorization" : "payment", base.amount, {
     // The order's one instrument id: its captures and voids copy the attempt's instrument.
     payment_instrument: card !== undefined
       ? cardInstrument(card.card, undefined, {
@@ -91,34 +127,53 @@ const claimAndProceed = Effect.fnUntraced(function*(account: Account, valid: Val
   })
   // A provider call is reserved with the claim: the attempt goes out (processing) with its key.
   const operation = plan._tag === "Authorize" ? "authorize" as const : "start" as const
-  const order: Order = plan._tag === "AwaitCustomer" ? born : (yield* decided(OrderAggregate.transition(born, "attempt_sent", at))).next
   const txn: Transaction = plan._tag === "AwaitCustomer"
     ? attempt
     : yield* reserve(attempt, operation, idempotencyKey(attempt, operation), at, valid.merchant_initiated)
   const orders = yield* OrderRepo
   const transactions = yield* TransactionRepo
+  /**
+   * The order as the claim stores it, the reference claimed with it: a new order's insert, which
+   * a concurrent duplicate fails; or, for a retry, the 502'd order under its row lock, still awaiting
+   * this request (a concurrent retry finds it sent, 409: one provider attempt at a time).
+   */
+  const claimOrder = Effect.gen(function*() {
+    if (retrying === undefined) {
+      const order = plan._tag === "AwaitCustomer" ? base : (yield* decided(OrderAggregate.transition(base, "attempt_sent", at))).next
+      yield* orders.insert(order)
+      return order
+    }
+    const current = yield* lockOrder(retrying.id)
+    if (!awaitsRetry(current, requestHash, Date.parse(at))) return yield* Effect.fail(referenceTaken(current))
+    const order = plan._tag === "AwaitCustomer"
+      ? revise(current, { retry_until: null }, at)
+      : (yield* decided(OrderAggregate.transition(current, "attempt_sent", at, { retry_until: null }))).next
+    yield* saveOrder(order)
+    return order
+  })
   if (plan._tag === "Authorize" && answersInUnitOfWork(yield* PaymentProvider, yield* Fallbacks)) {
     // The provider answers in our transaction: the claim, the call and its record commit together
     // or not at all, so no one ever sees the order before its outcome, and its lock would guard
     // nothing. A concurrent duplicate reference waits on the insert, then fails it (or takes it,
     // should this one roll back). Uninterruptible as below: a client hanging up cuts nothing.
     const done = yield* Effect.uninterruptible(unitOfWork(Effect.gen(function*() {
-      yield* orders.insert(order)
+      const order = yield* claimOrder
       yield* transactions.insert(txn)
       return yield* joined(runAttemptInUnitOfWork("create", order, txn, authorizeCall(order, txn, valid, plan), valid.merchant_initiated))
     })))
     const recorded = yield* raise(done)
     return snapshot(recorded.order, recorded.txn)
   }
-  // The reference is claimed by the insert: a concurrent duplicate fails here, before any provider
-  // call. From the claim on, nothing interrupts the attempt: its outcome must be recorded.
+  // The reference is claimed here: a concurrent duplicate fails before any provider call. From the
+  // claim on, nothing interrupts the attempt: its outcome must be recorded.
   const claim = unitOfWork(Effect.gen(function*() {
-    yield* orders.insert(order)
+    const order = yield* claimOrder
     yield* transactions.insert(txn)
+    return order
   }))
   // The order's lock is held from the call to its record, so reconciliation never asks about a call
   // its caller is still waiting on.
-  return yield* Effect.uninterruptible(Effect.andThen(claim, guarded(order.id, proceed(order, txn, valid, plan))))
+  return yield* Effect.uninterruptible(Effect.flatMap(claim, (order) => guarded(order.id, proceed(order, txn, valid, plan))))
 })
 
 /** The authorization a create sends, under the key its reserve committed. */

@@ -5,13 +5,17 @@
  * session, free for the customer's retry while attempts remain. A channel's 3-D Secure challenge is
  * first asked of its provider (verdictOf). Events are emitted once: the record
  * step only moves an attempt still in flight.
+ *
+ * It also closes retry windows: a direct payment whose create answered 502 awaits the same request
+ * again for RETRY_WINDOW_MS; with no retry by then it fails, and `payment.failed` tells the merchant.
  */
 import { Clock, Effect, Option } from "effect"
-import type { Transaction } from "../Payment.ts"
-import { TransactionRepo } from "../PaymentPorts.ts"
+import * as OrderAggregate from "../OrderStatus.ts"
+import type { Order, Transaction } from "../Payment.ts"
+import { OrderRepo, TransactionRepo } from "../PaymentPorts.ts"
 import { isoOf } from "../Time.ts"
 import { isInFlight } from "../TransactionStatus.ts"
-import { guarded } from "./Kit.ts"
+import { decided, emit, guarded, latestAttempt, lockOrder, saveOrder, unitOfWork } from "./Kit.ts"
 import { attemptOutcome, idempotencyKey } from "./ProviderStep.ts"
 import { type AttemptOutcome, record } from "./RecordAttempt.ts"
 import { providerOf } from "./Route.ts"
@@ -58,16 +62,38 @@ const expireOne = (candidate: Transaction, now: number) =>
     return true
   }))
 
-/** One round: closes due windows; returns how many. */
+/** Fails a direct payment still awaiting its retry past its window, with `payment.failed` on its last (unreachable) attempt. */
+const lapseOne = (candidate: Order, now: number) =>
+  guarded(candidate.id, unitOfWork(Effect.gen(function*() {
+    const order = yield* lockOrder(candidate.id)
+    // A retry claimed it meanwhile (retry_until cleared), or renewed its window with another 502.
+    if (order.status !== "pending" || order.retry_until === null || Date.parse(order.retry_until) > now) return false
+    const last = latestAttempt(yield* (yield* TransactionRepo).listByOrder(order.id))
+    if (last === undefined) return yield* Effect.die(new Error(`Order ${order.id} awaits a retry but has no attempt`))
+    const moved = yield* decided(OrderAggregate.transition(order, "retry_lapsed", isoOf(now), { retry_until: null }))
+    yield* saveOrder(moved.next)
+    yield* emit(moved.events, moved.next, last)
+    return true
+  })))
+
+/** Runs `close` on each due item; a failure is logged and the item tried next round. Returns how many closed. */
+const closeEach = <A extends { readonly id: string }, E, R>(what: string, due: ReadonlyArray<A>, close: (item: A) => Effect.Effect<boolean, E, R>) =>
+  Effect.gen(function*() {
+    let closed = 0
+    for (const item of due) {
+      const done = yield* close(item).pipe(
+        Effect.catchCause((cause) => Effect.as(Effect.logWarning(`${what} of ${item.id} failed`, cause), false))
+      )
+      if (done) closed++
+    }
+    return closed
+  })
+
+/** One round: closes due payment windows and lapsed retry windows; returns how many. */
 export const expireWindows = Effect.gen(function*() {
   const now = yield* Clock.currentTimeMillis
   const due = yield* (yield* TransactionRepo).listExpiredWindows(isoOf(now), 50)
-  let closed = 0
-  for (const txn of due) {
-    const done = yield* expireOne(txn, now).pipe(
-      Effect.catchCause((cause) => Effect.as(Effect.logWarning(`window expiry of ${txn.id} failed`, cause), false))
-    )
-    if (done) closed++
-  }
-  return closed
+  const lapsed = yield* (yield* OrderRepo).listRetryLapsed(isoOf(now), 50)
+  return (yield* closeEach("window expiry", due, (txn) => expireOne(txn, now))) +
+    (yield* closeEach("retry window", lapsed, (order) => lapseOne(order, now)))
 })

@@ -137,6 +137,7 @@ export const newTransaction = (order: Order, kind: Transaction["kind"], amount: 
       next_action: null,
       three_ds: null,
       customer_return_url: null,
+      browser_flow: false,
       expires_at: null,
       pending_call: null,
       created_at: at,

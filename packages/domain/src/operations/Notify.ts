@@ -17,6 +17,7 @@ import { ChannelProviders, ChannelRepo, type NotificationDelivery, type Provider
 import { InvalidSignature, NotificationMismatch } from "../Errors.ts"
 import type { PendingCall, Transaction } from "../Payment.ts"
 import { TransactionRepo } from "../PaymentPorts.ts"
+import { awaitsSettlement } from "../TransactionStatus.ts"
 import { guarded, loadTxn } from "./Kit.ts"
 import { apply } from "./Reconcile.ts"
 import { settlerOf } from "./SettleDue.ts"
@@ -78,7 +79,7 @@ const planOf = (channel: Channel, notice: ProviderNotice) =>
     const target = targetOf(channel, notice, referenced, yield* transactions.listByOrder(referenced.order_id))
     if (target === undefined) return { _tag: "Recorded" } as Plan
     const answers = target.pending_call?.operation === CALLS[notice.answer._tag].operation
-    const settles = notice.settlement !== undefined && target.status === "processing" && target.pending_call === null
+    const settles = notice.settlement !== undefined && awaitsSettlement(target)
     // Only what would be applied is checked: a notice about something already recorded (a refused
     // cancel reporting the payment's whole amount, say) is acknowledged, never refused for ever.
     if (!answers && !settles) return { _tag: "Recorded" } as Plan

@@ -78,6 +78,8 @@ export const settledAmount = (order: Order, original: Transaction): number =>
 /**
  * spec: "a payout references the original payment and reuses its instrument": a payment or an
  * authorization that succeeded on a stored card (the order's card token and the attempt's instrument).
+ * Whether it settled, and what is left of it, the payout checks under the order's lock
+ * (Payout.planPayout): an authorization never captured, or voided whole, has nothing to pay out against.
  */
 export const payable: Eligibility = {
   verb: "payout",

@@ -5,7 +5,7 @@
  *
  *   Paid     → transaction completed, record succeeded (`<kind>.succeeded`); a refund adds its
  *              amount to the order's `refunded_amount`.
- *   Pending  → the provider pays later: the transaction waits (processing, its provider id kept)
+ *   Pending  → the provider pays later: the transaction waits (pending, its provider id kept)
  *              for the settlement worker; the record stays pending.
  *   Refused / unreachable → transaction and record failed with the decline code (`<kind>.failed`).
  */
@@ -28,7 +28,7 @@ import { type PayoutResult, TransactionRepo, type Unknown } from "../PaymentPort
 import { type Changes, type Moved, revise } from "../StateMachine.ts"
 import * as Txn from "../TransactionStatus.ts"
 import { decided, guarded, loadTxn, lockOrder, newTransaction, nowIso, recordEvents, saveOrder, saveTxn, unitOfWork } from "./Kit.ts"
-import { ANSWER_LOST, callAndRecord, idempotencyKey, refusedCall, reserve } from "./ProviderStep.ts"
+import { ANSWER_LOST, callAndRecord, idempotencyKey, queuedCall, refusedCall, reserve } from "./ProviderStep.ts"
 import { whenSettled } from "./Settlement.ts"
 import { sameProvider } from "./Route.ts"
 
@@ -112,7 +112,7 @@ const recordWith = <R extends Outflow>(flow: Flow<R>, orderId: string, txnId: st
       return yield* finish(flow, order, record, "refused", at, { decline_code: failed.decline_code } as Changes<R>)
     }
     if (answer._tag === "Pending") {
-      yield* saveTxn(revise(txn, { provider_transaction_id: answer.provider_transaction_id, pending_call: null }, at))
+      yield* saveTxn(yield* queuedCall(txn, answer.provider_transaction_id, at))
       return record
     }
     return yield* pay(flow, order, txn, record, at, answer.provider_transaction_id)
@@ -156,14 +156,16 @@ type OwnFields<R extends Outflow> = Omit<R, keyof Refund & keyof Payout>
 
 /**
  * Reserve → call → record for a new refund or payout of `original`. Under the order's lock and row
- * lock, `decide` sees the original's earlier records (balances, calls in flight) and answers the
- * amount or a refusal; the transaction (with its call reserved) and the record are inserted
- * together, the record's reference refused when another holds it.
+ * lock, `load` reads what else the decision needs (in the same unit of work, so it may lock more,
+ * after the order), and `decide` sees the original's earlier records (balances, calls in flight) and
+ * that, and answers the amount or a refusal; the transaction (with its call reserved) and the record
+ * are inserted together, the record's reference refused when another holds it.
  */
-export const send = <R extends Outflow, E>(flow: Flow<R>, plan: {
+export const send = <R extends Outflow, E, F = undefined, EL = never, RL = never>(flow: Flow<R>, plan: {
   readonly order: Order
   readonly original: Transaction
-  readonly decide: (earlier: ReadonlyArray<R>) => number | E
+  readonly load?: Effect.Effect<F, EL, RL>
+  readonly decide: (earlier: ReadonlyArray<R>, facts: F) => number | E
   readonly fields: OwnFields<R>
   readonly call: (txn: Transaction, key: string) => Effect.Effect<PayoutResult | Unknown, ProviderUnavailable>
 }) =>
@@ -171,7 +173,8 @@ export const send = <R extends Outflow, E>(flow: Flow<R>, plan: {
     const reserved = yield* unitOfWork(Effect.gen(function*() {
       const order = yield* lockOrder(plan.order.id)
       const store = yield* flow.store
-      const amount = plan.decide(yield* store.listByOriginal(plan.original.id))
+      const earlier = yield* store.listByOriginal(plan.original.id)
+      const amount = plan.decide(earlier, plan.load === undefined ? undefined as F : yield* plan.load)
       if (typeof amount !== "number") return yield* Effect.fail(amount)
       const at = yield* nowIso
       const fresh = yield* newTransaction(order, flow.operation, amount, {

@@ -96,6 +96,13 @@ export const refusedCall = (txn: Transaction, answer: { readonly decline_code: s
     pending_call: null
   })), (m) => m.next)
 
+/**
+ * A refund, payout or transfer the provider accepted to pay later: the call is answered, so the
+ * transaction waits `pending` (no longer processing) with the provider's id, for the settlement worker.
+ */
+export const queuedCall = (txn: Transaction, providerTransactionId: string, at: string) =>
+  Effect.map(decided(Txn.transition(txn, "queued", at, { provider_transaction_id: providerTransactionId, pending_call: null })), (m) => m.next)
+
 export const unreachable: AttemptOutcome = { _tag: "Declined", decline_code: "provider_unavailable", provider_transaction_id: null }
 
 /** Why a call in doubt is answered "in progress" (money back out's own codes say it with this). */
@@ -194,11 +201,17 @@ const cascade = (
   )
 
 
-/** What an attempt records for an answer: an unreachable provider fails it. */
-const recordedOutcome = (answer: AuthorizeResult | StartResult | "unavailable", merchantInitiated: boolean): AttemptOutcome =>
-  answer === "unavailable" ? unreachable : attemptOutcome(answer, merchantInitiated) as AttemptOutcome
+/**
+ * What an attempt records for an answer: an unreachable provider fails it. A create's leaves its
+ * order open for the same request again (contract.md, Idempotency); any later step's fails the payment.
+ */
+const recordedOutcome = (step: StepName, answer: AuthorizeResult | StartResult | "unavailable", merchantInitiated: boolean): AttemptOutcome =>
+  answer !== "unavailable" ? attemptOutcome(answer, merchantInitiated) as AttemptOutcome : step === "create" ? { _tag: "Unreachable" } : unreachable
 
-const UNREACHABLE_ATTEMPT = "The payment provider is unreachable; the attempt was recorded as failed"
+const unreachableAttempt = (step: StepName) =>
+  step === "create"
+    ? "The payment provider is unreachable; nothing was charged. Retry the same request with the same merchant_reference"
+    : "The payment provider is unreachable; the attempt was recorded as failed"
 
 /**
  * Call → record for an attempt whose call is reserved (`txn.pending_call`), on the provider in
@@ -214,8 +227,8 @@ export const runAttempt = (
     const provider = yield* PaymentProvider
     const fallbacks = yield* Fallbacks
     return yield* callAndRecord(step, "payment", cascade(txn, provider, fallbacks, call), (answer) =>
-      record(txn.order_id, txn.id, recordedOutcome(answer, merchantInitiated), txn.pending_call!.key),
-      UNREACHABLE_ATTEMPT,
+      record(txn.order_id, txn.id, recordedOutcome(step, answer, merchantInitiated), txn.pending_call!.key),
+      unreachableAttempt(step),
       // Each provider tried gets a call's time (cascade), plus a margin for moving the call between them.
       (PROVIDER_CALL_TIMEOUT_MS + 1_000) * (1 + fallbacks.length))
   })
@@ -250,5 +263,5 @@ export const runAttemptInUnitOfWork = (step: StepName, order: Order, txn: Transa
   Effect.gen(function*() {
     const provider = yield* PaymentProvider
     return yield* callAndRecord(step, "payment", call(provider), (answer) =>
-      recordOn(order, txn, recordedOutcome(answer, merchantInitiated)), UNREACHABLE_ATTEMPT)
+      recordOn(order, txn, recordedOutcome(step, answer, merchantInitiated)), unreachableAttempt(step))
   })

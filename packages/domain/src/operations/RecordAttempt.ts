@@ -19,6 +19,11 @@ export type AttemptOutcome =
   /** Money moved (automatic capture, a local method paid) or is held (manual capture). */
   | { readonly _tag: "Approved"; readonly provider_transaction_id: string | null; readonly multicapture: boolean }
   | { readonly _tag: "Declined"; readonly decline_code: string; readonly provider_transaction_id: string | null }
+  /**
+   * A direct payment's create reached no provider (nothing applied anywhere): the attempt fails
+   * `provider_unavailable`, the order waits for the same request again (contract.md, Idempotency).
+   */
+  | { readonly _tag: "Unreachable" }
   /** 3-D Secure: the customer answers the issuer's challenge first. */
   | { readonly _tag: "Challenge"; readonly provider_transaction_id: string; readonly challenge_url: string; readonly merchantInitiated: boolean }
   /** A customer step: redirect, QR, voucher, bank transfer (sent), or card/CVC collection (not sent). */
@@ -54,6 +59,13 @@ const endTrigger = (order: Order, session: Option.Option<Session.CheckoutSession
  * provider names no window: abandoned pages must not keep orders in flight for ever.
  */
 export const CUSTOMER_STEP_WINDOW_MS = 60 * 60 * 1000
+
+/**
+ * How long a direct payment whose create answered 502 waits for the merchant's retry (the spec's
+ * "502, 503: retry with backoff"): a day, as long as a backoff schedule reasonably runs. Past it the
+ * window-expiry worker fails the order (`payment.failed`), so an order nobody retries never stays open.
+ */
+export const RETRY_WINDOW_MS = 24 * 60 * 60 * 1000
 
 const windowOf = (action: NextAction, at: string): string =>
   action.expires_at ?? new Date(Date.parse(at) + CUSTOMER_STEP_WINDOW_MS).toISOString()
@@ -101,6 +113,17 @@ export const decide = (
         })
         const moved = yield* OrderAggregate.transition(order, endTrigger(order, session), at)
         return { order: moved, txn: failed.next, session: follow({ _tag: "Declined" }) }
+      }
+      case "Unreachable": {
+        const failed = yield* Txn.transition(txn, Txn.viaSent(txn, "declined"), at, {
+          decline_code: "provider_unavailable",
+          next_action: null,
+          pending_call: null
+        })
+        const moved = yield* OrderAggregate.transition(order, [...sent, "attempt_unreachable"], at, {
+          retry_until: new Date(Date.parse(at) + RETRY_WINDOW_MS).toISOString()
+        })
+        return { order: moved, txn: failed.next, session: undefined }
       }
       case "Closed": {
         const closed = yield* Txn.transition(txn, "canceled", at, {

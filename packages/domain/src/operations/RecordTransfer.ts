@@ -9,13 +9,13 @@ import * as OrderAggregate from "../OrderStatus.ts"
 import { type Transfer, transferTransition } from "../MoneyOut.ts"
 import type { Order, Transaction } from "../Payment.ts"
 import type { PayoutResult } from "../PaymentPorts.ts"
-import { type Moved, revise } from "../StateMachine.ts"
+import type { Moved } from "../StateMachine.ts"
 import { TransferRepo } from "../TransferPorts.ts"
 import { transferEventData } from "../TransferViews.ts"
 import * as Txn from "../TransactionStatus.ts"
 import { whenSettled } from "./Settlement.ts"
 import { decided, loadTxn, lockOrder, nowIso, recordEvents, saveOrder, saveTxn, unitOfWork } from "./Kit.ts"
-import { refusedCall } from "./ProviderStep.ts"
+import { queuedCall, refusedCall } from "./ProviderStep.ts"
 
 export interface Recorded {
   readonly order: Order
@@ -74,7 +74,7 @@ export const recordTransfer = (orderId: string, txnId: string, answer: PayoutRes
     if (answer === "unavailable" || answer._tag === "Refused") return yield* refused(order, txn, transfer, answer, at)
     if (answer._tag === "Paid") return yield* paid(order, txn, transfer, answer.provider_transaction_id, at)
     // Pending: accepted, paid later (the settlement worker asks the provider by this id).
-    yield* saveTxn(revise(txn, { provider_transaction_id: answer.provider_transaction_id, pending_call: null }, at))
+    yield* saveTxn(yield* queuedCall(txn, answer.provider_transaction_id, at))
     return { order, transfer }
   }))
 

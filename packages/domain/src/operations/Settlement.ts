@@ -1,6 +1,6 @@
 /**
  * The settlement worker's step for one transaction the provider accepted for later (a settling
- * capture, a pending refund or payout): ask the provider, and once it says settled, apply the
+ * capture, a queued refund, payout or transfer): ask the provider, and once it says settled, apply the
  * settlement under the order's lock to the transaction as it stands now. Captures (Capture.ts) and
  * money back out (Outflow.ts) settle through here.
  */
@@ -8,12 +8,13 @@ import { Effect } from "effect"
 import type { Order, Transaction } from "../Payment.ts"
 import { guarded, loadTxn, lockOrder, nowIso, unitOfWork } from "./Kit.ts"
 import { providerOf } from "./Route.ts"
+import { awaitsSettlement } from "../TransactionStatus.ts"
 
 export const whenSettled = <E, R>(
   candidate: Transaction,
   /**
    * Applies the provider's final word (`settled`, or `failed`: accepted, then not paid); `current`
-   * is still processing with no call in doubt. Answers whether it changed anything.
+   * still awaits settlement, with no call in doubt. Answers whether it changed anything.
    */
   settle: (order: Order, current: Transaction, at: string, outcome: "settled" | "failed") => Effect.Effect<boolean, E, R>
 ) =>
@@ -27,7 +28,7 @@ export const whenSettled = <E, R>(
     return yield* unitOfWork(Effect.gen(function*() {
       const order = yield* lockOrder(candidate.order_id)
       const current = yield* loadTxn(candidate.id)
-      if (current.status !== "processing" || current.pending_call !== null) return false
+      if (!awaitsSettlement(current)) return false
       return yield* settle(order, current, yield* nowIso, state)
     }))
   }))

@@ -3,11 +3,12 @@
  * authorization's) or `merchant_reference`. Kept apart from the Payments use case so that every
  * verb that takes a target resolves it the same way.
  *
- * A reference is not always one payment: checkout sessions may reuse a reference once the earlier
- * session ended (contract.md, Idempotency), and a direct payment and a session may share one. A
- * reference that matches more than one order is refused with `merchant_reference_ambiguous` (spec:
- * "Reference matches more than one transaction") rather than guessed; the merchant then names the
- * payment by `order_id` or `transaction_id`.
+ * A reference is not always one payment: orders of every kind share one reference space per
+ * account (contract.md, Idempotency), but checkout sessions may reuse a reference once the earlier
+ * session ended, each with its own order (and orders stored before migration 0027 may pair a direct
+ * payment with sessions). A reference that matches more than one order is refused with
+ * `merchant_reference_ambiguous` (spec: "Reference matches more than one transaction") rather than
+ * guessed; the merchant then names the payment by `order_id` or `transaction_id`.
  */
 import { Effect, Option } from "effect"
 import {
@@ -18,6 +19,7 @@ import {
   TransactionNotFound,
   ValidationFailed
 } from "../Errors.ts"
+import type { Order } from "../Payment.ts"
 import { OrderRepo, TransactionRepo } from "../PaymentPorts.ts"
 
 /** The authorization a capture or void names: exactly one of the three. */
@@ -90,18 +92,30 @@ export const orderByReference = <E>(accountId: string, reference: string, notFou
     return matches[0]
   })
 
-/**
- * contract.md, Idempotency: a second create of an order (a direct payment, a transfer) with a taken
- * reference is 409 `duplicate_merchant_reference_id` "whatever its body", so it is checked before
- * the body is. The order's insert still decides between two creates arriving at once.
- */
-export const refuseTakenReference = (accountId: string, reference: unknown) =>
+/** The order already holding `reference` in the account; none for a missing or blank reference (validation reports it). */
+export const referenceHolder = (accountId: string, reference: unknown) =>
   Effect.gen(function*() {
-    if (typeof reference !== "string" || reference.trim() === "") return
-    const holder = yield* (yield* OrderRepo).findByReference(accountId, reference)
-    if (Option.isSome(holder) && holder.value.subtype !== "checkout") {
-      return yield* new DuplicateMerchantReferenceId({
-        message: `merchant_reference ${reference} already exists; fetch it with GET /v1/orders/by-reference/${encodeURIComponent(reference)}`
-      })
-    }
+    if (typeof reference !== "string" || reference.trim() === "") return Option.none<Order>()
+    return yield* (yield* OrderRepo).findByReference(accountId, reference)
+  })
+
+/** The refusal of a create whose reference `holder` already has; it says where to read what holds it. */
+export const referenceTaken = (holder: Order) => {
+  const reference = encodeURIComponent(holder.merchant_reference)
+  const read = holder.subtype === "checkout" ? `/v1/checkout/sessions/by-reference/${reference}` : `/v1/orders/by-reference/${reference}`
+  return new DuplicateMerchantReferenceId({ message: `merchant_reference ${holder.merchant_reference} already exists; fetch it with GET ${read}` })
+}
+
+/**
+ * contract.md, Idempotency: a create of a direct payment or a transfer whose reference any order or
+ * session already uses is 409 `duplicate_merchant_reference_id` "whatever its body", so it is checked
+ * before the body is; a session's create likewise when a direct payment or transfer uses it (sessions
+ * among themselves: CheckoutSessionRepo.insert). The storage's claim of the reference
+ * (OrderRepo.insert) still decides between creates arriving at once.
+ */
+export const refuseTakenReference = (accountId: string, reference: unknown, creating: "order" | "session" = "order") =>
+  Effect.gen(function*() {
+    const holder = yield* referenceHolder(accountId, reference)
+    if (Option.isNone(holder) || (creating === "session" && holder.value.subtype === "checkout")) return
+    return yield* Effect.fail(referenceTaken(holder.value))
   })

@@ -1,8 +1,12 @@
 /**
- * Operations of 3-D Secure: the customer answers the issuer's challenge (hosted sandbox page), then
- * the merchant completes it server-to-server (POST /v1/payments/{id}/3ds/complete, idempotent). On
- * a channel (Stripe, Adyen) the challenge is the provider's page, which sends the customer back to
- * Tender's return route: the return completes the authorization at once (returnFromProvider).
+ * Operations of 3-D Secure. Who completes a challenge depends on who shows it (contract.md, Browser
+ * SDK): in Tender's browser flows (the SDK's `pay`, a checkout session: `Transaction.browser_flow`)
+ * the customer's answer (the sandbox's challenge page, simulate) completes the payment at once; on a
+ * server-to-server payment (the merchant's server created it with a token and shows the challenge)
+ * the answer is recorded and the merchant completes it (POST /v1/payments/{id}/3ds/complete,
+ * idempotent). On a channel (Stripe, Adyen) the challenge is the provider's page, which sends the
+ * customer back to Tender's return route: the return completes the authorization at once, whatever
+ * the flow (returnFromProvider).
  */
 import { Effect, Option } from "effect"
 import type { Account } from "../Account.ts"
@@ -10,11 +14,42 @@ import { OrderNotFound, PaymentUnexpectedState, TransactionNotFound } from "../E
 import { customerReturnUrl, type Order, type Transaction } from "../Payment.ts"
 import { OrderRepo, TransactionRepo } from "../PaymentPorts.ts"
 import { revise } from "../StateMachine.ts"
-import { cardDetails, revealCard } from "./Cards.ts"
+import { cardDetails, revealCard, type RevealedCard } from "./Cards.ts"
 import { guarded, latestAttempt, refuseInactive, loadTxn, lockOrder, nowIso, saveTxn, snapshot, unitOfWork } from "./Kit.ts"
 import { idempotencyKey, reserve, runAttempt } from "./ProviderStep.ts"
 import { onProviderOf, providerOf } from "./Route.ts"
-import { record } from "./RecordAttempt.ts"
+import { record, recordOn } from "./RecordAttempt.ts"
+
+/**
+ * The authorization after a challenge, reserved on the answered attempt: another authorize call of
+ * the attempt, with its own key, one per round (the answered row's version), should the issuer
+ * challenge again.
+ */
+const reserveAfterChallenge = (answered: Transaction, at: string) =>
+  reserve(answered, "authorize", idempotencyKey(answered, "authorize", answered.version), at)
+
+/** Call → record of that reserved authorization: the challenge was the attempt's provider's, so it goes there too. */
+const authorizeAfterChallenge = (order: Order, reserved: Transaction, card: RevealedCard) =>
+  onProviderOf(reserved)(runAttempt("complete3ds", reserved, (provider) => provider.authorizeCard({
+    reference: reserved.id,
+    idempotency_key: reserved.pending_call!.key,
+    card: cardDetails(card, undefined),
+    amount: order.amount,
+    currency: order.currency,
+    capture: order.capture_method === "automatic",
+    authenticated: true,
+    challenged: reserved.provider_transaction_id ?? undefined
+  }), false))
+
+/**
+ * Once the customer's answer is taken, a provider that could not be asked or an answer in doubt is
+ * the payment's state to read (the attempt records it), not the customer's error page.
+ */
+const quietly = (transactionId: string) => <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>
+  effect.pipe(
+    Effect.asVoid,
+    Effect.catch((failure) => Effect.logWarning(`3-D Secure of ${transactionId}: the authorization after the challenge did not complete (${failure._tag})`))
+  )
 
 export const completeThreeDs = Effect.fn("Payments.completeThreeDs")(function*(account: Pick<Account, "id">, orderId: string) {
   const orders = yield* OrderRepo
@@ -27,7 +62,9 @@ export const completeThreeDs = Effect.fn("Payments.completeThreeDs")(function*(a
     if (attempt === undefined || attempt.payment_method !== "card") {
       return yield* new PaymentUnexpectedState({ message: `Payment ${order.id} is not a card payment; 3-D Secure does not apply` })
     }
-    // Idempotent: unanswered → the same requires_action snapshot; already decided → the outcome.
+    // Idempotent: unanswered → the same requires_action snapshot; already decided → the outcome. A
+    // browser flow's answer reserved or decided its authorization in the same write, so here it only
+    // reads: the snapshot as it stands.
     if (attempt.status !== "processing" || attempt.pending_call !== null || (attempt.three_ds !== "approved" && attempt.three_ds !== "denied")) {
       return snapshot(order, attempt)
     }
@@ -36,41 +73,42 @@ export const completeThreeDs = Effect.fn("Payments.completeThreeDs")(function*(a
       return snapshot(recorded.order, recorded.txn)
     }
     const card = yield* revealCard(account.id, order.card_token ?? "")
-    // The authorization after a challenge is another authorize call of the attempt: its own key,
-    // one per round (the row's version), should the issuer challenge again.
     const reserved = yield* unitOfWork(Effect.gen(function*() {
       yield* lockOrder(order.id)
-      const current = yield* loadTxn(attempt.id)
-      const txn = yield* reserve(current, "authorize", idempotencyKey(current, "authorize", current.version), yield* nowIso)
+      const txn = yield* reserveAfterChallenge(yield* loadTxn(attempt.id), yield* nowIso)
       yield* saveTxn(txn)
       return txn
     }))
-    // The challenge was the attempt's provider's: the authorization after it goes there too.
-    const recorded = yield* onProviderOf(reserved)(runAttempt("complete3ds", reserved, (provider) => provider.authorizeCard({
-      reference: reserved.id,
-      idempotency_key: reserved.pending_call!.key,
-      card: cardDetails(card, undefined),
-      amount: order.amount,
-      currency: order.currency,
-      capture: order.capture_method === "automatic",
-      authenticated: true,
-      challenged: reserved.provider_transaction_id ?? undefined
-    }), false))
+    const recorded = yield* authorizeAfterChallenge(order, reserved, card)
     return snapshot(recorded.order, recorded.txn)
   }))
 })
 
-/** The customer answers a 3-D Secure challenge; returns where to send them (Payment.customerReturnUrl). */
-export const answerChallenge = Effect.fn("Payments.answerChallenge")(function*(transactionId: string, approved: boolean) {
-  const found = yield* (yield* TransactionRepo).findAny(transactionId)
-  if (Option.isNone(found)) return yield* new TransactionNotFound({ message: `No transaction ${transactionId}` })
-  yield* refuseInactive(found.value.account_id)
-  return yield* unitOfWork(Effect.gen(function*() {
-    const order = yield* lockOrder(found.value.order_id)
+/** Under the order's lock: the order and the attempt, which must still await its challenge's answer. */
+const awaitingAnswer = (orderId: string, transactionId: string) =>
+  Effect.gen(function*() {
+    const order = yield* lockOrder(orderId)
     const txn = yield* loadTxn(transactionId)
     if (txn.three_ds !== "required" || txn.status !== "processing") {
       return yield* new PaymentUnexpectedState({ message: `No 3-D Secure challenge is awaiting an answer on ${transactionId}` })
     }
+    return { order, txn }
+  })
+
+/**
+ * The customer answers a 3-D Secure challenge; returns where to send them (Payment.customerReturnUrl).
+ * In a browser flow the answer completes the payment now (completeOnAnswer); otherwise it is
+ * recorded for the merchant's 3ds/complete.
+ */
+export const answerChallenge = Effect.fn("Payments.answerChallenge")(function*(transactionId: string, approved: boolean) {
+  const found = yield* (yield* TransactionRepo).findAny(transactionId)
+  if (Option.isNone(found)) return yield* new TransactionNotFound({ message: `No transaction ${transactionId}` })
+  const attempt = found.value
+  yield* refuseInactive(attempt.account_id)
+  // Whether the attempt is a browser flow's is fixed before any challenge of it exists.
+  if (attempt.browser_flow) return yield* guarded(attempt.order_id, completeOnAnswer(attempt, approved))
+  return yield* unitOfWork(Effect.gen(function*() {
+    const { order, txn } = yield* awaitingAnswer(attempt.order_id, transactionId)
     yield* saveTxn(revise(txn, { three_ds: approved ? "approved" : "denied" }, yield* nowIso))
     return { return_url: customerReturnUrl(order, txn, approved) }
   }))
@@ -79,6 +117,37 @@ export const answerChallenge = Effect.fn("Payments.answerChallenge")(function*(t
 /** Where the customer goes once an attempt's challenge is over: in flight counts as good (the merchant reads the outcome). */
 const returnUrlOf = (order: Order, txn: Transaction) =>
   customerReturnUrl(order, txn, txn.status !== "failed" && txn.status !== "canceled" && txn.status !== "returned")
+
+/**
+ * A browser flow's answer, in one unit of work with what it decides: a denial declines the attempt
+ * (`authentication_failed`), an approval reserves the authorization after the challenge, which then
+ * runs on the attempt's provider (call → record). A crash after that commit leaves a reserved call
+ * for reconciliation, never an answer that nothing completes. The customer then goes where the
+ * payment now stands.
+ */
+const completeOnAnswer = (attempt: Transaction, approved: boolean) =>
+  Effect.gen(function*() {
+    const orders = yield* OrderRepo
+    const transactions = yield* TransactionRepo
+    // The card is read before anything is reserved (the order's card is set before any challenge).
+    const unlocked = Option.getOrThrow(yield* orders.findAny(attempt.order_id))
+    const card = approved ? yield* revealCard(attempt.account_id, unlocked.card_token ?? "") : undefined
+    const reserved = yield* unitOfWork(Effect.gen(function*() {
+      const { order, txn } = yield* awaitingAnswer(attempt.order_id, attempt.id)
+      if (card === undefined) {
+        yield* recordOn(order, txn, { _tag: "Declined", decline_code: "authentication_failed", provider_transaction_id: txn.provider_transaction_id })
+        return undefined
+      }
+      const at = yield* nowIso
+      const answered = revise(txn, { three_ds: "approved" }, at)
+      yield* saveTxn(answered)
+      const call = yield* reserveAfterChallenge(answered, at)
+      yield* saveTxn(call)
+      return { order, call, card }
+    }))
+    if (reserved !== undefined) yield* quietly(attempt.id)(authorizeAfterChallenge(reserved.order, reserved.call, reserved.card))
+    return { return_url: returnUrlOf(Option.getOrThrow(yield* orders.findAny(attempt.order_id)), Option.getOrThrow(yield* transactions.findAny(attempt.id))) }
+  })
 
 /**
  * The customer is back from a channel's provider page (`GET|POST /providers/{channel_id}/return`):
@@ -104,11 +173,8 @@ export const returnFromProvider = Effect.fn("Payments.returnFromProvider")(funct
     // whether it passed. A concurrent return may have marked it first; either one completes it.
     yield* answerChallenge(transactionId, true).pipe(Effect.catchTag("PaymentUnexpectedState", () => Effect.void))
   }
-  // Idempotent: after the outcome (a reload of the return) it only reads. A provider that could not
-  // be asked or an answer in doubt is the payment's state to read, not the customer's error page.
-  yield* completeThreeDs({ id: txn.account_id }, txn.order_id).pipe(
-    Effect.catch((failure) => Effect.logWarning(`3-D Secure return of ${transactionId}: the authorization after the challenge did not complete (${failure._tag})`))
-  )
+  // Idempotent: after the outcome (a reload of the return, or a browser flow's answer above) it only reads.
+  yield* quietly(transactionId)(completeThreeDs({ id: txn.account_id }, txn.order_id))
   const order = Option.getOrThrow(yield* (yield* OrderRepo).findAny(txn.order_id))
   const current = Option.getOrThrow(yield* transactions.findAny(transactionId))
   return { return_url: returnUrlOf(order, current) }

@@ -50,6 +50,9 @@ export class PayoutsApi extends HttpApiGroup.make("payouts")
   .add(
   HttpApiEndpoint.post("create", "/v1/payouts", { payload: CreatePayoutRequest, success: PayoutView.pipe(HttpApiSchema.status(201)) }).annotate(OpenApi.Summary, "Create a payout")
     .annotate(OpenApi.Description, "Pays out to the card instrument of an original payment, named by exactly one of order_id, transaction_id, merchant_reference. " +
-      "Send a payout_reference: a payout is new money, so only the reference makes a retry after a lost answer safe (409 duplicate_merchant_reference_id)."),
+      "The original must have settled (captured, not voided or refunded in full; else 409 original_transaction_not_eligible), and the amount is at most " +
+      "the account's allowance: the original's settled amount less its refunds and earlier payouts, or the operator's per-payout and daily limits " +
+      "when set for the currency (over: 400 validation_failed naming amount). " +
+      "Send a payout_reference: only the reference makes a retry after a lost answer safe (409 duplicate_merchant_reference_id)."),
   HttpApiEndpoint.get("get", "/v1/payouts/:id", { params: { id: idOf(ID_PREFIXES.payout) }, success: PayoutView }).annotate(OpenApi.Summary, "Retrieve a payout")
 ) {}

@@ -18,7 +18,7 @@ export class PaymentsApi extends HttpApiGroup.make("payments")
     payload: Schema.Struct({}),
     success: PaymentSnapshot
   }).annotate(OpenApi.Summary, "Complete 3-D Secure")
-    .annotate(OpenApi.Description, "Completes a 3-D Secure challenge server to server. Idempotent."),
+    .annotate(OpenApi.Description, "Completes a 3-D Secure challenge server to server, once the customer answered it: for payments the merchant's server created with a card token and whose challenge it shows. Idempotent. In the browser flows (the SDK's pay, the hosted checkout) the customer's answer completes the payment itself; there this only returns the snapshot."),
   HttpApiEndpoint.post("cardStorageConsent", "/v1/payments/:id/card_storage_consent", {
     params: { id: OrderId },
     payload: Payment.CardStorageConsent,

@@ -5,6 +5,8 @@
  */
 import type { TenderConfig } from "@tender/adapters/Config"
 import * as Fakes from "@tender/adapters/providers/fake/Fakes"
+import type { Account } from "@tender/domain"
+import { Effect } from "effect"
 import { startTestServer, type TestServer } from "./TestServer.ts"
 
 export interface ProviderFakes {
@@ -34,4 +36,25 @@ export const startWithProviderFakes = async (
       await fakes.close()
     }
   }
+}
+
+/**
+ * A test-mode account of `server` whose 3-D Secure display mode is `mode`; with `stripe`, its only
+ * channel is Stripe's (the fake takes any `sk_test_` key), otherwise it pays on the built-in sandbox.
+ */
+export const merchantIn = async (server: TestServer, mode: Account.ThreeDsDisplayMode, options: { readonly name: string; readonly stripe: boolean }) => {
+  const merchant = await Effect.runPromise(server.accounts.create({ name: options.name, mode: "test" }))
+  await Effect.runPromise(server.accounts.setThreeDsDisplayMode(merchant.account_id, mode))
+  if (options.stripe) {
+    await Effect.runPromise(server.channels.add(merchant.account_id, {
+      provider: "stripe",
+      mode: "test",
+      methods: null,
+      currencies: null,
+      countries: null,
+      priority: null,
+      credentials: { secret_key: "sk_test_browser", webhook_secret: "whsec_browser" }
+    }))
+  }
+  return merchant
 }

@@ -40,6 +40,17 @@ export const loopbackReceiver = async (handle: (request: IncomingMessage, respon
   }
 }
 
+/** A loopback receiver that answers every delivery 200 and keeps its body in `bodies`. */
+export const collectingReceiver = (bodies: Array<string>) =>
+  loopbackReceiver((request, response) => {
+    let body = ""
+    request.on("data", (chunk) => (body += chunk))
+    request.on("end", () => {
+      bodies.push(body)
+      response.writeHead(200).end()
+    })
+  })
+
 /** The use cases on memory storage, with no background worker: the test runs dispatcher rounds. */
 export const domainWithoutWorkers = UseCases.layer.pipe(
   Layer.provideMerge(Infrastructure.layer({ storage: "memory", dataDir: ".tender-test" }))

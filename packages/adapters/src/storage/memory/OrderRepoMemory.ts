@@ -1,6 +1,6 @@
 /**
- * Orders in memory, with PostgreSQL's guarantees: one direct payment per reference and account
- * (a secondary index as a table, claimed in the same atomic write as the row), version-checked
+ * Orders in memory, with PostgreSQL's guarantees: one reference space per account (migration 0027's
+ * `order_references` as a table, claimed in the same atomic write as the row), version-checked
  * updates, reads scoped by account. `lock` needs no row lock: the unit of work's permit already
  * serialises every transaction.
  */
@@ -12,30 +12,31 @@ import * as SearchMemory from "./SearchMemory.ts"
 import * as VersionedUpdateMemory from "./VersionedUpdateMemory.ts"
 
 export const orders = table<string, Payment.Order>("orders")
-/** `orders_merchant_reference_key`: account and reference → the direct payment's or transfer's id. */
-const directPayments = table<string, string>("orders_direct_payment_reference")
+/** `order_references`: account and reference → who holds it, a direct payment or transfer (`order`) or checkout sessions. */
+const references = table<string, "order" | "sessions">("order_references")
 
-const directKey = (order: Payment.Order) =>
-  order.subtype !== "checkout" ? JSON.stringify([order.account_id, order.merchant_reference]) : undefined
+const referenceKey = (order: Payment.Order) => JSON.stringify([order.account_id, order.merchant_reference])
 
-/** False when another direct payment or transfer holds the reference. */
+/**
+ * False when the reference is taken for this order: by anyone for a direct payment or a transfer,
+ * by a direct payment or a transfer for a checkout order (sessions share it among themselves).
+ */
 const claim = (db: Writer, order: Payment.Order): boolean => {
-  const key = directKey(order)
-  if (key === undefined) return true
-  const holder = db.get(directPayments).get(key)
-  if (holder !== undefined && holder !== order.id) return false
-  db.mutable(directPayments).set(key, order.id)
+  const key = referenceKey(order)
+  const claimant = order.subtype === "checkout" ? "sessions" : "order"
+  const holder = db.get(references).get(key)
+  if (holder !== undefined && (holder !== "sessions" || claimant !== "sessions")) return false
+  db.mutable(references).set(key, claimant)
   return true
-}
-
-const release = (db: Writer, order: Payment.Order) => {
-  const key = directKey(order)
-  if (key !== undefined) db.mutable(directPayments).delete(key)
 }
 
 /** The order `findByReference` prefers: the direct payment, else the newest. */
 const preferred = (a: Payment.Order, b: Payment.Order) =>
   (a.subtype === "checkout") !== (b.subtype === "checkout") ? (a.subtype !== "checkout" ? -1 : 1) : SearchMemory.oldestFirst(b, a)
+
+/** `ORDER BY retry_until, id`. */
+const soonestRetryEnd = (a: Payment.Order, b: Payment.Order) =>
+  SearchMemory.compareKeys(SearchMemory.instant(a.retry_until!), a.id, SearchMemory.instant(b.retry_until!), b.id)
 
 export const layer: Layer.Layer<OrderRepo, never, MemoryDatabase> = Layer.effect(
   OrderRepo,
@@ -69,11 +70,18 @@ export const layer: Layer.Layer<OrderRepo, never, MemoryDatabase> = Layer.effect
       update: (next) =>
         db.write((w) =>
           VersionedUpdateMemory.write(w, orders, "Order", next, (current) => {
-            release(w, current)
-            // A clash here is an update that changed the reference or subtype onto another direct
-            // payment's: PostgreSQL's unique index makes that a defect too.
-            if (!claim(w, next)) throw new Error(`OrderRepoMemory: update of ${next.id} duplicates a merchant_reference`)
+            // A reference is claimed once, by the insert; no flow moves an order to another.
+            if (referenceKey(current) !== referenceKey(next) || current.subtype !== next.subtype) {
+              throw new Error(`OrderRepoMemory: update of ${next.id} changes its merchant_reference or subtype`)
+            }
           })
+        ),
+      listRetryLapsed: (now, limit) =>
+        db.read((r) =>
+          [...r.get(orders).values()]
+            .filter((order) => order.retry_until !== null && SearchMemory.instant(order.retry_until) <= SearchMemory.instant(now))
+            .sort(soonestRetryEnd)
+            .slice(0, limit)
         ),
       search: (accountId, query) =>
         db.read((r) => SearchMemory.search(r.get(orders).values(), accountId, query, (order) => order.merchant_reference)),

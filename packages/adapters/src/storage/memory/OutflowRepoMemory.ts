@@ -61,5 +61,19 @@ export const refundLayer: Layer.Layer<RefundRepo, never, MemoryDatabase> = Layer
 
 export const payoutLayer: Layer.Layer<PayoutRepo, never, MemoryDatabase> = Layer.effect(
   PayoutRepo,
-  make<MoneyOut.Payout>("payouts", "Payout", "payout_reference", (p) => p.payout_reference)
+  Effect.gen(function*() {
+    const db = yield* MemoryDatabase
+    const store = yield* make<MoneyOut.Payout>("payouts", "Payout", "payout_reference", (p) => p.payout_reference)
+    const rows = table<string, MoneyOut.Payout>("payouts")
+    return PayoutRepo.of({
+      ...store,
+      // The memory database runs one unit of work at a time: that is the lock.
+      lockedDayTotal: (accountId, currency, from, to) =>
+        db.read((r) =>
+          [...r.get(rows).values()]
+            .filter((p) => p.account_id === accountId && p.currency === currency && p.status !== "failed" && p.created_at >= from && p.created_at < to)
+            .reduce((sum, p) => sum + p.amount, 0)
+        )
+    })
+  })
 )

@@ -1,5 +1,5 @@
 /** Transactions in memory: version-checked updates, reads scoped by account, PostgreSQL's orderings. */
-import { isInFlight, type Payment, TransactionRepo } from "@tender/domain"
+import { awaitsSettlement, isInFlight, type Payment, TransactionRepo } from "@tender/domain"
 import { Effect, Layer, Option, Result } from "effect"
 import { MemoryDatabase, table } from "./MemoryDatabase.ts"
 import { orders } from "./OrderRepoMemory.ts"
@@ -8,10 +8,7 @@ import * as VersionedUpdateMemory from "./VersionedUpdateMemory.ts"
 
 const transactions = table<string, Payment.Transaction>("transactions")
 
-const SETTLES_LATER: ReadonlyArray<Payment.Transaction["kind"]> = ["capture", "refund", "payout", "transfer"]
-
-const isSettling = (t: Payment.Transaction) =>
-  SETTLES_LATER.includes(t.kind) && t.status === "processing" && t.provider_transaction_id !== null && t.pending_call === null
+const isSettling = (t: Payment.Transaction) => awaitsSettlement(t) && t.provider_transaction_id !== null
 
 export const layer: Layer.Layer<TransactionRepo, never, MemoryDatabase> = Layer.effect(
   TransactionRepo,

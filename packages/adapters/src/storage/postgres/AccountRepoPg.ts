@@ -28,7 +28,7 @@ export const layer: Layer.Layer<AccountRepo, never, SqlClient.SqlClient | PgClie
 
     const select = sql`
       SELECT a.id, a.name, a.mode, a.status, a.publishable_key, a.signing_secret, a.ip_allowlist,
-        a.processing_profiles, a.vault_enabled, a.rate_limit, a.three_ds_display_mode, a.created_at, a.updated_at, a.version,
+        a.processing_profiles, a.vault_enabled, a.rate_limit, a.payout_limits, a.three_ds_display_mode, a.created_at, a.updated_at, a.version,
         a.previous_signing_secret, a.previous_signing_secret_expires_at,
         COALESCE((
           SELECT jsonb_agg(jsonb_build_object(
@@ -76,11 +76,12 @@ export const layer: Layer.Layer<AccountRepo, never, SqlClient.SqlClient | PgClie
         sql.withTransaction(Effect.gen(function*() {
           yield* sql`
             INSERT INTO accounts (id, name, mode, status, publishable_key, signing_secret, ip_allowlist,
-              processing_profiles, vault_enabled, rate_limit, three_ds_display_mode, created_at, updated_at, version,
+              processing_profiles, vault_enabled, rate_limit, payout_limits, three_ds_display_mode, created_at, updated_at, version,
               previous_signing_secret, previous_signing_secret_expires_at)
             VALUES (${account.id}, ${account.name}, ${account.mode}, ${account.status}, ${account.publishable_key},
               ${account.signing_secret}, ${sql.json(account.ip_allowlist)}, ${sql.json(account.processing_profiles)},
-              ${account.vault_enabled}, ${json(account.rate_limit)}, ${account.three_ds_display_mode}, ${account.created_at}, ${account.updated_at},
+              ${account.vault_enabled}, ${json(account.rate_limit)}, ${sql.json(account.payout_limits ?? [])}, ${account.three_ds_display_mode},
+              ${account.created_at}, ${account.updated_at},
               ${account.version}, ${account.previous_signing_secret ?? null}, ${account.previous_signing_secret_expires_at ?? null})`
           yield* writeKeys(account)
         })).pipe(Effect.orDie, Effect.withSpan("AccountRepoPg.insert")),
@@ -95,6 +96,7 @@ export const layer: Layer.Layer<AccountRepo, never, SqlClient.SqlClient | PgClie
               publishable_key = ${next.publishable_key}, signing_secret = ${next.signing_secret},
               ip_allowlist = ${sql.json(next.ip_allowlist)}, processing_profiles = ${sql.json(next.processing_profiles)},
               vault_enabled = ${next.vault_enabled}, rate_limit = ${json(next.rate_limit)},
+              payout_limits = ${sql.json(next.payout_limits ?? [])},
               three_ds_display_mode = ${next.three_ds_display_mode},
               previous_signing_secret = ${next.previous_signing_secret ?? null},
               previous_signing_secret_expires_at = ${next.previous_signing_secret_expires_at ?? null},

@@ -10,11 +10,13 @@ import { CheckoutSession, CheckoutSessionRepo } from "@tender/domain"
 import { Effect, Layer, Option, Schema } from "effect"
 import { type SqlClient, SqlSchema } from "effect/sql"
 import { duplicateSessionReference, lockOutsideUnitOfWork } from "../Conflicts.ts"
+import { VaultCipher } from "../../crypto/VaultCipher.ts"
 import { jsonb, MinorUnits, Timestamp } from "./Columns.ts"
+import { sealingClientSecrets } from "./SealedClientSecrets.ts"
 import * as SearchPg from "./SearchPg.ts"
 import * as VersionedUpdate from "./VersionedUpdate.ts"
 
-export const CheckoutSessionRow = Schema.Struct({
+const StoredSession = Schema.Struct({
   ...CheckoutSession.CheckoutSession.fields,
   amount: MinorUnits,
   expires_at: Timestamp,
@@ -27,10 +29,12 @@ const Key = Schema.Struct({ accountId: Schema.String, id: Schema.String })
 const Reference = Schema.Struct({ accountId: Schema.String, reference: Schema.String })
 const Overdue = Schema.Struct({ now: Schema.String, limit: Schema.Int })
 
-export const layer: Layer.Layer<CheckoutSessionRepo, never, SqlClient.SqlClient | PgClient.PgClient> = Layer.effect(
+export const layer: Layer.Layer<CheckoutSessionRepo, never, SqlClient.SqlClient | PgClient.PgClient | VaultCipher> = Layer.effect(
   CheckoutSessionRepo,
   Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
+    // The card form's client secret a session shows while pending_action is stored sealed (SealedClientSecrets.ts).
+    const CheckoutSessionRow = sealingClientSecrets(yield* VaultCipher, StoredSession)
     const json = jsonb(sql)
     const columns = (row: typeof CheckoutSessionRow.Encoded) => ({
       ...row,

@@ -1,6 +1,7 @@
 /**
  * Applies pending migrations, all in one transaction, under a transaction-scoped advisory lock:
  * a second process migrating at the same time waits for the first, then finds nothing left to do.
+ * A migration's TypeScript step (one that needs the vault key) runs in the same transaction.
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -24,6 +25,7 @@ export const run = (migrations: ReadonlyArray<Migration> = all) =>
       for (const migration of migrations) {
         if (done.has(migration.name)) continue
         for (const statement of migration.statements) yield* sql.unsafe(statement)
+        if (migration.run !== undefined) yield* migration.run
         yield* sql`INSERT INTO tender_migrations (name) VALUES (${migration.name})`
         applied.push(migration.name)
       }

@@ -1,7 +1,8 @@
 /**
- * Orders in PostgreSQL. The one-direct-payment-per-reference rule is the partial unique index of
- * migration 0003, so it holds across processes; reads by id are scoped by account except the
- * operator's `findAny` and the use cases' `lock`.
+ * Orders in PostgreSQL. The reference rule (contract.md, Idempotency: one reference space per
+ * account, shared only by checkout sessions among themselves) is migration 0027's claim, made by a
+ * trigger on every insert, so it holds across processes; reads by id are scoped by account except
+ * the operator's `findAny`, the use cases' `lock` and the retry-window worker's `listRetryLapsed`.
  */
 import { PgClient } from "@effect/sql-pg"
 import { OrderRepo, Payment } from "@tender/domain"
@@ -17,6 +18,7 @@ export const OrderRow = Schema.Struct({
   amount: MinorUnits,
   received_amount: Schema.NullOr(MinorUnits),
   refunded_amount: MinorUnits,
+  retry_until: Schema.NullOr(Timestamp),
   created_at: Timestamp,
   updated_at: Timestamp
 })
@@ -42,13 +44,10 @@ export const layer: Layer.Layer<OrderRepo, never, SqlClient.SqlClient | PgClient
     const insert = SqlSchema.findAll({
       Request: OrderRow,
       Result: Inserted,
-      // DO NOTHING rather than a unique-violation error: the enclosing transaction stays usable,
-      // as in memory, when the use case handles the refusal. The insert still waits for a racing
-      // insert of the same reference to commit or roll back before it decides.
-      execute: (row) =>
-        sql`INSERT INTO orders ${sql.insert(columns(row))}
-            ON CONFLICT (account_id, merchant_reference) WHERE subtype IN ('direct_payment', 'transfer') DO NOTHING
-            RETURNING id`
+      // A refused claim skips the row (0027's trigger) rather than raising a unique violation: the
+      // enclosing transaction stays usable, as in memory, when the use case handles the refusal. The
+      // claim still waits for a racing claim of the same reference to commit or roll back first.
+      execute: (row) => sql`INSERT INTO orders ${sql.insert(columns(row))} RETURNING id`
     })
     const update = VersionedUpdate.make(sql, { table: "orders", what: "Order", Row: OrderRow, columns })
     const find = SqlSchema.findOneOption({
@@ -69,10 +68,19 @@ export const layer: Layer.Layer<OrderRepo, never, SqlClient.SqlClient | PgClient
     const findByReference = SqlSchema.findOneOption({
       Request: Reference,
       Result: OrderRow,
-      // The direct payment first: it is the one a duplicate-reference refusal points the merchant to.
+      // The direct payment first: it is the one a duplicate-reference refusal points the merchant to
+      // (only orders stored before migration 0027 can pair one with sessions).
       execute: ({ accountId, reference }) =>
         sql`${from} WHERE r.account_id = ${accountId} AND r.merchant_reference = ${reference}
             ORDER BY r.subtype <> 'checkout' DESC, r.created_at DESC, r.id DESC LIMIT 1`
+    })
+    const listRetryLapsed = SqlSchema.findAll({
+      Request: Schema.Struct({ now: Schema.String, limit: Schema.Int }),
+      Result: OrderRow,
+      // Exactly the predicate and order of `orders_retry_until_idx`.
+      execute: ({ limit, now }) =>
+        sql`${from} WHERE r.retry_until IS NOT NULL AND r.retry_until <= ${now}::timestamptz
+            ORDER BY r.retry_until, r.id LIMIT ${limit}`
     })
     const listByReference = SqlSchema.findAll({
       Request: ReferencePage,
@@ -107,6 +115,7 @@ export const layer: Layer.Layer<OrderRepo, never, SqlClient.SqlClient | PgClient
       find: (accountId, id) => find({ accountId, id }).pipe(Effect.orDie),
       findAny: (id) => findAny(id).pipe(Effect.orDie),
       findByReference: (accountId, reference) => findByReference({ accountId, reference }).pipe(Effect.orDie),
+      listRetryLapsed: (now, limit) => listRetryLapsed({ now, limit }).pipe(Effect.orDie, Effect.withSpan("OrderRepoPg.listRetryLapsed")),
       listByReference: (accountId, reference, limit) =>
         listByReference({ accountId, reference, limit }).pipe(Effect.orDie),
       lock: (id) =>

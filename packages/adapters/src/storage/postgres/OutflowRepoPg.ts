@@ -99,7 +99,32 @@ export const refundLayer: Layer.Layer<RefundRepo, never, SqlClient.SqlClient | P
   make({ table: "refunds", what: "Refund", field: "refund_reference", Row: RefundRow, referenceOf: (r) => r.refund_reference })
 )
 
+const DayTotal = Schema.Struct({ total: MinorUnits })
+
 export const payoutLayer: Layer.Layer<PayoutRepo, never, SqlClient.SqlClient | PgClient.PgClient> = Layer.effect(
   PayoutRepo,
-  make({ table: "payouts", what: "Payout", field: "payout_reference", Row: PayoutRow, referenceOf: (p) => p.payout_reference })
+  Effect.gen(function*() {
+    const sql = yield* PgClient.PgClient
+    const store = yield* make({ table: "payouts", what: "Payout", field: "payout_reference", Row: PayoutRow, referenceOf: (p) => p.payout_reference })
+    // Index payouts_day_idx (migration 0029) serves the sum.
+    const dayTotal = SqlSchema.findOne({
+      Request: Schema.Struct({ accountId: Schema.String, currency: Schema.String, from: Schema.String, to: Schema.String }),
+      Result: DayTotal,
+      execute: ({ accountId, currency, from, to }) =>
+        sql`SELECT COALESCE(SUM(amount), 0)::bigint AS total FROM payouts
+            WHERE account_id = ${accountId} AND currency = ${currency} AND status <> 'failed'
+              AND created_at >= ${from}::timestamptz AND created_at < ${to}::timestamptz`
+    })
+    return PayoutRepo.of({
+      ...store,
+      lockedDayTotal: (accountId, currency, from, to) =>
+        // Held until the unit of work commits: a second payout of the account waits here, then sees this one's row.
+        sql`SELECT pg_advisory_xact_lock(hashtext('tender_payouts_day'), hashtext(${`${accountId}:${currency}`}))`.pipe(
+          Effect.andThen(dayTotal({ accountId, currency, from, to })),
+          Effect.map((row) => row.total),
+          Effect.orDie,
+          Effect.withSpan("PayoutRepoPg.lockedDayTotal")
+        )
+    })
+  })
 )

@@ -7,6 +7,8 @@ import { Effect, Layer, Redacted } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { TenderConfig } from "../../Config.ts"
 import { type InfrastructureError, infrastructureError, redactUrl } from "../../InfrastructureError.ts"
+import { VaultCipher } from "../../crypto/VaultCipher.ts"
+import * as VaultKey from "../../crypto/VaultKey.ts"
 import * as Embedded from "./Embedded.ts"
 import * as Migrator from "./Migrator.ts"
 
@@ -40,10 +42,13 @@ export const client = (config: TenderConfig, pool: Pick<PgClient.PgPoolConfig, "
         ))
     )
 
-export const migrate: Effect.Effect<ReadonlyArray<string>, InfrastructureError, SqlClient.SqlClient> = Migrator.run()
+export const migrate: Effect.Effect<ReadonlyArray<string>, InfrastructureError, SqlClient.SqlClient | VaultCipher> = Migrator.run()
   .pipe(Effect.mapError(infrastructureError("could not apply database migrations")))
+
+/** What migrations need besides the connection: the vault key, for the steps that seal (0030). */
+export const migrationKey = (config: TenderConfig): Layer.Layer<VaultCipher, InfrastructureError> => VaultCipher.layer(VaultKey.resolve(config))
 
 /** Connected and migrated. */
 export const layer = (config: TenderConfig): Layer.Layer<Client, InfrastructureError> =>
-  Layer.effectDiscard(migrate).pipe(Layer.provideMerge(client(config)))
+  Layer.effectDiscard(migrate).pipe(Layer.provide(migrationKey(config)), Layer.provideMerge(client(config)))
 

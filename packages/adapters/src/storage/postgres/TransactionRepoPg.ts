@@ -6,11 +6,13 @@ import { PgClient } from "@effect/sql-pg"
 import { Payment, TransactionRepo } from "@tender/domain"
 import { Effect, Layer, Schema } from "effect"
 import { type SqlClient, SqlSchema } from "effect/sql"
+import { VaultCipher } from "../../crypto/VaultCipher.ts"
 import { jsonb, MinorUnits, Timestamp } from "./Columns.ts"
+import { sealingClientSecrets } from "./SealedClientSecrets.ts"
 import * as SearchPg from "./SearchPg.ts"
 import * as VersionedUpdate from "./VersionedUpdate.ts"
 
-export const TransactionRow = Schema.Struct({
+const StoredTransaction = Schema.Struct({
   ...Payment.Transaction.fields,
   amount: MinorUnits,
   expires_at: Schema.NullOr(Timestamp),
@@ -21,10 +23,12 @@ export const TransactionRow = Schema.Struct({
 const Key = Schema.Struct({ accountId: Schema.String, id: Schema.String })
 const Due = Schema.Struct({ now: Schema.String, limit: Schema.Int })
 
-export const layer: Layer.Layer<TransactionRepo, never, SqlClient.SqlClient | PgClient.PgClient> = Layer.effect(
+export const layer: Layer.Layer<TransactionRepo, never, SqlClient.SqlClient | PgClient.PgClient | VaultCipher> = Layer.effect(
   TransactionRepo,
   Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
+    // A card form's client secret (next_action) is stored sealed (SealedClientSecrets.ts).
+    const TransactionRow = sealingClientSecrets(yield* VaultCipher, StoredTransaction)
     const json = jsonb(sql)
     const columns = (row: typeof TransactionRow.Encoded) => ({
       ...row,
@@ -62,10 +66,11 @@ export const layer: Layer.Layer<TransactionRepo, never, SqlClient.SqlClient | Pg
     const listSettling = SqlSchema.findAll({
       Request: Schema.Int,
       Result: TransactionRow,
-      // Exactly the predicate of `transactions_settling_idx`, so the worker's poll reads only the backlog.
+      // Exactly the predicate of `transactions_settling_idx` (migration 0029) and TransactionStatus.awaitsSettlement,
+      // so the worker's poll reads only the backlog.
       execute: (limit) =>
         sql`${from}
-            WHERE r.kind IN ('capture', 'refund', 'payout', 'transfer') AND r.status = 'processing'
+            WHERE ((r.kind = 'capture' AND r.status = 'processing') OR (r.kind IN ('refund', 'payout', 'transfer') AND r.status = 'pending'))
               AND r.provider_transaction_id IS NOT NULL AND r.pending_call IS NULL
             ORDER BY r.created_at, r.id LIMIT ${limit}`
     })

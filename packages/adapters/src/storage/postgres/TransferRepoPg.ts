@@ -6,10 +6,12 @@ import { PgClient } from "@effect/sql-pg"
 import { MoneyOut, TransferRepo } from "@tender/domain"
 import { Effect, Layer, Schema } from "effect"
 import { type SqlClient, SqlSchema } from "effect/sql"
+import { VaultCipher } from "../../crypto/VaultCipher.ts"
 import { jsonb, MinorUnits, Timestamp } from "./Columns.ts"
+import { sealingClientSecrets } from "./SealedClientSecrets.ts"
 import * as VersionedUpdate from "./VersionedUpdate.ts"
 
-export const TransferRow = Schema.Struct({
+const StoredTransfer = Schema.Struct({
   ...MoneyOut.Transfer.fields,
   amount: MinorUnits,
   created_at: Timestamp,
@@ -18,10 +20,12 @@ export const TransferRow = Schema.Struct({
 
 const Key = Schema.Struct({ accountId: Schema.String, id: Schema.String })
 
-export const layer: Layer.Layer<TransferRepo, never, SqlClient.SqlClient | PgClient.PgClient> = Layer.effect(
+export const layer: Layer.Layer<TransferRepo, never, SqlClient.SqlClient | PgClient.PgClient | VaultCipher> = Layer.effect(
   TransferRepo,
   Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
+    // A card transfer's client secret (next_action) is stored sealed (SealedClientSecrets.ts).
+    const TransferRow = sealingClientSecrets(yield* VaultCipher, StoredTransfer)
     const json = jsonb(sql)
     const columns = (row: typeof TransferRow.Encoded) => ({
       ...row,

@@ -2,6 +2,9 @@
  * Every migration, in the order they apply. A migration is never edited once released: a change
  * is a new, higher-numbered file. Names are recorded in `tender_migrations`.
  */
+import type { Effect } from "effect"
+import type { SqlClient, SqlError } from "effect/sql"
+import type { VaultCipher } from "../../../crypto/VaultCipher.ts"
 import * as m0001 from "./0001_accounts.ts"
 import * as m0002 from "./0002_card_vault.ts"
 import * as m0003 from "./0003_payments.ts"
@@ -26,12 +29,18 @@ import * as m0021 from "./0021_card_vault_last_used.ts"
 import * as m0022 from "./0022_delivery_pause.ts"
 import * as m0025 from "./0025_growth_indexes.ts"
 import * as m0026 from "./0026_account_changes.ts"
+import * as m0027 from "./0027_order_references.ts"
+import * as m0029 from "./0029_payouts.ts"
+import * as m0030 from "./0030_sealed_client_secrets.ts"
+import * as m0031 from "./0031_transaction_browser_flow.ts"
 import * as m0032 from "./0032_server_listeners.ts"
 
 export interface Migration {
   readonly name: string
   /** Run one by one (the wire protocol takes one statement per query), inside one transaction. */
   readonly statements: ReadonlyArray<string>
+  /** A step SQL cannot take (it needs the vault key), run after the statements in the same transaction. */
+  readonly run?: Effect.Effect<void, SqlError.SqlError, SqlClient.SqlClient | VaultCipher>
 }
 
 export const migrations: ReadonlyArray<Migration> = [
@@ -59,5 +68,9 @@ export const migrations: ReadonlyArray<Migration> = [
   { name: "0022_delivery_pause", statements: m0022.statements },
   { name: "0025_growth_indexes", statements: m0025.statements },
   { name: "0026_account_changes", statements: m0026.statements },
+  { name: "0027_order_references", statements: m0027.statements },
+  { name: "0029_payouts", statements: m0029.statements },
+  { name: "0030_sealed_client_secrets", statements: m0030.statements, run: m0030.run },
+  { name: "0031_transaction_browser_flow", statements: m0031.statements },
   { name: "0032_server_listeners", statements: m0032.statements }
 ]
