@@ -183,6 +183,8 @@ export const providerNotificationsSuite = (storage: Pick<TenderConfig, "storage"
       expect(await eventsOf(txn.order_id)).toContain("payment.succeeded")
     })
 
+    // contract.md, Providers: "Provider notifications arrive at `POST /providers/{channel_id}/notifications`,
+    // verified with that provider's own signature scheme (unverified: 401, nothing applied)."
     it("Stripe's signature scheme (tolerance 300 s): a `t` beyond it in the past or in the future → 401 invalid_signature, nothing applied; 200 s ahead is within it", async () => {
       const { txn, intent } = await stripeInDoubt()
       const payload = stripeEvent("payment_intent.succeeded", txn.id)
