@@ -44,7 +44,7 @@ export const MAX_AMOUNT_DIGITS = 15
 
 /**
  * How deep a request body's objects and arrays may nest, the body itself being the first level. The
- * deepest request schema goes five levels (`payment_method.details.stored_credential.reason`); the
+ * deepest request field sits in the fourth (`payment_method.details.stored_credential.reason`); the
  * bound keeps every walk over a body (checks, decoders) far from the stack's limit.
  */
 export const MAX_JSON_DEPTH = 32
