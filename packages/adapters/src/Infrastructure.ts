@@ -42,9 +42,11 @@ import {
   type WebhookEndpointRepo,
   type WebhookTransport,
   WebhookPrivateReceivers,
-  WebhookLoopbackReceivers
+  WebhookLoopbackReceivers,
+  ServerListeners,
+  LISTENER_STALE_MS
 } from "@tender/domain"
-import { Effect, Layer, Option } from "effect"
+import { Clock, Effect, Layer, Option } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { TenderConfig } from "./Config.ts"
 import { VaultCipher, randomKey } from "./crypto/VaultCipher.ts"
@@ -88,6 +90,7 @@ import * as TransferRepoMemory from "./storage/memory/TransferRepoMemory.ts"
 import * as UnitOfWorkMemory from "./storage/memory/UnitOfWorkMemory.ts"
 import * as WebhookDeliveryRepoMemory from "./storage/memory/WebhookDeliveryRepoMemory.ts"
 import * as WebhookEndpointRepoMemory from "./storage/memory/WebhookEndpointRepoMemory.ts"
+import * as ServerListenersMemory from "./storage/memory/ServerListenersMemory.ts"
 import * as AccountRepoPg from "./storage/postgres/AccountRepoPg.ts"
 import * as AccountCachePg from "./storage/postgres/AccountCachePg.ts"
 import * as CardVaultPg from "./storage/postgres/CardVaultPg.ts"
@@ -105,6 +108,7 @@ import * as TransferRepoPg from "./storage/postgres/TransferRepoPg.ts"
 import * as UnitOfWorkPg from "./storage/postgres/UnitOfWorkPg.ts"
 import * as WebhookDeliveryRepoPg from "./storage/postgres/WebhookDeliveryRepoPg.ts"
 import * as WebhookEndpointRepoPg from "./storage/postgres/WebhookEndpointRepoPg.ts"
+import * as ServerListenersPg from "./storage/postgres/ServerListenersPg.ts"
 import * as HostResolverDns from "./webhooks/HostResolverDns.ts"
 import * as WebhookTransportHttp from "./webhooks/WebhookTransportHttp.ts"
 import type { ReplayCache } from "./replay/ReplayCache.ts"
@@ -140,6 +144,8 @@ export type StoragePorts =
   | ProviderJournal
   /** Signatures that may not authorise a request (again): Redis when configured, else beside storage. */
   | ReplayCache
+  /** Where this deployment's servers listen (webhook URLs may not name them), shared through storage. */
+  | ServerListeners
 export type Ports =
   | StoragePorts
   | Locks
@@ -176,7 +182,8 @@ export const memoryStorage: Layer.Layer<StoragePorts, never, Ids> = Layer.mergeA
   ChannelRepoMemory.credentialsLayer,
   SandboxLedgerMemory.layer,
   ProviderJournalMemory.layer,
-  ReplayCacheMemory.layer
+  ReplayCacheMemory.layer,
+  ServerListenersMemory.layer
 ).pipe(Layer.provide(Layer.merge(MemoryDatabase.layer, VaultCipher.layer(randomKey))))
 
 /**
@@ -208,6 +215,7 @@ export const postgresStorage = (
       ChannelRepoPg.credentialsLayer,
       SandboxLedgerPg.layer,
       ProviderJournalPg.layer,
+      ServerListenersPg.layer,
       config.redisUrl !== undefined ? ReplayCacheRedis.layer.pipe(Layer.provide(redis(config.redisUrl))) : ReplayCachePg.layer
     ).pipe(
       Layer.provide(VaultCipher.layer(Effect.succeed(key))),
@@ -287,9 +295,18 @@ const portOf = (url: string | undefined, fallback: number) => {
   }
 }
 
+/** The public URL's port when it names a loopback host: a proxy there forwards to this deployment. */
+const loopbackPublicPort = (url: string | undefined) => {
+  const host = url === undefined ? undefined : URL.parse(url)?.hostname
+  return host === "localhost" || host === "[::1]" || host?.startsWith("127.") === true ? portOf(url, 80) : undefined
+}
+
 /**
  * The operator's loopback policy for webhook endpoints (Webhooks.ts): allowed unless turned off, and
- * never this server's port, the database's (external or embedded) or Redis's.
+ * never a port of this deployment: every `serve` process's that shares this storage (ServerListeners,
+ * asked at each check: this process's own, a sibling's, and what a standalone `tender worker` must
+ * know without listening itself), the one this process was told (`listenPort`), a loopback public
+ * URL's, the database's (external or embedded) and Redis's.
  */
 const loopbackReceivers = (config: TenderConfig) =>
   Layer.effect(
@@ -298,8 +315,13 @@ const loopbackReceivers = (config: TenderConfig) =>
       const embedded = config.storage === "postgres" && config.databaseUrl === undefined
         ? Option.getOrUndefined(yield* EmbeddedPostgres.recordedPort(config.dataDir))
         : undefined
-      const ports = [config.listenPort, portOf(config.databaseUrl, 5432), portOf(config.redisUrl, 6379), embedded]
-      return { allowed: config.webhookAllowLoopback ?? true, reservedPorts: ports.filter((port) => port !== undefined) }
+      const fixed = [config.listenPort, loopbackPublicPort(config.publicUrl), portOf(config.databaseUrl, 5432), portOf(config.redisUrl, 6379), embedded]
+        .filter((port) => port !== undefined)
+      const listeners = yield* ServerListeners
+      const reservedPorts = Effect.flatMap(Clock.currentTimeMillis, (now) => listeners.ports(new Date(now - LISTENER_STALE_MS))).pipe(
+        Effect.map((serving) => [...fixed, ...serving])
+      )
+      return { allowed: config.webhookAllowLoopback ?? true, reservedPorts }
     })
   )
 

@@ -62,6 +62,20 @@ describe("@adyen/api-library against the Adyen fake", () => {
     expect(answer.refusalReasonCode).toBe("12")
   })
 
+  it("refuses by Adyen's test holder names (docs.adyen.com, testing refusal reasons), whatever the number", async () => {
+    const answer = await sdk.payments.payments(paymentRequest("4242424242424242", { paymentMethod: { type: "scheme", number: "4242424242424242", expiryMonth: "03", expiryYear: "2030", cvc: "737", holderName: "NOT_ENOUGH_BALANCE" } }) as never)
+    expect({ resultCode: answer.resultCode, code: answer.refusalReasonCode }).toEqual({ resultCode: "Refused", code: "12" })
+  })
+
+  it("checks a stored card's shopperInteraction and recurringProcessingModel: ContAuth needs a model, both from Adyen's enums", async () => {
+    const ok = await sdk.payments.payments(paymentRequest("4111111111111111", { shopperInteraction: "ContAuth", recurringProcessingModel: "Subscription" }) as never)
+    expect(fake.payments().find((p) => p.pspReference === ok.pspReference)).toMatchObject({ shopperInteraction: "ContAuth", recurringProcessingModel: "Subscription" })
+    for (const extra of [{ shopperInteraction: "ContAuth" }, { shopperInteraction: "ContAuth", recurringProcessingModel: "Whenever" }, { shopperInteraction: "Later" }]) {
+      const refused = await rejection(sdk.payments.payments(paymentRequest("4111111111111111", extra) as never))
+      expect(refused.statusCode).toBe(422)
+    }
+  })
+
   it("answers validation errors with Adyen's error body, which the library raises", async () => {
     const invalid = await rejection(sdk.payments.payments(paymentRequest("4111111111111112") as never))
     expect(invalid).toBeInstanceOf(Adyen.HttpClientException)

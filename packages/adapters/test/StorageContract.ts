@@ -37,7 +37,8 @@ import {
   WebhookEndpointRepo,
   type OutflowStore,
   PayoutRepo,
-  RefundRepo
+  RefundRepo,
+  ServerListeners
 } from "@tender/domain"
 import { Cause, Clock, Deferred, Effect, Exit, Fiber, Option } from "effect"
 import { ChannelCredentials } from "../src/storage/ChannelCredentials.ts"
@@ -56,6 +57,7 @@ export type StorageServices =
   | PayoutRepo
   | Ids
   | KeyHasher
+  | ServerListeners
 
 /** A distinct, fully populated account (every column non-default), with its plain secret key. */
 export const newAccount = (overrides: Partial<Account.Account> = {}) =>
@@ -601,6 +603,29 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       yield* Effect.flip(Fiber.join(transaction))
       expect(yield* repo.findById(inside.id)).toEqual(Option.none())
       expect(yield* repo.findById(beside.id)).toEqual(Option.some(beside))
+    }))
+
+  it.effect("server listeners: each process's port while fresh; a refresh moves it on, a stale or unregistered one is gone", () =>
+    Effect.gen(function*() {
+      const listeners = yield* ServerListeners
+      // Ports of this test's own (the table is shared with whatever else ran on this storage).
+      const [a, b, c] = [61_001, 61_002, 61_003]
+      const tag = `${Date.now()}-${Math.random()}`
+      const at = (seconds: number) => new Date(Date.UTC(2031, 0, 1, 0, 0, seconds))
+      yield* listeners.register(`a-${tag}`, a, at(0))
+      yield* listeners.register(`b-${tag}`, b, at(10))
+      // Two processes on one port (a cluster's children): one port.
+      yield* listeners.register(`b2-${tag}`, b, at(10))
+      const mine = (ports: ReadonlyArray<number>) => ports.filter((port) => [a, b, c].includes(port)).sort()
+      expect(mine(yield* listeners.ports(at(0)))).toEqual([a, b])
+      expect(mine(yield* listeners.ports(at(5)))).toEqual([b])
+      // A refresh (a heartbeat, or a restart on another port) replaces the process's row.
+      yield* listeners.register(`a-${tag}`, c, at(20))
+      expect(mine(yield* listeners.ports(at(0)))).toEqual([b, c])
+      yield* listeners.unregister(`b-${tag}`)
+      expect(mine(yield* listeners.ports(at(0)))).toEqual([b, c])
+      yield* listeners.unregister(`b2-${tag}`)
+      expect(mine(yield* listeners.ports(at(0)))).toEqual([c])
     }))
 
   it.effect("vaults a card: find returns the safe fields, reveal the number", () =>

@@ -124,6 +124,19 @@ describe("Stripe fake, spoken to by the official SDK", () => {
     expect(error.statusCode).toBe(402)
   })
 
+  it("takes an off-session charge's stored_credential_usage among Stripe's values (installment, recurring, unscheduled) and refuses another", async () => {
+    const options = (usage: string) => ({ off_session: true, payment_method_options: { card: { stored_credential_usage: usage } } })
+    const intent = await stripe.paymentIntents.create(cardParams("4242424242424242", options("recurring")) as Stripe.PaymentIntentCreateParams)
+    const held = fake.paymentIntents().find((pi) => pi.id === intent.id)!
+    expect({ off_session: held.off_session, usage: held.payment_method_options.card.stored_credential_usage }).toEqual({ off_session: true, usage: "recurring" })
+    const error = await failure(stripe.paymentIntents.create(cardParams("4242424242424242", options("whenever")) as Stripe.PaymentIntentCreateParams))
+    expect({ status: error.statusCode, type: error.type, param: error.param }).toEqual({
+      status: 400,
+      type: "StripeInvalidRequestError",
+      param: "payment_method_options[card][stored_credential_usage]"
+    })
+  })
+
   it("refuses a capture in the wrong state with payment_intent_unexpected_state, and too large an amount with amount_too_large", async () => {
     const intent = await stripe.paymentIntents.create(cardParams("4242424242424242"))
     const tooLarge = await failure(stripe.paymentIntents.capture(intent.id, { amount_to_capture: 5000 }))

@@ -78,6 +78,11 @@ describe("Stripe notifications", () => {
     // 301 s after signing: stale; 299 s: still fine.
     await rejected(event.payload, header, (t + 301) * 1000)
     expect(Exit.isSuccess(await verify(event.payload, header, (t + 299) * 1000))).toBe(true)
+    // Signed 301 s ahead of the receiver's clock: outside the window too (the SDK checks only the past).
+    await rejected(event.payload, header, (t - 301) * 1000)
+    expect(Exit.isSuccess(await verify(event.payload, header, (t - 299) * 1000))).toBe(true)
+    // The SDK reads the last `t=`: that is the one held to the window.
+    await rejected(event.payload, `t=${t},${signatureHeader(event.payload, SECRET, t + 400)}`, t * 1000)
   })
 
   it("reads refunds, leaves other events as Other, rejects a malformed signed event", async () => {

@@ -1,7 +1,8 @@
 /**
- * Card tokenization: validates a card (Luhn, brand, length, expiry, CVC length), stores the number
- * in the vault and keeps the CVC in memory only. Used by the test helper and by the secure card fields
- * (`/v1/client/card_tokens`).
+ * Card tokenization: validates a card (Luhn, brand, length, expiry, CVC length, the account's mode),
+ * stores the number in the vault and keeps the CVC in memory only. Every card number Tender takes
+ * comes through here: the test helper, a session attempt's raw card (the hosted form, the attempt
+ * helper) and the secure card fields (`/v1/client/card_tokens`, payments' and card transfers').
  */
 import { Clock, Context, Effect, Layer } from "effect"
 import type { Account } from "./Account.ts"
@@ -23,16 +24,25 @@ export const cvcError = (brand: Card.CardBrand, cvc: string): FieldError | undef
     ? undefined
     : { field: "cvc", message: `must be ${Card.cvcLength(brand)} digits for this card` }
 
-/** Pure validation; returns the normalized number or the offending fields. */
+/**
+ * Pure validation; returns the normalized number or the offending fields. A valid number is also
+ * held to the account's mode (Card.modeRefusal: test cards in test mode only, never in live mode),
+ * and the refusal is the error's message too, as the SDK's card fields show it.
+ */
 export const validateCard = (
   input: CardInput,
-  now: Date
+  now: Date,
+  mode: Account["mode"]
 ): { readonly number: string; readonly brand: Card.CardBrand } | ValidationFailed => {
   const errors: Array<FieldError> = []
   const number = Card.digitsOnly(input.number)
   const brand = Card.detectBrand(number)
+  let refusal: string | undefined
   if (!/^\d+$/.test(number) || !Card.validLength(brand, number) || !Card.luhnValid(number)) {
     errors.push({ field: "number", message: "is not a valid card number" })
+  } else {
+    refusal = Card.modeRefusal(mode, number)
+    if (refusal !== undefined) errors.push({ field: "number", message: refusal })
   }
   if (!Number.isInteger(input.exp_month) || input.exp_month < 1 || input.exp_month > 12) {
     errors.push({ field: "exp_month", message: "must be an integer from 1 to 12" })
@@ -50,7 +60,7 @@ export const validateCard = (
   if (input.holder_name !== undefined && input.holder_name.length > 200) {
     errors.push({ field: "holder_name", message: "must be at most 200 characters" })
   }
-  if (errors.length > 0) return new ValidationFailed({ message: "The card was not accepted", errors })
+  if (errors.length > 0) return new ValidationFailed({ message: `The card was not accepted${refusal === undefined ? "" : `: ${refusal}`}`, errors })
   return { number, brand }
 }
 
@@ -65,7 +75,8 @@ export class CardTokens extends Context.Service<CardTokens, {
       return CardTokens.of({
         tokenize: Effect.fn("CardTokens.tokenize")(function*(account, input) {
           const now = new Date(yield* Clock.currentTimeMillis)
-          const valid = validateCard(input, now)
+          // Refused before the vault: a number test mode does not take is never stored.
+          const valid = validateCard(input, now, account.mode)
           if (valid instanceof ValidationFailed) return yield* valid
           const card = yield* vault.store({
             account_id: account.id,

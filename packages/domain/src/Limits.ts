@@ -41,3 +41,10 @@ export const MAX_QUANTITY = 1_000_000
  * exact as a JSON number, in a sum of two, and in PostgreSQL's bigint.
  */
 export const MAX_AMOUNT_DIGITS = 15
+
+/**
+ * How deep a request body's objects and arrays may nest, the body itself being the first level. The
+ * deepest request field sits in the fourth (`payment_method.details.stored_credential.reason`); the
+ * bound keeps every walk over a body (checks, decoders) far from the stack's limit.
+ */
+export const MAX_JSON_DEPTH = 32

@@ -75,7 +75,7 @@ export const toMajor = (minor: number, currency: string): number => {
 }
 
 /** Minor units → the canonical decimal string (e.g. 1050 USD → "10.50"). */
-export const toDecimalString = (minor: number, currency: string): string => {
+export const toDecimalString = (minor: number | bigint, currency: string): string => {
   const exp = exponent(currency)
   if (exp === 0) return String(minor)
   const s = String(minor).padStart(exp + 1, "0")

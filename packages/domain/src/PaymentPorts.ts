@@ -6,6 +6,7 @@ import { Context, type Effect, type Option } from "effect"
 import type { Decided } from "./StateMachine.ts"
 import type { Conflict, DuplicateMerchantReferenceId, ProviderUnavailable } from "./Errors.ts"
 import type { NextAction, Order, Page, PaymentEvent, PaymentInstrument, SearchQuery, Transaction } from "./Payment.ts"
+import type { StoredCredentialReason } from "./PaymentRequest.ts"
 
 export class OrderRepo extends Context.Service<OrderRepo, {
   /**
@@ -125,7 +126,12 @@ export interface BinFacts {
 }
 
 /** The provider may or may not have applied the call (timeout after sending, crash): never guessed. */
-export interface Unknown { readonly _tag: "Unknown"; readonly reason: string }
+/**
+ * A call that may or may not have been applied. `report`: the provider answered, with an error that
+ * does not say whether it applied the call (a 5xx), and these are its words; absent when no answer
+ * came (a timeout, a dropped connection).
+ */
+export interface Unknown { readonly _tag: "Unknown"; readonly reason: string; readonly report?: string | undefined }
 export interface StartResult { readonly _tag: "Started"; readonly provider_transaction_id: string; readonly next_action: NextAction }
 export type LookupResult =
   /** The provider never received this key; the key is now fenced: a later call with it fails with ProviderUnavailable. */
@@ -200,6 +206,12 @@ export class PaymentProvider extends Context.Service<PaymentProvider, {
      * flagged as such to the provider (Stripe `off_session`, Adyen `ContAuth`).
      */
     readonly merchant_initiated?: boolean | undefined
+    /**
+     * With `merchant_initiated`: why the merchant charges the stored card (the scheme's type of
+     * merchant-initiated transaction), for the provider's own field (Stripe
+     * `stored_credential_usage`, Adyen `recurringProcessingModel`).
+     */
+    readonly stored_credential_reason?: StoredCredentialReason | undefined
   }): Effect.Effect<AuthorizeResult | Unknown, ProviderUnavailable>
   captureCard(request: {
     readonly reference: string

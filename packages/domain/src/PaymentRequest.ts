@@ -46,6 +46,19 @@ export interface CreatePaymentInput {
   readonly card_storage_consent?: CardStorageConsent | undefined
 }
 
+/**
+ * Why a merchant charges a stored card without the customer (`stored_credential.reason`), as card
+ * schemes' stored-credential frameworks name merchant-initiated transactions: `unscheduled` (no fixed
+ * schedule or amount: top-ups, usage), `recurring` (a subscription on a fixed schedule), `installment`
+ * (one of a fixed number of payments of a purchase). Stripe takes them as they are
+ * (`stored_credential_usage`); Adyen as `recurringProcessingModel` (docs/decisions.md).
+ */
+export const STORED_CREDENTIAL_REASONS = ["unscheduled", "recurring", "installment"] as const
+export type StoredCredentialReason = typeof STORED_CREDENTIAL_REASONS[number]
+
+const isStoredCredentialReason = (reason: string): reason is StoredCredentialReason =>
+  (STORED_CREDENTIAL_REASONS as ReadonlyArray<string>).includes(reason)
+
 export interface ValidPayment {
   readonly amount: number
   readonly currency: string
@@ -62,6 +75,11 @@ export interface ValidPayment {
   readonly card_token: string | undefined
   /** Merchant-initiated (stored credential, initiator merchant): authorizes in the create itself. */
   readonly merchant_initiated: boolean
+  /**
+   * The stored credential's reason as given; a merchant-initiated charge without one is `unscheduled`
+   * (the scheme's catch-all for charges without a fixed schedule).
+   */
+  readonly stored_credential_reason: StoredCredentialReason | undefined
   /** `collect_cvv: false`: authorize at once without the customer. */
   readonly skip_cvv: boolean
   readonly customer_id: string | null
@@ -240,6 +258,10 @@ export const validateCreate = (
   } else if (initiator !== undefined && initiator !== "merchant" && initiator !== "customer") {
     add("payment_method.details.stored_credential.initiator", "must be merchant or customer")
   }
+  const reason = details?.stored_credential?.reason
+  if (reason !== undefined && !isStoredCredentialReason(reason)) {
+    add("payment_method.details.stored_credential.reason", `must be one of ${STORED_CREDENTIAL_REASONS.join(", ")}`)
+  }
   const merchantInitiated = initiator === "merchant"
   if (merchantInitiated && cardToken === undefined) {
     add("payment_method.details.card_token", "is required for a merchant-initiated charge")
@@ -311,6 +333,7 @@ export const validateCreate = (
     capture_method: captureMethod,
     card_token: cardToken,
     merchant_initiated: merchantInitiated,
+    stored_credential_reason: reason !== undefined && isStoredCredentialReason(reason) ? reason : merchantInitiated ? "unscheduled" : undefined,
     skip_cvv: input.collect_cvv === false,
     customer_id: input.customer_id ?? null,
     card_storage_consent: input.card_storage_consent ?? null,

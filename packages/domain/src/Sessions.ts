@@ -238,6 +238,7 @@ export class Sessions extends Context.Service<Sessions, {
         }
         if (input.locale !== undefined && !/^[a-z]{2}(-[A-Z]{2})?$/.test(input.locale)) add("locale", "must be a language tag such as en or pt-BR")
         const items = input.line_items ?? []
+        const errorsBeforeItems = errors.length
         if (items.length > Session.MAX_LINE_ITEMS) add("line_items", `must have at most ${Session.MAX_LINE_ITEMS} items`)
         const lineItems = items.slice(0, Session.MAX_LINE_ITEMS).map((item, i) => {
           if (item.name.trim() === "") add(`line_items[${i}].name`, "is required")
@@ -249,6 +250,17 @@ export class Sessions extends Context.Service<Sessions, {
           if ("error" in unit) add(`line_items[${i}].unit_amount`, Money.amountErrorMessage(unit.error, currency))
           return { name: item.name, quantity: item.quantity, unit_amount: "minor" in unit ? unit.minor : 0 }
         })
+        // contract.md: the items add up to the amount exactly, so the page never shows a total it does
+        // not charge. Judged once every item and the amount are valid; in BigInt, since a quantity
+        // times a unit amount may pass 2^53.
+        const itemsValid = errors.length === errorsBeforeItems
+        const amountValid = !errors.some((e) => e.field === "amount" || e.field === "currency")
+        if (input.line_items !== undefined && itemsValid && amountValid) {
+          const total = lineItems.reduce((sum, item) => sum + BigInt(item.quantity) * BigInt(item.unit_amount), 0n)
+          if (total !== BigInt(amount)) {
+            add("line_items", `must add up to amount: quantity × unit_amount totals ${Money.toDecimalString(total, currency)}, amount is ${Money.toDecimalString(amount, currency)}`)
+          }
+        }
         if (input.processing_profile !== undefined && activeProfile(account, input.processing_profile) === undefined) {
           add("processing_profile", "is not an active processing profile of this account")
         }
@@ -382,7 +394,11 @@ export class Sessions extends Context.Service<Sessions, {
           let cardToken = details?.card_token
           if (details?.card !== undefined) {
             const account = Option.getOrThrow(yield* accounts.findById(session.account_id as AccountId))
-            cardToken = (yield* cardTokens.tokenize(account, details.card)).token
+            // The card's problems named where the attempt carries it (`payment_method.details.card.number`).
+            const card = yield* cardTokens.tokenize(account, details.card).pipe(
+              Effect.mapError((e) => new ValidationFailed({ message: e.message, errors: e.errors?.map((x) => ({ ...x, field: `payment_method.details.card.${x.field}` })) }))
+            )
+            cardToken = card.token
           }
           yield* payments.attemptSession(session.id, {
             payment_method: {

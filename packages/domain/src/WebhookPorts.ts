@@ -110,3 +110,18 @@ export class HostResolver extends Context.Service<HostResolver, {
 export class PayloadSigner extends Context.Service<PayloadSigner, {
   sign(secrets: ReadonlyArray<string>, timestampSeconds: number, path: string, body: Uint8Array): string
 }>()("@tender/domain/PayloadSigner") {}
+
+/**
+ * Port: where this deployment's servers listen (issue 21). Every `serve` process records its port
+ * while it runs, so that every process sharing its storage (another `serve`, a standalone `tender
+ * worker`) refuses webhook endpoints on it; the webhook URL policy (Webhooks.ts) asks at every
+ * registration and delivery. A process gone without a word stops counting once its row is stale.
+ */
+export class ServerListeners extends Context.Service<ServerListeners, {
+  /** Records, or refreshes, that process `process` listens on `port`, seen at `at`. */
+  register(process: string, port: number, at: Date): Effect.Effect<void>
+  /** The process stopped listening (a graceful stop). */
+  unregister(process: string): Effect.Effect<void>
+  /** The ports of the processes seen at or after `since`. */
+  ports(since: Date): Effect.Effect<ReadonlyArray<number>>
+}>()("@tender/domain/ServerListeners") {}

@@ -255,24 +255,32 @@ const isLocalReceiver = (url: URL) => url.protocol === "http:" && isLoopbackHost
  * The operator's loopback policy. `allowed` (`TENDER_WEBHOOK_ALLOW_LOOPBACK`, default on): test-mode
  * local receivers at all; a shared production deployment turns it off, since any merchant could
  * otherwise have the server POST to any loopback port (a port scan, an admin endpoint such as a
- * sidecar's). `reservedPorts`: loopback ports never reached even when allowed, the server's own and
- * those of the database and Redis it uses.
+ * sidecar's). `reservedPorts`: loopback ports never reached even when allowed, asked at every check:
+ * every port of this deployment — each `serve` process's (ServerListeners, shared through storage, so
+ * a standalone `tender worker` knows them too), the database's, Redis's.
  */
 export interface LoopbackReceivers {
   readonly allowed: boolean
-  readonly reservedPorts: ReadonlyArray<number>
+  readonly reservedPorts: Effect.Effect<ReadonlyArray<number>>
 }
 
 export const WebhookLoopbackReceivers = Context.Reference<LoopbackReceivers>("@tender/domain/WebhookLoopbackReceivers", {
-  defaultValue: () => ({ allowed: true, reservedPorts: [] })
+  defaultValue: () => ({ allowed: true, reservedPorts: Effect.succeed([]) })
 })
 
+/**
+ * How often a serving process refreshes its ServerListeners row, and how old a row may be and still
+ * count: three refreshes missed, the process is gone (killed, its host lost).
+ */
+export const LISTENER_HEARTBEAT_MS = 30_000
+export const LISTENER_STALE_MS = 3 * LISTENER_HEARTBEAT_MS
+
 /** Why a local receiver may not be used under the operator's policy, or `undefined`. */
-const localReceiverRefusal = (url: URL, policy: LoopbackReceivers) => {
+const localReceiverRefusal = Effect.fnUntraced(function*(url: URL, policy: LoopbackReceivers) {
   if (!policy.allowed) return "must be https (loopback receivers are turned off on this server)"
   const port = url.port === "" ? 80 : Number(url.port)
-  return policy.reservedPorts.includes(port) ? `must not point at loopback port ${port} (used by this server)` : undefined
-}
+  return (yield* policy.reservedPorts).includes(port) ? `must not point at loopback port ${port} (used by this server)` : undefined
+})
 
 /**
  * The operator's choice (`TENDER_WEBHOOK_ALLOW_PRIVATE`): endpoints may be on private-use, CGNAT and
@@ -302,7 +310,7 @@ const hostnameProblem = (hostname: string): string | undefined => {
  * What is wrong with an endpoint URL as written, whatever its host resolves to, or the parsed URL.
  * Live mode: https only. Test mode: https, or http on a loopback host (local receivers).
  */
-const endpointUrlProblem = (raw: string, mode: Account["mode"], policy: LoopbackReceivers): URL | string => {
+const endpointUrlProblem = Effect.fnUntraced(function*(raw: string, mode: Account["mode"], policy: LoopbackReceivers) {
   const problem = PaymentRequest.urlProblem(raw)
   if (problem !== undefined) return problem
   const url = new URL(raw)
@@ -312,8 +320,8 @@ const endpointUrlProblem = (raw: string, mode: Account["mode"], policy: Loopback
   if (url.protocol === "https:") return url
   if (mode === "live") return "must be https in live mode"
   if (!isLocalReceiver(url)) return "must be https (http is allowed for loopback hosts in test mode)"
-  return localReceiverRefusal(url, policy) ?? url
-}
+  return (yield* localReceiverRefusal(url, policy)) ?? url
+})
 
 /** Why an endpoint may not be reached at `address` (what its host resolved to), or `undefined`. */
 const addressRefusal = (address: string, allow: { readonly loopback: boolean; readonly private: boolean }) => {
@@ -352,7 +360,7 @@ const checkAddresses = Effect.fnUntraced(function*(url: URL) {
  * it may be registered (a receiver not set up yet), and each delivery checks it again anyway.
  */
 export const checkEndpointUrl = Effect.fnUntraced(function*(mode: Account["mode"], raw: string) {
-  const url = endpointUrlProblem(raw, mode, yield* WebhookLoopbackReceivers)
+  const url = yield* endpointUrlProblem(raw, mode, yield* WebhookLoopbackReceivers)
   if (typeof url === "string") return yield* invalidField("url", url)
   const checked = yield* checkAddresses(url)
   if (checked._tag === "Refused") return yield* invalidField("url", checked.reason)
@@ -375,7 +383,7 @@ export const deliveryTargets = Effect.fnUntraced(function*(raw: string) {
   }
   if (url.protocol !== "https:" && !isLocalReceiver(url)) return { _tag: "Refused" as const, reason: "endpoint URL must be https" }
   // A local receiver registered before the operator turned loopback off, or on a port reserved since.
-  const local = isLocalReceiver(url) ? localReceiverRefusal(url, yield* WebhookLoopbackReceivers) : undefined
+  const local = isLocalReceiver(url) ? yield* localReceiverRefusal(url, yield* WebhookLoopbackReceivers) : undefined
   if (local !== undefined) return { _tag: "Refused" as const, reason: `endpoint URL ${local}` }
   const checked = yield* checkAddresses(url)
   if (checked._tag === "Refused") return { _tag: "Refused" as const, reason: `endpoint host ${checked.reason}` }

@@ -22,12 +22,12 @@ describe("Card", () => {
 
   it("validates expiry against the clock and the CVC length against the brand", () => {
     const now = new Date("2026-11-25T00:00:00Z")
-    const ok = validateCard({ number: "4242 4242 4242 4242", exp_month: 11, exp_year: 2026, cvc: "123" }, now)
+    const ok = validateCard({ number: "4242 4242 4242 4242", exp_month: 11, exp_year: 2026, cvc: "123" }, now, "test")
     expect(ok).toEqual({ number: "4242424242424242", brand: "visa" })
-    const expired = validateCard({ number: "4242424242424242", exp_month: 10, exp_year: 2026, cvc: "123" }, now)
+    const expired = validateCard({ number: "4242424242424242", exp_month: 10, exp_year: 2026, cvc: "123" }, now, "test")
     expect(expired).toBeInstanceOf(ValidationFailed)
     expect((expired as ValidationFailed).errors).toEqual([{ field: "exp_month", message: "the card has expired" }])
-    const amex = validateCard({ number: "378282246310005", exp_month: 1, exp_year: 2030, cvc: "123" }, now)
+    const amex = validateCard({ number: "378282246310005", exp_month: 1, exp_year: 2030, cvc: "123" }, now, "test")
     expect((amex as ValidationFailed).errors?.map((e) => e.field)).toEqual(["cvc"])
   })
 })

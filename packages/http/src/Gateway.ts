@@ -5,7 +5,7 @@
  *
  *   API key (401) → IP allowlist (403) → rate limit (429) → content type (415) → body cap (413)
  *   → request signature (401) → replay cache (401 / 409) → body on a bodiless method (400)
- *   → account status on writes (409) → JSON well-formedness (400) → route (404 / 405) → handler.
+ *   → account status on writes (409) → JSON well-formedness, text and depth (400) → route (404 / 405) → handler.
  *
  * Every response carries `X-Request-Id`, and `X-Signature` whenever the request named an account
  * (its signing secrets are the keys; a request with no valid key has no secret to sign with).
@@ -24,8 +24,9 @@ import { contentDigest, SIGNATURE_HEADER, signatureHeader, verify } from "@tende
 import { expiresAt, ReplayCache } from "@tender/adapters/replay/ReplayCache"
 import * as ApiError from "./ApiError.ts"
 import * as IpLimits from "./IpLimits.ts"
+import * as JsonBody from "./JsonBody.ts"
 import * as Metrics from "./Metrics.ts"
-import { CurrentRequest, type RequestState } from "./RequestContext.ts"
+import { belowApi, CurrentRequest, type RequestState } from "./RequestContext.ts"
 import { routedPath, type RouteTable } from "./Routes.ts"
 
 export interface GatewayOptions {
@@ -48,6 +49,9 @@ class Rejection {
 }
 
 const reject = (error: Errors.DomainError, headers?: Record<string, string>) => Effect.fail(new Rejection(error, headers))
+
+/** A port the gateway asks itself (rate limiter, replay cache): its defects are `general_error` (belowApi). */
+const askPort = <A, R>(effect: Effect.Effect<A, never, R>) => Effect.mapError(belowApi(effect), (error) => new Rejection(error))
 
 const BEARER = /^Bearer +(\S+)\s*$/
 
@@ -118,7 +122,7 @@ export const layer = (options: GatewayOptions) =>
         }
         // An IP spending unknown keys is refused before its keys are hashed and looked up (IpLimits.ts).
         const account = yield* Effect.mapError(
-          ipLimits.guardKey(request, key, accounts.authenticate(key)),
+          ipLimits.guardKey(request, key, belowApi(accounts.authenticate(key))),
           (e) => e instanceof IpLimits.Limited ? new Rejection(e.error, e.headers) : new Rejection(e)
         )
         state.account = account
@@ -131,7 +135,7 @@ export const layer = (options: GatewayOptions) =>
         const limit = account.rate_limit === null
           ? options.defaultRateLimit
           : { perSecond: account.rate_limit.per_second, burst: account.rate_limit.burst }
-        const taken = yield* limiter.consume(account.id, limit)
+        const taken = yield* askPort(limiter.consume(account.id, limit))
         if (!taken.allowed) {
           return yield* reject(
             new Errors.RateLimited({ message: `Rate limit exceeded; retry after ${taken.retryAfterSeconds}s` }),
@@ -190,9 +194,11 @@ export const layer = (options: GatewayOptions) =>
         // a signature the cache holds as a response's never authorises anything.
         const write = isWrite(request.method, path)
         signing.writePath = write || acceptsWrite(path)
-        const held = signing.writePath
-          ? yield* replays.claim(account.id, verification.digest, { kind: "request", requestId: state.requestId }, expiresAt(verification.timestamp))
-          : yield* replays.find(account.id, verification.digest)
+        const held = yield* askPort(
+          signing.writePath
+            ? replays.claim(account.id, verification.digest, { kind: "request", requestId: state.requestId }, expiresAt(verification.timestamp))
+            : replays.find(account.id, verification.digest)
+        )
         if (Option.isSome(held) && held.value.kind === "response") {
           return yield* reject(new Errors.InvalidSignature({ message: "The signature does not match the request" }))
         }
@@ -224,13 +230,9 @@ export const layer = (options: GatewayOptions) =>
           if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
             return yield* reject(new Errors.InvalidRequest({ message: "The request body must be a JSON object" }))
           }
-          const nul = nulField(parsed, "")
-          if (nul !== undefined) {
-            return yield* reject(new Errors.ValidationFailed({
-              message: "Text must not contain the NUL character (\\u0000)",
-              errors: [{ field: nul === "" ? "(body)" : nul, message: "must not contain the NUL character" }]
-            }))
-          }
+          // Lone surrogates, NUL, nesting past the bound: refused before any route reads the body (JsonBody.ts).
+          const refused = JsonBody.check(parsed)
+          if (refused !== undefined) return yield* reject(refused)
         }
         if (safeDecode(request.url.split("?")[0]).includes("\u0000")) {
           return yield* reject(new Errors.InvalidParameter({ message: "The path must not contain the NUL character" }))
@@ -326,22 +328,6 @@ export const layer = (options: GatewayOptions) =>
     }),
     { global: true }
   )
-
-/**
- * The first field (dotted path) holding a NUL character, in a key or a string. No text Tender keeps
- * may hold one: PostgreSQL's text refuses it, so it would fail a write that memory storage accepts.
- */
-const nulField = (value: unknown, at: string): string | undefined => {
-  if (typeof value === "string") return value.includes("\u0000") ? at : undefined
-  if (typeof value !== "object" || value === null) return undefined
-  for (const [key, inner] of Object.entries(value)) {
-    const field = at === "" ? key : `${at}.${key}`
-    if (key.includes("\u0000")) return field
-    const found = nulField(inner, field)
-    if (found !== undefined) return found
-  }
-  return undefined
-}
 
 const safeDecode = (path: string) => {
   try {

@@ -30,13 +30,26 @@ export const CurrentTestAccount = Effect.flatMap(CurrentAccount, (account) =>
     : Effect.fail(new Errors.Forbidden({ message: "Test helpers are available to test-mode accounts only" })))
 
 /**
+ * A call below the API layer (a use case, a port's adapter): a defect there — a storage failure, a
+ * bug in the domain or an adapter — is logged with its cause and answered as the spec's
+ * `general_error` (500, "Unexpected error below the API layer"). A defect of the HTTP layer itself
+ * stays the gateway's `internal_error`. Interruptions pass untouched.
+ */
+export const belowApi = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | Errors.GeneralError, R> =>
+  Effect.catchDefect(effect, (defect) =>
+    Effect.andThen(
+      Effect.logError("Unexpected error below the API layer", defect),
+      Effect.fail(new Errors.GeneralError({ message: "Unexpected error below the API layer; safe to retry idempotently" }))
+    ))
+
+/**
  * Runs a use case for a handler: its domain errors become the envelope for their status, with this
- * request's id. The only translation handlers do.
+ * request's id, and its defects `general_error` (belowApi). The only translation handlers do.
  */
 export const run = <A, E extends Errors.DomainError, R>(
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, ApiError.ApiError, R> =>
-  Effect.catch(effect, (error) =>
+  Effect.catch(belowApi(effect), (error) =>
     Effect.gen(function*() {
       const request = yield* CurrentRequest
       return yield* Effect.fail(ApiError.fromDomain(error, request.requestId))

@@ -2,10 +2,14 @@
  * The HTTP server: the merchant API (HttpApi), its OpenAPI document and reference page, behind the
  * gateway. Requires the domain use cases and ports; the edge (CLI `serve`, tests) provides them.
  */
+import { randomUUID } from "node:crypto"
 import { createServer } from "node:http"
+import { hostname } from "node:os"
+import { pid } from "node:process"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Layer } from "effect"
-import { HttpRouter } from "effect/http"
+import { LISTENER_HEARTBEAT_MS, ServerListeners } from "@tender/domain"
+import { Clock, Effect, Layer, Schedule } from "effect"
+import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { Api } from "./Api.ts"
 import * as Gateway from "./Gateway.ts"
@@ -113,10 +117,26 @@ export const app = (options: Omit<ServerOptions, "port" | "host">) => {
   )
 }
 
+/**
+ * Records the port this process listens on (ServerListeners) while it serves: at start, every
+ * LISTENER_HEARTBEAT_MS after, removed at a graceful stop. Every process sharing the storage (a
+ * sibling `serve`, a standalone `tender worker`) then refuses webhook endpoints on it (Webhooks.ts).
+ */
+export const listening = Layer.effectDiscard(Effect.gen(function*() {
+  const address = (yield* HttpServer.HttpServer).address
+  if (address._tag === "UnixPathAddress") return
+  const listeners = yield* ServerListeners
+  // One row per process: a cluster's children share the port, and one stopping must not drop it.
+  const process = `${hostname()}:${pid}:${randomUUID()}`
+  const beat = Effect.flatMap(Clock.currentTimeMillis, (now) => listeners.register(process, address.port, new Date(now)))
+  yield* Effect.acquireRelease(beat, () => listeners.unregister(process))
+  yield* Effect.forkScoped(Effect.repeat(beat, Schedule.spaced(LISTENER_HEARTBEAT_MS)))
+}))
+
 export const layer = (options: ServerOptions) =>
   // The default request logger costs a third or more of throughput (style.md); errors are logged
   // by the gateway instead.
-  HttpRouter.serve(app(options), { disableLogger: true, routerConfig: Routes.ROUTER_CONFIG }).pipe(
+  Layer.merge(HttpRouter.serve(app(options), { disableLogger: true, routerConfig: Routes.ROUTER_CONFIG }), listening).pipe(
     // Merged, not hidden: callers read the bound address (port 0 in tests) from HttpServer.
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port, host: options.host }))
   )

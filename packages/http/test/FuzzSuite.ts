@@ -8,6 +8,11 @@
  * no object or no JSON at all. Path ids are real (seeded objects), random or hostile; queries and
  * headers are random. Every merchant request is signed, so it reaches validation.
  *
+ * Issue 21, item 6, in two shapes of their own: a lone surrogate in every string field of a body
+ * (and now and then in a key), and a field replaced by JSON nested thousands of levels deep (built
+ * as text: a value that deep would overflow JSON.stringify itself). A body holding a lone surrogate
+ * is sent twice, as a client retrying its create would.
+ *
  * The verdict on each answer: never a status ≥ 500; every 4xx in the spec's envelope
  * `{code, message, request_id, errors?}` (the SDK's error object on `/v1/client/…`); every 400
  * `validation_failed` names a field in `errors[]`; every merchant answer verifies (`send`).
@@ -33,6 +38,8 @@ interface Route {
 }
 
 interface Case {
+  /** Sent twice (a retry of the same request): its body holds a lone surrogate. */
+  readonly retried: boolean
   readonly path: string
   readonly query: string
   /** The raw body text, or undefined for none. */
@@ -325,6 +332,52 @@ const mutations: ReadonlyArray<Mutation> = [
   }
 ]
 
+/** Lone surrogates: high or low alone, or a pair in the wrong order. */
+const loneSurrogate = fc.constantFrom("\ud800", "\udbff", "\udc00", "\udfff", "\udc00\ud800")
+
+/** Stands for the deep text until the body is serialized (`deepText` replaces it). */
+const DEEP = "\u0001deep\u0001"
+const DEEP_JSON = JSON.stringify(DEEP)
+
+/** JSON nested `depth` levels (arrays, objects or both alternating), written as text. */
+const deepText = (depth: number, shape: "array" | "object" | "mixed"): string => {
+  const open = (i: number) => shape === "array" || (shape === "mixed" && i % 2 === 0) ? "[" : "{\"a\":"
+  const close = (i: number) => shape === "array" || (shape === "mixed" && i % 2 === 0) ? "]" : "}"
+  let head = ""
+  let tail = ""
+  for (let i = 0; i < depth; i++) {
+    head += open(i)
+    tail = close(i) + tail
+  }
+  return `${head}"x"${tail}`
+}
+
+/** Item 6's shapes, applied by `bodyText` beside the other mutations. */
+const itemSixMutations: ReadonlyArray<Mutation> = [
+  // a lone surrogate in every string field, at its start, middle or end
+  (value, random) => {
+    const walk = (v: Json, depth: number): Json => {
+      if (typeof v === "string") {
+        const at = random.nextInt(0, v.length)
+        return v.slice(0, at) + draw(loneSurrogate, random) + v.slice(at)
+      }
+      if (depth > 8 || v === null || typeof v !== "object") return v
+      return Array.isArray(v) ? v.map((x) => walk(x, depth + 1)) : Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x, depth + 1)]))
+    }
+    return walk(value, 0)
+  },
+  // a lone surrogate in a key, beside the fields
+  (value, random) =>
+    value !== null && typeof value === "object" && !Array.isArray(value)
+      ? { ...(value as object), [draw(printable, random) + draw(loneSurrogate, random)]: draw(fc.oneof(printable, nasty), random) }
+      : value,
+  // a field (or an item) replaced by JSON nested thousands of levels deep
+  (value, random) => {
+    const paths = pathsOf(value).filter((p) => p.length > 0)
+    return paths.length === 0 ? { merchant_reference: DEEP } : setAt(value, choose(paths, random), () => DEEP)
+  }
+]
+
 /** The body text: the value (mutated or not) as JSON, or something that is no JSON object at all. */
 const bodyText = (value: Json, random: fc.Random): string => {
   // Over the 1 MiB body cap, rarely: each costs a megabyte on the wire.
@@ -335,7 +388,12 @@ const bodyText = (value: Json, random: fc.Random): string => {
     let mutated = value
     const times = random.nextInt(1, 3)
     for (let i = 0; i < times; i++) mutated = choose(mutations, random)(mutated, random)
-    return JSON.stringify(mutated) ?? "null"
+    // A fifth of the mutated bodies carry one of item 6's shapes too.
+    if (random.nextInt(0, 4) === 0) mutated = choose(itemSixMutations, random)(mutated, random)
+    const text = JSON.stringify(mutated) ?? "null"
+    if (!text.includes(DEEP_JSON)) return text
+    const depth = random.nextInt(0, 3) === 0 ? random.nextInt(50_000, 200_000) : random.nextInt(1_000, 10_000)
+    return text.replace(DEEP_JSON, deepText(depth, choose(["array", "object", "mixed"] as const, random)))
   }
   return draw(
     fc.oneof(
@@ -418,10 +476,13 @@ class CaseArbitrary extends fc.Arbitrary<Case> {
     const path = this.route.path.replace(/\{[^}]+\}/g, () => pathId(this.seeds, random))
     // A bodiless route gets a body now and then too.
     const withBody = this.route.schema !== undefined || random.nextInt(0, 9) === 0
+    const body = withBody ? bodyText(value, random) : undefined
     return new fc.Value<Case>({
+      // JSON.stringify writes a lone surrogate as an escape (a well-formed pair stays as it is).
+      retried: body !== undefined && /\\ud[89a-f][0-9a-f]{2}/i.test(body),
       path,
       query: queryString(random),
-      body: withBody ? bodyText(value, random) : undefined,
+      body,
       headers: headers(random)
     }, undefined)
   }
@@ -538,13 +599,18 @@ export const fuzzSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">, de
       console.log(`fuzz ${storage.storage}: ${cases.length} cases generated in ${Date.now() - generating} ms`)
       const started = Date.now()
       let resets = 0
-      await pool(cases, 8, async ({ route, path, query, body, headers }) => {
+      await pool(cases, 8, async ({ route, path, query, body, headers, retried }) => {
         const target = path + query
         const described = `${route.method} ${target.slice(0, 300)} headers=${JSON.stringify(headers).slice(0, 200)} body=${(body ?? "∅").slice(0, 400)}`
         /** One exchange: the SDK's routes as a browser calls them, the merchant API's signed (and its answer verified). */
-        const exchange = async (): Promise<{ status: number; json: any; text: string }> => {
+        const exchange = async (timestamp?: number): Promise<{ status: number; json: any; text: string }> => {
           if (!route.client) {
-            return send(server, merchant, route.method, target, { ...(body !== undefined ? { body } : {}), headers, signal: AbortSignal.timeout(30_000) })
+            return send(server, merchant, route.method, target, {
+              ...(body !== undefined ? { body } : {}),
+              ...(timestamp !== undefined ? { timestamp } : {}),
+              headers,
+              signal: AbortSignal.timeout(30_000)
+            })
           }
           const origin = route.path === "/v1/client/card_tokens" ? new URL(server.baseUrl).origin : "https://shop.example"
           const response = await fetch(server.baseUrl + target, {
@@ -567,14 +633,22 @@ export const fuzzSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">, de
         // anew). A reset this request itself causes happens again on the second try, and is a failure.
         const isReset = (error: unknown) => /ECONNRESET|other side closed|socket hang up/.test(String((error as any)?.cause ?? error))
         try {
-          const { status, json, text } = await exchange().catch((error) => {
-            if (!isReset(error)) throw error
-            resets++
-            return exchange()
-          })
-          statuses.set(status, (statuses.get(status) ?? 0) + 1)
-          const problem = problemOf(route.client, status, json)
-          if (problem !== undefined) failures.push({ route: `${route.method} ${route.path}`, request: described, status, problem, answer: text.slice(0, 500) })
+          // A retry is signed a second earlier than now: the same write signed in the same second
+          // would be refused as a replay (409) before its body were read.
+          const now = Math.floor(Date.now() / 1000)
+          const tries = retried ? [now, now - 1] : [undefined]
+          for (const [i, timestamp] of tries.entries()) {
+            const { status, json, text } = await exchange(timestamp).catch((error) => {
+              if (!isReset(error)) throw error
+              resets++
+              return exchange(timestamp)
+            })
+            statuses.set(status, (statuses.get(status) ?? 0) + 1)
+            const problem = problemOf(route.client, status, json)
+            if (problem !== undefined) {
+              failures.push({ route: `${route.method} ${route.path}`, request: (i > 0 ? "(retry) " : "") + described, status, problem, answer: text.slice(0, 500) })
+            }
+          }
         } catch (error) {
           failures.push({ route: `${route.method} ${route.path}`, request: described, status: 0, problem: `${String(error)} ${String((error as any)?.cause ?? "")}`.replaceAll(target, "<path>").slice(0, 500), answer: "" })
         }

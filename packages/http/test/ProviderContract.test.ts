@@ -15,7 +15,7 @@ import { inspect } from "node:util"
 import { Payments } from "@tender/domain"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
-import { REFUSAL_REASONS, refusalCard } from "@tender/adapters/providers/adyen/AdyenFake"
+import { HOLDER_NAME_REFUSALS, REFUSAL_REASONS } from "@tender/adapters/providers/adyen/AdyenFake"
 import { TEST_CARDS } from "@tender/adapters/providers/stripe/StripeFake"
 import { send } from "@tender/client/Testing"
 import { type Merchant, payInBrowser, type Rig, startRig } from "./support/ProviderKit.ts"
@@ -50,14 +50,16 @@ interface Row {
 const ROWS: ReadonlyArray<Row> = [
   { provider: "sandbox", approve: "4242424242424242", declines: [["4000000000009995", "insufficient_funds"], ["4000000000000002", "card_declined"]], settles: "by answer", multicapture: true },
   { provider: "stripe", approve: "4242424242424242", declines: [["4000000000009995", "insufficient_funds"], ["4000000000000002", "card_declined"]], settles: "by answer", multicapture: true },
-  { provider: "adyen", approve: "4111111111111111", declines: [[refusalCard("12"), "insufficient_funds"], [refusalCard("2"), "card_declined"]], settles: "by notification", multicapture: false }
+  // contract.md: test mode takes the sandbox's test cards only; the Adyen adapter asks Adyen's test
+  // environment for their declines by holder name (NOT_ENOUGH_BALANCE, DECLINED).
+  { provider: "adyen", approve: "4242424242424242", declines: [["4000000000009995", "insufficient_funds"], ["4000000000000002", "card_declined"]], settles: "by notification", multicapture: false }
 ]
 
 // The table's cards are the fakes' own: a renamed or dropped test card fails here, not in a scenario.
 expect(TEST_CARDS["4000000000009995"]?.outcome).toMatchObject({ decline_code: "insufficient_funds" })
 expect(TEST_CARDS["4000000000000002"]?.outcome).toMatchObject({ decline_code: "generic_decline" })
-expect(REFUSAL_REASONS["12"]).toBe("Not enough balance")
-expect(REFUSAL_REASONS["2"]).toBe("Refused")
+expect(REFUSAL_REASONS[HOLDER_NAME_REFUSALS["NOT_ENOUGH_BALANCE"]!]).toBe("Not enough balance")
+expect(REFUSAL_REASONS[HOLDER_NAME_REFUSALS["DECLINED"]!]).toBe("Refused")
 
 /** One reconciliation round now (the server's own worker waits out a 60 s grace). */
 const reconcile = (rig: Rig) =>
@@ -87,18 +89,20 @@ describe.each(ROWS)("contract: $provider", (row) => {
     (await tender.testHelpers.createCardToken({ number, exp_month: 12, exp_year: 2035, cvc: "123", holder_name: "Ada Lovelace" })).token
 
   /** A merchant-initiated card charge on a vaulted card token (it authorizes in the create). */
-  const charge = async (number: string, extra: { capture_method?: "automatic" | "manual"; merchant_reference?: string } = {}) =>
-    tender.payments.create({
+  const charge = async (number: string, extra: { capture_method?: "automatic" | "manual"; merchant_reference?: string; reason?: string | undefined } = {}) => {
+    const { reason, ...rest } = { reason: "unscheduled", ...extra }
+    return tender.payments.create({
       amount: "100.00",
       currency: "USD",
       country: "US",
       merchant_reference: ref(row.provider),
       payment_method: {
         code: "card",
-        details: { card_token: await tokenize(number), stored_credential: { initiator: "merchant", reason: "unscheduled" } }
+        details: { card_token: await tokenize(number), stored_credential: { initiator: "merchant", ...(reason === undefined ? {} : { reason }) } }
       },
-      ...extra
+      ...rest
     })
+  }
 
   /**
    * Runs `steps` with the provider's notifications delivered to the channel when it settles by them
@@ -115,6 +119,10 @@ describe.each(ROWS)("contract: $provider", (row) => {
       ? rig.fakes.stripe.refunds().filter((r) => r.metadata["tender_reference"] === transactionId).length
       : rig.fakes.adyen.modifications().filter((m) => m.kind === "refund" && m.reference === transactionId).length
 
+  /** Every charge the provider holds (the sandbox keeps no inspectable count: 0). */
+  const chargesCount = () =>
+    row.provider === "stripe" ? rig.fakes.stripe.paymentIntents().length : row.provider === "adyen" ? rig.fakes.adyen.payments().length : 0
+
   /** The charges the provider holds for a payment transaction (the sandbox keeps no inspectable count). */
   const chargesAt = (transactionId: string) =>
     row.provider === "stripe"
@@ -122,6 +130,40 @@ describe.each(ROWS)("contract: $provider", (row) => {
       : row.provider === "adyen"
       ? rig.fakes.adyen.payments().filter((p) => p.merchantReference === transactionId).length
       : undefined
+
+  // Spec: "`payment_method.details` fields named: `card_token`, `stored_credential` (`initiator`,
+  // `reason`)"; "A merchant-initiated charge (`stored_credential.initiator` = `merchant`, with a
+  // `reason` such as `unscheduled`) authorizes in the create itself."
+  it.each([
+    ["unscheduled", "unscheduled", "UnscheduledCardOnFile"],
+    ["recurring", "recurring", "Subscription"],
+    ["installment", "installment", "Subscription"],
+    [undefined, "unscheduled", "UnscheduledCardOnFile"]
+  ] as const)("stored_credential.reason %s reaches the provider as its own field (Stripe %s, Adyen %s)", async (reason, stripeUsage, adyenModel) => {
+    const paid = await charge(row.approve, { reason })
+    expect(paid.status).toBe("completed")
+    if (row.provider === "stripe") {
+      const intent = rig.fakes.stripe.paymentIntents().find((pi) => pi.metadata["tender_reference"] === paid.transaction_id)!
+      expect({ off_session: intent.off_session, usage: intent.payment_method_options.card.stored_credential_usage }).toEqual({ off_session: true, usage: stripeUsage })
+    }
+    if (row.provider === "adyen") {
+      const payment = rig.fakes.adyen.payments().find((p) => p.merchantReference === paid.transaction_id)!
+      expect({ interaction: payment.shopperInteraction, model: payment.recurringProcessingModel }).toEqual({ interaction: "ContAuth", model: adyenModel })
+    }
+  })
+
+  it("a stored_credential.reason outside unscheduled, recurring, installment: 400 naming it, nothing sent", async () => {
+    const before = chargesCount()
+    const refused = await send(rig.server, merchant, "POST", "/v1/payments", {
+      body: JSON.stringify({
+        amount: "100.00", currency: "USD", country: "US", merchant_reference: ref(row.provider),
+        payment_method: { code: "card", details: { card_token: await tokenize(row.approve), stored_credential: { initiator: "merchant", reason: "whenever" } } }
+      })
+    })
+    expect(refused.status).toBe(400)
+    expect(refused.json).toMatchObject({ code: "validation_failed", errors: [{ field: "payment_method.details.stored_credential.reason" }] })
+    expect(chargesCount()).toBe(before)
+  })
 
   it("approve with automatic capture: completed, the order succeeded, one charge on the channel", async () => {
     const paid = await charge(row.approve)
@@ -322,7 +364,8 @@ describe("live mode on the fakes (PostgreSQL storage)", () => {
   const get = (as: Merchant, path: string) => send(rig.server, as, "GET", path)
 
   /** A customer-present live card payment: POST /v1/payments waits for the card (collect_card); the browser pays it. */
-  const livePayment = async (as: Merchant, number = "4242424242424242") => {
+  // contract.md: live mode takes no test card (4242… is one): a card of the providers' own.
+  const livePayment = async (as: Merchant, number = "4111111111111111") => {
     const created = await post(as, "/v1/payments", {
       amount: "42.00", currency: "EUR", country: "NL", merchant_reference: ref("live"), payment_method: { code: "card" }, ...urls
     })
@@ -363,7 +406,7 @@ describe("live mode on the fakes (PostgreSQL storage)", () => {
     const startedBody = await started.text()
     expect(started.status, startedBody).toBe(200)
     const secret = JSON.parse(startedBody).client_secret as string
-    const paid = await payInBrowser(rig.server.baseUrl, stripeShop.publishable_key, secret, "4242424242424242")
+    const paid = await payInBrowser(rig.server.baseUrl, stripeShop.publishable_key, secret, "4111111111111111")
     expect(paid.json, paid.text).toMatchObject({ status: "succeeded" })
     // After pay the glue goes on to where the session stands: the merchant's success page.
     const next = await fetch(`${session.url}/continue`, { redirect: "manual" })

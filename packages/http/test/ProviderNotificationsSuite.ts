@@ -130,7 +130,7 @@ export const providerNotificationsSuite = (storage: Pick<TenderConfig, "storage"
 
   const adyenInDoubt = async () => {
     adyen.fault("payments", "applyThenDrop")
-    const reply = await charge(adyenShop, AdyenFake.APPROVED_CARDS[0])
+    const reply = await charge(adyenShop, "4242424242424242")
     expect({ status: reply.status, code: reply.json?.code }).toEqual({ status: 409, code: "card_payment_in_progress" })
     const payment = adyen.payments().at(-1)!
     const txn = await transaction(payment.merchantReference)
@@ -181,6 +181,22 @@ export const providerNotificationsSuite = (storage: Pick<TenderConfig, "storage"
       const recorded = await transaction(txn.id)
       expect(recorded).toMatchObject({ status: "completed", pending_call: null, provider_transaction_id: intent.id })
       expect(await eventsOf(txn.order_id)).toContain("payment.succeeded")
+    })
+
+    // contract.md, Providers: "Provider notifications arrive at `POST /providers/{channel_id}/notifications`,
+    // verified with that provider's own signature scheme (unverified: 401, nothing applied)."
+    it("Stripe's signature scheme (tolerance 300 s): a `t` beyond it in the past or in the future → 401 invalid_signature, nothing applied; 200 s ahead is within it", async () => {
+      const { txn, intent } = await stripeInDoubt()
+      const payload = stripeEvent("payment_intent.succeeded", txn.id)
+      const before = await stateOf(txn.order_id)
+      const now = Math.floor(Date.now() / 1000)
+      const at = (t: number) => deliver(stripeShop.channelId, payload, { "stripe-signature": signatureHeader(payload, WEBHOOK_SECRET, t) })
+      for (const t of [now - 400, now + 400, now + 86_400]) {
+        await expectEnvelope(await at(t), 401, "invalid_signature")
+      }
+      expect(await stateOf(txn.order_id)).toEqual(before)
+      expect((await at(now + 200)).status).toBe(200)
+      expect(await transaction(txn.id)).toMatchObject({ status: "completed", pending_call: null, provider_transaction_id: intent.id })
     })
 
     it("a redelivered notification changes nothing: same version, no second event", async () => {
@@ -278,7 +294,7 @@ export const providerNotificationsSuite = (storage: Pick<TenderConfig, "storage"
     })
 
     it("after the response recorded the payment, its AUTHORISATION changes nothing", async () => {
-      const reply = await charge(adyenShop, AdyenFake.APPROVED_CARDS[0], { capture_method: "manual" })
+      const reply = await charge(adyenShop, "4242424242424242", { capture_method: "manual" })
       expect(reply.status).toBe(200)
       const orderId = reply.json.order_id as string
       const before = await stateOf(orderId)
@@ -303,7 +319,7 @@ export const providerNotificationsSuite = (storage: Pick<TenderConfig, "storage"
     })
 
     it("CAPTURE settles a settling capture (once: a redelivery changes nothing)", async () => {
-      const reply = await charge(adyenShop, AdyenFake.APPROVED_CARDS[0], { capture_method: "manual", amount: "40.00" })
+      const reply = await charge(adyenShop, "4242424242424242", { capture_method: "manual", amount: "40.00" })
       expect(reply.status).toBe(200)
       const orderId = reply.json.order_id as string
       const captured = await fetchJson(adyenShop, "/v1/payments/capture", { order_id: orderId })
@@ -327,7 +343,7 @@ export const providerNotificationsSuite = (storage: Pick<TenderConfig, "storage"
     })
 
     it("a capture whose answer was lost is recorded from its CAPTURE notification (Adyen names it by the payment's reference)", async () => {
-      const reply = await charge(adyenShop, AdyenFake.APPROVED_CARDS[0], { capture_method: "manual", amount: "30.00" })
+      const reply = await charge(adyenShop, "4242424242424242", { capture_method: "manual", amount: "30.00" })
       expect(reply.status).toBe(200)
       const orderId = reply.json.order_id as string
       adyen.fault("captures", "applyThenDrop")
@@ -348,7 +364,7 @@ export const providerNotificationsSuite = (storage: Pick<TenderConfig, "storage"
     })
 
     it("REFUND settles a pending refund (once: a redelivery changes nothing)", async () => {
-      const reply = await charge(adyenShop, AdyenFake.APPROVED_CARDS[0], { amount: "20.00" })
+      const reply = await charge(adyenShop, "4242424242424242", { amount: "20.00" })
       expect(reply.status).toBe(200)
       const orderId = reply.json.order_id as string
       const refund = await fetchJson(adyenShop, "/v1/refunds", { order_id: orderId, amount: "5.00" })
@@ -367,7 +383,7 @@ export const providerNotificationsSuite = (storage: Pick<TenderConfig, "storage"
     })
 
     it("CAPTURE_FAILED fails a settling capture (capture_failed); the authorization stands and captures again", async () => {
-      const reply = await charge(adyenShop, AdyenFake.APPROVED_CARDS[0], { capture_method: "manual", amount: "35.00" })
+      const reply = await charge(adyenShop, "4242424242424242", { capture_method: "manual", amount: "35.00" })
       expect(reply.status).toBe(200)
       const orderId = reply.json.order_id as string
       expect((await fetchJson(adyenShop, "/v1/payments/capture", { order_id: orderId })).status).toBe(200)
@@ -386,7 +402,7 @@ export const providerNotificationsSuite = (storage: Pick<TenderConfig, "storage"
     })
 
     it("REFUND_FAILED fails a pending refund (refund_failed): nothing refunded", async () => {
-      const reply = await charge(adyenShop, AdyenFake.APPROVED_CARDS[0], { amount: "22.00" })
+      const reply = await charge(adyenShop, "4242424242424242", { amount: "22.00" })
       expect(reply.status).toBe(200)
       const orderId = reply.json.order_id as string
       const refund = await fetchJson(adyenShop, "/v1/refunds", { order_id: orderId, amount: "5.00" })

@@ -95,7 +95,8 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
     },
     {
       name: "adyen",
-      challengeCard: AdyenFake.CHALLENGE_CARD,
+      // Tender's challenge card (test mode takes no other); the adapter asks Adyen with its own.
+      challengeCard: "4000000000003220",
       credentials: () => ({ api_key: adyen.apiKey, merchant_account: adyen.merchantAccount, hmac_key: HMAC_KEY }),
       captured: "settling",
       approvedButGone: { order: "canceled", decline_code: "expired" },
@@ -406,7 +407,7 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
 
     /** A challenged Adyen payment of `amount` EUR; the shopper approves; where Adyen sends them back. */
     const approvedReturn = async (amount: string) => {
-      const token = await post("/v1/test_helpers/card_tokens", { number: AdyenFake.CHALLENGE_CARD, exp_month: 12, exp_year: 2035, cvc: "737" })
+      const token = await post("/v1/test_helpers/card_tokens", { number: "4000000000003220", exp_month: 12, exp_year: 2035, cvc: "123" })
       const created = await post("/v1/payments", { amount, currency: "EUR", country: "NL", merchant_reference: ref("adyen"), collect_cvv: false, payment_method: { code: "card", details: { card_token: token.json.token } }, ...urls })
       const answered = await visit(created.json.next_action.redirect_url, { answer: "approve" })
       return { orderId: created.json.order_id as string, transactionId: created.json.transaction_id as string, back: new URL(answered.location!) }

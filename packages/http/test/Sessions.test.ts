@@ -83,6 +83,29 @@ describe("create", () => {
     expect(reply.json.errors.map((e: { field: string }) => e.field)).toContain(field)
   })
 
+  describe("contract.md: \"when `line_items` are given, the sum of `quantity × unit_amount` must equal `amount` exactly; otherwise 400 `validation_failed` naming `line_items`\"", () => {
+    it.each([
+      ["a total short by one cent", "30.00", [{ name: "Mug", quantity: 2, unit_amount: "14.99" }], "totals 29.98, amount is 30.00"],
+      ["a total above the amount", "30.00", [{ name: "Mug", quantity: 2, unit_amount: "15.00" }, { name: "Spoon", quantity: 1, unit_amount: "0.01" }], "totals 30.01"],
+      ["no items at all", "30.00", [], "totals 0.00"],
+      // 10^6 × 9,999,999,999.99 is past 2^53 minor units: summed exactly, never rounded into a match.
+      ["a product past 2^53", "9999999999.99", [{ name: "Bulk", quantity: 1_000_000, unit_amount: "9999999999.99" }], "totals 9999999999990000.00"]
+    ])("%s: 400 naming line_items, nothing stored", async (_name, amount, line_items, says) => {
+      const body = base({ amount, line_items })
+      const reply = await post("/v1/checkout/sessions", body)
+      expectError(reply, 400, "validation_failed")
+      expect(reply.json.errors).toEqual([{ field: "line_items", message: expect.stringContaining(says) }])
+      expectError(await get(`/v1/checkout/sessions/by-reference/${body.merchant_reference}`), 404, "checkout_session_not_found")
+    })
+
+    it("items that add up, in a currency without decimals too: 201 with them", async () => {
+      expect((await post("/v1/checkout/sessions", base({ amount: "16.50", line_items: [{ name: "Flat white", quantity: 2, unit_amount: "4.50" }, { name: "Croissant", quantity: 3, unit_amount: "2.50" }] }))).status).toBe(201)
+      const yen = await post("/v1/checkout/sessions", base({ amount: "1000", currency: "JPY", country: "JP", line_items: [{ name: "Tea", quantity: 3, unit_amount: "333" }, { name: "Bag", quantity: 1, unit_amount: "1" }] }))
+      expect(yen.status).toBe(201)
+      expect(yen.json.line_items).toEqual([{ name: "Tea", quantity: 3, unit_amount: 333 }, { name: "Bag", quantity: 1, unit_amount: 1 }])
+    })
+  })
+
   it("merchant_reference_required, unknown_payment_method, country_not_available", async () => {
     const { merchant_reference: _, ...noRef } = base()
     expectError(await post("/v1/checkout/sessions", noRef), 400, "merchant_reference_required")

@@ -122,8 +122,9 @@ export const makeHome = (prefix: string) => {
     return { process: child, log: () => log, stop }
   }
 
-  const serve = async (env: Record<string, string> = {}): Promise<Served> => {
-    const port = await freePort()
+  /** `tender serve` on `port` (default a free one), answering before this resolves. */
+  const serve = async (env: Record<string, string> = {}, port?: number): Promise<Served> => {
+    port ??= await freePort()
     const url = `http://127.0.0.1:${port}`
     const running = start(["serve", "--port", String(port)], env)
     const deadline = Date.now() + 100_000

@@ -188,7 +188,8 @@ const authorizeCall = (order: Order, txn: Transaction, valid: ValidPayment, plan
       capture: order.capture_method === "automatic",
       authenticated: false,
       // merchant-initiated charges are exempt from the customer's authentication
-      merchant_initiated: valid.merchant_initiated
+      merchant_initiated: valid.merchant_initiated,
+      ...(valid.merchant_initiated ? { stored_credential_reason: valid.stored_credential_reason } : {})
     })
 
 const proceed = (order: Order, txn: Transaction, valid: ValidPayment, plan: Plan) =>

@@ -5,7 +5,7 @@
  * call, and reconciliation (Reconcile.ts) asks the provider by the same key.
  */
 import { Effect, type Result } from "effect"
-import { CardPaymentInProgress, ProviderUnavailable } from "../Errors.ts"
+import { CardPaymentInProgress, DownstreamError, ProviderUnavailable } from "../Errors.ts"
 import { Faults } from "../Faults.ts"
 import type { Order, PendingCall, Transaction } from "../Payment.ts"
 import {
@@ -130,11 +130,25 @@ export const inDoubt = (what: string) =>
     message: `The provider's answer to this ${what} was lost; it stays in flight until reconciliation learns the outcome from the provider (read the payment, or wait for its webhook)`
   })
 
+/** How much of a provider's report a message relays (its own words can be long, or odd). */
+const MAX_REPORT = 300
+
+/**
+ * The provider answered an error that does not say whether the call was applied (spec:
+ * `downstream_error` 502, "message relays its report"); the call stays in flight as `inDoubt`'s.
+ */
+export const downstream = (what: string, report: string) =>
+  new DownstreamError({
+    message: `The payment provider failed: ${JSON.stringify(report.replace(/\p{Cc}/gu, " ").slice(0, MAX_REPORT))}. ` +
+      `The ${what} stays in flight until reconciliation learns the outcome from the provider (read it again, or wait for its webhook)`
+  })
+
 /**
  * Call → record, after the reserve: the crash points around it (after the reserve, between the
- * provider's answer and its record, after the record), a definitely-unreachable provider
- * recorded (then 502 `provider_unavailable`), an unknown answer left in flight (409
- * `card_payment_in_progress`, for reconciliation).
+ * provider's answer and its record, after the record), a definitely-unreachable provider recorded
+ * (then 502 `provider_unavailable`), an unknown answer left in flight for reconciliation (409
+ * `card_payment_in_progress`; 502 `downstream_error` relaying the provider's report when it
+ * answered an error).
  */
 export const callAndRecord = <A extends { readonly _tag: string }, B, E, R, RC = never>(
   step: StepName,
@@ -153,7 +167,10 @@ export const callAndRecord = <A extends { readonly _tag: string }, B, E, R, RC =
       inDoubtAfter(timeoutMs),
       Effect.catchTag("ProviderUnavailable", () => Effect.succeed("unavailable" as const))
     )
-    if (answer !== "unavailable" && answer._tag === "Unknown") return yield* inDoubt(what)
+    if (answer !== "unavailable" && answer._tag === "Unknown") {
+      const { report } = answer as Unknown
+      return yield* (report === undefined ? inDoubt(what) : downstream(what, report))
+    }
     yield* checkpoint(step, "before_record")
     const recorded = yield* recordAnswer(answer as A | "unavailable")
     yield* checkpoint(step, "after_record")

@@ -97,7 +97,13 @@ export const CreatePaymentRequest = Schema.Struct({
     code: optional(Code),
     details: optional(Schema.Struct({
       card_token: optional(Reference),
-      stored_credential: optional(Schema.Struct({ initiator: optional(Code), reason: optional(Code) })),
+      stored_credential: optional(Schema.Struct({
+        initiator: optional(Code.annotate({ description: "`merchant` (a merchant-initiated charge: authorizes in the create) or `customer`." })),
+        reason: optional(Code.annotate({
+          description: "Why the merchant charges the stored card: `unscheduled`, `recurring` or `installment` (the card schemes' types of " +
+            "merchant-initiated transaction, passed to the provider). A merchant-initiated charge without one is `unscheduled`."
+        }))
+      })),
       document_id: optional(Code)
     }))
   })),

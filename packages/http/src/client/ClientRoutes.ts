@@ -8,7 +8,7 @@
  * their own, in this order:
  *
  *   (card_tokens: Origin, 403) → rate limit per client IP (429) → publishable key (401) → rate limit per account (429)
- *   → content type (415) and body (400, 413) → client secret (401) → the use case.
+ *   → content type (415) and body (400, 413; JsonBody.ts) → client secret (401) → the use case.
  *
  * Nothing here logs a request body: it carries card numbers and CVCs.
  *
@@ -34,9 +34,10 @@ import {
   RateLimiter
 } from "@tender/domain"
 import * as ApiError from "../ApiError.ts"
+import * as JsonBody from "../JsonBody.ts"
 import { Code, Name, Reference } from "../api/Bounded.ts"
 import { clientBucket } from "../IpLimits.ts"
-import { CurrentRequest } from "../RequestContext.ts"
+import { belowApi, CurrentRequest } from "../RequestContext.ts"
 
 export const CLIENT_PREFIX = "/v1/client/"
 
@@ -258,7 +259,7 @@ const serve = (r: ClientRoute<unknown, unknown>, options: ClientRoutesOptions) =
       const limiter = yield* RateLimiter
       const secrets = yield* ClientSecrets
       const consume = Effect.fnUntraced(function*(key: string, limit: { readonly perSecond: number; readonly burst: number }) {
-        const taken = yield* limiter.consume(key, limit)
+        const taken = yield* Effect.mapError(belowApi(limiter.consume(key, limit)), (e) => classify(e))
         if (!taken.allowed) {
           return yield* fail(
             new Errors.RateLimited({ message: `Rate limit exceeded; retry after ${taken.retryAfterSeconds}s` }),
@@ -272,7 +273,7 @@ const serve = (r: ClientRoute<unknown, unknown>, options: ClientRoutesOptions) =
       if (key === undefined) {
         return yield* fail(new Errors.InvalidApiKey({ message: "Missing publishable key: send Authorization: Bearer pk_…" }))
       }
-      const account = yield* Effect.mapError(accounts.authenticatePublishable(key), (e) => classify(e))
+      const account = yield* Effect.mapError(belowApi(accounts.authenticatePublishable(key)), (e) => classify(e))
       yield* consume(
         `client:acct:${account.id}`,
         account.rate_limit === null ? options.defaultRateLimit : { perSecond: account.rate_limit.per_second, burst: account.rate_limit.burst }
@@ -291,11 +292,14 @@ const serve = (r: ClientRoute<unknown, unknown>, options: ClientRoutesOptions) =
       } catch {
         return yield* fail(new Errors.MalformedRequest({ message: "The request body is not valid JSON" }))
       }
+      // The merchant API's rules for every body (JsonBody.ts); the secret is read from a checked body only.
+      const refused = JsonBody.check(json)
+      if (refused !== undefined) return yield* fail(refused)
       const clientSecret = typeof json === "object" && json !== null ? (json as { client_secret?: unknown }).client_secret : undefined
       if (typeof clientSecret !== "string" || clientSecret.length === 0) {
         return yield* fail(new Errors.ClientSecretInvalid({ message: "Missing client_secret in the request body" }))
       }
-      const grant = yield* Effect.mapError(secrets.authorize(key, clientSecret), (e) => classify(e))
+      const grant = yield* Effect.mapError(belowApi(secrets.authorize(key, clientSecret)), (e) => classify(e))
       const body = yield* Schema.decodeUnknownEffect(r.body)(json, { errors: "all" }).pipe(
         Effect.mapError((error) =>
           classify(
@@ -309,7 +313,7 @@ const serve = (r: ClientRoute<unknown, unknown>, options: ClientRoutesOptions) =
           )
         )
       )
-      const result = yield* Effect.mapError(r.act(secrets, grant, body), (e) => classify(e))
+      const result = yield* Effect.mapError(belowApi(r.act(secrets, grant, body)), (e) => classify(e))
       // The answer is what the document says it is: a use case answering otherwise is a defect (500).
       const encoded = yield* Effect.orDie(Schema.encodeUnknownEffect(r.response)(result))
       return HttpServerResponse.jsonUnsafe(encoded, { status: r.status, headers: cors })

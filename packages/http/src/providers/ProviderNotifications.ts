@@ -14,6 +14,7 @@ import { type Channel, Errors, Payments } from "@tender/domain"
 import { Effect } from "effect"
 import * as ByteSize from "effect/ByteSize"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { belowApi } from "../RequestContext.ts"
 
 export const NOTIFICATIONS_PATH = "/providers/:channel_id/notifications"
 
@@ -42,7 +43,7 @@ const receive = (maxBodyBytes: number) =>
       )
     )
     const payments = yield* Payments
-    const { provider } = yield* payments.notify(channel_id ?? "", { headers: request.headers, rawBody })
+    const { provider } = yield* belowApi(payments.notify(channel_id ?? "", { headers: request.headers, rawBody }))
     return acknowledgement(provider)
   })
 

@@ -59,8 +59,9 @@ export const startTestServer = async (
   const port = await freePort()
   const infrastructure = Infrastructure.layer({ ...storage, publicUrl: `http://127.0.0.1:${port}`, listenPort: port })
   const domain = UseCases.layer.pipe(Layer.provideMerge(infrastructure))
-  const layer = Layer.merge(
+  const layer = Layer.mergeAll(
     HttpRouter.serve(Layer.merge(Server.app(options), extraRoutes), { disableLogger: true, disableListenLog: true, routerConfig: Routes.ROUTER_CONFIG }),
+    Server.listening,
     Workers.layer({ webhooks: { idleMs: 50 } })
   ).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" })),

@@ -6,10 +6,13 @@
  */
 import * as Fakes from "@tender/adapters/providers/fake/Fakes"
 import { listenLocal, readBody } from "@tender/adapters/providers/fake/FakeServer"
+import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { type Channel, Channels, TransactionRepo } from "@tender/domain"
 import { Effect } from "effect"
-import type { Credentials } from "@tender/client/Testing"
+import { type Credentials, send } from "@tender/client/Testing"
 import { startTestServer, type TestServer } from "../../src/testing/TestServer.ts"
 
 export type Merchant = Credentials & { readonly account_id: string; readonly publishable_key: string }
@@ -96,6 +99,8 @@ export interface Rig {
   readonly notifying: <A>(channelId: string, steps: () => Promise<A>) => Promise<A>
   /** Waits until the deliveries the fakes started so far were answered (under `notifying`: applied). */
   readonly delivered: () => Promise<void>
+  /** A signed JSON POST to the server as the merchant `as` (the answer verified, as `send` does). */
+  readonly post: (as: Credentials, path: string, body: unknown) => ReturnType<typeof send>
   /** The order's transactions as stored (what the API does not show: the channel each went to). */
   readonly transactionsOf: (orderId: string) => Promise<ReadonlyArray<{ readonly id: string; readonly kind: string; readonly channel_id: string | null; readonly provider: string; readonly status: string; readonly decline_code: string | null; readonly pending_call: unknown }>>
   readonly close: () => Promise<void>
@@ -164,6 +169,7 @@ export const startRig = async (options: { readonly stripeKey?: string; readonly 
       }
     },
     delivered,
+    post: (as, path, body) => send(server, as, "POST", path, { body: JSON.stringify(body) }),
     transactionsOf: (orderId) =>
       server.run(Effect.gen(function*() {
         return yield* (yield* TransactionRepo).listByOrder(orderId)
@@ -171,6 +177,22 @@ export const startRig = async (options: { readonly stripeKey?: string; readonly 
     close: async () => {
       await server.close()
       await Promise.all([fakes.close(), relay.close()])
+    }
+  }
+}
+
+/** `startRig` over a fresh embedded PostgreSQL in a temporary data dir, which `close` removes. */
+export const startRigOnFreshPostgres = async (options: { readonly stripeKey?: string } = {}): Promise<Rig> => {
+  const dataDir = mkdtempSync(join(tmpdir(), "tender-rig-"))
+  const rig = await startRig({ ...options, postgres: dataDir }).catch((error: unknown) => {
+    rmSync(dataDir, { recursive: true, force: true })
+    throw error
+  })
+  return {
+    ...rig,
+    close: async () => {
+      await rig.close()
+      rmSync(dataDir, { recursive: true, force: true })
     }
   }
 }

@@ -45,7 +45,11 @@ const NOT_SENT = new RegExp(`\\b(${NOT_SENT_CODES.join("|")})\\b`)
 export const classify = (error: unknown): AdyenFailure => {
   if (error instanceof Adyen.HttpClientException) {
     const status = error.statusCode
-    if (status >= 500 || status === 0 || status === undefined) return { _tag: "Unknown", reason: `Adyen answered ${status}` }
+    if (status === 0 || status === undefined) return { _tag: "Unknown", reason: `Adyen answered ${status}` }
+    if (status >= 500) {
+      const api = error.apiError
+      return { _tag: "Unknown", reason: `Adyen answered ${status}`, report: `${status} ${api?.errorCode ?? error.errorCode ?? ""}: ${api?.message ?? error.message}` }
+    }
     if (status === 401 || status === 403) return { _tag: "NotSent", reason: `Adyen refused the call (${status} ${error.errorCode ?? ""})` }
     // 704: a request with this key is still being processed; its outcome is not known yet.
     if (error.errorCode === "704") return { _tag: "Unknown", reason: "a request with this idempotency key is still in progress" }

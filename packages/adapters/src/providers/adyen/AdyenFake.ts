@@ -33,6 +33,7 @@ import type * as http from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { answerUnless, controls, type Fault, faultSwitch, outbox, readBody, serveLocal } from "../fake/FakeServer.ts"
+import { THREE_DS2_TEST_CARD } from "./AdyenProvider.ts"
 import { sign } from "./AdyenSignature.ts"
 
 export type CallKind = "payments" | "details" | "captures" | "cancels" | "refunds" | "cardDetails"
@@ -70,14 +71,32 @@ const withCheckDigit = (partial: string) => {
 }
 
 /**
- * The fake's refusal cards (its own convention: Adyen triggers refusals by holder name, which
- * Tender's card details do not carry): `4000 1000 0000 0NNc` is refused with refusalReasonCode
- * NN, `c` being the Luhn check digit.
+ * The fake's refusal cards (its own convention, beside Adyen's holder names above, for the
+ * adapter's tests that send cards directly): `4000 1000 0000 0NNc` is refused with
+ * refusalReasonCode NN, `c` being the Luhn check digit.
  */
 export const refusalCard = (code: string) => withCheckDigit(`4000100000000${code.padStart(2, "0")}`)
 
 /** Adyen's 3-D Secure 2 test card (Visa): always challenged, answered on the fake's page. */
-export const CHALLENGE_CARD = "4917610000000000"
+export const CHALLENGE_CARD = THREE_DS2_TEST_CARD
+
+/**
+ * The holder names Adyen's test environment refuses with a given refusalReasonCode (docs.adyen.com,
+ * "Testing result codes and refusal reasons"), those of REFUSAL_REASONS.
+ */
+export const HOLDER_NAME_REFUSALS: Readonly<Record<string, string>> = {
+  DECLINED: "2",
+  REFERRAL: "3",
+  BLOCK_CARD: "5",
+  CARD_EXPIRED: "6",
+  INVALID_AMOUNT: "7",
+  INVALID_CARD_NUMBER: "8",
+  ISSUER_UNAVAILABLE: "9",
+  NOT_SUPPORTED: "10",
+  NOT_3D_AUTHENTICATED: "11",
+  NOT_ENOUGH_BALANCE: "12",
+  ACQUIRER_FRAUD: "14"
+}
 
 /** Adyen's own test cards the fake names; any other Luhn-valid number is authorised too. */
 export const APPROVED_CARDS = ["4111111111111111", "5555341244441115", "5454545454545454"] as const
@@ -87,7 +106,9 @@ const ISSUING_COUNTRIES: Readonly<Record<string, string>> = { "411111": "US", "5
 
 type Outcome = { readonly _tag: "Authorise" } | { readonly _tag: "Refuse"; readonly code: string } | { readonly _tag: "Challenge" }
 
-const outcomeOf = (number: string): Outcome => {
+const outcomeOf = (number: string, holderName: string | undefined): Outcome => {
+  const named = HOLDER_NAME_REFUSALS[holderName ?? ""]
+  if (named !== undefined) return { _tag: "Refuse", code: named }
   if (number === CHALLENGE_CARD) return { _tag: "Challenge" }
   const refusal = /^4000100000000(\d\d)\d$/.exec(number)
   if (refusal !== null && REFUSAL_REASONS[String(Number(refusal[1]))] !== undefined) return { _tag: "Refuse", code: String(Number(refusal[1])) }
@@ -101,6 +122,9 @@ export interface FakePayment {
   readonly manualCapture: boolean
   readonly brand: string
   readonly last4: string
+  /** As sent: `Ecommerce` unless given; `ContAuth` (a stored card, no shopper) with its recurringProcessingModel. */
+  readonly shopperInteraction: string
+  readonly recurringProcessingModel: string | null
   status: "Authorised" | "Refused" | "RedirectShopper" | "Cancelled"
   refusalReasonCode: string | null
   captured: number
@@ -282,6 +306,15 @@ export const start = async (options: AdyenFakeOptions = {}) => {
     if (!Number.isInteger(month) || month < 1 || month > 12 || !Number.isInteger(year) || year < 2000) throw validation("129", "Expiry Date Invalid")
     const cvc = str(method["cvc"])
     if (cvc !== undefined && !/^\d{3,4}$/.test(cvc)) throw validation("103", "CVC is not the right length")
+    // Adyen's enums (CheckoutService v71: PaymentRequest.shopperInteraction, .recurringProcessingModel);
+    // stored payment details need a recurringProcessingModel, and ContAuth is always a stored card.
+    const interaction = str(body["shopperInteraction"]) ?? "Ecommerce"
+    if (!["Ecommerce", "ContAuth", "Moto", "POS"].includes(interaction)) throw validation("100", `Invalid shopperInteraction: ${interaction}`)
+    const model = str(body["recurringProcessingModel"])
+    if (model !== undefined && !["CardOnFile", "Subscription", "UnscheduledCardOnFile"].includes(model)) {
+      throw validation("100", `Invalid recurringProcessingModel: ${model}`)
+    }
+    if (interaction === "ContAuth" && model === undefined) throw validation("100", "Required field 'recurringProcessingModel' is not provided.")
     const additional = obj(body["additionalData"])
     const delay = body["captureDelayHours"]
     const payment: FakePayment = {
@@ -293,6 +326,8 @@ export const start = async (options: AdyenFakeOptions = {}) => {
       manualCapture: str(additional?.["manualCapture"]) === "true" || (typeof delay === "number" && delay > 0),
       brand: CardRules.detectBrand(number),
       last4: CardRules.last4Of(number),
+      shopperInteraction: interaction,
+      recurringProcessingModel: model ?? null,
       status: "Refused",
       refusalReasonCode: null,
       captured: 0,
@@ -303,7 +338,7 @@ export const start = async (options: AdyenFakeOptions = {}) => {
     payments.set(payment.pspReference, payment)
     const now = new Date()
     const expired = year < now.getUTCFullYear() || (year === now.getUTCFullYear() && month < now.getUTCMonth() + 1)
-    const outcome = expired ? { _tag: "Refuse" as const, code: "6" } : outcomeOf(number)
+    const outcome = expired ? { _tag: "Refuse" as const, code: "6" } : outcomeOf(number, str(method["holderName"]))
     if (outcome._tag === "Challenge") {
       payment.status = "RedirectShopper"
       payment.challenge = { returnUrl, answer: null, redirectResult: null }

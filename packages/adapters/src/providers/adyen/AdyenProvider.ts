@@ -22,8 +22,8 @@
  * completion in one process reads what another sent or was told, before and after a crash.
  * docs/decisions.md, "Provider journal".
  */
-import { type Errors, PaymentProvider } from "@tender/domain"
-import type { AuthorizeResult, CaptureResult, LookupResult, PayoutResult, Unknown, VoidResult } from "@tender/domain"
+import { Card, type Errors, PaymentProvider } from "@tender/domain"
+import type { AuthorizeResult, CaptureResult, LookupResult, PayoutResult, PaymentRequest, Unknown, VoidResult } from "@tender/domain"
 import { Effect, Layer, Option, Schema } from "effect"
 import { answersFor } from "../shared/CallFailure.ts"
 import { referenceOf, returnUrlFor } from "../shared/ChallengeReturn.ts"
@@ -66,6 +66,32 @@ export interface AdyenProvider extends Port {
 /** Lookup's probe: a cancel of this (non-existent) payment, with this reference. */
 export const FENCE_PSP = "TENDERFENCE00000"
 export const FENCE_REFERENCE = "tender-lookup-fence"
+
+/** Adyen's 3-D Secure 2 test card (Visa): its test environment challenges this number. */
+export const THREE_DS2_TEST_CARD = "4917610000000000"
+
+/**
+ * Tender's test cards (contract.md, Sandbox) on a test-mode channel: how Adyen's test environment
+ * is asked for what the table says, since it knows other triggers. Declines by the holder name
+ * (docs.adyen.com, "Testing result codes and refusal reasons"), the challenge by Adyen's own 3-D
+ * Secure 2 test card. The other test cards go as they are (approved there).
+ */
+const TEST_MODE_TRIGGERS: Partial<Record<Card.TestCard, { readonly holderName?: string; readonly number?: string }>> = {
+  "4000000000000002": { holderName: "DECLINED" },
+  "4000000000009995": { holderName: "NOT_ENOUGH_BALANCE" },
+  "4000000000000069": { holderName: "CARD_EXPIRED" },
+  "4000000000003220": { number: THREE_DS2_TEST_CARD }
+}
+
+/**
+ * The stored credential's reason as Adyen's `recurringProcessingModel`: a charge on a fixed schedule
+ * (a subscription, an installment plan) is `Subscription`; one without is `UnscheduledCardOnFile`.
+ */
+const RECURRING_PROCESSING_MODEL: Readonly<Record<PaymentRequest.StoredCredentialReason, "Subscription" | "UnscheduledCardOnFile">> = {
+  unscheduled: "UnscheduledCardOnFile",
+  recurring: "Subscription",
+  installment: "Subscription"
+}
 
 const answers = answersFor("Adyen")
 const { unavailable, unknown } = answers
@@ -229,6 +255,7 @@ export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = m
         )
       }
       yield* guard(request.idempotency_key, "authorize", multicapture)
+      const trigger = config.mode === "test" && Card.isTestCard(request.card.number) ? TEST_MODE_TRIGGERS[request.card.number] : undefined
       // Raw card fields: the vault revealed the card for this call only (PCI-compliant merchants
       // may send them; Adyen's web SDK would send encryptedCardNumber instead).
       const body = {
@@ -237,14 +264,17 @@ export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = m
         amount: amountOf(request),
         paymentMethod: {
           type: "scheme",
-          number: request.card.number,
+          number: trigger?.number ?? request.card.number,
+          ...(trigger?.holderName === undefined ? {} : { holderName: trigger.holderName }),
           expiryMonth: String(request.card.exp_month).padStart(2, "0"),
           expiryYear: String(request.card.exp_year),
           ...(request.card.cvc === undefined ? {} : { cvc: request.card.cvc })
         },
         returnUrl: returnUrlFor(config.returnUrl, request.reference),
         // A merchant-initiated charge on a stored card: a continued authority, no shopper to challenge.
-        ...(request.merchant_initiated === true ? { shopperInteraction: "ContAuth", recurringProcessingModel: "UnscheduledCardOnFile" } : {}),
+        ...(request.merchant_initiated === true
+          ? { shopperInteraction: "ContAuth", recurringProcessingModel: RECURRING_PROCESSING_MODEL[request.stored_credential_reason ?? "unscheduled"] }
+          : {}),
         ...(request.capture ? {} : { additionalData: { manualCapture: "true" } })
       }
       return yield* settle(

@@ -42,8 +42,8 @@ type Behaviour =
 const APPROVE: Approval = { _tag: "Approve", multicapture: true, captures: "settle" }
 const decline = (code: string): Behaviour => ({ _tag: "Decline", code })
 
-/** contract.md's card table; any other valid number is approved like 4242…. */
-const CARDS: Readonly<Record<string, Behaviour>> = {
+/** contract.md's card table, number for number (Card.TEST_CARDS: the compiler holds them together). */
+const CARDS: Readonly<Record<Card.TestCard, Behaviour>> = {
   "4242424242424242": APPROVE,
   "5555555555554444": APPROVE,
   "378282246310005": APPROVE,
@@ -59,9 +59,10 @@ const CARDS: Readonly<Record<string, Behaviour>> = {
 }
 
 // The vault refuses numbers failing Luhn; a number that slips through is declined as a real
-// issuer would, rather than approved.
+// issuer would, rather than approved. Test mode takes the table's numbers only (CardTokens); another
+// valid number can only be a card vaulted before that rule, and is approved like 4242….
 const behaviourOf = (number: string): Behaviour =>
-  CARDS[number] ?? (Card.luhnValid(number) ? APPROVE : decline("invalid_number"))
+  Card.isTestCard(number) ? CARDS[number] : Card.luhnValid(number) ? APPROVE : decline("invalid_number")
 
 /** How long a capture of the settle-later card stays `Settling`. */
 export const SETTLE_AFTER_MS = 2_000

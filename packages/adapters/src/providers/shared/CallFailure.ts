@@ -10,12 +10,13 @@ import { Effect } from "effect"
 
 /**
  * - `NotSent`: the request never reached the provider, or it refused it unapplied: nothing happened.
- * - `Unknown`: it may have been applied (timeout after sending, dropped connection, 5xx).
+ * - `Unknown`: it may have been applied (timeout after sending, dropped connection, 5xx); `report`
+ *   carries the provider's own words when it answered (a 5xx's status and message).
  * - `Rejected`: the provider answered an error body: nothing moved.
  */
 export type CallFailure<E> =
   | { readonly _tag: "NotSent"; readonly reason: string }
-  | { readonly _tag: "Unknown"; readonly reason: string }
+  | { readonly _tag: "Unknown"; readonly reason: string; readonly report?: string | undefined }
   | { readonly _tag: "Rejected"; readonly error: E }
 
 /** Socket errors raised before a byte of the request left: the call cannot have been applied. */
@@ -26,7 +27,11 @@ type Port = PaymentProvider["Service"]
 /** The port's answers for one provider; `name` prefixes every reason, so an operator sees whose. */
 export const answersFor = (name: string) => {
   const unavailable = (reason: string) => new Errors.ProviderUnavailable({ message: `${name}: ${reason}` })
-  const unknown = (reason: string): Unknown => ({ _tag: "Unknown", reason: `${name}: ${reason}` })
+  const unknown = (reason: string, report?: string): Unknown => ({
+    _tag: "Unknown",
+    reason: `${name}: ${reason}`,
+    ...(report === undefined ? {} : { report: `${name} answered ${report}` })
+  })
 
   /** A mutating call's outcome: `ok` reads an answer, `rejected` an error body; the other failures read alike everywhere. */
   const settle = <A, E, R>(
@@ -42,7 +47,7 @@ export const answersFor = (name: string) => {
             case "NotSent":
               return Effect.fail(unavailable(failure.reason))
             case "Unknown":
-              return Effect.succeed(unknown(failure.reason))
+              return Effect.succeed(unknown(failure.reason, failure.report))
             case "Rejected":
               return rejected(failure.error)
           }

@@ -53,7 +53,12 @@ export const classify = (error: unknown): StripeFailure => {
   }
   if (error instanceof Stripe.errors.StripeError) {
     const status = error.statusCode ?? 0
-    if (status >= 500 || status === 0) return { _tag: "Unknown", reason: `Stripe answered ${status} ${error.type}` }
+    if (status === 0) return { _tag: "Unknown", reason: `Stripe answered ${status} ${error.type}` }
+    if (status >= 500) {
+      // Stripe's own words: its error type (`api_error`), not the SDK's class name, and its message.
+      const raw = error.raw as Partial<StripeRawError> | undefined
+      return { _tag: "Unknown", reason: `Stripe answered ${status} ${error.type}`, report: `${status} ${raw?.type ?? error.type}: ${raw?.message ?? error.message}` }
+    }
     if (status === 409) return { _tag: "Unknown", reason: "another request with this idempotency key is still executing" }
     if (status === 401 || status === 403 || status === 429) return { _tag: "NotSent", reason: `Stripe refused the call (${status})` }
     return { _tag: "Rejected", error: error.raw as StripeRawError }

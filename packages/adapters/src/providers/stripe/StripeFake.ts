@@ -59,6 +59,8 @@ export const TEST_CARDS: Readonly<Record<string, TestCard>> = {
   "4000000000003220": { country: "US", outcome: { _tag: "Challenge" } }
 }
 
+const STORED_CREDENTIAL_USAGES = ["installment", "recurring", "unscheduled"]
+
 interface Card { readonly brand: string; readonly last4: string; readonly country: string; readonly exp_month: number; readonly exp_year: number; readonly funding: string }
 
 /** What confirming with the card does, decided from its number once, so the number itself is not kept. */
@@ -73,6 +75,9 @@ interface Intent {
   readonly client_secret: string
   readonly return_url: string | null
   readonly multicapture_requested: boolean
+  /** `off_session` as given (a merchant-initiated charge), and its `stored_credential_usage`. */
+  readonly off_session: boolean
+  readonly stored_credential_usage: string | null
   /** How the card confirms (null without a card). */
   confirmation: Confirmation | null
   status: string
@@ -253,7 +258,14 @@ export const start = async (options: StripeFakeOptions = {}) => {
     metadata: intent.metadata,
     next_action: intent.next_action,
     payment_method: intent.payment_method,
-    payment_method_options: { card: { request_multicapture: intent.multicapture_requested ? "if_available" : "never" } },
+    payment_method_options: {
+      card: {
+        request_multicapture: intent.multicapture_requested ? "if_available" : "never",
+        ...(intent.stored_credential_usage === null ? {} : { stored_credential_usage: intent.stored_credential_usage })
+      }
+    },
+    // Not part of Stripe's PaymentIntent object (it is a confirm parameter): kept so tests can see what arrived.
+    off_session: intent.off_session,
     payment_method_types: ["card"],
     status: intent.status
   })
@@ -381,7 +393,21 @@ export const start = async (options: StripeFakeOptions = {}) => {
     if (data !== undefined && str(data["type"]) !== "card") throw invalid("The fake supports payment_method_data[type]=card only.", { param: "payment_method_data[type]" }, false)
     const given = data === undefined ? null : cardOf(data)
     const card = given?.card ?? null
-    const multicapture = str(obj(obj(params["payment_method_options"])?.["card"])?.["request_multicapture"])
+    const cardOptions = obj(obj(params["payment_method_options"])?.["card"])
+    const multicapture = str(cardOptions?.["request_multicapture"])
+    // Stripe's values for the type of an off-session payment (docs.stripe.com/api/payment_intents/create).
+    const usage = str(cardOptions?.["stored_credential_usage"])
+    if (usage !== undefined && !STORED_CREDENTIAL_USAGES.includes(usage)) {
+      throw invalid(
+        `Invalid payment_method_options[card][stored_credential_usage]: must be one of ${STORED_CREDENTIAL_USAGES.join(", ")}`,
+        { param: "payment_method_options[card][stored_credential_usage]" },
+        false
+      )
+    }
+    const offSession = str(params["off_session"])
+    if (offSession !== undefined && !["true", "false", "one_off", "recurring"].includes(offSession)) {
+      throw invalid("Invalid off_session: must be a boolean", { param: "off_session" }, false)
+    }
     const intent: Intent = {
       id: id("pi"),
       created: nowSeconds(),
@@ -391,6 +417,8 @@ export const start = async (options: StripeFakeOptions = {}) => {
       client_secret: "",
       return_url: str(params["return_url"]) ?? null,
       multicapture_requested: multicapture === "if_available",
+      off_session: offSession !== undefined && offSession !== "false",
+      stored_credential_usage: usage ?? null,
       confirmation: given?.confirmation ?? null,
       status: card === null ? "requires_payment_method" : "requires_confirmation",
       amount_capturable: 0,

@@ -1,6 +1,7 @@
 /**
  * Stripe webhook notifications: the `Stripe-Signature` header verified with the official SDK
- * (HMAC-SHA256 of `<t>.<raw body>`, any `v1` signature may match, at most 300 s old), then the
+ * (HMAC-SHA256 of `<t>.<raw body>`, any `v1` signature may match, `t` within 300 s of now either
+ * way), then the
  * event read into what Tender's record step needs. The raw body must be the bytes Stripe sent:
  * a re-serialized JSON body no longer matches its signature.
  */
@@ -110,12 +111,31 @@ const read = (event: Stripe.Event) =>
     return { ...base, _tag: "Other", type: event.type } satisfies StripeNotification
   })
 
-/** Verifies and reads one notification; `nowMs` is when it was received (the age check). */
+/**
+ * The header's `t` as the SDK reads it (the last `t=` item, split on `,` and `=` untrimmed): the
+ * timestamp its signature was checked over.
+ */
+const signedAt = (header: string): number =>
+  header.split(",").reduce((at, item) => {
+    const [key, value] = item.split("=")
+    return key === "t" ? parseInt(value ?? "", 10) : at
+  }, Number.NaN)
+
+/**
+ * Verifies and reads one notification; `nowMs` is when it was received. The SDK refuses a `t` more
+ * than the tolerance in the past only; one as far in the future is refused here too (a clock that
+ * far ahead, or a signature made to be replayed later, is outside the window either way).
+ */
 export const verify = (rawBody: string | Uint8Array, signature: string | undefined, secret: string, nowMs: number = Date.now()) =>
   Effect.try({
     try: () => webhooks.constructEvent(rawBody as string, signature ?? "", secret, TOLERANCE_SECONDS, undefined, nowMs),
     catch: (error) => new NotificationRejected({ message: error instanceof Error ? error.message : "The notification could not be verified" })
   }).pipe(
+    Effect.tap(() =>
+      signedAt(signature ?? "") - Math.floor(nowMs / 1000) > TOLERANCE_SECONDS
+        ? Effect.fail(new NotificationRejected({ message: "Timestamp outside the tolerance zone (in the future)" }))
+        : Effect.void
+    ),
     Effect.flatMap((event) =>
       Effect.mapError(read(event), (error) => new NotificationRejected({ message: `A signed ${event.type} event Tender cannot read: ${error.message}` }))),
     Effect.map((notification): StripeNotification => notification)

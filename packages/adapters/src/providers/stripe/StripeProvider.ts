@@ -136,6 +136,7 @@ export const makeStripeProvider = (config: StripeProviderConfig, sdk: StripeSdk 
 
   const authorizeCard: Port["authorizeCard"] = (request) => {
     if (request.authenticated) return authorizeAfterChallenge(request)
+    const merchantInitiated = request.merchant_initiated === true
     const params = {
       amount: request.amount,
       currency: request.currency.toLowerCase(),
@@ -146,10 +147,18 @@ export const makeStripeProvider = (config: StripeProviderConfig, sdk: StripeSdk 
         type: "card",
         card: { number: request.card.number, exp_month: request.card.exp_month, exp_year: request.card.exp_year, ...(request.card.cvc === undefined ? {} : { cvc: request.card.cvc }) }
       },
-      ...(request.capture ? {} : { payment_method_options: { card: { request_multicapture: "if_available" } } }),
+      ...(request.capture && !merchantInitiated ? {} : {
+        payment_method_options: {
+          card: {
+            ...(request.capture ? {} : { request_multicapture: "if_available" }),
+            // Stripe's name and values for the scheme's type of merchant-initiated transaction.
+            ...(merchantInitiated ? { stored_credential_usage: request.stored_credential_reason ?? "unscheduled" } : {})
+          }
+        }
+      }),
       // A merchant-initiated charge: the customer is not there to answer a challenge. Otherwise our
       // reference on the return URL, as on Adyen's, tells the return route which attempt came back.
-      ...(request.merchant_initiated === true ? { off_session: true } : { return_url: returnUrlFor(config.returnUrl, request.reference) }),
+      ...(merchantInitiated ? { off_session: true } : { return_url: returnUrlFor(config.returnUrl, request.reference) }),
       metadata: { tender_reference: request.reference, [tagOf(request.idempotency_key)]: "authorize" },
       expand
     } as unknown as Stripe.PaymentIntentCreateParams

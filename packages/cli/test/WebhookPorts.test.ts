@@ -1,0 +1,91 @@
+/**
+ * Issue 21, item 10: "webhook endpoints may not name any port of this Tender deployment (API,
+ * database, Redis, sibling processes), also from a standalone `tender worker`". Real processes on
+ * one data dir: a `serve --no-background` (A), a standalone `tender worker` (W) delivering, and a
+ * second `serve --workers 2` (B, a cluster) started after an endpoint on its port was registered.
+ * Every `serve` process records its port in the database (ServerListeners), so A refuses B's port
+ * at registration and W — which listens on no port and was told none — refuses it at delivery,
+ * with no connection made. docs/decisions.md, "Webhook endpoints and this deployment's ports".
+ */
+import { freePort } from "@tender/http/testing/TestServer"
+import { afterAll, beforeAll, expect, it } from "vitest"
+import { makeHome, type Merchant, merchantClient, type Running, type Served } from "./support/Tender.ts"
+
+const home = makeHome("tender-ports-")
+const ENV = { TENDER_RATE_LIMIT_PER_SECOND: "100000", TENDER_RATE_LIMIT_BURST: "100000" }
+const API_ONLY = { ...ENV, TENDER_SERVE_BACKGROUND: "false" }
+
+let a: Served | undefined
+let b: Served | undefined
+let worker: Running | undefined
+let merchant: Merchant
+const { post, get } = merchantClient(() => merchant)
+
+beforeAll(async () => {
+  a = await home.serve(API_ONLY)
+  merchant = await home.runJson("accounts", "create", "--name", "Ports")
+  worker = home.start(["worker"], ENV)
+}, 150_000)
+
+afterAll(async () => {
+  await Promise.all([b?.stop(), worker?.stop()])
+  await a?.stop()
+  await home.cleanup()
+}, 150_000)
+
+const portOf = (served: Served) => Number(new URL(served.url).port)
+
+const until = async <A>(what: string, read: () => Promise<A | undefined>, timeoutMs = 60_000): Promise<A> => {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await read()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\nworker:\n${worker?.log().slice(-3000)}`)
+    await new Promise((r) => setTimeout(r, 200))
+  }
+}
+
+it("a sibling server's port: refused at registration by another server, and at delivery by a standalone worker, no connection made", async () => {
+  const siblingPort = await freePort()
+  // Before the sibling runs, its port is nobody's: a local receiver may be registered there.
+  const early = await post(a!, "/v1/webhook_endpoints", { url: `http://127.0.0.1:${siblingPort}/hooks`, enabled_events: ["payment.succeeded"] })
+  expect(early.status).toBe(201)
+  // A's own port, as before.
+  expect((await post(a!, "/v1/webhook_endpoints", { url: `http://127.0.0.1:${portOf(a!)}/hooks` })).json).toMatchObject({
+    code: "validation_failed",
+    errors: [{ field: "url", message: `must not point at loopback port ${portOf(a!)} (used by this server)` }]
+  })
+
+  b = await home.serve({ ...API_ONLY, TENDER_WORKERS: "2" }, siblingPort)
+  // A learned B's port from the database.
+  const refused = await post(a!, "/v1/webhook_endpoints", { url: `http://localhost:${siblingPort}/other` })
+  expect({ status: refused.status, code: refused.json.code, errors: refused.json.errors }).toEqual({
+    status: 400,
+    code: "validation_failed",
+    errors: [{ field: "url", message: `must not point at loopback port ${siblingPort} (used by this server)` }]
+  })
+
+  // An event for the endpoint stored before B started: W (no port of its own, told none) delivers.
+  const { token } = (await post(a!, "/v1/test_helpers/card_tokens", { number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })).json
+  const paid = await post(a!, "/v1/payments", {
+    amount: "5.00", currency: "USD", country: "US", merchant_reference: `ports-${Date.now()}`,
+    payment_method: { code: "card", details: { card_token: token, stored_credential: { initiator: "merchant" } } }
+  })
+  expect(paid.json.status).toBe("completed")
+  const delivery = await until("the worker's attempt", async () => {
+    const list = (await get(a!, `/v1/webhook_deliveries?endpoint_id=${early.json.id}`)).json.data
+    return list.find((d: { attempt_count: number }) => d.attempt_count > 0)
+  })
+  const detail = (await get(a!, `/v1/webhook_deliveries/${delivery.id}`)).json
+  expect(detail.status).toBe("failed")
+  // Refused before connecting: B would have answered (404 on /hooks), and the attempt would say so.
+  expect(detail.attempts[0]).toMatchObject({ status_code: null, error: `endpoint URL must not point at loopback port ${siblingPort} (used by this server)` })
+}, 180_000)
+
+it("a server stopped gracefully gives its port back: a local receiver may be registered there again", async () => {
+  const port = portOf(b!)
+  await b!.stop()
+  b = undefined
+  const registered = await post(a!, "/v1/webhook_endpoints", { url: `http://127.0.0.1:${port}/hooks` })
+  expect(registered.status).toBe(201)
+}, 120_000)
