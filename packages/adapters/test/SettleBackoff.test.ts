@@ -18,24 +18,17 @@ import {
   Errors,
   EventRepo,
   OrderRepo,
-  Outbox,
   Outflows,
-  PaymentProvider,
+  type PaymentProvider,
   Payments,
-  PublicUrl,
   TransactionRepo,
   Transfers
 } from "@tender/domain"
-import { Clock, Effect, Layer, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
-import * as IdsRandom from "../src/crypto/IdsRandom.ts"
-import * as KeyHasherSha256 from "../src/crypto/KeyHasherSha256.ts"
-import { memoryStorage } from "../src/Infrastructure.ts"
-import * as ChannelProviders from "../src/providers/channels/ChannelProviders.ts"
-import * as LocksMemory from "../src/locks/LocksMemory.ts"
 import * as PaymentProviderSandbox from "../src/providers/sandbox/PaymentProviderSandbox.ts"
 import * as SandboxIds from "../src/providers/sandbox/SandboxIds.ts"
-import * as SandboxLedgerMemory from "../src/providers/sandbox/SandboxLedgerMemory.ts"
+import * as WorkerWorld from "./WorkerWorld.ts"
 
 const START = Date.parse("2026-11-27T03:00:00.000Z")
 const SECOND = 1_000
@@ -54,7 +47,7 @@ interface Switches {
 const asked = (s: Switches, id: string) => s.lookups.get(id) ?? 0
 
 const world = (s: Switches) => {
-  const sandbox = PaymentProviderSandbox.make({ publicUrl: "http://tender.test" }, SandboxLedgerMemory.make())
+  const sandbox = WorkerWorld.sandbox()
   const failing = (id: string) => s.failure !== undefined && (s.stuck.size === 0 || s.stuck.has(id))
   const provider: PaymentProvider["Service"] = {
     ...sandbox,
@@ -72,46 +65,16 @@ const world = (s: Switches) => {
         return s.failure === "the provider answers not yet" ? Effect.succeed("pending" as const) : sandbox.settlement(id)
       })
   }
-  // The record step fails where it stores its event (as a refused write would): nothing else does.
-  const events = Layer.effect(
-    EventRepo,
-    Effect.map(Effect.service(EventRepo), (inner) =>
-      EventRepo.of({
-        ...inner,
-        append: (event) => (s.failure === "the record step fails" ? Effect.die(new Error("the event could not be stored (test)")) : inner.append(event))
-      }))
-  )
-  const storage = events.pipe(Layer.provideMerge(memoryStorage))
-  const ports = Layer.mergeAll(storage, LocksMemory.layer, Layer.succeed(PaymentProvider, provider), Layer.succeed(PublicUrl, "http://tender.test"))
-    .pipe(Layer.provideMerge(Layer.merge(IdsRandom.layer, KeyHasherSha256.layer)))
-  const routed = ChannelProviders.layer({ publicUrl: "http://tender.test" }).pipe(Layer.provideMerge(ports))
-  return Layer.mergeAll(Accounts.layer, CardTokens.layer, Payments.layer, Outflows.layer, Transfers.layer).pipe(
-    Layer.provideMerge(Outbox.layer),
-    Layer.provideMerge(routed)
-  )
+  // "The record step fails": where it stores its event, as a refused write would.
+  return WorkerWorld.world(provider, () => s.failure === "the record step fails")
 }
 
 let seq = 0
 
-const shop = Effect.gen(function*() {
-  yield* TestClock.setTime(START)
-  const accounts = yield* Accounts
-  const account: Account.Account = yield* accounts.get((yield* accounts.create({ name: "settle", mode: "test" })).account_id)
-  // contract.md, Sandbox: card 0341's captures settle later, and its refunds and payouts are pending.
-  const card = (yield* (yield* CardTokens).tokenize(account, { number: "4000000000000341", exp_month: 12, exp_year: 2030, cvc: "123" })).token
-  return { account, card }
-}).pipe(Effect.orDie)
+// contract.md, Sandbox: card 0341's captures settle later, and its refunds and payouts are pending.
+const shop = WorkerWorld.shop(START, "settle", "4000000000000341")
 
-const charge = (account: Account.Account, card: string, manual = false) =>
-  Effect.flatMap(Effect.service(Payments), (p) =>
-    p.create(account, {
-      amount: "100.00",
-      currency: "USD",
-      country: "US",
-      merchant_reference: `settle-${++seq}`,
-      ...(manual ? { capture_method: "manual" as const } : {}),
-      payment_method: { code: "card", details: { card_token: card, stored_credential: { initiator: "merchant", reason: "unscheduled" } } }
-    })).pipe(Effect.orDie)
+const charge = (account: Account.Account, card: string, manual = false) => WorkerWorld.charge(account, card, `settle-${++seq}`, manual)
 
 const settlingCapture = (account: Account.Account, card: string) =>
   Effect.gen(function*() {
