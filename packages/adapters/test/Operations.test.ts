@@ -923,6 +923,9 @@ describe("void", () => {
       yield* expectUnexpectedState(p.capture(account, { order_id: held.order_id, amount: "1.00", final: false }), "capture", "settling")
       yield* expectUnexpectedState(p.void(account, { order_id: held.order_id }), "void", "settling")
       settles.add(yield* providerIdOf(first.transaction_id))
+      // The other one answered "not yet" that round: it is asked again after its backoff (1 s here).
+      expect(yield* p.settleDue()).toBe(0)
+      yield* later
       expect(yield* p.settleDue()).toBe(1)
       const { order, events, payloads } = yield* stored(held.order_id)
       expect(order.status).toBe("succeeded")

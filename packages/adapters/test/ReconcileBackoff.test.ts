@@ -16,24 +16,16 @@ import {
   CardTokens,
   EventRepo,
   OrderRepo,
-  Outbox,
   Outflows,
-  PaymentProvider,
+  type PaymentProvider,
   Payments,
-  PublicUrl,
   TransactionRepo,
   Transfers,
   type Unknown
 } from "@tender/domain"
-import { Clock, Effect, Layer, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
-import * as IdsRandom from "../src/crypto/IdsRandom.ts"
-import * as KeyHasherSha256 from "../src/crypto/KeyHasherSha256.ts"
-import { memoryStorage } from "../src/Infrastructure.ts"
-import * as ChannelProviders from "../src/providers/channels/ChannelProviders.ts"
-import * as LocksMemory from "../src/locks/LocksMemory.ts"
-import * as PaymentProviderSandbox from "../src/providers/sandbox/PaymentProviderSandbox.ts"
-import * as SandboxLedgerMemory from "../src/providers/sandbox/SandboxLedgerMemory.ts"
+import * as WorkerWorld from "./WorkerWorld.ts"
 
 const START = Date.parse("2026-11-26T03:00:00.000Z")
 const SECOND = 1_000
@@ -53,7 +45,7 @@ interface Switches {
 }
 
 const world = (s: Switches) => {
-  const sandbox = PaymentProviderSandbox.make({ publicUrl: "http://tender.test" }, SandboxLedgerMemory.make())
+  const sandbox = WorkerWorld.sandbox()
   const lose = <A, E>(call: Effect.Effect<A, E>): Effect.Effect<A | Unknown, E> => Effect.map(call, (answer) => (s.losing ? lost : answer))
   const provider: PaymentProvider["Service"] = {
     ...sandbox,
@@ -64,41 +56,15 @@ const world = (s: Switches) => {
     payout: (r) => lose(sandbox.payout(r)),
     lookup: (key) => Effect.andThen(Effect.sync(() => s.lookups++), sandbox.lookup(key))
   }
-  const events = Layer.effect(
-    EventRepo,
-    Effect.map(Effect.service(EventRepo), (inner) =>
-      EventRepo.of({ ...inner, append: (event) => (s.broken ? Effect.die(new Error("the event could not be stored (test)")) : inner.append(event)) }))
-  )
-  const storage = events.pipe(Layer.provideMerge(memoryStorage))
-  const ports = Layer.mergeAll(storage, LocksMemory.layer, Layer.succeed(PaymentProvider, provider), Layer.succeed(PublicUrl, "http://tender.test"))
-    .pipe(Layer.provideMerge(Layer.merge(IdsRandom.layer, KeyHasherSha256.layer)))
-  const routed = ChannelProviders.layer({ publicUrl: "http://tender.test" }).pipe(Layer.provideMerge(ports))
-  return Layer.mergeAll(Accounts.layer, CardTokens.layer, Payments.layer, Outflows.layer, Transfers.layer).pipe(
-    Layer.provideMerge(Outbox.layer),
-    Layer.provideMerge(routed)
-  )
+  return WorkerWorld.world(provider, () => s.broken)
 }
 
 let seq = 0
 
-const shop = Effect.gen(function*() {
-  yield* TestClock.setTime(START)
-  const accounts = yield* Accounts
-  const account: Account.Account = yield* accounts.get((yield* accounts.create({ name: "backoff", mode: "test" })).account_id)
-  const card = (yield* (yield* CardTokens).tokenize(account, { number: "4242424242424242", exp_month: 12, exp_year: 2030, cvc: "123" })).token
-  return { account, card }
-}).pipe(Effect.orDie)
+const shop = WorkerWorld.shop(START, "backoff", "4242424242424242")
 
 const charge = (account: Account.Account, card: string, manual = false) =>
-  Effect.flatMap(Effect.service(Payments), (p) =>
-    p.create(account, {
-      amount: "100.00",
-      currency: "USD",
-      country: "US",
-      merchant_reference: `backoff-${++seq}`,
-      ...(manual ? { capture_method: "manual" as const } : {}),
-      payment_method: { code: "card", details: { card_token: card, stored_credential: { initiator: "merchant", reason: "unscheduled" } } }
-    })).pipe(Effect.orDie, Effect.ensuring(TestClock.adjust("1 second")))
+  WorkerWorld.charge(account, card, `backoff-${++seq}`, manual).pipe(Effect.ensuring(TestClock.adjust("1 second")))
 
 /** A call whose answer was lost: the verb answers its "in progress" code (card_payment_…, refund_…, payout_…, transfer_in_progress). */
 const lostCall = <A, E extends { readonly code: string }, R>(effect: Effect.Effect<A, E, R>) =>

@@ -196,6 +196,7 @@ export const newTransaction = (order: Payment.Order, overrides: Partial<Payment.
       browser_flow: false,
       expires_at: null,
       pending_call: null,
+      settlement_check_at: null,
       created_at: order.created_at,
       updated_at: order.created_at,
       version: 1,
@@ -1242,7 +1243,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       expect(pages.flatMap((page) => idsOf(page.data))).toEqual(idsOf(newestFirst(mine)))
     }))
 
-  it.effect("transactions: listSettling gives processing captures and pending (queued) refunds, payouts and transfers with a provider id, oldest first, across accounts", () =>
+  it.effect("transactions: listSettling gives processing captures and pending (queued) refunds, payouts and transfers with a provider id, due by the time given (put off until settlement_check_at, else since created), soonest first, ties by id, across accounts", () =>
     Effect.gen(function*() {
       const orders = yield* OrderRepo
       const transactions = yield* TransactionRepo
@@ -1252,34 +1253,54 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       yield* orders.insert(second)
       const capture = (order: Payment.Order, overrides: Partial<Payment.Transaction>) =>
         newTransaction(order, { kind: "capture", status: "processing", ...overrides })
+      const at = (seconds: number) => new Date(Date.UTC(2001, 0, 1) + seconds * 1000).toISOString()
 
-      const older = yield* capture(second, { created_at: "2001-01-01T00:00:00.000Z" })
-      const newer = yield* capture(first, { created_at: "2001-01-01T00:00:00.001Z" })
-      const queued = yield* capture(first, { kind: "payout", status: "pending", created_at: "2001-01-01T00:00:00.002Z" })
-      const excluded = [
-        yield* capture(first, { provider_transaction_id: null }),
-        yield* capture(first, { status: "completed" }),
-        yield* capture(first, { kind: "authorization" }),
-        yield* capture(first, { status: "pending" }),
-        // contract.md: a refund, payout or transfer "waiting at the provider … reads pending".
-        yield* capture(first, { kind: "refund", status: "processing" }),
-        yield* capture(first, { kind: "transfer", status: "pending", pending_call: { key: "k", operation: "payout", at: T0 } })
+      // Issue 21: a settlement a round did not settle is put off; one stuck since long ago must not
+      // hold newer ones back, so the poll orders by when each is due, not by age.
+      const stuck = yield* capture(second, { created_at: at(0), settlement_check_at: at(10) })
+      const newer = yield* capture(first, { created_at: at(1) })
+      const queued = yield* capture(first, { kind: "payout", status: "pending", created_at: at(2) })
+      // Due at the same instant as `newer`, one by creation and one put off to it: ties go by id.
+      const [tieA, tieB] = [
+        yield* capture(second, { kind: "refund", status: "pending", created_at: at(1) }),
+        yield* capture(first, { kind: "transfer", status: "pending", created_at: at(0), settlement_check_at: at(1) })
       ]
-      for (const t of [newer, ...excluded, queued, older]) yield* transactions.insert(t)
+      const excluded = [
+        yield* capture(first, { provider_transaction_id: null, created_at: at(0) }),
+        yield* capture(first, { status: "completed", created_at: at(0) }),
+        yield* capture(first, { kind: "authorization", created_at: at(0) }),
+        yield* capture(first, { status: "pending", created_at: at(0) }),
+        // contract.md: a refund, payout or transfer "waiting at the provider … reads pending".
+        yield* capture(first, { kind: "refund", status: "processing", created_at: at(0) }),
+        yield* capture(first, { kind: "transfer", status: "pending", created_at: at(0), pending_call: { key: "k", operation: "payout", at: T0 } })
+      ]
+      for (const t of [newer, ...excluded, tieB, queued, stuck, tieA]) yield* transactions.insert(t)
+      expect(Option.getOrThrow(yield* transactions.findAny(stuck.id)).settlement_check_at).toBe(at(10))
 
-      const settling = yield* transactions.listSettling(10_000)
+      const mine = (settling: ReadonlyArray<Payment.Transaction>) =>
+        idsOf(settling.filter((t) => t.order_id === first.id || t.order_id === second.id))
+      const dueOf = (t: Payment.Transaction) => Date.parse(t.settlement_check_at ?? t.created_at)
+      const settling = yield* transactions.listSettling(at(5), 10_000)
       for (const t of settling) {
         expect([t.kind === "capture" ? t.status === "processing" : t.status === "pending", t.provider_transaction_id === null, t.pending_call]).toEqual([true, false, null])
+        expect(dueOf(t)).toBeLessThanOrEqual(Date.parse(at(5)))
       }
-      const created = settling.map((t) => Date.parse(t.created_at))
-      expect(created).toEqual([...created].sort((x, y) => x - y))
-      expect(idsOf(settling.filter((t) => t.order_id === first.id || t.order_id === second.id))).toEqual(
-        idsOf([older, newer, queued])
-      )
-      expect(yield* transactions.listSettling(1)).toEqual(settling.slice(0, 1))
+      const dues = settling.map(dueOf)
+      expect(dues).toEqual([...dues].sort((x, y) => x - y))
+      expect(mine(settling)).toEqual([...idsOf([tieA, newer, tieB].sort((a, b) => (a.id < b.id ? -1 : 1))), queued.id])
+      expect(yield* transactions.listSettling(at(5), 1)).toEqual(settling.slice(0, 1))
+      // Not due before its time; at its time, after everything due sooner although created first.
+      expect(mine(yield* transactions.listSettling(at(10), 10_000)).at(-1)).toBe(stuck.id)
+      expect(mine(yield* transactions.listSettling(at(1), 10_000))).toHaveLength(3)
+      expect(mine(yield* transactions.listSettling(at(0.999), 10_000))).toEqual([])
 
-      yield* transactions.update(decided({ ...older, status: "completed", version: 2 }))
-      expect(idsOf(yield* transactions.listSettling(10_000))).not.toContain(older.id)
+      // Put off again: read back, and due only then.
+      yield* transactions.update(decided({ ...stuck, settlement_check_at: at(20), version: 2 }))
+      expect(mine(yield* transactions.listSettling(at(19), 10_000))).not.toContain(stuck.id)
+      expect(mine(yield* transactions.listSettling(at(20), 10_000)).at(-1)).toBe(stuck.id)
+
+      yield* transactions.update(decided({ ...newer, status: "completed", version: 2 }))
+      expect(mine(yield* transactions.listSettling(at(20), 10_000))).not.toContain(newer.id)
     }))
 
   it.effect("transactions: listExpiredWindows gives in-flight attempts past expires_at, soonest expiry first, across accounts", () =>

@@ -98,6 +98,20 @@ layer(storage, { excludeTestServices: true, timeout: "3 minutes" })("PostgreSQL 
       const now = new Date()
       yield* Seed.seed(sql, { accounts: ids, orders: ORDERS, tag, before: now.toISOString() })
 
+      // A settlement backlog (issue 21): 5,000 captures awaiting settlement, recent as in a live
+      // system (the newest orders'), each put off to its own second from a day on, so that the poll
+      // of a slice of them must find it by when each is due.
+      const putOff = now.getTime() + 86_400_000
+      yield* sql`
+        INSERT INTO transactions (id, order_id, account_id, livemode, kind, status, amount, currency, payment_method,
+          processing_profile, provider, provider_transaction_id, settlement_check_at, created_at, updated_at, version)
+        SELECT 'txn_' || md5('s' || o.id), o.id, o.account_id, false, 'capture', 'processing', o.amount, o.currency, 'card',
+          o.processing_profile, 'sandbox', 'sbx_' || md5('s' || o.id), ${new Date(putOff).toISOString()}::timestamptz + o.n * interval '1 second',
+          o.created_at, o.created_at, 1
+        FROM (SELECT *, row_number() OVER (ORDER BY id) AS n FROM (SELECT * FROM orders
+          WHERE merchant_reference LIKE ${`seed-${tag}-%`} AND status = 'succeeded' ORDER BY created_at DESC LIMIT 5000) newest) o`
+      yield* sql`ANALYZE transactions`
+
       const [account] = ids
       // A seeded order of the first account (row g goes to account 1 + g mod 4).
       const [sample] = yield* sql<{ id: string; merchant_reference: string }>`
@@ -127,7 +141,8 @@ layer(storage, { excludeTestServices: true, timeout: "3 minutes" })("PostgreSQL 
         ["transaction search, declined", transactions.search(account, { limit: 20, status: ["failed"], created_from: monthAgo })],
         ["transaction search, profile", transactions.search(account, { limit: 20, processing_profile: "eu" })],
         ["transaction search, reference", transactions.search(account, { limit: 20, merchant_reference: sample.merchant_reference })],
-        ["settlement poll", transactions.listSettling(100)],
+        ["settlement poll", transactions.listSettling(now.toISOString(), 100)],
+        ["settlement poll, a slice of the backlog due", transactions.listSettling(new Date(putOff + 150_000).toISOString(), 100)],
         ["expired windows poll", transactions.listExpiredWindows(now.toISOString(), 100)],
         ["retry windows poll", orders.listRetryLapsed(now.toISOString(), 100)],
         ["pending calls poll", transactions.listPendingCalls(now.toISOString(), 100)],

@@ -243,6 +243,12 @@ export const Transaction = Schema.Struct({
   browser_flow: Schema.Boolean,
   expires_at: Schema.NullOr(Schema.String),
   pending_call: Schema.NullOr(PendingCall),
+  /**
+   * While it awaits settlement (TransactionStatus.awaitsSettlement): when the settlement worker asks
+   * the provider next, put off after a round that did not settle it (SettleDue.ts); null: due since
+   * it was created. Not part of any merchant API view.
+   */
+  settlement_check_at: Schema.NullOr(Schema.String),
   created_at: Schema.String,
   updated_at: Schema.String,
   version: Schema.Int

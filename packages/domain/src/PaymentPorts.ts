@@ -56,8 +56,12 @@ export class TransactionRepo extends Context.Service<TransactionRepo, {
   update(next: Decided<Transaction>): Effect.Effect<void, Conflict>
   /** `merchant_reference` filters on the order's reference. */
   search(accountId: string, query: SearchQuery): Effect.Effect<Page<Transaction>>
-  /** Captures accepted by the provider and not settled yet, oldest first, across accounts (the settlement worker). */
-  listSettling(limit: number): Effect.Effect<ReadonlyArray<Transaction>>
+  /**
+   * What the provider accepted for later and has not settled (TransactionStatus.awaitsSettlement,
+   * with the provider's id), due for a check at or before `before` (its `settlement_check_at`, else
+   * its creation), soonest first, ties by id, across accounts (the settlement worker).
+   */
+  listSettling(before: string, limit: number): Effect.Effect<ReadonlyArray<Transaction>>
   /**
    * Provider calls not recorded and due for a check at or before `before` (their `retry_at`, else
    * their reservation time), soonest first (the reconciliation worker).

@@ -15,7 +15,10 @@ const every = <A, E, R>(name: string, interval: Duration.Input, round: Effect.Ef
     Effect.forkScoped
   )
 
-/** Settles captures the provider accepted earlier (`settling` → settled within seconds). */
+/**
+ * Settles what the provider accepted for later (captures settling; refunds, payouts, transfers
+ * queued), each asked about when due: a round that does not settle one puts it off (SettleDue.ts).
+ */
 export const settlement = Layer.effectDiscard(
   Effect.gen(function*() {
     const payments = yield* Payments

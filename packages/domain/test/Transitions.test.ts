@@ -74,6 +74,7 @@ const txn = (overrides: Partial<Transaction> = {}): Transaction => ({
     browser_flow: false,
     expires_at: null,
     pending_call: null,
+    settlement_check_at: null,
     created_at: T0
   }),
   ...overrides

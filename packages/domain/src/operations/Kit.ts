@@ -140,6 +140,7 @@ export const newTransaction = (order: Order, kind: Transaction["kind"], amount: 
       browser_flow: false,
       expires_at: null,
       pending_call: null,
+      settlement_check_at: null,
       created_at: at,
       ...fields
     })

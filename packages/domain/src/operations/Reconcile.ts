@@ -8,7 +8,7 @@
 import { Clock, Effect, Option } from "effect"
 import type { Transaction } from "../Payment.ts"
 import { type LookupResult, TransactionRepo } from "../PaymentPorts.ts"
-import { isoOf } from "../Time.ts"
+import { askAgainAt, isoOf } from "../Time.ts"
 import { recordCapture } from "./Capture.ts"
 import { guarded, loadTxn, lockOrder, saveTxn, unitOfWork } from "./Kit.ts"
 import { recordPayout, recordRefund } from "./Outflow.ts"
@@ -86,10 +86,10 @@ const reconcileOne = (candidate: Transaction, now: number, options: ReconcileOpt
 
 /**
  * A call reconciliation could not settle this round is asked about again later, the longer the
- * older it is (half its age, from 1 s to 10 min: exponential in the number of tries, with a cap),
- * persisted on its pending call (`retry_at`), so that calls stuck in an outage, or whose record
- * keeps failing, do not starve newer ones nor hammer the provider every round. A lookup the
- * provider cannot answer is retried no later than the call's horizon (then it fails: `until`).
+ * older it is (Time.askAgainAt: half its age, 1 s to 10 min), persisted on its pending call
+ * (`retry_at`), so that calls stuck in an outage, or whose record keeps failing, do not starve newer
+ * ones nor hammer the provider every round. A lookup the provider cannot answer is retried no later
+ * than the call's horizon (then it fails: `until`).
  */
 const askLater = (candidate: Transaction, now: number, until?: number) =>
   unitOfWork(Effect.gen(function*() {
@@ -97,8 +97,7 @@ const askLater = (candidate: Transaction, now: number, until?: number) =>
     const txn = yield* loadTxn(candidate.id)
     const call = txn.pending_call
     if (call === null || call.key !== candidate.pending_call?.key) return
-    const gap = Math.min(Math.max((now - Date.parse(call.at)) / 2, 1_000), 10 * 60_000)
-    yield* saveTxn(revise(txn, { pending_call: { ...call, retry_at: isoOf(Math.min(now + gap, until ?? Infinity)) } }, isoOf(now)))
+    yield* saveTxn(revise(txn, { pending_call: { ...call, retry_at: isoOf(askAgainAt(now, Date.parse(call.at), until)) } }, isoOf(now)))
   }))
 
 /**

@@ -3,11 +3,15 @@
  * has not settled yet — captures, refunds, payouts, transfers — each settled through its own record
  * step once the provider says so (Settlement.whenSettled).
  */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import type { Conflict } from "../Errors.ts"
 import type { Transaction } from "../Payment.ts"
 import { TransactionRepo } from "../PaymentPorts.ts"
+import { revise } from "../StateMachine.ts"
+import { askAgainAt, isoOf } from "../Time.ts"
+import { awaitsSettlement } from "../TransactionStatus.ts"
 import { settleSettlingCapture } from "./Capture.ts"
+import { loadTxn, lockOrder, saveTxn, unitOfWork } from "./Kit.ts"
 import { settleOutflow } from "./Outflow.ts"
 import { settleTransfer } from "./RecordTransfer.ts"
 
@@ -28,13 +32,32 @@ export const settlerOf = (c: Transaction): Effect.Effect<boolean, Conflict, Sett
   }
 }
 
+/**
+ * A transaction a round did not settle is asked about again later (Time.askAgainAt: half its age,
+ * 1 s to 10 min), persisted as its `settlement_check_at`: one the provider cannot be asked about,
+ * one whose record step keeps failing, and one the provider simply has not settled yet alike, so
+ * none is asked every second for ever nor holds newer ones back. Left alone once it no longer
+ * awaits settlement (settled meanwhile: by another process, a provider's notice).
+ */
+const checkLater = (candidate: Transaction, now: number) =>
+  unitOfWork(Effect.gen(function*() {
+    yield* lockOrder(candidate.order_id)
+    const txn = yield* loadTxn(candidate.id)
+    if (!awaitsSettlement(txn)) return
+    yield* saveTxn(revise(txn, { settlement_check_at: isoOf(askAgainAt(now, Date.parse(txn.created_at))) }, isoOf(now)))
+  }))
+
 /** One round: settles what is due; returns how many settled. */
 export const settleDue = Effect.fn("Payments.settleDue")(function*() {
-  const due = yield* (yield* TransactionRepo).listSettling(50)
+  const now = yield* Clock.currentTimeMillis
+  const due = yield* (yield* TransactionRepo).listSettling(isoOf(now), 50)
   let settled = 0
   for (const c of due) {
-    const done = yield* Effect.catchCause(settlerOf(c), (cause) => Effect.as(Effect.logWarning(`settlement of ${c.id} failed`, cause), false))
+    const done = yield* Effect.catchCause(settlerOf(c), (cause) => Effect.as(Effect.logWarning(`settlement of ${c.id} failed; asked again later`, cause), false))
     if (done) settled++
+    else {
+      yield* Effect.catchCause(checkLater(c, now), (cause) => Effect.logWarning(`settlement of ${c.id} could not be put off`, cause))
+    }
   }
   return settled
 })

@@ -44,7 +44,15 @@ export const layer: Layer.Layer<TransactionRepo, never, MemoryDatabase> = Layer.
             (t) => r.get(orders).get(t.order_id)?.merchant_reference
           )
         ),
-      listSettling: (limit) => Effect.map(list(isSettling), (settling) => settling.slice(0, limit)),
+      listSettling: (before, limit) =>
+        db.read((r) => {
+          const at = SearchMemory.instant(before)
+          const due = (t: Payment.Transaction) => SearchMemory.instant(t.settlement_check_at ?? t.created_at)
+          return [...r.get(transactions).values()]
+            .filter((t) => isSettling(t) && due(t) <= at)
+            .sort((a, b) => SearchMemory.compareKeys(due(a), a.id, due(b), b.id))
+            .slice(0, limit)
+        }),
       listExpiredWindows: (now, limit) =>
         db.read((r) => {
           const at = SearchMemory.instant(now)

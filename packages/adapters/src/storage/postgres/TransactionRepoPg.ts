@@ -16,6 +16,7 @@ const StoredTransaction = Schema.Struct({
   ...Payment.Transaction.fields,
   amount: MinorUnits,
   expires_at: Schema.NullOr(Timestamp),
+  settlement_check_at: Schema.NullOr(Timestamp),
   created_at: Timestamp,
   updated_at: Timestamp
 })
@@ -64,15 +65,16 @@ export const layer: Layer.Layer<TransactionRepo, never, SqlClient.SqlClient | Pg
       execute: (orderIds) => sql`${from} WHERE r.order_id = ANY(${orderIds}) ORDER BY r.created_at, r.id`
     })
     const listSettling = SqlSchema.findAll({
-      Request: Schema.Int,
+      Request: Schema.Struct({ before: Schema.String, limit: Schema.Int }),
       Result: TransactionRow,
-      // Exactly the predicate of `transactions_settling_idx` (migration 0029) and TransactionStatus.awaitsSettlement,
-      // so the worker's poll reads only the backlog.
-      execute: (limit) =>
+      // Exactly the predicate and key of `transactions_settling_idx` (migration 0033; the predicate is
+      // TransactionStatus.awaitsSettlement's), so the worker's poll reads only what is due.
+      execute: ({ before, limit }) =>
         sql`${from}
             WHERE ((r.kind = 'capture' AND r.status = 'processing') OR (r.kind IN ('refund', 'payout', 'transfer') AND r.status = 'pending'))
               AND r.provider_transaction_id IS NOT NULL AND r.pending_call IS NULL
-            ORDER BY r.created_at, r.id LIMIT ${limit}`
+              AND coalesce(r.settlement_check_at, r.created_at) <= ${before}
+            ORDER BY coalesce(r.settlement_check_at, r.created_at), r.id LIMIT ${limit}`
     })
     const listPendingCalls = SqlSchema.findAll({
       Request: Schema.Struct({ before: Schema.String, limit: Schema.Int }),
@@ -116,7 +118,7 @@ export const layer: Layer.Layer<TransactionRepo, never, SqlClient.SqlClient | Pg
         orderIds.length === 0 ? Effect.succeed([]) : listByOrders(orderIds).pipe(Effect.orDie, Effect.withSpan("TransactionRepoPg.listByOrders")),
       update,
       search: (accountId, query) => search(accountId, query).pipe(Effect.withSpan("TransactionRepoPg.search")),
-      listSettling: (limit) => listSettling(limit).pipe(Effect.orDie, Effect.withSpan("TransactionRepoPg.listSettling")),
+      listSettling: (before, limit) => listSettling({ before, limit }).pipe(Effect.orDie, Effect.withSpan("TransactionRepoPg.listSettling")),
       listExpiredWindows: (now, limit) =>
         listExpiredWindows({ now, limit }).pipe(Effect.orDie, Effect.withSpan("TransactionRepoPg.listExpiredWindows")),
       listPendingCalls: (before, limit) =>

@@ -1,0 +1,14 @@
+/**
+ * Issue 21, the settlement worker backs off: a transaction awaiting settlement that a round did not
+ * settle (the provider said not yet, could not be asked, or the record step failed) is asked again
+ * later (`settlement_check_at`, Payment.Transaction). The worker's index now orders by when each is
+ * due — put off, else since its creation — so that the poll reads only what is due and stuck ones
+ * never hold newer ones back. Rows stored before have no check put off: due at once, as before.
+ */
+export const statements = [
+  `ALTER TABLE transactions ADD COLUMN settlement_check_at timestamptz`,
+  `DROP INDEX transactions_settling_idx`,
+  `CREATE INDEX transactions_settling_idx ON transactions ((coalesce(settlement_check_at, created_at)), id)
+    WHERE ((kind = 'capture' AND status = 'processing') OR (kind IN ('refund', 'payout', 'transfer') AND status = 'pending'))
+      AND provider_transaction_id IS NOT NULL AND pending_call IS NULL`
+]
