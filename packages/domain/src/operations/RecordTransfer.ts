@@ -2,7 +2,8 @@
  * The record step of a transfer's provider call (a `payout` call on its kind `transfer`
  * transaction): what the provider answered, applied to the transaction, the order and the transfer
  * record in one unit of work under the order's row lock, with the transfer's events. Create,
- * execute, reconciliation and the settlement worker all record through here.
+ * execute, reconciliation and the settlement worker all record through here, and the window-expiry
+ * worker fails a transfer whose retry after a 502 never came.
  */
 import { Effect, Option } from "effect"
 import * as OrderAggregate from "../OrderStatus.ts"
