@@ -25,6 +25,11 @@ export interface TenderConfig {
   /** `TENDER_SANDBOX_LATENCY_MS`: simulated latency of every sandbox provider call (default 0). */
   readonly sandboxLatencyMs?: number | undefined
   /**
+   * `TENDER_SANDBOX_UNREACHABLE` (comma-separated: authorize, capture, void, start, refund, payout):
+   * sandbox calls that fail as unreachable, a simulated outage (SandboxOutage.ts); unset → none.
+   */
+  readonly sandboxUnreachable?: ReadonlyArray<string> | undefined
+  /**
    * `TENDER_STRIPE_API_URL`, `TENDER_ADYEN_API_URL`: where every Stripe / Adyen channel's calls go
    * instead of the providers' own hosts (the wire-level fakes: tests, dev runs); unset in production.
    * `TENDER_ADYEN_CA_FILE`: a PEM file of a certificate to trust for Adyen (a fake's self-signed one).
@@ -57,6 +62,9 @@ export interface TenderConfig {
   readonly clusterChild?: boolean | undefined
 }
 
+/** A comma-separated setting's items, trimmed; unset or empty → undefined. */
+const listOf = (value: string | undefined) => (value ? value.split(",").map((item) => item.trim()).filter((item) => item !== "") : undefined)
+
 export const configFromEnv = (
   overrides: Partial<TenderConfig> = {},
   env: Record<string, string | undefined> = process.env
@@ -71,14 +79,14 @@ export const configFromEnv = (
   fieldsUrl: overrides.fieldsUrl ?? (env.TENDER_FIELDS_URL || undefined),
   sandboxLatencyMs: overrides.sandboxLatencyMs ??
     (env.TENDER_SANDBOX_LATENCY_MS ? Math.max(0, Number(env.TENDER_SANDBOX_LATENCY_MS) || 0) : undefined),
+  sandboxUnreachable: overrides.sandboxUnreachable ?? listOf(env.TENDER_SANDBOX_UNREACHABLE),
   stripeApiUrl: overrides.stripeApiUrl ?? (env.TENDER_STRIPE_API_URL || undefined),
   adyenApiUrl: overrides.adyenApiUrl ?? (env.TENDER_ADYEN_API_URL || undefined),
   adyenCaFile: overrides.adyenCaFile ?? (env.TENDER_ADYEN_CA_FILE || undefined),
   fault: overrides.fault ?? (env.TENDER_FAULT || undefined),
   webhookAllowPrivate: overrides.webhookAllowPrivate ?? (env.TENDER_WEBHOOK_ALLOW_PRIVATE === "true" || undefined),
   webhookAllowLoopback: overrides.webhookAllowLoopback ?? (env.TENDER_WEBHOOK_ALLOW_LOOPBACK === "false" ? false : undefined),
-  webhookDnsServers: overrides.webhookDnsServers ??
-    (env.TENDER_WEBHOOK_DNS_SERVERS ? env.TENDER_WEBHOOK_DNS_SERVERS.split(",").map((server) => server.trim()).filter((server) => server !== "") : undefined),
+  webhookDnsServers: overrides.webhookDnsServers ?? listOf(env.TENDER_WEBHOOK_DNS_SERVERS),
   listenPort: overrides.listenPort,
   clusterChild: overrides.clusterChild
 })

@@ -54,6 +54,7 @@ import * as ClusterBroker from "./cluster/ClusterBroker.ts"
 import * as AccessTokenSignerHmac from "./crypto/AccessTokenSignerHmac.ts"
 import * as FaultsEnv from "./Faults.ts"
 import * as PaymentProviderSandbox from "./providers/sandbox/PaymentProviderSandbox.ts"
+import * as SandboxOutage from "./providers/sandbox/SandboxOutage.ts"
 import type { SandboxLedger } from "./providers/sandbox/SandboxLedger.ts"
 import * as SandboxLedgerMemory from "./providers/sandbox/SandboxLedgerMemory.ts"
 import * as SandboxLedgerPg from "./providers/sandbox/SandboxLedgerPg.ts"
@@ -346,6 +347,7 @@ export const layer = (config: TenderConfig): Layer.Layer<Ports, InfrastructureEr
     Layer.provideMerge(Layer.mergeAll(
       primitives,
       FaultsEnv.layer(config.fault),
+      SandboxOutage.layer(config.sandboxUnreachable),
       Layer.succeed(WebhookPrivateReceivers, config.webhookAllowPrivate ?? false)
     ))
   )

@@ -9,6 +9,8 @@ import * as PaymentProviderSandbox from "../src/providers/sandbox/PaymentProvide
 import { SandboxLedger } from "../src/providers/sandbox/SandboxLedger.ts"
 import * as SandboxLedgerMemory from "../src/providers/sandbox/SandboxLedgerMemory.ts"
 import * as SandboxLedgerPg from "../src/providers/sandbox/SandboxLedgerPg.ts"
+import * as SandboxOutage from "../src/providers/sandbox/SandboxOutage.ts"
+import { configFromEnv } from "../src/Config.ts"
 import * as PgDatabase from "../src/storage/postgres/PgDatabase.ts"
 import * as UnitOfWorkPg from "../src/storage/postgres/UnitOfWorkPg.ts"
 import { sharedConfig } from "./PgTestDatabase.ts"
@@ -452,6 +454,23 @@ const ledgerContract = (it: Vitest.MethodsNonLive<SandboxLedger>) => {
       expect(yield* sandbox.lookup(key)).toEqual({ _tag: "NotReceived" })
     }))
 
+  it.effect("a simulated outage (TENDER_SANDBOX_UNREACHABLE=payout): payouts fail as unreachable before they arrive, storing nothing; other calls go through", () =>
+    Effect.gen(function*() {
+      const { sandbox } = yield* sandboxOverLedger
+      const key = runKey("outage")
+      const payout = { reference: "txn_po", idempotency_key: key, method: "bank_transfer", destination: { id: "pi_x", type: "bank_account" as const, account_number: "000123456789" }, card: undefined, amount: 1000, currency: "USD", country: "US" }
+      const outage = SandboxOutage.layer(configFromEnv({ storage: "memory" }, { TENDER_SANDBOX_UNREACHABLE: "payout" }).sandboxUnreachable)
+      yield* recordingPoints((points) =>
+        Effect.gen(function*() {
+          expect(yield* Effect.flip(Effect.provide(sandbox.payout(payout), outage))).toBeInstanceOf(Errors.ProviderUnavailable)
+          expect((yield* Effect.provide(sandbox.authorizeCard(authorization(runKey("outage-auth"))), outage))._tag).toBe("Approved")
+          // The refused payout never reached the provider.
+          expect(points).toEqual(["provider.authorize.received", "provider.authorize.applied"])
+        }))
+      // Nothing was kept under its key: the same call once the outage ends is applied.
+      expect(yield* sandbox.payout(payout)).toMatchObject({ _tag: "Paid" })
+    }))
+
   it.effect("passes the received and applied points of each call, applied only once the answer is kept", () =>
     Effect.gen(function*() {
       const { sandbox } = yield* sandboxOverLedger
@@ -526,5 +545,19 @@ layer(pgLedger, { excludeTestServices: true, timeout: "2 minutes" })("SandboxLed
       const exit = yield* Effect.exit(uow.transaction(Effect.andThen(sandbox.authorizeCard(authorization(key)), Effect.fail("rollback"))))
       expect(Exit.isFailure(exit)).toBe(true)
       expect((yield* sandbox.lookup(key))._tag).toBe("Authorize")
+    }))
+})
+
+describe("TENDER_SANDBOX_UNREACHABLE", () => {
+  it.effect("unset or empty: no outage (the default); an unknown operation fails the layer", () =>
+    Effect.gen(function*() {
+      for (const value of [undefined, "", " , "]) {
+        const outage = yield* Effect.provide(Effect.service(SandboxOutage.SandboxOutage), SandboxOutage.layer(configFromEnv({ storage: "memory" }, { TENDER_SANDBOX_UNREACHABLE: value }).sandboxUnreachable))
+        expect(outage).toBe(yield* SandboxOutage.SandboxOutage)
+      }
+      const named = yield* Effect.provide(Effect.service(SandboxOutage.SandboxOutage), SandboxOutage.layer(["refund", "payout"]))
+      expect([named.unreachable("refund"), named.unreachable("payout"), named.unreachable("authorize")]).toEqual([true, true, false])
+      const exit = yield* Effect.exit(Effect.scoped(Layer.build(SandboxOutage.layer(["payouts"]))))
+      expect(Exit.isFailure(exit)).toBe(true)
     }))
 })

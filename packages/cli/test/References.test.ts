@@ -7,7 +7,10 @@
  *   created with one reference at once on different processes → exactly one is created.
  * - "a create answered 502 provider_unavailable … may be retried": a channel's provider that
  *   refused connections for the first create is reachable again; the same request, sent ten times
- *   at once to both processes, attempts once on the same order.
+ *   at once to both processes, attempts once on the same order. Transfers alike: a third process
+ *   whose sandbox refuses payouts (TENDER_SANDBOX_UNREACHABLE=payout, a simulated outage: no
+ *   destination makes the sandbox unreachable) answers the first create, or a card transfer's
+ *   execute, 502; the retries race on the other two.
  */
 import * as Fakes from "@tender/adapters/providers/fake/Fakes"
 import { writeFileSync } from "node:fs"
@@ -25,6 +28,7 @@ let sandboxShop: Shop
 let stripeShop: Shop
 let db: pg.Pool
 let seq = 0
+let env: Record<string, string>
 
 const sandbox = merchantClient(() => sandboxShop)
 const stripe = merchantClient(() => stripeShop)
@@ -43,7 +47,7 @@ const eventsOf = async (orderId: string) =>
 
 beforeAll(async () => {
   fakes = await Fakes.start()
-  const env = { TENDER_RATE_LIMIT_PER_SECOND: "100000", TENDER_RATE_LIMIT_BURST: "100000", ...fakes.env }
+  env = { TENDER_RATE_LIMIT_PER_SECOND: "100000", TENDER_RATE_LIMIT_BURST: "100000", ...fakes.env }
   servers.push(await home.serve(env))
   servers.push(await home.serve(env))
   sandboxShop = await home.runJson("accounts", "create", "--name", "reference racer")
@@ -169,5 +173,74 @@ describe("a create answered 502, retried across two server processes", () => {
     const rows = await db.query<{ id: string; status: string; decline_code: string | null }>(
       "SELECT id, status, decline_code FROM transactions WHERE order_id = $1 ORDER BY created_at, id", [pending.id])
     expect(rows.rows.map((t) => [t.id, t.status, t.decline_code])).toEqual([[unreachable, "failed", "provider_unavailable"], [winner.transaction_id, "completed", null]])
+  }, 240_000)
+})
+
+describe("a transfer's create or execute answered 502, retried across two server processes", () => {
+  /** A third process, on the same database, whose sandbox cannot be reached for payouts. */
+  let outage: Served
+  beforeAll(async () => {
+    outage = await home.serve({ ...env, TENDER_SANDBOX_UNREACHABLE: "payout" })
+  }, 240_000)
+  afterAll(async () => {
+    await outage?.stop()
+  }, 120_000)
+
+  /** The order's transactions as stored: id, status, decline code. */
+  const attemptsOf = async (orderId: string) =>
+    (await db.query<{ id: string; status: string; decline_code: string | null }>(
+      "SELECT id, status, decline_code FROM transactions WHERE order_id = $1 ORDER BY created_at, id", [orderId])).rows.map((t) => [t.id, t.status, t.decline_code])
+
+  /** The payouts the sandbox applied for these transactions (its ledger: what reached the provider). */
+  const payoutsFor = async (txnIds: ReadonlyArray<string>) =>
+    (await db.query<{ order_reference: string }>(
+      "SELECT order_reference FROM sandbox_ledger WHERE operation = 'payout' AND order_reference = ANY($1)", [txnIds])).rows.map((r) => r.order_reference)
+
+  it("\"the same body with the same reference attempts again on the same order (a new transaction) and answers as a first create would\"; no transfer.failed for the 502: ten retries at once → one attempt, one 201, nine 409", async () => {
+    const body = {
+      amount: "42.00", currency: "USD", country: "US", merchant_reference: ref("transfer-retry"),
+      payment_method: { code: "bank_transfer", details: { account_number: "000123456789", holder_name: "Ada Lovelace" } }
+    }
+    expect(said(await sandbox.post(outage, "/v1/transfers", body))).toBe("502 provider_unavailable")
+    const pending = (await sandbox.get(on(1), `/v1/orders/by-reference/${encodeURIComponent(body.merchant_reference)}`)).json
+    expect(pending).toMatchObject({ subtype: "transfer", status: "pending", transactions: [expect.stringMatching(/^txn_/)] })
+    const [unreachable] = pending.transactions as Array<string>
+    expect(await eventsOf(pending.id)).toEqual([])
+
+    const replies = await Promise.all(Array.from({ length: 10 }, (_, i) => sandbox.post(on(i), "/v1/transfers", body)))
+    const answers = replies.map(said)
+    console.log(`ten transfer retries at once: ${answers.join(", ")}`)
+    expect(answers.filter((a) => a === "201"), answers.join(", ")).toHaveLength(1)
+    expect(answers.filter((a) => a !== "201"), answers.join(", ")).toEqual(Array(9).fill("409 duplicate_merchant_reference_id"))
+    const winner = replies.find((r) => r.status === 201)!.json
+    expect(winner).toMatchObject({ order_id: pending.id, status: "succeeded", merchant_reference: body.merchant_reference })
+    expect(winner.transaction_id).not.toBe(unreachable)
+
+    expect((await sandbox.get(on(0), `/v1/orders/${pending.id}`)).json).toMatchObject({ status: "succeeded", transactions: [unreachable, winner.transaction_id] })
+    expect(await eventsOf(pending.id)).toEqual(["transfer.succeeded"])
+    expect(await attemptsOf(pending.id)).toEqual([[unreachable, "failed", "provider_unavailable"], [winner.transaction_id, "completed", null]])
+    expect(await payoutsFor([unreachable!, winner.transaction_id])).toEqual([winner.transaction_id])
+  }, 240_000)
+
+  it("a card transfer's execute answered 502 awaits another execute (requires_action): ten executes at once → one payout, one 200", async () => {
+    const token = (await sandbox.post(on(0), "/v1/test_helpers/card_tokens", { number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })).json.token
+    const created = (await sandbox.post(on(0), "/v1/transfers", {
+      amount: "42.00", currency: "USD", country: "US", merchant_reference: ref("execute-retry"), payment_method: { code: "card", details: { card_token: token } }
+    })).json
+    expect(created.status).toBe("requires_action")
+    expect(said(await sandbox.post(outage, `/v1/transfers/${created.order_id}/execute`, {}))).toBe("502 provider_unavailable")
+    expect((await sandbox.get(on(1), `/v1/transfers/${created.id}`)).json).toMatchObject({ status: "requires_action" })
+    expect(await eventsOf(created.order_id)).toEqual([])
+
+    const replies = await Promise.all(Array.from({ length: 10 }, (_, i) => sandbox.post(on(i), `/v1/transfers/${created.order_id}/execute`, {})))
+    const answers = replies.map(said)
+    console.log(`ten executes at once after a 502: ${answers.join(", ")}`)
+    expect(answers.filter((a) => a === "200"), answers.join(", ")).toHaveLength(1)
+    for (const answer of answers.filter((a) => a !== "200")) expect(["409 transfer_in_progress", "409 transfer_invalid_order_state"], answers.join(", ")).toContain(answer)
+    const winner = replies.find((r) => r.status === 200)!.json
+    expect(winner).toMatchObject({ id: created.id, status: "succeeded" })
+    expect(await eventsOf(created.order_id)).toEqual(["transfer.succeeded"])
+    expect(await attemptsOf(created.order_id)).toEqual([[created.transaction_id, "failed", "provider_unavailable"], [winner.transaction_id, "completed", null]])
+    expect(await payoutsFor([created.transaction_id, winner.transaction_id])).toEqual([winner.transaction_id])
   }, 240_000)
 })

@@ -75,7 +75,7 @@ export type Payout = typeof Payout.Type
 
 export const TRANSFER_STATUSES = ["pending", "requires_action", "processing", "succeeded", "failed"] as const
 export type TransferStatus = (typeof TRANSFER_STATUSES)[number]
-export type TransferTrigger = "awaiting_card" | "sent" | "paid" | "refused"
+export type TransferTrigger = "awaiting_card" | "sent" | "paid" | "refused" | "create_unreachable" | "execute_unreachable" | "retry_lapsed"
 
 export const TransferMachine: Machine<TransferStatus, TransferTrigger> = define({
   name: "Transfer",
@@ -85,7 +85,13 @@ export const TransferMachine: Machine<TransferStatus, TransferTrigger> = define(
     { from: ["pending"], trigger: "awaiting_card", to: "requires_action", when: "a card destination: the card is collected in the browser (collect_card), then executed" },
     { from: ["pending", "requires_action"], trigger: "sent", to: "processing", when: "the provider call is reserved (on create, or on execute for a card)" },
     { from: ["processing"], trigger: "paid", to: "succeeded", when: "the provider paid it (at once, or when a pending one settled)", emits: ["transfer.succeeded"] },
-    { from: ["pending", "requires_action", "processing"], trigger: "refused", to: "failed", when: "the provider refused it or could not be reached; nothing moved", emits: ["transfer.failed"] }
+    { from: ["pending", "requires_action", "processing"], trigger: "refused", to: "failed", when: "the provider refused it, or never received the call (reconciliation); nothing moved", emits: ["transfer.failed"] },
+    // contract.md, Idempotency: a create answered 502 (nothing applied at any provider) may be retried
+    // with the same request, on this transfer; no transfer.failed for the 502.
+    { from: ["processing"], trigger: "create_unreachable", to: "pending", when: "its create found no provider reachable: nothing moved; awaits the same request again within the retry window" },
+    { from: ["pending"], trigger: "retry_lapsed", to: "failed", when: "no retry came within the retry window", emits: ["transfer.failed"] },
+    // Execute answered 502: nothing moved, so the transfer awaits its execute again, as before it.
+    { from: ["processing"], trigger: "execute_unreachable", to: "requires_action", when: "its execute found no provider reachable: nothing moved; execute may be called again" }
   ]
 })
 

@@ -52,17 +52,18 @@ export const OrderMachine: Machine<OrderStatus, OrderTrigger> = define({
   transitions: [
     { from: ["pending"], trigger: "attempt_sent", to: "processing" },
     { from: ["pending", "processing"], trigger: "action_required", to: "requires_action", emits: ["payment.requires_action"] },
-    // spec: payment.requires_action "never for merchant-initiated card charges"
-    { from: ["pending", "processing"], trigger: "merchant_action_required", to: "requires_action", when: "a merchant-initiated charge" },
+    // spec: payment.requires_action "never for merchant-initiated card charges"; a card transfer awaits
+    // its execute (the merchant's action) before it, and again after an execute answered 502.
+    { from: ["pending", "processing"], trigger: "merchant_action_required", to: "requires_action", when: "a merchant-initiated charge; a card transfer awaiting its execute" },
     { from: ["requires_action"], trigger: "action_completed", to: "processing" },
     // spec: (attempt in progress) — declined attempt with retries remaining → pending. No payment.failed:
     // that event is "final, no retry on the same payment".
     { from: IN_FLIGHT, trigger: "attempt_declined_retry", to: "pending", when: "retries remaining (a checkout session's)" },
     { from: IN_FLIGHT, trigger: "attempt_declined_final", to: "failed", when: "no retry remains", emits: ["payment.failed"] },
     // contract.md, Idempotency: a create answered 502 (nothing applied at any provider) may be retried
-    // with the same request, on this order; no payment.failed for the 502.
-    { from: ["processing"], trigger: "attempt_unreachable", to: "pending", when: "a direct payment's create found no provider reachable (awaits the same request again)" },
-    { from: ["pending"], trigger: "retry_lapsed", to: "failed", when: "no retry came within the retry window", emits: ["payment.failed"] },
+    // with the same request, on this order; no payment.failed (nor transfer.failed) for the 502.
+    { from: ["processing"], trigger: "attempt_unreachable", to: "pending", when: "a direct payment's or transfer's create found no provider reachable (awaits the same request again)" },
+    { from: ["pending"], trigger: "retry_lapsed", to: "failed", when: "no retry of a direct payment came within the retry window", emits: ["payment.failed"] },
     { from: IN_FLIGHT, trigger: "payment_settled", to: "succeeded", emits: ["payment.succeeded"] },
     // spec: (manual-capture hold) — authorization succeeded → authorized
     { from: IN_FLIGHT, trigger: "authorization_succeeded", to: "authorized", emits: ["payment.authorized"] },
@@ -79,7 +80,7 @@ export const OrderMachine: Machine<OrderStatus, OrderTrigger> = define({
     { from: IN_FLIGHT, trigger: "session_closed", to: "canceled", when: "its checkout session expired or was canceled (the session's event tells)" },
     // A transfer order (subtype transfer): its Transfer record's table emits transfer.*, never payment.*.
     { from: ["processing"], trigger: "transfer_paid", to: "succeeded", when: "a transfer the provider paid (the transfer's row emits)" },
-    { from: IN_FLIGHT, trigger: "transfer_refused", to: "failed", when: "a transfer the provider refused or could not be reached for (the transfer's row emits)" }
+    { from: IN_FLIGHT, trigger: "transfer_refused", to: "failed", when: "a transfer the provider refused or never received, or whose retry window lapsed (the transfer's row emits)" }
   ]
 })
 

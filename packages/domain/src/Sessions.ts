@@ -33,7 +33,7 @@ import { checkMoney, EMAIL, MAX_REFERENCE, urlProblem } from "./PaymentRequest.t
 import { MAX_NAME } from "./Limits.ts"
 import { Payments, type SessionAttemptInput } from "./Payments.ts"
 import { refuseUnroutable } from "./operations/Route.ts"
-import { refuseTakenReference } from "./operations/Target.ts"
+import { refuseReferenceOfOrders } from "./operations/Target.ts"
 import { ChannelRepo } from "./ChannelPorts.ts"
 import * as Search from "./Search.ts"
 import type { SearchInput, SearchResult } from "./Search.ts"
@@ -289,7 +289,7 @@ export class Sessions extends Context.Service<Sessions, {
 
       const create = Effect.fn("Sessions.create")(function*(account: Account, input: CreateSessionInput) {
         // contract.md, Idempotency: a reference a direct payment or transfer uses is 409 whatever the body.
-        yield* Effect.provideService(refuseTakenReference(account.id, input.merchant_reference, "session"), OrderRepo, orders)
+        yield* Effect.provideService(refuseReferenceOfOrders(account.id, input.merchant_reference), OrderRepo, orders)
         const nowMs = yield* Clock.currentTimeMillis
         const valid = validate(account, input, nowMs)
         if (valid instanceof Error) return yield* Effect.fail(valid as DomainError)

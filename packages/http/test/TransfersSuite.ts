@@ -2,12 +2,15 @@
  * Transfers over real HTTP (contract.md, Transfers and Sandbox; spec, Payment instrument and the
  * Transfers error table): every destination type and the instrument it returns, unknown fields
  * ignored, every pre-flight error, the card flow (requires_action → execute → succeeded, once),
- * the sandbox's refusals, reads (transfer, order, transaction) and the events recorded.
+ * the sandbox's refusals, reads (transfer, order, transaction) and the events recorded; a create or
+ * execute answered 502 and retried (contract.md, Idempotency), the sandbox's payouts made
+ * unreachable by a simulated outage (SandboxOutage.ts) that no destination could cause.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { TenderConfig } from "@tender/adapters/Config"
 import { MoneyOut, Order, OrderRepo, type Payment, PaymentProvider, Payments, Transaction, TransactionRepo, TransferRepo, UnitOfWork } from "@tender/domain"
-import { Effect, Option, Result } from "effect"
+import { SandboxOutage } from "@tender/adapters/providers/sandbox/SandboxOutage"
+import { Effect, Layer, Option, Result } from "effect"
 import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
 import { type Credentials, type Reply, send } from "@tender/client/Testing"
 import { apiError, type TenderPromiseClient, typedClient } from "./support/Typed.ts"
@@ -21,6 +24,8 @@ export const transfersSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
    */
   let tender: TenderPromiseClient
   let seq = 0
+  /** The sandbox's operations that fail as unreachable, switched by the tests of a 502. */
+  const down = new Set<string>()
 
   const ref = (label: string) => `${label}-${Date.now()}-${++seq}`
   const post = (path: string, body: unknown, creds: Credentials = merchant) => send(server, creds, "POST", path, { body: JSON.stringify(body) })
@@ -44,7 +49,7 @@ export const transfersSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
   }
 
   beforeAll(async () => {
-    server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } }, undefined, storage)
+    server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } }, undefined, storage, Layer.succeed(SandboxOutage, { unreachable: (operation) => down.has(operation) }))
     merchant = await Effect.runPromise(server.accounts.create({ name: "transfers", mode: "test" }))
     tender = typedClient(server, merchant)
     await Effect.runPromise(server.accounts.addProfile(merchant.account_id, "eu", "Europe"))
@@ -433,6 +438,83 @@ export const transfersSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
       const created = await cardTransfer()
       const other = await Effect.runPromise(server.accounts.create({ name: "intruder", mode: "test" }))
       expectError(await post(`/v1/transfers/${created.order_id}/execute`, {}, other), 404, "transfer_not_found")
+    })
+  })
+  describe("a create or execute answered 502 (contract.md, Idempotency; spec: \"502, 503: retry with backoff\")", () => {
+    /** The sandbox's payouts refused like a refused connection while `during` runs. */
+    const unreachable = async <A>(during: () => Promise<A>) => {
+      down.add("payout")
+      try {
+        return await during()
+      } finally {
+        down.delete("payout")
+      }
+    }
+
+    const transferOf = (orderId: string) =>
+      server.run(Effect.map(TransferRepo.use((transfers) => transfers.findByOrder(orderId)), Option.getOrThrow))
+
+    it("\"the same body with the same reference attempts again on the same order (a new transaction) and answers as a first create would\"; no transfer.failed for the 502; \"The same reference with another body is 409\"; retries at once: one attempt", async () => {
+      const body = {
+        amount: "75.00",
+        currency: "USD",
+        country: "US",
+        merchant_reference: ref("unreachable"),
+        payment_method: { code: "bank_transfer", details: { account_number: "000123456789", holder_name: "Ada Lovelace" } }
+      }
+      const byReference = `/v1/orders/by-reference/${encodeURIComponent(body.merchant_reference)}`
+      const first = await unreachable(() => post("/v1/transfers", body))
+      expectError(first, 502, "provider_unavailable")
+      expect(first.json.message).toContain("Retry the same request")
+      const pending = (await get(byReference)).json
+      expect(pending).toMatchObject({ subtype: "transfer", status: "pending", transactions: [expect.stringMatching(/^txn_/)] })
+      expect(await tender.transactions.get({ params: { id: pending.transactions[0] } })).toMatchObject({ kind: "transfer", status: "failed", decline_code: "provider_unavailable" })
+      expect(await transferOf(pending.id)).toMatchObject({ status: "pending", transaction_id: pending.transactions[0], decline_code: null })
+      expect(await eventsOf(pending.id)).toEqual([])
+
+      // The same request again (keys in another order), still unreachable: 502 again, a second attempt.
+      const { payment_method, ...rest } = body
+      expectError(await unreachable(() => post("/v1/transfers", { payment_method, ...rest })), 502, "provider_unavailable")
+      const again = (await get(byReference)).json
+      expect(again).toMatchObject({ id: pending.id, status: "pending", transactions: [pending.transactions[0], expect.stringMatching(/^txn_/)] })
+      expect(again.transactions[1]).not.toBe(pending.transactions[0])
+
+      // Another body with the reference: 409, nothing attempted.
+      expectError(await post("/v1/transfers", { ...body, amount: "75.01" }), 409, "duplicate_merchant_reference_id")
+      expectError(await post("/v1/transfers", { merchant_reference: body.merchant_reference }), 409, "duplicate_merchant_reference_id")
+      expectError(await post("/v1/payments", body), 409, "duplicate_merchant_reference_id")
+      expect((await get(byReference)).json.transactions).toHaveLength(2)
+
+      // The provider is back; the retry arrives ten times at once: one attempt, answered 201 as a first create.
+      const replies = await Promise.all(Array.from({ length: 10 }, () => post("/v1/transfers", body)))
+      const answers = replies.map((r) => (r.status < 300 ? String(r.status) : `${r.status} ${r.json.code}`))
+      expect(answers.filter((a) => a === "201"), answers.join(", ")).toHaveLength(1)
+      expect(answers.filter((a) => a !== "201"), answers.join(", ")).toEqual(Array(9).fill("409 duplicate_merchant_reference_id"))
+      const created = replies.find((r) => r.status === 201)!.json
+      expect(created).toMatchObject({ id: expect.stringMatching(/^tr_/), order_id: pending.id, status: "succeeded", merchant_reference: body.merchant_reference, payment_method: "bank_transfer" })
+      expect(await tender.transfers.get({ params: { id: created.id } })).toEqual(created)
+      const order = await tender.orders.get({ params: { id: pending.id } })
+      expect(order).toMatchObject({ status: "succeeded", transactions: [...again.transactions, created.transaction_id] })
+      expect((await eventsOf(pending.id)).map((e) => e.type)).toEqual(["transfer.succeeded"])
+      expectError(await post("/v1/transfers", body), 409, "duplicate_merchant_reference_id")
+    })
+
+    it("execute answered 502: the card transfer awaits its execute again (requires_action), no transfer.failed; execute then pays it on a new transaction", async () => {
+      const created = (await transfer("card", { card_token: await tokenize("4242424242424242") })).json
+      const refused = await unreachable(() => post(`/v1/transfers/${created.order_id}/execute`, {}))
+      expectError(refused, 502, "provider_unavailable")
+      expect(refused.json.message).toContain("Execute the transfer again")
+      expect(await tender.transfers.get({ params: { id: created.id } })).toMatchObject({ status: "requires_action", transaction_id: created.transaction_id, next_action: null })
+      expect((await tender.orders.get({ params: { id: created.order_id } })).status).toBe("requires_action")
+      expect(await tender.transactions.get({ params: { id: created.transaction_id } })).toMatchObject({ status: "failed", decline_code: "provider_unavailable" })
+      expect(await eventsOf(created.order_id)).toEqual([])
+
+      const executed = await tender.transfers.execute({ params: { order_id: created.order_id }, payload: {} })
+      expect(executed).toMatchObject({ id: created.id, status: "succeeded", payment_instrument: created.payment_instrument })
+      expect(executed.transaction_id).not.toBe(created.transaction_id)
+      expect(await tender.orders.get({ params: { id: created.order_id } })).toMatchObject({ status: "succeeded", transactions: [created.transaction_id, executed.transaction_id] })
+      expect((await eventsOf(created.order_id)).map((e) => e.type)).toEqual(["transfer.succeeded"])
+      await apiError(tender.transfers.execute({ params: { order_id: created.order_id }, payload: {} }), 409, "transfer_invalid_order_state")
     })
   })
 }

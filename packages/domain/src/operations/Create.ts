@@ -5,20 +5,20 @@
  * in it (the sandbox over PostgreSQL). A create answered 502 leaves its order open for the same
  * request again (contract.md, Idempotency): that retry claims the order under its row lock instead.
  */
-import { Clock, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import type { Account } from "../Account.ts"
 import { Ids } from "../Ids.ts"
 import * as OrderAggregate from "../OrderStatus.ts"
 import type { Order, Transaction } from "../Payment.ts"
 import { OrderRepo, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
 import { type CreatePaymentInput, validateCreate, type ValidPayment } from "../PaymentRequest.ts"
-import { CvcStore, KeyHasher } from "../Ports.ts"
+import { CvcStore } from "../Ports.ts"
 import { revise } from "../StateMachine.ts"
 import { cardDetails, clientSecretAction, paymentCard, type RevealedCard } from "./Cards.ts"
 import { customerOf } from "../Customers.ts"
 import { cardInstrument, holderOf, issuerOf } from "./Instrument.ts"
-import { decided, guarded, lockOrder, newTransaction, nowIso, saveOrder, snapshot, unitOfWork } from "./Kit.ts"
-import { referenceHolder, referenceTaken } from "./Target.ts"
+import { decided, guarded, newTransaction, nowIso, saveOrder, snapshot, unitOfWork } from "./Kit.ts"
+import { lockRetry, requestHashOf, retryOf } from "./Retry.ts"
 import { answersInUnitOfWork, idempotencyKey, joined, raise, reserve, runAttempt, runAttemptInUnitOfWork } from "./ProviderStep.ts"
 import { Fallbacks, onRoute, routeOf } from "./Route.ts"
 import { type AttemptOutcome, record } from "./RecordAttempt.ts"
@@ -38,44 +38,13 @@ const planOf = (valid: ValidPayment, card: RevealedCard | undefined, cvc: string
 }
 
 export const create = Effect.fn("Payments.create")(function*(account: Account, input: CreatePaymentInput) {
-  const requestHash = yield* (yield* KeyHasher).hash(canonicalJson(input))
-  const retrying = yield* retryOf(account.id, input.merchant_reference, requestHash)
+  const requestHash = yield* requestHashOf(input)
+  const retrying = yield* retryOf(account.id, input.merchant_reference, "direct_payment", requestHash)
   const valid = validateCreate(account, input)
   if (valid instanceof Error) return yield* Effect.fail(valid)
   const route = yield* routeOf(account, { method: valid.method.code, currency: valid.currency, country: valid.country }, valid.processing_profile)
   return yield* onRoute(route)(claimAndProceed(account, valid, requestHash, retrying))
 })
-
-/**
- * The request as one string whatever its key order or spacing (keys sorted; JSON drops absent
- * fields): "the same body" of contract.md's retry rule. Only the fields the API decodes count, so a
- * field it ignores never makes a retry "another body".
- */
-const canonicalJson = (value: unknown): string =>
-  JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === "object" && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v)
-
-/**
- * Whether `order` awaits exactly this request again: its create answered 502 (`pending` with a retry
- * window), the window is still open, and the request is the same (contract.md, Idempotency).
- */
-const awaitsRetry = (order: Order, requestHash: string, now: number) =>
-  order.status === "pending" && order.retry_until !== null && Date.parse(order.retry_until) > now && order.request_hash === requestHash
-
-/**
- * contract.md, Idempotency: a taken reference is 409 `duplicate_merchant_reference_id` whatever the
- * body, so it is checked before the body is, with one exception: the same request again on a direct
- * payment whose create answered 502 — that order is returned, to be attempted again.
- */
-const retryOf = (accountId: string, reference: unknown, requestHash: string) =>
-  Effect.gen(function*() {
-    const holder = yield* referenceHolder(accountId, reference)
-    if (Option.isNone(holder)) return undefined
-    if (!awaitsRetry(holder.value, requestHash, yield* Clock.currentTimeMillis)) return yield* Effect.fail(referenceTaken(holder.value))
-    return holder.value
-  })
 
 /** Claim → call → record, on the route's provider (in context); on `retrying`'s order when it is a retry after a 502. */
 const claimAndProceed = Effect.fnUntraced(function*(account: Account, valid: ValidPayment, requestHash: string, retrying: Order | undefined) {
@@ -143,8 +112,7 @@ const claimAndProceed = Effect.fnUntraced(function*(account: Account, valid: Val
       yield* orders.insert(order)
       return order
     }
-    const current = yield* lockOrder(retrying.id)
-    if (!awaitsRetry(current, requestHash, Date.parse(at))) return yield* Effect.fail(referenceTaken(current))
+    const current = yield* lockRetry(retrying, requestHash, at)
     const order = plan._tag === "AwaitCustomer"
       ? revise(current, { retry_until: null }, at)
       : (yield* decided(OrderAggregate.transition(current, "attempt_sent", at, { retry_until: null }))).next

@@ -6,8 +6,9 @@
  * first asked of its provider (verdictOf). Events are emitted once: the record
  * step only moves an attempt still in flight.
  *
- * It also closes retry windows: a direct payment whose create answered 502 awaits the same request
- * again for RETRY_WINDOW_MS; with no retry by then it fails, and `payment.failed` tells the merchant.
+ * It also closes retry windows: a direct payment or transfer whose create answered 502 awaits the
+ * same request again for RETRY_WINDOW_MS (Retry.ts); with no retry by then it fails, and
+ * `payment.failed` or `transfer.failed` tells the merchant.
  */
 import { Clock, Effect, Option } from "effect"
 import * as OrderAggregate from "../OrderStatus.ts"
@@ -18,6 +19,7 @@ import { isInFlight } from "../TransactionStatus.ts"
 import { decided, emit, guarded, latestAttempt, lockOrder, saveOrder, unitOfWork } from "./Kit.ts"
 import { attemptOutcome, idempotencyKey } from "./ProviderStep.ts"
 import { type AttemptOutcome, record } from "./RecordAttempt.ts"
+import { lapseTransfer } from "./RecordTransfer.ts"
 import { providerOf } from "./Route.ts"
 
 /**
@@ -62,12 +64,19 @@ const expireOne = (candidate: Transaction, now: number) =>
     return true
   }))
 
-/** Fails a direct payment still awaiting its retry past its window, with `payment.failed` on its last (unreachable) attempt. */
+/**
+ * Fails an order still awaiting its retry past its window: a direct payment with `payment.failed` on
+ * its last (unreachable) attempt, a transfer with `transfer.failed` (RecordTransfer.ts).
+ */
 const lapseOne = (candidate: Order, now: number) =>
   guarded(candidate.id, unitOfWork(Effect.gen(function*() {
     const order = yield* lockOrder(candidate.id)
     // A retry claimed it meanwhile (retry_until cleared), or renewed its window with another 502.
     if (order.status !== "pending" || order.retry_until === null || Date.parse(order.retry_until) > now) return false
+    if (order.subtype === "transfer") {
+      yield* lapseTransfer(order, isoOf(now))
+      return true
+    }
     const last = latestAttempt(yield* (yield* TransactionRepo).listByOrder(order.id))
     if (last === undefined) return yield* Effect.die(new Error(`Order ${order.id} awaits a retry but has no attempt`))
     const moved = yield* decided(OrderAggregate.transition(order, "retry_lapsed", isoOf(now), { retry_until: null }))

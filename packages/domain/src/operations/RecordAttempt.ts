@@ -14,6 +14,7 @@ import type { NextAction, Order, Transaction } from "../Payment.ts"
 import { type Decided, type Moved, revise } from "../StateMachine.ts"
 import * as Txn from "../TransactionStatus.ts"
 import { emit, lockOrder, lockSessionOf, loadTxn, nowIso, saveOrder, saveSession, saveTxn, unitOfWork } from "./Kit.ts"
+import { retryUntil } from "./Retry.ts"
 
 export type AttemptOutcome =
   /** Money moved (automatic capture, a local method paid) or is held (manual capture). */
@@ -59,13 +60,6 @@ const endTrigger = (order: Order, session: Option.Option<Session.CheckoutSession
  * provider names no window: abandoned pages must not keep orders in flight for ever.
  */
 export const CUSTOMER_STEP_WINDOW_MS = 60 * 60 * 1000
-
-/**
- * How long a direct payment whose create answered 502 waits for the merchant's retry (the spec's
- * "502, 503: retry with backoff"): a day, as long as a backoff schedule reasonably runs. Past it the
- * window-expiry worker fails the order (`payment.failed`), so an order nobody retries never stays open.
- */
-export const RETRY_WINDOW_MS = 24 * 60 * 60 * 1000
 
 const windowOf = (action: NextAction, at: string): string =>
   action.expires_at ?? new Date(Date.parse(at) + CUSTOMER_STEP_WINDOW_MS).toISOString()
@@ -120,9 +114,7 @@ export const decide = (
           next_action: null,
           pending_call: null
         })
-        const moved = yield* OrderAggregate.transition(order, [...sent, "attempt_unreachable"], at, {
-          retry_until: new Date(Date.parse(at) + RETRY_WINDOW_MS).toISOString()
-        })
+        const moved = yield* OrderAggregate.transition(order, [...sent, "attempt_unreachable"], at, { retry_until: retryUntil(at) })
         return { order: moved, txn: failed.next, session: undefined }
       }
       case "Closed": {

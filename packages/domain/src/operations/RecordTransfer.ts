@@ -2,7 +2,8 @@
  * The record step of a transfer's provider call (a `payout` call on its kind `transfer`
  * transaction): what the provider answered, applied to the transaction, the order and the transfer
  * record in one unit of work under the order's row lock, with the transfer's events. Create,
- * execute, reconciliation and the settlement worker all record through here.
+ * execute, reconciliation and the settlement worker all record through here, and the window-expiry
+ * worker fails a transfer whose retry after a 502 never came.
  */
 import { Effect, Option } from "effect"
 import * as OrderAggregate from "../OrderStatus.ts"
@@ -16,6 +17,7 @@ import * as Txn from "../TransactionStatus.ts"
 import { whenSettled } from "./Settlement.ts"
 import { decided, loadTxn, lockOrder, nowIso, recordEvents, saveOrder, saveTxn, unitOfWork } from "./Kit.ts"
 import { queuedCall, refusedCall } from "./ProviderStep.ts"
+import { retryUntil } from "./Retry.ts"
 
 export interface Recorded {
   readonly order: Order
@@ -48,29 +50,56 @@ const paid = (order: Order, txn: Transaction, transfer: Transfer, providerTransa
     return { order: succeeded.next, transfer: moved.next }
   })
 
-/** Refused or unreachable: nothing moved; the transaction, the order and the transfer fail. */
-const refused = (order: Order, txn: Transaction, transfer: Transfer, answer: { readonly decline_code: string } | "unavailable", at: string) =>
+/** The order and the transfer fail with `decline_code` (`transfer.failed`); the caller saved the transaction. */
+const fail = (order: Order, transfer: Transfer, trigger: "refused" | "retry_lapsed", decline_code: string | null, at: string) =>
   Effect.gen(function*() {
-    const failed = yield* refusedCall(txn, answer, at)
-    yield* saveTxn(failed)
-    const orderFailed = yield* decided(OrderAggregate.transition(order, "transfer_refused", at))
+    const orderFailed = yield* decided(OrderAggregate.transition(order, "transfer_refused", at, { retry_until: null }))
     yield* saveOrder(orderFailed.next)
-    const moved = yield* decided(transferTransition(transfer, "refused", at, { decline_code: failed.decline_code, next_action: null }))
+    const moved = yield* decided(transferTransition(transfer, trigger, at, { decline_code, next_action: null }))
     yield* saveTransfer(moved, orderFailed.next)
     return { order: orderFailed.next, transfer: moved.next }
   })
 
+/** Refused, or never received (reconciliation): nothing moved; the transaction, the order and the transfer fail. */
+const refused = (order: Order, txn: Transaction, transfer: Transfer, answer: { readonly decline_code: string } | "unavailable", at: string) =>
+  Effect.gen(function*() {
+    const failed = yield* refusedCall(txn, answer, at)
+    yield* saveTxn(failed)
+    return yield* fail(order, transfer, "refused", failed.decline_code, at)
+  })
+
+/**
+ * The caller's own call found no provider reachable (nothing applied anywhere): its transaction
+ * fails `provider_unavailable`, and the transfer awaits the same request again, with no
+ * `transfer.failed` (contract.md, Idempotency) — a create's on its order's retry window, an
+ * execute's as before it (requires_action: execute may be called again).
+ */
+const unreachable = (order: Order, txn: Transaction, transfer: Transfer, by: "create" | "execute", at: string) =>
+  Effect.gen(function*() {
+    yield* saveTxn(yield* refusedCall(txn, "unavailable", at))
+    const waiting = yield* decided(by === "create"
+      ? OrderAggregate.transition(order, "attempt_unreachable", at, { retry_until: retryUntil(at) })
+      : OrderAggregate.transition(order, "merchant_action_required", at))
+    yield* saveOrder(waiting.next)
+    const moved = yield* decided(transferTransition(transfer, by === "create" ? "create_unreachable" : "execute_unreachable", at))
+    yield* saveTransfer(moved, waiting.next)
+    return { order: waiting.next, transfer: moved.next }
+  })
+
 /**
  * Records the answer to the call with `key`; a no-op answering the current rows when that call was
- * recorded meanwhile (reconciliation raced the caller).
+ * recorded meanwhile (reconciliation raced the caller). `by`: the create or execute whose own call
+ * this is, so that "unavailable" (no provider reachable) leaves the transfer awaiting a retry;
+ * without it (reconciliation: never received) the transfer fails.
  */
-export const recordTransfer = (orderId: string, txnId: string, answer: PayoutResult | "unavailable", key: string) =>
+export const recordTransfer = (orderId: string, txnId: string, answer: PayoutResult | "unavailable", key: string, by?: "create" | "execute") =>
   unitOfWork(Effect.gen(function*() {
     const order = yield* lockOrder(orderId)
     const txn = yield* loadTxn(txnId)
     const transfer = yield* transferOf(orderId)
     if (txn.pending_call?.key !== key) return { order, transfer } satisfies Recorded
     const at = yield* nowIso
+    if (answer === "unavailable" && by !== undefined) return yield* unreachable(order, txn, transfer, by, at)
     if (answer === "unavailable" || answer._tag === "Refused") return yield* refused(order, txn, transfer, answer, at)
     if (answer._tag === "Paid") return yield* paid(order, txn, transfer, answer.provider_transaction_id, at)
     // Pending: accepted, paid later (the settlement worker asks the provider by this id).
@@ -88,3 +117,15 @@ export const settleTransfer = (candidate: Transaction) =>
       else yield* paid(order, txn, transfer, txn.provider_transaction_id, at)
       return true
     }))
+
+/**
+ * The window-expiry worker, in its unit of work under the order's row lock: a transfer whose create
+ * answered 502 and that nobody retried within the window fails (`transfer.failed`, with its last
+ * attempt's `provider_unavailable`).
+ */
+export const lapseTransfer = (order: Order, at: string) =>
+  Effect.gen(function*() {
+    const transfer = yield* transferOf(order.id)
+    const last = yield* loadTxn(transfer.transaction_id)
+    yield* fail(order, transfer, "retry_lapsed", last.decline_code, at)
+  })

@@ -107,15 +107,13 @@ export const referenceTaken = (holder: Order) => {
 }
 
 /**
- * contract.md, Idempotency: a create of a direct payment or a transfer whose reference any order or
- * session already uses is 409 `duplicate_merchant_reference_id` "whatever its body", so it is checked
- * before the body is; a session's create likewise when a direct payment or transfer uses it (sessions
- * among themselves: CheckoutSessionRepo.insert). The storage's claim of the reference
- * (OrderRepo.insert) still decides between creates arriving at once.
+ * contract.md, Idempotency: a session's create whose reference a direct payment or transfer uses is
+ * 409 `duplicate_merchant_reference_id` "whatever its body", so it is checked before the body is
+ * (sessions among themselves: CheckoutSessionRepo.insert; direct payments and transfers: Retry.ts).
  */
-export const refuseTakenReference = (accountId: string, reference: unknown, creating: "order" | "session" = "order") =>
+export const refuseReferenceOfOrders = (accountId: string, reference: unknown) =>
   Effect.gen(function*() {
     const holder = yield* referenceHolder(accountId, reference)
-    if (Option.isNone(holder) || (creating === "session" && holder.value.subtype === "checkout")) return
+    if (Option.isNone(holder) || holder.value.subtype === "checkout") return
     return yield* Effect.fail(referenceTaken(holder.value))
   })

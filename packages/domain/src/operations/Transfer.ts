@@ -1,10 +1,14 @@
 /**
  * Operations: create a transfer (POST /v1/transfers) and execute a card transfer
- * (POST /v1/transfers/{order_id}/execute). Validate → claim (the order, its one `transfer`
- * transaction and the transfer record in one unit of work; the reference taken by the order's
- * insert) → call the provider's payout → record (RecordTransfer.ts). A card destination waits for
- * its card to be collected (`collect_card`) and is sent by execute, once: the claim under the
- * order's lock and row lock moves it to processing with its call reserved.
+ * (POST /v1/transfers/{order_id}/execute). Validate → claim (the order, its `transfer` transaction
+ * and the transfer record in one unit of work; the reference taken by the order's insert) → call
+ * the provider's payout → record (RecordTransfer.ts). A card destination waits for its card to be
+ * collected (`collect_card`) and is sent by execute: the claim under the order's lock and row lock
+ * moves it to processing with its call reserved, once at a time.
+ *
+ * No provider reachable (502, nothing paid) leaves the transfer awaiting the same request again
+ * (contract.md, Idempotency): a create's retry claims the order under its row lock (Retry.ts), an
+ * execute may be called again; each attempt is a new transaction, the record naming the latest.
  */
 import { Effect, Option } from "effect"
 import type { Account } from "../Account.ts"
@@ -20,6 +24,7 @@ import {
 } from "../Errors.ts"
 import { type AccountId, Ids } from "../Ids.ts"
 import { born as bornRecord, type Transfer, transferTransition } from "../MoneyOut.ts"
+import type { Changes } from "../StateMachine.ts"
 import * as OrderAggregate from "../OrderStatus.ts"
 import type { Order, PaymentInstrument, Transaction } from "../Payment.ts"
 import { OrderRepo, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
@@ -40,11 +45,11 @@ import {
 import { transferView } from "../TransferViews.ts"
 import { cardDetails, clientSecretAction, revealCard } from "./Cards.ts"
 import { decided, guarded, loadTxn, lockOrder, newTransaction, nowIso, saveOrder, saveTxn, unitOfWork } from "./Kit.ts"
-import { ANSWER_LOST, callAndRecord, idempotencyKey, reserve, type StepName } from "./ProviderStep.ts"
+import { ANSWER_LOST, callAndRecord, idempotencyKey, reserve } from "./ProviderStep.ts"
 import { recordTransfer, transferOf } from "./RecordTransfer.ts"
 import { cardInstrument } from "./Instrument.ts"
-import { refuseTakenReference } from "./Target.ts"
-import { onRoute, providerOf, transferRoute } from "./Route.ts"
+import { lockRetry, requestHashOf, retryOf } from "./Retry.ts"
+import { onRoute, providerOf, sameProvider, transferRoute } from "./Route.ts"
 
 /** Refusals the spec lists as transfer errors: the create or execute answers them as that error, after recording. */
 const DECLINES_AS_ERRORS = [
@@ -100,16 +105,24 @@ const claim = (order: Order, txn: Transaction, transfer: Transfer) =>
     yield* (yield* TransferRepo).insert(transfer)
   }))
 
+/** What the merchant does after a 502: nothing was paid, and the same request may be sent again. */
+const UNREACHABLE = {
+  create: "The payout provider is unreachable; nothing was paid. Retry the same request with the same merchant_reference",
+  execute: "The payout provider is unreachable; nothing was paid. Execute the transfer again"
+} as const
+
 /**
- * Call → record for a reserved payout call; the caller holds the order's lock. A lost answer is
- * `transfer_in_progress` (left for reconciliation); a refusal the spec names is answered as its error.
+ * Call → record for a reserved payout call, the create's or the execute's (`by`); the caller holds
+ * the order's lock. No provider reachable is 502 with the transfer awaiting the same request again;
+ * a lost answer is `transfer_in_progress` (left for reconciliation); a refusal the spec names is
+ * answered as its error.
  */
-const sendPayout = (step: StepName, order: Order, txn: Transaction) =>
+const sendPayout = (by: "create" | "execute", order: Order, txn: Transaction) =>
   Effect.gen(function*() {
     const provider = yield* providerOf(txn)
     const key = txn.pending_call!.key
     const card = order.card_token === null ? undefined : cardDetails(yield* revealCard(order.account_id, order.card_token), undefined)
-    const recorded = yield* callAndRecord(step, "transfer", provider.payout({
+    const recorded = yield* callAndRecord(by === "create" ? "transfer" : "transfer_execute", "transfer", provider.payout({
       reference: txn.id,
       idempotency_key: key,
       method: order.payment_method,
@@ -118,7 +131,7 @@ const sendPayout = (step: StepName, order: Order, txn: Transaction) =>
       amount: txn.amount,
       currency: txn.currency,
       country: order.country
-    }), (answer) => recordTransfer(order.id, txn.id, answer, key), "The payout provider is unreachable; the transfer was recorded as failed").pipe(
+    }), (answer) => recordTransfer(order.id, txn.id, answer, key, by), UNREACHABLE[by]).pipe(
       Effect.catchTag("CardPaymentInProgress", () => Effect.fail(new TransferInProgress({ message: `A transfer is in progress: ${ANSWER_LOST}` })))
     )
     const refused = declineError(recorded.transfer)
@@ -127,18 +140,26 @@ const sendPayout = (step: StepName, order: Order, txn: Transaction) =>
   })
 
 export const createTransfer = Effect.fn("Transfers.create")(function*(account: Account, input: CreateTransferInput) {
-  yield* refuseTakenReference(account.id, input.merchant_reference)
+  const requestHash = yield* requestHashOf(input)
+  const retrying = yield* retryOf(account.id, input.merchant_reference, "transfer", requestHash)
   const valid = validateTransfer(account, input)
   if (valid instanceof Error) return yield* Effect.fail(valid)
   const route = yield* transferRoute(account, valid.channel_id, { method: valid.destination.code, currency: valid.currency, country: valid.country }, valid.processing_profile)
   // The sandbox's own table of where each destination can be paid (contract.md, Transfers).
   const unpayable = route[0].channel_id === undefined ? routeDestination(valid) : undefined
   if (unpayable !== undefined) return yield* Effect.fail(unpayable)
-  return yield* onRoute(route)(createOn(account, valid))
+  return yield* onRoute(route)(retrying === undefined ? createOn(account, valid, requestHash) : retryOn(retrying, requestHash))
 })
 
+/**
+ * The claim, then call → record, of a transfer's payout: from the claim on nothing interrupts the
+ * call, its outcome must be recorded.
+ */
+const claimAndSend = <E, R>(by: "create" | "execute", claimed: Effect.Effect<{ readonly order: Order; readonly txn: Transaction }, E, R>) =>
+  Effect.uninterruptible(Effect.flatMap(claimed, ({ order, txn }) => guarded(order.id, sendPayout(by, order, txn))))
+
 /** Claim → call → record of a new transfer, on its route's provider (in context). */
-const createOn = Effect.fnUntraced(function*(account: Account, valid: ValidTransfer) {
+const createOn = Effect.fnUntraced(function*(account: Account, valid: ValidTransfer, requestHash: string) {
   const ids = yield* Ids
   const instrument: PaymentInstrument = valid.card_token !== undefined
     ? yield* cardDestination(account.id, valid.details)
@@ -158,6 +179,7 @@ const createOn = Effect.fnUntraced(function*(account: Account, valid: ValidTrans
     processing_profile: valid.processing_profile,
     card_token: valid.card_token ?? null,
     ...NO_PAYMENT_FIELDS,
+    request_hash: requestHash,
     created_at: at
   })
   const attempt = yield* newTransaction(born, "transfer", born.amount, { payment_instrument: instrument })
@@ -188,9 +210,35 @@ const createOn = Effect.fnUntraced(function*(account: Account, valid: ValidTrans
   const order = (yield* decided(OrderAggregate.transition(born, "attempt_sent", at))).next
   const txn = yield* reserve(attempt, "payout", idempotencyKey(attempt, "payout"), at)
   const transfer = (yield* decided(transferTransition(record, "sent", at))).next
-  // From the claim on, nothing interrupts the call: its outcome must be recorded.
-  return yield* Effect.uninterruptible(Effect.andThen(claim(order, txn, transfer), guarded(order.id, sendPayout("transfer", order, txn))))
+  return yield* claimAndSend("create", Effect.as(claim(order, txn, transfer), { order, txn }))
 })
+
+/**
+ * The same request again after a create answered 502 (contract.md, Idempotency), on the route's
+ * provider (in context): a new attempt of the same transfer, to the same destination, claimed
+ * under the order's row lock while the order still awaits it.
+ */
+const retryOn = Effect.fnUntraced(function*(retrying: Order, requestHash: string) {
+  const destination = (yield* transferOf(retrying.id)).payment_instrument
+  const attempt = yield* newTransaction(retrying, "transfer", retrying.amount, { payment_instrument: destination })
+  return yield* claimAndSend("create", unitOfWork(Effect.gen(function*() {
+    const at = yield* nowIso
+    const current = yield* lockRetry(retrying, requestHash, at)
+    const order = (yield* decided(OrderAggregate.transition(current, "attempt_sent", at, { retry_until: null }))).next
+    yield* saveOrder(order)
+    const txn = yield* reserve(attempt, "payout", idempotencyKey(attempt, "payout"), at)
+    yield* (yield* TransactionRepo).insert(txn)
+    yield* sendTransfer(yield* transferOf(order.id), txn, at)
+    return { order, txn }
+  })))
+})
+
+/** The transfer record's move to processing with its attempt `txn` (a retry's is a new one). */
+const sendTransfer = (transfer: Transfer, txn: Transaction, at: string, changes: Changes<Transfer> = {}) =>
+  Effect.gen(function*() {
+    const moved = yield* decided(transferTransition(transfer, "sent", at, { ...changes, transaction_id: txn.id, channel_id: txn.channel_id }))
+    yield* (yield* TransferRepo).update(moved.next)
+  })
 
 /** Why a transfer cannot be executed now: its call is out, or it is not awaiting card collection. */
 const notAwaiting = (transfer: Transfer) =>
@@ -241,15 +289,18 @@ export const executeTransfer = Effect.fn("Transfers.execute")(function*(account:
       const transfer = yield* transferOf(orderId)
       if (transfer.status !== "requires_action") return yield* Effect.fail(notAwaiting(transfer))
       const instrument = replacement ?? transfer.payment_instrument
-      const attempt = yield* loadTxn(transfer.transaction_id)
+      const previous = yield* loadTxn(transfer.transaction_id)
+      // After an execute answered 502 its attempt failed: this execute is a new attempt, at the same provider.
+      const again = previous.status !== "initial"
+      const attempt = again ? yield* newTransaction(order, "transfer", previous.amount, sameProvider(previous)) : previous
       const at = yield* nowIso
       const txn = yield* reserve({ ...attempt, payment_instrument: instrument }, "payout", idempotencyKey(attempt, "payout"), at)
-      yield* saveTxn(txn)
+      yield* (again ? (yield* TransactionRepo).insert(txn) : saveTxn(txn))
       const sent = yield* decided(OrderAggregate.transition(order, "action_completed", at, { card_token: input.card_token ?? order.card_token }))
       yield* saveOrder(sent.next)
-      yield* (yield* TransferRepo).update((yield* decided(transferTransition(transfer, "sent", at, { next_action: null, payment_instrument: instrument }))).next)
+      yield* sendTransfer(transfer, txn, at, { next_action: null, payment_instrument: instrument })
       return { order: sent.next, txn }
     }))
-    return yield* sendPayout("transfer_execute", claimed.order, claimed.txn)
+    return yield* sendPayout("execute", claimed.order, claimed.txn)
   }))
 })

@@ -76,12 +76,12 @@ export class TransfersApi extends HttpApiGroup.make("transfers")
     payload: CreateTransferRequest,
     success: TransferView.pipe(HttpApiSchema.status(201))
   }).annotate(OpenApi.Summary, "Create a transfer")
-    .annotate(OpenApi.Description, "Sends money to a destination instrument; a card destination answers requires_action (collect_card), then execute."),
+    .annotate(OpenApi.Description, "Sends money to a destination instrument; a card destination answers requires_action (collect_card), then execute. Answered 502 provider_unavailable, nothing was paid: the same request with the same merchant_reference attempts it again (within a day)."),
   HttpApiEndpoint.get("get", "/v1/transfers/:id", { params: { id: TransferId }, success: TransferView }).annotate(OpenApi.Summary, "Retrieve a transfer"),
   HttpApiEndpoint.post("execute", "/v1/transfers/:order_id/execute", {
     params: { order_id: OrderId },
     payload: ExecuteTransferRequest,
     success: TransferView
   }).annotate(OpenApi.Summary, "Execute a card transfer")
-    .annotate(OpenApi.Description, "Executes a card transfer awaiting card collection, once; card_token replaces its card.")
+    .annotate(OpenApi.Description, "Executes a card transfer awaiting card collection, once; card_token replaces its card. Answered 502 provider_unavailable, nothing was paid and the transfer awaits execute again.")
 ) {}

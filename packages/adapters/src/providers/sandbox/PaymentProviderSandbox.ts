@@ -14,6 +14,7 @@ import type { AuthorizeResult, BinFacts, CaptureResult, LocalPaymentRequest, Loo
 import { Clock, DateTime, Effect, Layer } from "effect"
 import * as LocalDocuments from "./LocalDocuments.ts"
 import { type Applied, FENCED, type Operation, type Results, SandboxLedger } from "./SandboxLedger.ts"
+import { SandboxOutage } from "./SandboxOutage.ts"
 import { type SandboxUrls, sandboxUrls } from "./SandboxPaths.ts"
 import * as SandboxIds from "./SandboxIds.ts"
 
@@ -248,6 +249,9 @@ export const make = (options: SandboxOptions, ledger: SandboxLedger["Service"]):
   ): Effect.Effect<Results[K], Errors.ProviderUnavailable> =>
     Effect.gen(function*() {
       // Read per call, like the operations' checkpoints: whoever runs the call decides the faults.
+      if ((yield* SandboxOutage).unreachable(operation)) {
+        return yield* new Errors.ProviderUnavailable({ message: `The sandbox's ${operation} service is unreachable (a simulated outage)` })
+      }
       const faults = yield* Faults
       yield* faults.at(`provider.${operation}.received`)
       const result = yield* decide
