@@ -606,27 +606,37 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       expect(yield* repo.findById(beside.id)).toEqual(Option.some(beside))
     }))
 
-  it.effect("server listeners: each process's port while fresh; a refresh moves it on, a stale or unregistered one is gone", () =>
+  it.effect("server listeners: each process's place while fresh by the storage's clock; a refresh moves it on; a stale one is deleted by anyone's beat", () =>
     Effect.gen(function*() {
       const listeners = yield* ServerListeners
       // Ports of this test's own (the table is shared with whatever else ran on this storage).
       const [a, b, c] = [61_001, 61_002, 61_003]
       const tag = `${Date.now()}-${Math.random()}`
-      const at = (seconds: number) => new Date(Date.UTC(2031, 0, 1, 0, 0, seconds))
-      yield* listeners.register(`a-${tag}`, a, at(0))
-      yield* listeners.register(`b-${tag}`, b, at(10))
-      // Two processes on one port (a cluster's children): one port.
-      yield* listeners.register(`b2-${tag}`, b, at(10))
-      const mine = (ports: ReadonlyArray<number>) => ports.filter((port) => [a, b, c].includes(port)).sort()
-      expect(mine(yield* listeners.ports(at(0)))).toEqual([a, b])
-      expect(mine(yield* listeners.ports(at(5)))).toEqual([b])
+      const FRESH = 60_000
+      const mine = (rows: ReadonlyArray<{ readonly port: number; readonly addresses: ReadonlyArray<string> }>) =>
+        rows.filter((row) => [a, b, c].includes(row.port)).sort((x, y) => x.port - y.port || x.addresses.length - y.addresses.length)
+      yield* listeners.register(`a-${tag}`, { port: a, addresses: ["10.0.0.1", "fd00::2"] }, FRESH)
+      yield* Effect.sleep("2 seconds")
+      yield* listeners.register(`b-${tag}`, { port: b, addresses: [] }, FRESH)
+      // Two processes on one port (a cluster's children): each its row.
+      yield* listeners.register(`b2-${tag}`, { port: b, addresses: ["10.0.0.2"] }, FRESH)
+      expect(mine(yield* listeners.listening(FRESH))).toEqual([
+        { port: a, addresses: ["10.0.0.1", "fd00::2"] },
+        { port: b, addresses: [] },
+        { port: b, addresses: ["10.0.0.2"] }
+      ])
+      // Older than a second: a stopped counting (b's were written just now).
+      expect(mine(yield* listeners.listening(1_000)).map((row) => row.port)).toEqual([b, b])
       // A refresh (a heartbeat, or a restart on another port) replaces the process's row.
-      yield* listeners.register(`a-${tag}`, c, at(20))
-      expect(mine(yield* listeners.ports(at(0)))).toEqual([b, c])
-      yield* listeners.unregister(`b-${tag}`)
-      expect(mine(yield* listeners.ports(at(0)))).toEqual([b, c])
+      yield* listeners.register(`b-${tag}`, { port: c, addresses: ["192.168.1.9"] }, FRESH)
+      expect(mine(yield* listeners.listening(FRESH)).map((row) => row.port)).toEqual([a, b, c])
       yield* listeners.unregister(`b2-${tag}`)
-      expect(mine(yield* listeners.ports(at(0)))).toEqual([c])
+      expect(mine(yield* listeners.listening(FRESH)).map((row) => row.port)).toEqual([a, c])
+      // A beat with a shorter horizon deletes the rows older than it: a's is gone for every reader.
+      yield* listeners.register(`b-${tag}`, { port: c, addresses: [] }, 1_000)
+      expect(mine(yield* listeners.listening(FRESH))).toEqual([{ port: c, addresses: [] }])
+      yield* listeners.unregister(`b-${tag}`)
+      expect(mine(yield* listeners.listening(FRESH))).toEqual([])
     }))
 
   it.effect("vaults a card: find returns the safe fields, reveal the number", () =>

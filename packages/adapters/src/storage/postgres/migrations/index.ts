@@ -36,6 +36,7 @@ import * as m0030 from "./0030_sealed_client_secrets.ts"
 import * as m0031 from "./0031_transaction_browser_flow.ts"
 import * as m0032 from "./0032_server_listeners.ts"
 import * as m0033 from "./0033_settlement_backoff.ts"
+import * as m0034 from "./0034_listener_addresses.ts"
 
 export interface Migration {
   readonly name: string
@@ -76,5 +77,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { name: "0030_sealed_client_secrets", statements: m0030.statements, run: m0030.run },
   { name: "0031_transaction_browser_flow", statements: m0031.statements },
   { name: "0032_server_listeners", statements: m0032.statements },
-  { name: "0033_settlement_backoff", statements: m0033.statements }
+  { name: "0033_settlement_backoff", statements: m0033.statements },
+  { name: "0034_listener_addresses", statements: m0034.statements }
 ]
