@@ -96,7 +96,7 @@ describe("migrations", () => {
       expect(yield* Infrastructure.migrate(config)).toEqual([])
     }), 60_000)
 
-  it.live("0030 seals the client secrets earlier versions stored in clear and drops them from events (contract.md, Secrets at rest); reads show them again", () =>
+  it.live("0030 seals the client secrets earlier versions stored in clear (more rows than one batch) and drops them from events (contract.md, Secrets at rest); reads show them again", () =>
     Effect.gen(function*() {
       const config = yield* freshConfig
       const stack = UseCases.layer.pipe(Layer.provideMerge(Infrastructure.layer(config)))
@@ -123,6 +123,10 @@ describe("migrations", () => {
         const sql = yield* SqlClient.SqlClient
         yield* sql`UPDATE transactions SET next_action = jsonb_set(next_action, '{client_secret}', to_jsonb(${secret}::text)) WHERE id = ${txnId}`
         yield* sql`UPDATE events SET data = jsonb_set(data, '{next_action,client_secret}', to_jsonb(${secret}::text)) WHERE order_id = ${orderId} AND data ? 'next_action'`
+        // More rows than a batch (500): copies of the attempt, each paged past once.
+        yield* sql`INSERT INTO transactions
+          SELECT (jsonb_populate_record(t, jsonb_build_object('id', t.id || '_copy' || lpad(g::text, 4, '0')))).*
+          FROM transactions t, generate_series(1, 1100) g WHERE t.id = ${txnId}`
         yield* sql`DELETE FROM tender_migrations WHERE name = '0030_sealed_client_secrets'`
       }))
 
@@ -132,6 +136,11 @@ describe("migrations", () => {
         const sql = yield* SqlClient.SqlClient
         const [row] = yield* sql<{ readonly stored: string }>`SELECT next_action->>'client_secret' AS stored FROM transactions WHERE id = ${txnId}`
         expect(row.stored.startsWith("sealed.v1.")).toBe(true)
+        const [copies] = yield* sql<{ readonly sealed: number; readonly clear: number }>`
+          SELECT count(*) FILTER (WHERE next_action->>'client_secret' LIKE 'sealed.v1.%')::int AS sealed,
+                 count(*) FILTER (WHERE next_action->>'client_secret' NOT LIKE 'sealed.v1.%')::int AS clear
+          FROM transactions WHERE id LIKE ${`${txnId}_copy%`}`
+        expect(copies).toEqual({ sealed: 1100, clear: 0 })
         expect(row.stored).not.toContain(secret.slice(secret.lastIndexOf("_") + 1))
         const events = yield* sql<{ readonly data: string }>`SELECT data::text AS data FROM events WHERE order_id = ${orderId}`
         expect(events.length).toBeGreaterThan(0)
