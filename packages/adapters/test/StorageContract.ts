@@ -1253,7 +1253,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       expect(pages.flatMap((page) => idsOf(page.data))).toEqual(idsOf(newestFirst(mine)))
     }))
 
-  it.effect("transactions: listSettling gives processing captures and pending (queued) refunds, payouts and transfers with a provider id, due by the time given (put off until settlement_check_at, else since created), soonest first, ties by id, across accounts", () =>
+  it.effect("transactions: listSettling gives processing captures and queued refunds, payouts and transfers (pending; processing with no call, as an older version wrote them) with a provider id, due by the time given (put off until settlement_check_at, else since created), soonest first, ties by id, across accounts", () =>
     Effect.gen(function*() {
       const orders = yield* OrderRepo
       const transactions = yield* TransactionRepo
@@ -1275,16 +1275,18 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
         yield* capture(second, { kind: "refund", status: "pending", created_at: at(1) }),
         yield* capture(first, { kind: "transfer", status: "pending", created_at: at(0), settlement_check_at: at(1) })
       ]
+      // Queued by a process of the version before migration 0029 while it ran: `processing`, no call in flight.
+      const older = yield* capture(second, { kind: "refund", status: "processing", created_at: at(3) })
       const excluded = [
         yield* capture(first, { provider_transaction_id: null, created_at: at(0) }),
         yield* capture(first, { status: "completed", created_at: at(0) }),
         yield* capture(first, { kind: "authorization", created_at: at(0) }),
         yield* capture(first, { status: "pending", created_at: at(0) }),
-        // contract.md: a refund, payout or transfer "waiting at the provider … reads pending".
-        yield* capture(first, { kind: "refund", status: "processing", created_at: at(0) }),
+        // contract.md: a refund, payout or transfer reads "processing only while a call is in flight".
+        yield* capture(first, { kind: "refund", status: "processing", created_at: at(0), pending_call: { key: "k", operation: "refund", at: T0 } }),
         yield* capture(first, { kind: "transfer", status: "pending", created_at: at(0), pending_call: { key: "k", operation: "payout", at: T0 } })
       ]
-      for (const t of [newer, ...excluded, tieB, queued, stuck, tieA]) yield* transactions.insert(t)
+      for (const t of [newer, ...excluded, tieB, older, queued, stuck, tieA]) yield* transactions.insert(t)
       expect(Option.getOrThrow(yield* transactions.findAny(stuck.id)).settlement_check_at).toBe(at(10))
 
       const mine = (settling: ReadonlyArray<Payment.Transaction>) =>
@@ -1292,12 +1294,12 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       const dueOf = (t: Payment.Transaction) => Date.parse(t.settlement_check_at ?? t.created_at)
       const settling = yield* transactions.listSettling(at(5), 10_000)
       for (const t of settling) {
-        expect([t.kind === "capture" ? t.status === "processing" : t.status === "pending", t.provider_transaction_id === null, t.pending_call]).toEqual([true, false, null])
+        expect([t.kind === "capture" ? t.status === "processing" : ["pending", "processing"].includes(t.status), t.provider_transaction_id === null, t.pending_call]).toEqual([true, false, null])
         expect(dueOf(t)).toBeLessThanOrEqual(Date.parse(at(5)))
       }
       const dues = settling.map(dueOf)
       expect(dues).toEqual([...dues].sort((x, y) => x - y))
-      expect(mine(settling)).toEqual([...idsOf([tieA, newer, tieB].sort((a, b) => (a.id < b.id ? -1 : 1))), queued.id])
+      expect(mine(settling)).toEqual([...idsOf([tieA, newer, tieB].sort((a, b) => (a.id < b.id ? -1 : 1))), queued.id, older.id])
       expect(yield* transactions.listSettling(at(5), 1)).toEqual(settling.slice(0, 1))
       // Not due before its time; at its time, after everything due sooner although created first.
       expect(mine(yield* transactions.listSettling(at(10), 10_000)).at(-1)).toBe(stuck.id)

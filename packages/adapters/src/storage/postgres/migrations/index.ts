@@ -37,6 +37,7 @@ import * as m0031 from "./0031_transaction_browser_flow.ts"
 import * as m0032 from "./0032_server_listeners.ts"
 import * as m0033 from "./0033_settlement_backoff.ts"
 import * as m0034 from "./0034_listener_addresses.ts"
+import * as m0035 from "./0035_settling_older_queued.ts"
 
 export interface Migration {
   readonly name: string
@@ -81,5 +82,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { name: "0031_transaction_browser_flow", statements: m0031.statements },
   { name: "0032_server_listeners", statements: m0032.statements },
   { name: "0033_settlement_backoff", statements: m0033.statements },
-  { name: "0034_listener_addresses", statements: m0034.statements }
+  { name: "0034_listener_addresses", statements: m0034.statements },
+  { name: "0035_settling_older_queued", statements: m0035.statements }
 ]
