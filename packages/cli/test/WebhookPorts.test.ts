@@ -50,6 +50,21 @@ const until = async <A>(what: string, read: () => Promise<A | undefined>, timeou
   }
 }
 
+/** A payment (its `payment.succeeded` goes to every endpoint), then `endpoint`'s delivery once the worker has attempted it. */
+const firstAttempt = async (endpoint: string) => {
+  const { token } = (await post(a!, "/v1/test_helpers/card_tokens", { number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })).json
+  const paid = await post(a!, "/v1/payments", {
+    amount: "5.00", currency: "USD", country: "US", merchant_reference: `ports-${Date.now()}-${Math.random()}`,
+    payment_method: { code: "card", details: { card_token: token, stored_credential: { initiator: "merchant" } } }
+  })
+  expect(paid.json.status).toBe("completed")
+  const delivery = await until("the worker's attempt", async () => {
+    const list = (await get(a!, `/v1/webhook_deliveries?endpoint_id=${endpoint}`)).json.data
+    return list.find((d: { attempt_count: number }) => d.attempt_count > 0)
+  })
+  return (await get(a!, `/v1/webhook_deliveries/${delivery.id}`)).json
+}
+
 it("a sibling server's port: refused at registration by another server, and at delivery by a standalone worker, no connection made", async () => {
   const siblingPort = await freePort()
   // Before the sibling runs, its port is nobody's: a local receiver may be registered there.
@@ -71,17 +86,7 @@ it("a sibling server's port: refused at registration by another server, and at d
   })
 
   // An event for the endpoint stored before B started: W (no port of its own, told none) delivers.
-  const { token } = (await post(a!, "/v1/test_helpers/card_tokens", { number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })).json
-  const paid = await post(a!, "/v1/payments", {
-    amount: "5.00", currency: "USD", country: "US", merchant_reference: `ports-${Date.now()}`,
-    payment_method: { code: "card", details: { card_token: token, stored_credential: { initiator: "merchant" } } }
-  })
-  expect(paid.json.status).toBe("completed")
-  const delivery = await until("the worker's attempt", async () => {
-    const list = (await get(a!, `/v1/webhook_deliveries?endpoint_id=${early.json.id}`)).json.data
-    return list.find((d: { attempt_count: number }) => d.attempt_count > 0)
-  })
-  const detail = (await get(a!, `/v1/webhook_deliveries/${delivery.id}`)).json
+  const detail = await firstAttempt(early.json.id)
   expect(detail.status).toBe("failed")
   // Refused before connecting: B would have answered (404 on /hooks), and the attempt would say so.
   expect(detail.attempts[0]).toMatchObject({ status_code: null, error: `endpoint URL must not point at loopback port ${siblingPort} (used by this server)` })
@@ -118,17 +123,7 @@ it.skipIf(privateAddress === undefined)("a server's port on its machine's privat
     errors: [{ field: "url", message: `must not point at ${privateAddress} port ${siblingPort} (used by this server)` }]
   })
 
-  const { token } = (await post(a!, "/v1/test_helpers/card_tokens", { number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })).json
-  const paid = await post(a!, "/v1/payments", {
-    amount: "6.00", currency: "USD", country: "US", merchant_reference: `ports-private-${Date.now()}`,
-    payment_method: { code: "card", details: { card_token: token, stored_credential: { initiator: "merchant" } } }
-  })
-  expect(paid.json.status).toBe("completed")
-  const delivery = await until("the worker's attempt", async () => {
-    const list = (await get(a!, `/v1/webhook_deliveries?endpoint_id=${early.json.id}`)).json.data
-    return list.find((d: { attempt_count: number }) => d.attempt_count > 0)
-  })
-  const detail = (await get(a!, `/v1/webhook_deliveries/${delivery.id}`)).json
+  const detail = await firstAttempt(early.json.id)
   // Refused before connecting: C would have answered the TLS handshake with plain HTTP, and the attempt would say so.
   expect(detail.attempts[0]).toMatchObject({ status_code: null, error: `endpoint URL must not point at ${privateAddress} port ${siblingPort} (used by this server)` })
 }, 180_000)
