@@ -20,7 +20,8 @@ export const whenSettled = <E, R, R2 = never>(
   candidate: Transaction,
   /**
    * Applies the provider's final word (`settled`, or `failed`: accepted, then not paid); `current`
-   * still awaits settlement, with no call in doubt. Answers whether it changed anything.
+   * still awaits settlement, with no call in doubt. Answers whether it changed anything, or, having
+   * changed it, what is left to do once its unit of work committed (a capture's failure: its release).
    */
   settle: (order: Order, current: Transaction, at: string, outcome: "settled" | "failed") => Effect.Effect<boolean | AfterCommit<R2>, E, R>
 ) =>

@@ -77,7 +77,7 @@ const recordReleaseAnswer = (order: Order, books: Books, release: Transaction, a
       voidedBy: books.voided,
       lastSettled: lastSettled(books.captures)
     })
-    return { snapshot: snapshot(done.order, ended, { as: shownAs(done.status) ?? (released ? undefined : "failed"), voided }), release: done.release }
+    return { snapshot: snapshot(done.order, ended, { as: shownAs(done.status), voided }), release: done.release }
   })
 
 /** The record step of a void (the merchant's, or a release) in its own unit of work; a no-op answering the current state when `key` was recorded already. */
