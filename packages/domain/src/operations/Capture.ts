@@ -14,7 +14,7 @@ import type { PaymentSnapshot } from "../PaymentViews.ts"
 import { revise } from "../StateMachine.ts"
 import * as Txn from "../TransactionStatus.ts"
 import { type Books, booksOf, shownAs } from "./Books.ts"
-import { applyEnd, lastSettled } from "./Closing.ts"
+import { applyEnd, lastSettled, voidReleasesRemainder } from "./Closing.ts"
 import { decided, guarded, lockOrder, newTransaction, nowIso, saveTxn, snapshot, unitOfWork } from "./Kit.ts"
 import { answersInUnitOfWork, callAndRecord, idempotencyKey, joined, raise, refusedCall, reserve } from "./ProviderStep.ts"
 import { whenSettled } from "./Settlement.ts"
@@ -40,12 +40,12 @@ const parseCaptureAmount = (amount: string | undefined, currency: string) => {
 export const endCapture = (order: Order, books: Books, capture: Transaction, at: string) =>
   Effect.gen(function*() {
     const settled = capture.status === "completed"
-    const provider = yield* providerOf(books.auth)
+    // Only a closing authorization can owe a release.
     const rows = Authorization.captureEnded(
       books.book,
       { amount: capture.amount, final: capture.final === true, accepted: capture.provider_transaction_id !== null },
       settled,
-      provider.voidReleasesRemainder === true
+      books.book.status === "closing" && (yield* voidReleasesRemainder(books))
     )
     const captured = books.book.captured + (settled ? capture.amount : 0)
     const ended = yield* applyEnd(order, books, rows, at, { capture: { captured, capture } }, {

@@ -14,7 +14,7 @@ import * as Txn from "../TransactionStatus.ts"
 import type { Books } from "./Books.ts"
 import { decided, emit, newTransaction, saveOrder } from "./Kit.ts"
 import { idempotencyKey, reserve } from "./ProviderStep.ts"
-import { sameProvider } from "./Route.ts"
+import { providerOf, sameProvider } from "./Route.ts"
 
 export interface Ended {
   readonly order: Order
@@ -89,6 +89,9 @@ export const applyEnd = (
     }
     return { order: current, status, release } satisfies Ended
   })
+
+/** Whether the authorization's provider releases all it has not captured on a void (PaymentProvider.voidReleasesRemainder). */
+export const voidReleasesRemainder = (books: Books) => Effect.map(providerOf(books.auth), (provider) => provider.voidReleasesRemainder === true)
 
 /** The capture that settled last, of `captures`. */
 export const lastSettled = (captures: ReadonlyArray<Transaction>) => [...captures].reverse().find((t) => t.status === "completed")

@@ -15,13 +15,10 @@ import type { Order, Transaction } from "../Payment.ts"
 import { TransactionRepo, type VoidResult } from "../PaymentPorts.ts"
 import * as Txn from "../TransactionStatus.ts"
 import { type Books, booksOf, shownAs } from "./Books.ts"
-import { applyEnd, lastSettled, type ReservedRelease } from "./Closing.ts"
+import { applyEnd, lastSettled, type ReservedRelease, voidReleasesRemainder } from "./Closing.ts"
 import { decided, guarded, lockOrder, newTransaction, nowIso, saveTxn, snapshot, unitOfWork } from "./Kit.ts"
 import { callAndRecord, idempotencyKey, refusedCall, reserve } from "./ProviderStep.ts"
 import { providerOf, refuseOtherChannel, sameProvider } from "./Route.ts"
-
-/** Whether the authorization's provider releases all it has not captured on a void (PaymentProvider.voidReleasesRemainder). */
-const voidReleasesRemainder = (books: Books) => Effect.map(providerOf(books.auth), (provider) => provider.voidReleasesRemainder === true)
 
 /** What a void's answer shows as `voided_amount`: once closed, all that voids released; while closing, what this one did. */
 const shownVoided = (books: Books, voidTxn: Transaction) => (books.book.status === "closing" ? voidTxn.amount : books.book.voided)
