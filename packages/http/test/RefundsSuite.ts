@@ -362,11 +362,67 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
       expect(events[0].data).toMatchObject({ ...reply, merchant_reference: paid.merchant_reference })
     })
 
-    it("an authorization's instrument once captured, by transaction_id or merchant_reference", async () => {
+    it("a payout names a settlement as a refund does: an authorization's id or reference stands for its one capture (its instrument); captured in parts, the capture by its transaction_id (refund_requires_transaction_target, 400)", async () => {
       const auth = await authorize()
-      await tender.payments.capture({ order_id: auth.order_id, amount: "30.00" })
-      expect((await tender.payouts.create({ transaction_id: auth.transaction_id, amount: "1.00" })).status).toBe("succeeded")
-      expect((await tender.payouts.create({ merchant_reference: auth.merchant_reference, amount: "1.00" })).original_transaction_id).toBe(auth.transaction_id)
+      const captured = await tender.payments.capture({ order_id: auth.order_id, amount: "30.00" })
+      const byAuthorization = await tender.payouts.create({ transaction_id: auth.transaction_id, amount: "1.00" })
+      expect(byAuthorization).toMatchObject({ status: "succeeded", original_transaction_id: captured.transaction_id })
+      expect(byAuthorization.payment_instrument).toEqual((await tender.transactions.get({ params: { id: auth.transaction_id } })).payment_instrument)
+      expect((await tender.transactions.get({ params: { id: byAuthorization.transaction_id } })).parent_transaction_id).toBe(captured.transaction_id)
+      expect((await tender.payouts.create({ merchant_reference: auth.merchant_reference, amount: "1.00" })).original_transaction_id).toBe(captured.transaction_id)
+      expect((await tender.payouts.create({ transaction_id: captured.transaction_id, amount: "1.00" })).original_transaction_id).toBe(captured.transaction_id)
+      const parts = await authorize()
+      const first = await tender.payments.capture({ order_id: parts.order_id, amount: "30.00", final: false })
+      await tender.payments.capture({ order_id: parts.order_id, amount: "20.00", final: false })
+      await apiError(tender.payouts.create({ order_id: parts.order_id, amount: "1.00" }), 400, "refund_requires_transaction_target")
+      await apiError(tender.payouts.create({ transaction_id: parts.transaction_id, amount: "1.00" }), 400, "refund_requires_transaction_target")
+      expect((await tender.payouts.create({ transaction_id: first.transaction_id, amount: "30.00" })).original_transaction_id).toBe(first.transaction_id)
+      // That capture's balance is spent; the other's is its own.
+      await apiError(tender.payouts.create({ transaction_id: first.transaction_id, amount: "0.01" }), 400, "validation_failed")
+    })
+
+    it("spec: a refund does \"not exceed the remaining refundable balance\"; contract.md, Payouts: \"the original's settled amount less its refunds and earlier payouts\" — one balance per settlement for both: a payout of it all leaves nothing to refund (400 refund_amount_exceeds_refundable), a payout in flight counts, and the reverse", async () => {
+      const payoutOver = async (orderId: string, amount: string) => {
+        const reply = await post("/v1/payouts", { order_id: orderId, amount })
+        expectError(reply, 400, "validation_failed")
+        expect(reply.json.errors.map((e: { field: string }) => e.field)).toEqual(["amount"])
+      }
+      // The review's hole: paid out in full, then refunded in full — twice what arrived went out.
+      const paid = await charge()
+      expect((await tender.payouts.create({ order_id: paid.order_id, amount: "25.00" })).status).toBe("succeeded")
+      for (const amount of ["25.00", "0.01", undefined]) {
+        await apiError(tender.refunds.create({ order_id: paid.order_id, amount }), 400, "refund_amount_exceeds_refundable")
+      }
+      // Part paid out: the rest is refundable, no more; then payouts and refunds together took it all,
+      // which is not "fully refunded" (refunds alone did not).
+      const part = await charge()
+      await tender.payouts.create({ order_id: part.order_id, amount: "10.00" })
+      await apiError(tender.refunds.create({ order_id: part.order_id, amount: "15.01" }), 400, "refund_amount_exceeds_refundable")
+      expect(await tender.refunds.create({ order_id: part.order_id })).toMatchObject({ status: "succeeded", amount: 15 })
+      await apiError(tender.refunds.create({ order_id: part.order_id, amount: "0.01" }), 400, "refund_amount_exceeds_refundable")
+      await payoutOver(part.order_id, "0.01")
+      // The reverse: refunded in part, the rest paid out, then nothing either way.
+      const refundedFirst = await charge()
+      await tender.refunds.create({ order_id: refundedFirst.order_id, amount: "20.00" })
+      await payoutOver(refundedFirst.order_id, "5.01")
+      expect((await tender.payouts.create({ order_id: refundedFirst.order_id, amount: "5.00" })).status).toBe("succeeded")
+      await apiError(tender.refunds.create({ order_id: refundedFirst.order_id }), 400, "refund_amount_exceeds_refundable")
+      expect((await tender.orders.get({ params: { id: refundedFirst.order_id } })).refunded_amount).toBe(20)
+      // Refunds alone taking it all is still refund_already_fully_refunded.
+      const refundedAll = await charge()
+      await tender.refunds.create({ order_id: refundedAll.order_id })
+      await apiError(tender.refunds.create({ order_id: refundedAll.order_id }), 409, "refund_already_fully_refunded")
+      // A payout still at the provider (card 0341: pending) is counted as gone.
+      const later = await charge("4000000000000341")
+      expect((await tender.payouts.create({ order_id: later.order_id, amount: "25.00" })).status).toBe("pending")
+      await apiError(tender.refunds.create({ order_id: later.order_id, amount: "0.01" }), 400, "refund_amount_exceeds_refundable")
+      // Per settlement: a payment captured in parts, one capture paid out; the other refunds in full.
+      const auth = await authorize()
+      const first = await tender.payments.capture({ order_id: auth.order_id, amount: "30.00", final: false })
+      const second = await tender.payments.capture({ order_id: auth.order_id, amount: "20.00", final: false })
+      await tender.payouts.create({ transaction_id: first.transaction_id, amount: "30.00" })
+      await apiError(tender.refunds.create({ transaction_id: first.transaction_id, amount: "0.01" }), 400, "refund_amount_exceeds_refundable")
+      expect(await tender.refunds.create({ transaction_id: second.transaction_id })).toMatchObject({ status: "succeeded", amount: 20 })
     })
 
     it("contract.md, Payouts: \"its amount is at most the account's allowance: by default the original's settled amount less its refunds and earlier payouts\"; over → 400 validation_failed naming amount, nothing recorded", async () => {
