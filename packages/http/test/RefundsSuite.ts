@@ -529,6 +529,50 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
       expect((await payout(fresh.order_id, "2.00")).status).toBe(201)
     })
 
+    it("contract.md, Operator set-up: `tender accounts payouts ID --max-per-payout A --max-per-day A` with no currency is the account's default for every currency (A in whole units, read in each payout's currency); a currency's own limits take precedence", async () => {
+      const limited = await Effect.runPromise(server.accounts.create({ name: "default payout limits", mode: "test" }))
+      const client = typedClient(server, limited)
+      const chargeOn = async (amount: string, currency: string, country: string) =>
+        client.payments.create({
+          amount,
+          currency,
+          country,
+          merchant_reference: ref("default-limit"),
+          payment_method: {
+            code: "card",
+            details: {
+              card_token: (await client.testHelpers.createCardToken({ number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })).token,
+              stored_credential: { initiator: "merchant", reason: "unscheduled" }
+            }
+          }
+        })
+      const payout = (orderId: string, amount: string) => send(server, limited, "POST", "/v1/payouts", { body: JSON.stringify({ order_id: orderId, amount }) })
+      const refusedAmount = (reply: Reply) => {
+        expectError(reply, 400, "validation_failed")
+        expect(reply.json.errors.map((e: { field: string }) => e.field)).toEqual(["amount"])
+      }
+      await Effect.runPromise(server.accounts.setPayoutLimit(limited.account_id, { max_per_payout: "40", max_per_day: "60" }))
+      // In USD: 40.00 per payout (instead of the 1.00 balance), 60.00 a day.
+      const dollars = await chargeOn("1.00", "USD", "US")
+      refusedAmount(await payout(dollars.order_id, "40.01"))
+      expect((await payout(dollars.order_id, "40.00")).status).toBe(201)
+      refusedAmount(await payout(dollars.order_id, "20.01"))
+      // In JPY (no minor units): 40 yen, its own day.
+      const yen = await chargeOn("100", "JPY", "JP")
+      refusedAmount(await payout(yen.order_id, "41"))
+      expect((await payout(yen.order_id, "40")).status).toBe(201)
+      // USD's own limits take precedence over the default; JPY keeps the default.
+      await Effect.runPromise(server.accounts.setPayoutLimit(limited.account_id, { currency: "USD", max_per_payout: "0.50", max_per_day: "100.00" }))
+      refusedAmount(await payout(dollars.order_id, "0.51"))
+      expect((await payout(dollars.order_id, "0.50")).status).toBe(201)
+      refusedAmount(await payout(yen.order_id, "21"))
+      // The default cleared: JPY is back to the balance rule (100 yen less 40 paid out), USD keeps its own.
+      await Effect.runPromise(server.accounts.clearPayoutLimit(limited.account_id, undefined))
+      refusedAmount(await payout(yen.order_id, "61"))
+      expect((await payout(yen.order_id, "60")).status).toBe(201)
+      refusedAmount(await payout(dollars.order_id, "0.51"))
+    })
+
     it("amount is required and positive (validation_failed naming amount); targets as for refunds", async () => {
       const paid = await charge()
       for (const body of [{ order_id: paid.order_id }, { order_id: paid.order_id, amount: "0" }, { order_id: paid.order_id, amount: "-1" }, { order_id: paid.order_id, amount: "x" }]) {
