@@ -59,6 +59,38 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
     return reply.json
   }
 
+  /** A payout refused over its allowance: 400 validation_failed naming amount. */
+  const refusedAmount = (reply: Reply) => {
+    expectError(reply, 400, "validation_failed")
+    expect(reply.json.errors.map((e: { field: string }) => e.field)).toEqual(["amount"])
+  }
+
+  /**
+   * An account of its own (an operator's daily limit counts every payout of the account): its card
+   * charges (merchant-initiated, settled at once unless `extra` says otherwise) and payouts by order.
+   */
+  const ownAccount = async (name: string) => {
+    const account = await Effect.runPromise(server.accounts.create({ name, mode: "test" }))
+    const client = typedClient(server, account)
+    const chargeOn = async (amount: string, currency = "USD", country = currency === "EUR" ? "DE" : "US", extra: Partial<BodyOf<"payments", "create">> = {}) =>
+      client.payments.create({
+        amount,
+        currency,
+        country,
+        merchant_reference: ref(name),
+        payment_method: {
+          code: "card",
+          details: {
+            card_token: (await client.testHelpers.createCardToken({ number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })).token,
+            stored_credential: { initiator: "merchant", reason: "unscheduled" }
+          }
+        },
+        ...extra
+      })
+    const payout = (orderId: string, amount: string) => send(server, account, "POST", "/v1/payouts", { body: JSON.stringify({ order_id: orderId, amount }) })
+    return { account, chargeOn, payout }
+  }
+
   beforeAll(async () => {
     server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } }, undefined, storage)
     merchant = await Effect.runPromise(server.accounts.create({ name: "refunds", mode: "test" }))
@@ -382,11 +414,7 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
     })
 
     it("spec: a refund does \"not exceed the remaining refundable balance\"; contract.md, Payouts: \"the original's settled amount less its refunds and earlier payouts\" — one balance per settlement for both: a payout of it all leaves nothing to refund (400 refund_amount_exceeds_refundable), a payout in flight counts, and the reverse", async () => {
-      const payoutOver = async (orderId: string, amount: string) => {
-        const reply = await post("/v1/payouts", { order_id: orderId, amount })
-        expectError(reply, 400, "validation_failed")
-        expect(reply.json.errors.map((e: { field: string }) => e.field)).toEqual(["amount"])
-      }
+      const payoutOver = async (orderId: string, amount: string) => refusedAmount(await post("/v1/payouts", { order_id: orderId, amount }))
       // The review's hole: paid out in full, then refunded in full — twice what arrived went out.
       const paid = await charge()
       expect((await tender.payouts.create({ order_id: paid.order_id, amount: "25.00" })).status).toBe("succeeded")
@@ -427,11 +455,7 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
 
     it("contract.md, Payouts: \"its amount is at most the account's allowance: by default the original's settled amount less its refunds and earlier payouts\"; over → 400 validation_failed naming amount, nothing recorded", async () => {
       const paid = await charge()
-      const over = async (amount: string) => {
-        const reply = await post("/v1/payouts", { order_id: paid.order_id, amount })
-        expectError(reply, 400, "validation_failed")
-        expect(reply.json.errors.map((e: { field: string }) => e.field)).toEqual(["amount"])
-      }
+      const over = async (amount: string) => refusedAmount(await post("/v1/payouts", { order_id: paid.order_id, amount }))
       // The hole of issue 21: 9,999,999,999,999.99 paid out on a 25.00 payment.
       await over("9999999999999.99")
       await over("25.01")
@@ -480,28 +504,7 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
     })
 
     it("contract.md, Payouts: an operator may set --max-per-payout and --max-per-day instead (per currency, per UTC day); cleared, the balance rule is back", async () => {
-      // An account of its own: the daily limit counts every payout of the account.
-      const limited = await Effect.runPromise(server.accounts.create({ name: "limited payouts", mode: "test" }))
-      const client = typedClient(server, limited)
-      const chargeOn = async (amount: string, currency = "USD") =>
-        client.payments.create({
-          amount,
-          currency,
-          country: currency === "EUR" ? "DE" : "US",
-          merchant_reference: ref("limited"),
-          payment_method: {
-            code: "card",
-            details: {
-              card_token: (await client.testHelpers.createCardToken({ number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })).token,
-              stored_credential: { initiator: "merchant", reason: "unscheduled" }
-            }
-          }
-        })
-      const payout = (orderId: string, amount: string) => send(server, limited, "POST", "/v1/payouts", { body: JSON.stringify({ order_id: orderId, amount }) })
-      const refusedAmount = (reply: Reply) => {
-        expectError(reply, 400, "validation_failed")
-        expect(reply.json.errors.map((e: { field: string }) => e.field)).toEqual(["amount"])
-      }
+      const { account: limited, chargeOn, payout } = await ownAccount("limited")
       await Effect.runPromise(server.accounts.setPayoutLimit(limited.account_id, { currency: "USD", max_per_payout: "30.00", max_per_day: "50.00" }))
       const small = await chargeOn("1.00")
       // Instead of the balance: 30.00 on a 1.00 payment; not 30.01.
@@ -517,10 +520,7 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
       refusedAmount(await payout(euros.order_id, "5.01"))
       expect((await payout(euros.order_id, "5.00")).status).toBe(201)
       // Settled still required: the limits replace the balance, not the original's eligibility.
-      const held = await client.payments.create({
-        amount: "5.00", currency: "USD", country: "US", merchant_reference: ref("held"), capture_method: "manual",
-        payment_method: { code: "card", details: { card_token: (await client.testHelpers.createCardToken({ number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })).token, stored_credential: { initiator: "merchant", reason: "unscheduled" } } }
-      })
+      const held = await chargeOn("5.00", "USD", "US", { capture_method: "manual" })
       expectError(await payout(held.order_id, "1.00"), 409, "original_transaction_not_eligible")
       // Cleared: the balance rule again.
       await Effect.runPromise(server.accounts.clearPayoutLimit(limited.account_id, "USD"))
@@ -530,27 +530,7 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
     })
 
     it("contract.md, Operator set-up: `tender accounts payouts ID --max-per-payout A --max-per-day A` with no currency is the account's default for every currency (A in whole units, read in each payout's currency); a currency's own limits take precedence", async () => {
-      const limited = await Effect.runPromise(server.accounts.create({ name: "default payout limits", mode: "test" }))
-      const client = typedClient(server, limited)
-      const chargeOn = async (amount: string, currency: string, country: string) =>
-        client.payments.create({
-          amount,
-          currency,
-          country,
-          merchant_reference: ref("default-limit"),
-          payment_method: {
-            code: "card",
-            details: {
-              card_token: (await client.testHelpers.createCardToken({ number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })).token,
-              stored_credential: { initiator: "merchant", reason: "unscheduled" }
-            }
-          }
-        })
-      const payout = (orderId: string, amount: string) => send(server, limited, "POST", "/v1/payouts", { body: JSON.stringify({ order_id: orderId, amount }) })
-      const refusedAmount = (reply: Reply) => {
-        expectError(reply, 400, "validation_failed")
-        expect(reply.json.errors.map((e: { field: string }) => e.field)).toEqual(["amount"])
-      }
+      const { account: limited, chargeOn, payout } = await ownAccount("default-limit")
       await Effect.runPromise(server.accounts.setPayoutLimit(limited.account_id, { max_per_payout: "40", max_per_day: "60" }))
       // In USD: 40.00 per payout (instead of the 1.00 balance), 60.00 a day.
       const dollars = await chargeOn("1.00", "USD", "US")
