@@ -19,7 +19,7 @@ import type { Order, Transaction } from "../Payment.ts"
 import { AccountRepo } from "../Ports.ts"
 import { routeFor } from "../Routing.ts"
 import { readBalance, type SettlementBalance, unspent } from "./Balance.ts"
-import { cardDetails, revealCard } from "./Cards.ts"
+import { cardDetails, usableCard } from "./Cards.ts"
 import { nowIso } from "./Kit.ts"
 import { type OriginalTarget, payable, requireOneTarget, resolveOriginal } from "./Original.ts"
 import { parseOutflowAmount, payouts, send } from "./Outflow.ts"
@@ -112,9 +112,13 @@ export const createPayout = Effect.fn("Outflows.payout")(function*(account: Acco
   const provider = yield* providerOf(original)
   const unroutable = routeFor(provider, order.livemode)
   if (unroutable !== undefined) return yield* unroutable
-  const card = yield* revealCard(account.id, order.card_token!).pipe(
-    Effect.catchTag("PaymentMethodNotFound", () =>
-      Effect.fail(new OriginalTransactionNotEligible({ message: `The card of payment ${original.id} is no longer in the vault` })))
+  // The payment's card, held to the account's mode as a payment's is (Cards.usableCard); the request
+  // names no card, so a card the mode does not take makes the original not eligible.
+  const card = yield* usableCard(account, order.card_token!, "card_token").pipe(
+    Effect.catchTags({
+      PaymentMethodNotFound: () => Effect.fail(new OriginalTransactionNotEligible({ message: `The card of payment ${original.id} is no longer in the vault` })),
+      ValidationFailed: (refused) => Effect.fail(new OriginalTransactionNotEligible({ message: `The card of payment ${original.id} cannot be paid out to: ${refused.errors?.[0]?.message}` }))
+    })
   )
   const payout = yield* send(payouts, {
     order,
