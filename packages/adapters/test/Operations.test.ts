@@ -836,10 +836,47 @@ describe("void", () => {
 
   /**
    * The sandbox, but what the provider says of a capture accepted for later is the test's `verdict`:
-   * it may fail at the provider (as Adyen's CAPTURE_FAILED) instead of settling.
+   * it may fail at the provider (as Adyen's CAPTURE_FAILED) instead of settling. `over`: more of the
+   * provider's answers, or its declared behaviour, replaced.
    */
-  const settlingAs = (verdict: (providerTransactionId: string) => "settled" | "failed" | "pending"): PaymentProvider["Service"] =>
-    ({ ...tapped(tap()), settlement: (id) => Effect.sync(() => verdict(id)) })
+  const settlingAs = (
+    verdict: (providerTransactionId: string) => "settled" | "failed" | "pending",
+    t: Tap = tap(),
+    over: Partial<PaymentProvider["Service"]> = {}
+  ): PaymentProvider["Service"] => ({ ...tapped(t), settlement: (id) => Effect.sync(() => verdict(id)), ...over })
+
+  /** The void calls that reached the provider (their idempotency keys), in order. */
+  const voidCalls = (t: Tap) => t.calls.filter((key) => key.includes(":void"))
+
+  /** The payment closed `canceled`: payment.capture_failed, then one payment.canceled carrying `voided` (what voids released). */
+  const closedCanceled = (orderId: string, voided: number) =>
+    Effect.gen(function*() {
+      const s = yield* stored(orderId)
+      expect(s.order.status).toBe("canceled")
+      expect(s.events).toEqual(["payment.authorized", "payment.capture_failed", "payment.canceled"])
+      expect(s.payloads[2]!.data).toMatchObject({ order_status: "canceled", voided_amount: voided })
+      return s
+    })
+
+  /**
+   * A 100.00 authorization (card 0341) whose capture of 30.00 is settling when the void comes (it
+   * releases 70.00), then fails at the provider (the settlement worker's round, under a provider
+   * whose settlements fail); `fate`: what becomes of the release's call.
+   */
+  const captureFailsAfterVoid = (t: Tap, fate: Fate = "answer") =>
+    Effect.gen(function*() {
+      const account = yield* merchant
+      const held = yield* authorize(account, "4000000000000341")
+      const p = yield* payments
+      yield* p.capture(account, { order_id: held.order_id, amount: "30.00", final: false })
+      yield* later
+      expect(yield* p.void(account, { order_id: held.order_id })).toMatchObject({ status: "settling", voided_amount: 70 })
+      expect(voidCalls(t)).toHaveLength(1)
+      t.fates.void = fate
+      yield* later
+      expect(yield* p.settleDue()).toBe(1)
+      return { account, orderId: held.order_id, p }
+    })
 
   it.effect("contract.md: a void while a capture is settling releases what is neither captured nor settling; the capture then settles: completed, payment.succeeded once", () =>
     Effect.gen(function*() {
@@ -859,31 +896,36 @@ describe("void", () => {
       yield* expectUnexpectedState(p.void(account, { order_id: held.order_id }), "void", "settling")
       yield* TestClock.adjust(PaymentProviderSandbox.SETTLE_AFTER_MS)
       expect(yield* p.settleDue()).toBe(1)
-      const { order, events, payloads } = yield* stored(held.order_id)
+      const { order, txns, events, payloads } = yield* stored(held.order_id)
       expect(order.status).toBe("succeeded")
+      // Nothing failed: nothing more to release.
+      expect(txns.filter((t) => t.kind === "void")).toHaveLength(1)
       expect(events).toEqual(["payment.authorized", "payment.succeeded"])
       expect(payloads[1]!.data).toMatchObject({ captured_amount: 30, voided_amount: 70, capture_transaction_id: settling.transaction_id })
     }).pipe(Effect.provide(world())))
 
-  it.effect("a void while the only capture settles, which then fails: canceled, payment.capture_failed then payment.canceled", () =>
+  const t1 = tap()
+  it.effect("spec: a void \"always releases what remains\": the only capture settling when it was asked then fails; what it held is released by a second void (a release), then canceled (\"a void released the whole hold\"), voided_amount 100.00, payment.capture_failed then payment.canceled", () =>
     Effect.gen(function*() {
-      const account = yield* merchant
-      const held = yield* authorize(account, "4000000000000341")
-      const p = yield* payments
-      yield* p.capture(account, { order_id: held.order_id, amount: "30.00", final: false })
-      yield* later
-      expect(yield* p.void(account, { order_id: held.order_id })).toMatchObject({ status: "settling", voided_amount: 70 })
-      expect(yield* p.settleDue()).toBe(1)
-      const { order, txns, events, payloads } = yield* stored(held.order_id)
-      expect(order.status).toBe("canceled")
-      expect(txns.map((t) => [t.kind, t.status])).toEqual([["authorization", "completed"], ["capture", "failed"], ["void", "canceled"]])
-      expect(events).toEqual(["payment.authorized", "payment.capture_failed", "payment.canceled"])
-      expect(payloads[2]!.data).toMatchObject({ order_status: "canceled", captured_amount: 0, voided_amount: 70 })
-      yield* expectUnexpectedState(p.void(account, { order_id: held.order_id }), "void", "canceled")
-    }).pipe(Effect.provide(world(tap(), settlingAs(() => "failed")))))
+      const { account, orderId, p } = yield* captureFailsAfterVoid(t1)
+      const { txns, events } = yield* closedCanceled(orderId, 100)
+      const [, , merchantVoid, release] = txns
+      expect(txns.map((t) => [t.kind, t.status, t.amount, t.pending_call])).toEqual([
+        ["authorization", "completed", 10000, null], ["capture", "failed", 3000, null], ["void", "canceled", 7000, null], ["void", "canceled", 3000, null]
+      ])
+      // The release points at the void it completes; its own call went to the provider, for 30.00.
+      expect(release!.parent_transaction_id).toBe(merchantVoid!.id)
+      expect(voidCalls(t1)).toEqual([`${merchantVoid!.id}:void`, `${release!.id}:void`])
+      expect((yield* stored(orderId)).payloads[2]!.data).toMatchObject({ captured_amount: 0 })
+      yield* expectUnexpectedState(p.void(account, { order_id: orderId }), "void", "canceled")
+      // Exactly once: no round finds anything left.
+      expect(yield* p.settleDue()).toBe(0)
+      expect(yield* p.reconcileDue({ graceMs: 0, horizonMs: DAY })).toBe(0)
+      expect((yield* stored(orderId)).events).toEqual(events)
+    }).pipe(Effect.provide(world(t1, settlingAs(() => "failed", t1)))))
 
   const verdict: { current: "settled" | "failed" } = { current: "settled" }
-  it.effect("a void behind a settled capture while another settles, which then fails: completed on what settled, payment.succeeded once", () =>
+  it.effect("a void behind a settled capture while another settles, which then fails: what it held released too; completed on what settled, voided_amount all the rest, payment.succeeded once", () =>
     Effect.gen(function*() {
       const account = yield* merchant
       const held = yield* authorize(account, "4000000000000341")
@@ -895,13 +937,132 @@ describe("void", () => {
       yield* later
       expect(yield* p.void(account, { order_id: held.order_id })).toMatchObject({ status: "settling", captured_amount: 20, voided_amount: 50 })
       verdict.current = "failed"
+      yield* later
       expect(yield* p.settleDue()).toBe(1)
-      const { order, events, payloads } = yield* stored(held.order_id)
+      const { order, txns, events, payloads } = yield* stored(held.order_id)
       expect(order.status).toBe("succeeded")
+      expect(txns.filter((t) => t.kind === "void").map((t) => [t.status, t.amount])).toEqual([["canceled", 5000], ["canceled", 3000]])
       expect(events).toEqual(["payment.authorized", "payment.partially_captured", "payment.capture_failed", "payment.succeeded"])
       // payment.succeeded names the capture that settled, not the one that failed
-      expect(payloads[3]!.data).toMatchObject({ order_status: "succeeded", captured_amount: 20, voided_amount: 50, capture_transaction_id: first.transaction_id })
+      expect(payloads[3]!.data).toMatchObject({ order_status: "succeeded", captured_amount: 20, voided_amount: 80, capture_transaction_id: first.transaction_id })
     }).pipe(Effect.provide(world(tap(), settlingAs(() => verdict.current)))))
+
+  const t2 = tap()
+  it.effect("the release refused by the provider: recorded failed with its decline code, and the authorization closes all the same: canceled, voided_amount what was released (70.00)", () =>
+    Effect.gen(function*() {
+      const { orderId, p } = yield* captureFailsAfterVoid(t2)
+      const { txns } = yield* closedCanceled(orderId, 70)
+      expect(txns.filter((t) => t.kind === "void").map((t) => [t.status, t.amount, t.decline_code, t.pending_call])).toEqual([
+        ["canceled", 7000, null, null], ["failed", 3000, "void_refused", null]
+      ])
+      expect(yield* p.reconcileDue({ graceMs: 0, horizonMs: DAY })).toBe(0)
+    }).pipe(Effect.provide(world(t2, settlingAs(() => "failed", t2, {
+      // The provider lets the first void through and refuses the second (it holds nothing more).
+      voidCard: (request) =>
+        voidCalls(t2).length === 0 ? tapped(t2).voidCard(request) : Effect.succeed<VoidResult>({ _tag: "Refused", decline_code: "void_refused" })
+    })))))
+
+  const t3 = tap()
+  it.effect("the release's answer lost: left in flight, the authorization closing; reconciliation records it once, then canceled with voided_amount 100.00", () =>
+    Effect.gen(function*() {
+      const { account, orderId, p } = yield* captureFailsAfterVoid(t3, "lose")
+      const before = yield* stored(orderId)
+      expect(before.order.status).toBe("authorized")
+      expect([before.txn.kind, before.txn.status, before.txn.pending_call?.operation]).toEqual(["void", "processing", "void"])
+      expect(before.events).toEqual(["payment.authorized", "payment.capture_failed"])
+      yield* expectUnexpectedState(p.void(account, { order_id: orderId }), "void", "settling")
+      expect(yield* p.reconcileDue({ graceMs: 0, horizonMs: DAY })).toBe(1)
+      const { txn } = yield* closedCanceled(orderId, 100)
+      expect([txn.status, txn.pending_call]).toEqual(["canceled", null])
+      expect(voidCalls(t3)).toHaveLength(2)
+      expect(yield* p.reconcileDue({ graceMs: 0, horizonMs: DAY })).toBe(0)
+    }).pipe(Effect.provide(world(t3, settlingAs(() => "failed", t3)))))
+
+  const t4 = tap()
+  it.effect("the release reserved but never sent (as a crash right after its reserve): reconciliation fences its key and sends it again under a new one; canceled once", () =>
+    Effect.gen(function*() {
+      const { orderId, p } = yield* captureFailsAfterVoid(t4, "drop")
+      const reserved = (yield* stored(orderId)).txn
+      expect(reserved.pending_call?.key).toBe(`${reserved.id}:void`)
+      t4.fates.void = "answer"
+      expect(yield* p.reconcileDue({ graceMs: 0, horizonMs: DAY })).toBe(1)
+      const { txn } = yield* closedCanceled(orderId, 100)
+      expect([txn.id, txn.status, txn.pending_call]).toEqual([reserved.id, "canceled", null])
+      expect(t4.fenced).toContain(`${reserved.id}:void`)
+      expect(voidCalls(t4)).toEqual([expect.any(String), expect.stringMatching(new RegExp(`^${reserved.id}:void:\\d+$`))])
+    }).pipe(Effect.provide(world(t4, settlingAs(() => "failed", t4)))))
+
+  const t5 = tap()
+  it.effect("the provider unreachable for the release: sent again by reconciliation until the horizon, then given up (provider_unavailable) and the authorization closes: canceled, voided_amount 70.00", () =>
+    Effect.gen(function*() {
+      const { orderId, p } = yield* captureFailsAfterVoid(t5, "refuse")
+      const reserved = (yield* stored(orderId)).txn
+      expect([reserved.status, reserved.pending_call?.operation]).toEqual(["processing", "void"])
+      // Within the horizon: sent again (a new key each time), still unreachable, still owed.
+      expect(yield* p.reconcileDue({ graceMs: 0, horizonMs: DAY })).toBe(1)
+      const again = (yield* stored(orderId)).txn
+      expect([again.status, again.pending_call?.key]).toEqual(["processing", expect.stringMatching(/:void:\d+$/)])
+      expect((yield* stored(orderId)).order.status).toBe("authorized")
+      yield* TestClock.adjust(DAY)
+      expect(yield* p.reconcileDue({ graceMs: 0, horizonMs: DAY })).toBe(1)
+      const { txn } = yield* closedCanceled(orderId, 70)
+      expect([txn.status, txn.decline_code, txn.pending_call]).toEqual(["failed", "provider_unavailable", null])
+    }).pipe(Effect.provide(world(t5, settlingAs(() => "failed", t5)))))
+
+  const t6 = tap()
+  it.effect("the merchant's void at the provider while the capture fails (its answer lost, then reconciled): what the capture held is owed, released next; canceled with voided_amount 100.00", () =>
+    Effect.gen(function*() {
+      const account = yield* merchant
+      const held = yield* authorize(account, "4000000000000341")
+      const p = yield* payments
+      yield* p.capture(account, { order_id: held.order_id, amount: "30.00", final: false })
+      yield* later
+      t6.fates.void = "lose"
+      expect(yield* codeOf(p.void(account, { order_id: held.order_id }))).toBe("card_payment_in_progress")
+      t6.fates.void = "answer"
+      yield* later
+      expect(yield* p.settleDue()).toBe(1)
+      const before = yield* stored(held.order_id)
+      // The void still in doubt: the authorization stands, the failed capture is not owed yet.
+      expect(before.order.status).toBe("authorized")
+      expect(before.txns.map((t) => [t.kind, t.status])).toEqual([["authorization", "completed"], ["capture", "failed"], ["void", "processing"]])
+      expect(before.events).toEqual(["payment.authorized", "payment.capture_failed"])
+      yield* later
+      expect(yield* p.reconcileDue({ graceMs: 0, horizonMs: DAY })).toBe(1)
+      const { txns } = yield* closedCanceled(held.order_id, 100)
+      expect(txns.filter((t) => t.kind === "void").map((t) => [t.status, t.amount, t.parent_transaction_id])).toEqual([
+        ["canceled", 7000, txns[0]!.id], ["canceled", 3000, txns[2]!.id]
+      ])
+    }).pipe(Effect.provide(world(t6, settlingAs(() => "failed", t6)))))
+
+  const t7 = tap({ capture: "drop" })
+  it.effect("a provider whose void releases the whole remainder (Stripe, Adyen): a capture it never received was released with the void; recorded so without a second call, canceled with voided_amount 100.00", () =>
+    Effect.gen(function*() {
+      const account = yield* merchant
+      const held = yield* authorize(account, "4242424242424242")
+      const p = yield* payments
+      expect(yield* codeOf(p.capture(account, { order_id: held.order_id, amount: "30.00", final: false }))).toBe("card_payment_in_progress")
+      yield* later
+      expect(yield* p.void(account, { order_id: held.order_id })).toMatchObject({ status: "settling", voided_amount: 70 })
+      yield* later
+      expect(yield* p.reconcileDue({ graceMs: 0, horizonMs: DAY })).toBe(1)
+      const { txns } = yield* closedCanceled(held.order_id, 100)
+      const [, capture, merchantVoid, release] = txns
+      expect([capture!.status, capture!.decline_code]).toEqual(["failed", "provider_unavailable"])
+      expect([release!.kind, release!.status, release!.amount, release!.pending_call]).toEqual(["void", "canceled", 3000, null])
+      // No call: it names the void that released it.
+      expect(release!.provider_transaction_id).toBe(merchantVoid!.provider_transaction_id)
+      expect(voidCalls(t7)).toEqual([`${merchantVoid!.id}:void`])
+    }).pipe(Effect.provide(world(t7, settlingAs(() => "settled", t7, { voidReleasesRemainder: true })))))
+
+  const t8 = tap()
+  it.effect("a provider whose void releases the whole remainder, and a capture it had accepted that fails afterwards (Adyen's CAPTURE_FAILED): the void did not take it, so it is released by a call", () =>
+    Effect.gen(function*() {
+      const { orderId } = yield* captureFailsAfterVoid(t8)
+      const { txns } = yield* closedCanceled(orderId, 100)
+      expect(voidCalls(t8)).toEqual(txns.filter((t) => t.kind === "void").map((t) => `${t.id}:void`))
+      expect(voidCalls(t8)).toHaveLength(2)
+    }).pipe(Effect.provide(world(t8, settlingAs(() => "failed", t8, { voidReleasesRemainder: true })))))
 
   const settles = new Set<string>()
   it.effect("contract.md: a final capture while another settles is accepted; settled first, it leaves the authorization closing until the other ends: payment.succeeded once, on the total", () =>

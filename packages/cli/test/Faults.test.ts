@@ -31,7 +31,9 @@
  *
  * Two more kills, one each, between the provider paying and Tender recording: the full refund of an
  * accepted crypto overpayment (more than the order's amount), and the settlement worker's record of
- * a refund and a payout the provider paid later (card 0341).
+ * a refund and a payout the provider paid later (card 0341). And the release of what a capture in
+ * doubt held when a void came (the capture found never received): the worker killed after the
+ * release's reserve, and after the provider applied it.
  *
  * The test process owns the embedded PostgreSQL, so no server's death takes the database with it.
  * No REDIS_URL: the in-process locks die with the process, as they would in a real crash.
@@ -635,6 +637,60 @@ it("a refund and a payout the provider pays later (card 0341), killed after the 
   expect(events.filter((t) => t === "payout.succeeded")).toHaveLength(1)
   expect(await violations()).toEqual(NO_VIOLATIONS)
 }, 240_000)
+
+/**
+ * The sandbox with a latency answers outside Tender's unit of work, as a provider over a network
+ * does: a capture's reserve then commits on its own, and a kill right after it leaves the capture
+ * in doubt. API only: no worker in these servers reconciles it before the test wants it.
+ */
+const NETWORKED = { TENDER_SANDBOX_LATENCY_MS: "20" }
+const API_ONLY = { TENDER_SERVE_BACKGROUND: "false" }
+
+for (const point of ["release.after_reserve", "release.before_record"]) {
+  it(`spec: a void "always releases what remains": a capture in doubt when the void came (killed after its reserve), found never received, owes its 30.00 to a second void, the release; killed at ${point}, the restart's reconciliation completes it once: canceled, voided_amount 100.00`, async () => {
+    const orderId = await authorizedOrder(clean!, false)
+    await clean!.stop()
+
+    const capturing = await home.serve({ ...ENV, ...NETWORKED, ...API_ONLY, TENDER_FAULT: "capture.after_reserve@1" })
+    armed.add(capturing)
+    const captured = await send(capturing, "POST", "/v1/payments/capture", { order_id: orderId, amount: "30.00", final: false }).then((r) => r.status, () => "connection lost")
+    expect(captured).toBe("connection lost")
+    expect((await exited(capturing, 15_000))?.signal).toBe("SIGKILL")
+    armed.delete(capturing)
+
+    // The capture in doubt counts as in flight: the void releases the other 70.00 and leaves it closing.
+    const voiding = await home.serve({ ...ENV, ...NETWORKED, ...API_ONLY })
+    const voided = await send(voiding, "POST", "/v1/payments/void", { order_id: orderId })
+    expect(voided).toMatchObject({ status: 200, json: { status: "settling", voided_amount: 70 } })
+    await voiding.stop()
+
+    // Reconciliation: the capture was never received, so it failed, and what it held is owed; the
+    // worker dies inside the release's provider step.
+    const worker = home.start(["worker"], { ...ENV, ...NETWORKED, TENDER_FAULT: `${point}@1` }) as unknown as Served
+    armed.add(worker)
+    expect((await exited(worker, 90_000))?.signal, worker.log().slice(-3000)).toBe("SIGKILL")
+    armed.delete(worker)
+    const left = (await unsettled()).transactions.filter((t) => t.order_id === orderId)
+    expect(left.map((t) => [t.kind, t.status])).toEqual([["void", "processing"]])
+    expect(await eventTypes(orderId)).toEqual(["payment.authorized", "payment.capture_failed"])
+
+    await startClean()
+    await waitForRecovery(-1)
+    expect((await send(clean!, "GET", `/v1/orders/${orderId}`)).json).toMatchObject({ status: "canceled" })
+    const txns = (await db.query(`SELECT id, kind, status, amount, parent_transaction_id FROM transactions WHERE order_id = $1 ORDER BY created_at, id`, [orderId])).rows
+    const [auth, capture, merchantVoid, release] = txns
+    expect(txns.map((t) => [t.kind, t.status, Number(t.amount)])).toEqual([
+      ["authorization", "completed", 10_000], ["capture", "failed", 3_000], ["void", "canceled", 7_000], ["void", "canceled", 3_000]
+    ])
+    expect([capture.parent_transaction_id, merchantVoid.parent_transaction_id, release.parent_transaction_id]).toEqual([auth.id, auth.id, merchantVoid.id])
+    // The provider's log: each void applied once (a release never received is sent again under a new key).
+    expect(await ledgerOf(orderId, "void")).toEqual(["Voided", "Voided"])
+    const events = (await db.query(`SELECT type, data FROM events WHERE order_id = $1 ORDER BY created_at, seq`, [orderId])).rows
+    expect(events.map((e) => e.type)).toEqual(["payment.authorized", "payment.capture_failed", "payment.canceled"])
+    expect(events[2].data).toMatchObject({ order_status: "canceled", voided_amount: 100 })
+    expect(await violations()).toEqual(NO_VIOLATIONS)
+  }, 400_000)
+}
 
 it(`SIGKILL at every step boundary, ${ROUNDS * SERVERS_PER_ROUND} times; after a restart every order settles and no money is lost`, async () => {
   const started = Date.now()

@@ -14,7 +14,7 @@ let merchant: Merchant & { readonly account_id: string }
 // other process decides the next one.
 const SERVER_ENV = { TENDER_RATE_LIMIT_PER_SECOND: "100000", TENDER_RATE_LIMIT_BURST: "100000", TENDER_SANDBOX_LATENCY_MS: "40" }
 
-const { post } = merchantClient(() => merchant)
+const { get, post } = merchantClient(() => merchant)
 const { database, on } = twoServers(home, SERVER_ENV)
 
 let seq = 0
@@ -70,6 +70,29 @@ describe("tender accounts payouts ID --max-per-payout A --max-per-day A (contrac
     })
   }, 120_000)
 
+  it("contract.md's form as written, without --currency: the account's default for every currency (whole units, read in each payout's currency); --currency C overrides it for C; shown and cleared each on its own", async () => {
+    const account = await home.runJson("accounts", "create", "--name", "payout default")
+    const set = await home.run("accounts", "payouts", account.account_id, "--max-per-payout", "300", "--max-per-day", "1000.00")
+    expect(set.code, set.stderr).toBe(0)
+    expect(set.stdout).toMatch(/\(default\)\s+300\s+1000/)
+    expect(set.stdout).toContain("every currency without its own (whole units of each): at most 300 per payout and 1000 per UTC day")
+    expect(await home.runJson("accounts", "payouts", account.account_id, "--currency", "USD", "--max-per-payout", "50.50", "--max-per-day", "75")).toEqual({
+      account_id: account.account_id,
+      payout_limits: [{ currency: null, max_per_payout: 300, max_per_day: 1000 }, { currency: "USD", max_per_payout: 50.5, max_per_day: 75 }]
+    })
+    const shown = await home.run("accounts", "payouts", account.account_id)
+    expect(shown.stdout).toMatch(/\(default\)\s+300\s+1000/)
+    expect(shown.stdout).toMatch(/USD\s+50\.50\s+75\.00/)
+    expect((await home.runJson("accounts", "get", account.account_id)).payout_limits).toHaveLength(2)
+    // --clear without --currency removes the default only; with it, the currency's own.
+    expect(await home.runJson("accounts", "payouts", account.account_id, "--clear")).toEqual({
+      account_id: account.account_id,
+      payout_limits: [{ currency: "USD", max_per_payout: 50.5, max_per_day: 75 }]
+    })
+    expect((await home.runJsonError("accounts", "payouts", account.account_id, "--clear")).code).toBe("conflict")
+    expect(await home.runJson("accounts", "payouts", account.account_id, "--currency", "usd", "--clear")).toEqual({ account_id: account.account_id, payout_limits: [] })
+  }, 120_000)
+
   it("refuses what it cannot apply (exit 1, the field named, nothing changed)", async () => {
     const account = await home.runJson("accounts", "create", "--name", "payout limits refused")
     const refused = async (args: ReadonlyArray<string>, field: string) => {
@@ -77,7 +100,11 @@ describe("tender accounts payouts ID --max-per-payout A --max-per-day A (contrac
       expect(error.code).toBe("validation_failed")
       expect(error.errors.map((e: { field: string }) => e.field)).toContain(field)
     }
-    await refused(["--max-per-payout", "5.00", "--max-per-day", "10.00"], "currency")
+    // Without --currency A is read in every currency, JPY's too: whole units only.
+    await refused(["--max-per-payout", "5.50", "--max-per-day", "10"], "max_per_payout")
+    await refused(["--max-per-payout", "5", "--max-per-day", "10.01"], "max_per_day")
+    await refused(["--max-per-payout", "123456789012", "--max-per-day", "123456789012"], "max_per_payout")
+    await refused(["--max-per-payout", "20", "--max-per-day", "10"], "max_per_payout")
     await refused(["--currency", "USD", "--max-per-payout", "5.00"], "max_per_day")
     await refused(["--currency", "XXX", "--max-per-payout", "5.00", "--max-per-day", "10.00"], "currency")
     await refused(["--currency", "USD", "--max-per-payout", "5.001", "--max-per-day", "10.00"], "max_per_payout")
@@ -120,5 +147,31 @@ describe("two payouts at once never exceed the allowance together (two server pr
     expect(await paidOut("account_id", merchant.account_id)).toBe(9000)
     // The day is spent: even a small one is refused now, on either process.
     namesAmount(await post(on(1), "/v1/payouts", { order_id: orders[0], amount: "0.01" }))
+  }, 120_000)
+})
+
+describe("limits changed through the CLI bind the next payout at once (read from storage under the order's lock, not the server's account cache)", () => {
+  it("a server holding the account in its cache, the change's notice held back: the CLI's limits apply to the very next payout", async () => {
+    merchant = await home.runJson("accounts", "create", "--name", "limits at once")
+    const orderId = await charge("10.00")
+    // The server now serves the account from its cache (entries are kept once its listener is up).
+    await new Promise((r) => setTimeout(r, 500))
+    for (let i = 0; i < 2; i++) expect((await get(on(0), `/v1/orders/${orderId}`)).status).toBe(200)
+    // The notice of a change reaches servers milliseconds after its commit; stand for a request
+    // decided within those milliseconds by not sending it at all (the triggers that send it, off:
+    // an account's update rewrites its keys' rows too).
+    const triggers = async (on: "ENABLE" | "DISABLE") => {
+      await database().query(`ALTER TABLE accounts ${on} TRIGGER tender_account_changed`)
+      await database().query(`ALTER TABLE account_secret_keys ${on} TRIGGER tender_account_key_changed`)
+    }
+    await triggers("DISABLE")
+    try {
+      await home.runJson("accounts", "payouts", merchant.account_id, "--currency", "USD", "--max-per-payout", "2.00", "--max-per-day", "5.00")
+      // Within the balance (10.00), above the limit just set.
+      namesAmount(await post(on(0), "/v1/payouts", { order_id: orderId, amount: "2.01" }))
+      expect((await post(on(0), "/v1/payouts", { order_id: orderId, amount: "2.00" })).status).toBe(201)
+    } finally {
+      await triggers("ENABLE")
+    }
   }, 120_000)
 })

@@ -44,12 +44,14 @@ export const RateLimit = Schema.Struct({ per_second: Schema.Int, burst: Schema.I
 export type RateLimit = typeof RateLimit.Type
 
 /**
- * The operator's payout allowance in one currency (`tender accounts payouts`), in its minor units:
- * it replaces the default rule (the original's balance) for payouts in that currency (contract.md,
- * Payouts: "an operator may set --max-per-payout and --max-per-day instead").
+ * The operator's payout allowance (`tender accounts payouts`): it replaces the default rule (the
+ * original's balance) for payouts (contract.md, Payouts: "an operator may set --max-per-payout and
+ * --max-per-day instead"). With a currency it binds that currency's payouts, in its minor units;
+ * without (null) it is the account's default for every currency that has none of its own, in whole
+ * units (read in each payout's currency: `payoutLimitOf`).
  */
 export const PayoutLimit = Schema.Struct({
-  currency: Schema.String,
+  currency: Schema.NullOr(Schema.String),
   max_per_payout: Schema.Int,
   /** Payouts pending or succeeded that were created in one UTC day, this one included. */
   max_per_day: Schema.Int
@@ -79,7 +81,10 @@ export const Account = Schema.Struct({
   rate_limit: Schema.NullOr(RateLimit),
   /** Shown to the browser SDK only (POST /v1/client/pay), never on the merchant API. */
   three_ds_display_mode: ThreeDsDisplayMode,
-  /** One per currency at most, ordered by currency; absent or empty: every payout is bounded by its original's balance. */
+  /**
+   * One per currency at most and one default (currency null) at most, the default first, then by
+   * currency; absent or empty: every payout is bounded by its original's balance.
+   */
   payout_limits: Schema.optional(Schema.Array(PayoutLimit)),
   created_at: Schema.String,
   updated_at: Schema.String,
@@ -253,45 +258,68 @@ export const setRateLimit = (
   return touch({ ...account, rate_limit: { per_second: perSecond, burst } }, now)
 }
 
+/** A payout limit's currency as given: absent is the account's default (null). */
+const limitCurrency = (currency: string | undefined): string | null | ValidationFailed => {
+  if (currency === undefined) return null
+  const code = currency.trim().toUpperCase()
+  return Money.isCurrency(code) ? code : invalidField("currency", "must be an ISO 4217 currency code such as USD")
+}
+
 /**
- * Sets the payout allowance of one currency (decimal amounts in it, as the API takes them); a
- * per-payout cap above the daily one would never bind, so it is refused.
+ * Sets the payout allowance of one currency (decimal amounts in it, as the API takes them) or, with
+ * no currency, the account's default (whole units: Money.parseWholeUnits); a per-payout cap above the
+ * daily one would never bind, so it is refused.
  */
 export const setPayoutLimit = (
   account: Account,
-  input: { readonly currency: string; readonly max_per_payout: string; readonly max_per_day: string },
+  input: { readonly currency?: string | undefined; readonly max_per_payout: string; readonly max_per_day: string },
   now: string
 ): Account | ValidationFailed => {
-  const currency = input.currency.trim().toUpperCase()
-  if (!Money.isCurrency(currency)) return invalidField("currency", "must be an ISO 4217 currency code such as USD")
+  const currency = limitCurrency(input.currency)
+  if (currency instanceof ValidationFailed) return currency
   const errors: Array<{ readonly field: string; readonly message: string }> = []
-  const minor = (field: "max_per_payout" | "max_per_day") => {
-    const parsed = Money.parseAmount(input[field].trim(), currency)
+  const amount = (field: "max_per_payout" | "max_per_day") => {
+    const text = input[field].trim()
+    const parsed = currency === null ? Money.parseWholeUnits(text) : Money.parseAmount(text, currency)
+    if ("units" in parsed) return parsed.units
     if ("minor" in parsed) return parsed.minor
-    errors.push({ field, message: Money.amountErrorMessage(parsed.error, currency) })
+    errors.push({ field, message: currency === null ? Money.wholeUnitsErrorMessage(parsed.error) : Money.amountErrorMessage(parsed.error, currency) })
     return 0
   }
-  const perPayout = minor("max_per_payout")
-  const perDay = minor("max_per_day")
+  const perPayout = amount("max_per_payout")
+  const perDay = amount("max_per_day")
   if (errors.length === 0 && perPayout > perDay) errors.push({ field: "max_per_payout", message: "must not exceed max_per_day" })
   if (errors.length > 0) return new ValidationFailed({ message: "Invalid payout limit", errors })
   const others = (account.payout_limits ?? []).filter((l) => l.currency !== currency)
-  const limits = [...others, { currency, max_per_payout: perPayout, max_per_day: perDay }].sort((a, b) => a.currency.localeCompare(b.currency))
+  const limits = [...others, { currency, max_per_payout: perPayout, max_per_day: perDay }]
+    .sort((a, b) => a.currency === null ? -1 : b.currency === null ? 1 : a.currency.localeCompare(b.currency))
   return touch({ ...account, payout_limits: limits }, now)
 }
 
-/** Returns payouts in `currency` to the default rule (the original's balance). */
-export const clearPayoutLimit = (account: Account, currency: string, now: string): Account | ValidationFailed | Conflict => {
-  const code = currency.trim().toUpperCase()
-  if (!Money.isCurrency(code)) return invalidField("currency", "must be an ISO 4217 currency code such as USD")
+/** Returns payouts in `currency` to the default (the account's default limit, else the balance rule); no currency: clears the default. */
+export const clearPayoutLimit = (account: Account, currency: string | undefined, now: string): Account | ValidationFailed | Conflict => {
+  const code = limitCurrency(currency)
+  if (code instanceof ValidationFailed) return code
   const limits = account.payout_limits ?? []
-  if (!limits.some((l) => l.currency === code)) return new Conflict({ message: `${account.id} has no payout limit in ${code}` })
+  if (!limits.some((l) => l.currency === code)) return new Conflict({ message: `${account.id} has no ${code === null ? "default payout limit" : `payout limit in ${code}`}` })
   return touch({ ...account, payout_limits: limits.filter((l) => l.currency !== code) }, now)
 }
 
-/** The operator's payout limit for `currency`, if one replaces the default rule. */
-export const payoutLimitOf = (account: Account, currency: string): PayoutLimit | undefined =>
-  account.payout_limits?.find((l) => l.currency === currency)
+/**
+ * The operator's payout limit in force for `currency`, in its minor units, if one replaces the
+ * balance rule: the currency's own, else the account's default read in it.
+ */
+export const payoutLimitOf = (account: Account, currency: string): PayoutLimit | undefined => {
+  const limits = account.payout_limits ?? []
+  const own = limits.find((l) => l.currency === currency)
+  if (own !== undefined) return own
+  const fallback = limits.find((l) => l.currency === null)
+  return fallback === undefined ? undefined : {
+    currency,
+    max_per_payout: Money.wholeToMinor(fallback.max_per_payout, currency),
+    max_per_day: Money.wholeToMinor(fallback.max_per_day, currency)
+  }
+}
 
 export const setThreeDsDisplayMode = (account: Account, mode: string, now: string): Account | ValidationFailed =>
   Schema.is(ThreeDsDisplayMode)(mode)

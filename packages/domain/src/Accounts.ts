@@ -51,10 +51,13 @@ export class Accounts extends Context.Service<Accounts, {
   rollSigningSecret(id: string, overlapSeconds: number): Effect.Effect<{ readonly account: Account.Account; readonly signing_secret: string }, AccountNotFound | Conflict | ValidationFailed>
   setRateLimit(id: string, perSecond: number, burst: number): Effect.Effect<Account.Account, AccountNotFound | Conflict | ValidationFailed>
   setThreeDsDisplayMode(id: string, mode: string): Effect.Effect<Account.Account, AccountNotFound | Conflict | ValidationFailed>
-  /** Sets one currency's payout limits (decimal amounts in it), replacing the default balance rule there. */
-  setPayoutLimit(id: string, limit: { readonly currency: string; readonly max_per_payout: string; readonly max_per_day: string }): Effect.Effect<Account.Account, AccountNotFound | Conflict | ValidationFailed>
-  /** Returns one currency's payouts to the default rule. */
-  clearPayoutLimit(id: string, currency: string): Effect.Effect<Account.Account, AccountNotFound | Conflict | ValidationFailed>
+  /**
+   * Sets one currency's payout limits (decimal amounts in it) or, with no currency, the account's
+   * default for every currency (whole units), replacing the default balance rule (Account.setPayoutLimit).
+   */
+  setPayoutLimit(id: string, limit: { readonly currency?: string | undefined; readonly max_per_payout: string; readonly max_per_day: string }): Effect.Effect<Account.Account, AccountNotFound | Conflict | ValidationFailed>
+  /** Removes one currency's payout limits, or with no currency the account's default. */
+  clearPayoutLimit(id: string, currency: string | undefined): Effect.Effect<Account.Account, AccountNotFound | Conflict | ValidationFailed>
   /** Resolves a publishable key (the browser SDK's) to its account: unknown or not `pk_…` → `invalid_api_key`. */
   authenticatePublishable(key: string): Effect.Effect<Account.Account, InvalidApiKey>
 }>()("@tender/domain/Accounts") {

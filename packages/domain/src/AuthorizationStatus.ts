@@ -8,6 +8,10 @@
  * and settles or fails on its own; once none is left the authorization closes `completed` (something
  * captured: `payment.succeeded`, once) or `canceled` (nothing captured: `payment.canceled`). Its
  * payment shows `settling` meanwhile; its order stays `authorized` until it closes.
+ *
+ * A void always ends up releasing everything not captured (spec: "always releases what remains"):
+ * what a capture in flight held and then failed is released by a second void, a release, before
+ * the authorization closes (`closingStep`).
  */
 import { Result } from "effect"
 import { apply, define, describeMove, type Machine } from "./StateMachine.ts"
@@ -29,8 +33,10 @@ export type AuthorizationTrigger =
   | "void_nothing_captured"
   | "void_behind_captures"
   | "void_while_settling"
+  | "void_behind_failed_capture"
   | "final_capture_settled_while_settling"
   | "capture_settled"
+  | "release_ended"
   | "closed_behind_captures"
   | "closed_nothing_captured"
 
@@ -48,11 +54,15 @@ export const AuthorizationMachine: Machine<AuthorizationStatus, AuthorizationTri
     // contract.md, Payment snapshots: "a void while a capture is settling releases what is neither
     // captured nor settling … the settling capture keeps its amount and settles or fails on its own".
     { from: ["authorized"], trigger: "void_while_settling", to: "closing", when: "captures still settle: the void released what is neither captured nor settling" },
+    // A capture in flight when the void was asked failed before the void's answer was recorded:
+    // what it held is left to a release.
+    { from: ["authorized"], trigger: "void_behind_failed_capture", to: "closing", when: "a capture in flight failed while the void was at the provider: a release follows" },
     { from: ["authorized"], trigger: "final_capture_settled_while_settling", to: "closing", when: "a final capture settles while other captures still settle" },
     { from: ["closing"], trigger: "capture_settled", to: "closing", when: "a capture in flight settled" },
-    { from: ["closing"], trigger: "capture_refused", to: "closing", when: "a capture in flight failed", emits: ["payment.capture_failed"] },
-    { from: ["closing"], trigger: "closed_behind_captures", to: "completed", when: "no capture left in flight, something captured", emits: ["payment.succeeded"] },
-    { from: ["closing"], trigger: "closed_nothing_captured", to: "canceled", when: "no capture left in flight, nothing captured", emits: ["payment.canceled"] }
+    { from: ["closing"], trigger: "capture_refused", to: "closing", when: "a capture in flight failed; after a void, a release of what it held follows", emits: ["payment.capture_failed"] },
+    { from: ["closing"], trigger: "release_ended", to: "closing", when: "a release was recorded: released, or refused by the provider" },
+    { from: ["closing"], trigger: "closed_behind_captures", to: "completed", when: "no capture or release left in flight, nothing left to release, something captured", emits: ["payment.succeeded"] },
+    { from: ["closing"], trigger: "closed_nothing_captured", to: "canceled", when: "no capture or release left in flight, nothing left to release, nothing captured", emits: ["payment.canceled"] }
   ]
 })
 
@@ -68,6 +78,14 @@ export interface AuthorizationBook {
   readonly closing: boolean
   readonly settledCaptures: number
   readonly multicapture: boolean
+  /** What voids released: the merchant's void once it went through, and the releases after it. */
+  readonly voided: number
+  /** Releases at the provider (or reserved for it). */
+  readonly releasing: number
+  /** Releases that will not be: refused by the provider, or given up (reconciliation's horizon). */
+  readonly unreleased: number
+  /** A capture the provider had accepted (settling there) failed afterwards. */
+  readonly acceptedCaptureFailed: boolean
 }
 
 export const remaining = (book: AuthorizationBook): number => book.amount - book.captured - book.inFlight
@@ -110,7 +128,7 @@ export const planCapture = (
 export const planVoid = (
   book: AuthorizationBook
 ):
-  | { readonly release: number; readonly trigger: "void_nothing_captured" | "void_behind_captures" | "void_while_settling" }
+  | { readonly release: number; readonly trigger: AuthorizationTrigger }
   | PaymentUnexpectedState
   | CardPaymentInProgress =>
 {
@@ -119,32 +137,95 @@ export const planVoid = (
   if (release <= 0) {
     return new CardPaymentInProgress({ message: "Captures still settling hold the whole authorization: nothing remains to release until they settle or fail" })
   }
-  return { release, trigger: voidTrigger(book) }
+  // The row it takes should nothing end before its answer is recorded.
+  return { release, trigger: voidWentThrough(book, release, false).own }
 }
 
-/** The row a void that went through takes, `book` not counting it. */
-export const voidTrigger = (book: AuthorizationBook): "void_nothing_captured" | "void_behind_captures" | "void_while_settling" =>
-  book.inFlight > 0 ? "void_while_settling" : book.captured > 0 ? "void_behind_captures" : "void_nothing_captured"
+/**
+ * What a void still owes (spec: "always releases what remains"): what is neither captured, in
+ * flight, released, being released nor given up. Nothing until a void went through; then positive
+ * once a capture that was in flight when the void was asked failed.
+ */
+export const owedRelease = (book: AuthorizationBook): number =>
+  book.voided === 0 ? 0 : book.amount - book.captured - book.inFlight - book.voided - book.releasing - book.unreleased
+
+/** A release to make: `covered` when the provider's void already released it (nothing to call). */
+export interface Release {
+  readonly amount: number
+  readonly covered: boolean
+}
 
 /**
- * The rows a capture's end takes — it settled, or failed (refused, or accepted and then failed) —
- * with `book` counting it neither as captured nor as in flight: `own`, the capture's row, and once
- * a closing authorization has no capture left in flight, `close`, the row that closes it.
+ * A closing authorization's next step once one of its pieces ended, `book` counting that end:
+ * release what a failed capture held, and close once nothing is in flight nor owed.
+ *
+ * `voidReleasesRemainder` (PaymentProvider): the provider's void released all it had not captured
+ * when it arrived, so what a capture it never accepted held (refused, never received) went with
+ * it: the release is `covered`, recorded without a call. What a capture it had accepted held may
+ * still be held there (it failed afterwards): that takes a call, as on a provider whose void
+ * releases only the amount asked.
+ */
+export const closingStep = (
+  book: AuthorizationBook,
+  voidReleasesRemainder: boolean
+): { readonly release?: Release; readonly close?: "closed_behind_captures" | "closed_nothing_captured" } => {
+  const owed = owedRelease(book)
+  const release = owed > 0 ? { amount: owed, covered: voidReleasesRemainder && !book.acceptedCaptureFailed } : undefined
+  const releasing = book.releasing + (release !== undefined && !release.covered ? release.amount : 0)
+  if (book.inFlight > 0 || releasing > 0) return release === undefined ? {} : { release }
+  const close = book.captured > 0 ? "closed_behind_captures" as const : "closed_nothing_captured" as const
+  return release === undefined ? { close } : { release, close }
+}
+
+/** The rows of one piece's end: its own, then what `closingStep` decided. */
+export interface EndRows {
+  readonly own: AuthorizationTrigger
+  readonly release?: Release
+  readonly close?: "closed_behind_captures" | "closed_nothing_captured"
+}
+
+/**
+ * The rows a merchant's void that went through takes, `book` not counting it: closing while
+ * captures are in flight, or when one that was in flight when the void was asked failed since
+ * (what it held is owed: a release).
+ */
+export const voidWentThrough = (book: AuthorizationBook, released: number, voidReleasesRemainder: boolean): EndRows => {
+  const after: AuthorizationBook = { ...book, status: "closing", voided: released }
+  if (book.inFlight === 0 && owedRelease(after) === 0) {
+    return { own: book.captured > 0 ? "void_behind_captures" : "void_nothing_captured" }
+  }
+  return { own: book.inFlight > 0 ? "void_while_settling" : "void_behind_failed_capture", ...closingStep(after, voidReleasesRemainder) }
+}
+
+/**
+ * The rows a capture's end takes — it settled, or failed (refused, or accepted and then failed:
+ * `accepted`) — with `book` counting it neither as captured nor as in flight.
  */
 export const captureEnded = (
   book: AuthorizationBook,
-  capture: { readonly amount: number; readonly final: boolean },
-  settled: boolean
-): { readonly own: AuthorizationTrigger; readonly close?: "closed_behind_captures" | "closed_nothing_captured" } => {
+  capture: { readonly amount: number; readonly final: boolean; readonly accepted: boolean },
+  settled: boolean,
+  voidReleasesRemainder: boolean
+): EndRows => {
   if (book.status === "closing") {
-    const own = settled ? "capture_settled" : "capture_refused"
-    if (book.inFlight > 0) return { own }
-    return { own, close: book.captured + (settled ? capture.amount : 0) > 0 ? "closed_behind_captures" : "closed_nothing_captured" }
+    const after: AuthorizationBook = settled
+      ? { ...book, captured: book.captured + capture.amount }
+      : { ...book, acceptedCaptureFailed: book.acceptedCaptureFailed || capture.accepted }
+    return { own: settled ? "capture_settled" : "capture_refused", ...closingStep(after, voidReleasesRemainder) }
   }
   if (!settled) return { own: "capture_refused" }
   if (book.captured + capture.amount >= book.amount) return { own: "capture_reached_total" }
   if (capture.final) return { own: book.inFlight > 0 ? "final_capture_settled_while_settling" : "final_capture_settled" }
   return { own: "partial_capture_settled" }
+}
+
+/**
+ * The rows a release's end takes — `released` by the provider, or not (refused, given up) — with
+ * `book` not counting it. Either way nothing more is asked for that amount.
+ */
+export const releaseEnded = (book: AuthorizationBook, amount: number, released: boolean, voidReleasesRemainder: boolean): EndRows => {
+  const after: AuthorizationBook = released ? { ...book, voided: book.voided + amount } : { ...book, unreleased: book.unreleased + amount }
+  return { own: "release_ended", ...closingStep(after, voidReleasesRemainder) }
 }
 
 /** The authorization's move on a trigger: its next status and the events its table row emits. */

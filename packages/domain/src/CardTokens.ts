@@ -24,6 +24,20 @@ export const cvcError = (brand: Card.CardBrand, cvc: string): FieldError | undef
     ? undefined
     : { field: "cvc", message: `must be ${Card.cvcLength(brand)} digits for this card` }
 
+/** A card refused: the fields, and the mode's refusal (if that is why) in the message, as the SDK's card fields show it. */
+const notAccepted = (errors: ReadonlyArray<FieldError>, refusal: string | undefined) =>
+  new ValidationFailed({ message: `The card was not accepted${refusal === undefined ? "" : `: ${refusal}`}`, errors })
+
+/**
+ * A valid number the account's mode does not take (Card.modeRefusal), refused as tokenization
+ * refuses it, naming `field`; `undefined` when the mode takes it. Also the check where a vaulted
+ * card is used (operations/Cards.usableCard): a card vaulted before the rule existed is refused there.
+ */
+export const modeRefused = (mode: Account["mode"], number: string, field: string): ValidationFailed | undefined => {
+  const refusal = Card.modeRefusal(mode, number)
+  return refusal === undefined ? undefined : notAccepted([{ field, message: refusal }], refusal)
+}
+
 /**
  * Pure validation; returns the normalized number or the offending fields. A valid number is also
  * held to the account's mode (Card.modeRefusal: test cards in test mode only, never in live mode),
@@ -60,7 +74,7 @@ export const validateCard = (
   if (input.holder_name !== undefined && input.holder_name.length > 200) {
     errors.push({ field: "holder_name", message: "must be at most 200 characters" })
   }
-  if (errors.length > 0) return new ValidationFailed({ message: `The card was not accepted${refusal === undefined ? "" : `: ${refusal}`}`, errors })
+  if (errors.length > 0) return notAccepted(errors, refusal)
   return { number, brand }
 }
 

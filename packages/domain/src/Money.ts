@@ -32,6 +32,9 @@ export const isCurrency = (code: string): boolean => CURRENCIES.has(code)
 /** The ISO 4217 exponent (number of minor-unit digits) of a currency. */
 export const exponent = (currency: string): number => EXPONENT_OVERRIDES[currency] ?? 2
 
+/** The largest exponent of any currency: what an amount in whole units may gain in digits as minor units. */
+export const MAX_EXPONENT = Math.max(2, ...Object.values(EXPONENT_OVERRIDES))
+
 const DECIMAL = /^\d+(\.\d+)?$/
 /** A well-formed decimal with a minus sign: not positive, rather than not a decimal at all. */
 const NEGATIVE = /^-\d+(\.\d+)?$/
@@ -54,6 +57,37 @@ export const parseAmount = (input: string, currency: string): { readonly minor: 
   if (minor <= 0) return { error: "not_positive" }
   return { minor }
 }
+
+/**
+ * Parses an amount of no currency in particular, read in every currency (an account-wide default):
+ * whole units (decimals only when zero, as JPY has none), and digits few enough that it is exact in
+ * every currency's minor units (`wholeToMinor`).
+ */
+export const parseWholeUnits = (input: string): { readonly units: number } | { readonly error: AmountError } => {
+  if (NEGATIVE.test(input)) return { error: "not_positive" }
+  if (!DECIMAL.test(input)) return { error: "format" }
+  const [whole, fraction = ""] = input.split(".")
+  if (/[^0]/.test(fraction)) return { error: "too_many_decimals" }
+  const digits = whole!.replace(/^0+(?=\d)/, "")
+  if (digits.length > MAX_AMOUNT_DIGITS - MAX_EXPONENT) return { error: "too_large" }
+  const units = Number(digits)
+  return units <= 0 ? { error: "not_positive" } : { units }
+}
+
+/** `parseWholeUnits`'s refusals, in words. */
+export const wholeUnitsErrorMessage = (error: AmountError): string => {
+  switch (error) {
+    case "too_many_decimals":
+      return "must be a whole amount when no currency is named: it applies in every currency, some without minor units (JPY); name a currency for its decimals"
+    case "too_large":
+      return `must be at most ${MAX_AMOUNT_DIGITS - MAX_EXPONENT} digits when no currency is named`
+    default:
+      return amountErrorMessage(error, "USD")
+  }
+}
+
+/** Whole units of `currency` in its minor units: exact for what `parseWholeUnits` takes. */
+export const wholeToMinor = (units: number, currency: string): number => units * 10 ** exponent(currency)
 
 export const amountErrorMessage = (error: AmountError, currency: string): string => {
   switch (error) {

@@ -67,8 +67,8 @@ export const OrderMachine: Machine<OrderStatus, OrderTrigger> = define({
     { from: IN_FLIGHT, trigger: "payment_settled", to: "succeeded", emits: ["payment.succeeded"] },
     // spec: (manual-capture hold) — authorization succeeded → authorized
     { from: IN_FLIGHT, trigger: "authorization_succeeded", to: "authorized", emits: ["payment.authorized"] },
-    { from: ["authorized"], trigger: "authorization_closed_settled", to: "succeeded", when: "a final capture settled, a void behind settled captures, or a closing authorization's last capture in flight ended with something captured (the authorization's row emits)" },
-    { from: ["authorized"], trigger: "authorization_voided", to: "canceled", when: "nothing captured: a void, or a closing authorization's last capture in flight failed (the authorization's row emits)" },
+    { from: ["authorized"], trigger: "authorization_closed_settled", to: "succeeded", when: "a final capture settled, a void behind settled captures, or a closing authorization's last capture or release in flight ended with something captured (the authorization's row emits)" },
+    { from: ["authorized"], trigger: "authorization_voided", to: "canceled", when: "nothing captured: a void, or a closing authorization's last capture or release in flight ended (the authorization's row emits)" },
     // spec: (under- or overpayment) — payment received with wrong amount → processing
     { from: IN_FLIGHT, trigger: "underpaid", to: "processing", when: "stays until the merchant decides", emits: ["payment.underpaid"] },
     { from: IN_FLIGHT, trigger: "overpaid", to: "processing", when: "stays until the merchant decides", emits: ["payment.overpaid"] },

@@ -16,8 +16,6 @@ export interface OutflowStore<R> {
   findAny(id: string): Effect.Effect<Option.Option<R>>
   /** The account's record holding the merchant's reference, if any. */
   findByReference(accountId: string, reference: string): Effect.Effect<Option.Option<R>>
-  /** Every record against one original transaction, oldest first. */
-  listByOriginal(originalTransactionId: string): Effect.Effect<ReadonlyArray<R>>
   /** The record whose provider call is this transaction. */
   findByTransaction(transactionId: string): Effect.Effect<Option.Option<R>>
   /** Writes `next` when the stored version is `next.version - 1`; otherwise `Conflict`. */

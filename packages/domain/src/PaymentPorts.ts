@@ -227,6 +227,14 @@ export class PaymentProvider extends Context.Service<PaymentProvider, {
     /** Captures that already settled on this authorization (multicapture check). */
     readonly previousCaptures: number
   }): Effect.Effect<CaptureResult | Unknown, ProviderUnavailable>
+  /**
+   * Set by a provider whose void releases all of the authorization it has not captured when the
+   * void arrives, whatever `amount` says (Stripe's cancel, Adyen's /cancels). Absent: it releases
+   * the `amount` asked (the sandbox). Tells Tender whether what a capture held, when that capture
+   * failed after a void, went with the void (AuthorizationStatus.closingStep).
+   */
+  readonly voidReleasesRemainder?: boolean | undefined
+  /** Releases `amount` of the authorization (or all it holds uncaptured: `voidReleasesRemainder`). */
   voidCard(request: {
     readonly reference: string
     readonly idempotency_key: string

@@ -1,5 +1,15 @@
 import { describe, expect, it } from "vitest"
-import { type AuthorizationBook, captureEnded, planCapture, planVoid, remaining } from "../src/AuthorizationStatus.ts"
+import {
+  type AuthorizationBook,
+  captureEnded,
+  closingStep,
+  owedRelease,
+  planCapture,
+  planVoid,
+  releaseEnded,
+  remaining,
+  voidWentThrough
+} from "../src/AuthorizationStatus.ts"
 
 const book = (over: Partial<AuthorizationBook> = {}): AuthorizationBook => ({
   status: "authorized",
@@ -9,6 +19,10 @@ const book = (over: Partial<AuthorizationBook> = {}): AuthorizationBook => ({
   closing: false,
   settledCaptures: 0,
   multicapture: true,
+  voided: 0,
+  releasing: 0,
+  unreleased: 0,
+  acceptedCaptureFailed: false,
   ...over
 })
 
@@ -67,7 +81,7 @@ describe("contract.md: \"A final capture while another capture settles is accept
 
 describe("which rows a capture's end takes (the book counts it neither captured nor in flight)", () => {
   const ended = (over: Partial<AuthorizationBook>, amount: number, final: boolean, settled: boolean) =>
-    captureEnded(book(over), { amount, final }, settled)
+    captureEnded(book(over), { amount, final, accepted: true }, settled, false)
 
   it("an authorized authorization: the spec's rows", () => {
     expect(ended({}, 3_000, false, true)).toEqual({ own: "partial_capture_settled" })
@@ -86,5 +100,56 @@ describe("which rows a capture's end takes (the book counts it neither captured 
     expect(ended({ status: "closing" }, 3_000, false, true)).toEqual({ own: "capture_settled", close: "closed_behind_captures" })
     expect(ended({ status: "closing", captured: 1_000 }, 3_000, false, false)).toEqual({ own: "capture_refused", close: "closed_behind_captures" })
     expect(ended({ status: "closing" }, 3_000, false, false)).toEqual({ own: "capture_refused", close: "closed_nothing_captured" })
+  })
+})
+
+describe("spec: a void \"always releases what remains\": what a capture in flight held and then failed to capture is released too", () => {
+  // A void of 7 000 went through while a capture of 3 000 was in flight.
+  const voidedWhileSettling = (over: Partial<AuthorizationBook> = {}) => book({ status: "closing", voided: 7_000, ...over })
+
+  it("owed: nothing before a void went through; after one, what is neither captured, in flight, released nor given up", () => {
+    expect(owedRelease(book({ inFlight: 3_000 }))).toBe(0)
+    expect(owedRelease(voidedWhileSettling({ inFlight: 3_000 }))).toBe(0)
+    expect(owedRelease(voidedWhileSettling())).toBe(3_000)
+    expect(owedRelease(voidedWhileSettling({ releasing: 3_000 }))).toBe(0)
+    expect(owedRelease(voidedWhileSettling({ voided: 10_000 }))).toBe(0)
+    expect(owedRelease(voidedWhileSettling({ unreleased: 3_000 }))).toBe(0)
+    // A final capture closed it: what it left uncaptured goes as the provider's final capture says, no release.
+    expect(owedRelease(book({ status: "closing", captured: 5_000 }))).toBe(0)
+  })
+
+  it("a capture in flight failing after the void: its own row, then a release of what it held; no close until the release is recorded", () => {
+    expect(captureEnded(voidedWhileSettling(), { amount: 3_000, final: false, accepted: true }, false, false))
+      .toEqual({ own: "capture_refused", release: { amount: 3_000, covered: false } })
+    // Another still in flight: released now all the same, closed later.
+    expect(captureEnded(voidedWhileSettling({ voided: 5_000, inFlight: 2_000 }), { amount: 3_000, final: false, accepted: true }, false, false))
+      .toEqual({ own: "capture_refused", release: { amount: 3_000, covered: false } })
+    // Settled instead: nothing owed; the last one closes it.
+    expect(captureEnded(voidedWhileSettling(), { amount: 3_000, final: false, accepted: true }, true, false))
+      .toEqual({ own: "capture_settled", close: "closed_behind_captures" })
+  })
+
+  it("a provider whose void releases the whole remainder: a capture it never accepted went with the void (covered, closed at once); one it accepted did not", () => {
+    expect(captureEnded(voidedWhileSettling(), { amount: 3_000, final: false, accepted: false }, false, true))
+      .toEqual({ own: "capture_refused", release: { amount: 3_000, covered: true }, close: "closed_nothing_captured" })
+    expect(captureEnded(voidedWhileSettling(), { amount: 3_000, final: false, accepted: true }, false, true))
+      .toEqual({ own: "capture_refused", release: { amount: 3_000, covered: false } })
+    expect(closingStep(voidedWhileSettling({ acceptedCaptureFailed: true }), true)).toEqual({ release: { amount: 3_000, covered: false } })
+  })
+
+  it("the release recorded, released or refused: the authorization closes once nothing is in flight", () => {
+    expect(releaseEnded(voidedWhileSettling(), 3_000, true, false)).toEqual({ own: "release_ended", close: "closed_nothing_captured" })
+    expect(releaseEnded(voidedWhileSettling(), 3_000, false, false)).toEqual({ own: "release_ended", close: "closed_nothing_captured" })
+    expect(releaseEnded(voidedWhileSettling({ voided: 5_000, captured: 2_000 }), 3_000, true, false)).toEqual({ own: "release_ended", close: "closed_behind_captures" })
+    expect(releaseEnded(voidedWhileSettling({ voided: 5_000, inFlight: 2_000 }), 3_000, true, false)).toEqual({ own: "release_ended" })
+    expect(releaseEnded(voidedWhileSettling({ voided: 4_000, releasing: 3_000 }), 3_000, true, false)).toEqual({ own: "release_ended" })
+  })
+
+  it("the merchant's void going through after a capture in flight when it was asked failed: closing, and a release", () => {
+    expect(voidWentThrough(book(), 10_000, false)).toEqual({ own: "void_nothing_captured" })
+    expect(voidWentThrough(book({ captured: 3_000 }), 7_000, false)).toEqual({ own: "void_behind_captures" })
+    expect(voidWentThrough(book({ inFlight: 3_000 }), 7_000, false)).toEqual({ own: "void_while_settling" })
+    expect(voidWentThrough(book(), 7_000, false)).toEqual({ own: "void_behind_failed_capture", release: { amount: 3_000, covered: false } })
+    expect(voidWentThrough(book(), 7_000, true)).toEqual({ own: "void_behind_failed_capture", release: { amount: 3_000, covered: true }, close: "closed_nothing_captured" })
   })
 })

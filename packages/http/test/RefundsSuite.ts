@@ -59,6 +59,38 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
     return reply.json
   }
 
+  /** A payout refused over its allowance: 400 validation_failed naming amount. */
+  const refusedAmount = (reply: Reply) => {
+    expectError(reply, 400, "validation_failed")
+    expect(reply.json.errors.map((e: { field: string }) => e.field)).toEqual(["amount"])
+  }
+
+  /**
+   * An account of its own (an operator's daily limit counts every payout of the account): its card
+   * charges (merchant-initiated, settled at once unless `extra` says otherwise) and payouts by order.
+   */
+  const ownAccount = async (name: string) => {
+    const account = await Effect.runPromise(server.accounts.create({ name, mode: "test" }))
+    const client = typedClient(server, account)
+    const chargeOn = async (amount: string, currency = "USD", country = currency === "EUR" ? "DE" : "US", extra: Partial<BodyOf<"payments", "create">> = {}) =>
+      client.payments.create({
+        amount,
+        currency,
+        country,
+        merchant_reference: ref(name),
+        payment_method: {
+          code: "card",
+          details: {
+            card_token: (await client.testHelpers.createCardToken({ number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })).token,
+            stored_credential: { initiator: "merchant", reason: "unscheduled" }
+          }
+        },
+        ...extra
+      })
+    const payout = (orderId: string, amount: string) => send(server, account, "POST", "/v1/payouts", { body: JSON.stringify({ order_id: orderId, amount }) })
+    return { account, chargeOn, payout }
+  }
+
   beforeAll(async () => {
     server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } }, undefined, storage)
     merchant = await Effect.runPromise(server.accounts.create({ name: "refunds", mode: "test" }))
@@ -362,20 +394,68 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
       expect(events[0].data).toMatchObject({ ...reply, merchant_reference: paid.merchant_reference })
     })
 
-    it("an authorization's instrument once captured, by transaction_id or merchant_reference", async () => {
+    it("a payout names a settlement as a refund does: an authorization's id or reference stands for its one capture (its instrument); captured in parts, the capture by its transaction_id (refund_requires_transaction_target, 400)", async () => {
       const auth = await authorize()
-      await tender.payments.capture({ order_id: auth.order_id, amount: "30.00" })
-      expect((await tender.payouts.create({ transaction_id: auth.transaction_id, amount: "1.00" })).status).toBe("succeeded")
-      expect((await tender.payouts.create({ merchant_reference: auth.merchant_reference, amount: "1.00" })).original_transaction_id).toBe(auth.transaction_id)
+      const captured = await tender.payments.capture({ order_id: auth.order_id, amount: "30.00" })
+      const byAuthorization = await tender.payouts.create({ transaction_id: auth.transaction_id, amount: "1.00" })
+      expect(byAuthorization).toMatchObject({ status: "succeeded", original_transaction_id: captured.transaction_id })
+      expect(byAuthorization.payment_instrument).toEqual((await tender.transactions.get({ params: { id: auth.transaction_id } })).payment_instrument)
+      expect((await tender.transactions.get({ params: { id: byAuthorization.transaction_id } })).parent_transaction_id).toBe(captured.transaction_id)
+      expect((await tender.payouts.create({ merchant_reference: auth.merchant_reference, amount: "1.00" })).original_transaction_id).toBe(captured.transaction_id)
+      expect((await tender.payouts.create({ transaction_id: captured.transaction_id, amount: "1.00" })).original_transaction_id).toBe(captured.transaction_id)
+      const parts = await authorize()
+      const first = await tender.payments.capture({ order_id: parts.order_id, amount: "30.00", final: false })
+      await tender.payments.capture({ order_id: parts.order_id, amount: "20.00", final: false })
+      await apiError(tender.payouts.create({ order_id: parts.order_id, amount: "1.00" }), 400, "refund_requires_transaction_target")
+      await apiError(tender.payouts.create({ transaction_id: parts.transaction_id, amount: "1.00" }), 400, "refund_requires_transaction_target")
+      expect((await tender.payouts.create({ transaction_id: first.transaction_id, amount: "30.00" })).original_transaction_id).toBe(first.transaction_id)
+      // That capture's balance is spent; the other's is its own.
+      await apiError(tender.payouts.create({ transaction_id: first.transaction_id, amount: "0.01" }), 400, "validation_failed")
+    })
+
+    it("spec: a refund does \"not exceed the remaining refundable balance\"; contract.md, Payouts: \"the original's settled amount less its refunds and earlier payouts\" — one balance per settlement for both: a payout of it all leaves nothing to refund (400 refund_amount_exceeds_refundable), a payout in flight counts, and the reverse", async () => {
+      const payoutOver = async (orderId: string, amount: string) => refusedAmount(await post("/v1/payouts", { order_id: orderId, amount }))
+      // The review's hole: paid out in full, then refunded in full — twice what arrived went out.
+      const paid = await charge()
+      expect((await tender.payouts.create({ order_id: paid.order_id, amount: "25.00" })).status).toBe("succeeded")
+      for (const amount of ["25.00", "0.01", undefined]) {
+        await apiError(tender.refunds.create({ order_id: paid.order_id, amount }), 400, "refund_amount_exceeds_refundable")
+      }
+      // Part paid out: the rest is refundable, no more; then payouts and refunds together took it all,
+      // which is not "fully refunded" (refunds alone did not).
+      const part = await charge()
+      await tender.payouts.create({ order_id: part.order_id, amount: "10.00" })
+      await apiError(tender.refunds.create({ order_id: part.order_id, amount: "15.01" }), 400, "refund_amount_exceeds_refundable")
+      expect(await tender.refunds.create({ order_id: part.order_id })).toMatchObject({ status: "succeeded", amount: 15 })
+      await apiError(tender.refunds.create({ order_id: part.order_id, amount: "0.01" }), 400, "refund_amount_exceeds_refundable")
+      await payoutOver(part.order_id, "0.01")
+      // The reverse: refunded in part, the rest paid out, then nothing either way.
+      const refundedFirst = await charge()
+      await tender.refunds.create({ order_id: refundedFirst.order_id, amount: "20.00" })
+      await payoutOver(refundedFirst.order_id, "5.01")
+      expect((await tender.payouts.create({ order_id: refundedFirst.order_id, amount: "5.00" })).status).toBe("succeeded")
+      await apiError(tender.refunds.create({ order_id: refundedFirst.order_id }), 400, "refund_amount_exceeds_refundable")
+      expect((await tender.orders.get({ params: { id: refundedFirst.order_id } })).refunded_amount).toBe(20)
+      // Refunds alone taking it all is still refund_already_fully_refunded.
+      const refundedAll = await charge()
+      await tender.refunds.create({ order_id: refundedAll.order_id })
+      await apiError(tender.refunds.create({ order_id: refundedAll.order_id }), 409, "refund_already_fully_refunded")
+      // A payout still at the provider (card 0341: pending) is counted as gone.
+      const later = await charge("4000000000000341")
+      expect((await tender.payouts.create({ order_id: later.order_id, amount: "25.00" })).status).toBe("pending")
+      await apiError(tender.refunds.create({ order_id: later.order_id, amount: "0.01" }), 400, "refund_amount_exceeds_refundable")
+      // Per settlement: a payment captured in parts, one capture paid out; the other refunds in full.
+      const auth = await authorize()
+      const first = await tender.payments.capture({ order_id: auth.order_id, amount: "30.00", final: false })
+      const second = await tender.payments.capture({ order_id: auth.order_id, amount: "20.00", final: false })
+      await tender.payouts.create({ transaction_id: first.transaction_id, amount: "30.00" })
+      await apiError(tender.refunds.create({ transaction_id: first.transaction_id, amount: "0.01" }), 400, "refund_amount_exceeds_refundable")
+      expect(await tender.refunds.create({ transaction_id: second.transaction_id })).toMatchObject({ status: "succeeded", amount: 20 })
     })
 
     it("contract.md, Payouts: \"its amount is at most the account's allowance: by default the original's settled amount less its refunds and earlier payouts\"; over → 400 validation_failed naming amount, nothing recorded", async () => {
       const paid = await charge()
-      const over = async (amount: string) => {
-        const reply = await post("/v1/payouts", { order_id: paid.order_id, amount })
-        expectError(reply, 400, "validation_failed")
-        expect(reply.json.errors.map((e: { field: string }) => e.field)).toEqual(["amount"])
-      }
+      const over = async (amount: string) => refusedAmount(await post("/v1/payouts", { order_id: paid.order_id, amount }))
       // The hole of issue 21: 9,999,999,999,999.99 paid out on a 25.00 payment.
       await over("9999999999999.99")
       await over("25.01")
@@ -424,28 +504,7 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
     })
 
     it("contract.md, Payouts: an operator may set --max-per-payout and --max-per-day instead (per currency, per UTC day); cleared, the balance rule is back", async () => {
-      // An account of its own: the daily limit counts every payout of the account.
-      const limited = await Effect.runPromise(server.accounts.create({ name: "limited payouts", mode: "test" }))
-      const client = typedClient(server, limited)
-      const chargeOn = async (amount: string, currency = "USD") =>
-        client.payments.create({
-          amount,
-          currency,
-          country: currency === "EUR" ? "DE" : "US",
-          merchant_reference: ref("limited"),
-          payment_method: {
-            code: "card",
-            details: {
-              card_token: (await client.testHelpers.createCardToken({ number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })).token,
-              stored_credential: { initiator: "merchant", reason: "unscheduled" }
-            }
-          }
-        })
-      const payout = (orderId: string, amount: string) => send(server, limited, "POST", "/v1/payouts", { body: JSON.stringify({ order_id: orderId, amount }) })
-      const refusedAmount = (reply: Reply) => {
-        expectError(reply, 400, "validation_failed")
-        expect(reply.json.errors.map((e: { field: string }) => e.field)).toEqual(["amount"])
-      }
+      const { account: limited, chargeOn, payout } = await ownAccount("limited")
       await Effect.runPromise(server.accounts.setPayoutLimit(limited.account_id, { currency: "USD", max_per_payout: "30.00", max_per_day: "50.00" }))
       const small = await chargeOn("1.00")
       // Instead of the balance: 30.00 on a 1.00 payment; not 30.01.
@@ -461,16 +520,37 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
       refusedAmount(await payout(euros.order_id, "5.01"))
       expect((await payout(euros.order_id, "5.00")).status).toBe(201)
       // Settled still required: the limits replace the balance, not the original's eligibility.
-      const held = await client.payments.create({
-        amount: "5.00", currency: "USD", country: "US", merchant_reference: ref("held"), capture_method: "manual",
-        payment_method: { code: "card", details: { card_token: (await client.testHelpers.createCardToken({ number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })).token, stored_credential: { initiator: "merchant", reason: "unscheduled" } } }
-      })
+      const held = await chargeOn("5.00", "USD", "US", { capture_method: "manual" })
       expectError(await payout(held.order_id, "1.00"), 409, "original_transaction_not_eligible")
       // Cleared: the balance rule again.
       await Effect.runPromise(server.accounts.clearPayoutLimit(limited.account_id, "USD"))
       const fresh = await chargeOn("2.00")
       refusedAmount(await payout(fresh.order_id, "2.01"))
       expect((await payout(fresh.order_id, "2.00")).status).toBe(201)
+    })
+
+    it("contract.md, Operator set-up: `tender accounts payouts ID --max-per-payout A --max-per-day A` with no currency is the account's default for every currency (A in whole units, read in each payout's currency); a currency's own limits take precedence", async () => {
+      const { account: limited, chargeOn, payout } = await ownAccount("default-limit")
+      await Effect.runPromise(server.accounts.setPayoutLimit(limited.account_id, { max_per_payout: "40", max_per_day: "60" }))
+      // In USD: 40.00 per payout (instead of the 1.00 balance), 60.00 a day.
+      const dollars = await chargeOn("1.00", "USD", "US")
+      refusedAmount(await payout(dollars.order_id, "40.01"))
+      expect((await payout(dollars.order_id, "40.00")).status).toBe(201)
+      refusedAmount(await payout(dollars.order_id, "20.01"))
+      // In JPY (no minor units): 40 yen, its own day.
+      const yen = await chargeOn("100", "JPY", "JP")
+      refusedAmount(await payout(yen.order_id, "41"))
+      expect((await payout(yen.order_id, "40")).status).toBe(201)
+      // USD's own limits take precedence over the default; JPY keeps the default.
+      await Effect.runPromise(server.accounts.setPayoutLimit(limited.account_id, { currency: "USD", max_per_payout: "0.50", max_per_day: "100.00" }))
+      refusedAmount(await payout(dollars.order_id, "0.51"))
+      expect((await payout(dollars.order_id, "0.50")).status).toBe(201)
+      refusedAmount(await payout(yen.order_id, "21"))
+      // The default cleared: JPY is back to the balance rule (100 yen less 40 paid out), USD keeps its own.
+      await Effect.runPromise(server.accounts.clearPayoutLimit(limited.account_id, undefined))
+      refusedAmount(await payout(yen.order_id, "61"))
+      expect((await payout(yen.order_id, "60")).status).toBe(201)
+      refusedAmount(await payout(dollars.order_id, "0.51"))
     })
 
     it("amount is required and positive (validation_failed naming amount); targets as for refunds", async () => {

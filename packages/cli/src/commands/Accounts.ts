@@ -17,21 +17,28 @@ const accountId = Argument.String("id").pipe(Argument.withDescription("Account i
 
 const accountsCommand = Services.useCaseCommand(Accounts)
 
-/** Payout limits as operators give them: amounts in major units of their currency (JSON numbers, as the API's amounts). */
+/**
+ * Payout limits as operators give them: amounts in major units of their currency (JSON numbers, as
+ * the API's amounts); the account's default (currency null) in whole units of every currency.
+ */
 const payoutLimitsView = (a: Account.Account) =>
   (a.payout_limits ?? []).map((l) => ({
     currency: l.currency,
-    max_per_payout: Money.toMajor(l.max_per_payout, l.currency),
-    max_per_day: Money.toMajor(l.max_per_day, l.currency)
+    max_per_payout: l.currency === null ? l.max_per_payout : Money.toMajor(l.max_per_payout, l.currency),
+    max_per_day: l.currency === null ? l.max_per_day : Money.toMajor(l.max_per_day, l.currency)
   }))
+
+/** A limit's amount as written: in its currency's decimals, or whole units for the default. */
+const limitAmount = (minor: number, currency: string | null) => currency === null ? String(minor) : Money.toDecimalString(minor, currency)
 
 const payoutRule = (a: Account.Account): string => {
   const limits = a.payout_limits ?? []
   const each = limits.map((l) =>
-    `${l.currency} at most ${Money.toDecimalString(l.max_per_payout, l.currency)} per payout and ${Money.toDecimalString(l.max_per_day, l.currency)} per UTC day`
+    `${l.currency ?? "every currency without its own (whole units of each)"}: at most ${limitAmount(l.max_per_payout, l.currency)} per payout and ${limitAmount(l.max_per_day, l.currency)} per UTC day`
   )
   const rest = "the original payment's settled amount less its refunds and earlier payouts"
-  return limits.length === 0 ? `at most ${rest}` : `${each.join("; ")}; ${limits.length === 1 ? "any other currency" : "other currencies"}: at most ${rest}`
+  if (limits.length === 0) return `at most ${rest}`
+  return limits.some((l) => l.currency === null) ? each.join("; ") : `${each.join("; ")}; ${limits.length === 1 ? "any other currency" : "other currencies"}: at most ${rest}`
 }
 
 /** What operators see of an account: no key hashes, no signing secret, no version counter. */
@@ -281,19 +288,23 @@ const rateLimit = accountsCommand(
 ).pipe(Command.withDescription("Set the API rate limit of an account (token bucket)"))
 
 /**
- * contract.md: `tender accounts payouts ID --max-per-payout A --max-per-day A`. Limits are per
- * currency (a payout has its original's currency), so `--currency` names whose units A is in; with no
- * limit flags the command shows the setting, and `--clear` returns a currency to the default rule.
+ * contract.md: `tender accounts payouts ID --max-per-payout A --max-per-day A`: without `--currency`
+ * the limits are the account's default for every currency (A in whole units, read in each payout's
+ * currency); `--currency C` sets C's own, which takes precedence (A in C's decimals). With no limit
+ * flags the command shows the setting; `--clear` removes the default, or C's limits with `--currency`.
  */
 const payoutLimits = accountsCommand(
   "payouts",
   {
     id: accountId,
-    currency: Flag.String("currency").pipe(Flag.withDescription("ISO 4217 code of the payouts the limits bound (amounts are decimal, in its units)"), Flag.optional),
-    maxPerPayout: Flag.String("max-per-payout").pipe(Flag.withDescription("Largest single payout, e.g. 500.00"), Flag.optional),
-    maxPerDay: Flag.String("max-per-day").pipe(Flag.withDescription("Most paid out per UTC day, pending and succeeded payouts counted, e.g. 2000.00"), Flag.optional),
+    currency: Flag.String("currency").pipe(
+      Flag.withDescription("ISO 4217 code whose payouts the limits bound (amounts decimal, in its units); without it, the account's default for every currency"),
+      Flag.optional
+    ),
+    maxPerPayout: Flag.String("max-per-payout").pipe(Flag.withDescription("Largest single payout, e.g. 500 (or 500.00 with --currency)"), Flag.optional),
+    maxPerDay: Flag.String("max-per-day").pipe(Flag.withDescription("Most paid out per UTC day and currency, pending and succeeded payouts counted, e.g. 2000"), Flag.optional),
     clear: Flag.Boolean("clear").pipe(
-      Flag.withDescription("Remove the currency's limits: its payouts are bounded by the original's balance again"),
+      Flag.withDescription("Remove the limits (the currency's with --currency, else the default): payouts fall back to the default, or the original's balance"),
       Flag.withDefault(false)
     )
   },
@@ -303,15 +314,14 @@ const payoutLimits = accountsCommand(
     const code = Option.getOrUndefined(currency)
     if (!clear && perPayout === undefined && perDay === undefined) return accounts.get(id)
     const missing = [
-      ...(code === undefined ? [{ field: "currency", message: "is required: limits are per currency" }] : []),
       ...(!clear && perPayout === undefined ? [{ field: "max_per_payout", message: "is required with --max-per-day" }] : []),
       ...(!clear && perDay === undefined ? [{ field: "max_per_day", message: "is required with --max-per-payout" }] : []),
       ...(clear && (perPayout !== undefined || perDay !== undefined) ? [{ field: "clear", message: "cannot be combined with limits" }] : [])
     ]
     if (missing.length > 0) return Effect.fail(new Errors.ValidationFailed({ message: "Invalid payout limit", errors: missing }))
     return clear
-      ? accounts.clearPayoutLimit(id, code!)
-      : accounts.setPayoutLimit(id, { currency: code!, max_per_payout: perPayout!, max_per_day: perDay! })
+      ? accounts.clearPayoutLimit(id, code)
+      : accounts.setPayoutLimit(id, { currency: code, max_per_payout: perPayout!, max_per_day: perDay! })
   },
   ({ clear, maxPerDay, maxPerPayout }) => ({
     json: (a) => ({ account_id: a.id, payout_limits: payoutLimitsView(a) }),
@@ -326,12 +336,12 @@ const payoutLimits = accountsCommand(
         ? "No limits: every payout is bounded by its original's balance."
         : Table.table(
           ["CURRENCY", "MAX PER PAYOUT", "MAX PER DAY"],
-          limits.map((l) => [l.currency, Money.toDecimalString(l.max_per_payout, l.currency), Money.toDecimalString(l.max_per_day, l.currency)])
+          limits.map((l) => [l.currency ?? "(default)", limitAmount(l.max_per_payout, l.currency), limitAmount(l.max_per_day, l.currency)])
         )
       return `${headline}\n\nPayouts: ${payoutRule(a)}.\n\n${table}`
     }
   })
-).pipe(Command.withDescription("Show or set the payout limits of an account per currency (they replace the default: the original's balance)"))
+).pipe(Command.withDescription("Show or set the payout limits of an account, its default or per currency (they replace the default: the original's balance)"))
 
 const threeDs = accountsCommand(
   "three-ds",

@@ -112,7 +112,7 @@ const attemptOn = Effect.fnUntraced(function*(sessionId: string, unlocked: Check
       errors.push({ field: "payment_method.details.card_token", message: "is required: the card, vaulted" })
     }
     if (errors.length > 0) return yield* new ValidationFailed({ message: "Invalid attempt", errors })
-    const card = details?.card_token !== undefined && method.code === "card" ? yield* paymentCard(session.account_id, details.card_token) : undefined
+    const card = details?.card_token !== undefined && method.code === "card" ? yield* paymentCard({ id: session.account_id, mode: session.livemode ? "live" : "test" }, details.card_token) : undefined
     const manual = session.capture_method === "manual" && method.code === "card"
     const at = yield* nowIso
     // What the customer typed on the hosted page (the IP is a risk signal, never stored).

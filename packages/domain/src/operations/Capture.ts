@@ -8,17 +8,18 @@ import { Effect } from "effect"
 import * as Authorization from "../AuthorizationStatus.ts"
 import { CaptureAmountExceedsAuthorized, invalidField } from "../Errors.ts"
 import * as Money from "../Money.ts"
-import * as OrderAggregate from "../OrderStatus.ts"
 import type { Order, Transaction } from "../Payment.ts"
 import { type CaptureResult, type PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
 import type { PaymentSnapshot } from "../PaymentViews.ts"
 import { revise } from "../StateMachine.ts"
 import * as Txn from "../TransactionStatus.ts"
 import { type Books, booksOf, shownAs } from "./Books.ts"
-import { decided, emit, guarded, lockOrder, newTransaction, nowIso, saveOrder, saveTxn, snapshot, unitOfWork } from "./Kit.ts"
+import { applyEnd, lastSettled, voidReleasesRemainder } from "./Closing.ts"
+import { decided, guarded, lockOrder, newTransaction, nowIso, saveTxn, snapshot, unitOfWork } from "./Kit.ts"
 import { answersInUnitOfWork, callAndRecord, idempotencyKey, joined, raise, refusedCall, reserve } from "./ProviderStep.ts"
 import { whenSettled } from "./Settlement.ts"
 import { providerOf, refuseOtherChannel, sameProvider } from "./Route.ts"
+import { sendRelease } from "./Void.ts"
 
 const parseCaptureAmount = (amount: string | undefined, currency: string) => {
   if (amount === undefined) return undefined
@@ -31,38 +32,34 @@ const parseCaptureAmount = (amount: string | undefined, currency: string) => {
 
 /**
  * A capture's end on the books — `capture` already moved to completed, or to failed — the
- * authorization's rows (Authorization.captureEnded) with their events, and the order's close when
- * the authorization closed. `books` counts the capture neither as settled nor as in flight. Shared
- * by the capture's record and the settlement worker.
+ * authorization's rows (Authorization.captureEnded) with their events, the release it owes, and the
+ * order's close when the authorization closed. `books` counts the capture neither as settled nor as
+ * in flight. Shared by the capture's record and the settlement worker; the caller sends the release
+ * (Void.sendRelease) once its unit of work committed.
  */
 export const endCapture = (order: Order, books: Books, capture: Transaction, at: string) =>
   Effect.gen(function*() {
     const settled = capture.status === "completed"
-    const rows = Authorization.captureEnded(books.book, { amount: capture.amount, final: capture.final === true }, settled)
-    const own = yield* decided(Authorization.transition(books.book.status, rows.own))
-    const close = rows.close === undefined ? undefined : yield* decided(Authorization.transition(own.status, rows.close))
-    const status = close?.status ?? own.status
+    // Only a closing authorization can owe a release.
+    const rows = Authorization.captureEnded(
+      books.book,
+      { amount: capture.amount, final: capture.final === true, accepted: capture.provider_transaction_id !== null },
+      settled,
+      books.book.status === "closing" && (yield* voidReleasesRemainder(books))
+    )
     const captured = books.book.captured + (settled ? capture.amount : 0)
-    let current = order
-    if (status === "completed" || status === "canceled") {
-      const moved = yield* decided(status === "completed"
-        ? OrderAggregate.transition(order, "authorization_closed_settled", at, { payment_instrument: books.auth.payment_instrument })
-        : OrderAggregate.transition(order, "authorization_voided", at))
-      yield* saveOrder(moved.next)
-      current = moved.next
-    }
-    yield* emit(own.events, current, books.auth, { capture: { captured, capture } })
-    if (close !== undefined) {
-      // The close names the capture that settled last, and what the void released (when one did).
-      const last = settled ? capture : [...books.captures].reverse().find((t) => t.status === "completed")
-      yield* emit(close.events, current, books.auth, { capture: { captured, capture: last }, ...(books.voided !== undefined ? { voided: books.voided } : {}) })
-    }
-    return { order: current, captured, status }
+    const ended = yield* applyEnd(order, books, rows, at, { capture: { captured, capture } }, {
+      captured,
+      voided: books.book.voided,
+      voidedBy: books.voided,
+      lastSettled: settled ? capture : lastSettled(books.captures)
+    })
+    return { ...ended, captured }
   })
 
 /** The record step of a capture; a no-op answering the current state when `key` was recorded already. */
 export const recordCapture = (orderId: string, captureId: string, answer: CaptureResult | "unavailable", key: string) =>
-  unitOfWork(Effect.gen(function*() {
+  Effect.flatMap(unitOfWork(Effect.gen(function*() {
     const order = yield* lockOrder(orderId)
     const txns = yield* (yield* TransactionRepo).listByOrder(order.id)
     const capture = txns.find((t) => t.id === captureId)!
@@ -72,15 +69,16 @@ export const recordCapture = (orderId: string, captureId: string, answer: Captur
       // Recorded already: the books as they stand, this capture included.
       const now = booksOf(order, txns, "capture") as Books
       const as = capture.status === "failed" ? "failed" : capture.status === "completed" ? shownAs(now.book.status) : "settling"
-      return snapshot(order, capture, { as, captured: now.book.captured })
+      return { snapshot: snapshot(order, capture, { as, captured: now.book.captured }), release: undefined }
     }
     return yield* recordCaptureOn(order, books, capture, answer)
-  }))
+  })), ({ release, snapshot }) => Effect.as(sendRelease(release), snapshot))
 
 /**
  * The record on rows the caller holds as they stand in its unit of work: loaded under the order's
  * lock (`recordCapture`), or read under it by the reserve of this very unit of work, which still
  * holds that lock (a capture whose provider answers in it): no re-read could tell anything new.
+ * With the release its failure reserved, for the caller to send once its unit of work committed.
  */
 const recordCaptureOn = (order: Order, books: Books, capture: Transaction, answer: CaptureResult | "unavailable") =>
   Effect.gen(function*() {
@@ -89,12 +87,12 @@ const recordCaptureOn = (order: Order, books: Books, capture: Transaction, answe
       const failed = yield* refusedCall(capture, answer, at)
       yield* saveTxn(failed)
       const ended = yield* endCapture(order, books, failed, at)
-      return snapshot(ended.order, failed, { as: "failed", captured: ended.captured })
+      return { snapshot: snapshot(ended.order, failed, { as: "failed", captured: ended.captured }), release: ended.release }
     }
     if (answer._tag === "Settling") {
       const settling = revise(capture, { provider_transaction_id: answer.provider_transaction_id, pending_call: null }, at)
       yield* saveTxn(settling)
-      return snapshot(order, settling, { as: "settling", captured: books.book.captured })
+      return { snapshot: snapshot(order, settling, { as: "settling", captured: books.book.captured }), release: undefined }
     }
     const settled = yield* decided(Txn.transition(capture, "succeeded", at, {
       provider_transaction_id: answer.provider_transaction_id,
@@ -102,7 +100,7 @@ const recordCaptureOn = (order: Order, books: Books, capture: Transaction, answe
     }))
     yield* saveTxn(settled.next)
     const ended = yield* endCapture(order, books, settled.next, at)
-    return snapshot(ended.order, settled.next, { as: shownAs(ended.status), captured: ended.captured })
+    return { snapshot: snapshot(ended.order, settled.next, { as: shownAs(ended.status), captured: ended.captured }), release: ended.release }
   })
 
 interface Reserved {
@@ -160,7 +158,9 @@ export const capture = (orderId: string, amountText: string | undefined, final: 
       // A provider that answers in this unit of work is called in it, under the order's row lock
       // taken above: reserve, call and record commit together or not at all (ProviderStep.joined).
       if (!answersInUnitOfWork(reserved.provider)) return { reserved, done: undefined }
-      return { reserved, done: yield* joined(callCapture(reserved, final, (answer) => recordCaptureOn(order, books, txn, answer))) }
+      // Its books are those of an authorization that took it: its failure owes no release.
+      const recordAnswer = (answer: CaptureResult | "unavailable") => Effect.map(recordCaptureOn(order, books, txn, answer), (recorded) => recorded.snapshot)
+      return { reserved, done: yield* joined(callCapture(reserved, final, recordAnswer)) }
     }))
     if (step.done !== undefined) return yield* raise(step.done)
     const { reserved } = step
@@ -179,6 +179,6 @@ export const settleSettlingCapture = (capture: Transaction) =>
         ? yield* refusedCall(current, { decline_code: "capture_failed" }, at)
         : (yield* decided(Txn.transition(current, "succeeded", at))).next
       yield* saveTxn(ended)
-      yield* endCapture(order, books, ended, at)
-      return true
+      const { release } = yield* endCapture(order, books, ended, at)
+      return { afterCommit: sendRelease(release) }
     }))

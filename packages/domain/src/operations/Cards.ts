@@ -1,5 +1,7 @@
 /** Card material for a provider call: the vaulted card revealed, and client-secret actions. */
 import { Clock, Effect, Option } from "effect"
+import type { Account } from "../Account.ts"
+import { modeRefused } from "../CardTokens.ts"
 import { PaymentMethodNotFound } from "../Errors.ts"
 import { Ids } from "../Ids.ts"
 import type { NextAction, Order } from "../Payment.ts"
@@ -23,16 +25,37 @@ export const revealCard = (accountId: string, token: string) =>
     return revealed.value
   })
 
+/** Whose card, in which mode: an account, or what a session or order records of it. */
+export interface CardOwner {
+  readonly id: string
+  readonly mode: Account["mode"]
+}
+
 /**
- * The card a payment names by card_token. A token a card transfer's secret collected is payout-scoped
- * (the customer gave the card to be paid, not charged): refused as if it were not in the vault.
+ * The card behind `token` for a new payment, transfer or payout call, held to the owner's mode as
+ * tokenization holds it (contract.md, Sandbox: "test mode takes these test cards only … In live mode
+ * a number from this table is refused the same way"): a card an earlier version vaulted against the
+ * rule is refused here, 400 naming `field` with tokenization's message, before any provider hears of it.
  */
-export const paymentCard = (accountId: string, token: string) =>
+export const usableCard = (owner: CardOwner, token: string, field: string) =>
   Effect.gen(function*() {
-    if (yield* (yield* ClientSecretRepo).mintedForTransfer(accountId, token)) {
+    const card = yield* revealCard(owner.id, token)
+    const refused = modeRefused(owner.mode, card.number, field)
+    if (refused !== undefined) return yield* refused
+    return card
+  })
+
+/**
+ * The card a payment names by `payment_method.details.card_token`. A token a card transfer's secret
+ * collected is payout-scoped (the customer gave the card to be paid, not charged): refused as if it
+ * were not in the vault.
+ */
+export const paymentCard = (owner: CardOwner, token: string) =>
+  Effect.gen(function*() {
+    if (yield* (yield* ClientSecretRepo).mintedForTransfer(owner.id, token)) {
       return yield* notInVault()
     }
-    return yield* revealCard(accountId, token)
+    return yield* usableCard(owner, token, "payment_method.details.card_token")
   })
 
 export const cardDetails = (revealed: RevealedCard, cvc: string | undefined): CardDetails => ({

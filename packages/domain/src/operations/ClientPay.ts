@@ -14,7 +14,7 @@ import type { Order, PaymentInstrument, Transaction } from "../Payment.ts"
 import { type CardDetails, OrderRepo, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
 import { CvcStore } from "../Ports.ts"
 import { revise } from "../StateMachine.ts"
-import { cardDetails, revealCard } from "./Cards.ts"
+import { cardDetails, usableCard } from "./Cards.ts"
 import { cardInstrument, holderOf, issuerOf } from "./Instrument.ts"
 import { callInFlight, decided, guarded, latestAttempt, loadTxn, lockOrder, nowIso, saveOrder, saveTxn, unitOfWork } from "./Kit.ts"
 import { idempotencyKey, reserve, runAttempt, type StepName } from "./ProviderStep.ts"
@@ -122,7 +122,7 @@ export const clientPay = Effect.fn("Payments.clientPay")(function*(account: Acco
   }
   const savedCard = attempt.next_action?.type === "collect_cvv"
   if (savedCard && token !== order.card_token) return yield* invalidField("token", "must be the saved card's token for this payment")
-  const card = yield* revealCard(account.id, token)
+  const card = yield* usableCard(account, token, "token")
   const cvc = yield* (yield* CvcStore).take(token)
   const newCard = savedCard ? undefined : {
     token,

@@ -50,7 +50,7 @@ export const create = Effect.fn("Payments.create")(function*(account: Account, i
 const claimAndProceed = Effect.fnUntraced(function*(account: Account, valid: ValidPayment, requestHash: string, retrying: Order | undefined) {
   // Checked before anything is written: a payment names only a customer of its own account.
   const customer = valid.customer_id !== null ? yield* customerOf(account.id, valid.customer_id) : undefined
-  const card = valid.card_token !== undefined ? yield* paymentCard(account.id, valid.card_token) : undefined
+  const card = valid.card_token !== undefined ? yield* paymentCard(account, valid.card_token) : undefined
   // The token's CVC is taken (deleted) as soon as a payment uses the card, whatever the plan: a
   // merchant-initiated charge never sends it, and a collect_cvv payment asks the customer afresh.
   // A retry after a 502 finds it taken by the first create and authorizes without it.

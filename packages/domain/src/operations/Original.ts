@@ -14,7 +14,7 @@ import {
   OriginalTransactionNotFound,
   RefundRequiresTransactionTarget
 } from "../Errors.ts"
-import { arrivedAmount, type Order, type Transaction } from "../Payment.ts"
+import type { Order, Transaction } from "../Payment.ts"
 import { OrderRepo, TransactionRepo } from "../PaymentPorts.ts"
 import { orderByReference } from "./Target.ts"
 
@@ -48,52 +48,58 @@ export interface Eligibility {
 
 const settled = (kind: Transaction["kind"]) => (t: Transaction) => t.kind === kind && t.status === "completed"
 
+/** A settlement: a completed payment, or one completed capture (what Balance.ts keeps the books of). */
+const isSettlement = (t: Transaction) => settled("payment")(t) || settled("capture")(t)
+
+/**
+ * The order's one settlement, or why there is none to pick: an order captured in parts names the
+ * capture by its transaction_id (spec: "a payment captured in parts must be refunded by the
+ * transaction_id of the capture"; a payout reverses one settlement the same way, so the same code).
+ */
+const oneSettlement = (verb: string) => (order: Order, txns: ReadonlyArray<Transaction>) => {
+  if (order.subtype === "transfer") return undefined
+  const captures = txns.filter(settled("capture"))
+  if (captures.length > 1) {
+    return new RefundRequiresTransactionTarget({
+      message: `Order ${order.id} was captured in ${captures.length} parts; name the capture to ${verb} by its transaction_id`
+    })
+  }
+  return captures[0] ?? txns.find(settled("payment"))
+}
+
 /**
  * spec: "A refund reverses exactly one settlement; a payment captured in parts must be refunded by
- * the transaction_id of the capture." A settlement is a completed payment or one completed capture.
+ * the transaction_id of the capture."
  */
 export const refundable: Eligibility = {
   verb: "refund",
-  accepts: (order, t) => order.subtype !== "transfer" && (settled("payment")(t) || settled("capture")(t)),
-  pick: (order, txns) => {
-    if (order.subtype === "transfer") return undefined
-    const captures = txns.filter(settled("capture"))
-    if (captures.length > 1) {
-      return new RefundRequiresTransactionTarget({
-        message: `Order ${order.id} was captured in ${captures.length} parts; name the capture to refund by its transaction_id`
-      })
-    }
-    return captures[0] ?? txns.find(settled("payment"))
-  },
+  accepts: (order, t) => order.subtype !== "transfer" && isSettlement(t),
+  pick: oneSettlement("refund"),
   standsForOrder: (t) => t.kind === "authorization"
 }
 
 /**
- * What a settlement took from the payer, and so all its refunds can give back: a capture's amount, or
- * what arrived for a payment (its amount, unless a crypto under- or overpayment was accepted).
- */
-export const settledAmount = (order: Order, original: Transaction): number =>
-  original.kind === "payment" ? arrivedAmount(order) : original.amount
-
-/**
- * spec: "a payout references the original payment and reuses its instrument": a payment or an
- * authorization that succeeded on a stored card (the order's card token and the attempt's instrument).
- * Whether it settled, and what is left of it, the payout checks under the order's lock
- * (Payout.planPayout): an authorization never captured, or voided whole, has nothing to pay out against.
+ * spec: "a payout references the original payment and reuses its instrument": a settlement of a card
+ * payment on a stored card (the order's card token, the attempt's instrument, which its captures
+ * carry). A payout is money back out of one settlement as a refund is, so it names one the same way
+ * and both draw on its one balance (Balance.ts): an authorization's id stands for its capture, an
+ * authorization never captured, or voided whole, has none.
  */
 export const payable: Eligibility = {
   verb: "payout",
-  accepts: (order, t) =>
-    order.subtype !== "transfer" && order.card_token !== null && t.payment_instrument !== null &&
-    (settled("payment")(t) || settled("authorization")(t)),
-  pick: (order, txns) => [...txns].reverse().find((t) => payable.accepts(order, t))
+  accepts: (order, t) => order.subtype !== "transfer" && order.card_token !== null && t.payment_instrument !== null && isSettlement(t),
+  pick: (order, txns) => {
+    const picked = oneSettlement("pay out against")(order, txns)
+    return picked === undefined || picked instanceof RefundRequiresTransactionTarget || payable.accepts(order, picked) ? picked : undefined
+  },
+  standsForOrder: (t) => t.kind === "authorization"
 }
 
 const notEligible = (eligibility: Eligibility, what: string) =>
   new OriginalTransactionNotEligible({
     message: eligibility.verb === "refund"
       ? `${what} has no settlement to refund: a completed payment or capture is required`
-      : `${what} is not a succeeded card payment on a stored card, so it has no instrument to pay out to`
+      : `${what} has no settlement of a card payment on a stored card to pay out against: a completed payment or capture is required`
   })
 
 /** spec: exactly one of order_id, transaction_id, merchant_reference names the original. */

@@ -156,16 +156,17 @@ type OwnFields<R extends Outflow> = Omit<R, keyof Refund & keyof Payout>
 
 /**
  * Reserve → call → record for a new refund or payout of `original`. Under the order's lock and row
- * lock, `load` reads what else the decision needs (in the same unit of work, so it may lock more,
- * after the order), and `decide` sees the original's earlier records (balances, calls in flight) and
- * that, and answers the amount or a refusal; the transaction (with its call reserved) and the record
- * are inserted together, the record's reference refused when another holds it.
+ * lock, `load` reads what the decision needs from the order as locked (in the same unit of work, so
+ * it may lock more, after the order: the settlement's balance, Balance.ts, at least), and `decide`
+ * answers the amount or a refusal from it; the transaction (with its call reserved) and the record
+ * are inserted together, the record's reference refused when another holds it. Refunds and payouts
+ * of an order take the same lock, so each decides with the other's reservations counted.
  */
-export const send = <R extends Outflow, E, F = undefined, EL = never, RL = never>(flow: Flow<R>, plan: {
+export const send = <R extends Outflow, E, F, EL = never, RL = never>(flow: Flow<R>, plan: {
   readonly order: Order
   readonly original: Transaction
-  readonly load?: Effect.Effect<F, EL, RL>
-  readonly decide: (earlier: ReadonlyArray<R>, facts: F) => number | E
+  readonly load: (locked: Order) => Effect.Effect<F, EL, RL>
+  readonly decide: (facts: F) => number | E
   readonly fields: OwnFields<R>
   readonly call: (txn: Transaction, key: string) => Effect.Effect<PayoutResult | Unknown, ProviderUnavailable>
 }) =>
@@ -173,8 +174,7 @@ export const send = <R extends Outflow, E, F = undefined, EL = never, RL = never
     const reserved = yield* unitOfWork(Effect.gen(function*() {
       const order = yield* lockOrder(plan.order.id)
       const store = yield* flow.store
-      const earlier = yield* store.listByOriginal(plan.original.id)
-      const amount = plan.decide(earlier, plan.load === undefined ? undefined as F : yield* plan.load)
+      const amount = plan.decide(yield* plan.load(order))
       if (typeof amount !== "number") return yield* Effect.fail(amount)
       const at = yield* nowIso
       const fresh = yield* newTransaction(order, flow.operation, amount, {

@@ -1,8 +1,8 @@
 /**
  * Operation: pay money out to the instrument of an original card payment (POST /v1/payouts; spec:
  * "a payout references the original payment and reuses its instrument"). Validate → resolve the
- * original (Original.ts) → reveal the stored card → under the order's lock, check what the original
- * settled and the account's allowance, and reserve → call → record (Outflow.ts).
+ * settlement (Original.ts) → reveal the stored card → under the order's lock, read the settlement's
+ * balance (Balance.ts) and the account's limits as stored, and reserve → call → record (Outflow.ts).
  *
  * contract.md, Payouts: "a payout needs an original that settled (captured, not voided or fully
  * refunded), and its amount is at most the account's allowance: by default the original's settled
@@ -13,49 +13,21 @@ import { Effect, Option } from "effect"
 import { type Account, type PayoutLimit, payoutLimitOf } from "../Account.ts"
 import { invalidField, OriginalTransactionNotEligible, PayoutInProgress, type ValidationFailed } from "../Errors.ts"
 import * as Money from "../Money.ts"
-import type { Payout } from "../MoneyOut.ts"
 import { duplicateOutflowReference, PayoutRepo } from "../OutflowPorts.ts"
 import { payoutView } from "../OutflowViews.ts"
 import type { Order, Transaction } from "../Payment.ts"
-import { TransactionRepo } from "../PaymentPorts.ts"
+import { AccountRepo } from "../Ports.ts"
 import { routeFor } from "../Routing.ts"
-import { isInFlight } from "../TransactionStatus.ts"
-import { cardDetails, revealCard } from "./Cards.ts"
+import { readBalance, type SettlementBalance, unspent } from "./Balance.ts"
+import { cardDetails, usableCard } from "./Cards.ts"
 import { nowIso } from "./Kit.ts"
-import { type OriginalTarget, payable, requireOneTarget, resolveOriginal, settledAmount } from "./Original.ts"
+import { type OriginalTarget, payable, requireOneTarget, resolveOriginal } from "./Original.ts"
 import { parseOutflowAmount, payouts, send } from "./Outflow.ts"
 import { providerOf, refuseOtherChannel } from "./Route.ts"
 
 export interface PayoutInput extends OriginalTarget {
   readonly amount?: string | undefined
   readonly payout_reference?: string | undefined
-}
-
-/** The original's books as a payout sees them, in the order's currency (minor units). */
-export interface PayoutBalance {
-  /** What the original settled: a payment's amount, or an authorization's settled captures. */
-  readonly settled: number
-  /** Refunds that succeeded, and those still in flight. */
-  readonly refunded: number
-  readonly refunding: number
-  /** Earlier payouts of the original, pending or succeeded. */
-  readonly paidOut: number
-}
-
-const sum = (txns: ReadonlyArray<Transaction>) => txns.reduce((s, t) => s + t.amount, 0)
-
-/** Pure: the original's books, from its order's transactions. */
-export const payoutBalance = (order: Order, original: Transaction, txns: ReadonlyArray<Transaction>): PayoutBalance => {
-  const settled = original.kind === "authorization"
-    ? sum(txns.filter((t) => t.kind === "capture" && t.parent_transaction_id === original.id && t.status === "completed"))
-    : original.status === "completed" ? settledAmount(order, original) : 0
-  const refunds = txns.filter((t) => t.kind === "refund")
-  return {
-    settled,
-    refunded: sum(refunds.filter((t) => t.status === "completed")),
-    refunding: sum(refunds.filter((t) => isInFlight(t.status))),
-    paidOut: sum(txns.filter((t) => t.kind === "payout" && t.parent_transaction_id === original.id && (t.status === "completed" || isInFlight(t.status))))
-  }
 }
 
 /** The operator's limit in force and what the account already paid out today in its currency. */
@@ -65,27 +37,25 @@ export interface DailyLimit {
 }
 
 /**
- * Pure: the payout's amount, or why not. An original with nothing settled (an authorization never
- * captured or voided whole) or whose settlement was refunded in full has nothing to pay out against
- * (409); one payout of an original at a time (spec: "Payout already in progress for the
- * transaction"); then the allowance: the operator's limits when set for the currency, else the
- * balance. Over it: 400 naming `amount`.
+ * Pure: the payout's amount, or why not. A settlement no longer completed, or refunded in full, has
+ * nothing to pay out against (409); one payout of a settlement at a time (spec: "Payout already in
+ * progress for the transaction"); then the allowance: the operator's limits when set for the
+ * currency, else the settlement's balance less everything out of it. Over it: 400 naming `amount`.
  */
 export const planPayout = (
-  balance: PayoutBalance,
-  earlier: ReadonlyArray<Payout>,
+  balance: SettlementBalance,
   amount: number,
   currency: string,
   daily: DailyLimit | undefined
 ): number | OriginalTransactionNotEligible | PayoutInProgress | ValidationFailed => {
   const show = (minor: number) => `${Money.toDecimalString(minor, currency)} ${currency}`
   if (balance.settled === 0) {
-    return new OriginalTransactionNotEligible({ message: "The original payment has not settled (nothing captured, or voided): there is nothing to pay out against" })
+    return new OriginalTransactionNotEligible({ message: "The original payment's settlement is no longer completed: there is nothing to pay out against" })
   }
   if (balance.refunded >= balance.settled) {
     return new OriginalTransactionNotEligible({ message: `The original payment's settlement of ${show(balance.settled)} was refunded in full` })
   }
-  if (earlier.some((p) => p.status === "pending")) {
+  if (balance.payingOut > 0) {
     return new PayoutInProgress({ message: "Another payout of this payment is in progress; retry once it has ended" })
   }
   if (daily !== undefined) {
@@ -96,7 +66,7 @@ export const planPayout = (
     }
     return amount
   }
-  const available = Math.max(0, balance.settled - balance.refunded - balance.refunding - balance.paidOut)
+  const available = unspent(balance)
   if (amount > available) {
     return invalidField("amount", `must be at most ${show(available)}: the original's settled ${show(balance.settled)} less its refunds and earlier payouts`)
   }
@@ -110,16 +80,19 @@ export const utcDay = (iso: string): readonly [string, string] => {
 }
 
 /**
- * What the decision reads under the order's lock: the order's transactions as they stand, and with
- * an operator limit the account's payouts of the day, counted under the account's payout lock.
+ * What the decision reads under the order's lock: the settlement's balance, and the account's limits
+ * as stored (not the request's account, which a server may hold from its cache: a change committed
+ * before this unit of work began applies); with a limit, the account's payouts of the day, counted
+ * under the account's payout lock.
  */
-const facts = (account: Account, order: Order, original: Transaction) =>
+const facts = (accountId: Account["id"], order: Order, original: Transaction) =>
   Effect.gen(function*() {
-    const balance = payoutBalance(order, original, yield* (yield* TransactionRepo).listByOrder(order.id))
-    const limit = payoutLimitOf(account, order.currency)
+    const balance = yield* readBalance(order, original)
+    const stored = Option.getOrUndefined(yield* (yield* AccountRepo).findById(accountId))
+    const limit = stored === undefined ? undefined : payoutLimitOf(stored, order.currency)
     if (limit === undefined) return { balance, daily: undefined }
     const [from, to] = utcDay(yield* nowIso)
-    const daily: DailyLimit = { limit, paidToday: yield* (yield* PayoutRepo).lockedDayTotal(account.id, order.currency, from, to) }
+    const daily: DailyLimit = { limit, paidToday: yield* (yield* PayoutRepo).lockedDayTotal(accountId, order.currency, from, to) }
     return { balance, daily }
   })
 
@@ -139,15 +112,19 @@ export const createPayout = Effect.fn("Outflows.payout")(function*(account: Acco
   const provider = yield* providerOf(original)
   const unroutable = routeFor(provider, order.livemode)
   if (unroutable !== undefined) return yield* unroutable
-  const card = yield* revealCard(account.id, order.card_token!).pipe(
-    Effect.catchTag("PaymentMethodNotFound", () =>
-      Effect.fail(new OriginalTransactionNotEligible({ message: `The card of payment ${original.id} is no longer in the vault` })))
+  // The payment's card, held to the account's mode as a payment's is (Cards.usableCard); the request
+  // names no card, so a card the mode does not take makes the original not eligible.
+  const card = yield* usableCard(account, order.card_token!, "card_token").pipe(
+    Effect.catchTags({
+      PaymentMethodNotFound: () => Effect.fail(new OriginalTransactionNotEligible({ message: `The card of payment ${original.id} is no longer in the vault` })),
+      ValidationFailed: (refused) => Effect.fail(new OriginalTransactionNotEligible({ message: `The card of payment ${original.id} cannot be paid out to: ${refused.errors?.[0]?.message}` }))
+    })
   )
   const payout = yield* send(payouts, {
     order,
     original,
-    load: facts(account, order, original),
-    decide: (earlier, { balance, daily }) => planPayout(balance, earlier, amount, order.currency, daily),
+    load: (locked) => facts(account.id, locked, original),
+    decide: ({ balance, daily }) => planPayout(balance, amount, order.currency, daily),
     fields: { payment_instrument: original.payment_instrument!, payout_reference: input.payout_reference ?? null },
     call: (txn, key) =>
       provider.payout({

@@ -46,6 +46,8 @@ export type StepName =
   | "attempt"
   | "capture"
   | "void"
+  /** A void Tender makes itself: what a capture that failed after the merchant's void held (Void.ts). */
+  | "release"
   | "complete3ds"
   | "simulate"
   | "client_pay"

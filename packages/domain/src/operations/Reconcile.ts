@@ -16,7 +16,7 @@ import { revise } from "../StateMachine.ts"
 import { attemptOutcome, unreachable } from "./ProviderStep.ts"
 import { type AttemptOutcome, record } from "./RecordAttempt.ts"
 import { recordTransfer } from "./RecordTransfer.ts"
-import { recordVoid } from "./Void.ts"
+import { recordVoid, voidNotApplied } from "./Void.ts"
 import { providerOf } from "./Route.ts"
 
 export interface ReconcileOptions {
@@ -34,9 +34,10 @@ const mismatched = (txn: Transaction, answer: LookupResult) =>
 
 /**
  * Applies what the provider said about one pending call, through the call's own record step
- * (reconciliation's lookups, and provider notifications: Notify.ts).
+ * (reconciliation's lookups, and provider notifications: Notify.ts). `pastHorizon`: the transaction
+ * is older than reconciliation's horizon (a release never received is no longer sent again).
  */
-export const apply = (txn: Transaction, key: string, answer: LookupResult | "unanswerable") =>
+export const apply = (txn: Transaction, key: string, answer: LookupResult | "unanswerable", pastHorizon = false) =>
   Effect.gen(function*() {
     const notApplied = answer === "unanswerable" || answer._tag === "NotReceived"
     switch (txn.pending_call!.operation) {
@@ -44,7 +45,8 @@ export const apply = (txn: Transaction, key: string, answer: LookupResult | "una
         if (notApplied) return yield* recordCapture(txn.order_id, txn.id, "unavailable", key)
         return answer._tag === "Capture" ? yield* recordCapture(txn.order_id, txn.id, answer.result, key) : yield* mismatched(txn, answer)
       case "void":
-        if (notApplied) return yield* recordVoid(txn.order_id, txn.id, "unavailable", key)
+        // A release Tender owes is sent again rather than failed (Void.voidNotApplied).
+        if (notApplied) return yield* voidNotApplied(txn, key, answer === "unanswerable" || pastHorizon)
         return answer._tag === "Void" ? yield* recordVoid(txn.order_id, txn.id, answer.result, key) : yield* mismatched(txn, answer)
       case "refund":
         if (notApplied) return yield* recordRefund(txn.order_id, txn.id, "unavailable", key)
@@ -80,7 +82,7 @@ const reconcileOne = (candidate: Transaction, now: number, options: ReconcileOpt
       yield* askLater(txn, now, Date.parse(call.at) + options.horizonMs)
       return false
     }
-    yield* apply(txn, call.key, answer)
+    yield* apply(txn, call.key, answer, now - Date.parse(txn.created_at) >= options.horizonMs)
     return true
   }))
 

@@ -1,9 +1,10 @@
 /**
  * Operation: refund one settlement (POST /v1/refunds, `tender refunds create`). Validate → resolve
- * the original (Original.ts) → under the order's lock, count the original's balances and reserve
- * → call → record (Outflow.ts).
+ * the original (Original.ts) → under the order's lock, read the settlement's balance (Balance.ts)
+ * and reserve → call → record (Outflow.ts).
  *
- * Balances of a settlement: refunds that succeeded are gone; refunds still pending may yet
+ * The refundable balance is what the settlement took less its refunds and its payouts: refunds
+ * that succeeded and payouts (succeeded or in flight) are gone; refunds still pending may yet
  * succeed or fail. An amount that fits only if those in flight failed is `refund_in_progress`
  * (retry once they end); one that cannot fit whatever they do is `refund_amount_exceeds_refundable`.
  */
@@ -17,11 +18,11 @@ import {
   RefundInProgress
 } from "../Errors.ts"
 import * as Money from "../Money.ts"
-import type { Refund } from "../MoneyOut.ts"
 import { duplicateOutflowReference, RefundRepo } from "../OutflowPorts.ts"
 import { refundView } from "../OutflowViews.ts"
 import { routeFor } from "../Routing.ts"
-import { type OriginalTarget, refundable, requireOneTarget, resolveOriginal, settledAmount } from "./Original.ts"
+import { readBalance, type SettlementBalance } from "./Balance.ts"
+import { type OriginalTarget, refundable, requireOneTarget, resolveOriginal } from "./Original.ts"
 import { parseOutflowAmount, refunds, send } from "./Outflow.ts"
 import { providerOf, refuseOtherChannel } from "./Route.ts"
 
@@ -34,20 +35,27 @@ export interface RefundInput extends OriginalTarget {
 
 const amountInvalid = () => new RefundAmountInvalid({ message: "The refund amount must be positive" })
 
-/** Pure: the amount to refund against a settlement of `settled`, given its earlier refunds. */
-export const planRefund = (settled: number, earlier: ReadonlyArray<Refund>, requested: number | undefined, currency: string) => {
-  const sum = (status: Refund["status"]) => earlier.filter((r) => r.status === status).reduce((s, r) => s + r.amount, 0)
-  const refunded = sum("succeeded")
-  const free = settled - refunded - sum("pending")
+/**
+ * Pure: the amount to refund from a settlement's balance, or why not. Refunds alone took it all:
+ * `refund_already_fully_refunded`. Payouts took what refunds left (a balance used up by payouts, in
+ * part or whole): `refund_amount_exceeds_refundable`, the settlement stays eligible, only empty.
+ */
+export const planRefund = (balance: SettlementBalance, requested: number | undefined, currency: string) => {
+  const { paidOut, payingOut, refunded, refunding, settled } = balance
   const show = (minor: number) => Money.toDecimalString(minor, currency)
   if (refunded >= settled) return new RefundAlreadyFullyRefunded({ message: `The settlement of ${show(settled)} ${currency} is already fully refunded` })
+  // What refunds could ever take: payouts in flight count as gone, as they usually are.
+  const room = Math.max(0, settled - refunded - paidOut - payingOut)
+  const free = Math.max(0, room - refunding)
+  const gone = paidOut + payingOut > 0 ? ` (the settlement of ${show(settled)} ${currency} less refunds of ${show(refunded)} and payouts of ${show(paidOut + payingOut)})` : ""
+  if (room === 0) return new RefundAmountExceedsRefundable({ message: `Nothing is left to refund${gone}` })
   const amount = requested ?? free
-  if (amount > settled - refunded) {
-    return new RefundAmountExceedsRefundable({ message: `The refund of ${show(amount)} ${currency} exceeds the refundable balance of ${show(settled - refunded)}` })
+  if (amount > room) {
+    return new RefundAmountExceedsRefundable({ message: `The refund of ${show(amount)} ${currency} exceeds the refundable balance of ${show(room)}${gone}` })
   }
   if (amount > free || amount === 0) {
     return new RefundInProgress({
-      message: `Refunds of ${show(settled - refunded - free)} ${currency} are in progress; ${show(free)} can be refunded until they end`
+      message: `Refunds of ${show(refunding)} ${currency} are in progress; ${show(free)} can be refunded until they end`
     })
   }
   return amount
@@ -74,7 +82,8 @@ export const createRefund = Effect.fn("Outflows.refund")(function*(account: Acco
   const refund = yield* send(refunds, {
     order,
     original,
-    decide: (earlier) => planRefund(settledAmount(order, original), earlier, requested, order.currency),
+    load: (locked) => readBalance(locked, original),
+    decide: (balance) => planRefund(balance, requested, order.currency),
     fields: { reason: input.reason ?? null, refund_reference: input.refund_reference ?? null },
     call: (txn, key) =>
       provider.refund({

@@ -11,13 +11,19 @@ import { checkpoint } from "./ProviderStep.ts"
 import { providerOf } from "./Route.ts"
 import { awaitsSettlement } from "../TransactionStatus.ts"
 
-export const whenSettled = <E, R>(
+/** A settlement that changed something and leaves a step for once its unit of work committed (a release to send). */
+export interface AfterCommit<R> {
+  readonly afterCommit: Effect.Effect<void, never, R>
+}
+
+export const whenSettled = <E, R, R2 = never>(
   candidate: Transaction,
   /**
    * Applies the provider's final word (`settled`, or `failed`: accepted, then not paid); `current`
-   * still awaits settlement, with no call in doubt. Answers whether it changed anything.
+   * still awaits settlement, with no call in doubt. Answers whether it changed anything, or, having
+   * changed it, what is left to do once its unit of work committed (a capture's failure: its release).
    */
-  settle: (order: Order, current: Transaction, at: string, outcome: "settled" | "failed") => Effect.Effect<boolean, E, R>
+  settle: (order: Order, current: Transaction, at: string, outcome: "settled" | "failed") => Effect.Effect<boolean | AfterCommit<R2>, E, R>
 ) =>
   guarded(candidate.order_id, Effect.gen(function*() {
     if (candidate.provider_transaction_id === null) return false
@@ -27,10 +33,13 @@ export const whenSettled = <E, R>(
     )
     if (state === "pending") return false
     yield* checkpoint("settle", "before_record")
-    return yield* unitOfWork(Effect.gen(function*() {
+    const settled = yield* unitOfWork(Effect.gen(function*() {
       const order = yield* lockOrder(candidate.order_id)
       const current = yield* loadTxn(candidate.id)
       if (!awaitsSettlement(current)) return false
       return yield* settle(order, current, yield* nowIso, state)
     }))
+    if (typeof settled === "boolean") return settled
+    yield* settled.afterCommit
+    return true
   }))

@@ -22,14 +22,13 @@ import {
   TransferNotFound,
   TransferNotSupportedByProvider
 } from "../Errors.ts"
-import { type AccountId, Ids } from "../Ids.ts"
+import { Ids } from "../Ids.ts"
 import { born as bornRecord, type Transfer, transferTransition } from "../MoneyOut.ts"
 import type { Changes } from "../StateMachine.ts"
 import * as OrderAggregate from "../OrderStatus.ts"
 import type { Order, PaymentInstrument, Transaction } from "../Payment.ts"
 import { OrderRepo, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
 import { ClientSecretRepo } from "../ClientSecretPorts.ts"
-import { CardVault } from "../Ports.ts"
 import { TransferRepo } from "../TransferPorts.ts"
 import {
   cardHolderOf,
@@ -43,7 +42,7 @@ import {
   type ValidTransfer
 } from "../TransferRequest.ts"
 import { transferView } from "../TransferViews.ts"
-import { cardDetails, clientSecretAction, revealCard } from "./Cards.ts"
+import { cardDetails, clientSecretAction, revealCard, usableCard } from "./Cards.ts"
 import { decided, guarded, loadTxn, lockOrder, newTransaction, nowIso, saveOrder, saveTxn, unitOfWork } from "./Kit.ts"
 import { ANSWER_LOST, callAndRecord, idempotencyKey, reserve } from "./ProviderStep.ts"
 import { recordTransfer, transferOf } from "./RecordTransfer.ts"
@@ -80,21 +79,22 @@ const NO_PAYMENT_FIELDS = {
   card_storage_consent: null
 } as const
 
-/** A card destination: a card of the account's vault whose issuer country is known (binLookup). */
-const cardDestination = (accountId: string, details: DestinationDetails) =>
+/**
+ * A card destination: a card of the account's vault, in a number the account's mode takes
+ * (Cards.usableCard), whose issuer country is known (binLookup). `field` names the token in the request.
+ */
+const cardDestination = (account: Account, details: DestinationDetails, field: string) =>
   Effect.gen(function*() {
-    const token = details.card_token!
-    const card = yield* (yield* CardVault).find(accountId as AccountId, token)
-    if (Option.isNone(card)) {
+    const { card } = yield* usableCard(account, details.card_token!, field).pipe(Effect.catchTag("PaymentMethodNotFound", () => {
       const message = "is not a card token of this account's vault"
-      return yield* new TransferDestinationInvalid({ message: `card_token ${message}`, errors: [{ field: "payment_method.details.card_token", message }] })
-    }
-    const facts = yield* (yield* PaymentProvider).binLookup(card.value.bin)
+      return Effect.fail(new TransferDestinationInvalid({ message: `card_token ${message}`, errors: [{ field, message }] }))
+    }))
+    const facts = yield* (yield* PaymentProvider).binLookup(card.bin)
     if (facts.country_code === undefined) {
-      return yield* new TransferDestinationCountryUnknown({ message: `The card behind card_token (BIN ${card.value.bin}) has no known issuer country` })
+      return yield* new TransferDestinationCountryUnknown({ message: `The card behind card_token (BIN ${card.bin}) has no known issuer country` })
     }
     // The card's instrument as a payment's, with the holder the destination names.
-    return { ...cardInstrument(card.value, undefined, { id: yield* (yield* Ids).make("paymentInstrument"), issuer: facts }), ...cardHolderOf(details, card.value) }
+    return { ...cardInstrument(card, undefined, { id: yield* (yield* Ids).make("paymentInstrument"), issuer: facts }), ...cardHolderOf(details, card) }
   })
 
 /** Inserts a transfer's rows; the order's insert claims the reference (409 for a duplicate, even concurrent). */
@@ -162,7 +162,7 @@ const claimAndSend = <E, R>(by: "create" | "execute", claimed: Effect.Effect<{ r
 const createOn = Effect.fnUntraced(function*(account: Account, valid: ValidTransfer, requestHash: string) {
   const ids = yield* Ids
   const instrument: PaymentInstrument = valid.card_token !== undefined
-    ? yield* cardDestination(account.id, valid.details)
+    ? yield* cardDestination(account, valid.details, "payment_method.details.card_token")
     : destinationInstrument(yield* ids.make("paymentInstrument"), valid)
   const at = yield* nowIso
   const born = OrderAggregate.born({
@@ -281,7 +281,11 @@ export const executeTransfer = Effect.fn("Transfers.execute")(function*(account:
     const missing = checkDestination(CARD, details)
     if (missing !== undefined) return yield* Effect.fail(missing)
     yield* refuseForeignToken(account.id, orderId, input.card_token)
-    replacement = yield* cardDestination(account.id, details)
+    replacement = yield* cardDestination(account, details, "card_token")
+  } else {
+    // The card the create named: held to the mode as a replacement is (one vaulted before the rule).
+    const token = Option.getOrUndefined(yield* (yield* OrderRepo).find(account.id, orderId))?.card_token
+    if (token != null) yield* usableCard(account, token, "card_token")
   }
   return yield* guarded(orderId, Effect.gen(function*() {
     const claimed = yield* unitOfWork(Effect.gen(function*() {

@@ -41,7 +41,8 @@ export class RefundsApi extends HttpApiGroup.make("refunds")
   .annotate(OpenApi.Description, "Refunds of a settled payment or capture, in full or in part.")
   .add(
   HttpApiEndpoint.post("create", "/v1/refunds", { payload: CreateRefundRequest, success: RefundView.pipe(HttpApiSchema.status(201)) }).annotate(OpenApi.Summary, "Create a refund")
-    .annotate(OpenApi.Description, "Refunds one settlement (a completed payment or capture), named by exactly one of order_id, transaction_id, merchant_reference. Omitted amount refunds the remaining balance."),
+    .annotate(OpenApi.Description, "Refunds one settlement (a completed payment or capture), named by exactly one of order_id, transaction_id, merchant_reference. " +
+      "The refundable balance is what the settlement took less its refunds and its payouts; omitted amount refunds the remaining balance."),
   HttpApiEndpoint.get("get", "/v1/refunds/:id", { params: { id: idOf(ID_PREFIXES.refund) }, success: RefundView }).annotate(OpenApi.Summary, "Retrieve a refund")
 ) {}
 
@@ -49,10 +50,11 @@ export class PayoutsApi extends HttpApiGroup.make("payouts")
   .annotate(OpenApi.Description, "Payouts to the card of an original payment.")
   .add(
   HttpApiEndpoint.post("create", "/v1/payouts", { payload: CreatePayoutRequest, success: PayoutView.pipe(HttpApiSchema.status(201)) }).annotate(OpenApi.Summary, "Create a payout")
-    .annotate(OpenApi.Description, "Pays out to the card instrument of an original payment, named by exactly one of order_id, transaction_id, merchant_reference. " +
+    .annotate(OpenApi.Description, "Pays out to the card instrument of an original payment, against one of its settlements as a refund is: named by exactly one of " +
+      "order_id, transaction_id, merchant_reference (a payment captured in parts: the capture's transaction_id). " +
       "The original must have settled (captured, not voided or refunded in full; else 409 original_transaction_not_eligible), and the amount is at most " +
-      "the account's allowance: the original's settled amount less its refunds and earlier payouts, or the operator's per-payout and daily limits " +
-      "when set for the currency (over: 400 validation_failed naming amount). " +
+      "the account's allowance: the settlement's amount less its refunds and earlier payouts (the balance refunds draw on too), or the operator's " +
+      "per-payout and daily limits when set (over: 400 validation_failed naming amount). " +
       "Send a payout_reference: only the reference makes a retry after a lost answer safe (409 duplicate_merchant_reference_id)."),
   HttpApiEndpoint.get("get", "/v1/payouts/:id", { params: { id: idOf(ID_PREFIXES.payout) }, success: PayoutView }).annotate(OpenApi.Summary, "Retrieve a payout")
 ) {}

@@ -12,7 +12,7 @@ export class PaymentsApi extends HttpApiGroup.make("payments")
   HttpApiEndpoint.post("capture", "/v1/payments/capture", { payload: CaptureRequest, success: PaymentSnapshot }).annotate(OpenApi.Summary, "Capture an authorization")
     .annotate(OpenApi.Description, "Captures a manual-capture authorization, in full or in part (final: false keeps the remainder)."),
   HttpApiEndpoint.post("void", "/v1/payments/void", { payload: VoidRequest, success: PaymentSnapshot }).annotate(OpenApi.Summary, "Void an authorization")
-    .annotate(OpenApi.Description, "Releases what remains of an authorization: what is neither captured nor settling. While a capture settles the answer is `settling` with `voided_amount`, and the payment closes when that capture settles or fails. Not idempotent: a repeated void is 409."),
+    .annotate(OpenApi.Description, "Releases what remains of an authorization: what is neither captured nor settling. While a capture settles the answer is `settling` with `voided_amount`, and the payment closes when that capture settles or fails; what a capture that fails held is released too (a second void transaction, made by Tender) before it closes. Not idempotent: a repeated void is 409."),
   HttpApiEndpoint.post("completeThreeDs", "/v1/payments/:id/3ds/complete", {
     params: { id: OrderId },
     payload: Schema.Struct({}),

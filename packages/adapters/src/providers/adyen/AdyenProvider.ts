@@ -395,6 +395,9 @@ export const makeAdyenProvider = (config: AdyenProviderConfig, sdk: AdyenSdk = m
     name: "adyen",
     mode: config.mode,
     authorizeCard, captureCard, voidCard, refund, settlement, lookup,
+    // /cancels takes no amount: it cancels what the payment still has authorised. A capture Adyen
+    // accepted and then failed (CAPTURE_FAILED) was not part of it: Tender cancels again.
+    voidReleasesRemainder: true,
     // Adyen's payouts are another product (Balance Platform transfers) than the Checkout API.
     ...answers.cardOnly("an Adyen card channel"),
     binLookup,

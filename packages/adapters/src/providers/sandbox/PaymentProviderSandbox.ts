@@ -60,8 +60,9 @@ const CARDS: Readonly<Record<Card.TestCard, Behaviour>> = {
 }
 
 // The vault refuses numbers failing Luhn; a number that slips through is declined as a real
-// issuer would, rather than approved. Test mode takes the table's numbers only (CardTokens); another
-// valid number can only be a card vaulted before that rule, and is approved like 4242….
+// issuer would, rather than approved. Test mode takes the table's numbers only (CardTokens), and a
+// card vaulted before that rule is refused where a payment, transfer or payout uses it
+// (Cards.usableCard); one already on its way then (a challenge answered since) is approved like 4242….
 const behaviourOf = (number: string): Behaviour =>
   Card.isTestCard(number) ? CARDS[number] : Card.luhnValid(number) ? APPROVE : decline("invalid_number")
 

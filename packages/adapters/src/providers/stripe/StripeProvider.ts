@@ -280,6 +280,9 @@ export const makeStripeProvider = (config: StripeProviderConfig, sdk: StripeSdk 
     name: "stripe",
     mode: config.mode,
     authorizeCard, captureCard, voidCard, refund, settlement, lookup,
+    // A cancel takes no amount: the PaymentIntent's whole uncaptured rest goes (and its captures
+    // settle at once, so none fails after Stripe accepted it).
+    voidReleasesRemainder: true,
     // Stripe's card API moves no money out to cards or accounts here (Connect payouts are another product).
     ...answers.cardOnly("a Stripe card channel"),
     // Stripe answers no BIN queries; a charge's payment_method_details.card.country comes only after charging.

@@ -46,7 +46,6 @@ const make = <R extends Outflow>(
           const id = r.get(references).get(keyOf(accountId, reference))
           return Option.fromNullishOr(id === undefined ? undefined : r.get(rows).get(id))
         }),
-      listByOriginal: (originalId) => list((r) => r.original_transaction_id === originalId),
       findByTransaction: (transactionId) => Effect.map(list((r) => r.transaction_id === transactionId), (found) => Option.fromNullishOr(found[0])),
       // A record's reference never changes after insert, so the index stays as it is.
       update: (next) => db.write((w) => VersionedUpdateMemory.write(w, rows, what, next))

@@ -68,11 +68,6 @@ const make = <A extends Row & MoneyOut.Refund | Row & MoneyOut.Payout, I extends
       Result: options.Row,
       execute: (id) => sql`${from} WHERE r.transaction_id = ${id}`
     })
-    const listByOriginal = SqlSchema.findAll({
-      Request: Schema.String,
-      Result: options.Row,
-      execute: (id) => sql`${from} WHERE r.original_transaction_id = ${id} ORDER BY r.created_at, r.id`
-    })
 
     const store: OutflowStore<A> = {
       insert: (record) =>
@@ -87,7 +82,6 @@ const make = <A extends Row & MoneyOut.Refund | Row & MoneyOut.Payout, I extends
       find: (accountId, id) => find({ accountId, id }).pipe(Effect.orDie),
       findAny: (id) => findAny(id).pipe(Effect.orDie),
       findByReference: (accountId, reference) => findByReference({ accountId, reference }).pipe(Effect.orDie),
-      listByOriginal: (id) => listByOriginal(id).pipe(Effect.orDie),
       findByTransaction: (id) => findByTransaction(id).pipe(Effect.orDie),
       update
     }
