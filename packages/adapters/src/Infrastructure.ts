@@ -42,11 +42,9 @@ import {
   type WebhookEndpointRepo,
   type WebhookTransport,
   WebhookPrivateReceivers,
-  WebhookLoopbackReceivers,
-  ServerListeners,
-  LISTENER_STALE_MS
+  type ServerListeners
 } from "@tender/domain"
-import { Clock, Effect, Layer, Option } from "effect"
+import { Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { TenderConfig } from "./Config.ts"
 import { VaultCipher, randomKey } from "./crypto/VaultCipher.ts"
@@ -103,13 +101,13 @@ import * as EventRepoPg from "./storage/postgres/EventRepoPg.ts"
 import * as OrderRepoPg from "./storage/postgres/OrderRepoPg.ts"
 import * as OutflowRepoPg from "./storage/postgres/OutflowRepoPg.ts"
 import * as PgDatabase from "./storage/postgres/PgDatabase.ts"
-import * as EmbeddedPostgres from "./storage/postgres/Embedded.ts"
 import * as TransactionRepoPg from "./storage/postgres/TransactionRepoPg.ts"
 import * as TransferRepoPg from "./storage/postgres/TransferRepoPg.ts"
 import * as UnitOfWorkPg from "./storage/postgres/UnitOfWorkPg.ts"
 import * as WebhookDeliveryRepoPg from "./storage/postgres/WebhookDeliveryRepoPg.ts"
 import * as WebhookEndpointRepoPg from "./storage/postgres/WebhookEndpointRepoPg.ts"
 import * as ServerListenersPg from "./storage/postgres/ServerListenersPg.ts"
+import * as Deployment from "./webhooks/Deployment.ts"
 import * as HostResolverDns from "./webhooks/HostResolverDns.ts"
 import * as WebhookTransportHttp from "./webhooks/WebhookTransportHttp.ts"
 import type { ReplayCache } from "./replay/ReplayCache.ts"
@@ -285,60 +283,18 @@ export const channelProviders = (config: TenderConfig): Layer.Layer<ChannelProvi
     adyenCaCertificate: config.adyenCaFile === undefined ? undefined : readFileSync(config.adyenCaFile, "utf8")
   })
 
-/** The port a service URL names (its scheme's default when it names none), if it parses. */
-const portOf = (url: string | undefined, fallback: number) => {
-  if (url === undefined) return undefined
-  try {
-    const port = new URL(url).port
-    return port === "" ? fallback : Number(port)
-  } catch {
-    return undefined
-  }
-}
-
-/** The public URL's port when it names a loopback host: a proxy there forwards to this deployment. */
-const loopbackPublicPort = (url: string | undefined) => {
-  const host = url === undefined ? undefined : URL.parse(url)?.hostname
-  return host === "localhost" || host === "[::1]" || host?.startsWith("127.") === true ? portOf(url, 80) : undefined
-}
-
-/**
- * The operator's loopback policy for webhook endpoints (Webhooks.ts): allowed unless turned off, and
- * never a port of this deployment: every `serve` process's that shares this storage (ServerListeners,
- * asked at each check: this process's own, a sibling's, and what a standalone `tender worker` must
- * know without listening itself), the one this process was told (`listenPort`), a loopback public
- * URL's, the database's (external or embedded) and Redis's.
- */
-const loopbackReceivers = (config: TenderConfig) =>
-  Layer.effect(
-    WebhookLoopbackReceivers,
-    Effect.gen(function*() {
-      const embedded = config.storage === "postgres" && config.databaseUrl === undefined
-        ? Option.getOrUndefined(yield* EmbeddedPostgres.recordedPort(config.dataDir))
-        : undefined
-      const fixed = [config.listenPort, loopbackPublicPort(config.publicUrl), portOf(config.databaseUrl, 5432), portOf(config.redisUrl, 6379), embedded]
-        .filter((port) => port !== undefined)
-      const listeners = yield* ServerListeners
-      const reservedPorts = Effect.flatMap(Clock.currentTimeMillis, (now) => listeners.ports(new Date(now - LISTENER_STALE_MS))).pipe(
-        Effect.map((serving) => [...fixed, ...serving])
-      )
-      return { allowed: config.webhookAllowLoopback ?? true, reservedPorts }
-    })
-  )
-
 export const layer = (config: TenderConfig): Layer.Layer<Ports, InfrastructureError> =>
   Layer.mergeAll(
     coordination(config),
     provider(config),
     channelProviders(config),
-    // The transport checks each delivery's addresses through the same resolver as registration (one set of lookup slots).
-    WebhookTransportHttp.layer.pipe(Layer.provideMerge(HostResolverDns.layerWith({ servers: config.webhookDnsServers }))),
+    WebhookTransportHttp.layer,
     accessTokens(config),
     // Hosted pages (checkout sessions) are addressed under it.
     Layer.succeed(PublicUrl, config.publicUrl ?? DEFAULT_PUBLIC_URL)
   ).pipe(
-    // After storage: the embedded PostgreSQL's port is known once it has started.
-    Layer.provideMerge(loopbackReceivers(config)),
+    // After storage: where this deployment listens is recorded there (the servers, the embedded PostgreSQL).
+    Layer.provideMerge(Deployment.layer(config)),
     Layer.provideMerge(
       config.storage === "memory"
         ? Layer.provideMerge(withRedis(config, Operations.memoryLayer), memoryStorage)
@@ -348,7 +304,9 @@ export const layer = (config: TenderConfig): Layer.Layer<Ports, InfrastructureEr
       primitives,
       FaultsEnv.layer(config.fault),
       SandboxOutage.layer(config.sandboxUnreachable),
-      Layer.succeed(WebhookPrivateReceivers, config.webhookAllowPrivate ?? false)
+      Layer.succeed(WebhookPrivateReceivers, config.webhookAllowPrivate ?? false),
+      // Registration, each delivery and the deployment's own addresses resolve through one resolver (one set of lookup slots).
+      HostResolverDns.layerWith({ servers: config.webhookDnsServers })
     ))
   )
 

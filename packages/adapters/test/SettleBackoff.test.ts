@@ -21,6 +21,7 @@ import {
   Outflows,
   type PaymentProvider,
   Payments,
+  StateMachine,
   TransactionRepo,
   Transfers
 } from "@tender/domain"
@@ -213,4 +214,22 @@ describe("the settlement worker backs off per transaction, persisted, and settle
       }
     }).pipe(Effect.provide(world(s)))
   })
+
+  for (const [kind, settledEvent, make] of KINDS.filter(([kind]) => kind !== "a settling capture")) {
+    it.effect(`${kind} that a process of the version before migration 0029 wrote \`processing\` (README, Upgrading): settled all the same, its event once`, () => {
+      const s: Switches = { failure: undefined, stuck: new Set(), lookups: new Map() }
+      return Effect.gen(function*() {
+        const { order, txn } = yield* make
+        const queued = yield* stored(txn)
+        // As that version recorded a queued one: processing, the provider's id, no call in flight.
+        // No request of this version writes it; only such a process, still running past 0029.
+        yield* (yield* TransactionRepo).update(StateMachine.revise({ ...queued, status: "processing" }, {}, queued.updated_at))
+        const before = yield* eventsOf(order)
+        yield* TestClock.adjust(PaymentProviderSandbox.SETTLE_AFTER_MS)
+        expect(yield* (yield* Payments).settleDue()).toBe(1)
+        expect((yield* stored(txn)).status).toBe("completed")
+        expect(yield* eventsOf(order)).toEqual([...before, settledEvent])
+      }).pipe(Effect.provide(world(s)))
+    })
+  }
 })

@@ -611,27 +611,37 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       expect(yield* repo.findById(beside.id)).toEqual(Option.some(beside))
     }))
 
-  it.effect("server listeners: each process's port while fresh; a refresh moves it on, a stale or unregistered one is gone", () =>
+  it.effect("server listeners: each process's place while fresh by the storage's clock; a refresh moves it on; a stale one is deleted by anyone's beat", () =>
     Effect.gen(function*() {
       const listeners = yield* ServerListeners
       // Ports of this test's own (the table is shared with whatever else ran on this storage).
       const [a, b, c] = [61_001, 61_002, 61_003]
       const tag = `${Date.now()}-${Math.random()}`
-      const at = (seconds: number) => new Date(Date.UTC(2031, 0, 1, 0, 0, seconds))
-      yield* listeners.register(`a-${tag}`, a, at(0))
-      yield* listeners.register(`b-${tag}`, b, at(10))
-      // Two processes on one port (a cluster's children): one port.
-      yield* listeners.register(`b2-${tag}`, b, at(10))
-      const mine = (ports: ReadonlyArray<number>) => ports.filter((port) => [a, b, c].includes(port)).sort()
-      expect(mine(yield* listeners.ports(at(0)))).toEqual([a, b])
-      expect(mine(yield* listeners.ports(at(5)))).toEqual([b])
+      const FRESH = 60_000
+      const mine = (rows: ReadonlyArray<{ readonly port: number; readonly addresses: ReadonlyArray<string> }>) =>
+        rows.filter((row) => [a, b, c].includes(row.port)).sort((x, y) => x.port - y.port || x.addresses.length - y.addresses.length)
+      yield* listeners.register(`a-${tag}`, { port: a, addresses: ["10.0.0.1", "fd00::2"] }, FRESH)
+      yield* Effect.sleep("2 seconds")
+      yield* listeners.register(`b-${tag}`, { port: b, addresses: [] }, FRESH)
+      // Two processes on one port (a cluster's children): each its row.
+      yield* listeners.register(`b2-${tag}`, { port: b, addresses: ["10.0.0.2"] }, FRESH)
+      expect(mine(yield* listeners.listening(FRESH))).toEqual([
+        { port: a, addresses: ["10.0.0.1", "fd00::2"] },
+        { port: b, addresses: [] },
+        { port: b, addresses: ["10.0.0.2"] }
+      ])
+      // Older than a second: a stopped counting (b's were written just now).
+      expect(mine(yield* listeners.listening(1_000)).map((row) => row.port)).toEqual([b, b])
       // A refresh (a heartbeat, or a restart on another port) replaces the process's row.
-      yield* listeners.register(`a-${tag}`, c, at(20))
-      expect(mine(yield* listeners.ports(at(0)))).toEqual([b, c])
-      yield* listeners.unregister(`b-${tag}`)
-      expect(mine(yield* listeners.ports(at(0)))).toEqual([b, c])
+      yield* listeners.register(`b-${tag}`, { port: c, addresses: ["192.168.1.9"] }, FRESH)
+      expect(mine(yield* listeners.listening(FRESH)).map((row) => row.port)).toEqual([a, b, c])
       yield* listeners.unregister(`b2-${tag}`)
-      expect(mine(yield* listeners.ports(at(0)))).toEqual([c])
+      expect(mine(yield* listeners.listening(FRESH)).map((row) => row.port)).toEqual([a, c])
+      // A beat with a shorter horizon deletes the rows older than it: a's is gone for every reader.
+      yield* listeners.register(`b-${tag}`, { port: c, addresses: [] }, 1_000)
+      expect(mine(yield* listeners.listening(FRESH))).toEqual([{ port: c, addresses: [] }])
+      yield* listeners.unregister(`b-${tag}`)
+      expect(mine(yield* listeners.listening(FRESH))).toEqual([])
     }))
 
   it.effect("vaults a card: find returns the safe fields, reveal the number", () =>
@@ -1248,7 +1258,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       expect(pages.flatMap((page) => idsOf(page.data))).toEqual(idsOf(newestFirst(mine)))
     }))
 
-  it.effect("transactions: listSettling gives processing captures and pending (queued) refunds, payouts and transfers with a provider id, due by the time given (put off until settlement_check_at, else since created), soonest first, ties by id, across accounts", () =>
+  it.effect("transactions: listSettling gives processing captures and queued refunds, payouts and transfers (pending; processing with no call, as an older version wrote them) with a provider id, due by the time given (put off until settlement_check_at, else since created), soonest first, ties by id, across accounts", () =>
     Effect.gen(function*() {
       const orders = yield* OrderRepo
       const transactions = yield* TransactionRepo
@@ -1270,16 +1280,18 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
         yield* capture(second, { kind: "refund", status: "pending", created_at: at(1) }),
         yield* capture(first, { kind: "transfer", status: "pending", created_at: at(0), settlement_check_at: at(1) })
       ]
+      // Queued by a process of the version before migration 0029 while it ran: `processing`, no call in flight.
+      const older = yield* capture(second, { kind: "refund", status: "processing", created_at: at(3) })
       const excluded = [
         yield* capture(first, { provider_transaction_id: null, created_at: at(0) }),
         yield* capture(first, { status: "completed", created_at: at(0) }),
         yield* capture(first, { kind: "authorization", created_at: at(0) }),
         yield* capture(first, { status: "pending", created_at: at(0) }),
-        // contract.md: a refund, payout or transfer "waiting at the provider … reads pending".
-        yield* capture(first, { kind: "refund", status: "processing", created_at: at(0) }),
+        // contract.md: a refund, payout or transfer reads "processing only while a call is in flight".
+        yield* capture(first, { kind: "refund", status: "processing", created_at: at(0), pending_call: { key: "k", operation: "refund", at: T0 } }),
         yield* capture(first, { kind: "transfer", status: "pending", created_at: at(0), pending_call: { key: "k", operation: "payout", at: T0 } })
       ]
-      for (const t of [newer, ...excluded, tieB, queued, stuck, tieA]) yield* transactions.insert(t)
+      for (const t of [newer, ...excluded, tieB, older, queued, stuck, tieA]) yield* transactions.insert(t)
       expect(Option.getOrThrow(yield* transactions.findAny(stuck.id)).settlement_check_at).toBe(at(10))
 
       const mine = (settling: ReadonlyArray<Payment.Transaction>) =>
@@ -1287,12 +1299,12 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       const dueOf = (t: Payment.Transaction) => Date.parse(t.settlement_check_at ?? t.created_at)
       const settling = yield* transactions.listSettling(at(5), 10_000)
       for (const t of settling) {
-        expect([t.kind === "capture" ? t.status === "processing" : t.status === "pending", t.provider_transaction_id === null, t.pending_call]).toEqual([true, false, null])
+        expect([t.kind === "capture" ? t.status === "processing" : ["pending", "processing"].includes(t.status), t.provider_transaction_id === null, t.pending_call]).toEqual([true, false, null])
         expect(dueOf(t)).toBeLessThanOrEqual(Date.parse(at(5)))
       }
       const dues = settling.map(dueOf)
       expect(dues).toEqual([...dues].sort((x, y) => x - y))
-      expect(mine(settling)).toEqual([...idsOf([tieA, newer, tieB].sort((a, b) => (a.id < b.id ? -1 : 1))), queued.id])
+      expect(mine(settling)).toEqual([...idsOf([tieA, newer, tieB].sort((a, b) => (a.id < b.id ? -1 : 1))), queued.id, older.id])
       expect(yield* transactions.listSettling(at(5), 1)).toEqual(settling.slice(0, 1))
       // Not due before its time; at its time, after everything due sooner although created first.
       expect(mine(yield* transactions.listSettling(at(10), 10_000)).at(-1)).toBe(stuck.id)

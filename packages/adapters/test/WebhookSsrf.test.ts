@@ -11,18 +11,23 @@ import type { AddressInfo } from "node:net"
 import { describe, expect, it } from "@effect/vitest"
 import {
   Accounts,
+  addressKind,
   checkEndpointUrl,
   HostResolver,
   Ids,
+  LISTENER_STALE_MS,
   Outbox,
+  ServerListeners,
   WebhookEndpointRepo,
   WebhookPrivateReceivers,
   Webhooks,
   WebhookTransport
 } from "@tender/domain"
 import { Effect, Layer, type Scope } from "effect"
-import { configFromEnv } from "../src/Config.ts"
+import { configFromEnv, type TenderConfig } from "../src/Config.ts"
+import * as IdsRandom from "../src/crypto/IdsRandom.ts"
 import * as Infrastructure from "../src/Infrastructure.ts"
+import * as Deployment from "../src/webhooks/Deployment.ts"
 import * as WebhookTransportHttp from "../src/webhooks/WebhookTransportHttp.ts"
 
 /**
@@ -252,6 +257,104 @@ describe("TENDER_WEBHOOK_ALLOW_LOOPBACK and the reserved loopback ports", () => 
       withInfrastructure(configFromEnv({ storage: "memory", dataDir: ".tender-unused", redisUrl }, {}))
     )
   })
+})
+
+/** This machine's private-use, CGNAT and unique-local addresses (TENDER_WEBHOOK_ALLOW_PRIVATE lets endpoints name them). */
+const privateMachineAddresses = Deployment.machineAddresses().filter((address) => addressKind(address) === "private")
+
+describe("this deployment's addresses and ports (issue 21 item 10: no port of this deployment, also not on a private address)", () => {
+  /**
+   * The receiver policy as the infrastructure builds it for `config`, over memory storage (the
+   * servers' rows) and the test's resolver, with the operator's TENDER_WEBHOOK_ALLOW_PRIVATE on:
+   * registration (`checkEndpointUrl`) and the transport (each delivery) see the same places.
+   */
+  const deployment = <A, E>(
+    config: Partial<TenderConfig>,
+    test: (hosts: ReturnType<typeof hostsMap>) => Effect.Effect<A, E, WebhookTransport | HostResolver | ServerListeners | Scope.Scope>
+  ) => {
+    const hosts = hostsMap()
+    const world = WebhookTransportHttp.layer.pipe(
+      Layer.provideMerge(Deployment.layer({ storage: "memory", dataDir: ".tender-unused", ...config })),
+      Layer.provideMerge(Layer.mergeAll(hosts.layer, Infrastructure.memoryStorage.pipe(Layer.provide(IdsRandom.layer)))),
+      Layer.provideMerge(Layer.succeed(WebhookPrivateReceivers, true))
+    )
+    return Effect.scoped(test(hosts)).pipe(Effect.provide(world))
+  }
+  const refusal = (mode: "test" | "live", url: string) =>
+    Effect.flip(checkEndpointUrl(mode, url)).pipe(Effect.map((e) => e.errors?.[0]))
+
+  it.live("the database's and Redis's names, resolved: refused at their address and port, at registration and at delivery; their neighbours are not", () =>
+    deployment({ databaseUrl: "postgres://tender@db.internal.test:6543/tender", redisUrl: "redis://cache.internal.test" }, (hosts) =>
+      Effect.gen(function*() {
+        hosts.point("db.internal.test", ["10.9.8.7"])
+        hosts.point("cache.internal.test", ["fd00:9::6"])
+        for (const [url, address, port] of [["https://10.9.8.7:6543/hook", "10.9.8.7", 6543], ["https://[fd00:9::6]:6379/hook", "fd00:9::6", 6379]] as const) {
+          expect({ url, refused: yield* refusal("live", url) }).toEqual({ url, refused: { field: "url", message: `must not point at ${address} port ${port} (used by this server)` } })
+          // Delivery of a URL stored before: a failed attempt with the reason, nothing connected (the address is nobody's here).
+          expect(yield* post(url)).toMatchObject({ _tag: "Failed", error: `endpoint URL must not point at ${address} port ${port} (used by this server)` })
+        }
+        // The same port on a loopback local receiver: refused as before, whatever host the URL named.
+        expect(yield* refusal("test", "http://127.0.0.1:6543/hook")).toEqual({ field: "url", message: "must not point at loopback port 6543 (used by this server)" })
+        for (const url of ["https://10.9.8.7:6544/hook", "https://10.9.8.8:6543/hook", "https://[fd00:9::6]/hook", "https://[fd00:9::7]:6379/hook"]) {
+          expect(yield* checkEndpointUrl("live", url)).toBe(url)
+        }
+      })))
+
+  it.live("a receiver's name that points at the database, now or only by the time of a delivery: refused, no connection made", () =>
+    deployment({ databaseUrl: "postgres://tender@db.internal.test/tender" }, (hosts) =>
+      Effect.gen(function*() {
+        hosts.point("db.internal.test", ["10.9.8.7"])
+        hosts.point("hooks.merchant.test", ["10.9.8.7"])
+        expect(yield* refusal("live", "https://hooks.merchant.test:5432/hook")).toEqual({ field: "url", message: "must not point at 10.9.8.7 port 5432 (used by this server)" })
+        hosts.point("later.merchant.test", ["10.9.8.5"], ["10.9.8.7"])
+        expect(yield* checkEndpointUrl("live", "https://later.merchant.test:5432/hook")).toBe("https://later.merchant.test:5432/hook")
+        expect(yield* post("https://later.merchant.test:5432/hook")).toMatchObject({ _tag: "Failed", error: "endpoint URL must not point at 10.9.8.7 port 5432 (used by this server)" })
+      })))
+
+  it.live("a server's row: its port on its machine's addresses and on loopback, as long as it is fresh", () =>
+    deployment({}, () =>
+      Effect.gen(function*() {
+        const listeners = yield* ServerListeners
+        yield* listeners.register("sibling", { port: 9100, addresses: ["10.1.1.1", "fd00:1::1"] }, LISTENER_STALE_MS)
+        expect(yield* refusal("live", "https://10.1.1.1:9100/")).toEqual({ field: "url", message: "must not point at 10.1.1.1 port 9100 (used by this server)" })
+        // Other spellings of its addresses (the URL parser's normal form names them).
+        expect(yield* refusal("live", "https://[::ffff:10.1.1.1]:9100/")).toEqual({ field: "url", message: "must not point at ::ffff:a01:101 port 9100 (used by this server)" })
+        expect(yield* refusal("live", "https://[fd00:1:0:0::1]:9100/")).toMatchObject({ message: "must not point at fd00:1::1 port 9100 (used by this server)" })
+        expect(yield* refusal("test", "http://127.0.0.1:9100/")).toMatchObject({ message: "must not point at loopback port 9100 (used by this server)" })
+        expect(yield* checkEndpointUrl("live", "https://10.1.1.2:9100/")).toBe("https://10.1.1.2:9100/")
+        expect(yield* checkEndpointUrl("live", "https://10.1.1.1:9101/")).toBe("https://10.1.1.1:9101/")
+        yield* listeners.unregister("sibling")
+        expect(yield* checkEndpointUrl("live", "https://10.1.1.1:9100/")).toBe("https://10.1.1.1:9100/")
+      })))
+
+  it.live("the public, SDK and fields URLs: refused where their name points at this deployment (a server's machine, this one), not at a shared front elsewhere", () =>
+    deployment({ publicUrl: "https://pay.tender.test", sdkUrl: "https://sdk.tender.test:8443", fieldsUrl: "http://fields.tender.test:8181" }, (hosts) =>
+      Effect.gen(function*() {
+        // The public URL behind a CDN: its address serves other sites too.
+        hosts.point("pay.tender.test", [PUBLIC])
+        // The SDK host is a sibling server's machine; the fields host is this one.
+        hosts.point("sdk.tender.test", ["10.1.1.1"])
+        hosts.point("fields.tender.test", ["127.0.0.1"])
+        yield* (yield* ServerListeners).register("sibling", { port: 9100, addresses: ["10.1.1.1"] }, LISTENER_STALE_MS)
+        expect(yield* checkEndpointUrl("live", `https://${PUBLIC}/hook`)).toBe(`https://${PUBLIC}/hook`)
+        expect(yield* refusal("live", "https://10.1.1.1:8443/hook")).toMatchObject({ message: "must not point at 10.1.1.1 port 8443 (used by this server)" })
+        expect(yield* refusal("test", "http://127.0.0.1:8181/hook")).toMatchObject({ message: "must not point at loopback port 8181 (used by this server)" })
+        for (const address of privateMachineAddresses) {
+          const url = `https://${address.includes(":") ? `[${address}]` : address}:8181/hook`
+          expect(yield* refusal("live", url)).toMatchObject({ message: expect.stringContaining("port 8181 (used by this server)") })
+        }
+        expect(yield* checkEndpointUrl("live", "https://10.1.1.1:8444/hook")).toBe("https://10.1.1.1:8444/hook")
+      })))
+
+  it.live.skipIf(privateMachineAddresses.length === 0)("a database on this machine (DATABASE_URL names 127.0.0.1) is refused on the machine's private address too; one elsewhere is not", () =>
+    Effect.gen(function*() {
+      const [address] = privateMachineAddresses
+      const url = `https://${address.includes(":") ? `[${address}]` : address}:6432/hook`
+      const local = yield* deployment({ databaseUrl: "postgres://tender@127.0.0.1:6432/tender" }, () => refusal("live", url))
+      expect(local).toEqual({ field: "url", message: `must not point at ${address} port 6432 (used by this server)` })
+      const remote = yield* deployment({ databaseUrl: "postgres://tender@10.200.0.9:6432/tender" }, () => checkEndpointUrl("live", url))
+      expect(remote).toBe(url)
+    }))
 })
 
 describe("through the dispatcher", () => {

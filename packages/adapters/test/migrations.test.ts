@@ -1,7 +1,7 @@
 /** Migrations: applied once, in order, recorded, and safe when two processes migrate together. */
 import { describe, expect, it } from "@effect/vitest"
 import { Accounts, EventRepo, Payments, TransactionRepo, UseCases } from "@tender/domain"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Logger, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Infrastructure from "../src/Infrastructure.ts"
 import { migrations } from "../src/storage/postgres/migrations/index.ts"
@@ -96,7 +96,7 @@ describe("migrations", () => {
       expect(yield* Infrastructure.migrate(config)).toEqual([])
     }), 60_000)
 
-  it.live("0030 seals the client secrets earlier versions stored in clear and drops them from events (contract.md, Secrets at rest); reads show them again", () =>
+  it.live("0030 seals the client secrets earlier versions stored in clear (more rows than one batch) and drops them from events (contract.md, Secrets at rest); reads show them again", () =>
     Effect.gen(function*() {
       const config = yield* freshConfig
       const stack = UseCases.layer.pipe(Layer.provideMerge(Infrastructure.layer(config)))
@@ -123,6 +123,10 @@ describe("migrations", () => {
         const sql = yield* SqlClient.SqlClient
         yield* sql`UPDATE transactions SET next_action = jsonb_set(next_action, '{client_secret}', to_jsonb(${secret}::text)) WHERE id = ${txnId}`
         yield* sql`UPDATE events SET data = jsonb_set(data, '{next_action,client_secret}', to_jsonb(${secret}::text)) WHERE order_id = ${orderId} AND data ? 'next_action'`
+        // More rows than a batch (500): copies of the attempt, each paged past once.
+        yield* sql`INSERT INTO transactions
+          SELECT (jsonb_populate_record(t, jsonb_build_object('id', t.id || '_copy' || lpad(g::text, 4, '0')))).*
+          FROM transactions t, generate_series(1, 1100) g WHERE t.id = ${txnId}`
         yield* sql`DELETE FROM tender_migrations WHERE name = '0030_sealed_client_secrets'`
       }))
 
@@ -132,6 +136,11 @@ describe("migrations", () => {
         const sql = yield* SqlClient.SqlClient
         const [row] = yield* sql<{ readonly stored: string }>`SELECT next_action->>'client_secret' AS stored FROM transactions WHERE id = ${txnId}`
         expect(row.stored.startsWith("sealed.v1.")).toBe(true)
+        const [copies] = yield* sql<{ readonly sealed: number; readonly clear: number }>`
+          SELECT count(*) FILTER (WHERE next_action->>'client_secret' LIKE 'sealed.v1.%')::int AS sealed,
+                 count(*) FILTER (WHERE next_action->>'client_secret' NOT LIKE 'sealed.v1.%')::int AS clear
+          FROM transactions WHERE id LIKE ${`${txnId}_copy%`}`
+        expect(copies).toEqual({ sealed: 1100, clear: 0 })
         expect(row.stored).not.toContain(secret.slice(secret.lastIndexOf("_") + 1))
         const events = yield* sql<{ readonly data: string }>`SELECT data::text AS data FROM events WHERE order_id = ${orderId}`
         expect(events.length).toBeGreaterThan(0)
@@ -146,9 +155,13 @@ describe("migrations", () => {
       }).pipe(Effect.provide(stack))
     }), 120_000)
 
-  it.live("0028: refunded_amount is bounded by what arrived (received_amount, else amount), not by amount; rows already past that bound do not fail it", () =>
+  it.live("0028: refunded_amount is bounded by what arrived (received_amount, else amount), not by amount; rows already past that bound do not fail it, are named in a warning, and take no update until corrected", () =>
     Effect.gen(function*() {
       const config = yield* freshConfig
+      const warnings: Array<string> = []
+      const collect = Logger.layer([Logger.make((options) => {
+        if (options.logLevel === "Warn") warnings.push(String(options.message))
+      })])
       yield* Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         expect(yield* Migrator.run(migrations.filter((m) => m.name < "0028"))).not.toContain("0028_refunds_within_arrived")
@@ -159,16 +172,20 @@ describe("migrations", () => {
                 payment_method, capture_method, received_amount, refunded_amount, created_at, updated_at, version)
               VALUES (${id}, 'acct_m28', false, ${id}, 'direct_payment', 'succeeded', 10000, 'USD', 'US', 'crypto', 'automatic',
                 ${received}, ${refunded}, now(), now(), 1)`
-        // An accepted overpayment (150.00 on 100.00); an order written before the bound, refunded past what arrived.
+        // An accepted overpayment (150.00 on 100.00); orders written before the bound, refunded past what arrived.
         yield* order("ord_over", 15000, 0)
         yield* order("ord_legacy", 5000, 8000)
+        yield* order("ord_legacy2", 2000, 2500)
         yield* order("ord_plain", null, 0)
         const refund = (id: string, amount: number) =>
           Effect.exit(sql`UPDATE orders SET refunded_amount = ${amount} WHERE id = ${id}`)
         // Before: the bound was the amount, so the overpayment's refund could not be recorded.
         expect((yield* refund("ord_over", 15000))._tag).toBe("Failure")
 
-        expect(yield* Migrator.run(migrations.filter((m) => m.name <= "0028_refunds_within_arrived"))).toEqual(["0028_refunds_within_arrived"])
+        expect(yield* Migrator.run(migrations.filter((m) => m.name <= "0028_refunds_within_arrived")).pipe(Effect.provide(collect)))
+          .toEqual(["0028_refunds_within_arrived"])
+        // The operator is told which orders (PostgreSQL's own notices never reach Tender's log).
+        expect(warnings).toEqual([expect.stringContaining("2 order(s) refunded beyond what arrived: ord_legacy, ord_legacy2.")])
         expect((yield* refund("ord_over", 15000))._tag).toBe("Success")
         expect((yield* refund("ord_over", 15001))._tag).toBe("Failure")
         expect((yield* refund("ord_plain", 10000))._tag).toBe("Success")
@@ -179,8 +196,16 @@ describe("migrations", () => {
         const checks = yield* sql<{ conname: string; convalidated: boolean }>`
           SELECT conname, convalidated FROM pg_constraint
           WHERE conrelid = 'orders'::regclass AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%refunded_amount%'`
-        // One check of the bound; left unvalidated because of the legacy row (every new write is checked).
+        // One check of the bound; left unvalidated because of the legacy rows (every new write is checked).
         expect(checks).toEqual([{ conname: "orders_refunded_within_arrived", convalidated: false }])
+        // NOT VALID spares the row as it is, not its next version: no update of it goes through, whatever it changes.
+        expect((yield* Effect.exit(sql`UPDATE orders SET version = version + 1, updated_at = now() WHERE id = 'ord_legacy'`))._tag).toBe("Failure")
+        // The correction docs/decisions.md gives: the order claims no more than arrived; then it takes updates again.
+        yield* sql`UPDATE orders SET refunded_amount = coalesce(received_amount, amount) WHERE id = 'ord_legacy'`
+        expect((yield* Effect.exit(sql`UPDATE orders SET updated_at = now() WHERE id = 'ord_legacy'`))._tag).toBe("Success")
+        expect((yield* Effect.exit(sql`ALTER TABLE orders VALIDATE CONSTRAINT orders_refunded_within_arrived`))._tag).toBe("Failure")
+        yield* sql`UPDATE orders SET refunded_amount = coalesce(received_amount, amount) WHERE id = 'ord_legacy2'`
+        yield* sql`ALTER TABLE orders VALIDATE CONSTRAINT orders_refunded_within_arrived`
       }).pipe(Effect.provide(Layer.merge(PgDatabase.client(config), PgDatabase.migrationKey(config))))
     }), 60_000)
 

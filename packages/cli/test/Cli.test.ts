@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import { createTenderClient } from "@tender/client"
 import { send } from "@tender/client/Testing"
+import { EmbeddedPostgres } from "@tender/adapters"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeHome, type Served } from "./support/Tender.ts"
 
@@ -83,6 +84,18 @@ describe("tender serve", () => {
 describe("tender migrate", () => {
   it("finds the schema up to date once the server has migrated it", async () => {
     expect(await tenderJson("migrate")).toEqual({ applied: [] })
+  })
+
+  it("with DATABASE_URL and no TENDER_VAULT_KEY: says so in one line and exits 1 (contract.md: \"vault key missing\"), though the database answers", async () => {
+    // The running server's database, as an external one: reachable, so the refusal is the key's.
+    const info = JSON.parse(readFileSync(`${home.dataDir}/pg.json`, "utf8")) as { port: number; password: string }
+    const url = `postgres://${EmbeddedPostgres.USER}:${info.password}@${EmbeddedPostgres.HOST}:${info.port}/${EmbeddedPostgres.DATABASE}`
+    const migrating = home.start(["migrate"], { DATABASE_URL: url })
+    const code = await new Promise<number | null>((resolve) =>
+      migrating.process.exitCode !== null ? resolve(migrating.process.exitCode) : migrating.process.once("exit", resolve))
+    const lines = migrating.log().trim().split("\n")
+    expect({ code, lines }).toEqual({ code: 1, lines: [expect.stringContaining("TENDER_VAULT_KEY is required with DATABASE_URL")] })
+    expect(lines[0]).not.toContain(info.password)
   })
 })
 

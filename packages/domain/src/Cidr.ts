@@ -102,3 +102,9 @@ export const clientNetwork = (ip: string): string => {
   const groups = [112n, 96n, 80n, 64n].map((shift) => ((parsed.bits >> shift) & 0xffffn).toString(16))
   return `${groups.join(":")}::/64`
 }
+
+/** Two spellings of one address (`::ffff:10.0.0.1` is `10.0.0.1`, `fd00::2` is `fd00:0::2`). */
+export const sameAddress = (a: string, b: string): boolean => {
+  const [x, y] = [parseIp(a), parseIp(b)]
+  return x !== undefined && y !== undefined && x.family === y.family && x.bits === y.bits
+}

@@ -35,12 +35,14 @@ export const isInFlight = (status: TransactionStatus): boolean => (IN_FLIGHT as 
 
 /**
  * Whether the provider holds `t` for later, its call answered: a settling capture (processing), or a
- * queued refund, payout or transfer (pending). What the settlement worker and a provider's
+ * queued refund, payout or transfer (pending; or processing with no call in flight, as a version
+ * before issue 21 wrote a queued one, even after migration 0029 moved the rows it found: a process
+ * of that version still running wrote them so). What the settlement worker and a provider's
  * settlement notice act on (TransactionRepo.listSettling reads the same rows).
  */
 export const awaitsSettlement = (t: Transaction): boolean =>
   t.pending_call === null &&
-  (t.kind === "capture" ? t.status === "processing" : QUEUED_KINDS.includes(t.kind) && t.status === "pending")
+  (t.kind === "capture" ? t.status === "processing" : QUEUED_KINDS.includes(t.kind) && (t.status === "pending" || t.status === "processing"))
 
 const QUEUED_KINDS: ReadonlyArray<Transaction["kind"]> = ["refund", "payout", "transfer"]
 

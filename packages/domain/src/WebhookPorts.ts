@@ -111,17 +111,26 @@ export class PayloadSigner extends Context.Service<PayloadSigner, {
   sign(secrets: ReadonlyArray<string>, timestampSeconds: number, path: string, body: Uint8Array): string
 }>()("@tender/domain/PayloadSigner") {}
 
+/** Where one server process accepts connections: its port, on every loopback address and on `addresses`. */
+export interface Listener {
+  readonly port: number
+  /** The addresses of the machine it runs on (a server bound to one address is still on that machine). */
+  readonly addresses: ReadonlyArray<string>
+}
+
 /**
- * Port: where this deployment's servers listen (issue 21). Every `serve` process records its port
- * while it runs, so that every process sharing its storage (another `serve`, a standalone `tender
- * worker`) refuses webhook endpoints on it; the webhook URL policy (Webhooks.ts) asks at every
- * registration and delivery. A process gone without a word stops counting once its row is stale.
+ * Port: where this deployment's servers listen (issue 21). Every `serve` process records its port and
+ * its machine's addresses while it runs, so that every process sharing its storage (another `serve`,
+ * a standalone `tender worker`) refuses webhook endpoints on them; the webhook URL policy
+ * (Webhooks.ts) asks at every registration and delivery. Times are the storage's own clock (a
+ * process's skewed clock neither ages nor refreshes a row); a process gone without a word stops
+ * counting once its row is `staleMs` old, and the next registration of anyone deletes it.
  */
 export class ServerListeners extends Context.Service<ServerListeners, {
-  /** Records, or refreshes, that process `process` listens on `port`, seen at `at`. */
-  register(process: string, port: number, at: Date): Effect.Effect<void>
+  /** Records, or refreshes, that process `process` listens as `listener`, seen now; deletes rows older than `staleMs`. */
+  register(process: string, listener: Listener, staleMs: number): Effect.Effect<void>
   /** The process stopped listening (a graceful stop). */
   unregister(process: string): Effect.Effect<void>
-  /** The ports of the processes seen at or after `since`. */
-  ports(since: Date): Effect.Effect<ReadonlyArray<number>>
+  /** The processes seen within the last `staleMs`. */
+  listening(staleMs: number): Effect.Effect<ReadonlyArray<Listener>>
 }>()("@tender/domain/ServerListeners") {}

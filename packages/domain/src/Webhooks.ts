@@ -11,7 +11,7 @@
  * claimed again, or retried) records nothing over the new holder's work.
  */
 import { isoOf, nowIso } from "./Time.ts"
-import { Clock, Context, Deferred, Effect, Exit, Layer, Metric, Option, Queue, Random, Result } from "effect"
+import { Clock, Context, Deferred, Effect, Exit, Layer, Metric, Option, Queue, Random, Result, Schedule } from "effect"
 import { webhookFirstAttemptLag } from "./OperationalMetrics.ts"
 import type { Account } from "./Account.ts"
 import { signingSecrets } from "./Account.ts"
@@ -48,7 +48,7 @@ import {
 import * as Webhook from "./Webhook.ts"
 import * as StateMachine from "./StateMachine.ts"
 import { decodeInput, pageOf, type SearchResult } from "./Search.ts"
-import { HostResolver, PayloadSigner, WebhookDeliveryRepo, WebhookEndpointRepo, WebhookTransport } from "./WebhookPorts.ts"
+import { HostResolver, type Listener, PayloadSigner, ServerListeners, WebhookDeliveryRepo, WebhookEndpointRepo, WebhookTransport } from "./WebhookPorts.ts"
 
 
 // --- the outbox ---------------------------------------------------------------------------
@@ -252,20 +252,23 @@ const isLoopbackHost = (host: string) => {
 const isLocalReceiver = (url: URL) => url.protocol === "http:" && isLoopbackHost(url.hostname)
 
 /**
- * The operator's loopback policy. `allowed` (`TENDER_WEBHOOK_ALLOW_LOOPBACK`, default on): test-mode
+ * The operator's receiver policy. `loopback` (`TENDER_WEBHOOK_ALLOW_LOOPBACK`, default on): test-mode
  * local receivers at all; a shared production deployment turns it off, since any merchant could
  * otherwise have the server POST to any loopback port (a port scan, an admin endpoint such as a
- * sidecar's). `reservedPorts`: loopback ports never reached even when allowed, asked at every check:
- * every port of this deployment — each `serve` process's (ServerListeners, shared through storage, so
- * a standalone `tender worker` knows them too), the database's, Redis's.
+ * sidecar's). `deployment`: where this deployment listens, which no endpoint may target, asked at
+ * every check (registration, each delivery) after the URL's host is resolved: each place a port on
+ * every loopback address and on its `addresses`. Every `serve` process's (ServerListeners, shared
+ * through storage, so a standalone `tender worker` knows them too), the database's, Redis's, and the
+ * public, SDK and fields URLs' when they resolve to this deployment (webhooks/Deployment.ts in the
+ * adapters works them out).
  */
-export interface LoopbackReceivers {
-  readonly allowed: boolean
-  readonly reservedPorts: Effect.Effect<ReadonlyArray<number>>
+export interface ReceiverPolicy {
+  readonly loopback: boolean
+  readonly deployment: Effect.Effect<ReadonlyArray<Listener>>
 }
 
-export const WebhookLoopbackReceivers = Context.Reference<LoopbackReceivers>("@tender/domain/WebhookLoopbackReceivers", {
-  defaultValue: () => ({ allowed: true, reservedPorts: Effect.succeed([]) })
+export const WebhookReceiverPolicy = Context.Reference<ReceiverPolicy>("@tender/domain/WebhookReceiverPolicy", {
+  defaultValue: () => ({ loopback: true, deployment: Effect.succeed([]) })
 })
 
 /**
@@ -275,12 +278,43 @@ export const WebhookLoopbackReceivers = Context.Reference<LoopbackReceivers>("@t
 export const LISTENER_HEARTBEAT_MS = 30_000
 export const LISTENER_STALE_MS = 3 * LISTENER_HEARTBEAT_MS
 
-/** Why a local receiver may not be used under the operator's policy, or `undefined`. */
-const localReceiverRefusal = Effect.fnUntraced(function*(url: URL, policy: LoopbackReceivers) {
-  if (!policy.allowed) return "must be https (loopback receivers are turned off on this server)"
-  const port = url.port === "" ? 80 : Number(url.port)
-  return (yield* policy.reservedPorts).includes(port) ? `must not point at loopback port ${port} (used by this server)` : undefined
+/**
+ * Keeps this process's ServerListeners row while the scope is open: written now, refreshed every
+ * `everyMs`, deleted when the scope closes (a graceful stop). A refresh that fails (the database away
+ * a moment) is logged and the next one tries again: a heartbeat that stopped would free the port to
+ * webhooks once the row went stale, while the server still answers on it.
+ */
+export const keepListed = Effect.fnUntraced(function*(process: string, listener: Listener, everyMs: number = LISTENER_HEARTBEAT_MS) {
+  const listeners = yield* ServerListeners
+  const beat = listeners.register(process, listener, LISTENER_STALE_MS).pipe(
+    Effect.catchCause((cause) => Effect.logWarning(`recording port ${listener.port} as this server's failed; trying again in ${everyMs} ms`, cause))
+  )
+  yield* Effect.acquireRelease(beat, () =>
+    listeners.unregister(process).pipe(
+      Effect.catchCause((cause) => Effect.logWarning(`port ${listener.port} could not be given back; it stops counting once stale`, cause))
+    ))
+  yield* Effect.forkScoped(Effect.repeat(beat, Schedule.spaced(everyMs)))
 })
+
+/** The port a URL reaches (its scheme's default when it names none). */
+const portOfUrl = (url: URL) => url.port !== "" ? Number(url.port) : url.protocol === "https:" ? 443 : 80
+
+/** Why a local receiver may not be used under the operator's policy, or `undefined`. */
+const localReceiverRefusal = (policy: ReceiverPolicy) =>
+  policy.loopback ? undefined : "must be https (loopback receivers are turned off on this server)"
+
+/** Which of SPECIAL_PURPOSE's kinds an address is in (`loopback` for 127.0.0.0/8, ::1 and their IPv4-mapped forms), else `public`. */
+export const addressKind = (address: string) => specialRangeOf(address)?.kind ?? "public"
+
+/** Why `address`:`port` may not be reached because this deployment is there, or `undefined`. */
+const deploymentRefusal = (address: string, port: number, deployment: ReadonlyArray<Listener>) => {
+  const loopback = addressKind(address) === "loopback"
+  const ours = deployment.some((place) =>
+    place.port === port && (loopback || place.addresses.some((own) => Cidr.sameAddress(own, address)))
+  )
+  if (!ours) return undefined
+  return loopback ? `must not point at loopback port ${port} (used by this server)` : `must not point at ${address} port ${port} (used by this server)`
+}
 
 /**
  * The operator's choice (`TENDER_WEBHOOK_ALLOW_PRIVATE`): endpoints may be on private-use, CGNAT and
@@ -310,7 +344,7 @@ const hostnameProblem = (hostname: string): string | undefined => {
  * What is wrong with an endpoint URL as written, whatever its host resolves to, or the parsed URL.
  * Live mode: https only. Test mode: https, or http on a loopback host (local receivers).
  */
-const endpointUrlProblem = Effect.fnUntraced(function*(raw: string, mode: Account["mode"], policy: LoopbackReceivers) {
+const endpointUrlProblem = (raw: string, mode: Account["mode"], policy: ReceiverPolicy) => {
   const problem = PaymentRequest.urlProblem(raw)
   if (problem !== undefined) return problem
   const url = new URL(raw)
@@ -320,8 +354,8 @@ const endpointUrlProblem = Effect.fnUntraced(function*(raw: string, mode: Accoun
   if (url.protocol === "https:") return url
   if (mode === "live") return "must be https in live mode"
   if (!isLocalReceiver(url)) return "must be https (http is allowed for loopback hosts in test mode)"
-  return (yield* localReceiverRefusal(url, policy)) ?? url
-})
+  return localReceiverRefusal(policy) ?? url
+}
 
 /** Why an endpoint may not be reached at `address` (what its host resolved to), or `undefined`. */
 const addressRefusal = (address: string, allow: { readonly loopback: boolean; readonly private: boolean }) => {
@@ -342,13 +376,21 @@ const addressesOf = (url: URL) => {
 /**
  * Every address the host resolves to, checked: the first refusal, or the addresses. Registration and
  * each delivery ask (a name may point elsewhere since), and the transport connects only to these.
+ * Beyond the address ranges, no address may be one of this deployment's at the URL's port.
  */
 const checkAddresses = Effect.fnUntraced(function*(url: URL) {
   const allow = { loopback: isLocalReceiver(url), private: yield* WebhookPrivateReceivers }
   const addresses = yield* addressesOf(url)
   for (const address of addresses) {
     const refusal = addressRefusal(address, allow)
-    if (refusal !== undefined) return { _tag: "Refused" as const, reason: refusal }
+    if (refusal !== undefined) return { _tag: "Refused" as const, reason: refusal, of: "host" as const }
+  }
+  if (addresses.length > 0) {
+    const deployment = yield* (yield* WebhookReceiverPolicy).deployment
+    for (const address of addresses) {
+      const refusal = deploymentRefusal(address, portOfUrl(url), deployment)
+      if (refusal !== undefined) return { _tag: "Refused" as const, reason: refusal, of: "URL" as const }
+    }
   }
   return { _tag: "Checked" as const, addresses }
 })
@@ -356,11 +398,12 @@ const checkAddresses = Effect.fnUntraced(function*(url: URL) {
 /**
  * An endpoint URL as registered (create, or update of its URL): well-formed, its scheme allowed in the
  * account's mode, and every address its host resolves to allowed (loopback only to `http` on a
- * loopback host, in test mode). A name that does not resolve is refused in live mode; in test mode
- * it may be registered (a receiver not set up yet), and each delivery checks it again anyway.
+ * loopback host, in test mode; never an address:port of this deployment). A name that does not
+ * resolve is refused in live mode; in test mode it may be registered (a receiver not set up yet), and
+ * each delivery checks it again anyway.
  */
 export const checkEndpointUrl = Effect.fnUntraced(function*(mode: Account["mode"], raw: string) {
-  const url = yield* endpointUrlProblem(raw, mode, yield* WebhookLoopbackReceivers)
+  const url = endpointUrlProblem(raw, mode, yield* WebhookReceiverPolicy)
   if (typeof url === "string") return yield* invalidField("url", url)
   const checked = yield* checkAddresses(url)
   if (checked._tag === "Refused") return yield* invalidField("url", checked.reason)
@@ -382,11 +425,11 @@ export const deliveryTargets = Effect.fnUntraced(function*(raw: string) {
     return { _tag: "Refused" as const, reason: "endpoint URL is not a URL" }
   }
   if (url.protocol !== "https:" && !isLocalReceiver(url)) return { _tag: "Refused" as const, reason: "endpoint URL must be https" }
-  // A local receiver registered before the operator turned loopback off, or on a port reserved since.
-  const local = isLocalReceiver(url) ? yield* localReceiverRefusal(url, yield* WebhookLoopbackReceivers) : undefined
+  // A local receiver registered before the operator turned loopback off.
+  const local = isLocalReceiver(url) ? localReceiverRefusal(yield* WebhookReceiverPolicy) : undefined
   if (local !== undefined) return { _tag: "Refused" as const, reason: `endpoint URL ${local}` }
   const checked = yield* checkAddresses(url)
-  if (checked._tag === "Refused") return { _tag: "Refused" as const, reason: `endpoint host ${checked.reason}` }
+  if (checked._tag === "Refused") return { _tag: "Refused" as const, reason: `endpoint ${checked.of} ${checked.reason}` }
   if (checked.addresses.length === 0) return { _tag: "Refused" as const, reason: `host ${url.hostname} does not resolve` }
   return checked
 })
@@ -479,12 +522,12 @@ export class Webhooks extends Context.Service<Webhooks, {
       const ids = yield* Ids
 
       const allowPrivate = yield* WebhookPrivateReceivers
-      const loopback = yield* WebhookLoopbackReceivers
+      const receivers = yield* WebhookReceiverPolicy
       const validateUrl = (account: Account, raw: string) =>
         checkEndpointUrl(account.mode, raw).pipe(
           Effect.provideService(HostResolver, resolver),
           Effect.provideService(WebhookPrivateReceivers, allowPrivate),
-          Effect.provideService(WebhookLoopbackReceivers, loopback)
+          Effect.provideService(WebhookReceiverPolicy, receivers)
         )
 
       const validateEvents = (input: ReadonlyArray<string> | undefined): ReadonlyArray<string> | ValidationFailed => {

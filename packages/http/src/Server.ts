@@ -7,8 +7,9 @@ import { createServer } from "node:http"
 import { hostname } from "node:os"
 import { pid } from "node:process"
 import { NodeHttpServer } from "@effect/platform-node"
-import { LISTENER_HEARTBEAT_MS, ServerListeners } from "@tender/domain"
-import { Clock, Effect, Layer, Schedule } from "effect"
+import { machineAddresses } from "@tender/adapters/webhooks/Deployment"
+import { keepListed } from "@tender/domain"
+import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
 import { Api } from "./Api.ts"
@@ -118,19 +119,16 @@ export const app = (options: Omit<ServerOptions, "port" | "host">) => {
 }
 
 /**
- * Records the port this process listens on (ServerListeners) while it serves: at start, every
- * LISTENER_HEARTBEAT_MS after, removed at a graceful stop. Every process sharing the storage (a
- * sibling `serve`, a standalone `tender worker`) then refuses webhook endpoints on it (Webhooks.ts).
+ * Records where this process listens (ServerListeners: its port, its machine's addresses) while it
+ * serves: at start, every LISTENER_HEARTBEAT_MS after, removed at a graceful stop (`keepListed`).
+ * Every process sharing the storage (a sibling `serve`, a standalone `tender worker`) then refuses
+ * webhook endpoints on it (Webhooks.ts).
  */
 export const listening = Layer.effectDiscard(Effect.gen(function*() {
   const address = (yield* HttpServer.HttpServer).address
   if (address._tag === "UnixPathAddress") return
-  const listeners = yield* ServerListeners
   // One row per process: a cluster's children share the port, and one stopping must not drop it.
-  const process = `${hostname()}:${pid}:${randomUUID()}`
-  const beat = Effect.flatMap(Clock.currentTimeMillis, (now) => listeners.register(process, address.port, new Date(now)))
-  yield* Effect.acquireRelease(beat, () => listeners.unregister(process))
-  yield* Effect.forkScoped(Effect.repeat(beat, Schedule.spaced(LISTENER_HEARTBEAT_MS)))
+  yield* keepListed(`${hostname()}:${pid}:${randomUUID()}`, { port: address.port, addresses: machineAddresses() })
 }))
 
 export const layer = (options: ServerOptions) =>

@@ -434,6 +434,7 @@ export const isolationSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
     "GET /fields/v1/challenge.html": async () => void await page("GET", "/fields/v1/challenge.html"),
     "GET /fields/v1/challenge.js": async () => void await page("GET", "/fields/v1/challenge.js"),
     "GET /hosted/v1/checkout.js": async () => void await page("GET", "/hosted/v1/checkout.js"),
+    "GET /hosted/v1/return.js": async () => void await page("GET", "/hosted/v1/return.js"),
     // Hosted checkout and sandbox pages: public, the id in the URL is the customer's capability (an
     // unguessable id of the one object the page serves). Any other id of A's names no page.
     "GET /checkout/:id": hostedRefuses("GET", (id) => `/checkout/${id}`),
@@ -449,9 +450,13 @@ export const isolationSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
     "POST /sandbox/voucher/:id": hostedRefuses("POST", (id) => `/sandbox/voucher/${id}`),
     "GET /sandbox/qr/:id.svg": hostedRefuses("GET", (id) => `/sandbox/qr/${id}.svg`),
     // Provider routes name a channel: P's channel with A's transactions is not A's business.
+    // The GET reads nothing (a page whose form posts the same URL back, contract.md: a GET never
+    // authorizes); its POST is where the channel is checked.
     "GET /providers/:channel_id/return": async (ctx) => {
       for (const txn of [ctx.a.onChannel.transaction, ctx.a.challenged.transaction, ctx.a.authorized.transaction]) {
-        expect((await page("GET", `/providers/${ctx.channel.id}/return?tender_reference=${txn}`)).status).toBe(404)
+        const path = `/providers/${ctx.channel.id}/return?tender_reference=${txn}`
+        expect((await page("GET", path)).status).toBe(200)
+        expect((await page("POST", path, { headers: { "content-type": "application/x-www-form-urlencoded" }, body: "" })).status).toBe(404)
       }
     },
     "POST /providers/:channel_id/return": async (ctx) => {

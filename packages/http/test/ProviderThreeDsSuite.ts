@@ -56,6 +56,19 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
       request.end(body)
     })
 
+  /**
+   * The customer's browser on Tender's return route. contract.md: "Reading a page (GET) never
+   * authorizes": the provider's redirect (a GET) gets a page that changes nothing, whose form posts
+   * the same URL back (its script submits it; without scripts the customer presses Continue). The
+   * POST's answer; a URL naming no payment is refused at the GET.
+   */
+  const returnTo = async (url: string) => {
+    const shown = await visit(url)
+    if (shown.status !== 200) return shown
+    expect({ location: shown.location, form: /<form class="card" method="post" data-provider-return>/.test(shown.body) }).toEqual({ location: null, form: true })
+    return visit(url, {})
+  }
+
   interface Provider {
     readonly name: "stripe" | "adyen"
     /** The card the provider's test environment always challenges. */
@@ -208,7 +221,7 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
       const back = await answer(challengeUrl, "approve")
       expect(back.searchParams.get("tender_reference")).toBe(transactionId)
 
-      const returned = await visit(back.toString())
+      const returned = await returnTo(back.toString())
       expect({ status: returned.status, location: returned.location }).toEqual({ status: 303, location: urls.success_url })
       const after = await state(orderId, transactionId)
       expect(after.order.status).toBe("succeeded")
@@ -216,10 +229,28 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
       expect(after.events).toEqual(["payment.requires_action", "payment.succeeded"])
 
       // The reload, and the merchant's own 3ds/complete: the same outcome, no second authorization.
-      const reloaded = await visit(back.toString())
+      const reloaded = await returnTo(back.toString())
       expect({ status: reloaded.status, location: reloaded.location }).toEqual({ status: 303, location: urls.success_url })
       expect((await post(`/v1/payments/${orderId}/3ds/complete`, {})).json.status).toBe("completed")
       expect(await state(orderId, transactionId)).toEqual(after)
+    })
+
+    it("contract.md, \"Reading a page (GET) never authorizes\": a plain GET of the return URL (a link scanner, a prefetch, a reload of it) completes nothing; the page's POST does", async () => {
+      const { challengeUrl, orderId, transactionId } = await challenged()
+      const back = await answer(challengeUrl, "approve")
+      const before = await state(orderId, transactionId)
+      expect(before.order.status).toBe("requires_action")
+      for (let read = 0; read < 3; read++) {
+        const shown = await visit(back.toString())
+        expect({ status: shown.status, location: shown.location }).toEqual({ status: 200, location: null })
+        expect(shown.body).toContain("<h1>Finishing verification</h1>")
+      }
+      expect(await state(orderId, transactionId)).toEqual(before)
+      // Adyen authorizes only when Tender sends the shopper's redirectResult (/payments/details): never asked.
+      if (provider.name === "adyen") expect(adyen.payments().find((p) => p.merchantReference === transactionId)?.status).not.toBe("Authorised")
+      const returned = await visit(back.toString(), {})
+      expect({ status: returned.status, location: returned.location }).toEqual({ status: 303, location: urls.success_url })
+      expect((await state(orderId, transactionId)).order.status).toBe("succeeded")
     })
 
     it("the provider's notification of the authorization, before the return (Stripe's) or after it, adds nothing to what the return recorded", async () => {
@@ -236,7 +267,7 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
       expect(early).toBe(provider.name === "stripe")
       // Left to the return: the attempt awaits its challenge's answer, not a call in doubt.
       expect((await state(orderId, transactionId)).order.status).toBe("requires_action")
-      expect((await visit(back.toString())).location).toBe(urls.success_url)
+      expect((await returnTo(back.toString())).location).toBe(urls.success_url)
       const after = await state(orderId, transactionId)
       expect(after.order.status).toBe("succeeded")
       expect(after.events).toEqual(["payment.requires_action", "payment.succeeded"])
@@ -267,7 +298,7 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
       } else {
         // Adyen's page sends the shopper back; Tender's return finds the attempt closed, authorizes
         // nothing and sends them where a canceled payment goes.
-        expect((await visit(late.location!)).location).toBe(urls.cancel_url)
+        expect((await returnTo(late.location!)).location).toBe(urls.cancel_url)
         expect(adyen.payments().find((p) => p.merchantReference === transactionId)?.status).not.toBe("Authorised")
       }
       expect(await state(orderId, transactionId)).toEqual(after)
@@ -294,13 +325,13 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
     it("denied: the provider declines authentication_failed, the customer goes to cancel_url; a reload changes nothing", async () => {
       const { challengeUrl, orderId, transactionId } = await challenged("manual")
       const back = await answer(challengeUrl, "deny")
-      const returned = await visit(back.toString())
+      const returned = await returnTo(back.toString())
       expect({ status: returned.status, location: returned.location }).toEqual({ status: 303, location: urls.cancel_url })
       const after = await state(orderId, transactionId)
       expect(after.order.status).toBe("failed")
       expect(after.txn).toMatchObject({ status: "failed", decline_code: "authentication_failed" })
       expect(after.events).toEqual(["payment.requires_action", "payment.failed"])
-      const reloaded = await visit(back.toString())
+      const reloaded = await returnTo(back.toString())
       expect(reloaded.location).toBe(urls.cancel_url)
       expect(await state(orderId, transactionId)).toEqual(after)
     })
@@ -308,7 +339,7 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
     it("a manual-capture payment approved through the return is authorized, then captured", async () => {
       const { challengeUrl, orderId, transactionId } = await challenged("manual")
       const back = await answer(challengeUrl, "approve")
-      expect((await visit(back.toString())).location).toBe(urls.success_url)
+      expect((await returnTo(back.toString())).location).toBe(urls.success_url)
       expect((await state(orderId, transactionId)).order.status).toBe("authorized")
       expect((await post("/v1/payments/capture", { order_id: orderId })).json.status).toBe(provider.captured)
     })
@@ -329,19 +360,19 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
         [`${returnRoute}?tender_reference=${transactionId}&payment_intent=pi_forged`, 409]
       ] as const
       for (const [url, status] of refused) {
-        const reply = await visit(url)
+        const reply = await returnTo(url)
         expect({ url, status: reply.status, location: reply.location }).toEqual({ url, status, location: null })
         expect(reply.body).toMatch(/<h1>Payment not (found|verified)<\/h1>/)
       }
       expect(await state(orderId, transactionId)).toEqual(before)
       // The genuine return still completes it afterwards.
       const back = await answer(challengeUrl, "approve")
-      expect((await visit(back.toString())).location).toBe(urls.success_url)
+      expect((await returnTo(back.toString())).location).toBe(urls.success_url)
       // A payment never challenged: nothing to return from.
       const token = await post("/v1/test_helpers/card_tokens", { number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })
       const plain = await post("/v1/payments", { amount: "5.00", currency: "USD", country: "US", merchant_reference: ref("plain"), collect_cvv: false, payment_method: { code: "card", details: { card_token: token.json.token } }, ...urls })
       expect(plain.json.status).toBe("completed")
-      expect((await visit(`${returnRoute}?tender_reference=${plain.json.transaction_id}`)).status).toBe(409)
+      expect((await returnTo(`${returnRoute}?tender_reference=${plain.json.transaction_id}`)).status).toBe(409)
     })
 
     it("a hosted checkout session: the card element pays, the provider's challenge approved, the return completes the session and shows its page", async () => {
@@ -365,7 +396,7 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
       expect(paid).toMatchObject({ status: "requires_action", display_mode: "inline" })
 
       const back = await answer(paid.challenge_url, "approve")
-      const returned = await visit(back.toString())
+      const returned = await returnTo(back.toString())
       expect({ status: returned.status, location: returned.location }).toEqual({ status: 303, location: page })
       const shown = await visit(page)
       expect(shown.status).toBe(200)
@@ -382,12 +413,12 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
       const created = await post("/v1/payments", { amount: "30.00", currency: "USD", country: "US", merchant_reference: ref("early"), collect_cvv: false, payment_method: { code: "card", details: { card_token: token.json.token } }, ...urls })
       const challengeUrl: string = created.json.next_action.redirect_url
       const intent = new URL(challengeUrl).pathname.split("/").pop()!
-      const early = await visit(`${server.baseUrl}/providers/${channel_id}/return?tender_reference=${created.json.transaction_id}&payment_intent=${intent}`)
+      const early = await returnTo(`${server.baseUrl}/providers/${channel_id}/return?tender_reference=${created.json.transaction_id}&payment_intent=${intent}`)
       expect(early.status).toBe(303)
       const order = (await send(server, merchant, "GET", `/v1/orders/${created.json.order_id}`)).json
       expect(order.status).toBe("requires_action")
       const answered = await visit(challengeUrl, { answer: "approve" })
-      expect((await visit(answered.location!)).location).toBe(urls.success_url)
+      expect((await returnTo(answered.location!)).location).toBe(urls.success_url)
       expect((await send(server, merchant, "GET", `/v1/orders/${created.json.order_id}`)).json.status).toBe("succeeded")
       expect((await Effect.runPromise(server.events(created.json.order_id))).map((e) => e.type)).toEqual(["payment.requires_action", "payment.succeeded"])
     })
@@ -418,11 +449,11 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
       const cheap = await approvedReturn("1.00")
       const pasted = new URL(dear.back)
       pasted.searchParams.set("redirectResult", cheap.back.searchParams.get("redirectResult")!)
-      expect((await visit(pasted.toString())).location).toBe(urls.cancel_url)
+      expect((await returnTo(pasted.toString())).location).toBe(urls.cancel_url)
       expect(await orderStatus(dear.orderId)).toBe("failed")
       expect((await send(server, merchant, "GET", `/v1/transactions/${dear.transactionId}`)).json).toMatchObject({ status: "failed", decline_code: "authentication_failed" })
       // The cheap payment's own return still pays it.
-      expect((await visit(cheap.back.toString())).location).toBe(urls.success_url)
+      expect((await returnTo(cheap.back.toString())).location).toBe(urls.success_url)
       expect(await orderStatus(cheap.orderId)).toBe("succeeded")
     })
 

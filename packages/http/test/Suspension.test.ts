@@ -143,13 +143,15 @@ describe("a suspended account collects nothing a customer drives", () => {
     expect(new URL(back).pathname).toBe(`/providers/${channel.id}/return`)
     const status = async () => (await send(server, onStripe, "GET", `/v1/orders/${created.json.order_id}`)).json.status as string
 
+    // The return page's form posts the return URL back (a GET alone never authorizes): the browser's POST.
+    const posted = () => fetch(back, { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "", redirect: "manual" })
     await suspended(async () => {
-      const refused = await fetch(back, { redirect: "manual" })
+      const refused = await posted()
       expect(refused.status).toBe(409)
       expect(await refused.text()).toContain("This merchant cannot accept payments right now.")
       expect(await status()).toBe("requires_action")
     }, onStripe.account_id)
-    const returned = await fetch(back, { redirect: "manual" })
+    const returned = await posted()
     expect({ status: returned.status, location: returned.headers.get("location") }).toEqual({ status: 303, location: urls.success_url })
     expect(await status()).toBe("succeeded")
   })

@@ -6,7 +6,8 @@
  * the delivery log can show.
  *
  * SSRF: before every attempt the host is resolved through the HostResolver port and each address
- * checked (`deliveryTargets`, the same rules as registration); the socket then connects to those
+ * checked (`deliveryTargets`, the same rules as registration, this deployment's own addresses and
+ * ports included); the socket then connects to those
  * addresses only (a `lookup` that answers with them), while SNI, certificate checks and the Host
  * header keep the name. A name re-pointed at an internal address after the check (DNS rebinding)
  * is never asked again. Redirects are not followed; a response body is read to 64 KiB at most.
@@ -20,7 +21,7 @@
 import * as http from "node:http"
 import * as https from "node:https"
 import { isIP, type LookupFunction } from "node:net"
-import { type DeliveryOutcome, deliveryTargets, HostResolver, WebhookLoopbackReceivers, WebhookPrivateReceivers, WebhookTransport } from "@tender/domain"
+import { type DeliveryOutcome, deliveryTargets, HostResolver, WebhookPrivateReceivers, WebhookReceiverPolicy, WebhookTransport } from "@tender/domain"
 import { Clock, Effect, Layer } from "effect"
 
 /** Read at most this much of a response before dropping the connection: nobody reads it. */
@@ -124,7 +125,7 @@ export const layer: Layer.Layer<WebhookTransport, never, HostResolver> = Layer.e
   Effect.gen(function*() {
     const resolver = yield* HostResolver
     const allowPrivate = yield* WebhookPrivateReceivers
-    const loopback = yield* WebhookLoopbackReceivers
+    const receivers = yield* WebhookReceiverPolicy
     const agents = yield* Effect.acquireRelease(Effect.sync(() => new Agents()), (agents) => Effect.sync(() => agents.close()))
     return WebhookTransport.of({
       post: (request) =>
@@ -135,7 +136,7 @@ export const layer: Layer.Layer<WebhookTransport, never, HostResolver> = Layer.e
           const targets = yield* deliveryTargets(request.url).pipe(
             Effect.provideService(HostResolver, resolver),
             Effect.provideService(WebhookPrivateReceivers, allowPrivate),
-            Effect.provideService(WebhookLoopbackReceivers, loopback),
+            Effect.provideService(WebhookReceiverPolicy, receivers),
             Effect.timeoutOption(request.timeoutMs)
           )
           let result: Reply

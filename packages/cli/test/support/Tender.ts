@@ -122,11 +122,11 @@ export const makeHome = (prefix: string) => {
     return { process: child, log: () => log, stop }
   }
 
-  /** `tender serve` on `port` (default a free one), answering before this resolves. */
-  const serve = async (env: Record<string, string> = {}, port?: number): Promise<Served> => {
+  /** `tender serve` on `port` (default a free one) with `args` (e.g. `--host ::`), answering before this resolves. */
+  const serve = async (env: Record<string, string> = {}, port?: number, args: ReadonlyArray<string> = []): Promise<Served> => {
     port ??= await freePort()
     const url = `http://127.0.0.1:${port}`
-    const running = start(["serve", "--port", String(port)], env)
+    const running = start(["serve", "--port", String(port), ...args], env)
     const deadline = Date.now() + 100_000
     for (;;) {
       if (running.process.exitCode !== null) throw new Error(`serve exited with ${running.process.exitCode}:\n${running.log()}`)

@@ -67,11 +67,11 @@ export const layer: Layer.Layer<TransactionRepo, never, SqlClient.SqlClient | Pg
     const listSettling = SqlSchema.findAll({
       Request: Schema.Struct({ before: Schema.String, limit: Schema.Int }),
       Result: TransactionRow,
-      // Exactly the predicate and key of `transactions_settling_idx` (migration 0033; the predicate is
+      // Exactly the predicate and key of `transactions_settling_idx` (migration 0035; the predicate is
       // TransactionStatus.awaitsSettlement's), so the worker's poll reads only what is due.
       execute: ({ before, limit }) =>
         sql`${from}
-            WHERE ((r.kind = 'capture' AND r.status = 'processing') OR (r.kind IN ('refund', 'payout', 'transfer') AND r.status = 'pending'))
+            WHERE ((r.kind = 'capture' AND r.status = 'processing') OR (r.kind IN ('refund', 'payout', 'transfer') AND r.status IN ('pending', 'processing')))
               AND r.provider_transaction_id IS NOT NULL AND r.pending_call IS NULL
               AND coalesce(r.settlement_check_at, r.created_at) <= ${before}
             ORDER BY coalesce(r.settlement_check_at, r.created_at), r.id LIMIT ${limit}`

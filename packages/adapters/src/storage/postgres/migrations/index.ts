@@ -36,12 +36,17 @@ import * as m0030 from "./0030_sealed_client_secrets.ts"
 import * as m0031 from "./0031_transaction_browser_flow.ts"
 import * as m0032 from "./0032_server_listeners.ts"
 import * as m0033 from "./0033_settlement_backoff.ts"
+import * as m0034 from "./0034_listener_addresses.ts"
+import * as m0035 from "./0035_settling_older_queued.ts"
 
 export interface Migration {
   readonly name: string
   /** Run one by one (the wire protocol takes one statement per query), inside one transaction. */
   readonly statements: ReadonlyArray<string>
-  /** A step SQL cannot take (it needs the vault key), run after the statements in the same transaction. */
+  /**
+   * A step SQL cannot take (it needs the vault key, or tells the operator something: the client
+   * drops PostgreSQL's notices), run after the statements in the same transaction.
+   */
   readonly run?: Effect.Effect<void, SqlError.SqlError, SqlClient.SqlClient | VaultCipher>
 }
 
@@ -71,10 +76,12 @@ export const migrations: ReadonlyArray<Migration> = [
   { name: "0025_growth_indexes", statements: m0025.statements },
   { name: "0026_account_changes", statements: m0026.statements },
   { name: "0027_order_references", statements: m0027.statements },
-  { name: "0028_refunds_within_arrived", statements: m0028.statements },
+  { name: "0028_refunds_within_arrived", statements: m0028.statements, run: m0028.run },
   { name: "0029_payouts", statements: m0029.statements },
   { name: "0030_sealed_client_secrets", statements: m0030.statements, run: m0030.run },
   { name: "0031_transaction_browser_flow", statements: m0031.statements },
   { name: "0032_server_listeners", statements: m0032.statements },
-  { name: "0033_settlement_backoff", statements: m0033.statements }
+  { name: "0033_settlement_backoff", statements: m0033.statements },
+  { name: "0034_listener_addresses", statements: m0034.statements },
+  { name: "0035_settling_older_queued", statements: m0035.statements }
 ]
