@@ -67,7 +67,7 @@ export const layer: Layer.Layer<TransactionRepo, never, SqlClient.SqlClient | Pg
     const listSettling = SqlSchema.findAll({
       Request: Schema.Struct({ before: Schema.String, limit: Schema.Int }),
       Result: TransactionRow,
-      // Exactly the predicate and key of `transactions_settling_idx` (migration 0035; the predicate is
+      // Exactly the predicate and key of `transactions_settling_idx` (migration 0033; the predicate is
       // TransactionStatus.awaitsSettlement's), so the worker's poll reads only what is due.
       execute: ({ before, limit }) =>
         sql`${from}

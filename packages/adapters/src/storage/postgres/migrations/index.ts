@@ -37,7 +37,7 @@ import * as m0031 from "./0031_transaction_browser_flow.ts"
 import * as m0032 from "./0032_server_listeners.ts"
 import * as m0033 from "./0033_settlement_backoff.ts"
 import * as m0034 from "./0034_listener_addresses.ts"
-import * as m0035 from "./0035_settling_older_queued.ts"
+import * as m0035 from "./0035_drop_original_indexes.ts"
 
 export interface Migration {
   readonly name: string
@@ -83,5 +83,5 @@ export const migrations: ReadonlyArray<Migration> = [
   { name: "0032_server_listeners", statements: m0032.statements },
   { name: "0033_settlement_backoff", statements: m0033.statements },
   { name: "0034_listener_addresses", statements: m0034.statements },
-  { name: "0035_settling_older_queued", statements: m0035.statements }
+  { name: "0035_drop_original_indexes", statements: m0035.statements }
 ]
