@@ -29,7 +29,7 @@ import {
   type Unknown,
   type VoidResult
 } from "@tender/domain"
-import { Deferred, Effect, Fiber, Layer, Option } from "effect"
+import { Clock, Deferred, Effect, Fiber, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import * as IdsRandom from "../src/crypto/IdsRandom.ts"
 import * as KeyHasherSha256 from "../src/crypto/KeyHasherSha256.ts"
@@ -1008,6 +1008,36 @@ describe("void", () => {
       const { txn } = yield* closedCanceled(orderId, 70)
       expect([txn.status, txn.decline_code, txn.pending_call]).toEqual(["failed", "provider_unavailable", null])
     }).pipe(Effect.provide(world(t5, settlingAs(() => "failed", t5)))))
+
+  const t5b = tap()
+  it.effect("a release nobody answers for a day is sent again backing off as reconciliation's put-offs do (half the release's age, 1 s to 10 min, persisted as retry_at), not every round: each round fences a key at the provider", () =>
+    Effect.gen(function*() {
+      const { orderId, p } = yield* captureFailsAfterVoid(t5b, "refuse")
+      const born = Date.parse((yield* stored(orderId)).txn.created_at)
+      // The worker's settings; it runs a round every second, here every 10 s (a day of them).
+      const options = { graceMs: 60_000, horizonMs: DAY }
+      const sent: Array<number> = []
+      for (let round = 0; round < (DAY + HOUR) / 10_000; round++) {
+        yield* TestClock.adjust("10 seconds")
+        if ((yield* p.reconcileDue(options)) === 0) continue
+        const { txn } = yield* stored(orderId)
+        if (txn.status !== "processing") break
+        const now = yield* Clock.currentTimeMillis
+        sent.push(now)
+        const wait = Date.parse(txn.pending_call!.retry_at!) - now
+        expect(wait).toBe(Math.min(Math.max((now - born) / 2, 1_000), 10 * 60_000))
+      }
+      // Past the horizon: given up, and the authorization closes without it.
+      const { txn } = yield* closedCanceled(orderId, 70)
+      expect([txn.status, txn.decline_code]).toEqual(["failed", "provider_unavailable"])
+      // Each send waited its put-off and the grace; none waited longer than the cap, the grace and a round.
+      const gaps = sent.slice(1).map((at, i) => at - sent[i]!)
+      for (let i = 1; i < gaps.length; i++) expect(gaps[i]).toBeGreaterThanOrEqual(gaps[i - 1]!)
+      expect(Math.max(...gaps)).toBeLessThanOrEqual(10 * 60_000 + 60_000 + 10_000)
+      // One key fenced per send (and the first call's): about 130 in a day, where every round's would be about 1,400.
+      expect(t5b.fenced.size).toBe(sent.length + 1)
+      expect(sent.length).toBeLessThan(DAY / (10 * 60_000 + 60_000) + 20)
+    }).pipe(Effect.provide(world(t5b, settlingAs(() => "failed", t5b)))))
 
   const t6 = tap()
   it.effect("the merchant's void at the provider while the capture fails (its answer lost, then reconciled): what the capture held is owed, released next; canceled with voided_amount 100.00", () =>

@@ -44,29 +44,33 @@ const paidOut = async (where: string, value: string) =>
 describe("tender accounts payouts ID --max-per-payout A --max-per-day A (contract.md, Operator set-up)", () => {
   it("shows, sets per currency (decimal amounts in its units), and clears; a readable table by default, one JSON document with --json", async () => {
     const account = await home.runJson("accounts", "create", "--name", "payout limits")
+    const usd = { currency: "USD", replaces_balance_rule_in: "USD", unit: "USD", max_per_payout: 500, max_per_day: 2000 }
     expect(await home.runJson("accounts", "payouts", account.account_id)).toEqual({ account_id: account.account_id, payout_limits: [] })
     const shown = await home.run("accounts", "payouts", account.account_id)
     expect(shown.code).toBe(0)
-    expect(shown.stdout).toContain("No limits: every payout is bounded by its original's balance.")
+    expect(shown.stdout).toContain("No limits: every payout is at most the original payment's settled amount less its refunds and earlier payouts.")
 
+    // contract.md: limits are set "instead" of the balance rule; the JSON's fields say so, and in what unit.
     expect(await home.runJson("accounts", "payouts", account.account_id, "--currency", "usd", "--max-per-payout", "500.00", "--max-per-day", "2000")).toEqual({
       account_id: account.account_id,
-      payout_limits: [{ currency: "USD", max_per_payout: 500, max_per_day: 2000 }]
+      payout_limits: [usd]
     })
     const set = await home.run("accounts", "payouts", account.account_id, "--currency", "CLP", "--max-per-payout", "90000", "--max-per-day", "250000")
     expect(set.code, set.stderr).toBe(0)
-    expect(set.stdout).toMatch(/CURRENCY\s+MAX PER PAYOUT\s+MAX PER DAY/)
-    expect(set.stdout).toMatch(/CLP\s+90000\s+250000/)
-    expect(set.stdout).toMatch(/USD\s+500\.00\s+2000\.00/)
+    expect(set.stdout).toMatch(/CURRENCY\s+MAX PER PAYOUT\s+MAX PER DAY\s+UNIT\s+REPLACES THE BALANCE RULE IN/)
+    expect(set.stdout).toMatch(/CLP\s+90000\s+250000\s+CLP\s+CLP/)
+    expect(set.stdout).toMatch(/USD\s+500\.00\s+2000\.00\s+USD\s+USD/)
+    expect(set.stdout).toContain("CLP: at most 90000 per payout and 250000 per UTC day; USD: at most 500.00 per payout and 2000.00 per UTC day; " +
+      "other currencies: at most the original payment's settled amount less its refunds and earlier payouts. The limits replace the balance rule " +
+      "(at most the original payment's settled amount less its refunds and earlier payouts) where they apply: a payout may then exceed what its payment took.")
     // `accounts get` shows the rule too.
-    expect((await home.runJson("accounts", "get", account.account_id)).payout_limits).toEqual([
-      { currency: "CLP", max_per_payout: 90000, max_per_day: 250000 },
-      { currency: "USD", max_per_payout: 500, max_per_day: 2000 }
-    ])
+    const clp = { currency: "CLP", replaces_balance_rule_in: "CLP", unit: "CLP", max_per_payout: 90000, max_per_day: 250000 }
+    expect((await home.runJson("accounts", "get", account.account_id)).payout_limits).toEqual([clp, usd])
+    expect((await home.run("accounts", "get", account.account_id)).stdout).toMatch(/payouts\s+CLP: at most 90000 per payout .* The limits replace the balance rule/)
 
     expect(await home.runJson("accounts", "payouts", account.account_id, "--currency", "CLP", "--clear")).toEqual({
       account_id: account.account_id,
-      payout_limits: [{ currency: "USD", max_per_payout: 500, max_per_day: 2000 }]
+      payout_limits: [usd]
     })
   }, 120_000)
 
@@ -74,20 +78,24 @@ describe("tender accounts payouts ID --max-per-payout A --max-per-day A (contrac
     const account = await home.runJson("accounts", "create", "--name", "payout default")
     const set = await home.run("accounts", "payouts", account.account_id, "--max-per-payout", "300", "--max-per-day", "1000.00")
     expect(set.code, set.stderr).toBe(0)
-    expect(set.stdout).toMatch(/\(default\)\s+300\s+1000/)
-    expect(set.stdout).toContain("every currency without its own (whole units of each): at most 300 per payout and 1000 per UTC day")
+    // The default replaces the balance rule in every currency without its own limits, its amounts whole units of each.
+    expect(set.stdout).toMatch(/\(default\)\s+300\s+1000\s+whole units of each currency\s+every currency without its own limits/)
+    expect(set.stdout).toContain("every currency without its own limits: at most 300 per payout and 1000 per UTC day, in whole units of each currency " +
+      "(300 JPY, 300 USD and 300 KWD alike, not converted). The limits replace the balance rule")
+    const fallback = { currency: null, replaces_balance_rule_in: "every currency without its own limits", unit: "whole units of each currency", max_per_payout: 300, max_per_day: 1000 }
+    const usd = { currency: "USD", replaces_balance_rule_in: "USD", unit: "USD", max_per_payout: 50.5, max_per_day: 75 }
     expect(await home.runJson("accounts", "payouts", account.account_id, "--currency", "USD", "--max-per-payout", "50.50", "--max-per-day", "75")).toEqual({
       account_id: account.account_id,
-      payout_limits: [{ currency: null, max_per_payout: 300, max_per_day: 1000 }, { currency: "USD", max_per_payout: 50.5, max_per_day: 75 }]
+      payout_limits: [fallback, usd]
     })
     const shown = await home.run("accounts", "payouts", account.account_id)
     expect(shown.stdout).toMatch(/\(default\)\s+300\s+1000/)
-    expect(shown.stdout).toMatch(/USD\s+50\.50\s+75\.00/)
-    expect((await home.runJson("accounts", "get", account.account_id)).payout_limits).toHaveLength(2)
+    expect(shown.stdout).toMatch(/USD\s+50\.50\s+75\.00\s+USD\s+USD/)
+    expect((await home.runJson("accounts", "get", account.account_id)).payout_limits).toEqual([fallback, usd])
     // --clear without --currency removes the default only; with it, the currency's own.
     expect(await home.runJson("accounts", "payouts", account.account_id, "--clear")).toEqual({
       account_id: account.account_id,
-      payout_limits: [{ currency: "USD", max_per_payout: 50.5, max_per_day: 75 }]
+      payout_limits: [usd]
     })
     expect((await home.runJsonError("accounts", "payouts", account.account_id, "--clear")).code).toBe("conflict")
     expect(await home.runJson("accounts", "payouts", account.account_id, "--currency", "usd", "--clear")).toEqual({ account_id: account.account_id, payout_limits: [] })

@@ -318,6 +318,39 @@ export const providerNotificationsSuite = (storage: Pick<TenderConfig, "storage"
       expect(await stateOf(txn.order_id)).toEqual(before)
     })
 
+    // contract.md: "A notification whose amount or currency disagrees with the transaction is 422 and is not
+    // applied"; a void releases "what remains" (spec) and Adyen's /cancels takes no amount, so its
+    // CANCELLATION reports the payment's whole amount: it agrees with a void from what the void releases
+    // up to what the authorization held.
+    it("a void in doubt while a capture settles is recorded from its CANCELLATION, which carries the payment's whole amount (once); beyond the authorization, below the void, or another currency → 422", async () => {
+      const reply = await charge(adyenShop, "4242424242424242", { capture_method: "manual", amount: "40.00" })
+      expect(reply.status).toBe(200)
+      const orderId = reply.json.order_id as string
+      expect((await fetchJson(adyenShop, "/v1/payments/capture", { order_id: orderId, amount: "15.00", final: false })).status).toBe(200)
+      adyen.fault("cancels", "applyThenDrop")
+      const lost = await fetchJson(adyenShop, "/v1/payments/void", { order_id: orderId })
+      expect({ status: lost.status, code: lost.json?.code }).toEqual({ status: 409, code: "card_payment_in_progress" })
+      const voidTxn = (await transactionsOf(orderId)).find((t) => t.kind === "void")!
+      expect([voidTxn.amount, voidTxn.pending_call?.operation]).toEqual([2500, "void"])
+      const payment = adyen.payments().find((p) => p.merchantReference === reply.json.transaction_id)!
+      const item = adyenItem("CANCELLATION", payment.pspReference)
+      expect(item.amount).toEqual({ value: 4000, currency: "EUR" })
+
+      const before = await stateOf(orderId)
+      for (const amount of [{ value: 4001, currency: "EUR" }, { value: 2499, currency: "EUR" }, { value: 4000, currency: "USD" }]) {
+        await expectEnvelope(await deliverAdyen({ ...item, amount }), 422, "validation_error")
+      }
+      expect(await stateOf(orderId)).toEqual(before)
+
+      // Applied as it says: here Adyen's refusal (the fake, as Adyen, cancels no payment once part of it is captured).
+      expect(item.success).toBe("false")
+      expect(await (await deliverAdyen(item)).text()).toBe("[accepted]")
+      expect(await transaction(voidTxn.id)).toMatchObject({ status: "failed", decline_code: "void_refused", pending_call: null })
+      const after = await stateOf(orderId)
+      expect(await (await deliverAdyen(item)).text()).toBe("[accepted]")
+      expect(await stateOf(orderId)).toEqual(after)
+    })
+
     it("CAPTURE settles a settling capture (once: a redelivery changes nothing)", async () => {
       const reply = await charge(adyenShop, "4242424242424242", { capture_method: "manual", amount: "40.00" })
       expect(reply.status).toBe(200)

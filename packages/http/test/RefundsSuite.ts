@@ -440,10 +440,7 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
       const refundedAll = await charge()
       await tender.refunds.create({ order_id: refundedAll.order_id })
       await apiError(tender.refunds.create({ order_id: refundedAll.order_id }), 409, "refund_already_fully_refunded")
-      // A payout still at the provider (card 0341: pending) is counted as gone.
-      const later = await charge("4000000000000341")
-      expect((await tender.payouts.create({ order_id: later.order_id, amount: "25.00" })).status).toBe("pending")
-      await apiError(tender.refunds.create({ order_id: later.order_id, amount: "0.01" }), 400, "refund_amount_exceeds_refundable")
+      // A payout still at the provider counts as gone too, but may yet fail: the next test.
       // Per settlement: a payment captured in parts, one capture paid out; the other refunds in full.
       const auth = await authorize()
       const first = await tender.payments.capture({ order_id: auth.order_id, amount: "30.00", final: false })
@@ -451,6 +448,26 @@ export const refundsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">)
       await tender.payouts.create({ transaction_id: first.transaction_id, amount: "30.00" })
       await apiError(tender.refunds.create({ transaction_id: first.transaction_id, amount: "0.01" }), 400, "refund_amount_exceeds_refundable")
       expect(await tender.refunds.create({ transaction_id: second.transaction_id })).toMatchObject({ status: "succeeded", amount: 20 })
+    })
+
+    it("spec: payout_in_progress (409) \"Payout already in progress for the transaction\": a refund that fits only if the payout in flight failed waits for it (retry); one that the payouts and refunds that succeeded leave no room for is 400 refund_amount_exceeds_refundable; once the payout settled, 400", async () => {
+      // Card 0341: the payout waits pending at the provider until the settlement worker settles it.
+      const paid = await charge("4000000000000341")
+      const payout = await tender.payouts.create({ order_id: paid.order_id, amount: "20.00" })
+      expect(payout.status).toBe("pending")
+      for (const amount of ["5.01", "25.00"]) {
+        const refused = await post("/v1/refunds", { order_id: paid.order_id, amount })
+        expectError(refused, 409, "payout_in_progress")
+        expect(refused.json.message).toContain("20.00")
+      }
+      // More than the settlement took, payout or not: it can never fit.
+      await apiError(tender.refunds.create({ order_id: paid.order_id, amount: "25.01" }), 400, "refund_amount_exceeds_refundable")
+      expect((await get(`/v1/orders/${paid.order_id}`)).json).not.toHaveProperty("refunded_amount")
+      expect((await poll(`/v1/payouts/${payout.id}`, (p) => p.status === "succeeded")).status).toBe("succeeded")
+      // Paid out: what it took is gone for good.
+      await apiError(tender.refunds.create({ order_id: paid.order_id, amount: "5.01" }), 400, "refund_amount_exceeds_refundable")
+      // What neither payout nor refund took (5.00) stays refundable.
+      expect(await tender.refunds.create({ order_id: paid.order_id })).toMatchObject({ amount: 5 })
     })
 
     it("contract.md, Payouts: \"its amount is at most the account's allowance: by default the original's settled amount less its refunds and earlier payouts\"; over → 400 validation_failed naming amount, nothing recorded", async () => {

@@ -504,6 +504,9 @@ export const transfersSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
       const refused = await unreachable(() => post(`/v1/transfers/${created.order_id}/execute`, {}))
       expectError(refused, 502, "provider_unavailable")
       expect(refused.json.message).toContain("Execute the transfer again")
+      // docs/decisions.md, "Execute answered 502 may be called again": the card is collected, only execute is
+      // left, which no next_action type of the spec describes; so requires_action with next_action null.
+      expect(created.next_action).toMatchObject({ type: "collect_card", client_secret: expect.any(String) })
       expect(await tender.transfers.get({ params: { id: created.id } })).toMatchObject({ status: "requires_action", transaction_id: created.transaction_id, next_action: null })
       expect((await tender.orders.get({ params: { id: created.order_id } })).status).toBe("requires_action")
       expect(await tender.transactions.get({ params: { id: created.transaction_id } })).toMatchObject({ status: "failed", decline_code: "provider_unavailable" })

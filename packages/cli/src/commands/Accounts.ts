@@ -17,13 +17,26 @@ const accountId = Argument.String("id").pipe(Argument.withDescription("Account i
 
 const accountsCommand = Services.useCaseCommand(Accounts)
 
+/** contract.md, Payouts: what bounds a payout where no operator limit applies. */
+const BALANCE_RULE = "the original payment's settled amount less its refunds and earlier payouts"
+const UNLIMITED = "every currency without its own limits"
+
 /**
- * Payout limits as operators give them: amounts in major units of their currency (JSON numbers, as
- * the API's amounts); the account's default (currency null) in whole units of every currency.
+ * Operator limits replace the balance rule where they apply (contract.md: "instead"; a payout may
+ * then exceed its payment: winnings, marketplace earnings), and the account's default is read in
+ * whole units of each currency (500 is 500 JPY and 500.000 KWD): every view says both, the JSON in
+ * its field names (`replaces_balance_rule_in`, `unit`).
  */
+const scopeOf = (currency: string | null) =>
+  currency === null
+    ? { replaces_balance_rule_in: UNLIMITED, unit: "whole units of each currency" }
+    : { replaces_balance_rule_in: currency, unit: currency }
+
+/** Payout limits as operators give them: amounts in major units of their currency (JSON numbers, as the API's amounts). */
 const payoutLimitsView = (a: Account.Account) =>
   (a.payout_limits ?? []).map((l) => ({
     currency: l.currency,
+    ...scopeOf(l.currency),
     max_per_payout: l.currency === null ? l.max_per_payout : Money.toMajor(l.max_per_payout, l.currency),
     max_per_day: l.currency === null ? l.max_per_day : Money.toMajor(l.max_per_day, l.currency)
   }))
@@ -33,12 +46,16 @@ const limitAmount = (minor: number, currency: string | null) => currency === nul
 
 const payoutRule = (a: Account.Account): string => {
   const limits = a.payout_limits ?? []
-  const each = limits.map((l) =>
-    `${l.currency ?? "every currency without its own (whole units of each)"}: at most ${limitAmount(l.max_per_payout, l.currency)} per payout and ${limitAmount(l.max_per_day, l.currency)} per UTC day`
-  )
-  const rest = "the original payment's settled amount less its refunds and earlier payouts"
-  if (limits.length === 0) return `at most ${rest}`
-  return limits.some((l) => l.currency === null) ? each.join("; ") : `${each.join("; ")}; ${limits.length === 1 ? "any other currency" : "other currencies"}: at most ${rest}`
+  if (limits.length === 0) return `at most ${BALANCE_RULE}`
+  const each = limits.map((l) => {
+    const [perPayout, perDay] = [limitAmount(l.max_per_payout, l.currency), limitAmount(l.max_per_day, l.currency)]
+    return l.currency === null
+      ? `${UNLIMITED}: at most ${perPayout} per payout and ${perDay} per UTC day, in whole units of each currency (${perPayout} JPY, ${perPayout} USD and ${perPayout} KWD alike, not converted)`
+      : `${l.currency}: at most ${perPayout} per payout and ${perDay} per UTC day`
+  })
+  const rest = limits.some((l) => l.currency === null) ? [] : [`${limits.length === 1 ? "any other currency" : "other currencies"}: at most ${BALANCE_RULE}`]
+  return `${[...each, ...rest].join("; ")}. The limits replace the balance rule (at most ${BALANCE_RULE}) ` +
+    "where they apply: a payout may then exceed what its payment took"
 }
 
 /** What operators see of an account: no key hashes, no signing secret, no version counter. */
@@ -298,10 +315,10 @@ const payoutLimits = accountsCommand(
   {
     id: accountId,
     currency: Flag.String("currency").pipe(
-      Flag.withDescription("ISO 4217 code whose payouts the limits bound (amounts decimal, in its units); without it, the account's default for every currency"),
+      Flag.withDescription("ISO 4217 code whose payouts the limits bound instead of the original's balance (amounts decimal, in its units); without it, the account's default for every currency without its own (amounts in whole units of each: 500 is 500 JPY and 500 KWD)"),
       Flag.optional
     ),
-    maxPerPayout: Flag.String("max-per-payout").pipe(Flag.withDescription("Largest single payout, e.g. 500 (or 500.00 with --currency)"), Flag.optional),
+    maxPerPayout: Flag.String("max-per-payout").pipe(Flag.withDescription("Largest single payout, in place of the original's balance, e.g. 500 (whole units of each currency), or 500.00 with --currency"), Flag.optional),
     maxPerDay: Flag.String("max-per-day").pipe(Flag.withDescription("Most paid out per UTC day and currency, pending and succeeded payouts counted, e.g. 2000"), Flag.optional),
     clear: Flag.Boolean("clear").pipe(
       Flag.withDescription("Remove the limits (the currency's with --currency, else the default): payouts fall back to the default, or the original's balance"),
@@ -333,15 +350,18 @@ const payoutLimits = accountsCommand(
         ? `Set a payout limit of ${a.id}.`
         : `Payout limits of ${a.id}.`
       const table = limits.length === 0
-        ? "No limits: every payout is bounded by its original's balance."
+        ? `No limits: every payout is at most ${BALANCE_RULE}.`
         : Table.table(
-          ["CURRENCY", "MAX PER PAYOUT", "MAX PER DAY"],
-          limits.map((l) => [l.currency ?? "(default)", limitAmount(l.max_per_payout, l.currency), limitAmount(l.max_per_day, l.currency)])
+          ["CURRENCY", "MAX PER PAYOUT", "MAX PER DAY", "UNIT", "REPLACES THE BALANCE RULE IN"],
+          limits.map((l) => {
+            const scope = scopeOf(l.currency)
+            return [l.currency ?? "(default)", limitAmount(l.max_per_payout, l.currency), limitAmount(l.max_per_day, l.currency), scope.unit, scope.replaces_balance_rule_in]
+          })
         )
       return `${headline}\n\nPayouts: ${payoutRule(a)}.\n\n${table}`
     }
   })
-).pipe(Command.withDescription("Show or set the payout limits of an account, its default or per currency (they replace the default: the original's balance)"))
+).pipe(Command.withDescription("Show or set the payout limits of an account, its default or per currency: where set they replace the balance rule (the original's balance), so a payout may exceed its payment"))
 
 const threeDs = accountsCommand(
   "three-ds",

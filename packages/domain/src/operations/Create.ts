@@ -98,7 +98,7 @@ const claimAndProceed = Effect.fnUntraced(function*(account: Account, valid: Val
   const operation = plan._tag === "Authorize" ? "authorize" as const : "start" as const
   const txn: Transaction = plan._tag === "AwaitCustomer"
     ? attempt
-    : yield* reserve(attempt, operation, idempotencyKey(attempt, operation), at, valid.merchant_initiated)
+    : yield* reserve(attempt, operation, idempotencyKey(attempt, operation), at, { merchantInitiated: valid.merchant_initiated })
   const orders = yield* OrderRepo
   const transactions = yield* TransactionRepo
   /**

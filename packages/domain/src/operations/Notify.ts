@@ -9,7 +9,8 @@
  *
  * An unknown channel and a signature that does not verify answer alike (401): the route is public,
  * and must not tell a prober which channel ids exist. A notice whose amount or currency disagrees
- * with its transaction refuses the whole delivery (422) before anything of it is applied.
+ * with its transaction refuses the whole delivery (422) before anything of it is applied (a void's
+ * notice may report the payment's whole amount: `agreeingAmounts`).
  */
 import { Effect, Option } from "effect"
 import type { Channel, ProviderName } from "../Channel.ts"
@@ -68,6 +69,24 @@ const targetOf = (channel: Channel, notice: ProviderNotice, referenced: Transact
   return inDoubt.length === 1 ? inDoubt[0] : undefined
 }
 
+/**
+ * The amounts a notice may carry for its transaction: its own, for every kind but a void. A void
+ * releases "what remains" and neither Stripe's cancel nor Adyen's /cancels takes an amount: their
+ * notice reports the payment's whole amount, not the void's (a void behind a capture, a release of
+ * what a failed capture held). So a void's agrees from what it releases up to what its
+ * authorization held; more than that, or less than the void, still disagrees.
+ */
+const agreeingAmounts = (target: Transaction, order: ReadonlyArray<Transaction>) => {
+  if (target.kind !== "void") return { min: target.amount, max: target.amount }
+  // A merchant's void names the authorization; a release, the void it completes.
+  let authorization: Transaction | undefined = target
+  while (authorization?.kind === "void") {
+    const parent: string | null = authorization.parent_transaction_id
+    authorization = order.find((t) => t.id === parent)
+  }
+  return { min: target.amount, max: authorization?.amount ?? target.amount }
+}
+
 const planOf = (channel: Channel, notice: ProviderNotice) =>
   Effect.gen(function*() {
     const transactions = yield* TransactionRepo
@@ -76,17 +95,20 @@ const planOf = (channel: Channel, notice: ProviderNotice) =>
     if (referenced === undefined || referenced.account_id !== channel.account_id || referenced.channel_id !== channel.id) {
       return { _tag: "Recorded" } as Plan
     }
-    const target = targetOf(channel, notice, referenced, yield* transactions.listByOrder(referenced.order_id))
+    const order = yield* transactions.listByOrder(referenced.order_id)
+    const target = targetOf(channel, notice, referenced, order)
     if (target === undefined) return { _tag: "Recorded" } as Plan
     const answers = target.pending_call?.operation === CALLS[notice.answer._tag].operation
     const settles = notice.settlement !== undefined && awaitsSettlement(target)
     // Only what would be applied is checked: a notice about something already recorded (a refused
     // cancel reporting the payment's whole amount, say) is acknowledged, never refused for ever.
     if (!answers && !settles) return { _tag: "Recorded" } as Plan
-    if (notice.amount !== target.amount || notice.currency !== target.currency) {
+    const agreeing = agreeingAmounts(target, order)
+    if (notice.amount < agreeing.min || notice.amount > agreeing.max || notice.currency !== target.currency) {
+      const expected = agreeing.min === agreeing.max ? `${target.amount}` : `${agreeing.min} to ${agreeing.max}`
       return yield* new NotificationMismatch({
         message: `The notification's amount (${notice.amount} ${notice.currency}, minor units) disagrees with transaction ${target.id} ` +
-          `(${target.amount} ${target.currency}); nothing was applied`
+          `(${expected} ${target.currency}); nothing was applied`
       })
     }
     if (answers) return { _tag: "Answer", txn: target, notice } as Plan

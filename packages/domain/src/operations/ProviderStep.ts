@@ -73,16 +73,23 @@ export const idempotencyKey = (txn: Transaction, operation: Operation, round = 1
 /**
  * Pure: the transaction with its call reserved; an attempt not yet sent moves to processing.
  * `merchantInitiated` rides along so that reconciliation records a lost answer as the caller would
- * have (payment.requires_action never fires for merchant-initiated charges).
+ * have (payment.requires_action never fires for merchant-initiated charges). `retryAt`: when
+ * reconciliation may first ask about it, for a call sent again by reconciliation itself (Void.voidNotApplied).
  */
 export const reserve = (
   txn: Transaction,
   operation: Operation,
   key: string,
   at: string,
-  merchantInitiated = false
+  options: { readonly merchantInitiated?: boolean; readonly retryAt?: string } = {}
 ): Effect.Effect<Decided<Transaction>> => {
-  const pending_call: PendingCall = { key, operation, at, ...(merchantInitiated ? { merchant_initiated: true } : {}) }
+  const pending_call: PendingCall = {
+    key,
+    operation,
+    at,
+    ...(options.merchantInitiated === true ? { merchant_initiated: true } : {}),
+    ...(options.retryAt !== undefined ? { retry_at: options.retryAt } : {})
+  }
   return txn.status === "initial"
     ? Effect.map(decided(Txn.transition(txn, "sent", at, { pending_call })), (m) => m.next)
     : Effect.succeed(revise(txn, { pending_call }, at))

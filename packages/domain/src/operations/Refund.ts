@@ -3,15 +3,16 @@
  * the original (Original.ts) → under the order's lock, read the settlement's balance (Balance.ts)
  * and reserve → call → record (Outflow.ts).
  *
- * The refundable balance is what the settlement took less its refunds and its payouts: refunds
- * that succeeded and payouts (succeeded or in flight) are gone; refunds still pending may yet
- * succeed or fail. An amount that fits only if those in flight failed is `refund_in_progress`
- * (retry once they end); one that cannot fit whatever they do is `refund_amount_exceeds_refundable`.
+ * The refundable balance is what the settlement took less its refunds and its payouts: those that
+ * succeeded are gone; those still in flight may yet succeed or fail. An amount that fits only if
+ * those in flight failed is `payout_in_progress` or `refund_in_progress` (retry once they end); one
+ * that cannot fit whatever they do is `refund_amount_exceeds_refundable`.
  */
 import { Effect, Option } from "effect"
 import type { Account } from "../Account.ts"
 import {
   invalidField,
+  PayoutInProgress,
   RefundAlreadyFullyRefunded,
   RefundAmountExceedsRefundable,
   RefundAmountInvalid,
@@ -37,21 +38,30 @@ const amountInvalid = () => new RefundAmountInvalid({ message: "The refund amoun
 
 /**
  * Pure: the amount to refund from a settlement's balance, or why not. Refunds alone took it all:
- * `refund_already_fully_refunded`. Payouts took what refunds left (a balance used up by payouts, in
- * part or whole): `refund_amount_exceeds_refundable`, the settlement stays eligible, only empty.
+ * `refund_already_fully_refunded`. More than refunds and payouts that succeeded left (a balance used
+ * up by payouts, in part or whole): `refund_amount_exceeds_refundable`, the settlement stays eligible,
+ * only empty. An amount that fits only if payouts in flight failed is `payout_in_progress` (spec:
+ * "Payout already in progress for the transaction"; retry once it ended: it may fail and free the
+ * balance); one that fits only if refunds in flight failed, `refund_in_progress`.
  */
 export const planRefund = (balance: SettlementBalance, requested: number | undefined, currency: string) => {
   const { paidOut, payingOut, refunded, refunding, settled } = balance
   const show = (minor: number) => Money.toDecimalString(minor, currency)
   if (refunded >= settled) return new RefundAlreadyFullyRefunded({ message: `The settlement of ${show(settled)} ${currency} is already fully refunded` })
-  // What refunds could ever take: payouts in flight count as gone, as they usually are.
-  const room = Math.max(0, settled - refunded - paidOut - payingOut)
+  // What refunds could take were everything in flight to fail; less payouts in flight; less refunds in flight too.
+  const most = Math.max(0, settled - refunded - paidOut)
+  const room = Math.max(0, most - payingOut)
   const free = Math.max(0, room - refunding)
-  const gone = paidOut + payingOut > 0 ? ` (the settlement of ${show(settled)} ${currency} less refunds of ${show(refunded)} and payouts of ${show(paidOut + payingOut)})` : ""
-  if (room === 0) return new RefundAmountExceedsRefundable({ message: `Nothing is left to refund${gone}` })
+  const gone = paidOut > 0 ? ` (the settlement of ${show(settled)} ${currency} less refunds of ${show(refunded)} and payouts of ${show(paidOut)})` : ""
+  if (most === 0) return new RefundAmountExceedsRefundable({ message: `Nothing is left to refund${gone}` })
   const amount = requested ?? free
-  if (amount > room) {
-    return new RefundAmountExceedsRefundable({ message: `The refund of ${show(amount)} ${currency} exceeds the refundable balance of ${show(room)}${gone}` })
+  if (amount > most) {
+    return new RefundAmountExceedsRefundable({ message: `The refund of ${show(amount)} ${currency} exceeds the refundable balance of ${show(most)}${gone}` })
+  }
+  if (amount > room || (amount === 0 && room === 0)) {
+    return new PayoutInProgress({
+      message: `Payouts of ${show(payingOut)} ${currency} of this settlement are in progress; ${show(room)} can be refunded until they end`
+    })
   }
   if (amount > free || amount === 0) {
     return new RefundInProgress({

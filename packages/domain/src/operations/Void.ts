@@ -9,10 +9,11 @@
  * provider step as any call: an answer in doubt is left to reconciliation, and one never received
  * is sent again (`voidNotApplied`).
  */
-import { Effect } from "effect"
+import { Clock, Effect } from "effect"
 import * as Authorization from "../AuthorizationStatus.ts"
 import type { Order, Transaction } from "../Payment.ts"
 import { TransactionRepo, type VoidResult } from "../PaymentPorts.ts"
+import { askAgainAt, isoOf } from "../Time.ts"
 import * as Txn from "../TransactionStatus.ts"
 import { type Books, booksOf, shownAs } from "./Books.ts"
 import { applyEnd, lastSettled, type ReservedRelease, voidReleasesRemainder } from "./Closing.ts"
@@ -129,8 +130,8 @@ export const recordVoid = (orderId: string, voidId: string, answer: VoidResult |
  * Reconciliation learned that a void's call was never applied: the provider never received it
  * (the lookup fenced its key), or cannot tell and the call is past the horizon (`giveUp`). The
  * merchant's void fails (`provider_unavailable`): the authorization stands, and the merchant may void
- * again. A release is owed whatever happens: it is sent again under a new key, until `giveUp`; then
- * it is recorded failed (`provider_unavailable`) and the authorization closes without it.
+ * again. A release is owed whatever happens: it is sent again under a new key, backing off, until
+ * `giveUp`; then it is recorded failed (`provider_unavailable`) and the authorization closes without it.
  */
 export const voidNotApplied = (voidTxn: Transaction, key: string, giveUp: boolean) =>
   Effect.gen(function*() {
@@ -143,7 +144,12 @@ export const voidNotApplied = (voidTxn: Transaction, key: string, giveUp: boolea
       if (current.pending_call?.key !== key) return "recorded" as const
       if (current.parent_transaction_id === books.auth.id) return "merchant" as const
       if (giveUp) return "given_up" as const
-      const again = yield* reserve(current, "void", idempotencyKey(current, "void", current.version), yield* nowIso)
+      // Due again as reconciliation's put-offs are (half the release's age, 1 s to 10 min): each
+      // round fences a key at the provider, so a release nobody answers is not sent every round for a day.
+      const now = yield* Clock.currentTimeMillis
+      const again = yield* reserve(current, "void", idempotencyKey(current, "void", current.version), isoOf(now), {
+        retryAt: isoOf(askAgainAt(now, Date.parse(current.created_at)))
+      })
       yield* saveTxn(again)
       return { txn: again, authorization: books.auth.provider_transaction_id ?? "" } satisfies ReservedRelease
     }))

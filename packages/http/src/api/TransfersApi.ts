@@ -83,5 +83,5 @@ export class TransfersApi extends HttpApiGroup.make("transfers")
     payload: ExecuteTransferRequest,
     success: TransferView
   }).annotate(OpenApi.Summary, "Execute a card transfer")
-    .annotate(OpenApi.Description, "Executes a card transfer awaiting card collection, once; card_token replaces its card. Answered 502 provider_unavailable, nothing was paid and the transfer awaits execute again.")
+    .annotate(OpenApi.Description, "Executes a card transfer awaiting card collection, once; card_token replaces its card. Answered 502 provider_unavailable, nothing was paid and the transfer awaits execute again: requires_action with next_action null (the card is collected; no customer step is left, only this call, with the same card or a replacement card_token).")
 ) {}
