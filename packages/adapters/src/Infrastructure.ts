@@ -28,6 +28,7 @@ import {
   type Ids,
   type KeyHasher,
   type Locks,
+  type MachineAddresses,
   type OrderRepo,
   type PayloadSigner,
   type PayoutRepo,
@@ -157,6 +158,8 @@ export type Ports =
   | ChannelProviders
   | WebhookTransport
   | HostResolver
+  /** This machine's addresses, which a serving process records as its place (webhooks/Deployment.ts). */
+  | MachineAddresses
   /** Readiness checks and backlogs, for /readyz and /metrics (Operations.ts). */
   | Operations.Operations
 
@@ -289,6 +292,7 @@ export const layer = (config: TenderConfig): Layer.Layer<Ports, InfrastructureEr
     provider(config),
     channelProviders(config),
     WebhookTransportHttp.layer,
+    Deployment.machineLayer,
     accessTokens(config),
     // Hosted pages (checkout sessions) are addressed under it.
     Layer.succeed(PublicUrl, config.publicUrl ?? DEFAULT_PUBLIC_URL)

@@ -173,6 +173,10 @@ export const newOrder = (accountId: AccountId, overrides: Partial<Payment.Order>
 /** The contract writes arbitrary rows on purpose: what a transition would decide is not its concern. */
 const decided = <R>(row: R) => row as StateMachine.Decided<R>
 
+/** Whether a write was refused as a defect (a broken storage invariant, as PostgreSQL's check_violation is). */
+const refusedAsDefect = (effect: Effect.Effect<unknown, unknown>) =>
+  Effect.map(Effect.exit(effect), (exit) => Exit.isFailure(exit) && Cause.hasDies(exit.cause))
+
 export const newTransaction = (order: Payment.Order, overrides: Partial<Payment.Transaction> = {}) =>
   Effect.gen(function*() {
     const ids = yield* Ids
@@ -972,25 +976,25 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       }
     }))
 
-  it.effect("orders: refunded_amount stays within what arrived (received_amount when set, else amount): past it is a defect and changes nothing (migration 0028)", () =>
+  it.effect("orders: refunded_amount stays within what arrived (received_amount when set, else amount): past it is a defect and changes nothing (migrations 0028, 0036)", () =>
     Effect.gen(function*() {
       const orders = yield* OrderRepo
       const account = yield* storedAccount
-      const refusedBoth = (effect: Effect.Effect<unknown, unknown>) =>
-        Effect.map(Effect.exit(effect), (exit) => Exit.isFailure(exit) && Cause.hasDies(exit.cause))
       // contract.md: "After an accepted crypto overpayment the refundable balance is what arrived".
       const over = yield* newOrder(account, { status: "succeeded", capture_method: "automatic", payment_method: "crypto", amount: 10_000, currency: "USD", received_amount: 15_000 })
       yield* orders.insert(over)
       yield* orders.update(decided({ ...over, refunded_amount: 15_000, version: 2 }))
-      expect(yield* refusedBoth(orders.update(decided({ ...over, refunded_amount: 15_001, version: 3 })))).toBe(true)
+      expect(yield* refusedAsDefect(orders.update(decided({ ...over, refunded_amount: 15_001, version: 3 })))).toBe(true)
+      // Nor what arrived lowered beneath what was refunded.
+      expect(yield* refusedAsDefect(orders.update(decided({ ...over, refunded_amount: 15_000, received_amount: 14_999, version: 3 })))).toBe(true)
       expect(Option.map(yield* orders.findAny(over.id), (o) => [o.refunded_amount, o.version])).toEqual(Option.some([15_000, 2]))
       const plain = yield* newOrder(account, { status: "succeeded", capture_method: "automatic", amount: 10_000, currency: "USD", received_amount: null })
       yield* orders.insert(plain)
-      expect(yield* refusedBoth(orders.update(decided({ ...plain, refunded_amount: 10_001, version: 2 })))).toBe(true)
-      expect(yield* refusedBoth(orders.update(decided({ ...plain, refunded_amount: -1, version: 2 })))).toBe(true)
+      expect(yield* refusedAsDefect(orders.update(decided({ ...plain, refunded_amount: 10_001, version: 2 })))).toBe(true)
+      expect(yield* refusedAsDefect(orders.update(decided({ ...plain, refunded_amount: -1, version: 2 })))).toBe(true)
       yield* orders.update(decided({ ...plain, refunded_amount: 10_000, version: 2 }))
       const under = yield* newOrder(account, { status: "succeeded", capture_method: "automatic", payment_method: "crypto", amount: 10_000, currency: "USD", received_amount: 4_000 })
-      expect(yield* refusedBoth(orders.insert({ ...under, refunded_amount: 4_001 }))).toBe(true)
+      expect(yield* refusedAsDefect(orders.insert({ ...under, refunded_amount: 4_001 }))).toBe(true)
       expect(yield* orders.findAny(under.id)).toEqual(Option.none())
     }))
 
@@ -2452,6 +2456,46 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
  * CustomerRepo's contract (a separate block so that the storage test files opt in with one line):
  * a stored record reads back whole, and only within its own account.
  */
+/**
+ * An order stored past the refund bound before there was one (0010 bounded refunds by the amount
+ * alone; docs/decisions.md, "Refunds within what arrived: orders past the bound"). `storePastBound`
+ * stores such a row around the adapter's bound, as the data of an earlier version is. Both adapters
+ * check the bound only on a write that moves its columns (migration 0036's trigger).
+ */
+export const pastBoundContract = <R>(
+  it: Vitest.MethodsNonLive<OrderRepo | AccountRepo | Ids | KeyHasher | R>,
+  storePastBound: (order: Payment.Order) => Effect.Effect<void, never, R>
+) => {
+  it.effect("orders: one stored past the refund bound takes every update that leaves refunded_amount, received_amount and amount alone, no further refund, and its correction (migration 0036)", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const account = yield* storedAccount
+      // An accepted crypto underpayment (40.00 of 100.00) refunded 80.00 under 0010's bound.
+      const legacy = yield* newOrder(account, {
+        status: "processing",
+        capture_method: "automatic",
+        payment_method: "crypto",
+        amount: 10_000,
+        currency: "USD",
+        received_amount: 4_000,
+        refunded_amount: 8_000
+      })
+      yield* storePastBound(legacy)
+      // Its settlement, say. Under a CHECK left NOT VALID this failed: PostgreSQL checks every row an UPDATE writes.
+      const v2 = decided({ ...legacy, status: "succeeded" as const, retry_until: null, updated_at: later(legacy.updated_at), version: 2 })
+      yield* orders.update(v2)
+      expect(yield* orders.findAny(legacy.id)).toEqual(Option.some(v2))
+      expect(yield* refusedAsDefect(orders.update(decided({ ...v2, refunded_amount: 9_000, version: 3 })))).toBe(true)
+      expect(yield* refusedAsDefect(orders.update(decided({ ...v2, refunded_amount: 7_000, version: 3 })))).toBe(true)
+      expect(yield* refusedAsDefect(orders.update(decided({ ...v2, received_amount: 5_000, version: 3 })))).toBe(true)
+      expect(yield* orders.findAny(legacy.id)).toEqual(Option.some(v2))
+      // The operator's correction: the order claims no more than arrived.
+      const corrected = decided({ ...v2, refunded_amount: 4_000, version: 3 })
+      yield* orders.update(corrected)
+      expect(yield* orders.findAny(legacy.id)).toEqual(Option.some(corrected))
+    }))
+}
+
 export const customersContract = (it: Vitest.MethodsNonLive<StorageServices | CustomerRepo>) => {
   const newCustomer = (accountId: AccountId, overrides: Partial<MoneyOut.CustomerRecord> = {}) =>
     Effect.gen(function*() {

@@ -155,7 +155,7 @@ describe("migrations", () => {
       }).pipe(Effect.provide(stack))
     }), 120_000)
 
-  it.live("0028: refunded_amount is bounded by what arrived (received_amount, else amount), not by amount; rows already past that bound do not fail it, are named in a warning, and take no update until corrected", () =>
+  it.live("0028, 0036: refunded_amount is bounded by what arrived (received_amount, else amount), not by amount; rows already past that bound do not fail them, are named in a warning, take every update that leaves the bound's columns alone and no further refund", () =>
     Effect.gen(function*() {
       const config = yield* freshConfig
       const warnings: Array<string> = []
@@ -170,7 +170,7 @@ describe("migrations", () => {
         const order = (id: string, received: number | null, refunded: number) =>
           sql`INSERT INTO orders (id, account_id, livemode, merchant_reference, subtype, status, amount, currency, country,
                 payment_method, capture_method, received_amount, refunded_amount, created_at, updated_at, version)
-              VALUES (${id}, 'acct_m28', false, ${id}, 'direct_payment', 'succeeded', 10000, 'USD', 'US', 'crypto', 'automatic',
+              VALUES (${id}, 'acct_m28', false, ${id}, 'direct_payment', 'processing', 10000, 'USD', 'US', 'crypto', 'automatic',
                 ${received}, ${refunded}, now(), now(), 1)`
         // An accepted overpayment (150.00 on 100.00); orders written before the bound, refunded past what arrived.
         yield* order("ord_over", 15000, 0)
@@ -182,8 +182,7 @@ describe("migrations", () => {
         // Before: the bound was the amount, so the overpayment's refund could not be recorded.
         expect((yield* refund("ord_over", 15000))._tag).toBe("Failure")
 
-        expect(yield* Migrator.run(migrations.filter((m) => m.name <= "0028_refunds_within_arrived")).pipe(Effect.provide(collect)))
-          .toEqual(["0028_refunds_within_arrived"])
+        expect(yield* Migrator.run(migrations).pipe(Effect.provide(collect))).toEqual(ALL.filter((name) => name >= "0028"))
         // The operator is told which orders (PostgreSQL's own notices never reach Tender's log).
         expect(warnings).toEqual([expect.stringContaining("2 order(s) refunded beyond what arrived: ord_legacy, ord_legacy2.")])
         expect((yield* refund("ord_over", 15000))._tag).toBe("Success")
@@ -191,32 +190,56 @@ describe("migrations", () => {
         expect((yield* refund("ord_plain", 10000))._tag).toBe("Success")
         expect((yield* refund("ord_plain", 10001))._tag).toBe("Failure")
         expect((yield* refund("ord_plain", -1))._tag).toBe("Failure")
+        // Nor does what arrived go below what was refunded, nor a row land past the bound.
+        expect((yield* Effect.exit(sql`UPDATE orders SET received_amount = 14999 WHERE id = 'ord_over'`))._tag).toBe("Failure")
+        const refused = yield* Effect.flip(order("ord_new", 4000, 4001))
+        // Refused as the CHECK refused it: check_violation, under the bound's name.
+        expect(refused.reason._tag).toBe("ConstraintError")
+        expect(refused.reason.cause).toMatchObject({ code: "23514", constraint: "orders_refunded_within_arrived" })
+
+        // A legacy row keeps what it holds and takes every update that leaves the bound's columns
+        // alone, its settlement for one: as the repository writes it, every column set again.
         const legacy = yield* sql<{ refunded_amount: string }>`SELECT refunded_amount FROM orders WHERE id = 'ord_legacy'`
         expect(Number(legacy[0]!.refunded_amount)).toBe(8000)
-        const checks = yield* sql<{ conname: string; convalidated: boolean }>`
-          SELECT conname, convalidated FROM pg_constraint
-          WHERE conrelid = 'orders'::regclass AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%refunded_amount%'`
-        // One check of the bound; left unvalidated because of the legacy rows (every new write is checked).
-        expect(checks).toEqual([{ conname: "orders_refunded_within_arrived", convalidated: false }])
-        // NOT VALID spares the row as it is, not its next version: no update of it goes through, whatever it changes.
-        expect((yield* Effect.exit(sql`UPDATE orders SET version = version + 1, updated_at = now() WHERE id = 'ord_legacy'`))._tag).toBe("Failure")
-        // The correction docs/decisions.md gives: the order claims no more than arrived; then it takes updates again.
+        yield* sql`UPDATE orders SET status = 'succeeded', refunded_amount = refunded_amount, received_amount = received_amount,
+                     amount = amount, version = version + 1, updated_at = now() WHERE id = 'ord_legacy'`
+        // No further refund, nor one short of the bound still past it.
+        expect((yield* refund("ord_legacy", 9000))._tag).toBe("Failure")
+        expect((yield* refund("ord_legacy", 6000))._tag).toBe("Failure")
+        // The correction docs/decisions.md gives: the order claims no more than arrived.
         yield* sql`UPDATE orders SET refunded_amount = coalesce(received_amount, amount) WHERE id = 'ord_legacy'`
-        expect((yield* Effect.exit(sql`UPDATE orders SET updated_at = now() WHERE id = 'ord_legacy'`))._tag).toBe("Success")
-        expect((yield* Effect.exit(sql`ALTER TABLE orders VALIDATE CONSTRAINT orders_refunded_within_arrived`))._tag).toBe("Failure")
-        yield* sql`UPDATE orders SET refunded_amount = coalesce(received_amount, amount) WHERE id = 'ord_legacy2'`
-        yield* sql`ALTER TABLE orders VALIDATE CONSTRAINT orders_refunded_within_arrived`
+        const after = yield* sql<{ status: string; refunded_amount: string; version: number }>`
+          SELECT status, refunded_amount, version FROM orders WHERE id = 'ord_legacy'`
+        expect(after.map((row) => [row.status, Number(row.refunded_amount), row.version])).toEqual([["succeeded", 5000, 2]])
+        expect((yield* refund("ord_legacy", 5001))._tag).toBe("Failure")
+        // The bound is a trigger now: 0028's check, left NOT VALID over the legacy rows, is gone.
+        const checks = yield* sql<{ conname: string }>`
+          SELECT conname FROM pg_constraint
+          WHERE conrelid = 'orders'::regclass AND contype = 'c' AND pg_get_constraintdef(oid) LIKE '%refunded_amount%'`
+        expect(checks).toEqual([])
       }).pipe(Effect.provide(Layer.merge(PgDatabase.client(config), PgDatabase.migrationKey(config))))
     }), 60_000)
 
-  it.live("0028 validates its check when no row is past the bound (a fresh database)", () =>
+  it.live("0036 recreates the settlement poll's index as 0033 defines it where an earlier 0033 left another predicate", () =>
     Effect.gen(function*() {
       const config = yield* freshConfig
-      yield* Infrastructure.migrate(config)
-      const checks = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql<{ convalidated: boolean }>`SELECT convalidated FROM pg_constraint WHERE conname = 'orders_refunded_within_arrived'`)
-        .pipe(Effect.provide(PgDatabase.client(config)))
-      expect(checks).toEqual([{ convalidated: true }])
+      yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const settlingIndex = Effect.map(
+          sql<{ indexdef: string }>`SELECT indexdef FROM pg_indexes WHERE indexname = 'transactions_settling_idx'`,
+          (rows) => rows.map((row) => row.indexdef)
+        )
+        yield* Migrator.run(migrations.filter((m) => m.name < "0036"))
+        const current = yield* settlingIndex
+        // What a database migrated with 0033 before its predicate widened holds.
+        yield* sql`DROP INDEX transactions_settling_idx`
+        yield* sql`CREATE INDEX transactions_settling_idx ON transactions ((coalesce(settlement_check_at, created_at)), id)
+          WHERE ((kind = 'capture' AND status = 'processing') OR (kind IN ('refund', 'payout', 'transfer') AND status = 'pending'))
+            AND provider_transaction_id IS NOT NULL AND pending_call IS NULL`
+        expect(yield* settlingIndex).not.toEqual(current)
+        expect(yield* Migrator.run(migrations)).toEqual(ALL.filter((name) => name >= "0036"))
+        expect(yield* settlingIndex).toEqual(current)
+      }).pipe(Effect.provide(Layer.merge(PgDatabase.client(config), PgDatabase.migrationKey(config))))
     }), 60_000)
 })
 

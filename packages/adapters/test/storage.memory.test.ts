@@ -1,12 +1,15 @@
 import { describe, expect, it, layer } from "@effect/vitest"
 import { CvcStore } from "@tender/domain"
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option, Result } from "effect"
 import { TestClock } from "effect/testing"
 import * as IdsRandom from "../src/crypto/IdsRandom.ts"
 import * as KeyHasherSha256 from "../src/crypto/KeyHasherSha256.ts"
 import { memoryStorage } from "../src/Infrastructure.ts"
 import * as CvcStoreMemory from "../src/storage/memory/CvcStoreMemory.ts"
-import { channelsContract, clientSecretsContract, customersContract, storageContract, transfersContract } from "./StorageContract.ts"
+import * as AccountRepoMemory from "../src/storage/memory/AccountRepoMemory.ts"
+import { MemoryDatabase } from "../src/storage/memory/MemoryDatabase.ts"
+import * as OrderRepoMemory from "../src/storage/memory/OrderRepoMemory.ts"
+import { channelsContract, clientSecretsContract, customersContract, pastBoundContract, storageContract, transfersContract } from "./StorageContract.ts"
 
 const storage = memoryStorage.pipe(Layer.provideMerge(Layer.merge(IdsRandom.layer, KeyHasherSha256.layer)))
 
@@ -16,6 +19,18 @@ layer(storage, { excludeTestServices: true })("memory storage", (it) => {
   transfersContract(it)
   clientSecretsContract(it)
   channelsContract(it)
+})
+
+// The orders over a database the test can write into directly, as the data of an earlier version is.
+const ordersOverTheirDatabase = Layer.merge(OrderRepoMemory.layer, AccountRepoMemory.layer).pipe(
+  Layer.provideMerge(MemoryDatabase.layer),
+  Layer.provideMerge(Layer.merge(IdsRandom.layer, KeyHasherSha256.layer))
+)
+
+layer(ordersOverTheirDatabase, { excludeTestServices: true })("memory orders", (it) => {
+  pastBoundContract<MemoryDatabase>(it, (order) =>
+    Effect.flatMap(MemoryDatabase, (db) =>
+      db.write((w) => Result.succeed(void w.mutable(OrderRepoMemory.orders).set(order.id, order)))))
 })
 
 describe("CvcStoreMemory", () => {

@@ -37,6 +37,7 @@ import {
   customersContract,
   clientSecretsContract,
   channelsContract,
+  pastBoundContract,
   transfersContract
 } from "./StorageContract.ts"
 
@@ -57,6 +58,17 @@ layer(storage, { excludeTestServices: true, timeout: "2 minutes" })("PostgreSQL 
   transfersContract(it)
   clientSecretsContract(it)
   channelsContract(it)
+  // As a row of an earlier version is: stored within the bound, then moved past it with the trigger off.
+  pastBoundContract<SqlClient.SqlClient | OrderRepo>(it, (order) =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* Effect.orDie((yield* OrderRepo).insert({ ...order, refunded_amount: 0 }))
+      yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`ALTER TABLE orders DISABLE TRIGGER orders_refunded_within_arrived`
+        yield* sql`UPDATE orders SET refunded_amount = ${order.refunded_amount} WHERE id = ${order.id}`
+        yield* sql`ALTER TABLE orders ENABLE TRIGGER orders_refunded_within_arrived`
+      })).pipe(Effect.orDie)
+    }))
 
   it.effect("the vault row holds the number sealed: neither the row nor the ciphertext contains it", () =>
     Effect.gen(function*() {

@@ -175,8 +175,8 @@ export type Order = typeof Order.Type
  * What the payer paid for an order: its amount, or what arrived when a crypto under- or overpayment
  * was reported (contract.md: "After an accepted crypto overpayment the refundable balance is what
  * arrived (less earlier refunds)"). The bound of `refunded_amount`, in the refund's decision
- * (operations/Original.ts, Refund.ts) and in storage alike (orders' CHECK, migration 0028; the
- * memory adapter's OrderRepo).
+ * (operations/Original.ts, Refund.ts) and in storage alike (the orders' trigger, migrations 0028 and
+ * 0036; the memory adapter's OrderRepo).
  */
 export const arrivedAmount = (order: Pick<Order, "amount" | "received_amount">): number => order.received_amount ?? order.amount
 

@@ -119,6 +119,14 @@ export interface Listener {
 }
 
 /**
+ * Port: the addresses of the machine this process runs on (every interface's, loopback included),
+ * read when asked: what a serving process records as its place (`Listener.addresses`).
+ */
+export class MachineAddresses extends Context.Service<MachineAddresses, {
+  readonly addresses: Effect.Effect<ReadonlyArray<string>>
+}>()("@tender/domain/MachineAddresses") {}
+
+/**
  * Port: where this deployment's servers listen (issue 21). Every `serve` process records its port and
  * its machine's addresses while it runs, so that every process sharing its storage (another `serve`,
  * a standalone `tender worker`) refuses webhook endpoints on them; the webhook URL policy

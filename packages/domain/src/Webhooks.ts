@@ -281,12 +281,14 @@ export const LISTENER_STALE_MS = 3 * LISTENER_HEARTBEAT_MS
 /**
  * Keeps this process's ServerListeners row while the scope is open: written now, refreshed every
  * `everyMs`, deleted when the scope closes (a graceful stop). A refresh that fails (the database away
- * a moment) is logged and the next one tries again: a heartbeat that stopped would free the port to
- * webhooks once the row went stale, while the server still answers on it.
+ * a moment) or hangs (a lock held on the table) is logged and the next one tries again: a heartbeat
+ * that stopped would free the port to webhooks once the row went stale, while the server still
+ * answers on it. A hanging one is given up after `everyMs` (interrupted: its statement cancelled).
  */
 export const keepListed = Effect.fnUntraced(function*(process: string, listener: Listener, everyMs: number = LISTENER_HEARTBEAT_MS) {
   const listeners = yield* ServerListeners
   const beat = listeners.register(process, listener, LISTENER_STALE_MS).pipe(
+    Effect.timeout(everyMs),
     Effect.catchCause((cause) => Effect.logWarning(`recording port ${listener.port} as this server's failed; trying again in ${everyMs} ms`, cause))
   )
   yield* Effect.acquireRelease(beat, () =>

@@ -7,8 +7,7 @@ import { createServer } from "node:http"
 import { hostname } from "node:os"
 import { pid } from "node:process"
 import { NodeHttpServer } from "@effect/platform-node"
-import { machineAddresses } from "@tender/adapters/webhooks/Deployment"
-import { keepListed } from "@tender/domain"
+import { keepListed, MachineAddresses } from "@tender/domain"
 import { Effect, Layer } from "effect"
 import { HttpRouter, HttpServer } from "effect/http"
 import { HttpApiBuilder, HttpApiScalar } from "effect/http-api"
@@ -119,16 +118,17 @@ export const app = (options: Omit<ServerOptions, "port" | "host">) => {
 }
 
 /**
- * Records where this process listens (ServerListeners: its port, its machine's addresses) while it
- * serves: at start, every LISTENER_HEARTBEAT_MS after, removed at a graceful stop (`keepListed`).
- * Every process sharing the storage (a sibling `serve`, a standalone `tender worker`) then refuses
- * webhook endpoints on it (Webhooks.ts).
+ * Records where this process listens (ServerListeners: its port, its machine's addresses, both ports
+ * the edge provides) while it serves: at start, every LISTENER_HEARTBEAT_MS after, removed at a
+ * graceful stop (`keepListed`). Every process sharing the storage (a sibling `serve`, a standalone
+ * `tender worker`) then refuses webhook endpoints on it (Webhooks.ts).
  */
 export const listening = Layer.effectDiscard(Effect.gen(function*() {
   const address = (yield* HttpServer.HttpServer).address
   if (address._tag === "UnixPathAddress") return
+  const addresses = yield* (yield* MachineAddresses).addresses
   // One row per process: a cluster's children share the port, and one stopping must not drop it.
-  yield* keepListed(`${hostname()}:${pid}:${randomUUID()}`, { port: address.port, addresses: machineAddresses() })
+  yield* keepListed(`${hostname()}:${pid}:${randomUUID()}`, { port: address.port, addresses })
 }))
 
 export const layer = (options: ServerOptions) =>

@@ -25,6 +25,7 @@ import {
   HostResolver,
   type Listener,
   LISTENER_STALE_MS,
+  MachineAddresses,
   ServerListeners,
   WebhookReceiverPolicy
 } from "@tender/domain"
@@ -35,6 +36,12 @@ import * as EmbeddedPostgres from "../storage/postgres/Embedded.ts"
 /** This machine's addresses, every interface's (loopback included), without an IPv6 zone. */
 export const machineAddresses = (): ReadonlyArray<string> =>
   Object.values(networkInterfaces()).flatMap((entries) => (entries ?? []).map((entry) => entry.address.replace(/%.*$/, "")))
+
+/** The MachineAddresses port: what a serving process records as its place (the HTTP server's `listening`). */
+export const machineLayer: Layer.Layer<MachineAddresses> = Layer.succeed(
+  MachineAddresses,
+  MachineAddresses.of({ addresses: Effect.sync(machineAddresses) })
+)
 
 /** How long the services' addresses are kept before they are worked out again. */
 export const SERVICES_TTL = "10 seconds"

@@ -1,7 +1,7 @@
 /**
  * Orders in memory, with PostgreSQL's guarantees: one reference space per account (migration 0027's
  * `order_references` as a table, claimed in the same atomic write as the row), version-checked
- * updates, reads scoped by account, and the CHECK of `refunded_amount` (migration 0028). `lock`
+ * updates, reads scoped by account, and the bound on `refunded_amount` (migration 0036's trigger). `lock`
  * needs no row lock: the unit of work's permit already serialises every transaction.
  */
 import { OrderRepo, Payment } from "@tender/domain"
@@ -30,9 +30,15 @@ const claim = (db: Writer, order: Payment.Order): boolean => {
   return true
 }
 
-/** Migration 0028's CHECK: refunds give back at most what arrived. A write past it is a defect, as there. */
-const checked = (order: Payment.Order): Payment.Order => {
-  if (order.refunded_amount < 0 || order.refunded_amount > Payment.arrivedAmount(order)) {
+/**
+ * Migration 0036's trigger: refunds give back at most what arrived, checked on an insert and on an
+ * update that changes the bound's columns (an order stored past it before the bound still takes the
+ * others). A write past it is a defect, as there.
+ */
+const checked = (order: Payment.Order, before?: Payment.Order): Payment.Order => {
+  const moved = before === undefined || before.refunded_amount !== order.refunded_amount ||
+    before.received_amount !== order.received_amount || before.amount !== order.amount
+  if (moved && (order.refunded_amount < 0 || order.refunded_amount > Payment.arrivedAmount(order))) {
     throw new Error(`OrderRepoMemory: order ${order.id} refunded ${order.refunded_amount}, beyond the ${Payment.arrivedAmount(order)} that arrived`)
   }
   return order
@@ -77,11 +83,12 @@ export const layer: Layer.Layer<OrderRepo, never, MemoryDatabase> = Layer.effect
         Effect.flatMap(db.inTransaction, (open) => open ? findAny(id) : Effect.die(lockOutsideUnitOfWork("OrderRepo"))),
       update: (next) =>
         db.write((w) =>
-          VersionedUpdateMemory.write(w, orders, "Order", checked(next), (current) => {
+          VersionedUpdateMemory.write(w, orders, "Order", next, (current) => {
             // A reference is claimed once, by the insert; no flow moves an order to another.
             if (referenceKey(current) !== referenceKey(next) || current.subtype !== next.subtype) {
               throw new Error(`OrderRepoMemory: update of ${next.id} changes its merchant_reference or subtype`)
             }
+            checked(next, current)
           })
         ),
       listRetryLapsed: (now, limit) =>

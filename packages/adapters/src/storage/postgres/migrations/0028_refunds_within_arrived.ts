@@ -9,11 +9,11 @@
  * found by what it checks rather than by that name. The new one is added NOT VALID, then validated
  * when no existing row breaks it: a migration must not fail on data it cannot fix. When one does
  * (an underpaid order refunded beyond what arrived, which 0010 let through), the check stays NOT
- * VALID, and PostgreSQL still checks every row an UPDATE writes: such an order can no longer be
- * updated at all (not its status, not a refund) until an operator corrects it. The step below logs
- * their ids; docs/decisions.md ("Refunds within what arrived: orders past the bound") says how to
- * correct them and validate the check afterwards. (A `RAISE WARNING` would reach only PostgreSQL's
- * own log: the client drops notices.)
+ * VALID, and PostgreSQL still checks every row an UPDATE writes: such an order could take no update
+ * at all. Migration 0036 replaced the check by a trigger that refuses only a write moving the
+ * bound's columns past it. The step below logs their ids for the operator to correct
+ * (docs/decisions.md, "Refunds within what arrived: orders past the bound"). (A `RAISE WARNING`
+ * would reach only PostgreSQL's own log: the client drops notices.)
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -49,6 +49,6 @@ export const run = Effect.gen(function*() {
   const more = past.length > LISTED ? ` and ${past.length - LISTED} more` : ""
   yield* Effect.logWarning(
     `${CHECK}: ${past.length} order(s) refunded beyond what arrived: ${ids}${more}. ` +
-      "Each can no longer be updated until an operator corrects it (docs/decisions.md, \"Refunds within what arrived\"); every other row is checked."
+      "No further refund of them can be recorded until an operator corrects each (docs/decisions.md, \"Refunds within what arrived: orders past the bound\")."
   )
 })

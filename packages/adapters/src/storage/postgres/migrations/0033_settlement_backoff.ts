@@ -11,10 +11,13 @@
  * would otherwise leave its later ones out of the poll for ever. Mixed versions across 0027/0029 are
  * not supported (README, Upgrading): this is insurance for money already at the provider.
  */
+/** The index as it stands; migration 0036 recreates it with this very statement where an earlier 0033 left another predicate. */
+export const SETTLING_INDEX = `CREATE INDEX transactions_settling_idx ON transactions ((coalesce(settlement_check_at, created_at)), id)
+    WHERE ((kind = 'capture' AND status = 'processing') OR (kind IN ('refund', 'payout', 'transfer') AND status IN ('pending', 'processing')))
+      AND provider_transaction_id IS NOT NULL AND pending_call IS NULL`
+
 export const statements = [
   `ALTER TABLE transactions ADD COLUMN settlement_check_at timestamptz`,
   `DROP INDEX transactions_settling_idx`,
-  `CREATE INDEX transactions_settling_idx ON transactions ((coalesce(settlement_check_at, created_at)), id)
-    WHERE ((kind = 'capture' AND status = 'processing') OR (kind IN ('refund', 'payout', 'transfer') AND status IN ('pending', 'processing')))
-      AND provider_transaction_id IS NOT NULL AND pending_call IS NULL`
+  SETTLING_INDEX
 ]
