@@ -98,6 +98,35 @@ export interface CardDetails {
   readonly cvc: string | undefined
 }
 
+/** What an authorization asks of a provider (operations/Cards.ts `authorization` builds it for every flow). */
+export interface AuthorizeRequest {
+  readonly reference: string
+  readonly idempotency_key: string
+  readonly card: CardDetails
+  readonly amount: number
+  readonly currency: string
+  /** `true` settles at once (automatic capture); `false` holds (manual capture). */
+  readonly capture: boolean
+  /**
+   * The customer answered this attempt's 3-D Secure challenge: the authorization completes it
+   * (the provider decides from the answer it holds) instead of starting a new one.
+   */
+  readonly authenticated: boolean
+  /** With `authenticated`: the provider's id of the challenged payment (as its challenge answer named it). */
+  readonly challenged?: string | undefined
+  /**
+   * A merchant-initiated charge on a stored card (no customer present): exempt from 3-D Secure,
+   * flagged as such to the provider (Stripe `off_session`, Adyen `ContAuth`).
+   */
+  readonly merchant_initiated?: boolean | undefined
+  /**
+   * With `merchant_initiated`: why the merchant charges the stored card (the scheme's type of
+   * merchant-initiated transaction), for the provider's own field (Stripe
+   * `stored_credential_usage`, Adyen `recurringProcessingModel`).
+   */
+  readonly stored_credential_reason?: StoredCredentialReason | undefined
+}
+
 export type AuthorizeResult =
   | { readonly _tag: "Approved"; readonly provider_transaction_id: string; readonly multicapture: boolean }
   | { readonly _tag: "Declined"; readonly decline_code: string; readonly provider_transaction_id: string | null }
@@ -190,33 +219,7 @@ export class PaymentProvider extends Context.Service<PaymentProvider, {
    * a crash leaves no call in doubt (docs/decisions.md, "Hot path: database statements").
    */
   readonly answersInUnitOfWork?: boolean | undefined
-  authorizeCard(request: {
-    readonly reference: string
-    readonly idempotency_key: string
-    readonly card: CardDetails
-    readonly amount: number
-    readonly currency: string
-    /** `true` settles at once (automatic capture); `false` holds (manual capture). */
-    readonly capture: boolean
-    /**
-     * The customer answered this attempt's 3-D Secure challenge: the authorization completes it
-     * (the provider decides from the answer it holds) instead of starting a new one.
-     */
-    readonly authenticated: boolean
-    /** With `authenticated`: the provider's id of the challenged payment (as its challenge answer named it). */
-    readonly challenged?: string | undefined
-    /**
-     * A merchant-initiated charge on a stored card (no customer present): exempt from 3-D Secure,
-     * flagged as such to the provider (Stripe `off_session`, Adyen `ContAuth`).
-     */
-    readonly merchant_initiated?: boolean | undefined
-    /**
-     * With `merchant_initiated`: why the merchant charges the stored card (the scheme's type of
-     * merchant-initiated transaction), for the provider's own field (Stripe
-     * `stored_credential_usage`, Adyen `recurringProcessingModel`).
-     */
-    readonly stored_credential_reason?: StoredCredentialReason | undefined
-  }): Effect.Effect<AuthorizeResult | Unknown, ProviderUnavailable>
+  authorizeCard(request: AuthorizeRequest): Effect.Effect<AuthorizeResult | Unknown, ProviderUnavailable>
   captureCard(request: {
     readonly reference: string
     readonly idempotency_key: string

@@ -26,7 +26,7 @@ import * as OrderAggregate from "../OrderStatus.ts"
 import { CheckoutSessionRepo } from "../SessionPorts.ts"
 import { revise } from "../StateMachine.ts"
 import { isInFlight } from "../TransactionStatus.ts"
-import { cardDetails, clientSecretAction, paymentCard } from "./Cards.ts"
+import { authorization, cardDetails, clientSecretAction, paymentCard } from "./Cards.ts"
 import { callInFlight, decided, guarded, lockOrder, newTransaction, nowIso, refuseInactive, saveOrder, unitOfWork } from "./Kit.ts"
 import { cardInstrument, earlierInstrumentId, holderOf, issuerOfToken } from "./Instrument.ts"
 import { idempotencyKey, reserve, runAttempt } from "./ProviderStep.ts"
@@ -165,15 +165,7 @@ const attemptOn = Effect.fnUntraced(function*(sessionId: string, unlocked: Check
   }
   const cvc = card !== undefined ? Option.getOrUndefined(yield* (yield* CvcStore).take(card.card.token)) : undefined
   const call = (provider: PaymentProvider["Service"]) => card !== undefined
-    ? provider.authorizeCard({
-      reference: txn.id,
-      idempotency_key: txn.pending_call!.key,
-      card: cardDetails(card, cvc),
-      amount: order.amount,
-      currency: order.currency,
-      capture: order.capture_method === "automatic",
-      authenticated: false
-    })
+    ? provider.authorizeCard(authorization(order, txn, cardDetails(card, cvc)))
     : provider.startPayment({
       reference: txn.id,
       idempotency_key: txn.pending_call!.key,

@@ -4,8 +4,8 @@ import type { Account } from "../Account.ts"
 import { modeRefused } from "../CardTokens.ts"
 import { PaymentMethodNotFound } from "../Errors.ts"
 import { Ids } from "../Ids.ts"
-import type { NextAction, Order } from "../Payment.ts"
-import type { CardDetails } from "../PaymentPorts.ts"
+import type { NextAction, Order, Transaction } from "../Payment.ts"
+import type { AuthorizeRequest, CardDetails } from "../PaymentPorts.ts"
 import { ClientSecretRepo } from "../ClientSecretPorts.ts"
 import { CardVault, KeyHasher, type RevealedCard, type VaultedCard } from "../Ports.ts"
 import { isoOf } from "../Time.ts"
@@ -63,6 +63,26 @@ export const cardDetails = (revealed: RevealedCard, cvc: string | undefined): Ca
   exp_month: revealed.card.exp_month,
   exp_year: revealed.card.exp_year,
   cvc
+})
+
+/**
+ * The authorization every flow sends for an attempt whose call is reserved (`txn.pending_call`):
+ * the order's amount, under the reserved key; `how` says what differs (after a challenge, or a
+ * merchant-initiated charge).
+ */
+export const authorization = (
+  order: Order,
+  txn: Transaction,
+  card: CardDetails,
+  how: Pick<AuthorizeRequest, "authenticated" | "challenged" | "merchant_initiated" | "stored_credential_reason"> = { authenticated: false }
+): AuthorizeRequest => ({
+  reference: txn.id,
+  idempotency_key: txn.pending_call!.key,
+  card,
+  amount: order.amount,
+  currency: order.currency,
+  capture: order.capture_method === "automatic",
+  ...how
 })
 
 /**

@@ -14,7 +14,7 @@ import type { Order, PaymentInstrument, Transaction } from "../Payment.ts"
 import { type CardDetails, OrderRepo, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
 import { CvcStore } from "../Ports.ts"
 import { revise } from "../StateMachine.ts"
-import { cardDetails, usableCard } from "./Cards.ts"
+import { authorization, cardDetails, usableCard } from "./Cards.ts"
 import { cardInstrument, holderOf, issuerOf } from "./Instrument.ts"
 import { callInFlight, decided, guarded, latestAttempt, loadTxn, lockOrder, nowIso, saveOrder, saveTxn, unitOfWork } from "./Kit.ts"
 import { idempotencyKey, reserve, runAttempt, type StepName } from "./ProviderStep.ts"
@@ -73,15 +73,7 @@ export const submitCardForm = <E extends DomainError>(
         : revise(locked, changes, at))
       return txn
     }))
-    return yield* runAttempt(step, reserved, (provider) => provider.authorizeCard({
-      reference: reserved.id,
-      idempotency_key: reserved.pending_call!.key,
-      card,
-      amount: order.amount,
-      currency: order.currency,
-      capture: order.capture_method === "automatic",
-      authenticated: false
-    }), false)
+    return yield* runAttempt(step, reserved, (provider) => provider.authorizeCard(authorization(order, reserved, card)), false)
   }))))
 
 /** Why a form can no longer be paid: its call is out (in doubt), or the attempt moved on. */

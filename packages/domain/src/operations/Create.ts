@@ -14,7 +14,7 @@ import { OrderRepo, PaymentProvider, TransactionRepo } from "../PaymentPorts.ts"
 import { type CreatePaymentInput, validateCreate, type ValidPayment } from "../PaymentRequest.ts"
 import { CvcStore } from "../Ports.ts"
 import { revise } from "../StateMachine.ts"
-import { cardDetails, clientSecretAction, paymentCard, type RevealedCard } from "./Cards.ts"
+import { authorization, cardDetails, clientSecretAction, paymentCard, type RevealedCard } from "./Cards.ts"
 import { customerOf } from "../Customers.ts"
 import { cardInstrument, holderOf, issuerOf } from "./Instrument.ts"
 import { decided, guarded, newTransaction, nowIso, saveOrder, snapshot, unitOfWork } from "./Kit.ts"
@@ -147,18 +147,12 @@ const claimAndProceed = Effect.fnUntraced(function*(account: Account, valid: Val
 /** The authorization a create sends, under the key its reserve committed. */
 const authorizeCall = (order: Order, txn: Transaction, valid: ValidPayment, plan: Extract<Plan, { readonly _tag: "Authorize" }>) =>
   (provider: PaymentProvider["Service"]) =>
-    provider.authorizeCard({
-      reference: txn.id,
-      idempotency_key: txn.pending_call!.key,
-      card: cardDetails(plan.card, plan.cvc),
-      amount: order.amount,
-      currency: order.currency,
-      capture: order.capture_method === "automatic",
+    provider.authorizeCard(authorization(order, txn, cardDetails(plan.card, plan.cvc), {
       authenticated: false,
       // merchant-initiated charges are exempt from the customer's authentication
       merchant_initiated: valid.merchant_initiated,
       ...(valid.merchant_initiated ? { stored_credential_reason: valid.stored_credential_reason } : {})
-    })
+    }))
 
 const proceed = (order: Order, txn: Transaction, valid: ValidPayment, plan: Plan) =>
   Effect.gen(function*() {

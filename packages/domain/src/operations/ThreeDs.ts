@@ -14,7 +14,7 @@ import { OrderNotFound, PaymentUnexpectedState, TransactionNotFound } from "../E
 import { customerReturnUrl, type Order, type Transaction } from "../Payment.ts"
 import { OrderRepo, TransactionRepo } from "../PaymentPorts.ts"
 import { revise } from "../StateMachine.ts"
-import { cardDetails, revealCard, type RevealedCard } from "./Cards.ts"
+import { authorization, cardDetails, revealCard, type RevealedCard } from "./Cards.ts"
 import { guarded, latestAttempt, refuseInactive, loadTxn, lockOrder, nowIso, saveTxn, snapshot, unitOfWork } from "./Kit.ts"
 import { idempotencyKey, reserve, runAttempt } from "./ProviderStep.ts"
 import { onProviderOf, providerOf } from "./Route.ts"
@@ -30,16 +30,11 @@ const reserveAfterChallenge = (answered: Transaction, at: string) =>
 
 /** Call → record of that reserved authorization: the challenge was the attempt's provider's, so it goes there too. */
 const authorizeAfterChallenge = (order: Order, reserved: Transaction, card: RevealedCard) =>
-  onProviderOf(reserved)(runAttempt("complete3ds", reserved, (provider) => provider.authorizeCard({
-    reference: reserved.id,
-    idempotency_key: reserved.pending_call!.key,
-    card: cardDetails(card, undefined),
-    amount: order.amount,
-    currency: order.currency,
-    capture: order.capture_method === "automatic",
-    authenticated: true,
-    challenged: reserved.provider_transaction_id ?? undefined
-  }), false))
+  onProviderOf(reserved)(runAttempt("complete3ds", reserved, (provider) =>
+    provider.authorizeCard(authorization(order, reserved, cardDetails(card, undefined), {
+      authenticated: true,
+      challenged: reserved.provider_transaction_id ?? undefined
+    })), false))
 
 /**
  * Once the customer's answer is taken, a provider that could not be asked or an answer in doubt is
