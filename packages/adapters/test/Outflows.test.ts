@@ -379,6 +379,8 @@ describe("a transfer whose create answered 502, retried (contract.md, Idempotenc
       expect(waiting.events).toEqual([])
       expect(tap.calls).toEqual([])
 
+      // Transactions list oldest first, ties by id: the retry comes a moment later, as it would.
+      yield* TestClock.adjust("1 second")
       tap.value = "answer"
       const executed = yield* transfers.execute(merchant, created.order_id, {})
       expect(executed).toMatchObject({ id: created.id, status: "succeeded" })
