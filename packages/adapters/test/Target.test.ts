@@ -1,11 +1,11 @@
 /**
- * resolveTarget (packages/domain/src/operations/Target.ts) over the memory storage: which order a
+ * resolveTarget (packages/domain/src/payments/operations/Target.ts) over the memory storage: which order a
  * capture or void names, and the spec's refusals. Here rather than in the domain package because
  * it needs real repositories, which live in the adapters.
  */
 import { expect, layer } from "@effect/vitest"
 import { type AccountId, AccountRepo, CheckoutSessionRepo, OrderRepo, TransactionRepo } from "@tender/domain"
-import { resolveTarget } from "@tender/domain/operations/Target"
+import { resolveTarget } from "@tender/domain/payments/operations/Target"
 import { Effect, Layer } from "effect"
 import * as IdsRandom from "../src/crypto/IdsRandom.ts"
 import * as KeyHasherSha256 from "../src/crypto/KeyHasherSha256.ts"

@@ -3,7 +3,7 @@
  * field-level, before leaving the browser): the number (brand, length, Luhn: CardRules, shared with
  * the server), the expiry (MM / YY, not past) and the CVC length for the brand.
  */
-import { cvcLength, type CardRuleBrand, detectBrand, digitsOnly, luhnValid, validLength } from "@tender/domain/CardRules"
+import { cvcLength, type CardRuleBrand, detectBrand, digitsOnly, luhnValid, validLength } from "@tender/domain/cards/CardRules"
 
 export type FieldName = "number" | "expiry" | "cvc"
 export type CardErrorCode = "invalid_number" | "invalid_expiry" | "invalid_cvc"

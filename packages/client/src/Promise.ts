@@ -14,7 +14,7 @@ import { HttpClientError } from "effect/http"
 import type { HttpApi, HttpApiClient, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { Api } from "@tender/http/Api"
 import { ApiErrors, statusOf } from "@tender/http/ApiError"
-import type { FieldError } from "@tender/domain/Errors"
+import type { FieldError } from "@tender/domain/kernel/Errors"
 import * as TenderClient from "./TenderClient.ts"
 
 /** An error answer of the API: `{code, message, request_id, errors?}` and its HTTP status. */

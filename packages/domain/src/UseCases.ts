@@ -3,17 +3,17 @@
  * get them all, so no edge keeps its own list.
  */
 import { Layer } from "effect"
-import { Accounts } from "./Accounts.ts"
-import { CardTokens } from "./CardTokens.ts"
-import { Channels } from "./Channels.ts"
-import { ClientSecrets } from "./ClientSecrets.ts"
-import { Customers } from "./Customers.ts"
-import { Outflows } from "./Outflows.ts"
-import { Payments } from "./Payments.ts"
-import { Sessions } from "./Sessions.ts"
-import { Transfers } from "./Transfers.ts"
-import { VaultAccess } from "./VaultAccess.ts"
-import { Outbox, Webhooks } from "./Webhooks.ts"
+import { Accounts } from "./accounts/Accounts.ts"
+import { CardTokens } from "./cards/CardTokens.ts"
+import { Channels } from "./channels/Channels.ts"
+import { ClientSecrets } from "./payments/ClientSecrets.ts"
+import { Customers } from "./customers/Customers.ts"
+import { Outflows } from "./money-out/Outflows.ts"
+import { Payments } from "./payments/Payments.ts"
+import { Sessions } from "./sessions/Sessions.ts"
+import { Transfers } from "./money-out/Transfers.ts"
+import { VaultAccess } from "./cards/VaultAccess.ts"
+import { Outbox, Webhooks } from "./webhooks/Webhooks.ts"
 
 const core = Layer.mergeAll(
   Accounts.layer,

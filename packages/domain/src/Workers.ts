@@ -3,10 +3,10 @@
  * its scope closes; a failed round is logged and the next round runs as usual.
  */
 import { Duration, Effect, Layer, Schedule } from "effect"
-import { Payments, type ReconcileOptions } from "./Payments.ts"
-import { DEFAULT_RECONCILE } from "./operations/Reconcile.ts"
-import { Sessions } from "./Sessions.ts"
-import { type DispatchOptions, Webhooks } from "./Webhooks.ts"
+import { Payments, type ReconcileOptions } from "./payments/Payments.ts"
+import { DEFAULT_RECONCILE } from "./payments/operations/Reconcile.ts"
+import { Sessions } from "./sessions/Sessions.ts"
+import { type DispatchOptions, Webhooks } from "./webhooks/Webhooks.ts"
 
 const every = <A, E, R>(name: string, interval: Duration.Input, round: Effect.Effect<A, E, R>) =>
   round.pipe(

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
-import * as Account from "../src/Account.ts"
-import { Conflict, ValidationFailed } from "../src/Errors.ts"
-import type { AccountId } from "../src/Ids.ts"
+import * as Account from "../src/accounts/Account.ts"
+import { Conflict, ValidationFailed } from "../src/kernel/Errors.ts"
+import type { AccountId } from "../src/kernel/Ids.ts"
 
 const base: Account.Account = {
   id: "acct_abcdefgh12345678" as AccountId,

@@ -9,7 +9,7 @@ import {
   releaseEnded,
   remaining,
   voidWentThrough
-} from "../src/AuthorizationStatus.ts"
+} from "../src/payments/Authorization.ts"
 
 const book = (over: Partial<AuthorizationBook> = {}): AuthorizationBook => ({
   status: "authorized",

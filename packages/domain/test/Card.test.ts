@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
-import * as Card from "../src/Card.ts"
-import { validateCard } from "../src/CardTokens.ts"
-import { ValidationFailed } from "../src/Errors.ts"
+import * as Card from "../src/cards/Card.ts"
+import { validateCard } from "../src/cards/CardTokens.ts"
+import { ValidationFailed } from "../src/kernel/Errors.ts"
 
 describe("Card", () => {
   it.each([

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
-import * as Channel from "../src/Channel.ts"
-import { Conflict, ValidationFailed } from "../src/Errors.ts"
-import type { AccountId, ChannelId } from "../src/Ids.ts"
+import * as Channel from "../src/channels/Channel.ts"
+import { Conflict, ValidationFailed } from "../src/kernel/Errors.ts"
+import type { AccountId, ChannelId } from "../src/kernel/Ids.ts"
 
 const STRIPE_TEST = { secret_key: "sk_test_51Habc", webhook_secret: "whsec_abc123" }
 const ADYEN_LIVE = {

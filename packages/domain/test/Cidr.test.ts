@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import * as Cidr from "../src/Cidr.ts"
+import * as Cidr from "../src/kernel/Cidr.ts"
 
 describe("Cidr", () => {
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import * as Money from "../src/Money.ts"
+import * as Money from "../src/kernel/Money.ts"
 
 describe("Money", () => {
   it.each([

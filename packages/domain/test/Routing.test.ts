@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest"
-import * as Channel from "../src/Channel.ts"
-import type { AccountId, ChannelId } from "../src/Ids.ts"
-import { channelsFor, routeFor } from "../src/Routing.ts"
+import * as Channel from "../src/channels/Channel.ts"
+import type { AccountId, ChannelId } from "../src/kernel/Ids.ts"
+import { channelsFor, routeFor } from "../src/channels/Routing.ts"
 
 describe("routeFor", () => {
   it("lets a provider carry only the accounts of its own mode", () => {

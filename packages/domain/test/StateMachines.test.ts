@@ -4,12 +4,12 @@
  */
 import { readFileSync } from "node:fs"
 import { describe, expect, it } from "vitest"
-import { AuthorizationMachine } from "../src/AuthorizationStatus.ts"
-import { SessionMachine } from "../src/CheckoutSession.ts"
-import { OrderMachine } from "../src/OrderStatus.ts"
-import { isFinal, type Machine, step } from "../src/StateMachine.ts"
-import { render } from "../src/StateMachineDocs.ts"
-import { TransactionMachine } from "../src/TransactionStatus.ts"
+import { AuthorizationMachine } from "../src/payments/Authorization.ts"
+import { SessionMachine } from "../src/sessions/CheckoutSession.ts"
+import { OrderMachine } from "../src/payments/Order.ts"
+import { isFinal, type Machine, step } from "../src/kernel/StateMachine.ts"
+import { render } from "../src/kernel/StateMachineDocs.ts"
+import { TransactionMachine } from "../src/payments/Transaction.ts"
 
 const edges = <S extends string, T extends string>(machine: Machine<S, T>) =>
   new Set(machine.transitions.flatMap((t) => t.from.map((f) => `${f}→${t.to}`)))

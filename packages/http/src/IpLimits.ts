@@ -30,7 +30,7 @@ import { isIP } from "node:net"
 import { Clock, Effect, Option } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Cidr, Errors, RateLimiter } from "@tender/domain"
-import { BoundedCache } from "@tender/domain/BoundedCache"
+import { BoundedCache } from "@tender/domain/kernel/BoundedCache"
 import * as ApiError from "./ApiError.ts"
 import { HEALTH_PATH, READY_PATH } from "./Health.ts"
 

@@ -25,8 +25,8 @@ import { Cause, Config, Context, Effect, Layer, Metric, Option, Redacted, Tracer
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { PrometheusMetrics } from "effect/observability"
 import { Operations } from "@tender/adapters/Operations"
-import { DEFAULT_RECONCILE } from "@tender/domain/operations/Reconcile"
-import { findMethod } from "@tender/domain/PaymentMethods"
+import { DEFAULT_RECONCILE } from "@tender/domain/payments/operations/Reconcile"
+import { findMethod } from "@tender/domain/payments/PaymentMethods"
 
 export const METRICS_PATH = "/metrics"
 

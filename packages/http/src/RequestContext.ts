@@ -3,7 +3,7 @@
  * hands to the API's middleware and handlers.
  */
 import { Context, Effect } from "effect"
-import type { Account } from "@tender/domain/Account"
+import type { Account } from "@tender/domain/accounts/Account"
 import { Errors } from "@tender/domain"
 import * as ApiError from "./ApiError.ts"
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { RateLimiter } from "@tender/domain"
-import { BoundedCache } from "@tender/domain/BoundedCache"
+import { BoundedCache } from "@tender/domain/kernel/BoundedCache"
 import * as RateLimiterMemory from "@tender/adapters/ratelimit/RateLimiterMemory"
 import { Effect } from "effect"
 

@@ -10,7 +10,7 @@
  */
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto"
 import { AccessTokenSigner } from "@tender/domain"
-import type { Account } from "@tender/domain/Account"
+import type { Account } from "@tender/domain/accounts/Account"
 import { Effect, Layer } from "effect"
 
 /** The HKDF label: changing it (a new version) invalidates every outstanding token. */

@@ -5,7 +5,7 @@
  * be anyway.
  */
 import { RateLimiter } from "@tender/domain"
-import { BoundedCache } from "@tender/domain/BoundedCache"
+import { BoundedCache } from "@tender/domain/kernel/BoundedCache"
 import { Clock, Effect, Layer } from "effect"
 import * as TokenBucket from "./TokenBucket.ts"
 

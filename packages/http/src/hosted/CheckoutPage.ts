@@ -24,7 +24,7 @@
  * `Sessions` use case decides what an id may still do.
  */
 import { type CheckoutSession, Countries, Errors, type HostedView, Limits, type PaymentMethods, PublicUrl, Sessions } from "@tender/domain"
-import { BoundedCache } from "@tender/domain/BoundedCache"
+import { BoundedCache } from "@tender/domain/kernel/BoundedCache"
 import { Effect, Option, Result } from "effect"
 import * as ByteSize from "effect/ByteSize"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"

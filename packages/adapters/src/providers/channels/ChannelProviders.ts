@@ -9,7 +9,7 @@
  * provider at another host (the repository's wire-level fakes, in tests and `tender` dev runs).
  */
 import { type Channel, ChannelProviders, NotificationUnverified, type PaymentProvider } from "@tender/domain"
-import { BoundedCache } from "@tender/domain/BoundedCache"
+import { BoundedCache } from "@tender/domain/kernel/BoundedCache"
 import { Clock, Effect, Layer, Option } from "effect"
 import { ChannelCredentials } from "../../storage/ChannelCredentials.ts"
 import { ProviderJournal } from "../shared/ProviderJournal.ts"

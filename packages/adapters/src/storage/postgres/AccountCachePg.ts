@@ -21,7 +21,7 @@
  */
 import { PgClient, PgConnection } from "@effect/sql-pg"
 import { type Account, AccountRepo } from "@tender/domain"
-import { BoundedCache } from "@tender/domain/BoundedCache"
+import { BoundedCache } from "@tender/domain/kernel/BoundedCache"
 import { Clock, Effect, Layer, Option, Queue, Schedule } from "effect"
 
 export const CHANNEL = "tender_account_changed"

@@ -1,0 +1,15 @@
+/**
+ * Fault injection points: the operations name their step boundaries (`<op>.after_reserve`,
+ * `<op>.after_record`) so that crash tests can kill a real process exactly there. A reference with
+ * a default that does nothing: production and embedding never provide it; the crash tests' server
+ * does (packages/adapters' Faults layer, from TENDER_FAULT).
+ */
+import { Context, type Effect, Effect as E } from "effect"
+
+export interface FaultPoints {
+  at(point: string): Effect.Effect<void>
+}
+
+export const Faults: Context.Reference<FaultPoints> = Context.Reference<FaultPoints>("@tender/domain/kernel/Faults", {
+  defaultValue: () => ({ at: () => E.void })
+})

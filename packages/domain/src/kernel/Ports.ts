@@ -1,0 +1,108 @@
+/**
+ * Ports: what the domain needs from the outside world. Each is a service with no default
+ * implementation; packages/adapters provides memory, PostgreSQL and Redis layers for them.
+ */
+import { Context, type Effect, type Option, type Scope } from "effect"
+import type { Account } from "../accounts/Account.ts"
+import type { CardBrand, CardFunding } from "../cards/Card.ts"
+import type { Conflict } from "./Errors.ts"
+import type { AccountId } from "./Ids.ts"
+
+/** Storage failed in a way no caller can handle (connection lost, disk full): a defect upstream. */
+export class StorageError extends Error {
+  readonly _tag = "StorageError"
+}
+
+/**
+ * Unit of work: runs an effect inside one storage transaction, so a state change and the events it
+ * emits commit together. Nested calls join the enclosing transaction.
+ */
+export class UnitOfWork extends Context.Service<UnitOfWork, {
+  transaction<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R>
+}>()("@tender/domain/UnitOfWork") {}
+
+export class AccountRepo extends Context.Service<AccountRepo, {
+  insert(account: Account): Effect.Effect<void>
+  findById(id: AccountId): Effect.Effect<Option.Option<Account>>
+  findBySecretKeyHash(hash: string): Effect.Effect<Option.Option<Account>>
+  findByPublishableKey(key: string): Effect.Effect<Option.Option<Account>>
+  /** Writes `next` when the stored version is `next.version - 1`; otherwise `Conflict`. */
+  update(next: Account): Effect.Effect<void, Conflict>
+  list(): Effect.Effect<ReadonlyArray<Account>>
+}>()("@tender/domain/AccountRepo") {}
+
+/** The non-sensitive half of a vaulted card: everything but the number and the CVC. */
+export interface VaultedCard {
+  readonly token: string
+  readonly account_id: AccountId
+  readonly brand: CardBrand
+  readonly last4: string
+  readonly bin: string
+  readonly exp_month: number
+  readonly exp_year: number
+  readonly funding: CardFunding
+  readonly holder_name: string | null
+  readonly created_at: string
+}
+
+/** A vaulted card with its number, revealed for a provider call only. */
+export interface RevealedCard {
+  readonly card: VaultedCard
+  readonly number: string
+}
+
+/**
+ * The card vault: numbers are stored encrypted and addressed by `tok_…` tokens. `reveal` is for
+ * the provider call only; nothing else ever sees the number.
+ */
+export class CardVault extends Context.Service<CardVault, {
+  store(card: Omit<VaultedCard, "token" | "created_at"> & { readonly number: string }): Effect.Effect<VaultedCard>
+  find(accountId: AccountId, token: string): Effect.Effect<Option.Option<VaultedCard>>
+  /**
+   * The card with its number, for a provider call, in one read: that call is the card's use, so
+   * its last use becomes now.
+   */
+  reveal(accountId: AccountId, token: string): Effect.Effect<Option.Option<RevealedCard>>
+  /**
+   * Retention (`tender vault purge`): deletes every account's cards last used (stored, or revealed
+   * for a call) before `usedBefore`, or only counts them (`dryRun`); returns how many.
+   */
+  purgeUnused(usedBefore: Date, options?: { readonly dryRun?: boolean }): Effect.Effect<number>
+}>()("@tender/domain/CardVault") {}
+
+/**
+ * CVCs, kept for the one authorization that needs them (Redis, sealed, when configured; process
+ * memory otherwise), never on disk. They expire with the client secret that collected them
+ * (15 minutes); taking one removes it, and every authorization attempt takes its card's.
+ */
+export class CvcStore extends Context.Service<CvcStore, {
+  put(token: string, cvc: string): Effect.Effect<void>
+  take(token: string): Effect.Effect<Option.Option<string>>
+}>()("@tender/domain/CvcStore") {}
+
+/** Mutual exclusion across processes (Redis) or within one (memory). */
+export class Locks extends Context.Service<Locks, {
+  /** Runs `effect` while holding `key`; waits up to `waitMs` for it, then fails with `Conflict`. */
+  withLock<A, E, R>(
+    key: string,
+    effect: Effect.Effect<A, E, R>,
+    options?: { readonly waitMs?: number; readonly ttlMs?: number }
+  ): Effect.Effect<A, E | Conflict, Exclude<R, Scope.Scope>>
+}>()("@tender/domain/Locks") {}
+
+/** Token-bucket rate limiting per key (account). */
+export class RateLimiter extends Context.Service<RateLimiter, {
+  consume(
+    key: string,
+    limit: { readonly perSecond: number; readonly burst: number }
+  ): Effect.Effect<{ readonly allowed: boolean; readonly retryAfterSeconds: number }>
+}>()("@tender/domain/RateLimiter") {}
+
+/**
+ * SHA-256, hex: of API keys and client secrets (high-entropy random strings, so one SHA-256 is
+ * enough), and of a create's canonical request (to recognise the same request again, not to hide it).
+ */
+export class KeyHasher extends Context.Service<KeyHasher, {
+  hash(key: string): Effect.Effect<string>
+}>()("@tender/domain/KeyHasher") {}
+

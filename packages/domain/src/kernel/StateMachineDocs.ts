@@ -1,0 +1,29 @@
+/** The docs page of every state machine, rendered from the tables themselves. */
+import { AuthorizationMachine } from "../payments/Authorization.ts"
+import { SessionMachine } from "../sessions/CheckoutSession.ts"
+import { PayoutMachine, RefundMachine, TransferMachine } from "../money-out/MoneyOut.ts"
+import { OrderMachine } from "../payments/Order.ts"
+import { toMarkdown } from "./StateMachine.ts"
+import { TransactionMachine } from "../payments/Transaction.ts"
+import { DeliveryMachine } from "../webhooks/Webhook.ts"
+
+export const MACHINES = [
+  SessionMachine,
+  OrderMachine,
+  TransactionMachine,
+  AuthorizationMachine,
+  RefundMachine,
+  PayoutMachine,
+  TransferMachine,
+  DeliveryMachine
+] as const
+
+export const render = (): string =>
+  [
+    "# State machines",
+    "",
+    "Generated from the transition tables in `packages/domain/src` by `npm run docs:state-machines`;",
+    "do not edit by hand (a test fails when this page and the tables disagree).",
+    "",
+    ...MACHINES.map(toMarkdown)
+  ].join("\n")

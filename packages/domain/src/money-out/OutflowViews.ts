@@ -1,0 +1,63 @@
+/**
+ * The API's views of refunds and payouts (contract.md, "Other endpoints"), and their event payloads:
+ * the view at emission time plus the order's merchant_reference. Amounts leave in major units.
+ */
+import type { Payout, Refund } from "./MoneyOut.ts"
+import type { Order, PaymentInstrument } from "../payments/Payment.ts"
+import { major } from "../payments/PaymentViews.ts"
+
+interface OutflowViewBase {
+  readonly id: string
+  readonly transaction_id: string
+  readonly order_id: string
+  readonly original_transaction_id: string
+  readonly amount: number
+  readonly currency: string
+  readonly status: Refund["status"]
+  readonly decline_code?: string
+  readonly processing_profile?: string
+  readonly created_at: string
+  readonly updated_at: string
+}
+
+export interface RefundView extends OutflowViewBase {
+  readonly reason?: string
+  readonly refund_reference?: string
+}
+
+export interface PayoutView extends OutflowViewBase {
+  readonly payment_instrument: PaymentInstrument
+  readonly payout_reference?: string
+}
+
+const base = (r: Refund | Payout): OutflowViewBase => ({
+  id: r.id,
+  transaction_id: r.transaction_id,
+  order_id: r.order_id,
+  original_transaction_id: r.original_transaction_id,
+  amount: major(r.amount, r.currency),
+  currency: r.currency,
+  status: r.status,
+  ...(r.decline_code !== null ? { decline_code: r.decline_code } : {}),
+  ...(r.processing_profile !== null ? { processing_profile: r.processing_profile } : {}),
+  created_at: r.created_at,
+  updated_at: r.updated_at
+})
+
+export const refundView = (r: Refund): RefundView => ({
+  ...base(r),
+  ...(r.reason !== null ? { reason: r.reason } : {}),
+  ...(r.refund_reference !== null ? { refund_reference: r.refund_reference } : {})
+})
+
+export const payoutView = (p: Payout): PayoutView => ({
+  ...base(p),
+  payment_instrument: p.payment_instrument,
+  ...(p.payout_reference !== null ? { payout_reference: p.payout_reference } : {})
+})
+
+/** An event's `data`: the record's view and the reference of the order it belongs to. */
+export const outflowEventData = (order: Order, view: RefundView | PayoutView): Record<string, unknown> => ({
+  ...view,
+  merchant_reference: order.merchant_reference
+})

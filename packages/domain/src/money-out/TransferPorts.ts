@@ -1,0 +1,20 @@
+/**
+ * Port: storage of transfer records (MoneyOut.ts `Transfer`). A transfer is one order (subtype
+ * `transfer`) with one transaction; this repository keeps the record that carries its own status,
+ * destination and next action. Calls inside `UnitOfWork.transaction` commit with the order's rows.
+ */
+import { Context, type Effect, type Option } from "effect"
+import type { Conflict } from "../kernel/Errors.ts"
+import type { Transfer } from "./MoneyOut.ts"
+import type { Decided } from "../kernel/StateMachine.ts"
+
+export class TransferRepo extends Context.Service<TransferRepo, {
+  insert(transfer: Transfer): Effect.Effect<void>
+  find(accountId: string, id: string): Effect.Effect<Option.Option<Transfer>>
+  /** Operator access (CLI): any account. */
+  findAny(id: string): Effect.Effect<Option.Option<Transfer>>
+  /** The transfer of an order (one per transfer order). */
+  findByOrder(orderId: string): Effect.Effect<Option.Option<Transfer>>
+  /** Writes `next` when the stored version is `next.version - 1`; otherwise `Conflict`. */
+  update(next: Decided<Transfer>): Effect.Effect<void, Conflict>
+}>()("@tender/domain/TransferRepo") {}

@@ -1,0 +1,61 @@
+/**
+ * The Transfers use case (contract.md, Transfers): create, execute a card transfer, read one by id,
+ * and the operator's read (CLI). A facade over operations/Transfer.ts; this layer only captures the
+ * services the operations need.
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import type { Account } from "../accounts/Account.ts"
+import { type DomainError, TransferNotFound } from "../kernel/Errors.ts"
+import { Ids } from "../kernel/Ids.ts"
+import type { Transfer } from "./MoneyOut.ts"
+import { OrderRepo, PaymentProvider, TransactionRepo } from "../payments/PaymentPorts.ts"
+import { ChannelProviders, ChannelRepo } from "../channels/ChannelPorts.ts"
+import { type AccountRepo, CardVault, type KeyHasher, Locks, UnitOfWork } from "../kernel/Ports.ts"
+import type { ClientSecretRepo } from "../payments/ClientSecretPorts.ts"
+import { TransferRepo } from "./TransferPorts.ts"
+import type { CreateTransferInput } from "./TransferRequest.ts"
+import { type TransferView, transferView } from "./TransferViews.ts"
+import { Outbox } from "../webhooks/Webhooks.ts"
+import { createTransfer, executeTransfer } from "./operations/Transfer.ts"
+
+export type { CreateTransferInput } from "./TransferRequest.ts"
+export type { TransferView } from "./TransferViews.ts"
+
+export class Transfers extends Context.Service<Transfers, {
+  create(account: Account, input: CreateTransferInput): Effect.Effect<TransferView, DomainError>
+  /** Sends a card transfer awaiting card collection; `card_token` replaces its card. */
+  execute(account: Account, orderId: string, input: { readonly card_token?: string | undefined }): Effect.Effect<TransferView, DomainError>
+  get(account: Account, id: string): Effect.Effect<TransferView, TransferNotFound>
+  /** Operator access by transfer id, whatever the account (CLI). */
+  operator: {
+    get(id: string): Effect.Effect<TransferView, TransferNotFound>
+  }
+}>()("@tender/domain/money-out/Transfers") {
+  static readonly layer = Layer.effect(
+    Transfers,
+    Effect.gen(function*() {
+      const context = yield* Effect.context<
+        OrderRepo | TransactionRepo | TransferRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | Locks | Ids | ChannelRepo | ChannelProviders | AccountRepo
+        | ClientSecretRepo | KeyHasher
+      >()
+      const run = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provideContext(effect, context) as Effect.Effect<A, E>
+      const transfers = Context.get(context, TransferRepo)
+      const orders = Context.get(context, OrderRepo)
+
+      const view = (found: Option.Option<Transfer>, id: string) =>
+        Option.match(found, {
+          onNone: () => Effect.fail(new TransferNotFound({ message: `No transfer ${id}` })),
+          onSome: (transfer) => Effect.map(orders.findAny(transfer.order_id), (order) => transferView(transfer, Option.getOrThrow(order)))
+        })
+
+      return Transfers.of({
+        create: (account, input) => run(createTransfer(account, input)),
+        execute: (account, orderId, input) => run(executeTransfer(account, orderId, input)),
+        get: (account, id) => Effect.flatMap(transfers.find(account.id, id), (found) => view(found, id)),
+        operator: {
+          get: (id) => Effect.flatMap(transfers.findAny(id), (found) => view(found, id))
+        }
+      })
+    })
+  )
+}

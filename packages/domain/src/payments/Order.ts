@@ -1,0 +1,100 @@
+/**
+ * The Order aggregate: the net result across a payment's attempts. The spec's Order table gives four
+ * rows; the others complete the lifecycle every flow needs (docs/state-machines.md). The `emits`
+ * column is the only list of the payment events an order's move produces; manual-capture closes
+ * emit through the authorization's table instead (AuthorizationStatus.ts).
+ */
+import { InvalidOrderStatusTransition } from "../kernel/Errors.ts"
+import type { Order } from "./Payment.ts"
+import { define, type Machine, transitionOf } from "../kernel/StateMachine.ts"
+
+export const ORDER_STATUSES = [
+  "pending",
+  "processing",
+  "requires_action",
+  "authorized",
+  "succeeded",
+  "failed",
+  "canceled",
+  "returned"
+] as const
+export type OrderStatus = (typeof ORDER_STATUSES)[number]
+
+export type OrderTrigger =
+  | "attempt_sent"
+  | "action_required"
+  | "merchant_action_required"
+  | "action_completed"
+  | "attempt_declined_retry"
+  | "attempt_declined_final"
+  | "attempt_unreachable"
+  | "retry_lapsed"
+  | "payment_settled"
+  | "authorization_succeeded"
+  | "authorization_closed_settled"
+  | "authorization_voided"
+  | "underpaid"
+  | "overpaid"
+  | "mismatch_accepted"
+  | "mismatch_returned"
+  | "expired"
+  | "canceled"
+  | "session_closed"
+  | "transfer_paid"
+  | "transfer_refused"
+
+const IN_FLIGHT = ["pending", "processing", "requires_action"] as const
+
+export const OrderMachine: Machine<OrderStatus, OrderTrigger> = define({
+  name: "Order",
+  states: ORDER_STATUSES,
+  finals: ["succeeded", "failed", "canceled", "returned"],
+  transitions: [
+    { from: ["pending"], trigger: "attempt_sent", to: "processing" },
+    { from: ["pending", "processing"], trigger: "action_required", to: "requires_action", emits: ["payment.requires_action"] },
+    // spec: payment.requires_action "never for merchant-initiated card charges"; a card transfer awaits
+    // its execute (the merchant's action) before it, and again after an execute answered 502.
+    { from: ["pending", "processing"], trigger: "merchant_action_required", to: "requires_action", when: "a merchant-initiated charge; a card transfer awaiting its execute" },
+    { from: ["requires_action"], trigger: "action_completed", to: "processing" },
+    // spec: (attempt in progress) — declined attempt with retries remaining → pending. No payment.failed:
+    // that event is "final, no retry on the same payment".
+    { from: IN_FLIGHT, trigger: "attempt_declined_retry", to: "pending", when: "retries remaining (a checkout session's)" },
+    { from: IN_FLIGHT, trigger: "attempt_declined_final", to: "failed", when: "no retry remains", emits: ["payment.failed"] },
+    // contract.md, Idempotency: a create answered 502 (nothing applied at any provider) may be retried
+    // with the same request, on this order; no payment.failed (nor transfer.failed) for the 502.
+    { from: ["processing"], trigger: "attempt_unreachable", to: "pending", when: "a direct payment's or transfer's create found no provider reachable (awaits the same request again)" },
+    { from: ["pending"], trigger: "retry_lapsed", to: "failed", when: "no retry of a direct payment came within the retry window", emits: ["payment.failed"] },
+    { from: IN_FLIGHT, trigger: "payment_settled", to: "succeeded", emits: ["payment.succeeded"] },
+    // spec: (manual-capture hold) — authorization succeeded → authorized
+    { from: IN_FLIGHT, trigger: "authorization_succeeded", to: "authorized", emits: ["payment.authorized"] },
+    { from: ["authorized"], trigger: "authorization_closed_settled", to: "succeeded", when: "a final capture settled, a void behind settled captures, or a closing authorization's last capture or release in flight ended with something captured (the authorization's row emits)" },
+    { from: ["authorized"], trigger: "authorization_voided", to: "canceled", when: "nothing captured: a void, or a closing authorization's last capture or release in flight ended (the authorization's row emits)" },
+    // spec: (under- or overpayment) — payment received with wrong amount → processing
+    { from: IN_FLIGHT, trigger: "underpaid", to: "processing", when: "stays until the merchant decides", emits: ["payment.underpaid"] },
+    { from: IN_FLIGHT, trigger: "overpaid", to: "processing", when: "stays until the merchant decides", emits: ["payment.overpaid"] },
+    { from: ["processing"], trigger: "mismatch_accepted", to: "succeeded", emits: ["payment.succeeded"] },
+    // spec: processing (mismatch) — merchant declines and funds are sent back → returned
+    { from: ["processing"], trigger: "mismatch_returned", to: "returned", emits: ["payment.returned"] },
+    { from: IN_FLIGHT, trigger: "expired", to: "canceled", when: "the payment window closed", emits: ["payment.failed"] },
+    { from: IN_FLIGHT, trigger: "canceled", to: "canceled", when: "the customer canceled at the provider", emits: ["payment.failed"] },
+    { from: IN_FLIGHT, trigger: "session_closed", to: "canceled", when: "its checkout session expired or was canceled (the session's event tells)" },
+    // A transfer order (subtype transfer): its Transfer record's table emits transfer.*, never payment.*.
+    { from: ["processing"], trigger: "transfer_paid", to: "succeeded", when: "a transfer the provider paid (the transfer's row emits)" },
+    { from: IN_FLIGHT, trigger: "transfer_refused", to: "failed", when: "a transfer the provider refused or never received, or whose retry window lapsed (the transfer's row emits)" }
+  ]
+})
+
+export const transition = transitionOf(OrderMachine, (order: Order, move) =>
+  new InvalidOrderStatusTransition({ message: `Order ${order.id}: ${move}` }))
+
+/** A new order: `pending` until its first attempt is sent. */
+export const born = (
+  fields: Omit<Order, "status" | "version" | "updated_at" | "request_hash" | "retry_until"> & { readonly request_hash?: string | undefined }
+): Order => ({
+  ...fields,
+  request_hash: fields.request_hash ?? null,
+  retry_until: null,
+  status: "pending",
+  updated_at: fields.created_at,
+  version: 1
+})

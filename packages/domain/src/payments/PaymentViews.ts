@@ -1,0 +1,148 @@
+/**
+ * The API's views of orders, transactions and payment snapshots, derived from the stored rows.
+ * Amounts leave as JSON numbers in major units (spec: response amounts are numbers).
+ */
+import * as Money from "../kernel/Money.ts"
+import type { CardStorageConsent, NextAction, Order, PaymentInstrument, Transaction } from "./Payment.ts"
+
+export interface AdditionalIdentifier {
+  readonly identifier: string
+  readonly type: "checkout" | "order"
+}
+
+/** The spec's Payment object (POST /v1/payments, capture, void, 3ds/complete). */
+export interface PaymentSnapshot {
+  readonly order_id: string
+  readonly transaction_id: string
+  readonly merchant_reference: string
+  readonly status: "requires_action" | "completed" | "failed" | "authorized" | "settling" | "canceled"
+  readonly amount: number
+  readonly currency: string
+  readonly provider_transaction_id: string | null
+  readonly additional_identifiers: ReadonlyArray<AdditionalIdentifier>
+  readonly next_action: NextAction | null
+  readonly processing_profile?: string
+  readonly captured_amount?: number
+  readonly voided_amount?: number
+}
+
+export interface OrderView {
+  readonly id: string
+  readonly merchant_reference: string
+  readonly subtype: Order["subtype"]
+  readonly status: Order["status"]
+  readonly amount: number
+  readonly currency: string
+  readonly country: string
+  readonly payment_method: string
+  readonly capture_method: Order["capture_method"]
+  readonly processing_profile: string | null
+  readonly livemode: boolean
+  readonly payment_instrument?: PaymentInstrument
+  readonly captured_amount?: number
+  /** contract.md: once anything is refunded. */
+  readonly refunded_amount?: number
+  readonly customer_id?: string
+  readonly card_storage_consent?: CardStorageConsent
+  readonly transactions: ReadonlyArray<string>
+  readonly additional_identifiers: ReadonlyArray<AdditionalIdentifier>
+  readonly created_at: string
+  readonly updated_at: string
+}
+
+/**
+ * A transaction's subtype: its order's (direct_payment, checkout, transfer), except money given back
+ * from a payment, which says what it is (contract.md: "a refund is also a transaction of the order
+ * (subtype `refund`)"; a payout to the payment's instrument likewise `payout`).
+ */
+export type TransactionSubtype = Order["subtype"] | "refund" | "payout"
+
+export const subtypeOf = (order: Order, t: Transaction): TransactionSubtype =>
+  t.kind === "refund" || t.kind === "payout" ? t.kind : order.subtype
+
+export interface TransactionView {
+  readonly id: string
+  readonly order_id: string
+  readonly merchant_reference: string
+  readonly subtype: TransactionSubtype
+  readonly kind: Transaction["kind"]
+  readonly status: Transaction["status"]
+  readonly amount: number
+  readonly currency: string
+  readonly payment_method: string
+  readonly processing_profile: string | null
+  readonly provider: string
+  readonly provider_transaction_id: string | null
+  readonly decline_code: string | null
+  readonly parent_transaction_id: string | null
+  readonly payment_instrument?: PaymentInstrument
+  readonly additional_identifiers: ReadonlyArray<AdditionalIdentifier>
+  readonly created_at: string
+  readonly updated_at: string
+}
+
+export const major = (minor: number, currency: string) => Money.toMajor(minor, currency)
+
+/**
+ * spec, Payment: provider_transaction_id is the "Settlement/charge reference; null before
+ * settlement". We keep the provider's reference from its first answer (follow-ups and reconciliation
+ * need it) and show it once the transaction settled: a completed payment or capture.
+ */
+export const settlementReference = (t: Transaction): string | null =>
+  t.status === "completed" && (t.kind === "payment" || t.kind === "capture") ? t.provider_transaction_id : null
+
+/** spec, Payment: "Items of {identifier: string, type: checkout or order}": the order, and its session if any. */
+export const identifiersOf = (order: Order): ReadonlyArray<AdditionalIdentifier> => [
+  { identifier: order.id, type: "order" },
+  ...(order.checkout_session_id !== null ? [{ identifier: order.checkout_session_id, type: "checkout" as const }] : [])
+]
+
+export const orderView = (
+  order: Order,
+  transactions: ReadonlyArray<Transaction>,
+  capturedMinor: number | undefined
+): OrderView => ({
+  id: order.id,
+  merchant_reference: order.merchant_reference,
+  subtype: order.subtype,
+  status: order.status,
+  amount: major(order.amount, order.currency),
+  currency: order.currency,
+  country: order.country,
+  payment_method: order.payment_method,
+  capture_method: order.capture_method,
+  processing_profile: order.processing_profile,
+  livemode: order.livemode,
+  // spec: only once the order has succeeded; a pending or failed order carries none
+  ...(order.status === "succeeded" && order.payment_instrument !== null ? { payment_instrument: order.payment_instrument } : {}),
+  ...(capturedMinor !== undefined ? { captured_amount: major(capturedMinor, order.currency) } : {}),
+  ...(order.refunded_amount > 0 ? { refunded_amount: major(order.refunded_amount, order.currency) } : {}),
+  ...(order.customer_id !== null ? { customer_id: order.customer_id } : {}),
+  ...(order.card_storage_consent !== null ? { card_storage_consent: order.card_storage_consent } : {}),
+  transactions: transactions.map((t) => t.id),
+  additional_identifiers: identifiersOf(order),
+  created_at: order.created_at,
+  updated_at: order.updated_at
+})
+
+export const transactionView = (order: Order, t: Transaction): TransactionView => ({
+  id: t.id,
+  order_id: t.order_id,
+  merchant_reference: order.merchant_reference,
+  subtype: subtypeOf(order, t),
+  kind: t.kind,
+  status: t.status,
+  amount: major(t.amount, t.currency),
+  currency: t.currency,
+  payment_method: t.payment_method,
+  processing_profile: t.processing_profile,
+  provider: t.provider,
+  provider_transaction_id: settlementReference(t),
+  decline_code: t.decline_code,
+  parent_transaction_id: t.parent_transaction_id,
+  // spec: on every attempt that ran on a stored instrument, failed ones included
+  ...(t.payment_instrument !== null ? { payment_instrument: t.payment_instrument } : {}),
+  additional_identifiers: identifiersOf(order),
+  created_at: t.created_at,
+  updated_at: t.updated_at
+})

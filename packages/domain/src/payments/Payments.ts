@@ -1,0 +1,180 @@
+/**
+ * The Payments use case: a facade over the operations (operations/*), each one file in the rhythm
+ * validate → load under lock → decide (pure, the aggregates' transition functions) → persist (one
+ * unit of work: rows and their events) → respond; provider calls take the one provider step
+ * (operations/ProviderStep.ts). This layer only captures the services the operations need.
+ */
+import { Context, Effect, Layer, Option } from "effect"
+import type { Account } from "../accounts/Account.ts"
+import type { DomainError, OrderNotFound, TransactionNotFound, ValidationFailed } from "../kernel/Errors.ts"
+import { OrderNotFound as NotFound, TransactionNotFound as NoTransaction } from "../kernel/Errors.ts"
+import type { CardStorageConsent, Order, Transaction } from "./Payment.ts"
+import { PayoutRepo, RefundRepo } from "../money-out/OutflowPorts.ts"
+import { OrderRepo, PaymentProvider, TransactionRepo } from "./PaymentPorts.ts"
+import { ChannelProviders, ChannelRepo, type NotificationDelivery } from "../channels/ChannelPorts.ts"
+import type { ProviderName } from "../channels/Channel.ts"
+import type { CreatePaymentInput } from "./PaymentRequest.ts"
+import { type OrderView, type PaymentSnapshot, type TransactionView, transactionView } from "./PaymentViews.ts"
+import { type AccountRepo, CardVault, CvcStore, type KeyHasher, Locks, UnitOfWork } from "../kernel/Ports.ts"
+import type { ClientSecretRepo } from "./ClientSecretPorts.ts"
+import { search, type SearchInput, type SearchResult } from "../kernel/Search.ts"
+import { CheckoutSessionRepo } from "../sessions/SessionPorts.ts"
+import { CustomerRepo } from "../customers/CustomerPorts.ts"
+import { Ids } from "../kernel/Ids.ts"
+import { TransferRepo } from "../money-out/TransferPorts.ts"
+import { Outbox } from "../webhooks/Webhooks.ts"
+import { attempt, type SessionAttemptInput } from "../sessions/operations/Attempt.ts"
+import { capture } from "./operations/Capture.ts"
+import { clientPay } from "./operations/ClientPay.ts"
+import { assertConsent, type ConsentView } from "./operations/Consent.ts"
+import { create } from "./operations/Create.ts"
+import { expireWindows } from "./operations/ExpireWindows.ts"
+import { viewOrder, viewOrders } from "./operations/Kit.ts"
+import { decideAmountMismatch } from "./operations/Mismatch.ts"
+import { type ProviderOutcome, providerOutcome } from "./operations/Outcome.ts"
+import { DEFAULT_RECONCILE, reconcileDue, type ReconcileOptions } from "./operations/Reconcile.ts"
+import { settleDue } from "./operations/SettleDue.ts"
+import { simulate, type SimulateOutcome } from "./operations/Simulate.ts"
+import { type PaymentTarget, resolveTarget } from "./operations/Target.ts"
+import { answerChallenge, completeThreeDs, returnFromProvider } from "./operations/ThreeDs.ts"
+import { voidAuthorization } from "./operations/Void.ts"
+import { notify } from "./operations/Notify.ts"
+
+export { CLIENT_SECRET_TTL_MS } from "./operations/Cards.ts"
+export type { SessionAttemptInput } from "../sessions/operations/Attempt.ts"
+export type { ConsentView } from "./operations/Consent.ts"
+export type { ProviderOutcome } from "./operations/Outcome.ts"
+export type { SimulateOutcome } from "./operations/Simulate.ts"
+export type { ReconcileOptions } from "./operations/Reconcile.ts"
+export type { SearchInput, SearchResult } from "../kernel/Search.ts"
+
+export type { PaymentTarget } from "./operations/Target.ts"
+
+type Failure = DomainError
+
+export class Payments extends Context.Service<Payments, {
+  create(account: Account, input: CreatePaymentInput): Effect.Effect<PaymentSnapshot, Failure>
+  capture(account: Account, input: PaymentTarget & { readonly amount?: string | undefined; readonly final?: boolean | undefined }): Effect.Effect<PaymentSnapshot, Failure>
+  void(account: Account, target: PaymentTarget): Effect.Effect<PaymentSnapshot, Failure>
+  completeThreeDs(account: Account, orderId: string): Effect.Effect<PaymentSnapshot, Failure>
+  simulate(account: Account, orderId: string, input: { readonly outcome: SimulateOutcome; readonly amount?: string | undefined }): Effect.Effect<OrderView, Failure>
+  decideAmountMismatch(account: Account, orderId: string, input: { readonly decision: "accept" | "decline"; readonly refund_destination?: { readonly address?: string | undefined } | undefined }): Effect.Effect<OrderView, Failure>
+  getOrder(account: Account, id: string): Effect.Effect<OrderView, OrderNotFound>
+  getOrderByReference(account: Account, reference: string): Effect.Effect<OrderView, OrderNotFound>
+  getTransaction(account: Account, id: string): Effect.Effect<TransactionView, TransactionNotFound>
+  searchOrders(account: Account, input: SearchInput): Effect.Effect<SearchResult<OrderView>, ValidationFailed>
+  searchTransactions(account: Account, input: SearchInput): Effect.Effect<SearchResult<TransactionView>, ValidationFailed>
+  /** Hosted provider pages (the customer's browser): the attempt behind a page. */
+  hostedAttempt(transactionId: string): Effect.Effect<Option.Option<{ readonly order: Order; readonly transaction: Transaction }>>
+  /** The provider reports a redirect, QR, voucher or bank-transfer outcome; returns where to send the customer. */
+  providerOutcome(transactionId: string, outcome: ProviderOutcome): Effect.Effect<{ readonly return_url: string | null }, Failure>
+  /**
+   * The browser SDK's pay: the payment's card form submitted with a token (operations/ClientPay.ts);
+   * `returnUrl`, when given, is where a challenge of this attempt sends the customer back to.
+   */
+  clientPay(account: Account, orderId: string, token: string, returnUrl?: string): Effect.Effect<{ readonly order: Order; readonly txn: Transaction }, Failure>
+  /**
+   * The customer answers a 3-D Secure challenge (operations/ThreeDs.ts): in a browser flow (the SDK's
+   * pay, a checkout session) the payment completes now; otherwise the merchant then calls 3ds/complete.
+   */
+  answerChallenge(transactionId: string, approved: boolean): Effect.Effect<{ readonly return_url: string | null }, Failure>
+  /**
+   * The customer is back from a channel's provider 3-D Secure page to `returnedTo` (operations/ThreeDs.ts):
+   * the authorization after the challenge runs now; returns where to send the customer.
+   */
+  returnFromProvider(channelId: string, transactionId: string, returnedTo: string): Effect.Effect<{ readonly return_url: string | null }, Failure>
+  /** One attempt of a checkout session's customer (operations/Attempt.ts). */
+  attemptSession(sessionId: string, input: SessionAttemptInput): Effect.Effect<void, Failure>
+  /** Workers' rounds: settle accepted captures, reconcile lost provider answers, close expired windows. */
+  settleDue(): Effect.Effect<number>
+  reconcileDue(options?: ReconcileOptions): Effect.Effect<number>
+  expireWindows(): Effect.Effect<number>
+  /**
+   * A provider's notification to one channel (operations/Notify.ts): 401 `invalid_signature` when
+   * unverified or the channel is unknown, 422 when an amount or currency disagrees; otherwise the
+   * channel's provider (how to acknowledge) and how many notices changed something.
+   */
+  notify(channelId: string, delivery: NotificationDelivery): Effect.Effect<{ readonly provider: ProviderName; readonly applied: number }, Failure>
+  /** Asserts a payment's card-storage consent: stored once; the same again is a no-op; another is 409 consent_conflict. */
+  assertConsent(account: Account, orderId: string, consent: CardStorageConsent): Effect.Effect<ConsentView, Failure>
+  /** Operator access by order id, whatever the account (CLI). */
+  operator: {
+    get(orderId: string): Effect.Effect<OrderView, OrderNotFound>
+    capture(orderId: string, amount: string | undefined, final: boolean): Effect.Effect<PaymentSnapshot, Failure>
+    void(orderId: string): Effect.Effect<PaymentSnapshot, Failure>
+  }
+}>()("@tender/domain/payments/Payments") {
+  static readonly layer = Layer.effect(
+    Payments,
+    Effect.gen(function*() {
+      const context = yield* Effect.context<
+        OrderRepo | TransactionRepo | CheckoutSessionRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | CvcStore | Locks | Ids | CustomerRepo
+        // routing: the account's channels and their providers (operations/Route.ts)
+        | ChannelRepo | ChannelProviders | AccountRepo
+        // the settlement worker and reconciliation also record refunds, payouts (operations/Outflow.ts) and transfers
+        | RefundRepo | PayoutRepo | TransferRepo
+        // a card form's client secret is stored when minted (operations/Cards.ts)
+        | ClientSecretRepo | KeyHasher
+      >()
+      const run = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provideContext(effect, context) as Effect.Effect<A, E>
+      const orders = Context.get(context, OrderRepo)
+      const transactions = Context.get(context, TransactionRepo)
+
+      const findOrder = (accountId: string | undefined, id: string) =>
+        Effect.flatMap(accountId === undefined ? orders.findAny(id) : orders.find(accountId, id), Option.match({
+          onNone: () => Effect.fail(new NotFound({ message: `No order ${id}` })),
+          onSome: Effect.succeed
+        }))
+      const orderOf = (accountId: string, orderId: string) => Effect.map(orders.find(accountId, orderId), Option.getOrThrow)
+
+      return Payments.of({
+        create: (account, input) => run(create(account, input)),
+        attemptSession: (id, input) => run(attempt(id, input)),
+        capture: (account, input) => run(Effect.flatMap(resolveTarget(account.id, input), (id) => capture(id, input.amount, input.final ?? true, input.channel_id))),
+        void: (account, target) => run(Effect.flatMap(resolveTarget(account.id, target), (id) => voidAuthorization(id, target.channel_id))),
+        completeThreeDs: (account, orderId) => run(completeThreeDs(account, orderId)),
+        simulate: (account, orderId, input) => run(simulate(account, orderId, input)),
+        decideAmountMismatch: (account, orderId, input) => run(decideAmountMismatch(account, orderId, input)),
+        getOrder: (account, id) => run(Effect.flatMap(findOrder(account.id, id), viewOrder)),
+        getOrderByReference: (account, reference) =>
+          run(Effect.flatMap(orders.findByReference(account.id, reference), Option.match({
+            onNone: () => Effect.fail(new NotFound({ message: `No order with merchant_reference ${reference}` })),
+            onSome: viewOrder
+          }))),
+        getTransaction: (account, id) =>
+          Effect.gen(function*() {
+            const found = yield* transactions.find(account.id, id)
+            if (Option.isNone(found)) return yield* new NoTransaction({ message: `No transaction ${id}` })
+            return transactionView(yield* orderOf(account.id, found.value.order_id), found.value)
+          }),
+        searchOrders: (account, input) => run(search(input, (q) => orders.search(account.id, q), viewOrders)),
+        searchTransactions: (account, input) =>
+          search(input, (q) => transactions.search(account.id, q), (txns) =>
+            Effect.map(orders.findMany(account.id, [...new Set(txns.map((t) => t.order_id))]), (found) => {
+              const byId = new Map(found.map((o) => [o.id, o]))
+              return txns.map((t) => transactionView(byId.get(t.order_id)!, t))
+            })),
+        hostedAttempt: (transactionId) =>
+          Effect.gen(function*() {
+            const txn = yield* transactions.findAny(transactionId)
+            if (Option.isNone(txn)) return Option.none()
+            return Option.map(yield* orders.findAny(txn.value.order_id), (order) => ({ order, transaction: txn.value }))
+          }),
+        providerOutcome: (transactionId, outcome) => run(providerOutcome(transactionId, outcome)),
+        answerChallenge: (transactionId, approved) => run(answerChallenge(transactionId, approved)),
+        returnFromProvider: (channelId, transactionId, returnedTo) => run(returnFromProvider(channelId, transactionId, returnedTo)),
+        clientPay: (account, orderId, token, returnUrl) => run(clientPay(account, orderId, token, returnUrl)),
+        settleDue: () => run(settleDue()),
+        reconcileDue: (options = DEFAULT_RECONCILE) => run(reconcileDue(options)),
+        expireWindows: () => run(expireWindows),
+        notify: (channelId, delivery) => run(notify(channelId, delivery)),
+        assertConsent: (account, orderId, consent) => run(assertConsent(account, orderId, consent)),
+        operator: {
+          get: (orderId) => run(Effect.flatMap(findOrder(undefined, orderId), viewOrder)),
+          capture: (orderId, amount, final) => run(Effect.flatMap(findOrder(undefined, orderId), (o) => capture(o.id, amount, final))),
+          void: (orderId) => run(Effect.flatMap(findOrder(undefined, orderId), (o) => voidAuthorization(o.id)))
+        }
+      })
+    })
+  )
+}

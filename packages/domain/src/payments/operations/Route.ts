@@ -1,0 +1,195 @@
+/**
+ * Which provider an operation talks to. A new payment is routed over the account's channels
+ * (Routing.channelsFor): the first candidate is the `PaymentProvider` the operation runs with, the
+ * rest are its `Fallbacks`, tried in turn when the one before is definitely unreachable
+ * (ProviderStep.runAttempt). Everything after (capture, void, refund, payout, 3-D Secure,
+ * reconciliation, settlement) runs on the provider of the transaction it follows, never rerouted.
+ */
+import { Context, Effect, Option } from "effect"
+import type { AccountMode } from "../../accounts/Account.ts"
+import { type Channel, PROVIDER_TRANSFERS, takesMethod } from "../../channels/Channel.ts"
+import { ChannelProviders, ChannelRepo } from "../../channels/ChannelPorts.ts"
+import { PaymentMethodNotSupportedByProvider, PaymentUnroutable, ProviderNotEnabledForMerchant, TransactionProviderMismatch, TransferNotSupportedByProvider, TransferUnroutable } from "../../kernel/Errors.ts"
+import type { AccountId } from "../../kernel/Ids.ts"
+import { PaymentProvider } from "../PaymentPorts.ts"
+import { AccountRepo } from "../../kernel/Ports.ts"
+import { channelsFor, type PaymentRoute, routeFor, usableFor } from "../../channels/Routing.ts"
+
+type Provider = PaymentProvider["Service"]
+/** A route: the provider to send to, then the ones to cascade to. */
+type Route = readonly [Provider, ...Array<Provider>]
+
+/** The providers after the current one on a new payment's route; none for follow-ups. */
+export const Fallbacks: Context.Reference<ReadonlyArray<Provider>> = Context.Reference<ReadonlyArray<Provider>>(
+  "@tender/domain/Fallbacks",
+  { defaultValue: () => [] }
+)
+
+interface Owner { readonly id: string; readonly mode: AccountMode }
+
+/** The built-in sandbox (the ambient PaymentProvider), if it may carry the account's money. */
+const sandbox = (owner: Owner) =>
+  Effect.gen(function*() {
+    const provider = yield* PaymentProvider
+    const unroutable = routeFor(provider, owner.mode === "live")
+    return unroutable === undefined ? provider : yield* unroutable
+  })
+
+/** The providers of `channels`, in their order (a route's channels: never empty). */
+const providersOf = (channels: readonly [Channel, ...Array<Channel>]) =>
+  Effect.gen(function*() {
+    const providers = yield* ChannelProviders
+    const [first, ...rest] = yield* Effect.forEach(channels, (channel) => providers.provider(channel))
+    return [first!, ...rest] as const
+  })
+
+/**
+ * The channels a payment of `profile` may use: those the profile pins (Account.pinChannels), or all
+ * of the account's; `pinned` says whether a pin applies (then there is no sandbox fallback).
+ */
+const candidatesOf = (
+  owner: Owner,
+  profile: string | null
+): Effect.Effect<{ readonly channels: ReadonlyArray<Channel>; readonly pinned: boolean }, never, ChannelRepo | AccountRepo> =>
+  Effect.gen(function*() {
+    const all = yield* (yield* ChannelRepo).listByAccount(owner.id as AccountId)
+    if (profile === null) return { channels: all, pinned: false }
+    const account = Option.getOrUndefined(yield* (yield* AccountRepo).findById(owner.id as AccountId))
+    const pins = account?.processing_profiles.find((p) => p.code === profile)?.channels ?? []
+    return pins.length === 0 ? { channels: all, pinned: false } : { channels: all.filter((c) => pins.includes(c.id)), pinned: true }
+  })
+
+/**
+ * Where a new payment of `owner` goes, in cascade order; `payment_unroutable` when nowhere. A
+ * payment of a profile pinned to channels goes to those only: none usable is `payment_unroutable`,
+ * usable ones that do not take the method `payment_method_not_supported_by_provider`.
+ */
+export const routeOf = (
+  owner: Owner,
+  payment: PaymentRoute,
+  profile: string | null = null
+): Effect.Effect<Route, PaymentUnroutable | PaymentMethodNotSupportedByProvider, ChannelRepo | ChannelProviders | PaymentProvider | AccountRepo> =>
+  Effect.gen(function*() {
+    const { channels, pinned } = yield* candidatesOf(owner, profile)
+    const usable = channels.filter(usableFor(owner))
+    if (pinned && usable.length === 0) {
+      return yield* new PaymentUnroutable({ message: `No channel processing profile ${profile} is pinned to is enabled` })
+    }
+    const route = channelsFor(owner, channels, payment)
+    if (route instanceof PaymentUnroutable) {
+      if (pinned && !usable.some((c) => takesMethod(c, payment.method))) {
+        return yield* new PaymentMethodNotSupportedByProvider({
+          message: `The channels processing profile ${profile} is pinned to do not take ${payment.method}`
+        })
+      }
+      return yield* route
+    }
+    if (route._tag === "Sandbox") return [yield* sandbox(owner)] as const
+    return yield* providersOf(route.channels)
+  })
+
+/**
+ * Refuses, before anything is stored, what no provider could ever carry for `owner` (a checkout
+ * session, whose method is chosen later): a live account with no enabled live channel.
+ */
+export const refuseUnroutable = (owner: Owner) =>
+  Effect.gen(function*() {
+    const channels = yield* (yield* ChannelRepo).listByAccount(owner.id as AccountId)
+    if (channels.some(usableFor(owner))) return
+    yield* sandbox(owner)
+  })
+
+/** Runs `effect` on a new payment's route: its first provider, the rest as fallbacks. */
+export const onRoute = (route: Route) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  effect.pipe(Effect.provideService(PaymentProvider, route[0]), Effect.provideService(Fallbacks, route.slice(1)))
+
+/** The route of a payment already made: its order's method, currency, country and profile. */
+export const orderRoute = (order: {
+  readonly account_id: string
+  readonly livemode: boolean
+  readonly payment_method: string
+  readonly currency: string
+  readonly country: string
+  readonly processing_profile: string | null
+}) =>
+  routeOf({ id: order.account_id, mode: order.livemode ? "live" : "test" }, {
+    method: order.payment_method,
+    currency: order.currency,
+    country: order.country
+  }, order.processing_profile)
+
+/** The provider a transaction went to: its channel's, or the built-in sandbox. */
+export const providerOf = (txn: { readonly account_id: string; readonly channel_id: string | null }) =>
+  Effect.gen(function*() {
+    if (txn.channel_id === null) return yield* PaymentProvider
+    const channel = yield* (yield* ChannelRepo).get(txn.account_id as AccountId, txn.channel_id)
+    // Channels are disabled, never deleted: a transaction's channel is always there.
+    if (Option.isNone(channel)) return yield* Effect.die(new Error(`Channel ${txn.channel_id} of a transaction vanished`))
+    return yield* (yield* ChannelProviders).provider(channel.value)
+  })
+
+/** Runs `effect` on the provider `txn` went to, with no fallbacks (follow-ups never reroute). */
+export const onProviderOf = (txn: { readonly account_id: string; readonly channel_id: string | null }) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.flatMap(providerOf(txn), (provider) => onRoute([provider])(effect))
+
+/** What a transaction records of the provider it is made on (the one in context). */
+export const providerFields = (provider: Provider) => ({ provider: provider.name, channel_id: provider.channel_id ?? null })
+
+/** What a follow-up (capture, void, refund, payout) copies of the transaction it follows: its provider and channel. */
+export const sameProvider = (txn: { readonly provider: string; readonly channel_id: string | null }) => ({
+  provider: txn.provider,
+  channel_id: txn.channel_id
+})
+
+/**
+ * Where a transfer goes. A `channel_id` names the channel: it must be an enabled channel of the
+ * account's mode (else 409 `provider_not_enabled_for_merchant`) whose provider pays transfers (else
+ * 409 `transfer_not_supported_by_provider`). Without one, a test account with no channels uses the
+ * sandbox; otherwise the account's channels that pay transfers to the destination are the route,
+ * and none is 400 `transfer_unroutable` (or `payment_unroutable` when the account has no channel).
+ */
+export const transferRoute = (owner: Owner, channelId: string | null, destination: PaymentRoute, profile: string | null = null) =>
+  Effect.gen(function*() {
+    const { channels: candidates, pinned } = yield* candidatesOf(owner, profile)
+    // A named channel is checked against all of the account's; routing keeps to the profile's pins.
+    const channels = channelId !== null ? yield* (yield* ChannelRepo).listByAccount(owner.id as AccountId) : candidates
+    const paysTransfers = (channel: Channel) => PROVIDER_TRANSFERS[channel.provider]
+    const usable = channels.some(usableFor(owner))
+    if (channelId !== null) {
+      const named = channels.find((c) => c.id === channelId && usableFor(owner)(c))
+      if (named === undefined) {
+        return yield* new ProviderNotEnabledForMerchant({ message: `${channelId} is not an enabled ${owner.mode} channel of this account` })
+      }
+      if (!paysTransfers(named)) {
+        return yield* new TransferNotSupportedByProvider({ message: `Channel ${channelId} (${named.provider}) does not pay transfers` })
+      }
+      return yield* providersOf([named])
+    }
+    const route = channelsFor(owner, channels.filter(paysTransfers), destination)
+    if (route instanceof PaymentUnroutable) {
+      return yield* (usable
+        ? new TransferUnroutable({ message: `No channel of this account pays a ${destination.method} transfer to ${destination.country} in ${destination.currency}; supply channel_id` })
+        : route)
+    }
+    if (route._tag === "Sandbox") {
+      // Channels exist, none pays transfers: a test account rehearses live routing, no sandbox fallback.
+      if (pinned || usable) {
+        return yield* new TransferUnroutable({ message: "No channel of this account pays transfers; supply channel_id" })
+      }
+      return [yield* sandbox(owner)] as const
+    }
+    return yield* providersOf(route.channels)
+  })
+
+/**
+ * contract.md, Providers: a follow-up goes to the channel holding the transaction; a request that
+ * names another (`channel_id`) is refused with `transaction_provider_mismatch` before anything is sent.
+ */
+export const refuseOtherChannel = (named: string | undefined, txn: { readonly id: string; readonly channel_id: string | null }) =>
+  named === undefined || named === txn.channel_id
+    ? Effect.void
+    : Effect.fail(new TransactionProviderMismatch({
+      message: `Transaction ${txn.id} is held by ${txn.channel_id === null ? "the built-in sandbox" : `channel ${txn.channel_id}`}, not ${named}`,
+      errors: [{ field: "channel_id", message: "is not the channel holding the transaction" }]
+    }))

@@ -1,0 +1,145 @@
+/**
+ * Webhook endpoints and deliveries. Every recorded event is fanned out, in the unit of work that
+ * records it, to one delivery per subscribed endpoint of its account; the dispatcher then delivers
+ * each at least once on the contract's schedule.
+ */
+import { Schema } from "effect"
+import { define, type Machine, transitionOf } from "../kernel/StateMachine.ts"
+
+/** At most this many endpoints per account (spec: a maximum exists; contract.md: 16). */
+export const MAX_ENDPOINTS = 16
+
+/** contract.md: attempt now, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; then exhausted. */
+export const RETRY_DELAYS_MS: ReadonlyArray<number> = [
+  5_000,
+  5 * 60_000,
+  30 * 60_000,
+  2 * 3_600_000,
+  5 * 3_600_000,
+  10 * 3_600_000,
+  10 * 3_600_000
+]
+export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1
+/** Each attempt's time limit (contract.md). */
+export const ATTEMPT_TIMEOUT_MS = 15_000
+
+/** Every event type Tender emits (spec's table plus contract.md's refund, payout and transfer events). */
+export const EVENT_TYPES = [
+  "payment.succeeded",
+  "payment.failed",
+  "payment.requires_action",
+  "payment.authorized",
+  "payment.partially_captured",
+  "payment.capture_failed",
+  "payment.canceled",
+  "payment.underpaid",
+  "payment.overpaid",
+  "payment.returned",
+  "checkout.session.completed",
+  "checkout.session.expired",
+  "checkout.session.failed",
+  "checkout.session.canceled",
+  "refund.succeeded",
+  "refund.failed",
+  "payout.succeeded",
+  "payout.failed",
+  "transfer.succeeded",
+  "transfer.failed"
+] as const
+
+export const WebhookEndpoint = Schema.Struct({
+  id: Schema.String,
+  account_id: Schema.String,
+  url: Schema.String,
+  /** Event types delivered; `["*"]` means all. */
+  enabled_events: Schema.Array(Schema.String),
+  description: Schema.NullOr(Schema.String),
+  status: Schema.Literals(["enabled", "disabled"]),
+  created_at: Schema.String,
+  updated_at: Schema.String,
+  version: Schema.Int
+})
+export type WebhookEndpoint = typeof WebhookEndpoint.Type
+
+export const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "exhausted"] as const
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number]
+
+export type DeliveryTrigger = "attempt_succeeded" | "attempt_failed" | "attempt_failed_final" | "retried"
+
+/**
+ * A delivery of one event to one endpoint (contract.md, Webhook endpoints and deliveries): attempted
+ * on the retry schedule until it succeeds or is exhausted; an operator or merchant retries a failed
+ * or exhausted one (POST /v1/webhook_deliveries/{id}/retry).
+ */
+export const DeliveryMachine: Machine<DeliveryStatus, DeliveryTrigger> = define({
+  name: "Webhook delivery",
+  states: DELIVERY_STATUSES,
+  finals: ["succeeded"],
+  transitions: [
+    { from: ["pending", "failed"], trigger: "attempt_succeeded", to: "succeeded", when: "the endpoint answered 2xx" },
+    { from: ["pending", "failed"], trigger: "attempt_failed", to: "failed", when: "a later attempt is scheduled" },
+    { from: ["pending", "failed"], trigger: "attempt_failed_final", to: "exhausted", when: "the schedule ran out, or the endpoint is gone or disabled" },
+    { from: ["failed", "exhausted"], trigger: "retried", to: "pending", when: "a manual retry (exhausted: one more attempt)" }
+  ]
+})
+
+export const WebhookDelivery = Schema.Struct({
+  id: Schema.String,
+  account_id: Schema.String,
+  endpoint_id: Schema.String,
+  event_id: Schema.String,
+  event_type: Schema.String,
+  status: Schema.Literals(DELIVERY_STATUSES),
+  /** Attempts made so far. */
+  attempts: Schema.Int,
+  /** When the next attempt is due (pending, failed); while an attempt runs, the end of its lease. */
+  next_attempt_at: Schema.NullOr(Schema.String),
+  last_attempt_at: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  updated_at: Schema.String,
+  /**
+   * The lease of the attempt under way: set by the claim, cleared by the write that records the
+   * attempt (or hands the delivery back, or retries it). Writes are fenced by it: a worker whose
+   * lease ran out and was claimed again, or retried, finds another token and writes nothing.
+   */
+  lease_token: Schema.NullOr(Schema.String)
+})
+export type WebhookDelivery = typeof WebhookDelivery.Type
+
+export const DeliveryAttempt = Schema.Struct({
+  delivery_id: Schema.String,
+  attempted_at: Schema.String,
+  /** HTTP status, when the endpoint answered. */
+  status_code: Schema.NullOr(Schema.Int),
+  duration_ms: Schema.Int,
+  /** Why it failed, when it did (timeout, connection refused, non-2xx). */
+  error: Schema.NullOr(Schema.String)
+})
+export type DeliveryAttempt = typeof DeliveryAttempt.Type
+
+export const matches = (endpoint: WebhookEndpoint, eventType: string): boolean =>
+  endpoint.status === "enabled" && (endpoint.enabled_events.includes("*") || endpoint.enabled_events.includes(eventType))
+
+/**
+ * When the attempt after `attempts` failed ones is due, or `undefined` when none is left. The jitter
+ * (±10%, from `random` in [0,1)) spreads retries of one outage so they do not land at once.
+ */
+export const nextAttemptDelay = (attempts: number, random: number): number | undefined => {
+  const base = RETRY_DELAYS_MS[attempts - 1]
+  if (base === undefined) return undefined
+  return Math.round(base * (0.9 + 0.2 * random))
+}
+
+export const transition = transitionOf(DeliveryMachine, (_: WebhookDelivery, move) => move)
+
+/** A new delivery: `pending`, due at once. */
+export const born = (fields: Omit<WebhookDelivery, "status" | "updated_at" | "lease_token">): WebhookDelivery => ({
+  ...fields,
+  status: "pending",
+  updated_at: fields.created_at,
+  lease_token: null
+})
+
+/** An attempt holds the delivery now: it was claimed and its lease has not run out. */
+export const isLeased = (delivery: WebhookDelivery, now: string): boolean =>
+  delivery.lease_token !== null && delivery.next_attempt_at !== null && Date.parse(delivery.next_attempt_at) > Date.parse(now)

@@ -1,0 +1,144 @@
+/** Ports of webhook delivery: endpoints, deliveries with their attempts, and the HTTP transport. */
+import { Context, type Effect, type Option } from "effect"
+import type { Decided } from "../kernel/StateMachine.ts"
+import type { Conflict } from "../kernel/Errors.ts"
+import type { Page } from "../payments/Payment.ts"
+import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery, WebhookEndpoint } from "./Webhook.ts"
+
+export class WebhookEndpointRepo extends Context.Service<WebhookEndpointRepo, {
+  /**
+   * Inserts the endpoint unless its account already has `max`; `false` (nothing written) then. The
+   * count and the insert are serialised per account, so concurrent creates never exceed `max`.
+   */
+  insert(endpoint: WebhookEndpoint, max: number): Effect.Effect<boolean>
+  find(accountId: string, id: string): Effect.Effect<Option.Option<WebhookEndpoint>>
+  findAny(id: string): Effect.Effect<Option.Option<WebhookEndpoint>>
+  /** All of an account's endpoints, oldest first. */
+  list(accountId: string): Effect.Effect<ReadonlyArray<WebhookEndpoint>>
+  /** Writes `next` when the stored version is `next.version - 1`; otherwise `Conflict`. */
+  update(next: WebhookEndpoint): Effect.Effect<void, Conflict>
+  /** Removes the endpoint; its deliveries and their attempts stay (the log outlives it). */
+  delete(accountId: string, id: string): Effect.Effect<boolean>
+}>()("@tender/domain/WebhookEndpointRepo") {}
+
+export interface DeliveryQuery {
+  /** `undefined` = every account (operator). */
+  readonly account_id?: string | undefined
+  readonly endpoint_id?: string | undefined
+  readonly event_id?: string | undefined
+  readonly status?: ReadonlyArray<DeliveryStatus> | undefined
+  readonly created_from?: string | undefined
+  readonly limit: number
+  /** Strictly older than this row (newest first). */
+  readonly cursor?: { readonly created_at: string; readonly id: string } | undefined
+}
+
+/** Attempts under way, as [id, count] pairs, per endpoint and per account. */
+export interface InFlightCounts {
+  readonly endpoints: ReadonlyArray<readonly [string, number]>
+  readonly accounts: ReadonlyArray<readonly [string, number]>
+}
+
+export class WebhookDeliveryRepo extends Context.Service<WebhookDeliveryRepo, {
+  insert(delivery: WebhookDelivery): Effect.Effect<void>
+  find(accountId: string, id: string): Effect.Effect<Option.Option<WebhookDelivery>>
+  findAny(id: string): Effect.Effect<Option.Option<WebhookDelivery>>
+  search(query: DeliveryQuery): Effect.Effect<Page<WebhookDelivery>>
+  /**
+   * Claims up to `limit` deliveries due at `now` (status pending or failed, next_attempt_at <= now),
+   * skipping rows another worker holds (PostgreSQL: FOR UPDATE SKIP LOCKED), endpoints in
+   * `excludeEndpoints`, accounts in `excludeAccounts` and endpoints that are disabled (their
+   * deliveries wait, paused, until it is enabled again). Fair across accounts: each endpoint's
+   * oldest `perEndpoint` due are the candidates, of which at most `perAccount` per account are
+   * taken round-robin (each account's oldest candidate first, then each one's second…). Its cost
+   * follows the endpoints with open deliveries and these bounds, not the backlog's size. Each
+   * claimed row gets `next_attempt_at = leaseUntil` and `lease_token = lease`, so a worker that
+   * dies mid-attempt leaves it due again once the lease ends. Runs in its own unit of work;
+   * returns them oldest due first.
+   *
+   * `busy`: attempts the caller already has in flight, per endpoint and per account; they count
+   * against the bounds (an endpoint with 3 of 4 busy gets at most 1 more, an account's round-robin
+   * rank starts after its busy ones), so everything claimed can run at once: nothing is handed back.
+   */
+  claimDue(options: {
+    readonly now: string
+    readonly leaseUntil: string
+    readonly lease: string
+    readonly limit: number
+    readonly perAccount: number
+    readonly perEndpoint: number
+    readonly excludeEndpoints: ReadonlyArray<string>
+    readonly excludeAccounts: ReadonlyArray<string>
+    readonly busy?: InFlightCounts | undefined
+  }): Effect.Effect<ReadonlyArray<WebhookDelivery>>
+  /**
+   * Records attempts, each with its delivery's new state, and ends their leases: a batch in one
+   * write, each attempt landing only together with its state. Fenced per delivery: written only
+   * while the stored row still carries `delivery.lease_token` (the lease its writer holds; `null`
+   * for none); `false` for it, and nothing of it written, when another claim or a retry took it
+   * since. Answers in the batch's order; a delivery may appear once per batch.
+   */
+  recordAttempts(batch: ReadonlyArray<{ readonly delivery: WebhookDelivery; readonly attempt: DeliveryAttempt }>): Effect.Effect<ReadonlyArray<boolean>>
+  /** Writes a delivery's new state (a retry, a claim handed back) and ends its lease; fenced as `recordAttempts`. */
+  update(delivery: Decided<WebhookDelivery>): Effect.Effect<boolean>
+  attempts(deliveryId: string): Effect.Effect<ReadonlyArray<DeliveryAttempt>>
+}>()("@tender/domain/WebhookDeliveryRepo") {}
+
+export type DeliveryOutcome =
+  | { readonly _tag: "Answered"; readonly status: number; readonly duration_ms: number }
+  | { readonly _tag: "Failed"; readonly error: string; readonly duration_ms: number }
+
+/** Port: POSTs one signed webhook and reports what happened (never fails: failures are outcomes). */
+export class WebhookTransport extends Context.Service<WebhookTransport, {
+  post(request: {
+    readonly url: string
+    readonly headers: Record<string, string>
+    readonly body: Uint8Array
+    readonly timeoutMs: number
+  }): Effect.Effect<DeliveryOutcome>
+}>()("@tender/domain/WebhookTransport") {}
+
+/** Port: the addresses a host name resolves to (SSRF checks of endpoint URLs, at registration and at every delivery). */
+export class HostResolver extends Context.Service<HostResolver, {
+  resolve(host: string): Effect.Effect<ReadonlyArray<string>>
+}>()("@tender/domain/HostResolver") {}
+
+/**
+ * Port: the `X-Signature` value for a payload (HMAC-SHA256 of t + path + body), one `v1` entry per
+ * secret (the account's current signing secret, and the previous one while a rotation overlaps).
+ */
+export class PayloadSigner extends Context.Service<PayloadSigner, {
+  sign(secrets: ReadonlyArray<string>, timestampSeconds: number, path: string, body: Uint8Array): string
+}>()("@tender/domain/PayloadSigner") {}
+
+/** Where one server process accepts connections: its port, on every loopback address and on `addresses`. */
+export interface Listener {
+  readonly port: number
+  /** The addresses of the machine it runs on (a server bound to one address is still on that machine). */
+  readonly addresses: ReadonlyArray<string>
+}
+
+/**
+ * Port: the addresses of the machine this process runs on (every interface's, loopback included),
+ * read when asked: what a serving process records as its place (`Listener.addresses`).
+ */
+export class MachineAddresses extends Context.Service<MachineAddresses, {
+  readonly addresses: Effect.Effect<ReadonlyArray<string>>
+}>()("@tender/domain/MachineAddresses") {}
+
+/**
+ * Port: where this deployment's servers listen (issue 21). Every `serve` process records its port and
+ * its machine's addresses while it runs, so that every process sharing its storage (another `serve`,
+ * a standalone `tender worker`) refuses webhook endpoints on them; the webhook URL policy
+ * (Webhooks.ts) asks at every registration and delivery. Times are the storage's own clock (a
+ * process's skewed clock neither ages nor refreshes a row); a process gone without a word stops
+ * counting once its row is `staleMs` old, and the next registration of anyone deletes it.
+ */
+export class ServerListeners extends Context.Service<ServerListeners, {
+  /** Records, or refreshes, that process `process` listens as `listener`, seen now; deletes rows older than `staleMs`. */
+  register(process: string, listener: Listener, staleMs: number): Effect.Effect<void>
+  /** The process stopped listening (a graceful stop). */
+  unregister(process: string): Effect.Effect<void>
+  /** The processes seen within the last `staleMs`. */
+  listening(staleMs: number): Effect.Effect<ReadonlyArray<Listener>>
+}>()("@tender/domain/ServerListeners") {}
