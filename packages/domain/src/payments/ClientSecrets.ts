@@ -27,7 +27,7 @@ import { major } from "./PaymentViews.ts"
 import { Payments } from "./Payments.ts"
 import { MAX_URL, urlProblem } from "./PaymentRequest.ts"
 import { CardVault, CvcStore, KeyHasher, type VaultedCard } from "../kernel/Ports.ts"
-import { latestAttempt } from "./operations/Kit.ts"
+import { latestAttempt } from "./Transaction.ts"
 import { isoOf } from "../kernel/Time.ts"
 
 /**

@@ -128,3 +128,9 @@ export const born = (fields: Omit<Transaction, "status" | "version" | "updated_a
   updated_at: fields.created_at,
   version: 1
 })
+/** A provider call reserved and not recorded yet: the outcome is in doubt until it is. */
+export const callInFlight = (t: Transaction): boolean => t.pending_call !== null
+
+/** The payment attempt of an order (payment or authorization), newest first. */
+export const latestAttempt = (txns: ReadonlyArray<Transaction>) =>
+  [...txns].reverse().find((t) => t.kind === "payment" || t.kind === "authorization")

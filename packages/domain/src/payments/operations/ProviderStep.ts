@@ -20,7 +20,9 @@ import {
 import type { UnitOfWork } from "../../kernel/Ports.ts"
 import { type Decided, revise } from "../../kernel/StateMachine.ts"
 import * as Txn from "../Transaction.ts"
-import { decided, loadTxn, lockOrder, nowIso, saveTxn, unitOfWork } from "./Kit.ts"
+import { nowIso } from "../../kernel/Time.ts"
+import { loadTxn, lockOrder } from "./Load.ts"
+import { decided, saveTxn, unitOfWork } from "./Persist.ts"
 import { Fallbacks, providerFields } from "./Route.ts"
 import { type AttemptOutcome, record, recordOn } from "./RecordAttempt.ts"
 
