@@ -27,7 +27,8 @@ import { born as bornRecord, type Transfer, transferTransition } from "../MoneyO
 import type { Changes } from "../../kernel/StateMachine.ts"
 import * as OrderAggregate from "../../payments/Order.ts"
 import type { Order, PaymentInstrument, Transaction } from "../../payments/Payment.ts"
-import { OrderRepo, PaymentProvider, TransactionRepo } from "../../payments/PaymentPorts.ts"
+import { OrderRepo, TransactionRepo } from "../../payments/PaymentPorts.ts"
+import { PaymentProvider } from "../../payments/ProviderPorts.ts"
 import { ClientSecretRepo } from "../../payments/ClientSecretPorts.ts"
 import { TransferRepo } from "../TransferPorts.ts"
 import {

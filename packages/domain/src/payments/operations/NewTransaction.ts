@@ -6,7 +6,7 @@ import { Effect } from "effect"
 import { Ids } from "../../kernel/Ids.ts"
 import { nowIso } from "../../kernel/Time.ts"
 import type { Order } from "../Order.ts"
-import { PaymentProvider } from "../PaymentPorts.ts"
+import { PaymentProvider } from "../ProviderPorts.ts"
 import * as Txn from "../Transaction.ts"
 import type { Transaction } from "../Transaction.ts"
 

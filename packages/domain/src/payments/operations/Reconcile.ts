@@ -7,7 +7,8 @@
  */
 import { Clock, Effect, Option } from "effect"
 import type { Transaction } from "../Payment.ts"
-import { type LookupResult, TransactionRepo } from "../PaymentPorts.ts"
+import { TransactionRepo } from "../PaymentPorts.ts"
+import { type LookupResult } from "../ProviderPorts.ts"
 import { askAgainAt, isoOf } from "../../kernel/Time.ts"
 import { recordCapture } from "./Capture.ts"
 import { guarded, loadTxn, lockOrder } from "./Load.ts"
