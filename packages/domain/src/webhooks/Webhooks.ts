@@ -16,7 +16,7 @@ import { webhookFirstAttemptLag } from "../kernel/OperationalMetrics.ts"
 import type { Account } from "../accounts/Account.ts"
 import { signingSecrets } from "../accounts/Account.ts"
 import * as Cidr from "../kernel/Cidr.ts"
-import * as PaymentRequest from "../payments/PaymentRequest.ts"
+import { urlProblem } from "../payments/RequestChecks.ts"
 import {
   Conflict,
   invalidField,
@@ -347,7 +347,7 @@ const hostnameProblem = (hostname: string): string | undefined => {
  * Live mode: https only. Test mode: https, or http on a loopback host (local receivers).
  */
 const endpointUrlProblem = (raw: string, mode: Account["mode"], policy: ReceiverPolicy) => {
-  const problem = PaymentRequest.urlProblem(raw)
+  const problem = urlProblem(raw)
   if (problem !== undefined) return problem
   const url = new URL(raw)
   if (url.username !== "" || url.password !== "") return "must not carry credentials"
