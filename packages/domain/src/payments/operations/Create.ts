@@ -16,7 +16,7 @@ import { type CreatePaymentInput, validateCreate, type ValidPayment } from "../P
 import { CvcStore } from "../../cards/CardPorts.ts"
 import { revise } from "../../kernel/StateMachine.ts"
 import { authorization, cardDetails, clientSecretAction, paymentCard, type RevealedCard } from "./Cards.ts"
-import { customerOf } from "../../customers/Customers.ts"
+import { customerOf } from "../../customers/operations/FindCustomer.ts"
 import { cardInstrument, holderOf, issuerOf } from "./Instrument.ts"
 import { nowIso } from "../../kernel/Time.ts"
 import { guarded } from "./Load.ts"
