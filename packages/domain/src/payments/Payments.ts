@@ -4,10 +4,9 @@
  * unit of work: rows and their events) → respond; provider calls take the one provider step
  * (operations/ProviderStep.ts). This layer only captures the services the operations need.
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, type Option } from "effect"
 import type { Account } from "../accounts/Account.ts"
 import type { DomainError, OrderNotFound, TransactionNotFound, ValidationFailed } from "../kernel/Errors.ts"
-import { OrderNotFound as NotFound, TransactionNotFound as NoTransaction } from "../kernel/Errors.ts"
 import type { CardStorageConsent, Order, Transaction } from "./Payment.ts"
 import { PayoutRepo, RefundRepo } from "../money-out/OutflowPorts.ts"
 import { OrderRepo, TransactionRepo } from "./PaymentPorts.ts"
@@ -15,11 +14,11 @@ import { PaymentProvider } from "./ProviderPorts.ts"
 import { ChannelProviders, ChannelRepo, type NotificationDelivery } from "../channels/ChannelPorts.ts"
 import type { ProviderName } from "../channels/Channel.ts"
 import type { CreatePaymentInput } from "./PaymentRequest.ts"
-import { type OrderView, type PaymentSnapshot, type TransactionView, transactionView } from "./PaymentViews.ts"
+import type { OrderView, PaymentSnapshot, TransactionView } from "./PaymentViews.ts"
 import { CardVault, CvcStore } from "../cards/CardPorts.ts"
 import { type AccountRepo, type KeyHasher, Locks, UnitOfWork } from "../kernel/Ports.ts"
 import type { ClientSecretRepo } from "./ClientSecretPorts.ts"
-import { search, type SearchInput, type SearchResult } from "../kernel/Search.ts"
+import type { SearchInput, SearchResult } from "../kernel/Search.ts"
 import { CheckoutSessionRepo } from "../sessions/SessionPorts.ts"
 import { CustomerRepo } from "../customers/CustomerPorts.ts"
 import { Ids } from "../kernel/Ids.ts"
@@ -31,7 +30,8 @@ import { clientPay } from "./operations/ClientPay.ts"
 import { assertConsent, type ConsentView } from "./operations/Consent.ts"
 import { create } from "./operations/Create.ts"
 import { expireWindows } from "./operations/ExpireWindows.ts"
-import { viewOrder, viewOrders } from "./operations/Snapshot.ts"
+import { viewOrder } from "./operations/Snapshot.ts"
+import { findOrder, getOrder, getOrderByReference, getTransaction, hostedAttempt, searchOrders, searchTransactions } from "./operations/Read.ts"
 import { decideAmountMismatch } from "./operations/Mismatch.ts"
 import { type ProviderOutcome, providerOutcome } from "./operations/Outcome.ts"
 import { DEFAULT_RECONCILE, reconcileDue, type ReconcileOptions } from "./operations/Reconcile.ts"
@@ -119,15 +119,6 @@ export class Payments extends Context.Service<Payments, {
         | ClientSecretRepo | KeyHasher
       >()
       const run = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provideContext(effect, context) as Effect.Effect<A, E>
-      const orders = Context.get(context, OrderRepo)
-      const transactions = Context.get(context, TransactionRepo)
-
-      const findOrder = (accountId: string | undefined, id: string) =>
-        Effect.flatMap(accountId === undefined ? orders.findAny(id) : orders.find(accountId, id), Option.match({
-          onNone: () => Effect.fail(new NotFound({ message: `No order ${id}` })),
-          onSome: Effect.succeed
-        }))
-      const orderOf = (accountId: string, orderId: string) => Effect.map(orders.find(accountId, orderId), Option.getOrThrow)
 
       return Payments.of({
         create: (account, input) => run(create(account, input)),
@@ -137,31 +128,12 @@ export class Payments extends Context.Service<Payments, {
         completeThreeDs: (account, orderId) => run(completeThreeDs(account, orderId)),
         simulate: (account, orderId, input) => run(simulate(account, orderId, input)),
         decideAmountMismatch: (account, orderId, input) => run(decideAmountMismatch(account, orderId, input)),
-        getOrder: (account, id) => run(Effect.flatMap(findOrder(account.id, id), viewOrder)),
-        getOrderByReference: (account, reference) =>
-          run(Effect.flatMap(orders.findByReference(account.id, reference), Option.match({
-            onNone: () => Effect.fail(new NotFound({ message: `No order with merchant_reference ${reference}` })),
-            onSome: viewOrder
-          }))),
-        getTransaction: (account, id) =>
-          Effect.gen(function*() {
-            const found = yield* transactions.find(account.id, id)
-            if (Option.isNone(found)) return yield* new NoTransaction({ message: `No transaction ${id}` })
-            return transactionView(yield* orderOf(account.id, found.value.order_id), found.value)
-          }),
-        searchOrders: (account, input) => run(search(input, (q) => orders.search(account.id, q), viewOrders)),
-        searchTransactions: (account, input) =>
-          search(input, (q) => transactions.search(account.id, q), (txns) =>
-            Effect.map(orders.findMany(account.id, [...new Set(txns.map((t) => t.order_id))]), (found) => {
-              const byId = new Map(found.map((o) => [o.id, o]))
-              return txns.map((t) => transactionView(byId.get(t.order_id)!, t))
-            })),
-        hostedAttempt: (transactionId) =>
-          Effect.gen(function*() {
-            const txn = yield* transactions.findAny(transactionId)
-            if (Option.isNone(txn)) return Option.none()
-            return Option.map(yield* orders.findAny(txn.value.order_id), (order) => ({ order, transaction: txn.value }))
-          }),
+        getOrder: (account, id) => run(getOrder(account.id, id)),
+        getOrderByReference: (account, reference) => run(getOrderByReference(account.id, reference)),
+        getTransaction: (account, id) => run(getTransaction(account.id, id)),
+        searchOrders: (account, input) => run(searchOrders(account.id, input)),
+        searchTransactions: (account, input) => run(searchTransactions(account.id, input)),
+        hostedAttempt: (transactionId) => run(hostedAttempt(transactionId)),
         providerOutcome: (transactionId, outcome) => run(providerOutcome(transactionId, outcome)),
         answerChallenge: (transactionId, approved) => run(answerChallenge(transactionId, approved)),
         returnFromProvider: (channelId, transactionId, returnedTo) => run(returnFromProvider(channelId, transactionId, returnedTo)),
