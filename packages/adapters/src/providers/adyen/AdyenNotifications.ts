@@ -13,8 +13,6 @@ import { captureId, FENCE_REFERENCE } from "./AdyenReferences.ts"
 
 export class NotificationRejected extends Data.TaggedError("NotificationRejected")<{ readonly message: string }> {}
 
-export { ACCEPTED } from "./AdyenAcknowledgement.ts"
-
 export interface AdyenNotification {
   /**
    * AUTHORISATION, CAPTURE, CAPTURE_FAILED, CANCELLATION, REFUND, REFUND_FAILED, …; `Other` for
