@@ -88,6 +88,15 @@ const ROWS: ReadonlyArray<Row> = [
       refundsAt: (rig, id) => rig.fakes.adyen.modifications().filter((m) => m.kind === "refund" && m.reference === id).length,
       loseNext: (rig, call, fault) => rig.fakes.adyen.fault(call === "charge" ? "payments" : "refunds", fault)
     }
+  },
+  {
+    provider: "testpay", approve: "4242424242424242", declines: DECLINES, settles: "by answer", multicapture: true,
+    fake: {
+      chargesAt: (rig, id) => rig.fakes.testpay.charges().filter((c) => c.reference === id).length,
+      charges: (rig) => rig.fakes.testpay.charges().length,
+      refundsAt: (rig, id) => rig.fakes.testpay.refunds().filter((r) => r.reference === id).length,
+      loseNext: (rig, call, fault) => rig.fakes.testpay.fault(call, fault)
+    }
   }
 ]
 

@@ -9,8 +9,9 @@ import type { ProviderCatalog } from "@tender/domain"
 import { module as adyen } from "./adyen/AdyenModule.ts"
 import type { ProviderModule } from "./ProviderModule.ts"
 import { module as stripe } from "./stripe/StripeModule.ts"
+import { module as testpay } from "./testpay/TestpayModule.ts"
 
-export const PROVIDERS = [stripe, adyen] as const
+export const PROVIDERS = [stripe, adyen, testpay] as const
 
 export type Provider = typeof PROVIDERS[number]
 export type ProviderName = Provider["descriptor"]["name"]
