@@ -57,10 +57,10 @@ const view = (c: Channel.Channel) => ({
 
 const catalog = PROVIDERS.map((p) => p.descriptor)
 
-/** Each provider's credential fields, from its module: `stripe: {secret_key (the secret …), …}`. */
+/** Each provider's credential fields, from its module: `stripe: {secret_key: the secret …; …}`. */
 const credentialsHelp = catalog
-  .map((p) => `${p.name}: {${p.credentials.map((f) => `${f.name} (${f.about})`).join(", ")}}`)
-  .join("; ")
+  .map((p) => `${p.name}: {${p.credentials.map((f) => `${f.name}: ${f.about}`).join("; ")}}`)
+  .join(" — ")
 
 const listed = (codes: ReadonlyArray<string> | null, all: string) => codes === null ? all : codes.join(", ")
 

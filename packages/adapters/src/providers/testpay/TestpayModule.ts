@@ -23,7 +23,7 @@ export const module: ProviderModule<"testpay", TestpayFakeStart, TestpayFake & R
     credentials: [
       {
         name: "api_key",
-        about: "the API key (tp_test_…); Testpay moves no real money, so it takes test-mode channels only",
+        about: "the API key (tp_test_…: Testpay moves no real money, so it takes test-mode channels only)",
         required: ProviderCatalog.always,
         check: (value, mode) =>
           mode === "live"
