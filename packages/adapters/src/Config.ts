@@ -2,6 +2,9 @@
  * Runtime configuration shared by `tender serve`, `tender worker`, `tender migrate` and every other
  * CLI command, so that all of them reach the same database (contract.md, Operator set-up).
  */
+import { endpointEnv } from "./providers/ProviderModule.ts"
+import { NAMES } from "./providers/Providers.ts"
+
 export interface TenderConfig {
   /** `postgres` (default) or `memory` (no durability: tests, embedding, demos). */
   readonly storage: "postgres" | "memory"
@@ -30,13 +33,12 @@ export interface TenderConfig {
    */
   readonly sandboxUnreachable?: ReadonlyArray<string> | undefined
   /**
-   * `TENDER_STRIPE_API_URL`, `TENDER_ADYEN_API_URL`: where every Stripe / Adyen channel's calls go
-   * instead of the providers' own hosts (the wire-level fakes: tests, dev runs); unset in production.
-   * `TENDER_ADYEN_CA_FILE`: a PEM file of a certificate to trust for Adyen (a fake's self-signed one).
+   * Per provider of the providers' list (providers/Providers.ts): `TENDER_<NAME>_API_URL`, where
+   * every channel of that provider sends its calls instead of the provider's own hosts (the
+   * wire-level fakes: tests, dev runs; unset in production), and `TENDER_<NAME>_CA_FILE`, a PEM file
+   * of a certificate to trust there (a fake's self-signed one). E.g. `TENDER_STRIPE_API_URL`.
    */
-  readonly stripeApiUrl?: string | undefined
-  readonly adyenApiUrl?: string | undefined
-  readonly adyenCaFile?: string | undefined
+  readonly providerEndpoints?: Readonly<Record<string, ProviderEndpointSetting>> | undefined
   /**
    * `TENDER_WEBHOOK_ALLOW_PRIVATE=true`: webhook endpoints may be on private-use (10/8, 172.16/12,
    * 192.168/16), CGNAT (100.64/10) and unique-local (fc00::/7) addresses: receivers inside the
@@ -62,6 +64,19 @@ export interface TenderConfig {
   readonly clusterChild?: boolean | undefined
 }
 
+export interface ProviderEndpointSetting {
+  readonly apiUrl?: string | undefined
+  readonly caFile?: string | undefined
+}
+
+/** The endpoint settings the environment gives, for the providers of the list that have any. */
+const providerEndpointsOf = (env: Record<string, string | undefined>) =>
+  Object.fromEntries(NAMES.flatMap((name) => {
+    const names = endpointEnv(name)
+    const setting = { apiUrl: env[names.apiUrl] || undefined, caFile: env[names.caFile] || undefined }
+    return setting.apiUrl === undefined && setting.caFile === undefined ? [] : [[name, setting]]
+  }))
+
 /** A comma-separated setting's items, trimmed; unset or empty → undefined. */
 const listOf = (value: string | undefined) => (value ? value.split(",").map((item) => item.trim()).filter((item) => item !== "") : undefined)
 
@@ -80,9 +95,7 @@ export const configFromEnv = (
   sandboxLatencyMs: overrides.sandboxLatencyMs ??
     (env.TENDER_SANDBOX_LATENCY_MS ? Math.max(0, Number(env.TENDER_SANDBOX_LATENCY_MS) || 0) : undefined),
   sandboxUnreachable: overrides.sandboxUnreachable ?? listOf(env.TENDER_SANDBOX_UNREACHABLE),
-  stripeApiUrl: overrides.stripeApiUrl ?? (env.TENDER_STRIPE_API_URL || undefined),
-  adyenApiUrl: overrides.adyenApiUrl ?? (env.TENDER_ADYEN_API_URL || undefined),
-  adyenCaFile: overrides.adyenCaFile ?? (env.TENDER_ADYEN_CA_FILE || undefined),
+  providerEndpoints: overrides.providerEndpoints ?? providerEndpointsOf(env),
   fault: overrides.fault ?? (env.TENDER_FAULT || undefined),
   webhookAllowPrivate: overrides.webhookAllowPrivate ?? (env.TENDER_WEBHOOK_ALLOW_PRIVATE === "true" || undefined),
   webhookAllowLoopback: overrides.webhookAllowLoopback ?? (env.TENDER_WEBHOOK_ALLOW_LOOPBACK === "false" ? false : undefined),

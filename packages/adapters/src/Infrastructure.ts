@@ -281,9 +281,10 @@ export const provider = (config: TenderConfig): Layer.Layer<PaymentProvider, nev
 export const channelProviders = (config: TenderConfig): Layer.Layer<ChannelProviders, never, ChannelCredentials | ProviderJournal> =>
   ChannelProvidersLive.layer({
     publicUrl: config.publicUrl ?? DEFAULT_PUBLIC_URL,
-    stripeApiUrl: config.stripeApiUrl,
-    adyenApiUrl: config.adyenApiUrl,
-    adyenCaCertificate: config.adyenCaFile === undefined ? undefined : readFileSync(config.adyenCaFile, "utf8")
+    endpoints: Object.fromEntries(Object.entries(config.providerEndpoints ?? {}).map(([name, setting]) => [name, {
+      apiUrl: setting.apiUrl,
+      caCertificate: setting.caFile === undefined ? undefined : readFileSync(setting.caFile, "utf8")
+    }]))
   })
 
 export const layer = (config: TenderConfig): Layer.Layer<Ports, InfrastructureError> =>

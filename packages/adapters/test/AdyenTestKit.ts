@@ -7,7 +7,8 @@ import * as http from "node:http"
 import * as https from "node:https"
 import type { AddressInfo } from "node:net"
 import type { AdyenFake, NotificationRequestItem } from "../src/providers/adyen/AdyenFake.ts"
-import { ACCEPTED, verify } from "../src/providers/adyen/AdyenNotifications.ts"
+import { module } from "../src/providers/adyen/AdyenModule.ts"
+import { verify } from "../src/providers/adyen/AdyenNotifications.ts"
 import { type AdyenProvider, type AdyenProviderConfig, makeAdyenProvider } from "../src/providers/adyen/AdyenProvider.ts"
 import { sign } from "../src/providers/adyen/AdyenSignature.ts"
 import { run } from "../src/providers/fake/ProviderScenarios.ts"
@@ -60,7 +61,7 @@ export const notificationReceiver = async () => {
     req.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")))
     req.on("end", () => {
       bodies.push(body)
-      res.end(ACCEPTED)
+      res.end(module.acknowledgement.body)
     })
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))

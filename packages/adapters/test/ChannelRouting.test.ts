@@ -54,9 +54,7 @@ const world = () => {
   ).pipe(Layer.provideMerge(Layer.merge(IdsRandom.layer, KeyHasherSha256.layer)))
   const routed = ChannelProviders.layer({
     publicUrl: PUBLIC_URL,
-    stripeApiUrl: stripe.url,
-    adyenApiUrl: adyen.endpoint,
-    adyenCaCertificate: adyen.caCertificate,
+    endpoints: { stripe: { apiUrl: stripe.url }, adyen: { apiUrl: adyen.endpoint, caCertificate: adyen.caCertificate } },
     timeoutMs: 5_000
   }).pipe(Layer.provideMerge(ports))
   return Channels.layer.pipe(

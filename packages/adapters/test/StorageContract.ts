@@ -14,7 +14,8 @@ import {
   AccountRepo,
   Accounts,
   CardVault,
-  type Channel,
+  Channel,
+  type ProviderCatalog,
   ChannelRepo,
   CheckoutSession,
   CheckoutSessionRepo,
@@ -41,7 +42,7 @@ import {
   RefundRepo,
   ServerListeners
 } from "@tender/domain"
-import { Cause, Clock, Deferred, Effect, Exit, Fiber, Option } from "effect"
+import { Cause, Clock, Deferred, Effect, Exit, Fiber, Option, Result } from "effect"
 import { ChannelCredentials } from "../src/storage/ChannelCredentials.ts"
 
 export type StorageServices =
@@ -2764,7 +2765,7 @@ export const clientSecretsContract = (it: Vitest.MethodsNonLive<StorageServices 
 
 export type ChannelStorageServices = StorageServices | ChannelRepo | ChannelCredentials
 
-const STRIPE_SECRETS: Channel.ProviderCredentials = {
+const STRIPE_SECRETS: ProviderCatalog.ProviderCredentials = {
   provider: "stripe",
   secret_key: "sk_live_contract4eC39HqLyjWDarjtT1zdp7dc",
   webhook_secret: "whsec_contract0123456789"
@@ -2843,19 +2844,20 @@ export const channelsContract = (it: Vitest.MethodsNonLive<ChannelStorageService
       expect(JSON.stringify(yield* repo.listByAccount(account))).not.toContain(STRIPE_SECRETS.secret_key)
     }))
 
-  it.effect("channels: disable stores the disabled record over an enabled one only, and only on its own account", () =>
+  it.effect("channels: update stores a transition's record over the row as it was read, only on its own account", () =>
     Effect.gen(function*() {
       const repo = yield* ChannelRepo
       const account = yield* storedAccount
       const other = yield* storedAccount
       const channel = yield* newChannel(account)
       yield* repo.insert(channel, STRIPE_SECRETS)
-      const disabled: Channel.Channel = { ...channel, status: "disabled", updated_at: later(T0) }
-      expect(yield* repo.disable({ ...disabled, account_id: other })).toBe(false)
+      const disabled = Result.getOrThrow(Channel.disable(channel, later(T0))).next
+      expect(yield* repo.update({ ...channel, account_id: other }, disabled)).toBe(false)
       expect(yield* repo.get(account, channel.id)).toEqual(Option.some(channel))
-      expect(yield* repo.disable(disabled)).toBe(true)
+      expect(yield* repo.update(channel, disabled)).toBe(true)
       expect(yield* repo.get(account, channel.id)).toEqual(Option.some(disabled))
-      expect(yield* repo.disable({ ...disabled, updated_at: later(T0, 2000) })).toBe(false)
+      // A second disable read the enabled row: the fence (status, updated_at) refuses it.
+      expect(yield* repo.update(channel, decided({ ...disabled, updated_at: later(T0, 2000) }))).toBe(false)
       expect(yield* repo.get(account, channel.id)).toEqual(Option.some(disabled))
       expect(yield* repo.listByAccount(account)).toEqual([disabled])
       // Disabling does not lose the credentials: the channel's follow-ups still need them.

@@ -2,6 +2,13 @@ import { describe, expect, it } from "vitest"
 import * as Channel from "../src/channels/Channel.ts"
 import type { AccountId, ChannelId } from "../src/kernel/Ids.ts"
 import { channelsFor, routeFor } from "../src/channels/Routing.ts"
+import type { ProviderCatalog } from "../src/channels/ProviderCatalog.ts"
+
+/** Two card-only providers, as their modules describe them (adapters' providers/Providers.ts). */
+const CATALOG: ProviderCatalog = [
+  { name: "stripe", methods: ["card"], transfers: false, credentials: [] },
+  { name: "adyen", methods: ["card"], transfers: false, credentials: [] }
+]
 
 describe("routeFor", () => {
   it("lets a provider carry only the accounts of its own mode", () => {
@@ -31,6 +38,7 @@ describe("channelsFor (contract.md, Providers: the cascade order)", () => {
       { id: ACCOUNT, mode: "live" },
       `ch_routing${String(n).padStart(12, "0")}` as ChannelId,
       { provider: "stripe", mode: "live", methods: null, currencies: null, countries: null, priority: null },
+      CATALOG,
       at
     ) as Channel.Channel
     return { ...made, ...overrides }
@@ -46,14 +54,14 @@ describe("channelsFor (contract.md, Providers: the cascade order)", () => {
     const highOld = channel({ priority: 5 })
     const highNew = channel({ priority: 5, provider: "adyen" })
     // The list comes in any order: creation time decides, not the position.
-    expect(ids(channelsFor(LIVE, [highNew, low, highOld], CARD_US))).toEqual([highOld.id, highNew.id, low.id])
+    expect(ids(channelsFor(LIVE, [highNew, low, highOld], CARD_US, CATALOG))).toEqual([highOld.id, highNew.id, low.id])
   })
 
   it("breaks a tie of priority and creation time by the order the repository listed them", () => {
     const a = channel()
     const b = { ...channel(), created_at: a.created_at }
-    expect(ids(channelsFor(LIVE, [a, b], CARD_US))).toEqual([a.id, b.id])
-    expect(ids(channelsFor(LIVE, [b, a], CARD_US))).toEqual([b.id, a.id])
+    expect(ids(channelsFor(LIVE, [a, b], CARD_US, CATALOG))).toEqual([a.id, b.id])
+    expect(ids(channelsFor(LIVE, [b, a], CARD_US, CATALOG))).toEqual([b.id, a.id])
   })
 
   const cases: ReadonlyArray<{
@@ -148,14 +156,14 @@ describe("channelsFor (contract.md, Providers: the cascade order)", () => {
   for (const c of cases) {
     it(c.name, () => {
       const channels = c.channels()
-      const route = channelsFor(c.account, channels, c.payment)
+      const route = channelsFor(c.account, channels, c.payment, CATALOG)
       expect(ids(route)).toEqual(typeof c.expected === "string" ? c.expected : c.expected.map((i) => channels[i].id))
     })
   }
 
   it("says why a live payment is unroutable", () => {
-    expect(channelsFor(LIVE, [], CARD_US)).toMatchObject({ message: "No live channel is configured for this account" })
-    expect(channelsFor(LIVE, [channel({ methods: ["ideal"] })], CARD_US))
+    expect(channelsFor(LIVE, [], CARD_US, CATALOG)).toMatchObject({ message: "No live channel is configured for this account" })
+    expect(channelsFor(LIVE, [channel({ methods: ["ideal"] })], CARD_US, CATALOG))
       .toMatchObject({ message: "No enabled live channel of this account takes card in USD from US" })
   })
 })

@@ -771,7 +771,7 @@ export const isolationSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
     // No Stripe anywhere: the channels below are never called (a call would be refused at once).
     // The probes send hundreds of requests from one IP, unauthenticated ones included: buckets wide open.
     const limits = { rateLimit: { perSecond: 10_000, burst: 10_000 }, ipLimits: { perIp: { perSecond: 10_000, burst: 10_000 } } }
-    server = await startTestServer(limits, undefined, { ...storage, stripeApiUrl: "http://127.0.0.1:1" })
+    server = await startTestServer(limits, undefined, { ...storage, providerEndpoints: { stripe: { apiUrl: "http://127.0.0.1:1" } } })
     const account = (name: string, mode: "test" | "live") => Effect.runPromise(server.accounts.create({ name, mode }))
     a = await account("isolation A", "test")
     probers = [

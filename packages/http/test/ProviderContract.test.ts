@@ -1,7 +1,8 @@
 /**
- * One scenario table, run through Tender's HTTP API against three providers: the built-in sandbox
- * (a test account without channels), a Stripe channel on the Stripe fake and an Adyen channel on the
- * Adyen fake (test accounts whose only channel is that one; added as the operator's CLI adds them).
+ * One scenario table, run through Tender's HTTP API against every provider: the built-in sandbox
+ * (a test account without channels) and one row per provider of the list (providers/Providers.ts), a
+ * channel on that provider's fake (test accounts whose only channel is that one; added as the
+ * operator's CLI adds them). A new provider's row is its cards, how it settles, and its fake's probe.
  * The server's config points every channel at the wire-level fakes (real HTTP, the official SDKs).
  * Then the live proofs of issue 11, over PostgreSQL: a live Stripe channel takes a card through
  * POST /v1/payments and through the hosted checkout; with Stripe refusing connections the payment
@@ -18,10 +19,25 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { HOLDER_NAME_REFUSALS, REFUSAL_REASONS } from "@tender/adapters/providers/adyen/AdyenFake"
 import { TEST_CARDS } from "@tender/adapters/providers/stripe/StripeFake"
 import { send } from "@tender/client/Testing"
+import type * as Providers from "@tender/adapters/providers/Providers"
 import { type Merchant, payInBrowser, type Rig, startRig } from "./support/ProviderKit.ts"
 import { apiError, type TenderPromiseClient, typedClient } from "./support/Typed.ts"
 
-type ProviderName = "sandbox" | "stripe" | "adyen"
+type ProviderName = "sandbox" | Providers.ProviderName
+
+/** What the suite counts and breaks at a provider's fake (the sandbox has none: it answers in-process). */
+interface FakeProbe {
+  /** The charges the fake holds for a payment transaction (its reference), and in all. */
+  readonly chargesAt: (rig: Rig, transactionId: string) => number
+  readonly charges: (rig: Rig) => number
+  /** The refunds the fake holds for a refund transaction. */
+  readonly refundsAt: (rig: Rig, transactionId: string) => number
+  /**
+   * The fake applies the next charge or refund and loses its answer: cuts the connection
+   * (`applyThenDrop`) or never answers (`timeout`: the adapters give a call 20 s).
+   */
+  readonly loseNext: (rig: Rig, call: "charge" | "refund", fault: "applyThenDrop" | "timeout") => void
+}
 
 /**
  * What differs between providers, and nothing else: each scenario below reads its cards and its
@@ -45,14 +61,43 @@ interface Row {
    * partial captures", so its adapter refuses a second capture (multicapture_not_supported).
    */
   readonly multicapture: boolean
+  readonly fake?: FakeProbe
 }
 
+/** contract.md: test mode takes the sandbox's test cards only, on every provider. */
+const DECLINES: Row["declines"] = [["4000000000009995", "insufficient_funds"], ["4000000000000002", "card_declined"]]
+
 const ROWS: ReadonlyArray<Row> = [
-  { provider: "sandbox", approve: "4242424242424242", declines: [["4000000000009995", "insufficient_funds"], ["4000000000000002", "card_declined"]], settles: "by answer", multicapture: true },
-  { provider: "stripe", approve: "4242424242424242", declines: [["4000000000009995", "insufficient_funds"], ["4000000000000002", "card_declined"]], settles: "by answer", multicapture: true },
-  // contract.md: test mode takes the sandbox's test cards only; the Adyen adapter asks Adyen's test
-  // environment for their declines by holder name (NOT_ENOUGH_BALANCE, DECLINED).
-  { provider: "adyen", approve: "4242424242424242", declines: [["4000000000009995", "insufficient_funds"], ["4000000000000002", "card_declined"]], settles: "by notification", multicapture: false }
+  { provider: "sandbox", approve: "4242424242424242", declines: DECLINES, settles: "by answer", multicapture: true },
+  {
+    provider: "stripe", approve: "4242424242424242", declines: DECLINES, settles: "by answer", multicapture: true,
+    fake: {
+      chargesAt: (rig, id) => rig.fakes.stripe.paymentIntents().filter((pi) => pi.metadata["tender_reference"] === id).length,
+      charges: (rig) => rig.fakes.stripe.paymentIntents().length,
+      refundsAt: (rig, id) => rig.fakes.stripe.refunds().filter((r) => r.metadata["tender_reference"] === id).length,
+      // Stripe's SDK resends a cut request once: a replay that is cut too.
+      loseNext: (rig, call, fault) => rig.fakes.stripe.fault(call === "charge" ? "create" : "refund", fault, fault === "applyThenDrop" ? 2 : 1)
+    }
+  },
+  // The Adyen adapter asks Adyen's test environment for the declines by holder name (NOT_ENOUGH_BALANCE, DECLINED).
+  {
+    provider: "adyen", approve: "4242424242424242", declines: DECLINES, settles: "by notification", multicapture: false,
+    fake: {
+      chargesAt: (rig, id) => rig.fakes.adyen.payments().filter((p) => p.merchantReference === id).length,
+      charges: (rig) => rig.fakes.adyen.payments().length,
+      refundsAt: (rig, id) => rig.fakes.adyen.modifications().filter((m) => m.kind === "refund" && m.reference === id).length,
+      loseNext: (rig, call, fault) => rig.fakes.adyen.fault(call === "charge" ? "payments" : "refunds", fault)
+    }
+  },
+  {
+    provider: "testpay", approve: "4242424242424242", declines: DECLINES, settles: "by answer", multicapture: true,
+    fake: {
+      chargesAt: (rig, id) => rig.fakes.testpay.charges().filter((c) => c.reference === id).length,
+      charges: (rig) => rig.fakes.testpay.charges().length,
+      refundsAt: (rig, id) => rig.fakes.testpay.refunds().filter((r) => r.reference === id).length,
+      loseNext: (rig, call, fault) => rig.fakes.testpay.fault(call, fault)
+    }
+  }
 ]
 
 // The table's cards are the fakes' own: a renamed or dropped test card fails here, not in a scenario.
@@ -114,22 +159,13 @@ describe.each(ROWS)("contract: $provider", (row) => {
   const settled = () => row.settles === "by notification" ? rig.delivered() : Promise.resolve()
 
   /** The refunds the provider holds for a refund transaction. */
-  const refundsAt = (transactionId: string) =>
-    row.provider === "stripe"
-      ? rig.fakes.stripe.refunds().filter((r) => r.metadata["tender_reference"] === transactionId).length
-      : rig.fakes.adyen.modifications().filter((m) => m.kind === "refund" && m.reference === transactionId).length
+  const refundsAt = (transactionId: string) => row.fake!.refundsAt(rig, transactionId)
 
   /** Every charge the provider holds (the sandbox keeps no inspectable count: 0). */
-  const chargesCount = () =>
-    row.provider === "stripe" ? rig.fakes.stripe.paymentIntents().length : row.provider === "adyen" ? rig.fakes.adyen.payments().length : 0
+  const chargesCount = () => row.fake?.charges(rig) ?? 0
 
   /** The charges the provider holds for a payment transaction (the sandbox keeps no inspectable count). */
-  const chargesAt = (transactionId: string) =>
-    row.provider === "stripe"
-      ? rig.fakes.stripe.paymentIntents().filter((pi) => pi.metadata["tender_reference"] === transactionId).length
-      : row.provider === "adyen"
-      ? rig.fakes.adyen.payments().filter((p) => p.merchantReference === transactionId).length
-      : undefined
+  const chargesAt = (transactionId: string) => row.fake?.chargesAt(rig, transactionId)
 
   // Spec: "`payment_method.details` fields named: `card_token`, `stored_credential` (`initiator`,
   // `reason`)"; "A merchant-initiated charge (`stored_credential.initiator` = `merchant`, with a
@@ -247,20 +283,11 @@ describe.each(ROWS)("contract: $provider", (row) => {
     expect(refunds.map((t) => t.channel_id)).toEqual([channelId, channelId])
   })
 
-  /**
-   * The fake applies the next charge or refund and loses its answer: cuts the connection
-   * (`applyThenDrop`; Stripe's SDK resends a cut request once, a replay that is cut too) or never
-   * answers (`timeout`: the adapters give a call 20 s, Stripe's SDK timeout, Adyen's plus a second).
-   */
-  const loseNext = (call: "charge" | "refund", fault: "applyThenDrop" | "timeout") => {
-    const times = row.provider === "stripe" && fault === "applyThenDrop" ? 2 : 1
-    if (row.provider === "stripe") rig.fakes.stripe.fault(call === "charge" ? "create" : "refund", fault, times)
-    else rig.fakes.adyen.fault(call === "charge" ? "payments" : "refunds", fault, times)
-  }
+  const loseNext = (call: "charge" | "refund", fault: "applyThenDrop" | "timeout") => row.fake!.loseNext(rig, call, fault)
 
   // The sandbox answers in-process and sends no notifications: only a crash of Tender loses its
   // answer (the crash tests, packages/cli/test/Faults.test.ts), so its row has none of these cases.
-  describe.skipIf(row.provider === "sandbox")("lost answers and notifications", () => {
+  describe.skipIf(row.fake === undefined)("lost answers and notifications", () => {
     it.each(["applyThenDrop", "timeout"] as const)("a charge's answer lost (%s): in progress, then reconciled by lookup to one charge", async (fault) => {
       loseNext("charge", fault)
       const reference = ref(fault)

@@ -4,7 +4,8 @@
  * settings and the credentials (Channel.ts). No output ever shows a credential: the credentials
  * file is read, handed to the use case and sealed, and no view of a channel has them.
  */
-import { Channel, Channels, Errors } from "@tender/domain"
+import { PROVIDERS } from "@tender/adapters/providers/Providers"
+import { Channel, Channels, Errors, ProviderCatalog } from "@tender/domain"
 import { Effect, FileSystem, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import type * as Output from "../Output.ts"
@@ -54,6 +55,13 @@ const view = (c: Channel.Channel) => ({
   updated_at: c.updated_at
 })
 
+const catalog = PROVIDERS.map((p) => p.descriptor)
+
+/** Each provider's credential fields, from its module: `stripe: {secret_key: the secret …; …}`. */
+const credentialsHelp = catalog
+  .map((p) => `${p.name}: {${p.credentials.map((f) => `${f.name}: ${f.about}`).join("; ")}}`)
+  .join(" — ")
+
 const listed = (codes: ReadonlyArray<string> | null, all: string) => codes === null ? all : codes.join(", ")
 
 const describe = (c: Channel.Channel): string =>
@@ -64,7 +72,7 @@ const describe = (c: Channel.Channel): string =>
     ["mode", c.mode],
     ["status", c.status],
     ["priority", String(c.priority)],
-    ["methods", listed(c.methods, `all ${c.provider} offers (${Channel.PROVIDER_METHODS[c.provider].join(", ")})`)],
+    ["methods", listed(c.methods, `all ${c.provider} offers (${ProviderCatalog.offeredBy(catalog, c.provider).join(", ")})`)],
     ["currencies", listed(c.currencies, "any")],
     ["countries", listed(c.countries, "any")],
     ["created", c.created_at],
@@ -75,15 +83,12 @@ const add = channelsCommand(
   "add",
   {
     id: accountId,
-    provider: Flag.Literals("provider", Channel.ProviderName.literals).pipe(Flag.withDescription("The provider of the account")),
+    provider: Flag.Literals("provider", PROVIDERS.map((p) => p.descriptor.name)).pipe(Flag.withDescription("The provider of the account")),
     mode: Flag.Literals("mode", ["test", "live"]).pipe(
       Flag.withDescription("The provider account's mode; must be the Tender account's own")
     ),
     credentialsFile: Flag.String("credentials-file").pipe(
-      Flag.withDescription(
-        "JSON file with the provider's credentials. stripe: {secret_key, webhook_secret}; " +
-          "adyen: {api_key, merchant_account, hmac_key, live_url_prefix (live only)}"
-      )
+      Flag.withDescription(`JSON file with the provider's credentials. ${credentialsHelp}`)
     ),
     methods: list("methods", "Comma-separated payment methods this channel takes (default: all the provider offers)"),
     currencies: list("currencies", "Comma-separated ISO 4217 currencies this channel takes (default: any)"),
@@ -165,6 +170,6 @@ const pin = channelsCommand(
 ).pipe(Command.withDescription("Pin a processing profile to channels (routing picks among them only)"))
 
 export const channels = Command.make("channels").pipe(
-  Command.withDescription("Manage the provider channels (Stripe, Adyen accounts) of an account"),
+  Command.withDescription(`Manage the provider channels (${catalog.map((p) => p.name).join(", ")} accounts) of an account`),
   Command.withSubcommands([add, listCommand, disable, pin])
 )

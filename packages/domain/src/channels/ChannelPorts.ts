@@ -4,8 +4,10 @@
  * decrypted (the adapters open them only to build a provider's client).
  */
 import { Context, Data, type Effect, type Option } from "effect"
-import type { Channel, ProviderCredentials } from "./Channel.ts"
+import type { Channel } from "./Channel.ts"
+import type { ProviderCatalog, ProviderCredentials } from "./ProviderCatalog.ts"
 import type { AccountId } from "../kernel/Ids.ts"
+import type { Decided } from "../kernel/StateMachine.ts"
 import type { LookupResult, PaymentProvider } from "../payments/ProviderPorts.ts"
 
 export class ChannelRepo extends Context.Service<ChannelRepo, {
@@ -16,18 +18,21 @@ export class ChannelRepo extends Context.Service<ChannelRepo, {
   /** The account's channels, enabled or not, in creation order (routing's tie-break). */
   listByAccount(accountId: AccountId): Effect.Effect<ReadonlyArray<Channel>>
   /**
-   * Stores `disabled` (Channel.disable's result) over an enabled channel; `false` when the channel
-   * is no longer enabled (another disable got there first), and nothing changes.
+   * Stores `next` (a transition's result) over the channel as `previous` read it: its status and
+   * `updated_at` are the fence. `false`, and nothing changes, when the stored row is no longer
+   * `previous` (another disable got there first).
    */
-  disable(disabled: Channel): Effect.Effect<boolean>
+  update(previous: Channel, next: Decided<Channel>): Effect.Effect<boolean>
 }>()("@tender/domain/ChannelRepo") {}
 
 /**
- * Port: the provider behind a channel. The adapter opens the channel's credentials (they never
+ * Port: the providers behind channels. The adapters' one list of providers is the catalog; the adapter opens the channel's credentials (they never
  * reach the domain) and builds that provider's client; the one it answers carries the channel's id
  * (`channel_id`), so that the transactions made on it are recorded against the channel.
  */
 export class ChannelProviders extends Context.Service<ChannelProviders, {
+  /** Every provider the adapters carry, as the domain needs them (names, methods, transfers, credentials). */
+  readonly catalog: ProviderCatalog
   provider(channel: Channel): Effect.Effect<PaymentProvider["Service"]>
   /**
    * A delivery to the channel's notification URL, verified with its provider's scheme and the

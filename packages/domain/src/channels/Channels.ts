@@ -2,17 +2,18 @@
  * The Channels use case: the operator adds, lists and disables an account's provider channels
  * (`tender accounts channels …`). Channel.ts decides; this file loads and persists.
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option, Result } from "effect"
 import type { Account } from "../accounts/Account.ts"
 import { Accounts } from "../accounts/Accounts.ts"
 import * as ChannelModule from "./Channel.ts"
-import { ChannelRepo } from "./ChannelPorts.ts"
+import { ChannelProviders, ChannelRepo } from "./ChannelPorts.ts"
+import { descriptorOf, parseCredentials } from "./ProviderCatalog.ts"
 import { type AccountNotFound, Conflict, invalidField, ValidationFailed } from "../kernel/Errors.ts"
 import { Ids } from "../kernel/Ids.ts"
 import { nowIso } from "../kernel/Time.ts"
 
 export interface AddChannel extends ChannelModule.ChannelSettings {
-  /** The credentials file's parsed JSON, checked here (Channel.parseCredentials). */
+  /** The credentials file's parsed JSON, checked here (ProviderCatalog.parseCredentials). */
   readonly credentials: unknown
 }
 
@@ -32,12 +33,15 @@ export class Channels extends Context.Service<Channels, {
       const accounts = yield* Accounts
       const repo = yield* ChannelRepo
       const ids = yield* Ids
+      const { catalog } = yield* ChannelProviders
 
       return Channels.of({
         add: Effect.fn("Channels.add")(function*(accountId, input) {
           const owner = yield* accounts.get(accountId)
-          const channel = ChannelModule.make(owner, yield* ids.make("channel"), input, yield* nowIso)
-          const credentials = ChannelModule.parseCredentials(input.provider, input.mode, input.credentials)
+          const channel = ChannelModule.make(owner, yield* ids.make("channel"), input, catalog, yield* nowIso)
+          const provider = descriptorOf(catalog, input.provider)
+          // An unknown provider is the channel's error; there is no credentials format to check then.
+          const credentials = provider === undefined ? undefined : parseCredentials(provider, input.mode, input.credentials)
           // Both are checked before either is reported, so one run shows the operator every problem.
           if (channel instanceof ValidationFailed && credentials instanceof ValidationFailed) {
             return yield* new ValidationFailed({
@@ -47,7 +51,7 @@ export class Channels extends Context.Service<Channels, {
           }
           if (channel instanceof ValidationFailed) return yield* channel
           if (credentials instanceof ValidationFailed) return yield* credentials
-          yield* repo.insert(channel, credentials)
+          yield* repo.insert(channel, credentials!)
           return channel
         }),
         list: Effect.fn("Channels.list")(function*(accountId) {
@@ -58,10 +62,12 @@ export class Channels extends Context.Service<Channels, {
           const owner = yield* accounts.get(accountId)
           const found = yield* repo.get(owner.id, channelId)
           if (Option.isNone(found)) return yield* invalidField("channel", `no channel ${channelId} on account ${owner.id}`)
-          const next = ChannelModule.disable(found.value, yield* nowIso)
-          if (next instanceof Conflict) return yield* next
-          if (!(yield* repo.disable(next))) return yield* new Conflict({ message: `Channel ${channelId} is already disabled` })
-          return next
+          const moved = ChannelModule.disable(found.value, yield* nowIso)
+          if (Result.isFailure(moved)) return yield* moved.failure
+          if (!(yield* repo.update(found.value, moved.success.next))) {
+            return yield* new Conflict({ message: `Channel ${channelId} is already disabled` })
+          }
+          return moved.success.next
         }),
         pin: Effect.fn("Channels.pin")(function*(accountId, profile, channelIds) {
           const owner = yield* accounts.get(accountId)

@@ -9,6 +9,7 @@
  */
 import type { AccountMode } from "../accounts/Account.ts"
 import { type Channel, supports } from "./Channel.ts"
+import type { ProviderCatalog } from "./ProviderCatalog.ts"
 import { PaymentUnroutable } from "../kernel/Errors.ts"
 
 /** The refusal when `provider` does not serve the account's mode; `undefined` when it may carry it. */
@@ -53,13 +54,14 @@ export const usableFor = (account: { readonly mode: AccountMode }) => (channel: 
 export const channelsFor = (
   account: { readonly mode: AccountMode },
   channels: ReadonlyArray<Channel>,
-  payment: PaymentRoute
+  payment: PaymentRoute,
+  catalog: ProviderCatalog
 ): ChannelRoute | PaymentUnroutable => {
   const usable = channels.filter(usableFor(account))
   if (account.mode === "test" && usable.length === 0) return { _tag: "Sandbox" }
   const [first, ...rest] = usable
     .map((channel, index) => ({ channel, index }))
-    .filter(({ channel }) => supports(channel, payment))
+    .filter(({ channel }) => supports(channel, payment, catalog))
     // Creation order is the timestamp, then the order given (the repository lists in creation order).
     .sort((a, b) =>
       b.channel.priority - a.channel.priority ||

@@ -1,5 +1,6 @@
 /** The docs page of every state machine, rendered from the tables themselves. */
 import { AuthorizationMachine } from "../payments/Authorization.ts"
+import { ChannelMachine } from "../channels/Channel.ts"
 import { SessionMachine } from "../sessions/CheckoutSession.ts"
 import { PayoutMachine, RefundMachine, TransferMachine } from "../money-out/MoneyOut.ts"
 import { OrderMachine } from "../payments/Order.ts"
@@ -15,7 +16,8 @@ export const MACHINES = [
   RefundMachine,
   PayoutMachine,
   TransferMachine,
-  DeliveryMachine
+  DeliveryMachine,
+  ChannelMachine
 ] as const
 
 export const render = (): string =>

@@ -7,10 +7,10 @@
  *
  * Answers: 401 `invalid_signature` (unverified, or no such channel), 422 `validation_error` (an
  * amount or currency that disagrees), otherwise what each provider expects to stop retrying:
- * Stripe any 2xx, Adyen the body `[accepted]`.
+ * its module's `acknowledgement` (Stripe any 2xx, Adyen the body `[accepted]`).
  */
-import { ACCEPTED } from "@tender/adapters/providers/adyen/AdyenAcknowledgement"
-import { type Channel, Errors, Payments } from "@tender/domain"
+import { moduleOf } from "@tender/adapters/providers/Providers"
+import { Errors, Payments } from "@tender/domain"
 import { Effect } from "effect"
 import * as ByteSize from "effect/ByteSize"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -24,10 +24,11 @@ export const NOTIFICATION_ROUTES: ReadonlyArray<{ readonly method: string; reado
 ]
 
 /** What each provider reads as "delivered, do not retry". */
-const acknowledgement = (provider: Channel.ProviderName) =>
-  provider === "adyen"
-    ? HttpServerResponse.text(ACCEPTED, { status: 200 })
-    : HttpServerResponse.jsonUnsafe({ received: true }, { status: 200 })
+const acknowledgement = (provider: string) => {
+  // The channel's provider is one of the list's: it was added through its catalog.
+  const { body, contentType } = moduleOf(provider)?.acknowledgement ?? { body: "", contentType: "text/plain" }
+  return HttpServerResponse.text(body, { status: 200, contentType })
+}
 
 const receive = (maxBodyBytes: number) =>
   Effect.gen(function*() {

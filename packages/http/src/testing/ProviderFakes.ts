@@ -1,6 +1,6 @@
 /**
- * A test kit for channels: the test server with every Stripe and Adyen channel's client pointed at
- * the repository's wire-level fakes (adapters' providers/fake/Fakes.ts: both fakes and the
+ * A test kit for channels: the test server with every channel's client pointed at the repository's
+ * wire-level fakes (adapters' providers/fake/Fakes.ts: one fake per provider of the list and the
  * configuration that points Tender at them), as a `tender` run against `npm run fakes` would be.
  */
 import type { TenderConfig } from "@tender/adapters/Config"
@@ -13,7 +13,7 @@ export interface ProviderFakes {
   readonly server: TestServer
   readonly stripe: Fakes.Fakes["stripe"]
   readonly adyen: Fakes.Fakes["adyen"]
-  /** Stops the server and both fakes. */
+  /** Stops the server and every fake. */
   readonly close: () => Promise<void>
 }
 

@@ -1,5 +1,5 @@
 /**
- * A real server over the Stripe and Adyen wire-level fakes (Fakes.ts: its config points every
+ * A real server over every provider's wire-level fake (Fakes.ts: its config points every
  * channel there), with what an operator does to it: accounts, and channels added through the
  * Channels use case (what `tender accounts channels add` runs), with credentials the fakes accept.
  * Used by ProviderContract.test.ts; nothing here asserts.
@@ -10,16 +10,13 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import type { ProviderName } from "@tender/adapters/providers/Providers"
 import { type Channel, Channels, TransactionRepo } from "@tender/domain"
 import { Effect } from "effect"
 import { type Credentials, send } from "@tender/client/Testing"
 import { startTestServer, type TestServer } from "../../src/testing/TestServer.ts"
 
 export type Merchant = Credentials & { readonly account_id: string; readonly publishable_key: string }
-
-/** The notification HMAC key the Adyen channels are given (hex, as Adyen shows it), and the Stripe webhook secret. */
-const HMAC_KEY = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"
-const WEBHOOK_SECRET = "whsec_contract"
 
 /**
  * Where the fakes send their webhooks and notifications (signed with the channels' secrets), before
@@ -31,14 +28,12 @@ const WEBHOOK_SECRET = "whsec_contract"
 const startRelay = async () => {
   let target: string | undefined
   const server = createServer((req, res) => {
-    const signature = req.headers["stripe-signature"]
+    // Every header but the connection's own: a provider's signature may be in any of them.
+    const headers = Object.fromEntries(Object.entries(req.headers).flatMap(([name, value]) =>
+      typeof value === "string" && !["host", "content-length", "connection", "transfer-encoding"].includes(name) ? [[name, value]] : []))
     void readBody(req)
       .then((body) =>
-        target === undefined ? undefined : fetch(target, {
-          method: "POST",
-          headers: { "content-type": "application/json", ...(typeof signature === "string" ? { "stripe-signature": signature } : {}) },
-          body
-        }).then((answer) => answer.arrayBuffer())
+        target === undefined ? undefined : fetch(target, { method: "POST", headers, body }).then((answer) => answer.arrayBuffer())
       )
       // A failed forward is the test's to see (nothing applied); the fake is answered either way.
       .catch(() => undefined)
@@ -87,10 +82,12 @@ export interface Rig {
   /** Adds a channel as the operator's CLI does; its credentials are the ones the rig's fakes accept. */
   readonly addChannel: (
     account: Merchant,
-    provider: Channel.ProviderName,
+    provider: ProviderName,
     mode: "test" | "live",
     priority?: number
   ) => Promise<Channel.Channel>
+  /** The credentials file of a channel on the rig's fake of `provider` (what `addChannel` gives). */
+  readonly credentials: (provider: ProviderName, mode: "test" | "live") => Readonly<Record<string, string>>
   readonly disableChannel: (account: Merchant, channelId: string) => Promise<Channel.Channel>
   /**
    * Runs `steps` with the fakes' webhooks and notifications delivered to the channel's notification
@@ -107,16 +104,13 @@ export interface Rig {
 }
 
 /**
- * Starts both fakes and a server pointed at them, over memory storage unless `postgres` names a data
+ * Starts every provider's fake and a server pointed at them, over memory storage unless `postgres` names a data
  * directory (an embedded PostgreSQL there). A Stripe fake takes one mode's keys: `stripeKey` set
  * (`sk_live_…` for live channels) is the only key it accepts, unset any `sk_test_…`.
  */
 export const startRig = async (options: { readonly stripeKey?: string; readonly postgres?: string } = {}): Promise<Rig> => {
   const relay = await startRelay()
-  const fakes = await Fakes.start({
-    stripe: { apiKey: options.stripeKey, webhook: { url: relay.url, secret: WEBHOOK_SECRET } },
-    adyen: { notifications: { url: relay.url, hmacKey: HMAC_KEY } }
-  })
+  const fakes = await Fakes.start({ notifyUrl: relay.url, stripe: { apiKey: options.stripeKey, webhookSecret: "whsec_contract" } })
   const server = await startTestServer(
     { rateLimit: { perSecond: 10_000, burst: 10_000 } },
     undefined,
@@ -129,19 +123,12 @@ export const startRig = async (options: { readonly stripeKey?: string; readonly 
     throw error
   })
   let seq = 0
-  const delivered = () => Promise.all([fakes.stripe.delivered(), fakes.adyen.delivered()]).then(() => undefined)
-  const credentials = (provider: Channel.ProviderName, mode: "test" | "live") =>
-    provider === "stripe"
-      ? { secret_key: options.stripeKey ?? "sk_test_contract", webhook_secret: WEBHOOK_SECRET }
-      : {
-        api_key: fakes.adyen.apiKey,
-        merchant_account: fakes.adyen.merchantAccount,
-        hmac_key: HMAC_KEY,
-        ...(mode === "live" ? { live_url_prefix: "1797a841fbb37ca7-TenderFake" } : {})
-      }
+  const delivered = fakes.delivered
+  const credentials = (provider: ProviderName, mode: "test" | "live") => fakes[provider].credentials(mode)
   return {
     server,
     fakes,
+    credentials,
     merchant: (mode) => Effect.runPromise(server.accounts.create({ name: `contract-${mode}-${++seq}`, mode })),
     addChannel: (account, provider, mode, priority = 0) =>
       server.run(Effect.gen(function*() {

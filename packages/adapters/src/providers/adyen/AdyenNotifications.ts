@@ -9,11 +9,9 @@ import Adyen from "@adyen/api-library"
 import type { ProviderNotice } from "@tender/domain"
 import { Data, Effect, Schema } from "effect"
 import { normalize } from "./AdyenDeclines.ts"
-import { captureId, FENCE_REFERENCE } from "./AdyenProvider.ts"
+import { captureId, FENCE_REFERENCE } from "./AdyenReferences.ts"
 
 export class NotificationRejected extends Data.TaggedError("NotificationRejected")<{ readonly message: string }> {}
-
-export { ACCEPTED } from "./AdyenAcknowledgement.ts"
 
 export interface AdyenNotification {
   /**

@@ -32,6 +32,7 @@ import * as ProviderJournalMemory from "../shared/ProviderJournalMemory.ts"
 import { type AdyenClientConfig, type AdyenFailure, type AdyenRawError, type AdyenSdk, call, make } from "./AdyenClient.ts"
 import { fromValidation, normalize } from "./AdyenDeclines.ts"
 import type { AdyenNotification } from "./AdyenNotifications.ts"
+import { captureId, FENCE_PSP, FENCE_REFERENCE } from "./AdyenReferences.ts"
 
 type Port = PaymentProvider["Service"]
 
@@ -63,9 +64,6 @@ export interface AdyenProvider extends Port {
   readonly observe: (notification: AdyenNotification) => Effect.Effect<void>
 }
 
-/** Lookup's probe: a cancel of this (non-existent) payment, with this reference. */
-export const FENCE_PSP = "TENDERFENCE00000"
-export const FENCE_REFERENCE = "tender-lookup-fence"
 
 /** Adyen's 3-D Secure 2 test card (Visa): its test environment challenges this number. */
 export const THREE_DS2_TEST_CARD = "4917610000000000"
@@ -147,8 +145,6 @@ export const authorizeOutcome = (answer: PaymentAnswer, multicapture: boolean): 
   }
 }
 
-/** A capture's provider id: the payment's pspReference (refunds need it) and the capture's (its notification). */
-export const captureId = (paymentPsp: string, capturePsp: string) => `${paymentPsp}/${capturePsp}`
 const paymentOf = (providerId: string) => providerId.split("/")[0]!
 const modificationOf = (providerId: string) => providerId.split("/").at(-1)!
 

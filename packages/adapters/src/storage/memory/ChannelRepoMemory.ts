@@ -40,13 +40,17 @@ export const layer: Layer.Layer<ChannelRepo, never, MemoryDatabase | VaultCipher
             .map((row) => row.channel)
             .sort((a, b) => a.created_at.localeCompare(b.created_at))
         ),
-      disable: (disabled) =>
+      update: (previous, next) =>
         db.write((w) => {
-          const row = w.get(channels).get(disabled.id)
-          if (row === undefined || row.channel.account_id !== disabled.account_id || row.channel.status !== "enabled") {
+          const row = w.get(channels).get(previous.id)
+          // The fence, as in PostgreSQL: the row as `previous` read it (its status and updated_at).
+          if (
+            row === undefined || row.channel.account_id !== previous.account_id || row.channel.status !== previous.status ||
+            row.channel.updated_at !== previous.updated_at
+          ) {
             return Result.succeed(false)
           }
-          w.mutable(channels).set(disabled.id, { ...row, channel: { ...row.channel, status: "disabled", updated_at: disabled.updated_at } })
+          w.mutable(channels).set(previous.id, { ...row, channel: { ...next, id: previous.id, account_id: previous.account_id } })
           return Result.succeed(true)
         })
     })

@@ -62,10 +62,14 @@ export const layer: Layer.Layer<ChannelRepo, never, SqlClient.SqlClient | PgClie
       get: (accountId, id) => findOne({ accountId, id }).pipe(Effect.orDie),
       getAny: (id) => findAny(id).pipe(Effect.orDie),
       listByAccount: (accountId) => findAll(accountId).pipe(Effect.orDie),
-      disable: (disabled) =>
+      // The fence is the row as `previous` read it (channels carry no version): its status and updated_at.
+      update: (previous, next) =>
         sql<{ id: string }>`
-          UPDATE channels SET status = 'disabled', updated_at = ${disabled.updated_at}
-          WHERE id = ${disabled.id} AND account_id = ${disabled.account_id} AND status = 'enabled'
+          UPDATE channels SET methods = ${json(next.methods)}, currencies = ${json(next.currencies)},
+            countries = ${json(next.countries)}, priority = ${next.priority}, status = ${next.status},
+            updated_at = ${next.updated_at}
+          WHERE id = ${previous.id} AND account_id = ${previous.account_id} AND status = ${previous.status}
+            AND updated_at = ${previous.updated_at}
           RETURNING id`.pipe(Effect.map((rows) => rows.length === 1), Effect.orDie)
     })
   })

@@ -7,7 +7,8 @@
  */
 import { Context, Effect, Option } from "effect"
 import type { AccountMode } from "../../accounts/Account.ts"
-import { type Channel, PROVIDER_TRANSFERS, takesMethod } from "../../channels/Channel.ts"
+import { type Channel, takesMethod } from "../../channels/Channel.ts"
+import { paysTransfers as providerPaysTransfers } from "../../channels/ProviderCatalog.ts"
 import { ChannelProviders, ChannelRepo } from "../../channels/ChannelPorts.ts"
 import { PaymentMethodNotSupportedByProvider, PaymentUnroutable, ProviderNotEnabledForMerchant, TransactionProviderMismatch, TransferNotSupportedByProvider, TransferUnroutable } from "../../kernel/Errors.ts"
 import type { AccountId } from "../../kernel/Ids.ts"
@@ -71,13 +72,14 @@ export const routeOf = (
 ): Effect.Effect<Route, PaymentUnroutable | PaymentMethodNotSupportedByProvider, ChannelRepo | ChannelProviders | PaymentProvider | AccountRepo> =>
   Effect.gen(function*() {
     const { channels, pinned } = yield* candidatesOf(owner, profile)
+    const { catalog } = yield* ChannelProviders
     const usable = channels.filter(usableFor(owner))
     if (pinned && usable.length === 0) {
       return yield* new PaymentUnroutable({ message: `No channel processing profile ${profile} is pinned to is enabled` })
     }
-    const route = channelsFor(owner, channels, payment)
+    const route = channelsFor(owner, channels, payment, catalog)
     if (route instanceof PaymentUnroutable) {
-      if (pinned && !usable.some((c) => takesMethod(c, payment.method))) {
+      if (pinned && !usable.some((c) => takesMethod(c, payment.method, catalog))) {
         return yield* new PaymentMethodNotSupportedByProvider({
           message: `The channels processing profile ${profile} is pinned to do not take ${payment.method}`
         })
@@ -154,7 +156,8 @@ export const transferRoute = (owner: Owner, channelId: string | null, destinatio
     const { channels: candidates, pinned } = yield* candidatesOf(owner, profile)
     // A named channel is checked against all of the account's; routing keeps to the profile's pins.
     const channels = channelId !== null ? yield* (yield* ChannelRepo).listByAccount(owner.id as AccountId) : candidates
-    const paysTransfers = (channel: Channel) => PROVIDER_TRANSFERS[channel.provider]
+    const { catalog } = yield* ChannelProviders
+    const paysTransfers = (channel: Channel) => providerPaysTransfers(catalog, channel.provider)
     const usable = channels.some(usableFor(owner))
     if (channelId !== null) {
       const named = channels.find((c) => c.id === channelId && usableFor(owner)(c))
@@ -166,7 +169,7 @@ export const transferRoute = (owner: Owner, channelId: string | null, destinatio
       }
       return yield* providersOf([named])
     }
-    const route = channelsFor(owner, channels.filter(paysTransfers), destination)
+    const route = channelsFor(owner, channels.filter(paysTransfers), destination, catalog)
     if (route instanceof PaymentUnroutable) {
       return yield* (usable
         ? new TransferUnroutable({ message: `No channel of this account pays a ${destination.method} transfer to ${destination.country} in ${destination.currency}; supply channel_id` })
