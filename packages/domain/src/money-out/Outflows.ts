@@ -3,12 +3,12 @@
  * (operations/Refund.ts, Payout.ts; the shared steps in Outflow.ts). The settlement worker and
  * reconciliation reach them through the Payments use case (Capture.settleDue, Reconcile.ts).
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type { Account } from "../accounts/Account.ts"
-import { type DomainError, NotFound, OriginalTransactionNotFound, PayoutNotFound } from "../kernel/Errors.ts"
+import type { DomainError, NotFound, PayoutNotFound } from "../kernel/Errors.ts"
 import { Ids } from "../kernel/Ids.ts"
-import { type OutflowStore, PayoutRepo, RefundRepo } from "./OutflowPorts.ts"
-import { payoutView, type PayoutView, refundView, type RefundView } from "./OutflowViews.ts"
+import { PayoutRepo, RefundRepo } from "./OutflowPorts.ts"
+import type { PayoutView, RefundView } from "./OutflowViews.ts"
 import { OrderRepo, TransactionRepo } from "../payments/PaymentPorts.ts"
 import { PaymentProvider } from "../payments/ProviderPorts.ts"
 import { ChannelProviders, ChannelRepo } from "../channels/ChannelPorts.ts"
@@ -16,7 +16,8 @@ import { CardVault } from "../cards/CardPorts.ts"
 import { AccountRepo, Locks, UnitOfWork } from "../kernel/Ports.ts"
 import { Outbox } from "../webhooks/Webhooks.ts"
 import { createPayout, type PayoutInput } from "./operations/Payout.ts"
-import { createRefund, type RefundInput } from "./operations/Refund.ts"
+import { getPayout, getRefund } from "./operations/Read.ts"
+import { createRefund, operatorRefund, type RefundInput } from "./operations/Refund.ts"
 
 export type { PayoutInput } from "./operations/Payout.ts"
 export type { RefundInput } from "./operations/Refund.ts"
@@ -42,43 +43,16 @@ export class Outflows extends Context.Service<Outflows, {
         RefundRepo | PayoutRepo | OrderRepo | TransactionRepo | AccountRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | Locks | Ids | ChannelRepo | ChannelProviders
       >()
       const run = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provideContext(effect, context) as Effect.Effect<A, E>
-      const refunds = Context.get(context, RefundRepo)
-      const payouts = Context.get(context, PayoutRepo)
-
-      /** A record by id, in the account (or any, for the operator), as its view. */
-      const read = <R, V, E>(store: OutflowStore<R>, view: (r: R) => V, missing: (id: string) => E) =>
-      (accountId: string | undefined, id: string) =>
-        Effect.flatMap(accountId === undefined ? store.findAny(id) : store.find(accountId, id), Option.match({
-          onNone: () => Effect.fail(missing(id)),
-          onSome: (r) => Effect.succeed(view(r))
-        }))
-      const refundOf = read(refunds, refundView, (id) => new NotFound({ message: `No refund ${id}` }))
-      const payoutOf = read(payouts, payoutView, (id) => new PayoutNotFound({ message: `No payout ${id}` }))
-
-      const operatorRefund = (orderId: string, input: { readonly transaction_id?: string | undefined; readonly amount?: string | undefined }) =>
-        Effect.gen(function*() {
-          const order = Option.getOrUndefined(yield* Context.get(context, OrderRepo).findAny(orderId))
-          if (order === undefined) return yield* new OriginalTransactionNotFound({ message: `No order ${orderId}` })
-          if (input.transaction_id !== undefined) {
-            const txn = Option.getOrUndefined(yield* Context.get(context, TransactionRepo).findAny(input.transaction_id))
-            if (txn?.order_id !== order.id) {
-              return yield* new OriginalTransactionNotFound({ message: `No transaction ${input.transaction_id} in order ${orderId}` })
-            }
-          }
-          const account = Option.getOrThrow(yield* Context.get(context, AccountRepo).findById(order.account_id))
-          const target = input.transaction_id !== undefined ? { transaction_id: input.transaction_id } : { order_id: order.id }
-          return yield* createRefund(account, { ...target, amount: input.amount })
-        })
 
       return Outflows.of({
         refund: (account, input) => run(createRefund(account, input)),
-        getRefund: (account, id) => refundOf(account.id, id),
+        getRefund: (account, id) => run(getRefund(account.id, id)),
         payout: (account, input) => run(createPayout(account, input)),
-        getPayout: (account, id) => payoutOf(account.id, id),
+        getPayout: (account, id) => run(getPayout(account.id, id)),
         operator: {
           refund: (orderId, input) => run(operatorRefund(orderId, input)),
-          getRefund: (id) => refundOf(undefined, id),
-          getPayout: (id) => payoutOf(undefined, id)
+          getRefund: (id) => run(getRefund(undefined, id)),
+          getPayout: (id) => run(getPayout(undefined, id))
         }
       })
     })

@@ -3,11 +3,10 @@
  * and the operator's read (CLI). A facade over operations/Transfer.ts; this layer only captures the
  * services the operations need.
  */
-import { Context, Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type { Account } from "../accounts/Account.ts"
-import { type DomainError, TransferNotFound } from "../kernel/Errors.ts"
+import type { DomainError, TransferNotFound } from "../kernel/Errors.ts"
 import { Ids } from "../kernel/Ids.ts"
-import type { Transfer } from "./MoneyOut.ts"
 import { OrderRepo, TransactionRepo } from "../payments/PaymentPorts.ts"
 import { PaymentProvider } from "../payments/ProviderPorts.ts"
 import { ChannelProviders, ChannelRepo } from "../channels/ChannelPorts.ts"
@@ -16,8 +15,9 @@ import { type AccountRepo, type KeyHasher, Locks, UnitOfWork } from "../kernel/P
 import type { ClientSecretRepo } from "../payments/ClientSecretPorts.ts"
 import { TransferRepo } from "./TransferPorts.ts"
 import type { CreateTransferInput } from "./TransferRequest.ts"
-import { type TransferView, transferView } from "./TransferViews.ts"
+import type { TransferView } from "./TransferViews.ts"
 import { Outbox } from "../webhooks/Webhooks.ts"
+import { getTransfer } from "./operations/Read.ts"
 import { createTransfer, executeTransfer } from "./operations/Transfer.ts"
 
 export type { CreateTransferInput } from "./TransferRequest.ts"
@@ -41,21 +41,13 @@ export class Transfers extends Context.Service<Transfers, {
         | ClientSecretRepo | KeyHasher
       >()
       const run = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provideContext(effect, context) as Effect.Effect<A, E>
-      const transfers = Context.get(context, TransferRepo)
-      const orders = Context.get(context, OrderRepo)
-
-      const view = (found: Option.Option<Transfer>, id: string) =>
-        Option.match(found, {
-          onNone: () => Effect.fail(new TransferNotFound({ message: `No transfer ${id}` })),
-          onSome: (transfer) => Effect.map(orders.findAny(transfer.order_id), (order) => transferView(transfer, Option.getOrThrow(order)))
-        })
 
       return Transfers.of({
         create: (account, input) => run(createTransfer(account, input)),
         execute: (account, orderId, input) => run(executeTransfer(account, orderId, input)),
-        get: (account, id) => Effect.flatMap(transfers.find(account.id, id), (found) => view(found, id)),
+        get: (account, id) => run(getTransfer(account.id, id)),
         operator: {
-          get: (id) => Effect.flatMap(transfers.findAny(id), (found) => view(found, id))
+          get: (id) => run(getTransfer(undefined, id))
         }
       })
     })

@@ -12,6 +12,7 @@ import { Effect, Option } from "effect"
 import type { Account } from "../../accounts/Account.ts"
 import {
   invalidField,
+  OriginalTransactionNotFound,
   PayoutInProgress,
   RefundAlreadyFullyRefunded,
   RefundAmountExceedsRefundable,
@@ -19,6 +20,8 @@ import {
   RefundInProgress
 } from "../../kernel/Errors.ts"
 import * as Money from "../../kernel/Money.ts"
+import { AccountRepo } from "../../kernel/Ports.ts"
+import { OrderRepo, TransactionRepo } from "../../payments/PaymentPorts.ts"
 import { duplicateOutflowReference, RefundRepo } from "../OutflowPorts.ts"
 import { refundView } from "../OutflowViews.ts"
 import { routeFor } from "../../channels/Routing.ts"
@@ -106,3 +109,22 @@ export const createRefund = Effect.fn("Outflows.refund")(function*(account: Acco
   })
   return refundView(refund)
 })
+
+/**
+ * The operator's refund (`tender refunds create ORDER_ID`): the order's settlement, or the named
+ * settlement of the order, refunded in the order's account as the merchant's own request would be.
+ */
+export const operatorRefund = (orderId: string, input: { readonly transaction_id?: string | undefined; readonly amount?: string | undefined }) =>
+  Effect.gen(function*() {
+    const order = Option.getOrUndefined(yield* (yield* OrderRepo).findAny(orderId))
+    if (order === undefined) return yield* new OriginalTransactionNotFound({ message: `No order ${orderId}` })
+    if (input.transaction_id !== undefined) {
+      const txn = Option.getOrUndefined(yield* (yield* TransactionRepo).findAny(input.transaction_id))
+      if (txn?.order_id !== order.id) {
+        return yield* new OriginalTransactionNotFound({ message: `No transaction ${input.transaction_id} in order ${orderId}` })
+      }
+    }
+    const account = Option.getOrThrow(yield* (yield* AccountRepo).findById(order.account_id))
+    const target = input.transaction_id !== undefined ? { transaction_id: input.transaction_id } : { order_id: order.id }
+    return yield* createRefund(account, { ...target, amount: input.amount })
+  })
