@@ -16,7 +16,7 @@ import {
   WebhookDeliveryRepo,
   WebhookEndpointRepo
 } from "@tender/domain"
-import { Cause, Clock, Deferred, Effect, Exit, Fiber, Layer, Option } from "effect"
+import { Cause, Clock, Deferred, Effect, Exit, Fiber, Layer, Option, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import * as IdsRandom from "../src/crypto/IdsRandom.ts"
 import * as KeyHasherSha256 from "../src/crypto/KeyHasherSha256.ts"
@@ -253,9 +253,10 @@ layer(storage, { excludeTestServices: true, timeout: "2 minutes" })("PostgreSQL 
       expect(yield* deliveries.claimDue(claim)).toEqual([])
     }))
 
-  it.effect("a disabled endpoint's open deliveries are paused, out of the dispatcher's index, until it is enabled", () =>
+  it.effect("the pause rule, as the domain decides it, is stored in `paused` in the endpoint's unit of work; the database derives nothing (0037 dropped 0022's triggers)", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
+      const uow = yield* UnitOfWork
       const deliveries = yield* WebhookDeliveryRepo
       const endpoints = yield* WebhookEndpointRepo
       const { account, event } = yield* accountWithEvent
@@ -272,17 +273,37 @@ layer(storage, { excludeTestServices: true, timeout: "2 minutes" })("PostgreSQL 
           sql<{ id: string; paused: boolean }>`SELECT id, paused FROM webhook_deliveries WHERE endpoint_id = ${endpoint.id}`,
           (rows) => Object.fromEntries(rows.map((r) => [r.id, r.paused]))
         )
+      // What UpdateEndpoint persists: the endpoint's move, then the pause rule's decision.
+      const move = (from: Webhook.WebhookEndpoint, to: Webhook.EndpointStatus) =>
+        Effect.gen(function*() {
+          const next = Result.getOrThrow(Webhook.transitionEndpoint(from, to, new Date().toISOString())).next
+          yield* endpoints.update(next)
+          yield* deliveries.pause(Webhook.pauseOf(next))
+          return next
+        })
       expect(yield* paused()).toEqual({ [open.id]: false, [done.id]: false, [ended.id]: false })
 
-      yield* endpoints.update({ ...endpoint, status: "disabled", version: 2 })
-      // Fanned out while disabled (a race with the disable): paused on insert.
+      // A unit of work that fails after both writes leaves neither.
+      const refused = yield* Effect.exit(uow.transaction(Effect.andThen(move(endpoint, "disabled"), Effect.fail("later step failed"))))
+      expect(refused._tag).toBe("Failure")
+      expect(yield* endpoints.findAny(endpoint.id)).toEqual(Option.some(endpoint))
+      expect(yield* paused()).toEqual({ [open.id]: false, [done.id]: false, [ended.id]: false })
+
+      const disabled = yield* uow.transaction(move(endpoint, "disabled"))
+      expect(yield* paused()).toEqual({ [open.id]: true, [done.id]: false, [ended.id]: true })
+      // Fanned out as the endpoint was being disabled: no trigger pauses it (the claim checks the
+      // endpoint's status, StorageContract's "passes over disabled endpoints").
       const late = yield* newDelivery(event, endpoint.id)
       yield* deliveries.insert(late)
-      expect(yield* paused()).toEqual({ [open.id]: true, [done.id]: false, [ended.id]: true, [late.id]: true })
+      expect((yield* paused())[late.id]).toBe(false)
       // One whose attempt was under way at the disable ends while paused; a retry must find it unpaused.
       yield* sql`UPDATE webhook_deliveries SET status = 'exhausted', next_attempt_at = NULL WHERE id = ${ended.id}`
+      // The database derives nothing from the endpoint's status any more.
+      yield* sql`UPDATE webhook_endpoints SET status = 'enabled' WHERE id = ${endpoint.id}`
+      expect(yield* paused()).toEqual({ [open.id]: true, [done.id]: false, [ended.id]: true, [late.id]: false })
+      yield* sql`UPDATE webhook_endpoints SET status = 'disabled' WHERE id = ${endpoint.id}`
 
-      yield* endpoints.update({ ...endpoint, status: "enabled", version: 3 })
+      yield* uow.transaction(move(disabled, "enabled"))
       expect(yield* paused()).toEqual({ [open.id]: false, [done.id]: false, [ended.id]: false, [late.id]: false })
     }))
 
