@@ -1743,7 +1743,7 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       // Passed over while its endpoint is disabled (not claimed, not exhausted), even unpaused (fanned
       // out as the endpoint was being disabled); due again once enabled, as the domain enables it.
       expect(yield* claim({})).toEqual([])
-      const enabled = Result.getOrThrow(Webhook.transitionEndpoint(off, "enabled", later(T0))).next
+      const enabled = Result.getOrThrow(Webhook.transitionEndpoint(off, "enable", later(T0))).next
       yield* endpoints.update(enabled)
       yield* (yield* WebhookDeliveryRepo).pause(Webhook.pauseOf(enabled))
       expect(yield* claim({})).toEqual([paused.id])

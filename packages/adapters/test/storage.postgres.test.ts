@@ -276,7 +276,7 @@ layer(storage, { excludeTestServices: true, timeout: "2 minutes" })("PostgreSQL 
       // What UpdateEndpoint persists: the endpoint's move, then the pause rule's decision.
       const move = (from: Webhook.WebhookEndpoint, to: Webhook.EndpointStatus) =>
         Effect.gen(function*() {
-          const next = Result.getOrThrow(Webhook.transitionEndpoint(from, to, new Date().toISOString())).next
+          const next = Result.getOrThrow(Webhook.transitionEndpoint(from, Webhook.triggerTo(to), new Date().toISOString())).next
           yield* endpoints.update(next)
           yield* deliveries.pause(Webhook.pauseOf(next))
           return next

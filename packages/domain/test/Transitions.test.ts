@@ -16,7 +16,7 @@ import { decide } from "../src/payments/operations/RecordAttempt.ts"
 import { ORDER_STATUSES } from "../src/payments/Order.ts"
 import { TRANSACTION_STATUSES } from "../src/payments/Transaction.ts"
 import { SESSION_STATUSES } from "../src/sessions/CheckoutSession.ts"
-import { DELIVERY_STATUSES } from "../src/webhooks/Webhook.ts"
+import { DELIVERY_STATUSES, ENDPOINT_STATUSES } from "../src/webhooks/Webhook.ts"
 
 const T0 = "2026-11-01T10:00:00.000Z"
 const T1 = "2026-11-01T10:00:01.000Z"
@@ -204,12 +204,15 @@ const TRANSITION_MODULES = new Set([
   "sessions/CheckoutSession.ts",
   "kernel/StateMachine.ts",
   "webhooks/Webhook.ts",
+  // Aggregate modules whose `enabled`/`disabled` (the endpoint's words too) are theirs to set.
+  "channels/Channel.ts",
+  "accounts/Account.ts",
   "money-out/MoneyOut.ts"
 ])
 
-/** `status: "<an order, transaction, session or delivery status>"` in an object literal. */
+/** `status: "<an order, transaction, session, delivery or endpoint status>"` in an object literal. */
 const STATUS_LITERAL = new RegExp(
-  `(?<!readonly )status:\\s*["'](${[...new Set([...ORDER_STATUSES, ...TRANSACTION_STATUSES, ...SESSION_STATUSES, ...DELIVERY_STATUSES])].join("|")})["']`
+  `(?<!readonly )status:\\s*["'](${[...new Set([...ORDER_STATUSES, ...TRANSACTION_STATUSES, ...SESSION_STATUSES, ...DELIVERY_STATUSES, ...ENDPOINT_STATUSES])].join("|")})["']`
 )
 
 const sources = (dir: string): Array<string> =>

@@ -5,7 +5,7 @@ import { PayoutMachine, RefundMachine, TransferMachine } from "../money-out/Mone
 import { OrderMachine } from "../payments/Order.ts"
 import { toMarkdown } from "./StateMachine.ts"
 import { TransactionMachine } from "../payments/Transaction.ts"
-import { DeliveryMachine } from "../webhooks/Webhook.ts"
+import { DeliveryMachine, EndpointMachine } from "../webhooks/Webhook.ts"
 
 export const MACHINES = [
   SessionMachine,
@@ -15,7 +15,8 @@ export const MACHINES = [
   RefundMachine,
   PayoutMachine,
   TransferMachine,
-  DeliveryMachine
+  DeliveryMachine,
+  EndpointMachine
 ] as const
 
 export const render = (): string =>

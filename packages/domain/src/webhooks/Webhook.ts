@@ -49,7 +49,7 @@ export const EVENT_TYPES = [
 
 export const ENDPOINT_STATUSES = ["enabled", "disabled"] as const
 export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number]
-export type EndpointTrigger = "disabled" | "enabled"
+export type EndpointTrigger = "disable" | "enable"
 
 export const WebhookEndpoint = Schema.Struct({
   id: Schema.String,
@@ -75,14 +75,17 @@ export const EndpointMachine: Machine<EndpointStatus, EndpointTrigger> = define(
   states: ENDPOINT_STATUSES,
   finals: [],
   transitions: [
-    { from: ["enabled"], trigger: "disabled", to: "disabled", when: "the merchant disables it: its open deliveries pause" },
-    { from: ["disabled"], trigger: "enabled", to: "enabled", when: "the merchant enables it: its paused deliveries resume" }
+    { from: ["enabled"], trigger: "disable", to: "disabled", when: "the merchant disables it: its open deliveries pause" },
+    { from: ["disabled"], trigger: "enable", to: "enabled", when: "the merchant enables it: its paused deliveries resume" }
   ]
 })
 
 /** Our own flows never ask the endpoint table for a move it lacks: a refusal is a bug. */
 export const transitionEndpoint = transitionOf(EndpointMachine, (endpoint: WebhookEndpoint, move) =>
   new Error(`Webhook endpoint ${endpoint.id}: ${move}`))
+
+/** The move to a status the merchant asked for. */
+export const triggerTo = (status: EndpointStatus): EndpointTrigger => status === "disabled" ? "disable" : "enable"
 
 /** A new endpoint: `enabled`, version 1. */
 export const bornEndpoint = (fields: Omit<WebhookEndpoint, "status" | "updated_at" | "version">): WebhookEndpoint => ({

@@ -29,7 +29,7 @@ export const decideEndpointUpdate = (
 ) =>
   status === undefined || status === current.status
     ? Result.succeed({ next: revise(current, changes, at), pause: undefined })
-    : Result.map(Webhook.transitionEndpoint(current, status, at, changes), (moved) => ({
+    : Result.map(Webhook.transitionEndpoint(current, Webhook.triggerTo(status), at, changes), (moved) => ({
       next: moved.next,
       pause: Webhook.pauseOf(moved.next) as Webhook.DeliveryPause | undefined
     }))
