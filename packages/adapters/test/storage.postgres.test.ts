@@ -14,11 +14,15 @@ import {
   UnitOfWork,
   Webhook,
   WebhookDeliveryRepo,
-  WebhookEndpointRepo
+  WebhookEndpointRepo,
+  Webhooks
 } from "@tender/domain"
 import { Cause, Clock, Deferred, Effect, Exit, Fiber, Layer, Option, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import * as IdsRandom from "../src/crypto/IdsRandom.ts"
+import * as PayloadSignerHmac from "../src/crypto/PayloadSignerHmac.ts"
+import * as HostResolverDns from "../src/webhooks/HostResolverDns.ts"
+import * as WebhookTransportHttp from "../src/webhooks/WebhookTransportHttp.ts"
 import * as KeyHasherSha256 from "../src/crypto/KeyHasherSha256.ts"
 import { postgresStorage } from "../src/Infrastructure.ts"
 import { ChannelCredentials } from "../src/storage/ChannelCredentials.ts"
@@ -305,6 +309,37 @@ layer(storage, { excludeTestServices: true, timeout: "2 minutes" })("PostgreSQL 
 
       yield* uow.transaction(move(disabled, "enabled"))
       expect(yield* paused()).toEqual({ [open.id]: false, [done.id]: false, [ended.id]: false, [late.id]: false })
+    }))
+
+  it.effect("the domain's UpdateEndpoint and DeleteEndpoint store the pause rule's decision with the endpoint's change", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const { account } = yield* newAccount()
+      yield* (yield* AccountRepo).insert(account)
+      const event = yield* storedEvent(account.id)
+      const endpoint = yield* newEndpoint(account.id)
+      yield* (yield* WebhookEndpointRepo).insert(endpoint, 1000)
+      const [open, done] = [yield* newDelivery(event, endpoint.id), yield* newDelivery(event, endpoint.id, { status: "succeeded", next_attempt_at: null })]
+      for (const d of [open, done]) yield* (yield* WebhookDeliveryRepo).insert(d)
+      const paused = Effect.map(
+        sql<{ id: string; paused: boolean }>`SELECT id, paused FROM webhook_deliveries WHERE endpoint_id = ${endpoint.id}`,
+        (rows) => Object.fromEntries(rows.map((r) => [r.id, r.paused]))
+      )
+      const webhooks = Webhooks.layer.pipe(
+        Layer.provide(Layer.mergeAll(WebhookTransportHttp.layer, PayloadSignerHmac.layer).pipe(Layer.provideMerge(HostResolverDns.layer)))
+      )
+      yield* Effect.gen(function*() {
+        const use = yield* Webhooks
+        expect((yield* use.updateEndpoint(account, endpoint.id, { status: "disabled" })).status).toBe("disabled")
+        expect(yield* paused).toEqual({ [open.id]: true, [done.id]: false })
+        yield* use.updateEndpoint(account, endpoint.id, { description: "still off" })
+        expect(yield* paused).toEqual({ [open.id]: true, [done.id]: false })
+        yield* use.updateEndpoint(account, endpoint.id, { status: "enabled" })
+        expect(yield* paused).toEqual({ [open.id]: false, [done.id]: false })
+        yield* use.updateEndpoint(account, endpoint.id, { status: "disabled" })
+        yield* use.deleteEndpoint(account, endpoint.id)
+        expect(yield* paused).toEqual({ [open.id]: false, [done.id]: false })
+      }).pipe(Effect.provide(webhooks))
     }))
 
   it.effect("claimDue's cost follows the endpoints and the bounds, not the backlog: 50,000 due rows of a tenant at its cap, one of another", () =>

@@ -125,6 +125,31 @@ describe("deliveries and their lease", () => {
       await hooks.close()
     }
   }, 60_000)
+
+  it("decisions.md: deleting an endpoint ends its pending deliveries exhausted (\"endpoint deleted\"), a disabled one's too (not paused for ever)", async () => {
+    const acct = await newAccount("disabled then deleted")
+    const hits: Array<number> = []
+    const hooks = await receiver((_request, response) => {
+      hits.push(503)
+      response.writeHead(503).end()
+    })
+    try {
+      const endpoint = (await post("/v1/webhook_endpoints", { url: hooks.url("/hooks") }, acct)).json
+      await record(acct.account_id)
+      const failed = await firstFailed(acct, endpoint.id)
+      expect((await post(`/v1/webhook_endpoints/${endpoint.id}`, { status: "disabled" }, acct)).status).toBe(200)
+      expect((await post(`/v1/webhook_deliveries/${failed.id}/retry`, {}, acct)).json.status).toBe("pending")
+      expect((await send(server, acct, "DELETE", `/v1/webhook_endpoints/${endpoint.id}`)).status).toBe(200)
+      const done = await until(async () => {
+        const d = await detail(acct, failed.id)
+        return d.status === "exhausted" ? d : undefined
+      })
+      expect(done.attempts.map((a: { error: string }) => a.error)).toEqual(["HTTP 503", "endpoint deleted"])
+      expect(hits).toEqual([503])
+    } finally {
+      await hooks.close()
+    }
+  }, 60_000)
 })
 
 describe("noisy neighbour", () => {
