@@ -6,7 +6,7 @@
 import { Context, Data, type Effect, type Option } from "effect"
 import type { Channel, ProviderCredentials } from "./Channel.ts"
 import type { AccountId } from "../kernel/Ids.ts"
-import type { LookupResult, PaymentProvider } from "../payments/PaymentPorts.ts"
+import type { LookupResult, PaymentProvider } from "../payments/ProviderPorts.ts"
 
 export class ChannelRepo extends Context.Service<ChannelRepo, {
   insert(channel: Channel, credentials: ProviderCredentials): Effect.Effect<void>

@@ -9,7 +9,7 @@ import { Ids } from "../kernel/Ids.ts"
 import type { CustomerRecord } from "../money-out/MoneyOut.ts"
 import { CustomerRepo } from "./CustomerPorts.ts"
 import { MAX_EMAIL, MAX_NAME, MAX_PHONE } from "../kernel/Limits.ts"
-import { EMAIL } from "../payments/PaymentRequest.ts"
+import { EMAIL } from "../payments/RequestChecks.ts"
 import { nowIso } from "../kernel/Time.ts"
 
 export interface CreateCustomerInput {

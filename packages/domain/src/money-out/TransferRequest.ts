@@ -17,7 +17,7 @@ import {
 } from "../kernel/Errors.ts"
 import { type InstrumentType, type PaymentInstrument, presentAddress } from "../payments/Payment.ts"
 import { findMethod } from "../payments/PaymentMethods.ts"
-import { checkOrderBasics, type Dedicated, EMAIL, firstDedicated } from "../payments/PaymentRequest.ts"
+import { checkOrderBasics, type Dedicated, EMAIL, firstDedicated } from "../payments/RequestChecks.ts"
 import type { VaultedCard } from "../kernel/Ports.ts"
 
 type Text = string | undefined

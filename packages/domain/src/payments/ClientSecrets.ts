@@ -25,9 +25,10 @@ import type { Order, Transaction } from "./Payment.ts"
 import { OrderRepo, TransactionRepo } from "./PaymentPorts.ts"
 import { major } from "./PaymentViews.ts"
 import { Payments } from "./Payments.ts"
-import { MAX_URL, urlProblem } from "./PaymentRequest.ts"
+import { MAX_URL } from "../kernel/Limits.ts"
+import { urlProblem } from "./RequestChecks.ts"
 import { CardVault, CvcStore, KeyHasher, type VaultedCard } from "../kernel/Ports.ts"
-import { latestAttempt } from "./operations/Kit.ts"
+import { latestAttempt } from "./Transaction.ts"
 import { isoOf } from "../kernel/Time.ts"
 
 /**
@@ -83,7 +84,7 @@ export const ClientPayResult = Schema.Struct({
 }).annotate({ identifier: "ClientPayResult", description: "`pay`'s answer: the status, and with a challenge how to show it." })
 export type ClientPayResult = typeof ClientPayResult.Type
 
-/** The longest `return_url` kept (PaymentRequest.MAX_URL). */
+/** The longest `return_url` kept (Limits.ts MAX_URL). */
 export const MAX_RETURN_URL = MAX_URL
 
 /**

@@ -4,8 +4,10 @@
  * column is the only list of the payment events an order's move produces; manual-capture closes
  * emit through the authorization's table instead (AuthorizationStatus.ts).
  */
+import { Schema } from "effect"
 import { InvalidOrderStatusTransition } from "../kernel/Errors.ts"
-import type { Order } from "./Payment.ts"
+import { AccountId, OrderId } from "../kernel/Ids.ts"
+import { CaptureMethod, CardStorageConsent, Customer, OrderSubtype, PaymentInstrument } from "./PaymentFields.ts"
 import { define, type Machine, transitionOf } from "../kernel/StateMachine.ts"
 
 export const ORDER_STATUSES = [
@@ -83,6 +85,61 @@ export const OrderMachine: Machine<OrderStatus, OrderTrigger> = define({
     { from: IN_FLIGHT, trigger: "transfer_refused", to: "failed", when: "a transfer the provider refused or never received, or whose retry window lapsed (the transfer's row emits)" }
   ]
 })
+
+export const Order = Schema.Struct({
+  id: OrderId,
+  account_id: AccountId,
+  livemode: Schema.Boolean,
+  merchant_reference: Schema.String,
+  subtype: OrderSubtype,
+  /** A checkout order's session (spec: `additional_identifiers` type `checkout`); null for direct payments. */
+  checkout_session_id: Schema.NullOr(Schema.String),
+  status: Schema.Literals(ORDER_STATUSES),
+  amount: Schema.Int,
+  currency: Schema.String,
+  country: Schema.String,
+  payment_method: Schema.String,
+  capture_method: CaptureMethod,
+  processing_profile: Schema.NullOr(Schema.String),
+  customer: Schema.NullOr(Customer),
+  success_url: Schema.NullOr(Schema.String),
+  cancel_url: Schema.NullOr(Schema.String),
+  /** The vaulted card the order charges (a token, never a number). */
+  card_token: Schema.NullOr(Schema.String),
+  /** Set once the order succeeded: the instrument of its final transaction (spec). */
+  payment_instrument: Schema.NullOr(PaymentInstrument),
+  /** Crypto under/overpayments: what actually arrived, until the merchant decides. */
+  received_amount: Schema.NullOr(Schema.Int),
+  /** What refunds have given back so far (succeeded refunds only), minor units; 0 until one does. */
+  refunded_amount: Schema.Int,
+  /** The customer record (`cus_…`) the payment names, if any. */
+  customer_id: Schema.NullOr(Schema.String),
+  /** The card-storage consent asserted for the payment, once one is (then only the same one is accepted). */
+  card_storage_consent: Schema.NullOr(CardStorageConsent),
+  /**
+   * A direct payment's create request, as a SHA-256 of its canonical JSON (operations/Create.ts): how
+   * a retry after a 502 is told from another request with the same reference. Null for other orders.
+   */
+  request_hash: Schema.NullOr(Schema.String),
+  /**
+   * Set while a direct payment whose create answered 502 `provider_unavailable` awaits the merchant's
+   * retry (status `pending`): until then the same request attempts again; past it the order fails.
+   */
+  retry_until: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  updated_at: Schema.String,
+  version: Schema.Int
+})
+export type Order = typeof Order.Type
+
+/**
+ * What the payer paid for an order: its amount, or what arrived when a crypto under- or overpayment
+ * was reported (contract.md: "After an accepted crypto overpayment the refundable balance is what
+ * arrived (less earlier refunds)"). The bound of `refunded_amount`, in the refund's decision
+ * (operations/Original.ts, Refund.ts) and in storage alike (the orders' trigger, migrations 0028 and
+ * 0036; the memory adapter's OrderRepo).
+ */
+export const arrivedAmount = (order: Pick<Order, "amount" | "received_amount">): number => order.received_amount ?? order.amount
 
 export const transition = transitionOf(OrderMachine, (order: Order, move) =>
   new InvalidOrderStatusTransition({ message: `Order ${order.id}: ${move}` }))

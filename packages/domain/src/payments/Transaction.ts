@@ -3,8 +3,11 @@
  * then → completed, failed, canceled or returned; treat initial, pending and processing all as in
  * flight. Transactions emit no events of their own: the order or the authorization they belong to does.
  */
+import { Schema } from "effect"
 import { InvalidTransactionStatus } from "../kernel/Errors.ts"
-import type { Transaction } from "./Payment.ts"
+import { AccountId, OrderId, TransactionId } from "../kernel/Ids.ts"
+import type { Order } from "./Order.ts"
+import { NextAction, PaymentInstrument, PendingCall, ThreeDsStatus, TransactionKind } from "./PaymentFields.ts"
 import { define, type Machine, transitionOf } from "../kernel/StateMachine.ts"
 
 export const TRANSACTION_STATUSES = ["initial", "pending", "processing", "completed", "failed", "canceled", "returned"] as const
@@ -30,6 +33,71 @@ export const TransactionMachine: Machine<TransactionStatus, TransactionTrigger> 
     { from: IN_FLIGHT, trigger: "returned", to: "returned" }
   ]
 })
+
+export const Transaction = Schema.Struct({
+  id: TransactionId,
+  order_id: OrderId,
+  account_id: AccountId,
+  livemode: Schema.Boolean,
+  kind: TransactionKind,
+  status: Schema.Literals(TRANSACTION_STATUSES),
+  amount: Schema.Int,
+  currency: Schema.String,
+  payment_method: Schema.String,
+  processing_profile: Schema.NullOr(Schema.String),
+  provider: Schema.String,
+  /**
+   * The channel the transaction went to (contract.md, Providers); null for the built-in sandbox.
+   * Its follow-ups (capture, void, refund, 3-D Secure), reconciliation and notifications go there.
+   */
+  channel_id: Schema.NullOr(Schema.String),
+  provider_transaction_id: Schema.NullOr(Schema.String),
+  decline_code: Schema.NullOr(Schema.String),
+  /** On every attempt that ran on a stored instrument, failed ones included (spec). */
+  payment_instrument: Schema.NullOr(PaymentInstrument),
+  /** Captures and voids point at their authorization. */
+  parent_transaction_id: Schema.NullOr(TransactionId),
+  /** Captures: whether this capture closes the authorization. */
+  final: Schema.NullOr(Schema.Boolean),
+  /** Authorizations: whether the provider granted multicapture. */
+  multicapture: Schema.NullOr(Schema.Boolean),
+  next_action: Schema.NullOr(NextAction),
+  three_ds: Schema.NullOr(ThreeDsStatus),
+  /**
+   * Where a provider page of this attempt (the 3-D Secure challenge) sends the customer back to, when
+   * the browser SDK's `redirect` display mode took the whole page there: `pay`'s return URL with
+   * `tender_payment_id` appended. Null otherwise (the order's success_url / cancel_url apply). Not
+   * part of any merchant API view.
+   */
+  customer_return_url: Schema.NullOr(Schema.String),
+  /**
+   * The attempt is the customer's in one of Tender's browser flows (the SDK's `pay`, a checkout
+   * session): the customer's answer to its 3-D Secure challenge completes it at once (contract.md,
+   * Browser SDK). False: the merchant's server created it with a token and shows the challenge itself,
+   * then completes it (`3ds/complete`). Not part of any merchant API view.
+   */
+  browser_flow: Schema.Boolean,
+  expires_at: Schema.NullOr(Schema.String),
+  pending_call: Schema.NullOr(PendingCall),
+  /**
+   * While it awaits settlement (TransactionStatus.awaitsSettlement): when the settlement worker asks
+   * the provider next, put off after a round that did not settle it (SettleDue.ts); null: due since
+   * it was created. Not part of any merchant API view.
+   */
+  settlement_check_at: Schema.NullOr(Schema.String),
+  created_at: Schema.String,
+  updated_at: Schema.String,
+  version: Schema.Int
+})
+export type Transaction = typeof Transaction.Type
+
+/**
+ * Where a provider page of `txn` sends the customer once it ended (`good`: the payment can go on):
+ * the browser SDK's return URL when its redirect mode brought them (one page either way: it re-reads
+ * the payment), else the order's success_url or cancel_url.
+ */
+export const customerReturnUrl = (order: Order, txn: Transaction, good: boolean): string | null =>
+  txn.customer_return_url ?? (good ? order.success_url : order.cancel_url)
 
 export const isInFlight = (status: TransactionStatus): boolean => (IN_FLIGHT as ReadonlyArray<string>).includes(status)
 
@@ -60,3 +128,9 @@ export const born = (fields: Omit<Transaction, "status" | "version" | "updated_a
   updated_at: fields.created_at,
   version: 1
 })
+/** A provider call reserved and not recorded yet: the outcome is in doubt until it is. */
+export const callInFlight = (t: Transaction): boolean => t.pending_call !== null
+
+/** The payment attempt of an order (payment or authorization), newest first. */
+export const latestAttempt = (txns: ReadonlyArray<Transaction>) =>
+  [...txns].reverse().find((t) => t.kind === "payment" || t.kind === "authorization")

@@ -7,7 +7,7 @@ import { Context, Effect, Schedule } from "effect"
 import type { Account } from "../accounts/Account.ts"
 import * as Cidr from "../kernel/Cidr.ts"
 import { invalidField } from "../kernel/Errors.ts"
-import * as PaymentRequest from "../payments/PaymentRequest.ts"
+import { urlProblem } from "../payments/RequestChecks.ts"
 import { HostResolver, type Listener, ServerListeners } from "./WebhookPorts.ts"
 
 /**
@@ -170,7 +170,7 @@ const hostnameProblem = (hostname: string): string | undefined => {
  * Live mode: https only. Test mode: https, or http on a loopback host (local receivers).
  */
 const endpointUrlProblem = (raw: string, mode: Account["mode"], policy: ReceiverPolicy) => {
-  const problem = PaymentRequest.urlProblem(raw)
+  const problem = urlProblem(raw)
   if (problem !== undefined) return problem
   const url = new URL(raw)
   if (url.username !== "" || url.password !== "") return "must not carry credentials"

@@ -10,7 +10,9 @@ import { ConsentConflict, OrderNotFound } from "../../kernel/Errors.ts"
 import type { CardStorageConsent, Order } from "../Payment.ts"
 import { OrderRepo } from "../PaymentPorts.ts"
 import { revise } from "../../kernel/StateMachine.ts"
-import { lockOrder, nowIso, saveOrder, unitOfWork } from "./Kit.ts"
+import { nowIso } from "../../kernel/Time.ts"
+import { lockOrder } from "./Load.ts"
+import { saveOrder, unitOfWork } from "./Persist.ts"
 
 export interface ConsentView {
   readonly order_id: string

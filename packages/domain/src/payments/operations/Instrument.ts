@@ -6,7 +6,7 @@
 import { Effect, Option } from "effect"
 import type { CustomerRecord } from "../../money-out/MoneyOut.ts"
 import { type Customer, type PaymentInstrument, presentAddress, type Transaction } from "../Payment.ts"
-import { type BinFacts, PaymentProvider } from "../PaymentPorts.ts"
+import { type BinFacts, PaymentProvider } from "../ProviderPorts.ts"
 import { CardVault, type VaultedCard } from "../../kernel/Ports.ts"
 
 export interface Holder {

@@ -10,7 +10,11 @@ import * as OrderAggregate from "../Order.ts"
 import type { Order } from "../Payment.ts"
 import { OrderRepo, TransactionRepo } from "../PaymentPorts.ts"
 import * as Txn from "../Transaction.ts"
-import { decided, emit, guarded, latestAttempt, lockOrder, nowIso, saveOrder, saveTxn, unitOfWork, viewOrder } from "./Kit.ts"
+import { nowIso } from "../../kernel/Time.ts"
+import { latestAttempt } from "../Transaction.ts"
+import { guarded, lockOrder } from "./Load.ts"
+import { decided, emit, saveOrder, saveTxn, unitOfWork } from "./Persist.ts"
+import { viewOrder } from "./Snapshot.ts"
 
 export const decideAmountMismatch = Effect.fn("Payments.decideAmountMismatch")(function*(
   account: Account,

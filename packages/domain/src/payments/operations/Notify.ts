@@ -19,7 +19,7 @@ import { InvalidSignature, NotificationMismatch } from "../../kernel/Errors.ts"
 import type { PendingCall, Transaction } from "../Payment.ts"
 import { TransactionRepo } from "../PaymentPorts.ts"
 import { awaitsSettlement } from "../Transaction.ts"
-import { guarded, loadTxn } from "./Kit.ts"
+import { guarded, loadTxn } from "./Load.ts"
 import { apply } from "./Reconcile.ts"
 import { settlerOf } from "./SettleDue.ts"
 

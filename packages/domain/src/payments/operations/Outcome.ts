@@ -8,7 +8,7 @@ import { PaymentUnexpectedState, TransactionNotFound } from "../../kernel/Errors
 import type { Transaction } from "../Payment.ts"
 import { TransactionRepo } from "../PaymentPorts.ts"
 import * as Txn from "../Transaction.ts"
-import { guarded, refuseInactive } from "./Kit.ts"
+import { guarded, refuseInactive } from "./Load.ts"
 import { type AttemptOutcome, record } from "./RecordAttempt.ts"
 
 export type ProviderOutcome = "succeed" | "fail" | "cancel" | "expire"

@@ -8,19 +8,14 @@ import { Effect, type Result } from "effect"
 import { CardPaymentInProgress, DownstreamError, ProviderUnavailable } from "../../kernel/Errors.ts"
 import { Faults } from "../../kernel/Faults.ts"
 import type { Order, PendingCall, Transaction } from "../Payment.ts"
-import {
-  type AuthorizeResult,
-  type OrderRepo,
-  PaymentProvider,
-  ProviderRecordsInUnitOfWork,
-  type StartResult,
-  type TransactionRepo,
-  type Unknown
-} from "../PaymentPorts.ts"
+import { type OrderRepo, type TransactionRepo } from "../PaymentPorts.ts"
+import { type AuthorizeResult, PaymentProvider, ProviderRecordsInUnitOfWork, type StartResult, type Unknown } from "../ProviderPorts.ts"
 import type { UnitOfWork } from "../../kernel/Ports.ts"
 import { type Decided, revise } from "../../kernel/StateMachine.ts"
 import * as Txn from "../Transaction.ts"
-import { decided, loadTxn, lockOrder, nowIso, saveTxn, unitOfWork } from "./Kit.ts"
+import { nowIso } from "../../kernel/Time.ts"
+import { loadTxn, lockOrder } from "./Load.ts"
+import { decided, saveTxn, unitOfWork } from "./Persist.ts"
 import { Fallbacks, providerFields } from "./Route.ts"
 import { type AttemptOutcome, record, recordOn } from "./RecordAttempt.ts"
 

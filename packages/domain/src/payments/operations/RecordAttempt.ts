@@ -13,7 +13,9 @@ import type { OrderTrigger } from "../Order.ts"
 import type { NextAction, Order, Transaction } from "../Payment.ts"
 import { type Decided, type Moved, revise } from "../../kernel/StateMachine.ts"
 import * as Txn from "../Transaction.ts"
-import { emit, lockOrder, lockSessionOf, loadTxn, nowIso, saveOrder, saveSession, saveTxn, unitOfWork } from "./Kit.ts"
+import { nowIso } from "../../kernel/Time.ts"
+import { lockOrder, lockSessionOf, loadTxn } from "./Load.ts"
+import { emit, saveOrder, saveSession, saveTxn, unitOfWork } from "./Persist.ts"
 import { retryUntil } from "./Retry.ts"
 
 export type AttemptOutcome =

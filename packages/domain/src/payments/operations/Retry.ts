@@ -8,7 +8,7 @@
 import { Clock, Effect, Option } from "effect"
 import type { Order } from "../Payment.ts"
 import { KeyHasher } from "../../kernel/Ports.ts"
-import { lockOrder } from "./Kit.ts"
+import { lockOrder } from "./Load.ts"
 import { referenceHolder, referenceTaken } from "./Target.ts"
 
 /** The creates that may be retried after a 502, by the subtype of the order they make. */

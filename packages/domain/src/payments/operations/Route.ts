@@ -11,7 +11,7 @@ import { type Channel, PROVIDER_TRANSFERS, takesMethod } from "../../channels/Ch
 import { ChannelProviders, ChannelRepo } from "../../channels/ChannelPorts.ts"
 import { PaymentMethodNotSupportedByProvider, PaymentUnroutable, ProviderNotEnabledForMerchant, TransactionProviderMismatch, TransferNotSupportedByProvider, TransferUnroutable } from "../../kernel/Errors.ts"
 import type { AccountId } from "../../kernel/Ids.ts"
-import { PaymentProvider } from "../PaymentPorts.ts"
+import { PaymentProvider } from "../ProviderPorts.ts"
 import { AccountRepo } from "../../kernel/Ports.ts"
 import { channelsFor, type PaymentRoute, routeFor, usableFor } from "../../channels/Routing.ts"
 

@@ -6,7 +6,9 @@
  */
 import { Effect } from "effect"
 import type { Order, Transaction } from "../Payment.ts"
-import { guarded, loadTxn, lockOrder, nowIso, unitOfWork } from "./Kit.ts"
+import { nowIso } from "../../kernel/Time.ts"
+import { guarded, loadTxn, lockOrder } from "./Load.ts"
+import { unitOfWork } from "./Persist.ts"
 import { checkpoint } from "./ProviderStep.ts"
 import { providerOf } from "./Route.ts"
 import { awaitsSettlement } from "../Transaction.ts"

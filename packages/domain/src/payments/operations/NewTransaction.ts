@@ -1,0 +1,48 @@
+/**
+ * The birth of a transaction under an order (an attempt, a capture, a void, a refund, a payout, a
+ * transfer): `initial`, on the provider the operation talks to, the order's money and method.
+ */
+import { Effect } from "effect"
+import { Ids } from "../../kernel/Ids.ts"
+import { nowIso } from "../../kernel/Time.ts"
+import type { Order } from "../Order.ts"
+import { PaymentProvider } from "../ProviderPorts.ts"
+import * as Txn from "../Transaction.ts"
+import type { Transaction } from "../Transaction.ts"
+
+/** A new attempt (or capture, or void) under an order: `initial`, on the order's provider. */
+export const newTransaction = (order: Order, kind: Transaction["kind"], amount: number, fields: Partial<Omit<Transaction, "status">> = {}) =>
+  Effect.gen(function*() {
+    const ids = yield* Ids
+    const provider = yield* PaymentProvider
+    const at = yield* nowIso
+    return Txn.born({
+      id: yield* ids.make("transaction"),
+      order_id: order.id,
+      account_id: order.account_id,
+      livemode: order.livemode,
+      kind,
+      amount,
+      currency: order.currency,
+      payment_method: order.payment_method,
+      processing_profile: order.processing_profile,
+      provider: provider.name,
+      channel_id: provider.channel_id ?? null,
+      provider_transaction_id: null,
+      decline_code: null,
+      payment_instrument: null,
+      parent_transaction_id: null,
+      final: null,
+      multicapture: null,
+      next_action: null,
+      three_ds: null,
+      customer_return_url: null,
+      browser_flow: false,
+      expires_at: null,
+      pending_call: null,
+      settlement_check_at: null,
+      created_at: at,
+      ...fields
+    })
+  })
+
