@@ -31,6 +31,7 @@ import {
   TransactionRepo,
   TransferRepo,
   MoneyOut,
+  type Customer,
   UnitOfWork,
   Webhook,
   WebhookDeliveryRepo,
@@ -2526,9 +2527,9 @@ export const pastBoundContract = <R>(
 }
 
 export const customersContract = (it: Vitest.MethodsNonLive<StorageServices | CustomerRepo>) => {
-  const newCustomer = (accountId: AccountId, overrides: Partial<MoneyOut.CustomerRecord> = {}) =>
+  const newCustomer = (accountId: AccountId, overrides: Partial<Customer.CustomerRecord> = {}) =>
     Effect.gen(function*() {
-      const record: MoneyOut.CustomerRecord = {
+      const record: Customer.CustomerRecord = {
         id: yield* (yield* Ids).make("customer"),
         account_id: accountId,
         livemode: false,

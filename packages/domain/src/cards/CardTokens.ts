@@ -8,7 +8,7 @@ import { Clock, Context, Effect, Layer } from "effect"
 import type { Account } from "../accounts/Account.ts"
 import * as Card from "./Card.ts"
 import { type FieldError, ValidationFailed } from "../kernel/Errors.ts"
-import { CardVault, CvcStore, type VaultedCard } from "../kernel/Ports.ts"
+import { CardVault, CvcStore, type VaultedCard } from "./CardPorts.ts"
 
 export interface CardInput {
   readonly number: string

@@ -1,6 +1,6 @@
 /** Port: customer records (POST /v1/customers), read only within their account. */
 import { Context, type Effect, type Option } from "effect"
-import type { CustomerRecord } from "../money-out/MoneyOut.ts"
+import type { CustomerRecord } from "./Customer.ts"
 
 export class CustomerRepo extends Context.Service<CustomerRepo, {
   insert(customer: CustomerRecord): Effect.Effect<void>

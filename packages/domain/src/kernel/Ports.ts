@@ -4,7 +4,6 @@
  */
 import { Context, type Effect, type Option, type Scope } from "effect"
 import type { Account } from "../accounts/Account.ts"
-import type { CardBrand, CardFunding } from "../cards/Card.ts"
 import type { Conflict } from "./Errors.ts"
 import type { AccountId } from "./Ids.ts"
 
@@ -30,55 +29,6 @@ export class AccountRepo extends Context.Service<AccountRepo, {
   update(next: Account): Effect.Effect<void, Conflict>
   list(): Effect.Effect<ReadonlyArray<Account>>
 }>()("@tender/domain/AccountRepo") {}
-
-/** The non-sensitive half of a vaulted card: everything but the number and the CVC. */
-export interface VaultedCard {
-  readonly token: string
-  readonly account_id: AccountId
-  readonly brand: CardBrand
-  readonly last4: string
-  readonly bin: string
-  readonly exp_month: number
-  readonly exp_year: number
-  readonly funding: CardFunding
-  readonly holder_name: string | null
-  readonly created_at: string
-}
-
-/** A vaulted card with its number, revealed for a provider call only. */
-export interface RevealedCard {
-  readonly card: VaultedCard
-  readonly number: string
-}
-
-/**
- * The card vault: numbers are stored encrypted and addressed by `tok_…` tokens. `reveal` is for
- * the provider call only; nothing else ever sees the number.
- */
-export class CardVault extends Context.Service<CardVault, {
-  store(card: Omit<VaultedCard, "token" | "created_at"> & { readonly number: string }): Effect.Effect<VaultedCard>
-  find(accountId: AccountId, token: string): Effect.Effect<Option.Option<VaultedCard>>
-  /**
-   * The card with its number, for a provider call, in one read: that call is the card's use, so
-   * its last use becomes now.
-   */
-  reveal(accountId: AccountId, token: string): Effect.Effect<Option.Option<RevealedCard>>
-  /**
-   * Retention (`tender vault purge`): deletes every account's cards last used (stored, or revealed
-   * for a call) before `usedBefore`, or only counts them (`dryRun`); returns how many.
-   */
-  purgeUnused(usedBefore: Date, options?: { readonly dryRun?: boolean }): Effect.Effect<number>
-}>()("@tender/domain/CardVault") {}
-
-/**
- * CVCs, kept for the one authorization that needs them (Redis, sealed, when configured; process
- * memory otherwise), never on disk. They expire with the client secret that collected them
- * (15 minutes); taking one removes it, and every authorization attempt takes its card's.
- */
-export class CvcStore extends Context.Service<CvcStore, {
-  put(token: string, cvc: string): Effect.Effect<void>
-  take(token: string): Effect.Effect<Option.Option<string>>
-}>()("@tender/domain/CvcStore") {}
 
 /** Mutual exclusion across processes (Redis) or within one (memory). */
 export class Locks extends Context.Service<Locks, {

@@ -4,7 +4,22 @@
  */
 import { Effect } from "effect"
 import { invalidField, type ValidationFailed } from "./Errors.ts"
-import type { Page, SearchQuery } from "../payments/Payment.ts"
+
+/** Search filters (contract.md) shared by orders and transactions; `cursor` is opaque. */
+export interface SearchQuery {
+  readonly status?: ReadonlyArray<string> | undefined
+  readonly created_from?: string | undefined
+  readonly created_to?: string | undefined
+  readonly processing_profile?: string | undefined
+  readonly merchant_reference?: string | undefined
+  readonly limit: number
+  readonly cursor?: { readonly created_at: string; readonly id: string } | undefined
+}
+
+export interface Page<A> {
+  readonly data: ReadonlyArray<A>
+  readonly has_more: boolean
+}
 
 export interface SearchInput {
   readonly status?: ReadonlyArray<string> | undefined

@@ -109,18 +109,6 @@ export const Transfer = Schema.Struct({
 })
 export type Transfer = typeof Transfer.Type
 
-/** A customer record (POST /v1/customers). */
-export const CustomerRecord = Schema.Struct({
-  id: Schema.String,
-  account_id: AccountId,
-  livemode: Schema.Boolean,
-  email: Schema.NullOr(Schema.String),
-  name: Schema.NullOr(Schema.String),
-  phone: Schema.NullOr(Schema.String),
-  created_at: Schema.String
-})
-export type CustomerRecord = typeof CustomerRecord.Type
-
 const refuse = (what: string) => <R extends { readonly id: string }>(record: R, move: string) =>
   new InvalidTransactionStatus({ message: `${what} ${record.id}: ${move}` })
 

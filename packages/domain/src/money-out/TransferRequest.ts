@@ -18,7 +18,7 @@ import {
 import { type InstrumentType, type PaymentInstrument, presentAddress } from "../payments/Payment.ts"
 import { findMethod } from "../payments/PaymentMethods.ts"
 import { checkOrderBasics, type Dedicated, EMAIL, firstDedicated } from "../payments/RequestChecks.ts"
-import type { VaultedCard } from "../kernel/Ports.ts"
+import type { VaultedCard } from "../cards/CardPorts.ts"
 
 type Text = string | undefined
 

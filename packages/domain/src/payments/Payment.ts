@@ -6,3 +6,5 @@
 export * from "./PaymentFields.ts"
 export { arrivedAmount, Order } from "./Order.ts"
 export { customerReturnUrl, Transaction } from "./Transaction.ts"
+// Search pages are the kernel's (kernel/Search.ts); named here too, as the API's readers of payments know them.
+export type { Page, SearchQuery } from "../kernel/Search.ts"

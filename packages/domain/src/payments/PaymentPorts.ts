@@ -6,7 +6,8 @@
 import { Context, type Effect, type Option } from "effect"
 import type { Decided } from "../kernel/StateMachine.ts"
 import type { Conflict, DuplicateMerchantReferenceId } from "../kernel/Errors.ts"
-import type { Order, Page, PaymentEvent, SearchQuery, Transaction } from "./Payment.ts"
+import type { Order, PaymentEvent, Transaction } from "./Payment.ts"
+import type { Page, SearchQuery } from "../kernel/Search.ts"
 
 export class OrderRepo extends Context.Service<OrderRepo, {
   /**

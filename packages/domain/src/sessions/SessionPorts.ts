@@ -3,7 +3,7 @@ import { Context, type Effect, type Option } from "effect"
 import type { Decided } from "../kernel/StateMachine.ts"
 import type { CheckoutSession } from "./CheckoutSession.ts"
 import type { Conflict, DuplicateMerchantReferenceId } from "../kernel/Errors.ts"
-import type { Page, SearchQuery } from "../payments/Payment.ts"
+import type { Page, SearchQuery } from "../kernel/Search.ts"
 
 export class CheckoutSessionRepo extends Context.Service<CheckoutSessionRepo, {
   /**

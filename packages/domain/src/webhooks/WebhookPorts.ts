@@ -2,7 +2,7 @@
 import { Context, type Effect, type Option } from "effect"
 import type { Decided } from "../kernel/StateMachine.ts"
 import type { Conflict } from "../kernel/Errors.ts"
-import type { Page } from "../payments/Payment.ts"
+import type { Page } from "../kernel/Search.ts"
 import type { DeliveryAttempt, DeliveryPause, DeliveryStatus, WebhookDelivery, WebhookEndpoint } from "./Webhook.ts"
 
 export class WebhookEndpointRepo extends Context.Service<WebhookEndpointRepo, {

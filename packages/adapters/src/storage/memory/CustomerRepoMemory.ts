@@ -1,9 +1,9 @@
 /** Customer records in memory; reads are scoped by account, as in PostgreSQL. */
-import { CustomerRepo, type MoneyOut } from "@tender/domain"
+import { CustomerRepo, type Customer } from "@tender/domain"
 import { Effect, Layer, Option, Result } from "effect"
 import { MemoryDatabase, table } from "./MemoryDatabase.ts"
 
-const customers = table<string, MoneyOut.CustomerRecord>("customers")
+const customers = table<string, Customer.CustomerRecord>("customers")
 
 export const layer: Layer.Layer<CustomerRepo, never, MemoryDatabase> = Layer.effect(
   CustomerRepo,

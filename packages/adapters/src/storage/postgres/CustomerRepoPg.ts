@@ -1,11 +1,11 @@
 /** Customer records in PostgreSQL (table `customers`, migration 0010); reads are scoped by account. */
 import { PgClient } from "@effect/sql-pg"
-import { CustomerRepo, MoneyOut } from "@tender/domain"
+import { Customer, CustomerRepo } from "@tender/domain"
 import { Effect, Layer, Schema } from "effect"
 import { type SqlClient, SqlSchema } from "effect/sql"
 import { Timestamp } from "./Columns.ts"
 
-const CustomerRow = Schema.Struct({ ...MoneyOut.CustomerRecord.fields, created_at: Timestamp })
+const CustomerRow = Schema.Struct({ ...Customer.CustomerRecord.fields, created_at: Timestamp })
 const Key = Schema.Struct({ accountId: Schema.String, id: Schema.String })
 
 export const layer: Layer.Layer<CustomerRepo, never, SqlClient.SqlClient | PgClient.PgClient> = Layer.effect(
@@ -13,7 +13,7 @@ export const layer: Layer.Layer<CustomerRepo, never, SqlClient.SqlClient | PgCli
   Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
     const encode = Schema.encodeEffect(CustomerRow)
-    const insert = (customer: MoneyOut.CustomerRecord) =>
+    const insert = (customer: Customer.CustomerRecord) =>
       Effect.flatMap(encode(customer), (row) => sql`INSERT INTO customers ${sql.insert(row)}`)
     const find = SqlSchema.findOneOption({
       Request: Key,

@@ -7,7 +7,8 @@ import { Ids } from "../../kernel/Ids.ts"
 import type { NextAction, Order, Transaction } from "../Payment.ts"
 import type { AuthorizeRequest, CardDetails } from "../ProviderPorts.ts"
 import { ClientSecretRepo } from "../ClientSecretPorts.ts"
-import { CardVault, KeyHasher, type RevealedCard, type VaultedCard } from "../../kernel/Ports.ts"
+import { CardVault, type RevealedCard, type VaultedCard } from "../../cards/CardPorts.ts"
+import { KeyHasher } from "../../kernel/Ports.ts"
 import { isoOf } from "../../kernel/Time.ts"
 
 /** A client secret (collect_card / collect_cvv) lives 15 minutes (spec). */

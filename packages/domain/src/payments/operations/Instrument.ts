@@ -4,10 +4,10 @@
  * of its holder. Fields with no value are omitted; the card token and expiry never appear.
  */
 import { Effect, Option } from "effect"
-import type { CustomerRecord } from "../../money-out/MoneyOut.ts"
+import type { CustomerRecord } from "../../customers/Customer.ts"
 import { type Customer, type PaymentInstrument, presentAddress, type Transaction } from "../Payment.ts"
 import { type BinFacts, PaymentProvider } from "../ProviderPorts.ts"
-import { CardVault, type VaultedCard } from "../../kernel/Ports.ts"
+import { CardVault, type VaultedCard } from "../../cards/CardPorts.ts"
 
 export interface Holder {
   readonly email?: string | undefined
