@@ -56,6 +56,14 @@ const accountWithEvent = Effect.gen(function*() {
   return { account: account.id, event: yield* storedEvent(account.id) }
 })
 
+/** Each delivery of the endpoint and its `paused` flag (storage's alone: the domain's record has none). */
+const pausedOf = (endpointId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(
+      sql<{ id: string; paused: boolean }>`SELECT id, paused FROM webhook_deliveries WHERE endpoint_id = ${endpointId}`,
+      (rows) => Object.fromEntries(rows.map((r) => [r.id, r.paused]))
+    ))
+
 layer(storage, { excludeTestServices: true, timeout: "2 minutes" })("PostgreSQL storage", (it) => {
   storageContract(it)
   customersContract(it)
@@ -272,11 +280,7 @@ layer(storage, { excludeTestServices: true, timeout: "2 minutes" })("PostgreSQL 
         yield* newDelivery(event, endpoint.id)
       ]
       for (const d of [open, done, ended]) yield* deliveries.insert(d)
-      const paused = () =>
-        Effect.map(
-          sql<{ id: string; paused: boolean }>`SELECT id, paused FROM webhook_deliveries WHERE endpoint_id = ${endpoint.id}`,
-          (rows) => Object.fromEntries(rows.map((r) => [r.id, r.paused]))
-        )
+      const paused = () => pausedOf(endpoint.id)
       // What UpdateEndpoint persists: the endpoint's move, then the pause rule's decision.
       const move = (from: Webhook.WebhookEndpoint, to: Webhook.EndpointStatus) =>
         Effect.gen(function*() {
@@ -313,7 +317,6 @@ layer(storage, { excludeTestServices: true, timeout: "2 minutes" })("PostgreSQL 
 
   it.effect("the domain's UpdateEndpoint and DeleteEndpoint store the pause rule's decision with the endpoint's change", () =>
     Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
       const { account } = yield* newAccount()
       yield* (yield* AccountRepo).insert(account)
       const event = yield* storedEvent(account.id)
@@ -321,10 +324,7 @@ layer(storage, { excludeTestServices: true, timeout: "2 minutes" })("PostgreSQL 
       yield* (yield* WebhookEndpointRepo).insert(endpoint, 1000)
       const [open, done] = [yield* newDelivery(event, endpoint.id), yield* newDelivery(event, endpoint.id, { status: "succeeded", next_attempt_at: null })]
       for (const d of [open, done]) yield* (yield* WebhookDeliveryRepo).insert(d)
-      const paused = Effect.map(
-        sql<{ id: string; paused: boolean }>`SELECT id, paused FROM webhook_deliveries WHERE endpoint_id = ${endpoint.id}`,
-        (rows) => Object.fromEntries(rows.map((r) => [r.id, r.paused]))
-      )
+      const paused = pausedOf(endpoint.id)
       const webhooks = Webhooks.layer.pipe(
         Layer.provide(Layer.mergeAll(WebhookTransportHttp.layer, PayloadSignerHmac.layer).pipe(Layer.provideMerge(HostResolverDns.layer)))
       )
