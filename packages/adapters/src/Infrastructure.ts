@@ -337,8 +337,10 @@ export const DISPATCHER_POOL_SIZE = 6
  */
 export const dispatcherStorage = (
   config: TenderConfig
-): Layer.Layer<WebhookDeliveryRepo | WebhookEndpointRepo | EventRepo | AccountRepo, InfrastructureError> | undefined =>
+): Layer.Layer<WebhookDeliveryRepo | WebhookEndpointRepo | EventRepo | AccountRepo | UnitOfWork, InfrastructureError> | undefined =>
   config.storage === "memory" ? undefined : Layer.mergeAll(
+    // The unit of work of this pool: an endpoint's change and its deliveries' pause are one (UpdateEndpoint.ts).
+    UnitOfWorkPg.layer,
     WebhookDeliveryRepoPg.layer,
     WebhookEndpointRepoPg.layer,
     EventRepoPg.layer,

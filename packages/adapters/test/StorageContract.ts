@@ -1461,14 +1461,14 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
         updated_at: later(T0),
         version: 2
       }
-      yield* endpoints.update(v2)
+      yield* endpoints.update(decided(v2))
       expect(yield* endpoints.find(owner, endpoint.id)).toEqual(Option.some(v2))
 
-      const stale = yield* Effect.flip(endpoints.update({ ...endpoint, url: "https://lost.example", version: 2 }))
+      const stale = yield* Effect.flip(endpoints.update(decided({ ...endpoint, url: "https://lost.example", version: 2 })))
       expect(stale).toBeInstanceOf(Errors.Conflict)
       expect(stale.message).toContain(endpoint.id)
-      expect((yield* Effect.flip(endpoints.update({ ...v2, id: "we_doesnotexist000000", version: 3 })))._tag).toBe("Conflict")
-      expect((yield* Effect.flip(endpoints.update({ ...v2, account_id: other, version: 3 })))._tag).toBe("Conflict")
+      expect((yield* Effect.flip(endpoints.update(decided({ ...v2, id: "we_doesnotexist000000", version: 3 }))))._tag).toBe("Conflict")
+      expect((yield* Effect.flip(endpoints.update(decided({ ...v2, account_id: other, version: 3 }))))._tag).toBe("Conflict")
       expect(yield* endpoints.findAny(endpoint.id)).toEqual(Option.some(v2))
     }))
 
@@ -1742,10 +1742,39 @@ export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
       expect(yield* claim({ limit: 3, perAccount: 2, perEndpoint: 2 })).toEqual(idsOf([busyRows[0], busyRows[1], quietRow]))
       expect(yield* claim({ excludeAccounts: [busy] })).toEqual([])
       expect(yield* claim({ perAccount: 10, perEndpoint: 10 })).toEqual(idsOf([busyRows[2], ...secondEndpoint]))
-      // Paused while its endpoint is disabled (not claimed, not exhausted); due again once enabled.
+      // Passed over while its endpoint is disabled (not claimed, not exhausted), even unpaused (fanned
+      // out as the endpoint was being disabled); due again once enabled, as the domain enables it.
       expect(yield* claim({})).toEqual([])
-      yield* endpoints.update({ ...off, status: "enabled", version: 2 })
+      const enabled = Result.getOrThrow(Webhook.transitionEndpoint(off, "enable", later(T0))).next
+      yield* endpoints.update(enabled)
+      yield* (yield* WebhookDeliveryRepo).pause(Webhook.pauseOf(enabled))
       expect(yield* claim({})).toEqual([paused.id])
+    }))
+
+  it.effect("webhook deliveries: pause takes an endpoint's deliveries of the given statuses out of the claim, and back; other statuses and endpoints untouched", () =>
+    Effect.gen(function*() {
+      const deliveries = yield* WebhookDeliveryRepo
+      yield* clearClaimWindow
+      const { a1, a2, busyEvent, due } = yield* busyAndQuiet
+      const [pending, failed] = [yield* due(busyEvent, a1, 1), { ...(yield* due(busyEvent, a1, 2)), status: "failed" as const, attempts: 1 }]
+      const exhausted = { ...(yield* due(busyEvent, a1, 3)), status: "exhausted" as const, attempts: 8, next_attempt_at: null }
+      const other = yield* due(busyEvent, a2, 4)
+      for (const d of [pending, failed, exhausted, other]) yield* deliveries.insert(d)
+      const claim = Effect.map(claimWith({ now: later(CLAIM_WINDOW.from, 60_000), leaseUntil: later(CLAIM_WINDOW.from, 90_000), limit: 10 }), idsOf)
+      // Handing every claimed one back keeps the next claim's answer about the flag alone.
+      const handBack = (ids: ReadonlyArray<string>) =>
+        Effect.forEach(ids, (id) =>
+          Effect.flatMap(deliveries.findAny(id), (found) =>
+            deliveries.update(decided({ ...Option.getOrThrow(found), next_attempt_at: later(CLAIM_WINDOW.from, 5) }))))
+
+      yield* deliveries.pause({ endpoint_id: a1, paused: true, statuses: ["pending", "failed"] })
+      expect(yield* claim).toEqual([other.id])
+      // Retried while paused (it ended before the pause): not paused, so claimable.
+      yield* deliveries.update(decided({ ...exhausted, status: "pending", next_attempt_at: later(CLAIM_WINDOW.from, 6) }))
+      expect(yield* claim).toEqual([exhausted.id])
+      yield* handBack([other.id, exhausted.id])
+      yield* deliveries.pause({ endpoint_id: a1, paused: false, statuses: Webhook.DELIVERY_STATUSES })
+      expect([...(yield* claim)].sort()).toEqual(idsOf([pending, failed, exhausted, other]).sort())
     }))
 
   it.effect("webhook deliveries: claimDue ranks an account by its endpoints' candidates only, so one endpoint's backlog does not hold back its others", () =>

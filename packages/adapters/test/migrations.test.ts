@@ -241,6 +241,48 @@ describe("migrations", () => {
         expect(yield* settlingIndex).toEqual(current)
       }).pipe(Effect.provide(Layer.merge(PgDatabase.client(config), PgDatabase.migrationKey(config))))
     }), 60_000)
+
+  it.live("0037 drops 0022's pause triggers (the domain decides `paused` now), keeps every flag they set, and resumes the deliveries of disabled endpoints deleted before it", () =>
+    Effect.gen(function*() {
+      const config = yield* freshConfig
+      yield* Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* Migrator.run(migrations.filter((m) => m.name < "0037"))
+        yield* sql`INSERT INTO accounts (id, name, mode, status, publishable_key, signing_secret, created_at, updated_at, version)
+          VALUES ('acct_p', 'p', 'test', 'active', 'pk_test_p', 'whsec_p', now(), now(), 1)`
+        yield* sql`INSERT INTO events (id, account_id, type, created_at, livemode, data)
+          VALUES ('evt_p', 'acct_p', 'payment.succeeded', now(), false, '{}')`
+        const endpoint = (id: string, status: string) =>
+          sql`INSERT INTO webhook_endpoints (id, account_id, url, enabled_events, description, status, created_at, updated_at, version)
+            VALUES (${id}, 'acct_p', 'https://shop.example/hooks', '["*"]', NULL, ${status}, now(), now(), 1)`
+        const delivery = (id: string, endpointId: string) =>
+          sql`INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, event_type, status, attempts, next_attempt_at, created_at, updated_at)
+            VALUES (${id}, 'acct_p', ${endpointId}, 'evt_p', 'payment.succeeded', 'pending', 0, now(), now(), now())`
+        yield* endpoint("we_on", "enabled")
+        yield* endpoint("we_off", "disabled")
+        yield* endpoint("we_gone", "disabled")
+        yield* delivery("whd_on", "we_on")
+        yield* delivery("whd_off", "we_off")
+        yield* delivery("whd_gone", "we_gone")
+        yield* sql`DELETE FROM webhook_endpoints WHERE id = 'we_gone'`
+        const paused = Effect.map(
+          sql<{ id: string; paused: boolean }>`SELECT id, paused FROM webhook_deliveries WHERE account_id = 'acct_p'`,
+          (rows) => Object.fromEntries(rows.map((r) => [r.id, r.paused]))
+        )
+        // As 0022's triggers left them: the deleted endpoint's delivery paused for ever.
+        expect(yield* paused).toEqual({ whd_on: false, whd_off: true, whd_gone: true })
+
+        expect(yield* Migrator.run(migrations)).toEqual(ALL.filter((name) => name >= "0037"))
+        expect(yield* paused).toEqual({ whd_on: false, whd_off: true, whd_gone: false })
+        const triggers = yield* sql<{ tgname: string }>`SELECT tgname FROM pg_trigger WHERE tgname LIKE 'webhook_%pause'`
+        expect(triggers).toEqual([])
+        // The endpoint's status no longer reaches its deliveries but through the domain.
+        yield* sql`UPDATE webhook_endpoints SET status = 'enabled' WHERE id = 'we_off'`
+        yield* delivery("whd_late", "we_on")
+        yield* sql`UPDATE webhook_endpoints SET status = 'disabled' WHERE id = 'we_on'`
+        expect(yield* paused).toEqual({ whd_on: false, whd_off: true, whd_gone: false, whd_late: false })
+      }).pipe(Effect.provide(Layer.merge(PgDatabase.client(config), PgDatabase.migrationKey(config))))
+    }), 60_000)
 })
 
 describe("0027_order_references", () => {

@@ -14,11 +14,15 @@ import {
   UnitOfWork,
   Webhook,
   WebhookDeliveryRepo,
-  WebhookEndpointRepo
+  WebhookEndpointRepo,
+  Webhooks
 } from "@tender/domain"
-import { Cause, Clock, Deferred, Effect, Exit, Fiber, Layer, Option } from "effect"
+import { Cause, Clock, Deferred, Effect, Exit, Fiber, Layer, Option, Result } from "effect"
 import { SqlClient } from "effect/sql"
 import * as IdsRandom from "../src/crypto/IdsRandom.ts"
+import * as PayloadSignerHmac from "../src/crypto/PayloadSignerHmac.ts"
+import * as HostResolverDns from "../src/webhooks/HostResolverDns.ts"
+import * as WebhookTransportHttp from "../src/webhooks/WebhookTransportHttp.ts"
 import * as KeyHasherSha256 from "../src/crypto/KeyHasherSha256.ts"
 import { postgresStorage } from "../src/Infrastructure.ts"
 import { ChannelCredentials } from "../src/storage/ChannelCredentials.ts"
@@ -51,6 +55,14 @@ const accountWithEvent = Effect.gen(function*() {
   yield* (yield* AccountRepo).insert(account)
   return { account: account.id, event: yield* storedEvent(account.id) }
 })
+
+/** Each delivery of the endpoint and its `paused` flag (storage's alone: the domain's record has none). */
+const pausedOf = (endpointId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(
+      sql<{ id: string; paused: boolean }>`SELECT id, paused FROM webhook_deliveries WHERE endpoint_id = ${endpointId}`,
+      (rows) => Object.fromEntries(rows.map((r) => [r.id, r.paused]))
+    ))
 
 layer(storage, { excludeTestServices: true, timeout: "2 minutes" })("PostgreSQL storage", (it) => {
   storageContract(it)
@@ -253,9 +265,10 @@ layer(storage, { excludeTestServices: true, timeout: "2 minutes" })("PostgreSQL 
       expect(yield* deliveries.claimDue(claim)).toEqual([])
     }))
 
-  it.effect("a disabled endpoint's open deliveries are paused, out of the dispatcher's index, until it is enabled", () =>
+  it.effect("the pause rule, as the domain decides it, is stored in `paused` in the endpoint's unit of work; the database derives nothing (0037 dropped 0022's triggers)", () =>
     Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
+      const uow = yield* UnitOfWork
       const deliveries = yield* WebhookDeliveryRepo
       const endpoints = yield* WebhookEndpointRepo
       const { account, event } = yield* accountWithEvent
@@ -267,23 +280,66 @@ layer(storage, { excludeTestServices: true, timeout: "2 minutes" })("PostgreSQL 
         yield* newDelivery(event, endpoint.id)
       ]
       for (const d of [open, done, ended]) yield* deliveries.insert(d)
-      const paused = () =>
-        Effect.map(
-          sql<{ id: string; paused: boolean }>`SELECT id, paused FROM webhook_deliveries WHERE endpoint_id = ${endpoint.id}`,
-          (rows) => Object.fromEntries(rows.map((r) => [r.id, r.paused]))
-        )
+      const paused = () => pausedOf(endpoint.id)
+      // What UpdateEndpoint persists: the endpoint's move, then the pause rule's decision.
+      const move = (from: Webhook.WebhookEndpoint, to: Webhook.EndpointStatus) =>
+        Effect.gen(function*() {
+          const next = Result.getOrThrow(Webhook.transitionEndpoint(from, Webhook.triggerTo(to), new Date().toISOString())).next
+          yield* endpoints.update(next)
+          yield* deliveries.pause(Webhook.pauseOf(next))
+          return next
+        })
       expect(yield* paused()).toEqual({ [open.id]: false, [done.id]: false, [ended.id]: false })
 
-      yield* endpoints.update({ ...endpoint, status: "disabled", version: 2 })
-      // Fanned out while disabled (a race with the disable): paused on insert.
+      // A unit of work that fails after both writes leaves neither.
+      const refused = yield* Effect.exit(uow.transaction(Effect.andThen(move(endpoint, "disabled"), Effect.fail("later step failed"))))
+      expect(refused._tag).toBe("Failure")
+      expect(yield* endpoints.findAny(endpoint.id)).toEqual(Option.some(endpoint))
+      expect(yield* paused()).toEqual({ [open.id]: false, [done.id]: false, [ended.id]: false })
+
+      const disabled = yield* uow.transaction(move(endpoint, "disabled"))
+      expect(yield* paused()).toEqual({ [open.id]: true, [done.id]: false, [ended.id]: true })
+      // Fanned out as the endpoint was being disabled: no trigger pauses it (the claim checks the
+      // endpoint's status, StorageContract's "passes over disabled endpoints").
       const late = yield* newDelivery(event, endpoint.id)
       yield* deliveries.insert(late)
-      expect(yield* paused()).toEqual({ [open.id]: true, [done.id]: false, [ended.id]: true, [late.id]: true })
+      expect((yield* paused())[late.id]).toBe(false)
       // One whose attempt was under way at the disable ends while paused; a retry must find it unpaused.
       yield* sql`UPDATE webhook_deliveries SET status = 'exhausted', next_attempt_at = NULL WHERE id = ${ended.id}`
+      // The database derives nothing from the endpoint's status any more.
+      yield* sql`UPDATE webhook_endpoints SET status = 'enabled' WHERE id = ${endpoint.id}`
+      expect(yield* paused()).toEqual({ [open.id]: true, [done.id]: false, [ended.id]: true, [late.id]: false })
+      yield* sql`UPDATE webhook_endpoints SET status = 'disabled' WHERE id = ${endpoint.id}`
 
-      yield* endpoints.update({ ...endpoint, status: "enabled", version: 3 })
+      yield* uow.transaction(move(disabled, "enabled"))
       expect(yield* paused()).toEqual({ [open.id]: false, [done.id]: false, [ended.id]: false, [late.id]: false })
+    }))
+
+  it.effect("the domain's UpdateEndpoint and DeleteEndpoint store the pause rule's decision with the endpoint's change", () =>
+    Effect.gen(function*() {
+      const { account } = yield* newAccount()
+      yield* (yield* AccountRepo).insert(account)
+      const event = yield* storedEvent(account.id)
+      const endpoint = yield* newEndpoint(account.id)
+      yield* (yield* WebhookEndpointRepo).insert(endpoint, 1000)
+      const [open, done] = [yield* newDelivery(event, endpoint.id), yield* newDelivery(event, endpoint.id, { status: "succeeded", next_attempt_at: null })]
+      for (const d of [open, done]) yield* (yield* WebhookDeliveryRepo).insert(d)
+      const paused = pausedOf(endpoint.id)
+      const webhooks = Webhooks.layer.pipe(
+        Layer.provide(Layer.mergeAll(WebhookTransportHttp.layer, PayloadSignerHmac.layer).pipe(Layer.provideMerge(HostResolverDns.layer)))
+      )
+      yield* Effect.gen(function*() {
+        const use = yield* Webhooks
+        expect((yield* use.updateEndpoint(account, endpoint.id, { status: "disabled" })).status).toBe("disabled")
+        expect(yield* paused).toEqual({ [open.id]: true, [done.id]: false })
+        yield* use.updateEndpoint(account, endpoint.id, { description: "still off" })
+        expect(yield* paused).toEqual({ [open.id]: true, [done.id]: false })
+        yield* use.updateEndpoint(account, endpoint.id, { status: "enabled" })
+        expect(yield* paused).toEqual({ [open.id]: false, [done.id]: false })
+        yield* use.updateEndpoint(account, endpoint.id, { status: "disabled" })
+        yield* use.deleteEndpoint(account, endpoint.id)
+        expect(yield* paused).toEqual({ [open.id]: false, [done.id]: false })
+      }).pipe(Effect.provide(webhooks))
     }))
 
   it.effect("claimDue's cost follows the endpoints and the bounds, not the backlog: 50,000 due rows of a tenant at its cap, one of another", () =>

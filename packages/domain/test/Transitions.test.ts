@@ -16,8 +16,8 @@ import { decide } from "../src/payments/operations/RecordAttempt.ts"
 import { ORDER_STATUSES } from "../src/payments/Order.ts"
 import { TRANSACTION_STATUSES } from "../src/payments/Transaction.ts"
 import { SESSION_STATUSES } from "../src/sessions/CheckoutSession.ts"
-import { DELIVERY_STATUSES } from "../src/webhooks/Webhook.ts"
 import { CHANNEL_STATUSES } from "../src/channels/Channel.ts"
+import { DELIVERY_STATUSES, ENDPOINT_STATUSES } from "../src/webhooks/Webhook.ts"
 
 const T0 = "2026-11-01T10:00:00.000Z"
 const T1 = "2026-11-01T10:00:01.000Z"
@@ -206,12 +206,13 @@ const TRANSITION_MODULES = new Set([
   "kernel/StateMachine.ts",
   "webhooks/Webhook.ts",
   "money-out/MoneyOut.ts",
-  "channels/Channel.ts"
+  "channels/Channel.ts",
+  "accounts/Account.ts"
 ])
 
-/** `status: "<an order, transaction, session, delivery or channel status>"` in an object literal. */
+/** `status: "<a status word of any machine>"` in an object literal. */
 const STATUS_LITERAL = new RegExp(
-  `(?<!readonly )status:\\s*["'](${[...new Set([...ORDER_STATUSES, ...TRANSACTION_STATUSES, ...SESSION_STATUSES, ...DELIVERY_STATUSES, ...CHANNEL_STATUSES])].join("|")})["']`
+  `(?<!readonly )status:\\s*["'](${[...new Set([...ORDER_STATUSES, ...TRANSACTION_STATUSES, ...SESSION_STATUSES, ...DELIVERY_STATUSES, ...ENDPOINT_STATUSES, ...CHANNEL_STATUSES])].join("|")})["']`
 )
 
 const sources = (dir: string): Array<string> =>

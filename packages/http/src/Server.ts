@@ -121,7 +121,7 @@ export const app = (options: Omit<ServerOptions, "port" | "host">) => {
  * Records where this process listens (ServerListeners: its port, its machine's addresses, both ports
  * the edge provides) while it serves: at start, every LISTENER_HEARTBEAT_MS after, removed at a
  * graceful stop (`keepListed`). Every process sharing the storage (a sibling `serve`, a standalone
- * `tender worker`) then refuses webhook endpoints on it (Webhooks.ts).
+ * `tender worker`) then refuses webhook endpoints on it (WebhookReceivers.ts).
  */
 export const listening = Layer.effectDiscard(Effect.gen(function*() {
   const address = (yield* HttpServer.HttpServer).address

@@ -45,6 +45,35 @@ const firstFailed = (creds: Credentials, endpointId: string) =>
 
 const detail = async (creds: Credentials, id: string) => (await get(`/v1/webhook_deliveries/${id}`, creds)).json
 
+/**
+ * A new account's endpoint on a loopback receiver answering `answer()`: its delivery's first attempt
+ * fails, the endpoint is disabled and the delivery retried (due at once, but its endpoint is
+ * disabled: it waits). `then` goes on from there; the receiver closes after it.
+ */
+const retriedWhileDisabled = async (
+  name: string,
+  answer: () => number,
+  then: (scene: { acct: Credentials; endpoint: { id: string }; failed: { id: string }; hits: Array<number> }) => Promise<void>
+) => {
+  const acct = await newAccount(name)
+  const hits: Array<number> = []
+  const hooks = await receiver((_request, response) => {
+    const status = answer()
+    hits.push(status)
+    response.writeHead(status).end()
+  })
+  try {
+    const endpoint = (await post("/v1/webhook_endpoints", { url: hooks.url("/hooks") }, acct)).json
+    await record(acct.account_id)
+    const failed = await firstFailed(acct, endpoint.id)
+    expect((await post(`/v1/webhook_endpoints/${endpoint.id}`, { status: "disabled" }, acct)).status).toBe(200)
+    expect((await post(`/v1/webhook_deliveries/${failed.id}/retry`, {}, acct)).json.status).toBe("pending")
+    await then({ acct, endpoint, failed, hits })
+  } finally {
+    await hooks.close()
+  }
+}
+
 beforeAll(async () => {
   server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } }, undefined, { storage: "postgres", dataDir })
 }, 120_000)
@@ -94,20 +123,8 @@ describe("deliveries and their lease", () => {
   }, 60_000)
 
   it("disabling an endpoint pauses its deliveries (not attempted, not exhausted); enabling it delivers them", async () => {
-    const acct = await newAccount("paused")
     let answer = 503
-    const hits: Array<number> = []
-    const hooks = await receiver((_request, response) => {
-      hits.push(answer)
-      response.writeHead(answer).end()
-    })
-    try {
-      const endpoint = (await post("/v1/webhook_endpoints", { url: hooks.url("/hooks") }, acct)).json
-      await record(acct.account_id)
-      const failed = await firstFailed(acct, endpoint.id)
-      expect((await post(`/v1/webhook_endpoints/${endpoint.id}`, { status: "disabled" }, acct)).status).toBe(200)
-      // Due at once, but its endpoint is disabled: it waits.
-      expect((await post(`/v1/webhook_deliveries/${failed.id}/retry`, {}, acct)).json.status).toBe("pending")
+    await retriedWhileDisabled("paused", () => answer, async ({ acct, endpoint, failed, hits }) => {
       await new Promise((r) => setTimeout(r, 1_000))
       const paused = await detail(acct, failed.id)
       expect({ status: paused.status, attempts: paused.attempts.length }).toEqual({ status: "pending", attempts: 1 })
@@ -121,9 +138,19 @@ describe("deliveries and their lease", () => {
       })
       expect(done.attempts.map((a: { status_code: number }) => a.status_code)).toEqual([503, 200])
       expect(hits).toEqual([503, 200])
-    } finally {
-      await hooks.close()
-    }
+    })
+  }, 60_000)
+
+  it("decisions.md: deleting an endpoint ends its pending deliveries exhausted (\"endpoint deleted\"), a disabled one's too (not paused for ever)", async () => {
+    await retriedWhileDisabled("disabled then deleted", () => 503, async ({ acct, endpoint, failed, hits }) => {
+      expect((await send(server, acct, "DELETE", `/v1/webhook_endpoints/${endpoint.id}`)).status).toBe(200)
+      const done = await until(async () => {
+        const d = await detail(acct, failed.id)
+        return d.status === "exhausted" ? d : undefined
+      })
+      expect(done.attempts.map((a: { error: string }) => a.error)).toEqual(["HTTP 503", "endpoint deleted"])
+      expect(hits).toEqual([503])
+    })
   }, 60_000)
 })
 

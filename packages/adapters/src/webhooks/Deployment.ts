@@ -1,5 +1,5 @@
 /**
- * Where this deployment listens, for the webhook receiver policy (Webhooks.ts, `WebhookReceiverPolicy`;
+ * Where this deployment listens, for the webhook receiver policy (WebhookReceivers.ts, `WebhookReceiverPolicy`;
  * issue 21 item 10): no endpoint may target any of it, at registration and at every delivery, after
  * its host is resolved. Each place is a port, refused on every loopback address and on the place's
  * addresses:

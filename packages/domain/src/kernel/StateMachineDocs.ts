@@ -6,7 +6,7 @@ import { PayoutMachine, RefundMachine, TransferMachine } from "../money-out/Mone
 import { OrderMachine } from "../payments/Order.ts"
 import { toMarkdown } from "./StateMachine.ts"
 import { TransactionMachine } from "../payments/Transaction.ts"
-import { DeliveryMachine } from "../webhooks/Webhook.ts"
+import { DeliveryMachine, EndpointMachine } from "../webhooks/Webhook.ts"
 
 export const MACHINES = [
   SessionMachine,
@@ -17,7 +17,8 @@ export const MACHINES = [
   PayoutMachine,
   TransferMachine,
   DeliveryMachine,
-  ChannelMachine
+  ChannelMachine,
+  EndpointMachine
 ] as const
 
 export const render = (): string =>

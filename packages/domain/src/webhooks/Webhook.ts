@@ -47,6 +47,10 @@ export const EVENT_TYPES = [
   "transfer.failed"
 ] as const
 
+export const ENDPOINT_STATUSES = ["enabled", "disabled"] as const
+export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number]
+export type EndpointTrigger = "disable" | "enable"
+
 export const WebhookEndpoint = Schema.Struct({
   id: Schema.String,
   account_id: Schema.String,
@@ -54,12 +58,42 @@ export const WebhookEndpoint = Schema.Struct({
   /** Event types delivered; `["*"]` means all. */
   enabled_events: Schema.Array(Schema.String),
   description: Schema.NullOr(Schema.String),
-  status: Schema.Literals(["enabled", "disabled"]),
+  status: Schema.Literals(ENDPOINT_STATUSES),
   created_at: Schema.String,
   updated_at: Schema.String,
   version: Schema.Int
 })
 export type WebhookEndpoint = typeof WebhookEndpoint.Type
+
+/**
+ * A webhook endpoint (contract.md, Webhook endpoints and deliveries): born `enabled`; the merchant
+ * disables and enables it (`POST /v1/webhook_endpoints/{id}` with `status`). Deleting it removes the
+ * row, which is no status.
+ */
+export const EndpointMachine: Machine<EndpointStatus, EndpointTrigger> = define({
+  name: "Webhook endpoint",
+  states: ENDPOINT_STATUSES,
+  finals: [],
+  transitions: [
+    { from: ["enabled"], trigger: "disable", to: "disabled", when: "the merchant disables it: its open deliveries pause" },
+    { from: ["disabled"], trigger: "enable", to: "enabled", when: "the merchant enables it: its paused deliveries resume" }
+  ]
+})
+
+/** Our own flows never ask the endpoint table for a move it lacks: a refusal is a bug. */
+export const transitionEndpoint = transitionOf(EndpointMachine, (endpoint: WebhookEndpoint, move) =>
+  new Error(`Webhook endpoint ${endpoint.id}: ${move}`))
+
+/** The move to a status the merchant asked for. */
+export const triggerTo = (status: EndpointStatus): EndpointTrigger => status === "disabled" ? "disable" : "enable"
+
+/** A new endpoint: `enabled`, version 1. */
+export const bornEndpoint = (fields: Omit<WebhookEndpoint, "status" | "updated_at" | "version">): WebhookEndpoint => ({
+  ...fields,
+  status: "enabled",
+  updated_at: fields.created_at,
+  version: 1
+})
 
 export const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "exhausted"] as const
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number]
@@ -116,6 +150,37 @@ export const DeliveryAttempt = Schema.Struct({
   error: Schema.NullOr(Schema.String)
 })
 export type DeliveryAttempt = typeof DeliveryAttempt.Type
+
+/**
+ * The pause rule (docs/decisions.md, "Disabled endpoints pause"): what an endpoint's status change
+ * does to its deliveries, stored in the unit of work of the change. A disabled endpoint's open
+ * deliveries (`pending`, `failed`) are paused: the claim passes over them, and storage leaves them out
+ * of the dispatcher's index. Enabling resumes every paused one, whatever its status: one whose
+ * attempt was under way at the disable may have ended since, and a later retry must find it
+ * claimable. The API never shows the flag: a paused delivery keeps its status and due time.
+ */
+export interface DeliveryPause {
+  readonly endpoint_id: string
+  readonly paused: boolean
+  /** The deliveries it applies to, by status. */
+  readonly statuses: ReadonlyArray<DeliveryStatus>
+}
+
+export const OPEN_STATUSES: ReadonlyArray<DeliveryStatus> = ["pending", "failed"]
+
+const resume = (endpointId: string): DeliveryPause => ({ endpoint_id: endpointId, paused: false, statuses: DELIVERY_STATUSES })
+
+/** What an endpoint's new status does to its deliveries. */
+export const pauseOf = (endpoint: WebhookEndpoint): DeliveryPause =>
+  endpoint.status === "disabled" ? { endpoint_id: endpoint.id, paused: true, statuses: OPEN_STATUSES } : resume(endpoint.id)
+
+/**
+ * What deleting an endpoint does to its deliveries: a disabled one's resume, so that the next
+ * attempt of each open one ends it `exhausted` ("endpoint deleted") rather than leaving it paused
+ * for ever; an enabled one's have nothing paused.
+ */
+export const pauseOnDelete = (endpoint: WebhookEndpoint): DeliveryPause | undefined =>
+  endpoint.status === "disabled" ? resume(endpoint.id) : undefined
 
 export const matches = (endpoint: WebhookEndpoint, eventType: string): boolean =>
   endpoint.status === "enabled" && (endpoint.enabled_events.includes("*") || endpoint.enabled_events.includes(eventType))

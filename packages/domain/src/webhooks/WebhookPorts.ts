@@ -3,7 +3,7 @@ import { Context, type Effect, type Option } from "effect"
 import type { Decided } from "../kernel/StateMachine.ts"
 import type { Conflict } from "../kernel/Errors.ts"
 import type { Page } from "../kernel/Search.ts"
-import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery, WebhookEndpoint } from "./Webhook.ts"
+import type { DeliveryAttempt, DeliveryPause, DeliveryStatus, WebhookDelivery, WebhookEndpoint } from "./Webhook.ts"
 
 export class WebhookEndpointRepo extends Context.Service<WebhookEndpointRepo, {
   /**
@@ -15,8 +15,11 @@ export class WebhookEndpointRepo extends Context.Service<WebhookEndpointRepo, {
   findAny(id: string): Effect.Effect<Option.Option<WebhookEndpoint>>
   /** All of an account's endpoints, oldest first. */
   list(accountId: string): Effect.Effect<ReadonlyArray<WebhookEndpoint>>
-  /** Writes `next` when the stored version is `next.version - 1`; otherwise `Conflict`. */
-  update(next: WebhookEndpoint): Effect.Effect<void, Conflict>
+  /**
+   * Writes `next` (a transition's or `revise`'s) when the stored version is `next.version - 1`;
+   * otherwise `Conflict`. PostgreSQL: it holds the endpoint's row lock until the unit of work ends.
+   */
+  update(next: Decided<WebhookEndpoint>): Effect.Effect<void, Conflict>
   /** Removes the endpoint; its deliveries and their attempts stay (the log outlives it). */
   delete(accountId: string, id: string): Effect.Effect<boolean>
 }>()("@tender/domain/WebhookEndpointRepo") {}
@@ -48,7 +51,8 @@ export class WebhookDeliveryRepo extends Context.Service<WebhookDeliveryRepo, {
    * Claims up to `limit` deliveries due at `now` (status pending or failed, next_attempt_at <= now),
    * skipping rows another worker holds (PostgreSQL: FOR UPDATE SKIP LOCKED), endpoints in
    * `excludeEndpoints`, accounts in `excludeAccounts` and endpoints that are disabled (their
-   * deliveries wait, paused, until it is enabled again). Fair across accounts: each endpoint's
+   * deliveries wait until it is enabled again; checked here whatever `pause` stored, which misses a
+   * delivery fanned out as its endpoint was being disabled, or retried while paused). Fair across accounts: each endpoint's
    * oldest `perEndpoint` due are the candidates, of which at most `perAccount` per account are
    * taken round-robin (each account's oldest candidate first, then each one's second…). Its cost
    * follows the endpoints with open deliveries and these bounds, not the backlog's size. Each
@@ -82,6 +86,11 @@ export class WebhookDeliveryRepo extends Context.Service<WebhookDeliveryRepo, {
   /** Writes a delivery's new state (a retry, a claim handed back) and ends its lease; fenced as `recordAttempts`. */
   update(delivery: Decided<WebhookDelivery>): Effect.Effect<boolean>
   attempts(deliveryId: string): Effect.Effect<ReadonlyArray<DeliveryAttempt>>
+  /**
+   * Stores the pause rule's decision (`Webhook.pauseOf`) on the endpoint's deliveries of the given
+   * statuses; in the caller's unit of work, after the endpoint's own update (the lock order).
+   */
+  pause(decision: DeliveryPause): Effect.Effect<void>
 }>()("@tender/domain/WebhookDeliveryRepo") {}
 
 export type DeliveryOutcome =
@@ -130,7 +139,7 @@ export class MachineAddresses extends Context.Service<MachineAddresses, {
  * Port: where this deployment's servers listen (issue 21). Every `serve` process records its port and
  * its machine's addresses while it runs, so that every process sharing its storage (another `serve`,
  * a standalone `tender worker`) refuses webhook endpoints on them; the webhook URL policy
- * (Webhooks.ts) asks at every registration and delivery. Times are the storage's own clock (a
+ * (WebhookReceivers.ts) asks at every registration and delivery. Times are the storage's own clock (a
  * process's skewed clock neither ages nor refreshes a row); a process gone without a word stops
  * counting once its row is `staleMs` old, and the next registration of anyone deletes it.
  */

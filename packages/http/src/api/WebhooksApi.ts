@@ -13,7 +13,7 @@ export const EndpointView = Schema.Struct({
   url: Schema.String,
   enabled_events: Schema.Array(Schema.String),
   description: Schema.NullOr(Schema.String),
-  status: Schema.Literals(["enabled", "disabled"]),
+  status: Schema.Literals(Webhook.ENDPOINT_STATUSES),
   created_at: Schema.String
 })
 
@@ -57,7 +57,7 @@ export class WebhookEndpointsApi extends HttpApiGroup.make("webhookEndpoints")
       url: optional(Url),
       enabled_events: optional(list(Code)),
       description: optional(Description),
-      status: optional(Schema.Literals(["enabled", "disabled"]))
+      status: optional(Schema.Literals(Webhook.ENDPOINT_STATUSES))
     }),
     success: EndpointView
   }).annotate(OpenApi.Summary, "Update a webhook endpoint"),

@@ -14,6 +14,11 @@ import * as SearchMemory from "./SearchMemory.ts"
 const deliveries = table<string, Webhook.WebhookDelivery>("webhook_deliveries")
 /** A delivery's attempts in the order they were recorded. */
 const attempts = table<string, ReadonlyArray<Webhook.DeliveryAttempt>>("webhook_attempts")
+/**
+ * The deliveries the pause rule paused (PostgreSQL's `paused` column): storage's alone, never part of
+ * the record, and left out of the claim as PostgreSQL's index leaves them out.
+ */
+const paused = table<string, true>("webhook_deliveries_paused")
 
 const isRetryable = (d: Webhook.WebhookDelivery) => d.status === "pending" || d.status === "failed"
 
@@ -112,11 +117,13 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, MemoryDatabase> = La
           const at = SearchMemory.instant(now)
           const excluded = new Set(excludeEndpoints)
           const excludedAccounts = new Set(excludeAccounts)
-          const paused = (endpointId: string) => w.get(endpoints).get(endpointId)?.status === "disabled"
+          // The endpoint's status is checked too, as in PostgreSQL, for what the pause rule missed.
+          const disabled = (endpointId: string) => w.get(endpoints).get(endpointId)?.status === "disabled"
           const due = [...w.get(deliveries).values()]
             .filter((d) =>
               isRetryable(d) && d.next_attempt_at !== null && SearchMemory.instant(d.next_attempt_at) <= at &&
-              !excluded.has(d.endpoint_id) && !excludedAccounts.has(d.account_id) && !paused(d.endpoint_id)
+              !excluded.has(d.endpoint_id) && !excludedAccounts.has(d.account_id) && !w.get(paused).has(d.id) &&
+              !disabled(d.endpoint_id)
             )
             .sort(dueFirst)
           const claimed = fairly(due, bounds).map((d) => ({ ...d, next_attempt_at: leaseUntil, updated_at: now, lease_token: lease }))
@@ -138,6 +145,15 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, MemoryDatabase> = La
           }))
         }),
       update: (delivery) => db.write((w) => Result.succeed(progress(w, delivery))),
+      pause: (decision) =>
+        db.write((w) => {
+          for (const d of w.get(deliveries).values()) {
+            if (d.endpoint_id !== decision.endpoint_id || !decision.statuses.includes(d.status)) continue
+            if (decision.paused) w.mutable(paused).set(d.id, true)
+            else if (w.get(paused).has(d.id)) w.mutable(paused).delete(d.id)
+          }
+          return Result.succeed(undefined)
+        }),
       attempts: (deliveryId) =>
         db.read((r) =>
           // Stable: attempts of the same instant keep the order they were recorded in, like `seq`.

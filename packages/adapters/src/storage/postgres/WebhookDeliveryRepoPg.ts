@@ -77,8 +77,9 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, SqlClient.SqlClient 
       // review): `heads` walks `webhook_deliveries_endpoint_due_idx` one endpoint at a time (a loose
       // index scan: one probe per endpoint with open deliveries, giving its oldest), and `pool` takes
       // the oldest `perEndpoint` due rows of each endpoint that is due, not excluded, of an account
-      // not excluded, and not disabled (its rows are `paused`, out of the index, by migration 0022's
-      // trigger; the check here covers a row retried while paused). `picked` ranks the pool per account
+      // not excluded, and not disabled (its rows are `paused`, out of the index, by the domain's pause
+      // rule, `pause` below; the check here covers what the rule misses: a row retried while paused, or
+      // fanned out as its endpoint was being disabled). `picked` ranks the pool per account
       // and takes it round-robin across accounts. `due` then locks those still due, skipping rows
       // another worker holds (the re-check sees a concurrent claim's committed lease). The ranking
       // reads no locks, so a claim running beside another picks rows that one holds: `extra`
@@ -255,6 +256,15 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, SqlClient.SqlClient 
           Effect.withSpan("WebhookDeliveryRepoPg.recordAttempts")
         )
       },
+      // The pause rule's decision, in the caller's unit of work (one statement over the endpoint's
+      // rows, by webhook_deliveries_endpoint_idx); rows already so are left alone.
+      pause: (decision) =>
+        sql`UPDATE webhook_deliveries SET paused = ${decision.paused}
+            WHERE endpoint_id = ${decision.endpoint_id} AND status = ANY(${decision.statuses}) AND paused <> ${decision.paused}`.pipe(
+          Effect.asVoid,
+          Effect.orDie,
+          Effect.withSpan("WebhookDeliveryRepoPg.pause")
+        ),
       update: (delivery) =>
         update(delivery).pipe(
           Effect.orDie,

@@ -39,6 +39,7 @@ import * as m0033 from "./0033_settlement_backoff.ts"
 import * as m0034 from "./0034_listener_addresses.ts"
 import * as m0035 from "./0035_drop_original_indexes.ts"
 import * as m0036 from "./0036_refund_trigger_settling_index.ts"
+import * as m0037 from "./0037_delivery_pause_in_domain.ts"
 
 export interface Migration {
   readonly name: string
@@ -85,5 +86,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { name: "0033_settlement_backoff", statements: m0033.statements },
   { name: "0034_listener_addresses", statements: m0034.statements },
   { name: "0035_drop_original_indexes", statements: m0035.statements },
-  { name: "0036_refund_trigger_settling_index", statements: m0036.statements }
+  { name: "0036_refund_trigger_settling_index", statements: m0036.statements },
+  { name: "0037_delivery_pause_in_domain", statements: m0037.statements }
 ]

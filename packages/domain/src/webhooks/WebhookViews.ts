@@ -1,0 +1,78 @@
+/** The API views of webhook endpoints, deliveries, their attempts and the event envelope. */
+import type { PaymentEvent } from "../payments/Payment.ts"
+import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery, WebhookEndpoint } from "./Webhook.ts"
+
+export interface EndpointView {
+  readonly id: string
+  readonly url: string
+  readonly enabled_events: ReadonlyArray<string>
+  readonly description: string | null
+  readonly status: WebhookEndpoint["status"]
+  readonly created_at: string
+}
+
+export interface DeliveryView {
+  readonly id: string
+  readonly endpoint_id: string
+  readonly event_id: string
+  readonly event_type: string
+  readonly status: DeliveryStatus
+  readonly attempt_count: number
+  readonly next_attempt_at: string | null
+  readonly last_attempt_at: string | null
+  readonly created_at: string
+}
+
+export interface AttemptView {
+  readonly attempted_at: string
+  readonly status_code: number | null
+  readonly duration_ms: number
+  readonly error: string | null
+}
+
+export interface Envelope {
+  readonly id: string
+  readonly type: string
+  readonly created_at: string
+  readonly livemode: boolean
+  readonly processing_profile: string | null
+  readonly data: Record<string, unknown>
+}
+
+export const endpointView = (e: WebhookEndpoint): EndpointView => ({
+  id: e.id,
+  url: e.url,
+  enabled_events: e.enabled_events,
+  description: e.description,
+  status: e.status,
+  created_at: e.created_at
+})
+
+export const deliveryView = (d: WebhookDelivery): DeliveryView => ({
+  id: d.id,
+  endpoint_id: d.endpoint_id,
+  event_id: d.event_id,
+  event_type: d.event_type,
+  // While an attempt holds its lease the row still says pending/failed; the view says when it is due.
+  status: d.status,
+  attempt_count: d.attempts,
+  next_attempt_at: d.status === "pending" || d.status === "failed" ? d.next_attempt_at : null,
+  last_attempt_at: d.last_attempt_at,
+  created_at: d.created_at
+})
+
+export const attemptView = (a: DeliveryAttempt): AttemptView => ({
+  attempted_at: a.attempted_at,
+  status_code: a.status_code,
+  duration_ms: a.duration_ms,
+  error: a.error
+})
+
+export const envelopeOf = (event: PaymentEvent): Envelope => ({
+  id: event.id,
+  type: event.type,
+  created_at: event.created_at,
+  livemode: event.livemode,
+  processing_profile: event.processing_profile,
+  data: event.data
+})

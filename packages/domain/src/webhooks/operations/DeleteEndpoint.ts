@@ -1,0 +1,21 @@
+/**
+ * Operation: delete a webhook endpoint (DELETE /v1/webhook_endpoints/{id}). Its delivery log stays;
+ * a disabled one's paused deliveries resume (Webhook.pauseOnDelete), in the same unit of work, so
+ * each open one ends `exhausted` ("endpoint deleted") at its next attempt.
+ */
+import { Effect } from "effect"
+import type { Account } from "../../accounts/Account.ts"
+import { UnitOfWork } from "../../kernel/Ports.ts"
+import * as Webhook from "../Webhook.ts"
+import { WebhookDeliveryRepo, WebhookEndpointRepo } from "../WebhookPorts.ts"
+import { loadEndpoint } from "./Kit.ts"
+
+export const deleteEndpoint = Effect.fn("Webhooks.deleteEndpoint")(function*(account: Account, id: string) {
+  const endpoint = yield* loadEndpoint(account, id)
+  const pause = Webhook.pauseOnDelete(endpoint)
+  yield* (yield* UnitOfWork).transaction(Effect.gen(function*() {
+    yield* (yield* WebhookEndpointRepo).delete(account.id, id)
+    if (pause !== undefined) yield* (yield* WebhookDeliveryRepo).pause(pause)
+  }))
+  return { id, deleted: true as const }
+})

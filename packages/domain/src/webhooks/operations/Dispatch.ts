@@ -1,0 +1,100 @@
+/**
+ * Operation: dispatch (the webhook worker). At least once, crash-safe: a delivery is claimed with a
+ * lease (its `next_attempt_at` moves to the lease's end) in a committed unit of work before the POST
+ * (Claim.ts); the attempt is recorded after it (Attempt.ts). A worker that dies between the two
+ * leaves the delivery due again once the lease ends, and the next attempt carries the same envelope
+ * id (receivers de-duplicate on it). Every write after the POST is fenced by the claim's lease token,
+ * so a worker that outlived its lease (and whose delivery was claimed again, or retried) records
+ * nothing over the new holder's work.
+ */
+import { Deferred, Effect, Exit, Queue } from "effect"
+import type { DeliveryAttempt, WebhookDelivery } from "../Webhook.ts"
+import { WebhookDeliveryRepo } from "../WebhookPorts.ts"
+import { attempt, type Recorder } from "./Attempt.ts"
+import { claim, DEFAULT_DISPATCH, type DispatchOptions, emptyContext, emptyInFlight, release } from "./Claim.ts"
+
+/** At most this many attempts in one write of the recorder. */
+const RECORD_BATCH = 64
+
+/**
+ * Records attempts as they finish, in batches: while one batch is being written, the attempts
+ * finishing meanwhile queue up and go in the next write (one statement, one commit for all of them),
+ * so the writes follow the database's pace rather than one round trip per attempt. An attempt waits
+ * for its own batch; a failed write fails each attempt of it (their leases end and they are
+ * attempted again). Runs until the scope closes.
+ */
+const batchedRecorder = Effect.gen(function*() {
+  const deliveries = yield* WebhookDeliveryRepo
+  type Pending = { readonly delivery: WebhookDelivery; readonly attempt: DeliveryAttempt; readonly done: Deferred.Deferred<boolean> }
+  const queue = yield* Queue.unbounded<Pending>()
+  yield* Effect.gen(function*() {
+    const batch = yield* Queue.takeBetween(queue, 1, RECORD_BATCH)
+    const written = yield* Effect.exit(deliveries.recordAttempts(batch.map(({ attempt, delivery }) => ({ attempt, delivery }))))
+    for (const [i, pending] of batch.entries()) {
+      yield* Deferred.done(pending.done, Exit.map(written, (recorded) => recorded[i]))
+    }
+  }).pipe(Effect.forever, Effect.forkScoped)
+  const record: Recorder = (delivery, attempt) =>
+    Effect.gen(function*() {
+      const done = yield* Deferred.make<boolean>()
+      yield* Queue.offer(queue, { delivery, attempt, done })
+      return yield* Deferred.await(done)
+    })
+  return record
+})
+
+/** One dispatcher round: claims what is due and delivers it; returns how many attempts ran. */
+export const dispatchDue = Effect.fn("Webhooks.dispatchDue")(function*(partial: Partial<DispatchOptions> = {}) {
+  const options = { ...DEFAULT_DISPATCH, ...partial }
+  const inFlight = emptyInFlight()
+  const { context, taken } = yield* claim(options, inFlight, options.concurrency)
+  yield* Effect.scoped(Effect.gen(function*() {
+    const record = yield* batchedRecorder
+    yield* Effect.forEach(taken, (d) => Effect.ensuring(attempt(d, context, record), Effect.sync(() => release(inFlight, d))), {
+      concurrency: options.concurrency,
+      discard: true
+    })
+  }))
+  return taken.length
+})
+
+/**
+ * The dispatcher loop: whenever slots are free it claims more (within each endpoint's and account's
+ * bound), forks their attempts, and waits when nothing was due: until an attempt frees a slot or
+ * `idleMs` passes. A slow endpoint holds at most `perEndpoint` slots and an account at most
+ * `perAccount`, so the others keep flowing.
+ */
+export const runDispatcher = (partial: Partial<DispatchOptions> & { readonly idleMs?: number } = {}) =>
+  Effect.scoped(Effect.gen(function*() {
+    const options = { ...DEFAULT_DISPATCH, ...partial }
+    const idleMs = partial.idleMs ?? 200
+    const inFlight = emptyInFlight()
+    const record = yield* batchedRecorder
+    let running = 0
+    // A finished attempt frees a slot: it wakes an idle loop at once rather than after idleMs, or
+    // one busy endpoint would be held to perEndpoint attempts per idle period.
+    const wake = yield* Queue.sliding<void>(1)
+    for (;;) {
+      const { context, taken } = yield* claim(options, inFlight, options.concurrency - running).pipe(
+        Effect.catchCause((cause) => Effect.as(Effect.logError("webhook claim failed", cause), { taken: [], context: emptyContext() }))
+      )
+      for (const d of taken) {
+        running++
+        // The endpoint's and account's slots free once the POST has its answer; the process's once
+        // the attempt is recorded (so what waits to be written stays bounded too).
+        let released = false
+        const posted = Effect.andThen(Effect.sync(() => {
+          if (!released) release(inFlight, d)
+          released = true
+        }), Queue.offer(wake, undefined))
+        yield* attempt(d, context, record, posted).pipe(
+          Effect.catchCause((cause) => Effect.logError(`webhook attempt ${d.id} failed to record`, cause)),
+          Effect.ensuring(Effect.andThen(Effect.sync(() => {
+            running--
+          }), posted)),
+          Effect.forkChild
+        )
+      }
+      if (taken.length === 0) yield* Effect.raceFirst(Effect.sleep(idleMs), Queue.take(wake))
+    }
+  }))
