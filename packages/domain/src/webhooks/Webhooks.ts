@@ -31,7 +31,7 @@ import { Ids } from "../kernel/Ids.ts"
 import type { AccountId } from "../kernel/Ids.ts"
 import type { PaymentEvent } from "../payments/Payment.ts"
 import { EventRepo } from "../payments/PaymentPorts.ts"
-import { AccountRepo } from "../kernel/Ports.ts"
+import { AccountRepo } from "../accounts/AccountPorts.ts"
 import {
   ATTEMPT_TIMEOUT_MS,
   type DeliveryAttempt,
