@@ -2,6 +2,7 @@ import { Result } from "effect"
 import { describe, expect, it } from "vitest"
 import * as Account from "../src/accounts/Account.ts"
 import * as Keys from "../src/accounts/AccountKeys.ts"
+import type { AccountRepo } from "../src/accounts/AccountPorts.ts"
 import * as Settings from "../src/accounts/AccountSettings.ts"
 import * as Profile from "../src/accounts/ProcessingProfile.ts"
 import { Conflict, ValidationFailed } from "../src/kernel/Errors.ts"
@@ -26,7 +27,7 @@ const base: Account.Account = {
   version: 1
 }
 
-const next = <E>(decision: Account.Decision<E>): Account.Account => Result.getOrThrow(decision)
+const next = <E>(decision: Account.Decision<E>) => Result.getOrThrow(decision)
 const refusal = <E>(decision: Account.Decision<E>): E => {
   if (Result.isSuccess(decision)) throw new Error("expected a refusal")
   return decision.failure
@@ -55,6 +56,13 @@ describe("Account status (contract.md: accounts suspend|activate ID; spec: write
   it("a suspended account collects nothing (409 merchant_operation_not_allowed_status)", () => {
     expect(Account.notCollecting(base)).toBeUndefined()
     expect(Account.notCollecting(next(Account.transition(base, "suspend", "t1")))?.code).toBe("merchant_operation_not_allowed_status")
+  })
+
+  it("AccountRepo.update takes only a row the aggregate decided: a record patched by hand does not compile (npx tsc -b)", () => {
+    const update = (row: Parameters<AccountRepo["Service"]["update"]>[0]) => row.version
+    // @ts-expect-error a status set by hand is not a Decided row
+    expect(update({ ...base, status: "suspended", version: 2 })).toBe(2)
+    expect(update(next(Account.transition(base, "suspend", "t1")))).toBe(2)
   })
 
   it("is born active at version 1 with its first key", () => {
