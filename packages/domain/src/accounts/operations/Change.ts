@@ -28,7 +28,7 @@ export const change = <E>(id: string, decide: (account: Account.Account, now: st
       const decided = decide(yield* load(id), yield* nowIso)
       if (Result.isFailure(decided)) return yield* Effect.fail(decided.failure)
       yield* (yield* AccountRepo).update(decided.success)
-      return decided.success as Account.Account
+      return decided.success
     }))
   })
 
