@@ -1,4 +1,5 @@
 export * as Account from "./accounts/Account.ts"
+export * from "./accounts/AccountPorts.ts"
 export * from "./accounts/Accounts.ts"
 export * as Card from "./cards/Card.ts"
 export * from "./cards/CardTokens.ts"

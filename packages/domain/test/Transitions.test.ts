@@ -18,6 +18,8 @@ import { TRANSACTION_STATUSES } from "../src/payments/Transaction.ts"
 import { SESSION_STATUSES } from "../src/sessions/CheckoutSession.ts"
 import { CHANNEL_STATUSES } from "../src/channels/Channel.ts"
 import { DELIVERY_STATUSES, ENDPOINT_STATUSES } from "../src/webhooks/Webhook.ts"
+import { ACCOUNT_STATUSES } from "../src/accounts/Account.ts"
+import { PROFILE_STATUSES } from "../src/accounts/ProcessingProfile.ts"
 
 const T0 = "2026-11-01T10:00:00.000Z"
 const T1 = "2026-11-01T10:00:01.000Z"
@@ -207,12 +209,13 @@ const TRANSITION_MODULES = new Set([
   "webhooks/Webhook.ts",
   "money-out/MoneyOut.ts",
   "channels/Channel.ts",
-  "accounts/Account.ts"
+  "accounts/Account.ts",
+  "accounts/ProcessingProfile.ts"
 ])
 
 /** `status: "<a status word of any machine>"` in an object literal. */
 const STATUS_LITERAL = new RegExp(
-  `(?<!readonly )status:\\s*["'](${[...new Set([...ORDER_STATUSES, ...TRANSACTION_STATUSES, ...SESSION_STATUSES, ...DELIVERY_STATUSES, ...ENDPOINT_STATUSES, ...CHANNEL_STATUSES])].join("|")})["']`
+  `(?<!readonly )status:\\s*["'](${[...new Set([...ORDER_STATUSES, ...TRANSACTION_STATUSES, ...SESSION_STATUSES, ...DELIVERY_STATUSES, ...ENDPOINT_STATUSES, ...CHANNEL_STATUSES, ...ACCOUNT_STATUSES, ...PROFILE_STATUSES])].join("|")})["']`
 )
 
 const sources = (dir: string): Array<string> =>

@@ -1,17 +1,34 @@
 /**
- * The Account aggregate: who a merchant is to Tender. Its changes are pure functions returning the
- * next state or a typed error; the Accounts use case persists what they return.
+ * The Account aggregate: who a merchant is to Tender. Its record, its status table (active ⇄
+ * suspended), its birth, and the reads every flow shares. The operator's other changes are pure
+ * revisions beside it: AccountSettings.ts (allowlist, profiles, limits) and AccountKeys.ts (keys and
+ * the signing secret). Every change returns a `Decided` row, the only kind AccountRepo.update takes.
  */
-import { Schema } from "effect"
-import { parseCidr } from "../kernel/Cidr.ts"
-import { Conflict, invalidField, MerchantOperationNotAllowedStatus, ValidationFailed } from "../kernel/Errors.ts"
+import { Result, Schema } from "effect"
+import { Conflict, MerchantOperationNotAllowedStatus } from "../kernel/Errors.ts"
 import { AccountId } from "../kernel/Ids.ts"
 import * as Money from "../kernel/Money.ts"
+import { type Changes, type Decided, define, type Machine, revise, transitionOf } from "../kernel/StateMachine.ts"
+import { ProcessingProfile } from "./ProcessingProfile.ts"
 
 export const AccountMode = Schema.Literals(["test", "live"])
 export type AccountMode = typeof AccountMode.Type
-export const AccountStatus = Schema.Literals(["active", "suspended"])
+
+export const ACCOUNT_STATUSES = ["active", "suspended"] as const
+export const AccountStatus = Schema.Literals(ACCOUNT_STATUSES)
 export type AccountStatus = typeof AccountStatus.Type
+export type AccountTrigger = "suspend" | "activate"
+
+/** contract.md, Operator set-up: `accounts suspend|activate ID`; spec, Account status: writes refused while not active. */
+export const AccountMachine: Machine<AccountStatus, AccountTrigger> = define({
+  name: "Account",
+  states: ACCOUNT_STATUSES,
+  finals: [],
+  transitions: [
+    { from: ["active"], trigger: "suspend", to: "suspended", when: "`tender accounts suspend`; writes then answer 409 merchant_operation_not_allowed_status, reads keep working" },
+    { from: ["suspended"], trigger: "activate", to: "active", when: "`tender accounts activate`" }
+  ]
+})
 
 /** A secret key as stored: only its SHA-256 hash, plus a short prefix to recognise it by. */
 export const SecretKey = Schema.Struct({
@@ -23,18 +40,7 @@ export const SecretKey = Schema.Struct({
 })
 export type SecretKey = typeof SecretKey.Type
 
-export const ProcessingProfile = Schema.Struct({
-  code: Schema.String,
-  name: Schema.NullOr(Schema.String),
-  status: Schema.Literals(["active", "disabled"]),
-  created_at: Schema.String,
-  /**
-   * Channels the profile's payments and transfers are pinned to (`tender accounts channels pin`):
-   * routing picks among these only. Absent or empty: every channel of the account.
-   */
-  channels: Schema.optional(Schema.Array(Schema.String))
-})
-export type ProcessingProfile = typeof ProcessingProfile.Type
+export { ProcessingProfile } from "./ProcessingProfile.ts"
 
 /** How the browser SDK presents a 3-D Secure challenge (contract.md: `tender accounts three-ds`). */
 export const ThreeDsDisplayMode = Schema.Literals(["inline", "popup", "redirect"])
@@ -93,99 +99,59 @@ export const Account = Schema.Struct({
 })
 export type Account = typeof Account.Type
 
-export const secretKeyPrefix = (mode: AccountMode) => `sk_${mode}_`
-export const publishableKeyPrefix = (mode: AccountMode) => `pk_${mode}_`
-
-export const hintOf = (key: string): string => `${key.slice(0, key.lastIndexOf("_") + 5)}…`
-
-/** The result of issuing keys: the plain secret key is returned once and never stored. */
-export interface IssuedKeys {
-  readonly secretKey: string
-  readonly secretKeyHash: string
-}
+/** What one of the account's pure changes decides: the next row (for AccountRepo.update), or why not. */
+export type Decision<E> = Result.Result<Decided<Account>, E>
 
 /**
- * Every change stamps `updated_at`, and drops a previous signing secret whose overlap has ended: it
- * verifies nothing by then (`signingSecrets`), so it need not be kept. Dropped here, at the
- * account's next change, rather than when a request reads the account past the expiry: that would
- * be a write on the hot path, racing the operator's own changes.
+ * Every change drops a previous signing secret whose overlap has ended: it verifies nothing by then
+ * (`signingSecrets`), so it need not be kept. Dropped at the account's next change, rather than when
+ * a request reads the account past the expiry: that would be a write on the hot path, racing the
+ * operator's own changes.
  */
-const touch = (account: Account, now: string): Account =>
+const overlapEnded = (account: Account, now: string): Changes<Account> =>
   account.previous_signing_secret_expires_at != null && Date.parse(account.previous_signing_secret_expires_at) <= Date.parse(now)
-    ? { ...account, previous_signing_secret: null, previous_signing_secret_expires_at: null, updated_at: now }
-    : { ...account, updated_at: now }
+    ? { previous_signing_secret: null, previous_signing_secret_expires_at: null }
+    : {}
 
-export const suspend = (account: Account, now: string): Account | Conflict =>
-  account.status === "suspended"
-    ? new Conflict({ message: `Account ${account.id} is already suspended` })
-    : touch({ ...account, status: "suspended" }, now)
+/** A change that keeps the status (settings, keys): stamped, version bumped, an ended overlap dropped. */
+export const amend = (account: Account, changes: Changes<Account>, now: string): Decided<Account> =>
+  revise(account, { ...overlapEnded(account, now), ...changes }, now)
 
-export const activate = (account: Account, now: string): Account | Conflict =>
-  account.status === "active"
-    ? new Conflict({ message: `Account ${account.id} is already active` })
-    : touch({ ...account, status: "active" }, now)
+const move = transitionOf(AccountMachine, (account: Account, _move) =>
+  // Two statuses, one way out of each: a refused move is a repeat.
+  new Conflict({ message: `Account ${account.id} is already ${account.status}` }))
 
-/** Replaces the allowlist. `0.0.0.0/0 ::/0` lifts the restriction (it is stored as the empty list). */
-export const setAllowlist = (
-  account: Account,
-  cidrs: ReadonlyArray<string>,
-  now: string
-): Account | ValidationFailed => {
-  if (cidrs.length === 0) return invalidField("cidrs", "must name at least one CIDR")
-  const errors = cidrs.flatMap((c, i) =>
-    parseCidr(c) === undefined ? [{ field: `cidrs[${i}]`, message: `"${c}" is not an IPv4 or IPv6 CIDR` }] : []
-  )
-  if (errors.length > 0) return new ValidationFailed({ message: "Invalid CIDR in allowlist", errors })
-  const normalized = cidrs.map((c) => c.trim())
-  const unrestricted = normalized.some((c) => /^0\.0\.0\.0\/0$/.test(c)) && normalized.some((c) => /^::\/0$/.test(c))
-  return touch({ ...account, ip_allowlist: unrestricted ? [] : normalized }, now)
-}
+/** The status through the table (`suspend`, `activate`); a repeat is `Conflict`. */
+export const transition = (account: Account, trigger: AccountTrigger, now: string): Decision<Conflict> =>
+  Result.map(move(account, trigger, now, overlapEnded(account, now)), (moved) => moved.next)
 
-const PROFILE_CODE = /^[a-z0-9][a-z0-9_-]{0,63}$/
-
-export const addProfile = (
-  account: Account,
-  code: string,
-  name: string | null,
-  now: string
-): Account | ValidationFailed | Conflict => {
-  if (!PROFILE_CODE.test(code)) {
-    return invalidField("code", "must be 1–64 lowercase letters, digits, '_' or '-', starting with a letter or digit")
-  }
-  const existing = account.processing_profiles.find((p) => p.code === code)
-  if (existing !== undefined) {
-    return new Conflict({ message: `Processing profile ${code} already exists (${existing.status})` })
-  }
-  return touch({
-    ...account,
-    processing_profiles: [...account.processing_profiles, { code, name, status: "active", created_at: now }]
-  }, now)
-}
-
-export const disableProfile = (account: Account, code: string, now: string): Account | ValidationFailed | Conflict => {
-  const existing = account.processing_profiles.find((p) => p.code === code)
-  if (existing === undefined) return invalidField("code", `no processing profile ${code} on this account`)
-  if (existing.status === "disabled") return new Conflict({ message: `Processing profile ${code} is already disabled` })
-  return touch({
-    ...account,
-    processing_profiles: account.processing_profiles.map((p) => p.code === code ? { ...p, status: "disabled" } : p)
-  }, now)
-}
-
-/** Pins an active profile to `channels` (checked by the Channels use case); an empty list unpins it. */
-export const pinChannels = (account: Account, code: string, channels: ReadonlyArray<string>, now: string): Account | ValidationFailed => {
-  const existing = account.processing_profiles.find((p) => p.code === code)
-  if (existing === undefined) return invalidField("profile", `no processing profile ${code} on this account`)
-  if (existing.status === "disabled") return invalidField("profile", `processing profile ${code} is disabled`)
-  return touch({
-    ...account,
-    processing_profiles: account.processing_profiles.map((p) => {
-      if (p.code !== code) return p
-      const { channels: _previous, ...rest } = p
-      return channels.length === 0 ? rest : { ...rest, channels: [...new Set(channels)] }
-    })
-  }, now)
-}
+/** A new account: `active`, at version 1, with its first secret key. */
+export const born = (fields: {
+  readonly id: AccountId
+  readonly name: string
+  readonly mode: AccountMode
+  readonly secret_key: SecretKey
+  readonly publishable_key: string
+  readonly signing_secret: string
+  readonly created_at: string
+}): Account => ({
+  id: fields.id,
+  name: fields.name,
+  mode: fields.mode,
+  status: "active",
+  secret_keys: [fields.secret_key],
+  publishable_key: fields.publishable_key,
+  signing_secret: fields.signing_secret,
+  ip_allowlist: [],
+  processing_profiles: [],
+  vault_enabled: false,
+  rate_limit: null,
+  payout_limits: [],
+  three_ds_display_mode: "inline",
+  created_at: fields.created_at,
+  updated_at: fields.created_at,
+  version: 1
+})
 
 /** Why the account may not collect a payment now (not active: suspended), or `undefined` when it may. */
 export const notCollecting = (account: Account): MerchantOperationNotAllowedStatus | undefined =>
@@ -193,46 +159,9 @@ export const notCollecting = (account: Account): MerchantOperationNotAllowedStat
     ? undefined
     : new MerchantOperationNotAllowedStatus({ message: `Account is ${account.status}: payments are not allowed` })
 
-export const enableVault = (account: Account, now: string): Account | Conflict =>
-  account.vault_enabled
-    ? new Conflict({ message: `The vault is already enabled on ${account.id}` })
-    : touch({ ...account, vault_enabled: true }, now)
-
-/** Revokes every live secret key and adds the new one. */
-export const rollKeys = (account: Account, issued: IssuedKeys, now: string): Account =>
-  touch({
-    ...account,
-    secret_keys: [
-      ...account.secret_keys.map((k) => (k.revoked_at === null ? { ...k, revoked_at: now } : k)),
-      { hash: issued.secretKeyHash, hint: hintOf(issued.secretKey), created_at: now, revoked_at: null }
-    ]
-  }, now)
-
-/** The longest overlap a signing-secret roll may give the previous secret (30 days). */
-export const MAX_SIGNING_SECRET_OVERLAP_SECONDS = 30 * 24 * 3600
-
-/**
- * Replaces the signing secret; the current one stays valid for `overlapSeconds` (0: revoked now).
- * Only one previous secret is kept: rolling again during an overlap ends the older one's.
- */
-export const rollSigningSecret = (
-  account: Account,
-  secret: string,
-  overlapSeconds: number,
-  now: string
-): Account | ValidationFailed => {
-  if (!Number.isInteger(overlapSeconds) || overlapSeconds < 0 || overlapSeconds > MAX_SIGNING_SECRET_OVERLAP_SECONDS) {
-    return invalidField("overlap", "must be a duration between 0 and 30 days (e.g. 24h)")
-  }
-  return touch({
-    ...account,
-    signing_secret: secret,
-    previous_signing_secret: overlapSeconds === 0 ? null : account.signing_secret,
-    previous_signing_secret_expires_at: overlapSeconds === 0
-      ? null
-      : new Date(Date.parse(now) + overlapSeconds * 1000).toISOString()
-  }, now)
-}
+/** A profile code passed on a request is usable only when it exists and is active. */
+export const activeProfile = (account: Account, code: string): ProcessingProfile | undefined =>
+  account.processing_profiles.find((p) => p.code === code && p.status === "active")
 
 /**
  * The secrets that sign and verify for the account at `nowMs`: the current one first, then the
@@ -244,66 +173,6 @@ export const signingSecrets = (account: Account, nowMs: number): ReadonlyArray<s
     Date.parse(account.previous_signing_secret_expires_at) > nowMs
     ? [account.signing_secret, account.previous_signing_secret]
     : [account.signing_secret]
-
-export const setRateLimit = (
-  account: Account,
-  perSecond: number,
-  burst: number,
-  now: string
-): Account | ValidationFailed => {
-  if (!Number.isInteger(perSecond) || perSecond < 1) return invalidField("per_second", "must be a positive integer")
-  if (!Number.isInteger(burst) || burst < perSecond) {
-    return invalidField("burst", "must be an integer at least as large as per_second")
-  }
-  return touch({ ...account, rate_limit: { per_second: perSecond, burst } }, now)
-}
-
-/** A payout limit's currency as given: absent is the account's default (null). */
-const limitCurrency = (currency: string | undefined): string | null | ValidationFailed => {
-  if (currency === undefined) return null
-  const code = currency.trim().toUpperCase()
-  return Money.isCurrency(code) ? code : invalidField("currency", "must be an ISO 4217 currency code such as USD")
-}
-
-/**
- * Sets the payout allowance of one currency (decimal amounts in it, as the API takes them) or, with
- * no currency, the account's default (whole units: Money.parseWholeUnits); a per-payout cap above the
- * daily one would never bind, so it is refused.
- */
-export const setPayoutLimit = (
-  account: Account,
-  input: { readonly currency?: string | undefined; readonly max_per_payout: string; readonly max_per_day: string },
-  now: string
-): Account | ValidationFailed => {
-  const currency = limitCurrency(input.currency)
-  if (currency instanceof ValidationFailed) return currency
-  const errors: Array<{ readonly field: string; readonly message: string }> = []
-  const amount = (field: "max_per_payout" | "max_per_day") => {
-    const text = input[field].trim()
-    const parsed = currency === null ? Money.parseWholeUnits(text) : Money.parseAmount(text, currency)
-    if ("units" in parsed) return parsed.units
-    if ("minor" in parsed) return parsed.minor
-    errors.push({ field, message: currency === null ? Money.wholeUnitsErrorMessage(parsed.error) : Money.amountErrorMessage(parsed.error, currency) })
-    return 0
-  }
-  const perPayout = amount("max_per_payout")
-  const perDay = amount("max_per_day")
-  if (errors.length === 0 && perPayout > perDay) errors.push({ field: "max_per_payout", message: "must not exceed max_per_day" })
-  if (errors.length > 0) return new ValidationFailed({ message: "Invalid payout limit", errors })
-  const others = (account.payout_limits ?? []).filter((l) => l.currency !== currency)
-  const limits = [...others, { currency, max_per_payout: perPayout, max_per_day: perDay }]
-    .sort((a, b) => a.currency === null ? -1 : b.currency === null ? 1 : a.currency.localeCompare(b.currency))
-  return touch({ ...account, payout_limits: limits }, now)
-}
-
-/** Returns payouts in `currency` to the default (the account's default limit, else the balance rule); no currency: clears the default. */
-export const clearPayoutLimit = (account: Account, currency: string | undefined, now: string): Account | ValidationFailed | Conflict => {
-  const code = limitCurrency(currency)
-  if (code instanceof ValidationFailed) return code
-  const limits = account.payout_limits ?? []
-  if (!limits.some((l) => l.currency === code)) return new Conflict({ message: `${account.id} has no ${code === null ? "default payout limit" : `payout limit in ${code}`}` })
-  return touch({ ...account, payout_limits: limits.filter((l) => l.currency !== code) }, now)
-}
 
 /**
  * The operator's payout limit in force for `currency`, in its minor units, if one replaces the
@@ -320,12 +189,3 @@ export const payoutLimitOf = (account: Account, currency: string): PayoutLimit |
     max_per_day: Money.wholeToMinor(fallback.max_per_day, currency)
   }
 }
-
-export const setThreeDsDisplayMode = (account: Account, mode: string, now: string): Account | ValidationFailed =>
-  Schema.is(ThreeDsDisplayMode)(mode)
-    ? touch({ ...account, three_ds_display_mode: mode }, now)
-    : invalidField("display_mode", "must be inline, popup or redirect")
-
-/** A profile code passed on a request is usable only when it exists and is active. */
-export const activeProfile = (account: Account, code: string): ProcessingProfile | undefined =>
-  account.processing_profiles.find((p) => p.code === code && p.status === "active")

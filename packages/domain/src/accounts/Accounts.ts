@@ -1,35 +1,29 @@
 /**
- * The Accounts use case: create accounts, authenticate keys, and apply the operator's changes
- * (suspend, allowlist, profiles, vault, keys, rate limit, payout limits). Each change follows one rhythm: load,
- * ask the aggregate's pure function, persist with optimistic concurrency.
+ * The Accounts use case: a facade over the operations (operations/*): create accounts,
+ * authenticate keys, and apply the operator's changes (status, allowlist, profiles, vault, keys,
+ * rate limit, payout limits, 3-D Secure display), each load → decide (pure: Account.ts,
+ * AccountSettings.ts, AccountKeys.ts) → persist the `Decided` row under the version check. This layer
+ * only captures the services the operations need.
  */
-import { nowIso } from "../kernel/Time.ts"
-import { Context, Effect, Layer, Option } from "effect"
-import * as Account from "./Account.ts"
-import {
+import { Context, Effect, Layer } from "effect"
+import type * as Account from "./Account.ts"
+import { AccountRepo } from "./AccountPorts.ts"
+import type {
   AccountNotFound,
-  type Conflict,
-  invalidField,
+  Conflict,
   InvalidApiKey,
   PublishableApiKeyNotAllowed,
-  type ValidationFailed
+  ValidationFailed
 } from "../kernel/Errors.ts"
 import { Ids } from "../kernel/Ids.ts"
-import type { AccountId } from "../kernel/Ids.ts"
-import { AccountRepo, KeyHasher, UnitOfWork } from "../kernel/Ports.ts"
+import { KeyHasher, UnitOfWork } from "../kernel/Ports.ts"
+import { authenticate, authenticatePublishable } from "./operations/Authenticate.ts"
+import * as Change from "./operations/Change.ts"
+import { create } from "./operations/Create.ts"
+import type { CreatedAccount } from "./operations/Create.ts"
+import { rollKeys, rollSigningSecret } from "./operations/Keys.ts"
 
-
-/** What `tender accounts create --json` prints, exactly (contract.md). */
-export interface CreatedAccount {
-  readonly account_id: string
-  readonly mode: Account.AccountMode
-  readonly secret_key: string
-  readonly publishable_key: string
-  readonly signing_secret: string
-}
-
-export type AccountChange = "suspend" | "activate" | "vault_enable"
-
+export type { CreatedAccount }
 
 export class Accounts extends Context.Service<Accounts, {
   create(input: { readonly name: string; readonly mode: Account.AccountMode }): Effect.Effect<CreatedAccount, ValidationFailed>
@@ -53,7 +47,7 @@ export class Accounts extends Context.Service<Accounts, {
   setThreeDsDisplayMode(id: string, mode: string): Effect.Effect<Account.Account, AccountNotFound | Conflict | ValidationFailed>
   /**
    * Sets one currency's payout limits (decimal amounts in it) or, with no currency, the account's
-   * default for every currency (whole units), replacing the default balance rule (Account.setPayoutLimit).
+   * default for every currency (whole units), replacing the default balance rule (AccountSettings.setPayoutLimit).
    */
   setPayoutLimit(id: string, limit: { readonly currency?: string | undefined; readonly max_per_payout: string; readonly max_per_day: string }): Effect.Effect<Account.Account, AccountNotFound | Conflict | ValidationFailed>
   /** Removes one currency's payout limits, or with no currency the account's default. */
@@ -64,133 +58,29 @@ export class Accounts extends Context.Service<Accounts, {
   static readonly layer = Layer.effect(
     Accounts,
     Effect.gen(function*() {
-      const repo = yield* AccountRepo
-      const ids = yield* Ids
-      const hasher = yield* KeyHasher
-      const uow = yield* UnitOfWork
-
-      const issueSecretKey = Effect.fnUntraced(function*(mode: Account.AccountMode) {
-        const secretKey = `${Account.secretKeyPrefix(mode)}${yield* ids.randomHex(24)}`
-        return { secretKey, secretKeyHash: yield* hasher.hash(secretKey) }
-      })
-
-      const newSigningSecret = Effect.map(ids.randomHex(32), (hex) => `whsec_${hex}`)
-
-      const load = (id: string) =>
-        Effect.flatMap(
-          repo.findById(id as AccountId),
-          Option.match({ onNone: () => Effect.fail(new AccountNotFound({ message: `No account ${id}` })), onSome: Effect.succeed })
-        )
-
-      /** Load, apply the pure change, persist under the version check. */
-      const change = <E extends Error = never>(
-        id: string,
-        f: (account: Account.Account, now: string) => Account.Account | E
-      ) =>
-        uow.transaction(Effect.gen(function*() {
-          const account = yield* load(id)
-          const next = f(account, yield* nowIso)
-          if (next instanceof Error) return yield* Effect.fail(next)
-          const versioned: Account.Account = { ...next, version: account.version + 1 }
-          yield* repo.update(versioned)
-          return versioned
-        }))
+      const context = yield* Effect.context<AccountRepo | Ids | KeyHasher | UnitOfWork>()
+      const run = <A, E>(effect: Effect.Effect<A, E, AccountRepo | Ids | KeyHasher | UnitOfWork>) => Effect.provideContext(effect, context)
 
       return Accounts.of({
-        create: Effect.fn("Accounts.create")(function*({ name, mode }) {
-          const trimmed = name.trim()
-          if (trimmed.length === 0 || trimmed.length > 200) {
-            return yield* invalidField("name", "must be 1–200 characters")
-          }
-          const id = (yield* ids.make("account")) as AccountId
-          const issued = yield* issueSecretKey(mode)
-          const publishableKey = `${Account.publishableKeyPrefix(mode)}${yield* ids.randomHex(24)}`
-          const signingSecret = yield* newSigningSecret
-          const now = yield* nowIso
-          const account: Account.Account = {
-            id,
-            name: trimmed,
-            mode,
-            status: "active",
-            secret_keys: [
-              { hash: issued.secretKeyHash, hint: Account.hintOf(issued.secretKey), created_at: now, revoked_at: null }
-            ],
-            publishable_key: publishableKey,
-            signing_secret: signingSecret,
-            ip_allowlist: [],
-            processing_profiles: [],
-            vault_enabled: false,
-            rate_limit: null,
-            payout_limits: [],
-            three_ds_display_mode: "inline",
-            created_at: now,
-            updated_at: now,
-            version: 1
-          }
-          yield* repo.insert(account)
-          return {
-            account_id: id,
-            mode,
-            secret_key: issued.secretKey,
-            publishable_key: publishableKey,
-            signing_secret: signingSecret
-          }
-        }),
-        get: Effect.fn("Accounts.get")(function*(id) {
-          return yield* load(id)
-        }),
-        list: () => repo.list(),
-        authenticate: Effect.fnUntraced(function*(key) {
-          if (/^pk_(test|live)_/.test(key)) {
-            const byPk = yield* repo.findByPublishableKey(key)
-            if (Option.isSome(byPk)) {
-              return yield* new PublishableApiKeyNotAllowed({
-                message: "A publishable key cannot call the server API; use a secret key (sk_…)"
-              })
-            }
-          }
-          if (!/^sk_(test|live)_[0-9a-f]{16,128}$/.test(key)) {
-            return yield* new InvalidApiKey({ message: "The API key is unknown or revoked" })
-          }
-          const hash = yield* hasher.hash(key)
-          const found = yield* repo.findBySecretKeyHash(hash)
-          if (Option.isNone(found)) return yield* new InvalidApiKey({ message: "The API key is unknown or revoked" })
-          const account = found.value
-          const entry = account.secret_keys.find((k) => k.hash === hash)
-          if (entry === undefined || entry.revoked_at !== null) {
-            return yield* new InvalidApiKey({ message: "The API key is unknown or revoked" })
-          }
-          return account
-        }),
-        suspend: (id) => change(id, Account.suspend),
-        activate: (id) => change(id, Account.activate),
-        setAllowlist: (id, cidrs) => change(id, (a, now) => Account.setAllowlist(a, cidrs, now)),
-        addProfile: (id, code, name) => change(id, (a, now) => Account.addProfile(a, code, name, now)),
-        disableProfile: (id, code) => change(id, (a, now) => Account.disableProfile(a, code, now)),
-        pinProfileChannels: (id, code, channels) => change(id, (a, now) => Account.pinChannels(a, code, channels, now)),
-        enableVault: (id) => change(id, Account.enableVault),
-        rollKeys: Effect.fn("Accounts.rollKeys")(function*(id) {
-          const account = yield* load(id)
-          const issued = yield* issueSecretKey(account.mode)
-          const next = yield* change<never>(id, (a, now) => Account.rollKeys(a, issued, now))
-          return { account: next, secret_key: issued.secretKey }
-        }),
-        rollSigningSecret: Effect.fn("Accounts.rollSigningSecret")(function*(id, overlapSeconds) {
-          const secret = yield* newSigningSecret
-          const account = yield* change(id, (a, now) => Account.rollSigningSecret(a, secret, overlapSeconds, now))
-          return { account, signing_secret: secret }
-        }),
-        setRateLimit: (id, perSecond, burst) => change(id, (a, now) => Account.setRateLimit(a, perSecond, burst, now)),
-        setThreeDsDisplayMode: (id, mode) => change(id, (a, now) => Account.setThreeDsDisplayMode(a, mode, now)),
-        setPayoutLimit: (id, limit) => change(id, (a, now) => Account.setPayoutLimit(a, limit, now)),
-        clearPayoutLimit: (id, currency) => change(id, (a, now) => Account.clearPayoutLimit(a, currency, now)),
-        authenticatePublishable: Effect.fnUntraced(function*(key) {
-          const found = /^pk_(test|live)_/.test(key) ? yield* repo.findByPublishableKey(key) : Option.none()
-          if (Option.isNone(found)) return yield* new InvalidApiKey({ message: "The publishable key is unknown: send Authorization: Bearer pk_…" })
-          return found.value
-        })
+        create: (input) => run(create(input)).pipe(Effect.withSpan("Accounts.create")),
+        get: (id) => run(Change.load(id)),
+        list: () => Context.get(context, AccountRepo).list(),
+        authenticate: (key) => run(authenticate(key)),
+        authenticatePublishable: (key) => run(authenticatePublishable(key)),
+        suspend: (id) => run(Change.suspend(id)),
+        activate: (id) => run(Change.activate(id)),
+        setAllowlist: (id, cidrs) => run(Change.setAllowlist(id, cidrs)),
+        addProfile: (id, code, name) => run(Change.addProfile(id, code, name)),
+        disableProfile: (id, code) => run(Change.disableProfile(id, code)),
+        pinProfileChannels: (id, code, channels) => run(Change.pinProfileChannels(id, code, channels)),
+        enableVault: (id) => run(Change.enableVault(id)),
+        rollKeys: (id) => run(rollKeys(id)).pipe(Effect.withSpan("Accounts.rollKeys")),
+        rollSigningSecret: (id, overlapSeconds) => run(rollSigningSecret(id, overlapSeconds)).pipe(Effect.withSpan("Accounts.rollSigningSecret")),
+        setRateLimit: (id, perSecond, burst) => run(Change.setRateLimit(id, perSecond, burst)),
+        setThreeDsDisplayMode: (id, mode) => run(Change.setThreeDsDisplayMode(id, mode)),
+        setPayoutLimit: (id, limit) => run(Change.setPayoutLimit(id, limit)),
+        clearPayoutLimit: (id, currency) => run(Change.clearPayoutLimit(id, currency))
       })
     })
   )
 }
-

@@ -2,10 +2,8 @@
  * Ports: what the domain needs from the outside world. Each is a service with no default
  * implementation; packages/adapters provides memory, PostgreSQL and Redis layers for them.
  */
-import { Context, type Effect, type Option, type Scope } from "effect"
-import type { Account } from "../accounts/Account.ts"
+import { Context, type Effect, type Scope } from "effect"
 import type { Conflict } from "./Errors.ts"
-import type { AccountId } from "./Ids.ts"
 
 /** Storage failed in a way no caller can handle (connection lost, disk full): a defect upstream. */
 export class StorageError extends Error {
@@ -19,16 +17,6 @@ export class StorageError extends Error {
 export class UnitOfWork extends Context.Service<UnitOfWork, {
   transaction<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R>
 }>()("@tender/domain/UnitOfWork") {}
-
-export class AccountRepo extends Context.Service<AccountRepo, {
-  insert(account: Account): Effect.Effect<void>
-  findById(id: AccountId): Effect.Effect<Option.Option<Account>>
-  findBySecretKeyHash(hash: string): Effect.Effect<Option.Option<Account>>
-  findByPublishableKey(key: string): Effect.Effect<Option.Option<Account>>
-  /** Writes `next` when the stored version is `next.version - 1`; otherwise `Conflict`. */
-  update(next: Account): Effect.Effect<void, Conflict>
-  list(): Effect.Effect<ReadonlyArray<Account>>
-}>()("@tender/domain/AccountRepo") {}
 
 /** Mutual exclusion across processes (Redis) or within one (memory). */
 export class Locks extends Context.Service<Locks, {

@@ -1,4 +1,6 @@
 /** The docs page of every state machine, rendered from the tables themselves. */
+import { AccountMachine } from "../accounts/Account.ts"
+import { ProfileMachine } from "../accounts/ProcessingProfile.ts"
 import { AuthorizationMachine } from "../payments/Authorization.ts"
 import { ChannelMachine } from "../channels/Channel.ts"
 import { SessionMachine } from "../sessions/CheckoutSession.ts"
@@ -18,7 +20,9 @@ export const MACHINES = [
   TransferMachine,
   DeliveryMachine,
   ChannelMachine,
-  EndpointMachine
+  EndpointMachine,
+  AccountMachine,
+  ProfileMachine
 ] as const
 
 export const render = (): string =>

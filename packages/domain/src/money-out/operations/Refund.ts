@@ -20,7 +20,7 @@ import {
   RefundInProgress
 } from "../../kernel/Errors.ts"
 import * as Money from "../../kernel/Money.ts"
-import { AccountRepo } from "../../kernel/Ports.ts"
+import { AccountRepo } from "../../accounts/AccountPorts.ts"
 import { OrderRepo, TransactionRepo } from "../../payments/PaymentPorts.ts"
 import { duplicateOutflowReference, RefundRepo } from "../OutflowPorts.ts"
 import { refundView } from "../OutflowViews.ts"

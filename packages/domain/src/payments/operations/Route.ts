@@ -13,7 +13,7 @@ import { ChannelProviders, ChannelRepo } from "../../channels/ChannelPorts.ts"
 import { PaymentMethodNotSupportedByProvider, PaymentUnroutable, ProviderNotEnabledForMerchant, TransactionProviderMismatch, TransferNotSupportedByProvider, TransferUnroutable } from "../../kernel/Errors.ts"
 import type { AccountId } from "../../kernel/Ids.ts"
 import { PaymentProvider } from "../ProviderPorts.ts"
-import { AccountRepo } from "../../kernel/Ports.ts"
+import { AccountRepo } from "../../accounts/AccountPorts.ts"
 import { channelsFor, type PaymentRoute, routeFor, usableFor } from "../../channels/Routing.ts"
 
 type Provider = PaymentProvider["Service"]

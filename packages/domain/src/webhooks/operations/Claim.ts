@@ -6,7 +6,7 @@
 import { Clock, Effect, Option, Random } from "effect"
 import type { Account } from "../../accounts/Account.ts"
 import type { AccountId } from "../../kernel/Ids.ts"
-import { AccountRepo } from "../../kernel/Ports.ts"
+import { AccountRepo } from "../../accounts/AccountPorts.ts"
 import { isoOf } from "../../kernel/Time.ts"
 import { ATTEMPT_TIMEOUT_MS, type WebhookDelivery, type WebhookEndpoint } from "../Webhook.ts"
 import { WebhookDeliveryRepo, WebhookEndpointRepo } from "../WebhookPorts.ts"
