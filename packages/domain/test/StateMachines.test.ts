@@ -8,7 +8,7 @@ import { AuthorizationMachine } from "../src/payments/Authorization.ts"
 import { SessionMachine } from "../src/sessions/CheckoutSession.ts"
 import { OrderMachine } from "../src/payments/Order.ts"
 import { isFinal, type Machine, step } from "../src/kernel/StateMachine.ts"
-import { render } from "../src/kernel/StateMachineDocs.ts"
+import { render } from "../src/StateMachines.ts"
 import { TransactionMachine } from "../src/payments/Transaction.ts"
 
 const edges = <S extends string, T extends string>(machine: Machine<S, T>) =>

@@ -13,13 +13,7 @@ import * as OrderAggregate from "../src/payments/Order.ts"
 import type { Order, Transaction } from "../src/payments/Payment.ts"
 import * as Txn from "../src/payments/Transaction.ts"
 import { decide } from "../src/payments/operations/RecordAttempt.ts"
-import { ORDER_STATUSES } from "../src/payments/Order.ts"
-import { TRANSACTION_STATUSES } from "../src/payments/Transaction.ts"
-import { SESSION_STATUSES } from "../src/sessions/CheckoutSession.ts"
-import { CHANNEL_STATUSES } from "../src/channels/Channel.ts"
-import { DELIVERY_STATUSES, ENDPOINT_STATUSES } from "../src/webhooks/Webhook.ts"
-import { ACCOUNT_STATUSES } from "../src/accounts/Account.ts"
-import { PROFILE_STATUSES } from "../src/accounts/ProcessingProfile.ts"
+import { MACHINES } from "../src/StateMachines.ts"
 
 const T0 = "2026-11-01T10:00:00.000Z"
 const T1 = "2026-11-01T10:00:01.000Z"
@@ -199,40 +193,38 @@ describe("decide (the record step of an attempt, pure)", () => {
   })
 })
 
-/** Files allowed to name a status in an object literal: the aggregates (tables, births) and views. */
-const TRANSITION_MODULES = new Set([
-  "payments/Order.ts",
-  "payments/Transaction.ts",
-  "payments/Authorization.ts",
-  "sessions/CheckoutSession.ts",
-  "kernel/StateMachine.ts",
-  "webhooks/Webhook.ts",
-  "money-out/MoneyOut.ts",
-  "channels/Channel.ts",
-  "accounts/Account.ts",
-  "accounts/ProcessingProfile.ts"
-])
-
-/** `status: "<a status word of any machine>"` in an object literal. */
-const STATUS_LITERAL = new RegExp(
-  `(?<!readonly )status:\\s*["'](${[...new Set([...ORDER_STATUSES, ...TRANSACTION_STATUSES, ...SESSION_STATUSES, ...DELIVERY_STATUSES, ...ENDPOINT_STATUSES, ...CHANNEL_STATUSES, ...ACCOUNT_STATUSES, ...PROFILE_STATUSES])].join("|")})["']`
-)
-
 const sources = (dir: string): Array<string> =>
   readdirSync(dir).flatMap((name) => {
     const path = join(dir, name)
     return statSync(path).isDirectory() ? sources(path) : name.endsWith(".ts") ? [path] : []
   })
 
+const root = new URL("../src", import.meta.url).pathname
+const relative = (path: string) => path.slice(root.length + 1)
+
+/** The modules that define a machine (`define(` a table): the only ones that may name a status in a record literal. */
+const MACHINE_MODULES = sources(root).filter((path) => /=\s*define[<(]/.test(readFileSync(path, "utf8")))
+const TRANSITION_MODULES = new Set(["kernel/StateMachine.ts", ...MACHINE_MODULES.map(relative)])
+
+/** `status: "<a status word of any machine>"` in an object literal: every machine's words, from the registry. */
+const STATUS_LITERAL = new RegExp(`(?<!readonly )status:\\s*["'](${[...new Set(MACHINES.flatMap((m) => m.states))].join("|")})["']`)
+
+it("every machine the domain defines is in the registry (src/StateMachines.ts), so its words are checked and documented", async () => {
+  const defined = (await Promise.all(MACHINE_MODULES.map((path) => import(path)))).flatMap((module: Record<string, unknown>) =>
+    Object.entries(module).filter(([, value]) =>
+      typeof value === "object" && value !== null && "states" in value && "transitions" in value && "finals" in value))
+  expect(defined.length).toBeGreaterThanOrEqual(12)
+  expect(defined.filter(([, machine]) => !(MACHINES as ReadonlyArray<unknown>).includes(machine)).map(([name]) => name)).toEqual([])
+})
+
 it("nothing in the domain assigns a status outside the aggregates' transition modules", () => {
-  const root = new URL("../src", import.meta.url).pathname
   const offenders = sources(root)
-    .filter((path) => !TRANSITION_MODULES.has(path.slice(root.length + 1)))
+    .filter((path) => !TRANSITION_MODULES.has(relative(path)))
     .flatMap((path) =>
       readFileSync(path, "utf8").split("\n").flatMap((line, i) =>
         // an assignment (`x.status = …`) or a record literal given one of the aggregates' statuses
         (/\.status\s*=[^=]/.test(line) || STATUS_LITERAL.test(line)) && !/^\s*(\/\/|\*)/.test(line)
-          ? [`${path.slice(root.length)}:${i + 1}: ${line.trim()}`]
+          ? [`${relative(path)}:${i + 1}: ${line.trim()}`]
           : []))
   expect(offenders).toEqual([])
 })
