@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import * as Card from "../src/cards/Card.ts"
-import { validateCard } from "../src/cards/CardTokens.ts"
+import { validateCard } from "../src/cards/CardRequest.ts"
 import { ValidationFailed } from "../src/kernel/Errors.ts"
 
 describe("Card", () => {

@@ -8,7 +8,8 @@
 import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { type Account, notCollecting, ThreeDsDisplayMode } from "../accounts/Account.ts"
 import { Accounts } from "../accounts/Accounts.ts"
-import { CardTokens, cvcError } from "../cards/CardTokens.ts"
+import { cvcError } from "../cards/CardRequest.ts"
+import { CardTokens } from "../cards/CardTokens.ts"
 import { ClientSecretRecord, ClientSecretRepo } from "./ClientSecretPorts.ts"
 import {
   CardPaymentInvalidOrderState,

@@ -8,7 +8,7 @@ import { Clock, Context, Effect, Layer, Option, Result } from "effect"
 import type { Account, ThreeDsDisplayMode } from "../accounts/Account.ts"
 import { activeProfile } from "../accounts/Account.ts"
 import { CardTokens } from "../cards/CardTokens.ts"
-import type { CardInput } from "../cards/CardTokens.ts"
+import type { CardInput } from "../cards/CardRequest.ts"
 import * as Session from "./CheckoutSession.ts"
 import { isCountry } from "../kernel/Countries.ts"
 import {

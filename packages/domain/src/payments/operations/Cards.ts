@@ -1,7 +1,7 @@
 /** Card material for a provider call: the vaulted card revealed, and client-secret actions. */
 import { Clock, Effect, Option } from "effect"
 import type { Account } from "../../accounts/Account.ts"
-import { modeRefused } from "../../cards/CardTokens.ts"
+import { modeRefused } from "../../cards/CardRequest.ts"
 import { PaymentMethodNotFound } from "../../kernel/Errors.ts"
 import { Ids } from "../../kernel/Ids.ts"
 import type { NextAction, Order, Transaction } from "../Payment.ts"
