@@ -21,26 +21,15 @@ const T1 = "2026-11-01T10:00:01.000Z"
 const order = (overrides: Partial<Order> = {}): Order => ({
   ...OrderAggregate.born({
     id: "ord_1" as OrderId,
-    account_id: "acct_1" as AccountId,
-    livemode: false,
-    merchant_reference: "r-1",
+    owner: { id: "acct_1" as AccountId, mode: "test" },
     subtype: "direct_payment",
+    merchant_reference: "r-1",
     amount: 1000,
     currency: "USD",
     country: "US",
     payment_method: "card",
     capture_method: "automatic",
     processing_profile: null,
-    customer: null,
-    success_url: null,
-    cancel_url: null,
-    card_token: null,
-    checkout_session_id: null,
-    payment_instrument: null,
-    received_amount: null,
-    refunded_amount: 0,
-    customer_id: null,
-    card_storage_consent: null,
     created_at: T0
   }),
   ...overrides
