@@ -7,18 +7,18 @@
 import { Option, Result } from "effect"
 import { describe, expect, it } from "vitest"
 import type { Account } from "../src/accounts/Account.ts"
-import type { AccountId, OrderId, TransactionId } from "../src/kernel/Ids.ts"
+import type { AccountId } from "../src/kernel/Ids.ts"
 import type { ClientSecretRecord } from "../src/payments/ClientSecretPorts.ts"
 import { statusOf } from "../src/payments/ClientSecretViews.ts"
 import { cardInputPlan } from "../src/payments/client-secrets/CardToken.ts"
 import { endsAt } from "../src/payments/client-secrets/Expire.ts"
 import { grantOf } from "../src/payments/client-secrets/Grant.ts"
 import { payAnswer, payRefusal } from "../src/payments/client-secrets/Pay.ts"
-import * as OrderAggregate from "../src/payments/Order.ts"
 import type { Transaction } from "../src/payments/Payment.ts"
+import { order as anOrder, T0, txn } from "./Fixtures.ts"
 
-const T0 = "2026-11-01T10:00:00.000Z"
 const T15 = "2026-11-01T10:15:00.000Z"
+const order = anOrder()
 
 const account = (mode: "test" | "live" = "test") => ({ id: "acct_1" as AccountId, mode }) as unknown as Account
 
@@ -37,21 +37,7 @@ const secret = (overrides: Partial<ClientSecretRecord> = {}): ClientSecretRecord
   ...overrides
 })
 
-const order = OrderAggregate.born({
-  id: "ord_1" as OrderId,
-  owner: { id: "acct_1" as AccountId, mode: "test" },
-  subtype: "direct_payment",
-  merchant_reference: "r-1",
-  amount: 1000,
-  currency: "USD",
-  country: "US",
-  payment_method: "card",
-  capture_method: "automatic",
-  processing_profile: null,
-  created_at: T0
-})
-
-const attempt = (overrides: Partial<Transaction>) => ({ id: "txn_1" as TransactionId, status: "processing", decline_code: null, three_ds: null, next_action: null, ...overrides }) as Transaction
+const attempt = (overrides: Partial<Transaction>) => txn({ status: "processing", ...overrides })
 
 describe("grantOf (authorize)", () => {
   it("contract.md: a secret acts only for the key's account, for 15 minutes: another account's is invalid, a past one expired", () => {

@@ -10,15 +10,14 @@ import type { Account } from "../src/accounts/Account.ts"
 import type { AccountId, CheckoutSessionId, OrderId, TransactionId } from "../src/kernel/Ids.ts"
 import * as OrderAggregate from "../src/payments/Order.ts"
 import type { Order, Transaction } from "../src/payments/Payment.ts"
-import * as Txn from "../src/payments/Transaction.ts"
 import * as Session from "../src/sessions/CheckoutSession.ts"
 import { planClose } from "../src/sessions/operations/Close.ts"
 import { born } from "../src/sessions/operations/Create.ts"
 import { isOverdue } from "../src/sessions/operations/ExpireSessions.ts"
 import { type CreateSessionInput, validateCreate, type ValidSession } from "../src/sessions/SessionRequest.ts"
 import { hostedViewOf } from "../src/sessions/SessionViews.ts"
+import { T0, txn } from "./Fixtures.ts"
 
-const T0 = "2026-11-01T10:00:00.000Z"
 const T1 = "2026-11-01T10:30:00.000Z"
 const NOW = Date.parse(T0)
 const PUBLIC_URL = "http://tender.test"
@@ -43,36 +42,9 @@ const valid = (input: CreateSessionInput = request): ValidSession => {
 const fresh = (input: CreateSessionInput = request) =>
   born(account, input, valid(input), { session: "cs_1" as CheckoutSessionId, order: "ord_1" as OrderId }, PUBLIC_URL, T0)
 
-const attempt = (order: Order, overrides: Partial<Transaction> = {}): Transaction => ({
-  ...Txn.born({
-    id: `txn_${Math.random().toString(36).slice(2)}` as TransactionId,
-    order_id: order.id,
-    account_id: order.account_id,
-    livemode: false,
-    kind: "payment",
-    amount: order.amount,
-    currency: order.currency,
-    payment_method: "card",
-    processing_profile: null,
-    provider: "sandbox",
-    channel_id: null,
-    provider_transaction_id: null,
-    decline_code: null,
-    payment_instrument: null,
-    parent_transaction_id: null,
-    final: null,
-    multicapture: null,
-    next_action: null,
-    three_ds: null,
-    customer_return_url: null,
-    browser_flow: true,
-    expires_at: null,
-    pending_call: null,
-    settlement_check_at: null,
-    created_at: T0
-  }),
-  ...overrides
-})
+/** An attempt under `order` (a fresh id each). */
+const attempt = (order: Order, overrides: Partial<Transaction> = {}): Transaction =>
+  txn({ id: `txn_${Math.random().toString(36).slice(2)}` as TransactionId, order_id: order.id, browser_flow: true, ...overrides })
 
 describe("the one Order birth (payments/Order.ts born)", () => {
   it("every kind starts pending, version 1, with nothing received, refunded, settled or awaiting a retry; unnamed fields null", () => {
