@@ -23,8 +23,8 @@ import type { ClientGrant } from "./client-secrets/Grant.ts"
 import { pay } from "./client-secrets/Pay.ts"
 import { session, status } from "./client-secrets/Read.ts"
 
-export * from "./ClientSecretRequest.ts"
-export * from "./ClientSecretViews.ts"
+export { type ClientCardInput, ClientReturnUrl, liveReturnUrlError, MAX_RETURN_URL, MAX_TOKEN_MINTS } from "./ClientSecretRequest.ts"
+export { ClientCardToken, ClientPaymentStatus, ClientPayResult, ClientSession } from "./ClientSecretViews.ts"
 export type { ClientGrant } from "./client-secrets/Grant.ts"
 
 /** What the operations need. */
