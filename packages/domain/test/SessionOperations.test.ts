@@ -11,6 +11,7 @@ import type { AccountId, CheckoutSessionId, OrderId, TransactionId } from "../sr
 import * as OrderAggregate from "../src/payments/Order.ts"
 import type { Order, Transaction } from "../src/payments/Payment.ts"
 import * as Session from "../src/sessions/CheckoutSession.ts"
+import { planAttempt } from "../src/sessions/operations/Attempt.ts"
 import { planClose } from "../src/sessions/operations/Close.ts"
 import { born } from "../src/sessions/operations/Create.ts"
 import { isOverdue } from "../src/sessions/operations/ExpireSessions.ts"
@@ -100,6 +101,42 @@ describe("create (pure: validateCreate, born)", () => {
     expect((off as { errors: ReadonlyArray<{ field: string }> }).errors.map((e) => e.field)).toEqual(["line_items"])
     const exact = valid({ ...request, line_items: [{ name: "Tea", quantity: 4, unit_amount: "2.50" }] })
     expect(exact.lineItems).toEqual([{ name: "Tea", quantity: 4, unit_amount: 250 }])
+  })
+})
+
+describe("attempt (pure: planAttempt, the claim's decision)", () => {
+  const sandbox = { mode: "test" as const }
+  const card = (details: { card_token?: string; collect_card?: boolean }) => ({ payment_method: { code: "card", details } })
+  const codeOf = (planned: ReturnType<typeof planAttempt>) => (Result.isFailure(planned) ? planned.failure.code : "taken")
+
+  it("spec: a retry under an open session creates a new transaction; a final or pending_action session takes none (invalid_session_state)", () => {
+    const { session } = fresh()
+    expect(codeOf(planAttempt(session, sandbox, [], card({ card_token: "tok_1" })))).toBe("taken")
+    expect(codeOf(planAttempt({ ...session, status: "pending_action" }, sandbox, [], card({ card_token: "tok_1" })))).toBe("invalid_session_state")
+    expect(codeOf(planAttempt({ ...session, status: "expired" }, sandbox, [], card({ card_token: "tok_1" })))).toBe("invalid_session_state")
+  })
+
+  it("one attempt at a time: one at the provider, or in flight with no customer step, is 409 card_payment_in_progress; a declined one is not", () => {
+    const { order, session } = fresh()
+    const calling = attempt(order, { status: "processing", pending_call: { operation: "authorize", key: "k", at: T0 } })
+    expect(codeOf(planAttempt(session, sandbox, [calling], card({ card_token: "tok_1" })))).toBe("card_payment_in_progress")
+    expect(codeOf(planAttempt(session, sandbox, [attempt(order, { status: "processing" })], card({ card_token: "tok_1" })))).toBe("card_payment_in_progress")
+    expect(codeOf(planAttempt(session, sandbox, [attempt(order, { status: "failed" })], card({ card_token: "tok_1" })))).toBe("taken")
+  })
+
+  it("live money never reaches the sandbox: a live session on a test provider is payment_unroutable", () => {
+    const { session } = fresh()
+    expect(codeOf(planAttempt({ ...session, livemode: true }, sandbox, [], card({ card_token: "tok_1" })))).toBe("payment_unroutable")
+  })
+
+  it("the method must be the session's; a card needs its token unless the card element collects it; manual capture is a card's", () => {
+    const { session } = fresh({ ...request, payment_methods: ["card", "paypal"], capture_method: "manual" })
+    const notOffered = planAttempt(session, sandbox, [], { payment_method: { code: "crypto" } })
+    expect(Result.isFailure(notOffered) && notOffered.failure).toMatchObject({ code: "validation_failed", errors: [{ field: "payment_method.code" }] })
+    const tokenless = planAttempt(session, sandbox, [], card({}))
+    expect(Result.isFailure(tokenless) && tokenless.failure).toMatchObject({ code: "validation_failed", errors: [{ field: "payment_method.details.card_token" }] })
+    expect(Result.getOrThrow(planAttempt(session, sandbox, [], card({ collect_card: true })))).toMatchObject({ awaitCard: true, manual: true, country: "US" })
+    expect(Result.getOrThrow(planAttempt(session, sandbox, [], { payment_method: { code: "paypal" } }))).toMatchObject({ awaitCard: false, manual: false })
   })
 })
 
