@@ -13,7 +13,7 @@ import type { Order, Transaction } from "../src/payments/Payment.ts"
 import * as Session from "../src/sessions/CheckoutSession.ts"
 import { planAttempt } from "../src/sessions/operations/Attempt.ts"
 import { planClose } from "../src/sessions/operations/Close.ts"
-import { born } from "../src/sessions/operations/Create.ts"
+import { planCreate } from "../src/sessions/operations/Create.ts"
 import { isOverdue } from "../src/sessions/operations/ExpireSessions.ts"
 import { type CreateSessionInput, validateCreate, type ValidSession } from "../src/sessions/SessionRequest.ts"
 import { hostedViewOf } from "../src/sessions/SessionViews.ts"
@@ -41,7 +41,7 @@ const valid = (input: CreateSessionInput = request): ValidSession => {
 
 /** A session and its order as the create makes them. */
 const fresh = (input: CreateSessionInput = request) =>
-  born(account, input, valid(input), { session: "cs_1" as CheckoutSessionId, order: "ord_1" as OrderId }, PUBLIC_URL, T0)
+  planCreate(account, input, valid(input), { session: "cs_1" as CheckoutSessionId, order: "ord_1" as OrderId }, PUBLIC_URL, T0)
 
 /** An attempt under `order` (a fresh id each). */
 const attempt = (order: Order, overrides: Partial<Transaction> = {}): Transaction =>
@@ -84,7 +84,7 @@ describe("the one Order birth (payments/Order.ts born)", () => {
   })
 })
 
-describe("create (pure: validateCreate, born)", () => {
+describe("create (pure: validateCreate, planCreate)", () => {
   it("the session and its checkout order agree: one id each way, the routing country on the order, the hosted page as the order's return URLs", () => {
     const { order, session } = fresh()
     expect(order).toMatchObject({ subtype: "checkout", checkout_session_id: "cs_1", country: "US", payment_method: "none", status: "pending", amount: 1000 })

@@ -1,7 +1,7 @@
 /**
  * Operation: create a checkout session (POST /v1/checkout/sessions). Validate (pure) → refuse what no
- * provider may carry → born (pure: the session and its `checkout` order) → insert both in one unit of
- * work → with straight_through, the single redirect method's attempt at once → respond.
+ * provider may carry → planCreate (pure: the session and its `checkout` order, born) → insert both in
+ * one unit of work → with straight_through, the single redirect method's attempt at once → respond.
  */
 import { Clock, Effect, Option } from "effect"
 import type { Account } from "../../accounts/Account.ts"
@@ -21,8 +21,8 @@ import { type CreateSessionInput, validateCreate, type ValidSession } from "../S
 import { CheckoutSessionRepo, PublicUrl } from "../SessionPorts.ts"
 import { viewOf } from "./Read.ts"
 
-/** Pure: a new session and the order it owns, both born at `at`. */
-export const born = (
+/** Pure: a new session and the order it owns, both born (their aggregates' `born`) at `at`. */
+export const planCreate = (
   account: Pick<Account, "id" | "mode">,
   input: CreateSessionInput,
   valid: ValidSession,
@@ -91,7 +91,7 @@ export const create = Effect.fn("Sessions.create")(function*(account: Account, i
   yield* refuseUnroutable(account)
   const ids = yield* Ids
   const sessionIds = { session: yield* ids.make("checkoutSession"), order: yield* ids.make("order") }
-  const { order, session } = born(account, input, valid, sessionIds, yield* PublicUrl, isoOf(now))
+  const { order, session } = planCreate(account, input, valid, sessionIds, yield* PublicUrl, isoOf(now))
   const sessions = yield* CheckoutSessionRepo
   const orders = yield* OrderRepo
   yield* (yield* UnitOfWork).transaction(Effect.gen(function*() {
