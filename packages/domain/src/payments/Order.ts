@@ -144,14 +144,64 @@ export const arrivedAmount = (order: Pick<Order, "amount" | "received_amount">):
 export const transition = transitionOf(OrderMachine, (order: Order, move) =>
   new InvalidOrderStatusTransition({ message: `Order ${order.id}: ${move}` }))
 
-/** A new order: `pending` until its first attempt is sent. */
-export const born = (
-  fields: Omit<Order, "status" | "version" | "updated_at" | "request_hash" | "retry_until"> & { readonly request_hash?: string | undefined }
-): Order => ({
-  ...fields,
-  request_hash: fields.request_hash ?? null,
-  retry_until: null,
+/**
+ * What tells one new order from another: the owner, the reference and the money, and what its kind
+ * of order knows at birth. The rest (customer, return URLs, card, session, …) is null unless given.
+ */
+export interface OrderBirth {
+  readonly id: OrderId
+  /** The account the order belongs to: its id and its mode (livemode). */
+  readonly owner: { readonly id: AccountId; readonly mode: "test" | "live" }
+  readonly subtype: Order["subtype"]
+  readonly merchant_reference: string
+  readonly amount: number
+  readonly currency: string
+  readonly country: string
+  readonly payment_method: string
+  readonly capture_method: Order["capture_method"]
+  readonly processing_profile: string | null
+  readonly created_at: string
+  readonly customer?: Order["customer"] | undefined
+  readonly success_url?: string | null | undefined
+  readonly cancel_url?: string | null | undefined
+  readonly card_token?: string | null | undefined
+  readonly checkout_session_id?: string | null | undefined
+  readonly customer_id?: string | null | undefined
+  readonly card_storage_consent?: Order["card_storage_consent"] | undefined
+  /** A direct payment's or transfer's create request (Retry.ts): how a retry after a 502 is told apart. */
+  readonly request_hash?: string | undefined
+}
+
+/**
+ * A new order, the one birth of every kind (direct payment, checkout, transfer): `pending` until its
+ * first attempt is sent, with nothing received, refunded or settled on any instrument yet.
+ */
+export const born = (birth: OrderBirth): Order => ({
+  id: birth.id,
+  account_id: birth.owner.id,
+  livemode: birth.owner.mode === "live",
+  merchant_reference: birth.merchant_reference,
+  subtype: birth.subtype,
+  checkout_session_id: birth.checkout_session_id ?? null,
   status: "pending",
-  updated_at: fields.created_at,
+  amount: birth.amount,
+  currency: birth.currency,
+  country: birth.country,
+  payment_method: birth.payment_method,
+  capture_method: birth.capture_method,
+  processing_profile: birth.processing_profile,
+  customer: birth.customer ?? null,
+  success_url: birth.success_url ?? null,
+  cancel_url: birth.cancel_url ?? null,
+  card_token: birth.card_token ?? null,
+  payment_instrument: null,
+  received_amount: null,
+  refunded_amount: 0,
+  customer_id: birth.customer_id ?? null,
+  card_storage_consent: birth.card_storage_consent ?? null,
+  request_hash: birth.request_hash ?? null,
+  retry_until: null,
+  created_at: birth.created_at,
+  updated_at: birth.created_at,
   version: 1
 })

@@ -70,19 +70,6 @@ const declineError = (transfer: Transfer) => {
 
 const CARD = DESTINATIONS.find((d) => d.type === "card")!
 
-/** What a transfer order leaves empty: it has no customer, return URLs, session or consent of a payment. */
-const NO_PAYMENT_FIELDS = {
-  customer: null,
-  success_url: null,
-  cancel_url: null,
-  checkout_session_id: null,
-  payment_instrument: null,
-  received_amount: null,
-  refunded_amount: 0,
-  customer_id: null,
-  card_storage_consent: null
-} as const
-
 /**
  * A card destination: a card of the account's vault, in a number the account's mode takes
  * (Cards.usableCard), whose issuer country is known (binLookup). `field` names the token in the request.
@@ -171,18 +158,16 @@ const createOn = Effect.fnUntraced(function*(account: Account, valid: ValidTrans
   const at = yield* nowIso
   const born = OrderAggregate.born({
     id: yield* ids.make("order"),
-    account_id: account.id,
-    livemode: account.mode === "live",
-    merchant_reference: valid.merchant_reference,
+    owner: account,
     subtype: "transfer",
+    merchant_reference: valid.merchant_reference,
     amount: valid.amount,
     currency: valid.currency,
     country: valid.country,
     payment_method: valid.destination.code,
     capture_method: "automatic",
     processing_profile: valid.processing_profile,
-    card_token: valid.card_token ?? null,
-    ...NO_PAYMENT_FIELDS,
+    card_token: valid.card_token,
     request_hash: requestHash,
     created_at: at
   })

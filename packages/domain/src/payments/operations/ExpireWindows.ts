@@ -88,7 +88,7 @@ const lapseOne = (candidate: Order, now: number) =>
   })))
 
 /** Runs `close` on each due item; a failure is logged and the item tried next round. Returns how many closed. */
-const closeEach = <A extends { readonly id: string }, E, R>(what: string, due: ReadonlyArray<A>, close: (item: A) => Effect.Effect<boolean, E, R>) =>
+export const closeEach = <A extends { readonly id: string }, E, R>(what: string, due: ReadonlyArray<A>, close: (item: A) => Effect.Effect<boolean, E, R>) =>
   Effect.gen(function*() {
     let closed = 0
     for (const item of due) {

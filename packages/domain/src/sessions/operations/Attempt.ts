@@ -4,7 +4,7 @@
  * row, then the session's: at most one attempt in flight per session, refused with 409
  * `card_payment_in_progress` before any provider call) → call → record.
  */
-import { Effect, Option } from "effect"
+import { Effect, Option, Result } from "effect"
 import type { Customer } from "../../payments/Payment.ts"
 import {
   CardPaymentInProgress,
@@ -16,10 +16,10 @@ import {
   ValidationFailed
 } from "../../kernel/Errors.ts"
 import { Ids } from "../../kernel/Ids.ts"
-import type { Order } from "../../payments/Payment.ts"
+import type { Order, Transaction } from "../../payments/Payment.ts"
 import { TransactionRepo } from "../../payments/PaymentPorts.ts"
 import { PaymentProvider } from "../../payments/ProviderPorts.ts"
-import { findMethod, homeCountry, routable } from "../../payments/PaymentMethods.ts"
+import { findMethod, homeCountry, type PaymentMethod, routable } from "../../payments/PaymentMethods.ts"
 import { checkLocalFields, holderDocument } from "../../payments/RequestChecks.ts"
 import { CvcStore } from "../../cards/CardPorts.ts"
 import { routeFor } from "../../channels/Routing.ts"
@@ -80,6 +80,56 @@ const run = Effect.fn("Payments.attemptSession")(function*(sessionId: string, in
   return yield* onRoute(route)(attemptOn(sessionId, unlocked.value, input))
 })
 
+/** The attempt a session takes, once checked: its method, routing country, holder document, and whether it waits on the card element. */
+export interface AttemptPlan {
+  readonly method: PaymentMethod
+  readonly country: string
+  readonly document: string | undefined
+  /** A card with no token yet: the hosted page's card element sends it (collect_card). */
+  readonly awaitCard: boolean
+  /** The session's manual capture applies to a card only. */
+  readonly manual: boolean
+}
+
+/**
+ * Pure: whether the session (locked, with the attempts under its order) takes this attempt now. Only
+ * an open session does; one attempt at a time (409 `card_payment_in_progress`, before any provider
+ * call); live money never reaches the sandbox; the method must be the session's and routable.
+ */
+export const planAttempt = (
+  session: CheckoutSession,
+  provider: { readonly mode: "test" | "live" },
+  previous: ReadonlyArray<Transaction>,
+  input: SessionAttemptInput
+): Result.Result<AttemptPlan, InvalidSessionState | PaymentUnroutable | CardPaymentInProgress | UnknownPaymentMethod | ValidationFailed> => {
+  if (session.status !== "open") {
+    return Result.fail(new InvalidSessionState({ message: `Checkout session ${session.id} is ${session.status}; an attempt needs it open` }))
+  }
+  const unroutable = routeFor(provider, session.livemode)
+  if (unroutable !== undefined) return Result.fail(unroutable)
+  if (previous.some((t) => callInFlight(t) || (isInFlight(t.status) && t.next_action === null))) {
+    return Result.fail(new CardPaymentInProgress({ message: `An attempt on checkout session ${session.id} is already in progress` }))
+  }
+  const method = findMethod(input.payment_method.code)
+  if (method === undefined) return Result.fail(new UnknownPaymentMethod({ message: `Unknown payment method ${input.payment_method.code}` }))
+  if (session.payment_methods !== null && !session.payment_methods.includes(method.code)) {
+    return Result.fail(invalidField("payment_method.code", `${method.code} is not offered by this checkout session`))
+  }
+  const country = session.country ?? homeCountry(session.currency)
+  if (!routable(method, country, session.currency)) {
+    return Result.fail(new PaymentUnroutable({ message: `${method.code} cannot be routed for ${country} / ${session.currency}` }))
+  }
+  const details = input.payment_method.details
+  const errors: Array<{ field: string; message: string }> = []
+  const document = checkLocalFields(method, details?.document_id, input.customer?.ip, (field, message) => errors.push({ field, message }))
+  const awaitCard = method.code === "card" && details?.card_token === undefined && details?.collect_card === true
+  if (method.code === "card" && details?.card_token === undefined && !awaitCard) {
+    errors.push({ field: "payment_method.details.card_token", message: "is required: the card, vaulted" })
+  }
+  if (errors.length > 0) return Result.fail(new ValidationFailed({ message: "Invalid attempt", errors }))
+  return Result.succeed({ method, country, document, awaitCard, manual: session.capture_method === "manual" && method.code === "card" })
+}
+
 /** Claim → call → record of a session's attempt, on its route's provider (in context). */
 const attemptOn = Effect.fnUntraced(function*(sessionId: string, unlocked: CheckoutSession, input: SessionAttemptInput) {
   const sessions = yield* CheckoutSessionRepo
@@ -90,35 +140,12 @@ const attemptOn = Effect.fnUntraced(function*(sessionId: string, unlocked: Check
   const claimed = yield* unitOfWork(Effect.gen(function*() {
     const order = yield* lockOrder(unlocked.order_id)
     const session = Option.getOrThrow(yield* sessions.lock(sessionId))
-    if (session.status !== "open") {
-      return yield* new InvalidSessionState({ message: `Checkout session ${session.id} is ${session.status}; an attempt needs it open` })
-    }
-    // Live money never reaches the sandbox, whatever path the attempt came by.
-    const unroutable = routeFor(provider, session.livemode)
-    if (unroutable !== undefined) return yield* unroutable
     const previous = yield* transactions.listByOrder(order.id)
-    if (previous.some((t) => callInFlight(t) || (isInFlight(t.status) && t.next_action === null))) {
-      return yield* new CardPaymentInProgress({ message: `An attempt on checkout session ${session.id} is already in progress` })
-    }
-    const method = findMethod(input.payment_method.code)
-    if (method === undefined) return yield* new UnknownPaymentMethod({ message: `Unknown payment method ${input.payment_method.code}` })
-    if (session.payment_methods !== null && !session.payment_methods.includes(method.code)) {
-      return yield* invalidField("payment_method.code", `${method.code} is not offered by this checkout session`)
-    }
-    const country = session.country ?? homeCountry(session.currency)
-    if (!routable(method, country, session.currency)) {
-      return yield* new PaymentUnroutable({ message: `${method.code} cannot be routed for ${country} / ${session.currency}` })
-    }
+    const planned = planAttempt(session, provider, previous, input)
+    if (Result.isFailure(planned)) return yield* Effect.fail(planned.failure)
+    const { method, country, document, awaitCard, manual } = planned.success
     const details = input.payment_method.details
-    const errors: Array<{ field: string; message: string }> = []
-    const document = checkLocalFields(method, details?.document_id, input.customer?.ip, (field, message) => errors.push({ field, message }))
-    const awaitCard = method.code === "card" && details?.card_token === undefined && details?.collect_card === true
-    if (method.code === "card" && details?.card_token === undefined && !awaitCard) {
-      errors.push({ field: "payment_method.details.card_token", message: "is required: the card, vaulted" })
-    }
-    if (errors.length > 0) return yield* new ValidationFailed({ message: "Invalid attempt", errors })
     const card = details?.card_token !== undefined && method.code === "card" ? yield* paymentCard({ id: session.account_id, mode: session.livemode ? "live" : "test" }, details.card_token) : undefined
-    const manual = session.capture_method === "manual" && method.code === "card"
     const at = yield* nowIso
     // What the customer typed on the hosted page (the IP is a risk signal, never stored).
     const { ip: _ip, ...typed } = input.customer ?? {}

@@ -1,0 +1,73 @@
+/**
+ * What the browser SDK reads and gets back, as Schemas: the routes encode their answers with them and
+ * the OpenAPI document shows them (packages/http/src/client/ClientOpenApi.ts).
+ */
+import { Schema } from "effect"
+import { ThreeDsDisplayMode } from "../accounts/Account.ts"
+import { ClientSecretRecord } from "./ClientSecretPorts.ts"
+import type { Order, Transaction } from "./Payment.ts"
+
+export const ClientSession = Schema.Struct({
+  kind: ClientSecretRecord.fields.kind,
+  payment_id: Schema.String,
+  collect: ClientSecretRecord.fields.collect,
+  /** In major units, as the merchant API's amounts. */
+  amount: Schema.Finite,
+  currency: Schema.String,
+  /** The card on file a `cvv` secret collects the code for: brand and last four only. */
+  saved_card: Schema.NullOr(Schema.Struct({ brand: Schema.String, last4: Schema.String })),
+  livemode: Schema.Boolean,
+  expires_at: Schema.String
+}).annotate({ identifier: "ClientSession", description: "The payment (or card transfer) a client secret names, as the card element needs it." })
+export type ClientSession = typeof ClientSession.Type
+
+export const ClientCardToken = Schema.Struct({
+  token: Schema.String,
+  brand: Schema.String,
+  last4: Schema.String,
+  bin: Schema.String,
+  /** Null for a saved card whose CVC was collected: its expiry is not the browser's. */
+  exp_month: Schema.NullOr(Schema.Int),
+  exp_year: Schema.NullOr(Schema.Int)
+}).annotate({ identifier: "ClientCardToken", description: "The vaulted card: an opaque token for `pay` (or the merchant's server), never the number." })
+export type ClientCardToken = typeof ClientCardToken.Type
+
+export const ClientPaymentStatus = Schema.Struct({
+  status: Schema.Literals(["succeeded", "failed", "requires_action"]),
+  payment_id: Schema.String,
+  decline_code: Schema.optionalKey(Schema.String),
+  /** While a 3-D Secure challenge waits on the customer. */
+  challenge_url: Schema.optionalKey(Schema.String)
+}).annotate({ identifier: "ClientPaymentStatus", description: "The payment as the browser sees it: authorized counts as succeeded." })
+export type ClientPaymentStatus = typeof ClientPaymentStatus.Type
+
+export const ClientPayResult = Schema.Struct({
+  ...ClientPaymentStatus.fields,
+  /** With a challenge only: how tender.js shows it (the account's 3-D Secure display mode). */
+  display_mode: Schema.optionalKey(ThreeDsDisplayMode)
+}).annotate({ identifier: "ClientPayResult", description: "`pay`'s answer: the status, and with a challenge how to show it." })
+export type ClientPayResult = typeof ClientPayResult.Type
+
+/** Pure: the browser's view of a payment and its latest attempt: authorized counts as succeeded (spec, SDK pay result). */
+export const statusOf = (order: Order, txn: Transaction | undefined): ClientPaymentStatus => {
+  const shown = (status: ClientPaymentStatus["status"], extra: Partial<ClientPaymentStatus> = {}): ClientPaymentStatus =>
+    ({ status, payment_id: order.id, ...extra })
+  switch (order.status) {
+    case "authorized":
+    case "succeeded":
+      return shown("succeeded")
+    case "failed":
+    case "canceled":
+    case "returned":
+      return shown("failed", txn?.decline_code ? { decline_code: txn.decline_code } : {})
+    default: {
+      // A checkout session's declined attempt leaves its order pending for the customer's
+      // retry: the attempt paid with this secret failed all the same.
+      if (txn?.status === "failed" || txn?.status === "canceled") {
+        return shown("failed", txn.decline_code ? { decline_code: txn.decline_code } : {})
+      }
+      const url = txn?.three_ds === "required" && txn.next_action?.type === "redirect" ? txn.next_action.redirect_url : undefined
+      return shown("requires_action", url !== undefined ? { challenge_url: url } : {})
+    }
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * Records as the domain's births make them, for the domain's pure tests: an order, an attempt under
+ * it and a checkout session, each with the fields a test changes given as overrides.
+ */
+import type { AccountId, CheckoutSessionId, OrderId, TransactionId } from "../src/kernel/Ids.ts"
+import * as OrderAggregate from "../src/payments/Order.ts"
+import type { Order, Transaction } from "../src/payments/Payment.ts"
+import * as Txn from "../src/payments/Transaction.ts"
+import * as Session from "../src/sessions/CheckoutSession.ts"
+
+export const T0 = "2026-11-01T10:00:00.000Z"
+export const T1 = "2026-11-01T10:00:01.000Z"
+
+export const order = (overrides: Partial<Order> = {}): Order => ({
+  ...OrderAggregate.born({
+    id: "ord_1" as OrderId,
+    owner: { id: "acct_1" as AccountId, mode: "test" },
+    subtype: "direct_payment",
+    merchant_reference: "r-1",
+    amount: 1000,
+    currency: "USD",
+    country: "US",
+    payment_method: "card",
+    capture_method: "automatic",
+    processing_profile: null,
+    created_at: T0
+  }),
+  ...overrides
+})
+
+export const txn = (overrides: Partial<Transaction> = {}): Transaction => ({
+  ...Txn.born({
+    id: "txn_1" as TransactionId,
+    order_id: "ord_1" as OrderId,
+    account_id: "acct_1" as AccountId,
+    livemode: false,
+    kind: "payment",
+    amount: 1000,
+    currency: "USD",
+    payment_method: "card",
+    processing_profile: null,
+    provider: "sandbox",
+    channel_id: null,
+    provider_transaction_id: null,
+    decline_code: null,
+    payment_instrument: null,
+    parent_transaction_id: null,
+    final: null,
+    multicapture: null,
+    next_action: null,
+    three_ds: null,
+    customer_return_url: null,
+    browser_flow: false,
+    expires_at: null,
+    pending_call: null,
+    settlement_check_at: null,
+    created_at: T0
+  }),
+  ...overrides
+})
+
+export const session = (overrides: Partial<Session.CheckoutSession> = {}): Session.CheckoutSession => ({
+  ...Session.born({
+    id: "cs_1" as CheckoutSessionId,
+    account_id: "acct_1" as AccountId,
+    livemode: false,
+    order_id: "ord_1" as OrderId,
+    merchant_reference: "r-1",
+    amount: 1000,
+    currency: "USD",
+    country: null,
+    capture_method: "automatic",
+    payment_methods: null,
+    straight_through: false,
+    max_payment_attempts: 3,
+    attempts: 1,
+    expires_at: T1,
+    transaction_id: null,
+    next_action: null,
+    customer: null,
+    success_url: "https://m.example/ok",
+    cancel_url: "https://m.example/no",
+    locale: null,
+    line_items: null,
+    collect_address: false,
+    collect_phone: false,
+    processing_profile: null,
+    created_at: T0
+  }),
+  ...overrides
+})
