@@ -8,9 +8,6 @@
  * cascades to a lower Adyen channel; a charge whose answer was dropped is reconciled to exactly one
  * charge; transfers and channel-less live accounts are refused with the spec's codes.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { inspect } from "node:util"
 import { Payments } from "@tender/domain"
 import { Effect } from "effect"
@@ -318,7 +315,6 @@ describe("live mode on the fakes (PostgreSQL storage)", () => {
   const LIVE_KEY = "sk_live_contract"
   // A fresh embedded PostgreSQL: channels, their sealed credentials, transactions' channel_id and the
   // Adyen journal as production stores them.
-  const dataDir = mkdtempSync(join(tmpdir(), "tender-contract-"))
   let rig: Rig
   /** A live account whose only channel is Stripe. */
   let stripeShop: Merchant
@@ -345,7 +341,7 @@ describe("live mode on the fakes (PostgreSQL storage)", () => {
     for (const method of ["log", "info", "warn", "error", "debug"] as const) {
       vi.spyOn(console, method).mockImplementation((...args: Array<unknown>) => void written.push(args.map((arg) => typeof arg === "string" ? arg : inspect(arg, { depth: 10 })).join(" ")))
     }
-    rig = await startRig({ stripeKey: LIVE_KEY, postgres: dataDir })
+    rig = await startRig({ stripeKey: LIVE_KEY, postgres: true })
     stripeShop = await rig.merchant("live")
     stripeChannel = (await rig.addChannel(stripeShop, "stripe", "live")).id
     cascadeShop = await rig.merchant("live")
@@ -356,7 +352,6 @@ describe("live mode on the fakes (PostgreSQL storage)", () => {
   afterAll(async () => {
     vi.restoreAllMocks()
     await rig?.close()
-    rmSync(dataDir, { recursive: true, force: true })
   })
 
   const urls = { success_url: "https://shop.example/ok", cancel_url: "https://shop.example/cancel" }

@@ -46,10 +46,10 @@ export const startTestServer = async (
   /** Routes added beside the API (e.g. one that fails, to see how the gateway renders a defect). */
   extraRoutes: Layer.Layer<never, never, HttpRouter.HttpRouter> = Layer.empty,
   /**
-   * Storage, and where channels' providers are (the wire-level fakes: `stripeApiUrl`, `adyenApiUrl`,
+   * Storage (`databaseUrl` and `vaultKey` for a PostgreSQL reached by URL), and where channels' providers are (the wire-level fakes: `stripeApiUrl`, `adyenApiUrl`,
    * `adyenCaFile`); `redisUrl` for what several processes share through Redis.
    */
-  storage: Pick<TenderConfig, "storage" | "dataDir" | "sandboxLatencyMs" | "stripeApiUrl" | "adyenApiUrl" | "adyenCaFile" | "redisUrl"> = {
+  storage: Pick<TenderConfig, "storage" | "dataDir" | "databaseUrl" | "vaultKey" | "sandboxLatencyMs" | "stripeApiUrl" | "adyenApiUrl" | "adyenCaFile" | "redisUrl"> = {
     storage: "memory",
     dataDir: ".tender-test"
   },
