@@ -1,4 +1,10 @@
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { defineConfig } from "vitest/config"
+
+// V8's compiled code cached on disk for the test workers and every process a test starts (`tender
+// serve`, CLI commands): each loads the same few hundred modules, and compiling them is a good part of a start.
+process.env.NODE_COMPILE_CACHE ??= join(tmpdir(), "tender-test-compile-cache")
 
 export default defineConfig({
   test: {
