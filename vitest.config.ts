@@ -1,12 +1,20 @@
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import { defineConfig } from "vitest/config"
+
+// V8's compiled code cached on disk for the test workers and every process a test starts (`tender
+// serve`, CLI commands): each loads the same few hundred modules, and compiling them is a good part of a start.
+process.env.NODE_COMPILE_CACHE ??= join(tmpdir(), "tender-test-compile-cache")
 
 export default defineConfig({
   test: {
     include: ["packages/*/test/**/*.test.ts", "examples/**/*.test.ts"],
+    // One PostgreSQL for the run, migrated once into a template; a database per test file (PgTestDatabase.ts).
+    globalSetup: ["packages/adapters/test/PgTestServer.ts"],
     // Generous: the CLI tests spawn processes that join PostgreSQL, slow on a loaded 2-core runner.
     testTimeout: 120_000,
     hookTimeout: 120_000,
-    // The PostgreSQL suites share one embedded server per worker; two cores.
+    // Two cores.
     maxWorkers: 2
   }
 })

@@ -4,13 +4,11 @@
  * it (asked through each one's CVC port). With per-process CVCs server 1 would still hold it.
  * Skipped without REDIS_URL.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CvcStore } from "@tender/domain"
 import { Effect, Option } from "effect"
 import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { fileStorage } from "@tender/adapters/test/PgTestDatabase"
 import { type Credentials, send } from "@tender/client/Testing"
 
 const redisUrl = process.env.REDIS_URL || undefined
@@ -21,7 +19,6 @@ if (redisUrl === undefined) {
     it.skip("SKIPPED: REDIS_URL is unset — set it (CI does) to run the two-server CVC test", () => {})
   })
 } else {
-  const dataDir = mkdtempSync(join(tmpdir(), "tender-cvc-shared-"))
   let one: TestServer
   let two: TestServer
   let merchant: Credentials & { readonly account_id: string }
@@ -36,7 +33,7 @@ if (redisUrl === undefined) {
   }
 
   beforeAll(async () => {
-    const storage = { storage: "postgres" as const, dataDir, redisUrl }
+    const storage = { ...(await fileStorage()), redisUrl }
     one = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } }, undefined, storage)
     two = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } }, undefined, storage)
     merchant = await Effect.runPromise(one.accounts.create({ name: "two servers", mode: "test" }))
@@ -44,7 +41,6 @@ if (redisUrl === undefined) {
   afterAll(async () => {
     await two?.close()
     await one?.close()
-    rmSync(dataDir, { recursive: true, force: true })
   })
 
   describe("CVCs shared by two servers through Redis", () => {

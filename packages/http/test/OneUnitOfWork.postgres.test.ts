@@ -6,17 +6,15 @@
  * no provider record, the merchant's reference free again. With the steps in separate units of work
  * the record would have committed before the defect.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { type Account, Faults, OrderRepo, Payments, TransactionRepo } from "@tender/domain"
 import { Effect, Exit, Option } from "effect"
 import pg from "pg"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
 import { send } from "@tender/client/Testing"
+import { fileStorage } from "@tender/adapters/test/PgTestDatabase"
 
-const dataDir = mkdtempSync(join(tmpdir(), "tender-one-uow-"))
+const storage = await fileStorage()
 let server: TestServer
 let db: pg.Client
 let account: Account.Account
@@ -48,22 +46,20 @@ const transactions = Effect.gen(function*() {
 const ledgerRows = async () => Number((await db.query("SELECT count(*) AS n FROM sandbox_ledger")).rows[0].n)
 
 beforeAll(async () => {
-  server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } }, undefined, { storage: "postgres", dataDir })
+  server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } }, undefined, storage)
   const created = await Effect.runPromise(server.accounts.create({ name: "one unit of work", mode: "test" }))
   account = await Effect.runPromise(server.accounts.get(created.account_id))
   const card = await send(server, created, "POST", "/v1/test_helpers/card_tokens", {
     body: JSON.stringify({ number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })
   })
   token = card.json.token
-  const info = JSON.parse(readFileSync(join(dataDir, "pg.json"), "utf8")) as { port: number; password: string }
-  db = new pg.Client({ host: "127.0.0.1", port: info.port, user: "postgres", password: info.password, database: "tender" })
+  db = new pg.Client({ connectionString: storage.databaseUrl })
   await db.connect()
 }, 120_000)
 
 afterAll(async () => {
   await db?.end()
   await server?.close()
-  rmSync(dataDir, { recursive: true, force: true })
 })
 
 it("a defect after a charge's record rolls back the order, its attempt and the provider's record; the reference is free again", async () => {

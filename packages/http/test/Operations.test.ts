@@ -5,14 +5,12 @@
  * and the probes' exemption from the per-IP limit of keyless routes.
  */
 import { execFileSync, spawn } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import { type Credentials, send } from "@tender/client/Testing"
 import { freePort, startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { fileStorage } from "@tender/adapters/test/PgTestDatabase"
 import { type TenderPromiseClient, typedClient } from "./support/Typed.ts"
 
 const CARD = "4242424242424242"
@@ -33,7 +31,6 @@ const scrape = async (server: TestServer, headers: Record<string, string> = {}) 
 }
 
 describe("on PostgreSQL", () => {
-  const dataDir = mkdtempSync(join(tmpdir(), "tender-operations-"))
   let server: TestServer
   let merchant: Credentials & { account_id: string }
   let tender: TenderPromiseClient
@@ -42,14 +39,13 @@ describe("on PostgreSQL", () => {
     server = await startTestServer(
       { rateLimit: { perSecond: 10_000, burst: 10_000 } },
       undefined,
-      { storage: "postgres", dataDir }
+      await fileStorage()
     )
     merchant = await Effect.runPromise(server.accounts.create({ name: "operations", mode: "test" }))
     tender = typedClient(server, merchant)
   })
   afterAll(async () => {
     await server?.close()
-    rmSync(dataDir, { recursive: true, force: true })
   })
 
   it("/healthz answers 200 without a key", async () => {

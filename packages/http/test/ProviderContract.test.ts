@@ -9,9 +9,6 @@
  * cascades to a lower Adyen channel; a charge whose answer was dropped is reconciled to exactly one
  * charge; transfers and channel-less live accounts are refused with the spec's codes.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { inspect } from "node:util"
 import { Payments } from "@tender/domain"
 import { Effect } from "effect"
@@ -345,7 +342,6 @@ describe("live mode on the fakes (PostgreSQL storage)", () => {
   const LIVE_KEY = "sk_live_contract"
   // A fresh embedded PostgreSQL: channels, their sealed credentials, transactions' channel_id and the
   // Adyen journal as production stores them.
-  const dataDir = mkdtempSync(join(tmpdir(), "tender-contract-"))
   let rig: Rig
   /** A live account whose only channel is Stripe. */
   let stripeShop: Merchant
@@ -372,7 +368,7 @@ describe("live mode on the fakes (PostgreSQL storage)", () => {
     for (const method of ["log", "info", "warn", "error", "debug"] as const) {
       vi.spyOn(console, method).mockImplementation((...args: Array<unknown>) => void written.push(args.map((arg) => typeof arg === "string" ? arg : inspect(arg, { depth: 10 })).join(" ")))
     }
-    rig = await startRig({ stripeKey: LIVE_KEY, postgres: dataDir })
+    rig = await startRig({ stripeKey: LIVE_KEY, postgres: true })
     stripeShop = await rig.merchant("live")
     stripeChannel = (await rig.addChannel(stripeShop, "stripe", "live")).id
     cascadeShop = await rig.merchant("live")
@@ -383,7 +379,6 @@ describe("live mode on the fakes (PostgreSQL storage)", () => {
   afterAll(async () => {
     vi.restoreAllMocks()
     await rig?.close()
-    rmSync(dataDir, { recursive: true, force: true })
   })
 
   const urls = { success_url: "https://shop.example/ok", cancel_url: "https://shop.example/cancel" }

@@ -1,11 +1,5 @@
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { afterAll } from "vitest"
+import { fileStorage } from "@tender/adapters/test/PgTestDatabase"
 import { providerNotificationsSuite } from "./ProviderNotificationsSuite.ts"
 
-// A fresh embedded PostgreSQL in a temporary data dir (or DATABASE_URL when set), stopped with the server.
-const dataDir = mkdtempSync(join(tmpdir(), "tender-notifications-"))
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
-
-providerNotificationsSuite({ storage: "postgres", dataDir })
+// This file's own database on the run's PostgreSQL (PgTestServer.ts), a copy of the migrated template.
+providerNotificationsSuite(await fileStorage())

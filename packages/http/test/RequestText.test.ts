@@ -8,24 +8,19 @@
  * 400 | Field validation failed; see `errors[]`"; "500 | Unexpected error; safe to retry
  * idempotently" — so a request that can only fail again must never be answered 500.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Credentials, send } from "@tender/client/Testing"
 import { Limits } from "@tender/domain"
 import type { TenderConfig } from "@tender/adapters/Config"
 import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { fileStorage } from "@tender/adapters/test/PgTestDatabase"
 
 type Merchant = Credentials & { readonly account_id: string; readonly publishable_key: string }
 
-const dataDir = mkdtempSync(join(tmpdir(), "tender-text-"))
-afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
-
-const STORAGES: ReadonlyArray<Pick<TenderConfig, "storage" | "dataDir">> = [
+const STORAGES: ReadonlyArray<Pick<TenderConfig, "storage" | "dataDir" | "databaseUrl" | "vaultKey">> = [
   { storage: "memory", dataDir: ".tender-test" },
-  { storage: "postgres", dataDir }
+  await fileStorage()
 ]
 
 const URLS = { success_url: "https://shop.example/ok", cancel_url: "https://shop.example/cancel" }

@@ -4,9 +4,6 @@
  * page, not one per row. Counted on PostgreSQL by a statement transformer installed on the calling
  * fiber only, so the server's workers running meanwhile are not counted.
  */
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { AccountRepo, Payments, Sessions, Webhooks } from "@tender/domain"
 import type { Account } from "@tender/domain/accounts/Account"
@@ -15,8 +12,9 @@ import { Effect, Option } from "effect"
 import { Statement } from "effect/sql"
 import { type Credentials, send } from "@tender/client/Testing"
 import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { fileStorage } from "@tender/adapters/test/PgTestDatabase"
 
-const dataDir = mkdtempSync(join(tmpdir(), "tender-search-queries-"))
+const storage = await fileStorage()
 let server: TestServer
 let merchant: Credentials & { account_id: string }
 let account: Account
@@ -24,7 +22,7 @@ let account: Account
 const post = (path: string, body: unknown) => send(server, merchant, "POST", path, { body: JSON.stringify(body) })
 
 beforeAll(async () => {
-  server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } }, undefined, { storage: "postgres", dataDir })
+  server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } }, undefined, storage)
   merchant = await Effect.runPromise(server.accounts.create({ name: "search queries", mode: "test" }))
   account = await server.run(Effect.gen(function*() {
     return Option.getOrThrow(yield* (yield* AccountRepo).findById(merchant.account_id as AccountId))
@@ -56,7 +54,6 @@ beforeAll(async () => {
 }, 240_000)
 afterAll(async () => {
   await server?.close()
-  rmSync(dataDir, { recursive: true, force: true })
 })
 
 /** Runs `effect` in the server's context, counting the SQL statements it executes. */

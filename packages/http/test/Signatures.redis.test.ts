@@ -1,7 +1,5 @@
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
-import { afterAll, describe, it } from "vitest"
+import { describe, it } from "vitest"
+import { fileStorage } from "@tender/adapters/test/PgTestDatabase"
 import { signaturesSuite } from "./SignaturesSuite.ts"
 
 // PostgreSQL storage with REDIS_URL: the replay cache is Redis's (Infrastructure picks it), shared by processes.
@@ -12,7 +10,5 @@ if (url === undefined) {
     it.skip("SKIPPED: REDIS_URL is unset — set it (CI does) to run the signature suite over the Redis replay cache", () => {})
   })
 } else {
-  const dataDir = mkdtempSync(join(tmpdir(), "tender-signatures-redis-"))
-  afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
-  signaturesSuite({ storage: "postgres", dataDir, redisUrl: url })
+  signaturesSuite({ ...(await fileStorage()), redisUrl: url })
 }

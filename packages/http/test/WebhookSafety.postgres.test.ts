@@ -4,18 +4,16 @@
  * endpoint's deliveries paused and resumed, and one tenant's hanging endpoints not delaying
  * another's deliveries (noisy neighbour). Receivers are real loopback servers.
  */
-import { mkdtempSync, rmSync } from "node:fs"
 import type { ServerResponse } from "node:http"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
 import { Outbox } from "@tender/domain"
 import { type Credentials, send } from "@tender/client/Testing"
 import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { fileStorage } from "@tender/adapters/test/PgTestDatabase"
 import { expectError, loopbackReceiver as receiver, until } from "./support/Webhooks.ts"
 
-const dataDir = mkdtempSync(join(tmpdir(), "tender-webhook-safety-"))
+const storage = await fileStorage()
 
 let server: TestServer
 
@@ -75,11 +73,10 @@ const retriedWhileDisabled = async (
 }
 
 beforeAll(async () => {
-  server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } }, undefined, { storage: "postgres", dataDir })
+  server = await startTestServer({ rateLimit: { perSecond: 10_000, burst: 10_000 } }, undefined, storage)
 }, 120_000)
 afterAll(async () => {
   await server.close()
-  rmSync(dataDir, { recursive: true, force: true })
 })
 
 describe("webhook endpoints under concurrency", () => {

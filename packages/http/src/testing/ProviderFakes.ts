@@ -18,7 +18,7 @@ export interface ProviderFakes {
 }
 
 export const startWithProviderFakes = async (
-  storage: Pick<TenderConfig, "storage" | "dataDir">,
+  storage: Pick<TenderConfig, "storage" | "dataDir" | "databaseUrl" | "vaultKey">,
   options: Fakes.FakesOptions = {}
 ): Promise<ProviderFakes> => {
   const fakes = await Fakes.start(options)

@@ -46,10 +46,11 @@ export const startTestServer = async (
   /** Routes added beside the API (e.g. one that fails, to see how the gateway renders a defect). */
   extraRoutes: Layer.Layer<never, never, HttpRouter.HttpRouter> = Layer.empty,
   /**
-   * Storage, and where channels' providers are (the wire-level fakes: `providerEndpoints`);
-   * `redisUrl` for what several processes share through Redis.
+   * Storage (`databaseUrl` and `vaultKey` for a PostgreSQL reached by URL), and where channels'
+   * providers are (the wire-level fakes: `providerEndpoints`); `redisUrl` for what several processes
+   * share through Redis.
    */
-  storage: Pick<TenderConfig, "storage" | "dataDir" | "sandboxLatencyMs" | "providerEndpoints" | "redisUrl"> = {
+  storage: Pick<TenderConfig, "storage" | "dataDir" | "databaseUrl" | "vaultKey" | "sandboxLatencyMs" | "providerEndpoints" | "redisUrl"> = {
     storage: "memory",
     dataDir: ".tender-test"
   },

@@ -6,15 +6,13 @@
  */
 import * as Fakes from "@tender/adapters/providers/fake/Fakes"
 import { listenLocal, readBody } from "@tender/adapters/providers/fake/FakeServer"
-import { mkdtempSync, rmSync } from "node:fs"
 import { createServer } from "node:http"
-import { tmpdir } from "node:os"
-import { join } from "node:path"
 import type { ProviderName } from "@tender/adapters/providers/Providers"
 import { type Channel, Channels, TransactionRepo } from "@tender/domain"
 import { Effect } from "effect"
 import { type Credentials, send } from "@tender/client/Testing"
 import { startTestServer, type TestServer } from "../../src/testing/TestServer.ts"
+import { fileStorage } from "@tender/adapters/test/PgTestDatabase"
 
 export type Merchant = Credentials & { readonly account_id: string; readonly publishable_key: string }
 
@@ -104,18 +102,18 @@ export interface Rig {
 }
 
 /**
- * Starts every provider's fake and a server pointed at them, over memory storage unless `postgres` names a data
- * directory (an embedded PostgreSQL there). A Stripe fake takes one mode's keys: `stripeKey` set
+ * Starts every provider's fake and a server pointed at them, over memory storage unless `postgres` is set (the
+ * test file's own database, PgTestDatabase.ts). A Stripe fake takes one mode's keys: `stripeKey` set
  * (`sk_live_…` for live channels) is the only key it accepts, unset any `sk_test_…`.
  */
-export const startRig = async (options: { readonly stripeKey?: string; readonly postgres?: string } = {}): Promise<Rig> => {
+export const startRig = async (options: { readonly stripeKey?: string; readonly postgres?: boolean } = {}): Promise<Rig> => {
   const relay = await startRelay()
   const fakes = await Fakes.start({ notifyUrl: relay.url, stripe: { apiKey: options.stripeKey, webhookSecret: "whsec_contract" } })
   const server = await startTestServer(
     { rateLimit: { perSecond: 10_000, burst: 10_000 } },
     undefined,
     {
-      ...(options.postgres === undefined ? { storage: "memory", dataDir: ".tender-test" } : { storage: "postgres", dataDir: options.postgres }),
+      ...(options.postgres === true ? await fileStorage() : { storage: "memory", dataDir: ".tender-test" }),
       ...fakes.config
     }
   ).catch(async (error: unknown) => {
@@ -168,18 +166,5 @@ export const startRig = async (options: { readonly stripeKey?: string; readonly 
   }
 }
 
-/** `startRig` over a fresh embedded PostgreSQL in a temporary data dir, which `close` removes. */
-export const startRigOnFreshPostgres = async (options: { readonly stripeKey?: string } = {}): Promise<Rig> => {
-  const dataDir = mkdtempSync(join(tmpdir(), "tender-rig-"))
-  const rig = await startRig({ ...options, postgres: dataDir }).catch((error: unknown) => {
-    rmSync(dataDir, { recursive: true, force: true })
-    throw error
-  })
-  return {
-    ...rig,
-    close: async () => {
-      await rig.close()
-      rmSync(dataDir, { recursive: true, force: true })
-    }
-  }
-}
+/** `startRig` over the test file's own PostgreSQL database (a copy of the migrated template). */
+export const startRigOnFreshPostgres = (options: { readonly stripeKey?: string } = {}): Promise<Rig> => startRig({ ...options, postgres: true })
