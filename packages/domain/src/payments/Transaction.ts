@@ -122,12 +122,32 @@ export const transition = transitionOf(TransactionMachine, (txn: Transaction, mo
   new InvalidTransactionStatus({ message: `Transaction ${txn.id}: ${move}` }))
 
 /** A new transaction: `initial`, not yet sent to a provider. */
-export const born = (fields: Omit<Transaction, "status" | "version" | "updated_at">): Transaction => ({
+/** What a new transaction must be told; everything else starts empty (`initial`, no provider answer yet). */
+export type TransactionBirth =
+  & Pick<Transaction, "id" | "order_id" | "account_id" | "livemode" | "kind" | "amount" | "currency" | "payment_method" | "processing_profile" | "provider" | "channel_id" | "created_at">
+  & Partial<Omit<Transaction, "status" | "version" | "updated_at">>
+
+/** A new transaction: `initial`, nothing from the provider yet; the one birth of the record kind. */
+export const born = (fields: TransactionBirth): Transaction => ({
+  provider_transaction_id: null,
+  decline_code: null,
+  payment_instrument: null,
+  parent_transaction_id: null,
+  final: null,
+  multicapture: null,
+  next_action: null,
+  three_ds: null,
+  customer_return_url: null,
+  browser_flow: false,
+  expires_at: null,
+  pending_call: null,
+  settlement_check_at: null,
   ...fields,
   status: "initial",
   updated_at: fields.created_at,
   version: 1
 })
+
 /** A provider call reserved and not recorded yet: the outcome is in doubt until it is. */
 export const callInFlight = (t: Transaction): boolean => t.pending_call !== null
 
