@@ -12,7 +12,7 @@ const run = (command: string, args: ReadonlyArray<string>, quiet: boolean) =>
     child.stdout?.on("data", (chunk) => (output += chunk))
     child.stderr?.on("data", (chunk) => (output += chunk))
     child.on("error", (error) => resolve({ code: 1, output: `${command}: ${error.message}` }))
-    child.on("exit", (code, signal) => resolve({ code: code ?? (signal === null ? 1 : 128), output }))
+    child.on("close", (code, signal) => resolve({ code: code ?? (signal === null ? 1 : 128), output }))
   })
 
 const [types, tests] = await Promise.all([run("tsc", ["-b"], true), run("vitest", ["run", ...process.argv.slice(2)], false)])

@@ -21,20 +21,26 @@ export default async function setup(project: TestProject) {
   // Distinct per run, so runs sharing an external server never meet.
   const prefix = `tender_t${Date.now().toString(36)}${process.pid}_`
   const template = `${prefix}template`
-  let url: string
-  if (external !== undefined) url = external
-  else {
-    const server = await Effect.runPromise(Scope.provide(scope)(Embedded.start(dir)))
-    url = `postgres://${server.username}:${encodeURIComponent(server.password)}@${server.host}:${server.port}/${server.database}`
-    // A throwaway cluster needs no durability: commits need not wait for the disk.
-    await Effect.runPromise(admin(url, "ALTER SYSTEM SET fsync = off"))
-    await Effect.runPromise(admin(url, "ALTER SYSTEM SET synchronous_commit = off"))
-    await Effect.runPromise(admin(url, "ALTER SYSTEM SET full_page_writes = off"))
-    await Effect.runPromise(admin(url, "SELECT pg_reload_conf()"))
+  let url = external ?? ""
+  // A failed start or migration must not leave the embedded server running behind the failed run.
+  try {
+    if (external === undefined) {
+      const server = await Effect.runPromise(Scope.provide(scope)(Embedded.start(dir)))
+      url = `postgres://${server.username}:${encodeURIComponent(server.password)}@${server.host}:${server.port}/${server.database}`
+      // A throwaway cluster needs no durability: commits need not wait for the disk.
+      await Effect.runPromise(admin(url, "ALTER SYSTEM SET fsync = off"))
+      await Effect.runPromise(admin(url, "ALTER SYSTEM SET synchronous_commit = off"))
+      await Effect.runPromise(admin(url, "ALTER SYSTEM SET full_page_writes = off"))
+      await Effect.runPromise(admin(url, "SELECT pg_reload_conf()"))
+    }
+    await Effect.runPromise(admin(url, `CREATE DATABASE ${template}`))
+    // Migrated, then every connection to it closed: a template being copied must have none.
+    await Effect.runPromise(Effect.scoped(Layer.build(PgDatabase.layer(configFor(dir, urlOf(url, template))))))
+  } catch (error) {
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+    await fs.rm(dir, { recursive: true, force: true })
+    throw error
   }
-  await Effect.runPromise(admin(url, `CREATE DATABASE ${template}`))
-  // Migrated, then every connection to it closed: a template being copied must have none.
-  await Effect.runPromise(Effect.scoped(Layer.build(PgDatabase.layer(configFor(dir, urlOf(url, template))))))
   project.provide("postgres", { url, template, prefix })
 
   return async () => {

@@ -175,12 +175,12 @@ export const pauseOf = (endpoint: WebhookEndpoint): DeliveryPause =>
   endpoint.status === "disabled" ? { endpoint_id: endpoint.id, paused: true, statuses: OPEN_STATUSES } : resume(endpoint.id)
 
 /**
- * What deleting an endpoint does to its deliveries: a disabled one's resume, so that the next
- * attempt of each open one ends it `exhausted` ("endpoint deleted") rather than leaving it paused
- * for ever; an enabled one's have nothing paused.
+ * What deleting an endpoint does to its deliveries: they resume, so that the next attempt of each
+ * open one ends it `exhausted` ("endpoint deleted") rather than leaving it paused for ever. Whatever
+ * status the endpoint was read with: a disable committing between that read and the delete has
+ * paused them (an enabled endpoint's have nothing paused, and resuming them changes nothing).
  */
-export const pauseOnDelete = (endpoint: WebhookEndpoint): DeliveryPause | undefined =>
-  endpoint.status === "disabled" ? resume(endpoint.id) : undefined
+export const pauseOnDelete = (endpoint: WebhookEndpoint): DeliveryPause => resume(endpoint.id)
 
 export const matches = (endpoint: WebhookEndpoint, eventType: string): boolean =>
   endpoint.status === "enabled" && (endpoint.enabled_events.includes("*") || endpoint.enabled_events.includes(eventType))

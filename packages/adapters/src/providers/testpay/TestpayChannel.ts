@@ -30,6 +30,8 @@ const refusal = (error: TestpayError, fallback: string) =>
   error.code === "no_such_charge" ? "authorization_not_found" : error.code === "amount_too_large" ? "amount_too_large" : fallback
 
 export const build = (context: BuildContext): ChannelClient => {
+  // Testpay moves no real money: a live channel of it is refused when added, and never built.
+  if (context.channel.mode === "live") throw new Error(`Testpay has no live mode (channel ${context.channel.id})`)
   // What was sealed was checked by the descriptor's fields: a mismatch here is corruption, a defect.
   const credentials = Schema.decodeUnknownSync(Credentials)(context.credentials)
   const base = (context.endpoint.apiUrl ?? DEFAULT_API_URL).replace(/\/+$/, "")
@@ -60,7 +62,11 @@ export const build = (context: BuildContext): ChannelClient => {
       if (status >= 500) return Effect.fail<CallFailure<TestpayError>>({ _tag: "Unknown", reason: `answered ${status}`, report: `${status}` })
       // Refused unapplied: a bad key, a fenced key (a lookup found it unused), throttling.
       if (status === 401 || status === 409 || status === 429) return Effect.fail<CallFailure<TestpayError>>({ _tag: "NotSent", reason: `refused (${status})` })
-      return Effect.fail<CallFailure<TestpayError>>({ _tag: "Rejected", error: Schema.decodeUnknownSync(ErrorBody)(json).error })
+      // A refusal whose body is not Testpay's error shape is an answer we cannot read: in doubt, not a throw.
+      return Schema.decodeUnknownEffect(ErrorBody)(json).pipe(
+        Effect.mapError((): CallFailure<TestpayError> => ({ _tag: "Unknown", reason: `answered ${status} with an unreadable body`, report: `${status}` })),
+        Effect.flatMap((body) => Effect.fail<CallFailure<TestpayError>>({ _tag: "Rejected", error: body.error }))
+      )
     }))
 
   const decode = <A>(schema: Schema.Codec<A>) => Schema.decodeUnknownSync(schema)

@@ -1,7 +1,8 @@
 /**
  * Operation: delete a webhook endpoint (DELETE /v1/webhook_endpoints/{id}). Its delivery log stays;
- * a disabled one's paused deliveries resume (Webhook.pauseOnDelete), in the same unit of work, so
- * each open one ends `exhausted` ("endpoint deleted") at its next attempt.
+ * its paused deliveries resume (Webhook.pauseOnDelete: always, since a disable may commit after the
+ * endpoint was read), in the same unit of work, so each open one ends `exhausted` ("endpoint
+ * deleted") at its next attempt.
  */
 import { Effect } from "effect"
 import type { Account } from "../../accounts/Account.ts"
@@ -15,7 +16,7 @@ export const deleteEndpoint = Effect.fn("Webhooks.deleteEndpoint")(function*(acc
   const pause = Webhook.pauseOnDelete(endpoint)
   yield* (yield* UnitOfWork).transaction(Effect.gen(function*() {
     yield* (yield* WebhookEndpointRepo).delete(account.id, id)
-    if (pause !== undefined) yield* (yield* WebhookDeliveryRepo).pause(pause)
+    yield* (yield* WebhookDeliveryRepo).pause(pause)
   }))
   return { id, deleted: true as const }
 })
