@@ -33,6 +33,12 @@ export interface TenderConfig {
    */
   readonly sandboxUnreachable?: ReadonlyArray<string> | undefined
   /**
+   * `TENDER_PROVIDER_TIMEOUT_MS`: how long one call to a channel's provider may take before its
+   * answer is given up as unknown (then reconciled); default 20 s. Keep it under the reconciliation
+   * grace (`TENDER_RECONCILE_GRACE_MS`, 60 s), or reconciliation may ask about a call still waiting.
+   */
+  readonly providerTimeoutMs?: number | undefined
+  /**
    * Per provider of the providers' list (providers/Providers.ts): `TENDER_<NAME>_API_URL`, where
    * every channel of that provider sends its calls instead of the provider's own hosts (the
    * wire-level fakes: tests, dev runs; unset in production), and `TENDER_<NAME>_CA_FILE`, a PEM file
@@ -95,6 +101,8 @@ export const configFromEnv = (
   sandboxLatencyMs: overrides.sandboxLatencyMs ??
     (env.TENDER_SANDBOX_LATENCY_MS ? Math.max(0, Number(env.TENDER_SANDBOX_LATENCY_MS) || 0) : undefined),
   sandboxUnreachable: overrides.sandboxUnreachable ?? listOf(env.TENDER_SANDBOX_UNREACHABLE),
+  providerTimeoutMs: overrides.providerTimeoutMs ??
+    (Number(env.TENDER_PROVIDER_TIMEOUT_MS) > 0 ? Number(env.TENDER_PROVIDER_TIMEOUT_MS) : undefined),
   providerEndpoints: overrides.providerEndpoints ?? providerEndpointsOf(env),
   fault: overrides.fault ?? (env.TENDER_FAULT || undefined),
   webhookAllowPrivate: overrides.webhookAllowPrivate ?? (env.TENDER_WEBHOOK_ALLOW_PRIVATE === "true" || undefined),

@@ -281,6 +281,7 @@ export const provider = (config: TenderConfig): Layer.Layer<PaymentProvider, nev
 export const channelProviders = (config: TenderConfig): Layer.Layer<ChannelProviders, never, ChannelCredentials | ProviderJournal> =>
   ChannelProvidersLive.layer({
     publicUrl: config.publicUrl ?? DEFAULT_PUBLIC_URL,
+    timeoutMs: config.providerTimeoutMs,
     endpoints: Object.fromEntries(Object.entries(config.providerEndpoints ?? {}).map(([name, setting]) => [name, {
       apiUrl: setting.apiUrl,
       caCertificate: setting.caFile === undefined ? undefined : readFileSync(setting.caFile, "utf8")

@@ -8,6 +8,12 @@ import { DEFAULT_RECONCILE } from "./payments/operations/Reconcile.ts"
 import { Sessions } from "./sessions/Sessions.ts"
 import { type DispatchOptions, Webhooks } from "./webhooks/Webhooks.ts"
 
+/**
+ * How often the expiry rounds look for lapsed payment windows and overdue sessions. A window closes
+ * at its own `expires_at`; the round only bounds how late after it the close is applied.
+ */
+export const EXPIRY_EVERY: Duration.Input = "5 seconds"
+
 const every = <A, E, R>(name: string, interval: Duration.Input, round: Effect.Effect<A, E, R>) =>
   round.pipe(
     Effect.catchCause((cause) => Effect.logError(`${name} round failed`, cause)),
@@ -30,13 +36,13 @@ export const settlement = Layer.effectDiscard(
  * Reconciles provider calls whose answer was never recorded (a crash, a lost answer), and closes
  * payment windows and client secrets that expired unpaid.
  */
-export const reconciliation = (options: Partial<ReconcileOptions> = {}) =>
+export const reconciliation = (options: Partial<ReconcileOptions> = {}, expiryEvery: Duration.Input = EXPIRY_EVERY) =>
   Layer.effectDiscard(
     Effect.gen(function*() {
       const payments = yield* Payments
       const settings = { ...DEFAULT_RECONCILE, ...options }
       yield* every("reconciliation", "1 second", payments.reconcileDue(settings))
-      yield* every("window expiry", "5 seconds", payments.expireWindows())
+      yield* every("window expiry", expiryEvery, payments.expireWindows())
     })
   )
 
@@ -50,14 +56,23 @@ export const webhooks = (options: Partial<DispatchOptions> & { readonly idleMs?:
   )
 
 /** Expires overdue checkout sessions (and emits their events) that nobody touched. */
-export const sessionSweeper = Layer.effectDiscard(
-  Effect.gen(function*() {
-    const sessions = yield* Sessions
-    yield* every("session sweeper", "5 seconds", sessions.expireOverdue())
-  })
-)
+export const sessionSweeper = (every_: Duration.Input = EXPIRY_EVERY) =>
+  Layer.effectDiscard(
+    Effect.gen(function*() {
+      const sessions = yield* Sessions
+      yield* every("session sweeper", every_, sessions.expireOverdue())
+    })
+  )
 
 export const layer = (options: {
   readonly webhooks?: Partial<DispatchOptions> & { readonly idleMs?: number }
   readonly reconcile?: Partial<ReconcileOptions>
-} = {}) => Layer.mergeAll(settlement, webhooks(options.webhooks), sessionSweeper, reconciliation(options.reconcile))
+  /** How often lapsed windows and overdue sessions are looked for (default 5 s). */
+  readonly expiryEvery?: Duration.Input
+} = {}) =>
+  Layer.mergeAll(
+    settlement,
+    webhooks(options.webhooks),
+    sessionSweeper(options.expiryEvery),
+    reconciliation(options.reconcile, options.expiryEvery)
+  )

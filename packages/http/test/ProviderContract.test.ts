@@ -31,7 +31,7 @@ interface FakeProbe {
   readonly refundsAt: (rig: Rig, transactionId: string) => number
   /**
    * The fake applies the next charge or refund and loses its answer: cuts the connection
-   * (`applyThenDrop`) or never answers (`timeout`: the adapters give a call 20 s).
+   * (`applyThenDrop`) or never answers (`timeout`: the rig gives a call 5 s, ProviderKit.ts).
    */
   readonly loseNext: (rig: Rig, call: "charge" | "refund", fault: "applyThenDrop" | "timeout") => void
 }

@@ -8,7 +8,7 @@
 import type { TenderConfig } from "@tender/adapters/Config"
 import * as Infrastructure from "@tender/adapters/Infrastructure"
 import { Webhooks, Workers } from "@tender/domain"
-import { Config, Effect, Layer, Option } from "effect"
+import { Config, Duration, Effect, Layer, Option } from "effect"
 import { Command } from "effect/cli"
 import * as Telemetry from "@tender/adapters/Telemetry"
 import { command } from "../Cli.ts"
@@ -20,14 +20,17 @@ import * as Services from "../Services.ts"
  * attempt timeout plus 15 s). `TENDER_RECONCILE_GRACE_MS`: how old an unrecorded provider call must
  * be before reconciliation asks the provider about it (default 60 s, longer than any call's own
  * wait); `TENDER_RECONCILE_HORIZON_MS`: when a call the provider cannot answer about fails (default
- * 24 h). Shorter values only for tests of crash recovery.
+ * 24 h). `TENDER_EXPIRY_INTERVAL_MS`: how often lapsed payment windows and overdue checkout sessions
+ * are looked for (default 5 s). Shorter values only for tests of crash recovery.
  */
 export const workers = (config: TenderConfig): Layer.Layer<never, Infrastructure.InfrastructureError | Config.ConfigError, Services.Services> => Layer.unwrap(
   Effect.gen(function*() {
     const lease = yield* Config.option(Config.Int("TENDER_WEBHOOK_LEASE_MS"))
     const grace = yield* Config.option(Config.Int("TENDER_RECONCILE_GRACE_MS"))
     const horizon = yield* Config.option(Config.Int("TENDER_RECONCILE_HORIZON_MS"))
+    const expiry = yield* Config.option(Config.Int("TENDER_EXPIRY_INTERVAL_MS"))
     const layer: Layer.Layer<never, Infrastructure.InfrastructureError, Services.Services> = Workers.layer({
+      ...(Option.isSome(expiry) ? { expiryEvery: Duration.millis(expiry.value) } : {}),
       webhooks: Option.isSome(lease) ? { leaseMs: lease.value } : {},
       reconcile: {
         ...(Option.isSome(grace) ? { graceMs: grace.value } : {}),

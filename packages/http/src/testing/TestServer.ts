@@ -50,7 +50,7 @@ export const startTestServer = async (
    * providers are (the wire-level fakes: `providerEndpoints`); `redisUrl` for what several processes
    * share through Redis.
    */
-  storage: Pick<TenderConfig, "storage" | "dataDir" | "databaseUrl" | "vaultKey" | "sandboxLatencyMs" | "providerEndpoints" | "redisUrl"> = {
+  storage: Pick<TenderConfig, "storage" | "dataDir" | "databaseUrl" | "vaultKey" | "sandboxLatencyMs" | "providerEndpoints" | "providerTimeoutMs" | "redisUrl"> = {
     storage: "memory",
     dataDir: ".tender-test"
   },
@@ -63,7 +63,8 @@ export const startTestServer = async (
   const layer = Layer.mergeAll(
     HttpRouter.serve(Layer.merge(Server.app(options), extraRoutes), { disableLogger: true, disableListenLog: true, routerConfig: Routes.ROUTER_CONFIG }),
     Server.listening,
-    Workers.layer({ webhooks: { idleMs: 50 } })
+    // Expiry rounds every half second rather than 5 s: a test that closes a window waits for the round.
+    Workers.layer({ webhooks: { idleMs: 50 }, expiryEvery: "500 millis" })
   ).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" })),
     Layer.provideMerge(domain),

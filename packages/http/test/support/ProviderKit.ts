@@ -114,7 +114,10 @@ export const startRig = async (options: { readonly stripeKey?: string; readonly 
     undefined,
     {
       ...(options.postgres === true ? await fileStorage() : { storage: "memory", dataDir: ".tender-test" }),
-      ...fakes.config
+      ...fakes.config,
+      // A call the fake never answers is given up after 5 s rather than production's 20 s: the
+      // lost-answer cases wait out the whole timeout, and 5 s is still far above any fake's answer.
+      providerTimeoutMs: 5_000
     }
   ).catch(async (error: unknown) => {
     await Promise.all([fakes.close(), relay.close()])
