@@ -17,10 +17,12 @@ import { freePort } from "@tender/http/testing/TestServer"
 import { Effect } from "effect"
 import pg from "pg"
 import { afterAll, beforeAll, expect } from "vitest"
+import { ENTRY } from "../../scripts/bundle.ts"
 
 export const ROOT = fileURLToPath(new URL("../../../..", import.meta.url))
 const NODE = join(ROOT, "node_modules/.bin/node")
-const BIN = join(ROOT, "packages/cli/bin/tender.js")
+/** `tender` as bundled by vitest's global setup (support/BundleSetup.ts): the sources, without their start-up cost. */
+const BIN = ENTRY
 
 /** The machine's settings must not leak in: these tests own their storage. */
 const cleanEnv = (extra: Record<string, string> = {}) => {
