@@ -81,7 +81,16 @@ export const providerNotificationsSuite = (storage: Pick<TenderConfig, "storage"
   const eventsOf = async (orderId: string) => (await Effect.runPromise(server.events(orderId))).map((e) => e.type)
 
   /** Everything a notification could change about an order: its transactions as stored, and its events. */
-  const stateOf = async (orderId: string) => ({ transactions: await transactionsOf(orderId), events: await eventsOf(orderId) })
+  /**
+   * What a refused notification must leave as it was: the transactions and the events. Without the
+   * settlement worker's own bookkeeping, which moves on its schedule (every second it may ask about
+   * a settling capture and record when to ask next: `settlement_check_at`, and with it
+   * `updated_at` and `version`), whatever the notifications do.
+   */
+  const stateOf = async (orderId: string) => ({
+    transactions: (await transactionsOf(orderId)).map(({ settlement_check_at: _, updated_at: __, version: ___, ...rest }) => rest),
+    events: await eventsOf(orderId)
+  })
 
   const expectEnvelope = async (response: Response, status: number, code: string) => {
     const body = await response.json() as { code: string; request_id: string }
