@@ -1,8 +1,11 @@
 /**
  * `tender`: the operator CLI. Assembles the command tree and runs it on Node; each command composes
- * its own layers (see Services.ts), so a command that needs no storage starts none.
+ * its own layers (see Services.ts), so a command that needs no storage starts none. The tree holds
+ * only declarations: a command's handler is imported when it runs (Cli.ts), and the platform's
+ * modules are imported one by one, as its barrel loads much more (HTTP, sockets, workers).
  */
-import { NodeRuntime, NodeServices } from "@effect/platform-node"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Effect, Layer } from "effect"
 import { Command } from "effect/cli"
 import { tender } from "./Cli.ts"
