@@ -1,13 +1,12 @@
 /**
  * `tender accounts channels add|list|disable|pin` (contract.md, Providers): an account's provider
- * channels, declared; handlers/Channels.ts runs them. `--provider`'s choices and the credentials
- * help come from the providers' list (its descriptors: no provider SDK is loaded for them).
+ * channels, declared; handlers/Channels.ts runs them. `--provider`'s choices are the providers'
+ * names (Vocabulary.ts); the credentials help comes from the providers' list (their descriptors).
  */
-import { PROVIDERS } from "@tender/adapters/providers/Providers"
 import { Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { commandsOf } from "../Cli.ts"
-import { ACCOUNT_MODES, CHANNEL_PRIORITY } from "../Vocabulary.ts"
+import { ACCOUNT_MODES, CHANNEL_PRIORITY, PROVIDER_NAMES } from "../Vocabulary.ts"
 
 const accountId = Argument.String("id").pipe(Argument.withDescription("Account id (acct_…)"))
 const channelsCommand = commandsOf(() => import("../handlers/Channels.ts"))
@@ -20,18 +19,25 @@ const list = (name: string, description: string) =>
     Flag.map(Option.match({ onNone: () => null, onSome: (text) => text.split(",") }))
   )
 
-const catalog = PROVIDERS.map((p) => p.descriptor)
+/**
+ * The command lines that may show the credentials help: those naming this command, and those asking
+ * for completions or the wizard, which walk the whole tree. The providers' modules load the domain
+ * (about 0.1 s), which no other command line shows anything of.
+ */
+const showsCredentials = process.argv.slice(2).some((arg) => arg === "channels" || arg.startsWith("--completions") || arg === "--wizard")
 
 /** Each provider's credential fields, from its module: `stripe: {secret_key: the secret …; …}`. */
-const credentialsHelp = catalog
-  .map((p) => `${p.name}: {${p.credentials.map((f) => `${f.name}: ${f.about}`).join("; ")}}`)
-  .join(" — ")
+const credentialsHelp = showsCredentials
+  ? (await import("@tender/adapters/providers/Providers")).PROVIDERS
+    .map(({ descriptor: p }) => `${p.name}: {${p.credentials.map((f) => `${f.name}: ${f.about}`).join("; ")}}`)
+    .join(" — ")
+  : ""
 
 const add = channelsCommand(
   "add",
   {
     id: accountId,
-    provider: Flag.Literals("provider", catalog.map((p) => p.name)).pipe(Flag.withDescription("The provider of the account")),
+    provider: Flag.Literals("provider", PROVIDER_NAMES).pipe(Flag.withDescription("The provider of the account")),
     mode: Flag.Literals("mode", ACCOUNT_MODES).pipe(
       Flag.withDescription("The provider account's mode; must be the Tender account's own")
     ),
@@ -74,6 +80,6 @@ const pin = channelsCommand(
 ).pipe(Command.withDescription("Pin a processing profile to channels (routing picks among them only)"))
 
 export const channels = Command.make("channels").pipe(
-  Command.withDescription(`Manage the provider channels (${catalog.map((p) => p.name).join(", ")} accounts) of an account`),
+  Command.withDescription(`Manage the provider channels (${PROVIDER_NAMES.join(", ")} accounts) of an account`),
   Command.withSubcommands([add, listCommand, disable, pin])
 )
