@@ -9,7 +9,8 @@
  * the HTTP server take most of a second to load, which `--help` and a mistyped flag need not pay.
  */
 import type { TenderConfig } from "@tender/adapters/Config"
-import { Effect, Option } from "effect"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { Command, Flag } from "effect/cli"
 
 export const tender = Command.make("tender").pipe(

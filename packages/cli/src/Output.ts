@@ -6,7 +6,10 @@
  * is rendered by Report.ts, which reads domain errors and so is loaded with the handlers.
  */
 import type { Errors } from "@tender/domain"
-import { Console, Effect, Layer, Stdio } from "effect"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stdio from "effect/Stdio"
 import { type CliError, CliOutput } from "effect/cli"
 
 /** How a command's result is shown: the JSON document, and the text for a terminal. */

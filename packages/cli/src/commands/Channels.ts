@@ -3,7 +3,7 @@
  * channels, declared; handlers/Channels.ts runs them. `--provider`'s choices are the providers'
  * names (Vocabulary.ts); the credentials help comes from the providers' list (their descriptors).
  */
-import { Option } from "effect"
+import * as Option from "effect/Option"
 import { Argument, Command, Flag } from "effect/cli"
 import { commandsOf } from "../Cli.ts"
 import { ACCOUNT_MODES, CHANNEL_PRIORITY, PROVIDER_NAMES } from "../Vocabulary.ts"

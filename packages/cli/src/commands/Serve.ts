@@ -4,7 +4,7 @@
  * that `--help` says what applies.
  */
 import { availableParallelism } from "node:os"
-import { Config } from "effect"
+import * as Config from "effect/Config"
 import { Command, Flag } from "effect/cli"
 import { commandsOf } from "../Cli.ts"
 
