@@ -6,9 +6,8 @@
  */
 import { execFileSync } from "node:child_process"
 import { parseArgs } from "node:util"
-import { CLI, machine, makeRun, positive, requireNode, ROOT, startTender } from "./harness.ts"
+import { CLI, machine, makeRun, positive, ROOT, startTender } from "./harness.ts"
 
-requireNode("bench")
 const { values } = parseArgs({ options: { runs: { type: "string", default: "10" }, "no-server": { type: "boolean", default: false } } })
 const runs = positive("runs", values.runs)
 
