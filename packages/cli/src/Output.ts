@@ -2,10 +2,14 @@
  * What the CLI writes. Results go to stdout: one JSON document with `--json`, readable text
  * otherwise. Expected failures (domain errors, bad invocations) go to stderr as one
  * `{code, message, errors?}` JSON object or one line, and exit non-zero without a stack trace.
- * Defects (bugs) are left to the runtime, which logs them with their cause.
+ * Defects (bugs) are left to the runtime, which logs them with their cause. A failure of a handler
+ * is rendered by Report.ts, which reads domain errors and so is loaded with the handlers.
  */
-import { Errors } from "@tender/domain"
-import { Console, Data, Effect, Layer, Runtime, Stdio } from "effect"
+import type { Errors } from "@tender/domain"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stdio from "effect/Stdio"
 import { type CliError, CliOutput } from "effect/cli"
 
 /** How a command's result is shown: the JSON document, and the text for a terminal. */
@@ -33,25 +37,6 @@ export interface ErrorDocument {
   readonly errors?: ReadonlyArray<Errors.FieldError>
 }
 
-/** A failure already written to stderr: the runtime exits with code 1 and does not log it again. */
-export class Reported extends Data.TaggedError("Reported") {
-  override readonly [Runtime.errorReported] = false
-}
-
-const documentOf = (error: unknown): ErrorDocument => {
-  if (Errors.isDomainError(error)) {
-    return error.errors === undefined || error.errors.length === 0
-      ? { code: error.code, message: error.message }
-      : { code: error.code, message: error.message, errors: error.errors }
-  }
-  // Typed failures from outside the domain (storage that cannot start, a port already in use) carry a
-  // message meant for the operator but no spec code.
-  const message = typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"
-    ? error.message
-    : String(error)
-  return { code: "internal_error", message }
-}
-
 const oneLine = (text: string) => text.replace(/\s*\n\s*/g, " ").trim()
 
 const textOf = (doc: ErrorDocument): string => {
@@ -61,11 +46,7 @@ const textOf = (doc: ErrorDocument): string => {
   return oneLine(`error: ${doc.message}${suffix}`)
 }
 
-const writeError = (doc: ErrorDocument, json: boolean) => Console.error(json ? JSON.stringify(doc) : textOf(doc))
-
-/** Writes an expected failure to stderr, then fails with `Reported` so the process exits non-zero. */
-export const report = (json: boolean) => (error: unknown): Effect.Effect<never, Reported> =>
-  Effect.andThen(writeError(documentOf(error), json), Effect.fail(new Reported()))
+export const writeError = (doc: ErrorDocument, json: boolean) => Console.error(json ? JSON.stringify(doc) : textOf(doc))
 
 /** Flags and arguments the parser rejected, as `validation_failed` field errors where a field is named. */
 const usageDocument = (errors: ReadonlyArray<CliError.NonShowHelpErrors>): ErrorDocument => {

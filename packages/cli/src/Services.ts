@@ -2,13 +2,14 @@
  * The use cases over the driven adapters, composed once for every command: `serve` hands them to
  * the HTTP server, the operator commands call them directly, so both act through the same code on
  * the same database. A use case the server needs and this list lacks fails `tsc` in Serve.ts.
+ * Handlers only import this (it loads the domain and the adapters).
  */
 import type { TenderConfig } from "@tender/adapters/Config"
 import * as Infrastructure from "@tender/adapters/Infrastructure"
 import { type Errors, UseCases } from "@tender/domain"
 import { type Context, Effect, Layer } from "effect"
 import type { Command } from "effect/cli"
-import { command } from "./Cli.ts"
+import type { Invocation } from "./Cli.ts"
 import * as Output from "./Output.ts"
 
 /** The use cases, plus the ports they sit on (the HTTP server also needs some ports directly). */
@@ -21,22 +22,21 @@ export const layer = (config: TenderConfig) =>
 export type Services = Layer.Success<ReturnType<typeof layer>>
 
 /**
- * A command that calls one use case over the configured storage and prints its result: the shape
- * of every operator command (accounts, payments, …). `run` may use further services of the layer
- * (another use case, to look up an account) and what the CLI runtime provides (Stdio, for progress).
+ * The handler of a command that calls one use case over the configured storage and prints its
+ * result: the shape of every operator command (accounts, payments, …). `run` may use further
+ * services of the layer (another use case, to look up an account) and what the CLI runtime provides
+ * (Stdio, for progress).
  */
-export const useCaseCommand = <Id extends Services, S>(useCase: Context.Service<Id, S>) =>
-<const Name extends string, const Config extends Command.Command.Config, A, E>(
-  name: Name,
-  config: Config,
-  run: (service: S, input: Command.Command.Config.Infer<Config>) => Effect.Effect<A, E, Services | Command.Environment>,
-  present: (input: Command.Command.Config.Infer<Config>) => Output.Presentation<A>
+export const useCase = <Id extends Services, S>(useCase: Context.Service<Id, S>) =>
+<Input, A, E>(
+  run: (service: S, input: Input) => Effect.Effect<A, E, Services | Command.Environment>,
+  present: (input: Input) => Output.Presentation<A>
 ) =>
-  command(name, config, (input, invocation) => {
-    // Widened to every service of the layer, so that providing the layer leaves exactly the CLI
-    // runtime's part as a concrete type (the compiler cannot reduce Exclude<…> of a type parameter).
-    const program: Effect.Effect<void, E | Errors.DomainError, Services | Command.Environment> = useCase.use((service) =>
-      run(service, input)
-    ).pipe(Effect.flatMap((result) => Output.print(result, present(input), invocation.json)))
-    return Effect.provide(program, layer(invocation.config))
-  })
+(input: Input, invocation: Invocation) => {
+  // Widened to every service of the layer, so that providing the layer leaves exactly the CLI
+  // runtime's part as a concrete type (the compiler cannot reduce Exclude<…> of a type parameter).
+  const program: Effect.Effect<void, E | Errors.DomainError, Services | Command.Environment> = useCase.use((service) =>
+    run(service, input)
+  ).pipe(Effect.flatMap((result) => Output.print(result, present(input), invocation.json)))
+  return Effect.provide(program, layer(invocation.config))
+}

@@ -1,9 +1,14 @@
 /**
  * `tender`: the operator CLI. Assembles the command tree and runs it on Node; each command composes
- * its own layers (see Services.ts), so a command that needs no storage starts none.
+ * its own layers (see Services.ts), so a command that needs no storage starts none. The tree holds
+ * only declarations: a command's handler is imported when it runs (Cli.ts). What the declarations
+ * load imports effect's and the platform's modules one by one: their barrels load every module
+ * (effect's some 80 more than effect/cli needs, ~70 ms; the platform's HTTP, sockets, workers).
  */
-import { NodeRuntime, NodeServices } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import { Command } from "effect/cli"
 import { tender } from "./Cli.ts"
 import { accounts } from "./commands/Accounts.ts"

@@ -1,74 +1,17 @@
 /**
  * `tender serve`: the merchant API, hosted pages and workers over the configured storage, until
- * SIGINT or SIGTERM. Interruption closes the layer's scope, which stops the server and, when this
- * process started it, the embedded PostgreSQL. With `--workers N` above 1 this process is the
- * primary of N such servers on one port (Cluster.ts); each child runs the branch below.
+ * SIGINT or SIGTERM; handlers/Serve.ts runs it. Its flags read their environment variables here, so
+ * that `--help` says what applies.
  */
 import { availableParallelism } from "node:os"
-import { Errors } from "@tender/domain"
-import * as IpLimits from "@tender/http/IpLimits"
-import * as Server from "@tender/http/Server"
-import * as Telemetry from "@tender/adapters/Telemetry"
-import { Config, Effect, Layer } from "effect"
+import * as Config from "effect/Config"
 import { Command, Flag } from "effect/cli"
-import { command } from "../Cli.ts"
-import * as Cluster from "../Cluster.ts"
-import * as Services from "../Services.ts"
-import { workers } from "./Worker.ts"
-
-/** The default token bucket of accounts without their own (contract.md); each variable on its own. */
-const defaultRateLimit = Effect.gen(function*() {
-  const perSecond = yield* Config.Int("TENDER_RATE_LIMIT_PER_SECOND").pipe(Config.withDefault(Server.DEFAULT_RATE_LIMIT.perSecond))
-  const burst = yield* Config.Int("TENDER_RATE_LIMIT_BURST").pipe(Config.withDefault(Math.max(Server.DEFAULT_RATE_LIMIT.burst, perSecond)))
-  if (perSecond < 1 || burst < perSecond) {
-    return yield* new Errors.ValidationFailed({
-      message: "TENDER_RATE_LIMIT_PER_SECOND must be positive and TENDER_RATE_LIMIT_BURST at least as large"
-    })
-  }
-  return { perSecond, burst }
-})
-
-/** Per client IP (docs/decisions.md, "Fair resource use"): each variable on its own, defaults IpLimits.DEFAULT_IP_LIMITS'. */
-const ipLimits = Effect.gen(function*() {
-  const defaults = IpLimits.DEFAULT_IP_LIMITS
-  const perSecond = yield* Config.Number("TENDER_IP_RATE_LIMIT_PER_SECOND").pipe(Config.withDefault(defaults.perIp.perSecond))
-  const burst = yield* Config.Int("TENDER_IP_RATE_LIMIT_BURST").pipe(Config.withDefault(Math.max(defaults.perIp.burst, Math.ceil(perSecond))))
-  const unknownPerMinute = yield* Config.Number("TENDER_UNKNOWN_KEYS_PER_MINUTE").pipe(Config.withDefault(defaults.unknownKeys.perSecond * 60))
-  const unknownBurst = yield* Config.Int("TENDER_UNKNOWN_KEYS_BURST").pipe(Config.withDefault(defaults.unknownKeys.burst))
-  const trustedProxies = yield* Config.Int("TENDER_TRUSTED_PROXIES").pipe(Config.withDefault(defaults.trustedProxies))
-  const notifyPerSecond = yield* Config.Number("TENDER_NOTIFY_RATE_LIMIT_PER_SECOND").pipe(Config.withDefault(defaults.notifications.perSecond))
-  const notifyBurst = yield* Config.Int("TENDER_NOTIFY_RATE_LIMIT_BURST").pipe(
-    Config.withDefault(Math.max(defaults.notifications.burst, Math.ceil(notifyPerSecond)))
-  )
-  if (
-    !(perSecond > 0) || burst < 1 || !(unknownPerMinute > 0) || unknownBurst < 1 || trustedProxies < 0 ||
-    !(notifyPerSecond > 0) || notifyBurst < 1
-  ) {
-    return yield* new Errors.ValidationFailed({
-      message: "TENDER_IP_RATE_LIMIT_PER_SECOND, TENDER_NOTIFY_RATE_LIMIT_PER_SECOND and TENDER_UNKNOWN_KEYS_PER_MINUTE must be " +
-        "positive, their bursts at least 1, TENDER_TRUSTED_PROXIES 0 or more"
-    })
-  }
-  return {
-    perIp: { perSecond, burst },
-    notifications: { perSecond: notifyPerSecond, burst: notifyBurst },
-    unknownKeys: { perSecond: unknownPerMinute / 60, burst: unknownBurst },
-    trustedProxies
-  } satisfies IpLimits.IpLimitOptions
-})
-
-/**
- * Stack traces (`TENDER_STACK_TRACES`, default off): Effect captures one at every span it opens,
- * several per request, which cost a few per cent of the server's CPU under load. Off, errors keep
- * their messages and lose their frames (`Error.stackTraceLimit = 0`, which is what turns Effect's
- * capture off); `true` keeps Node's default for debugging. Tests and the in-process servers keep them.
- */
-const stackTraces = Config.Boolean("TENDER_STACK_TRACES").pipe(Config.withDefault(false))
+import { commandsOf } from "../Cli.ts"
 
 /** The default `--workers` is the number of cores, up to this (see the connection budget in the README). */
 const DEFAULT_MAX_WORKERS = 4
 
-export const serve = command(
+export const serve = commandsOf(() => import("../handlers/Serve.ts"))(
   "serve",
   {
     port: Flag.Int("port").pipe(
@@ -101,29 +44,5 @@ export const serve = command(
       Flag.filter((workers) => workers >= 1, () => "at least 1")
     )
   },
-  ({ background, host, port, workers: processes }, { config }) =>
-    Effect.flatMap(Effect.all([defaultRateLimit, ipLimits, stackTraces]), ([rateLimit, perIp, traces]) => {
-      if (!traces) Error.stackTraceLimit = 0
-      // Hosted pages and sandbox redirects need an address browsers can reach; without
-      // TENDER_PUBLIC_URL it is this server's own.
-      const local = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host
-      const withUrl = { ...config, publicUrl: config.publicUrl ?? `http://${local}:${port}`, listenPort: port, clusterChild: Cluster.isChild() }
-      const single = Layer.launch(
-        Layer.merge(
-          Server.layer({ port, host, rateLimit, ipLimits: perIp, fieldsUrl: withUrl.fieldsUrl, sdkUrl: withUrl.sdkUrl }),
-          background ? workers(withUrl) : Layer.empty
-        ).pipe(
-          Layer.provide(Services.layer(withUrl)),
-          // Logs (TENDER_LOG_FORMAT) and, with OTEL_EXPORTER_OTLP_ENDPOINT, traces: Telemetry.ts.
-          Layer.provide(Telemetry.layer())
-        )
-      )
-      if (Cluster.isChild()) return Effect.andThen(Cluster.followPrimary, single)
-      if (processes === 1) return single
-      // Memory storage lives in one process: an order created in one child could not be read in another.
-      if (config.storage === "memory") {
-        return Effect.andThen(Effect.logWarning(`tender serve: memory storage runs in one process; --workers ${processes} ignored`), single)
-      }
-      return Cluster.primary(config, processes)
-    })
+  (h) => h.serve
 ).pipe(Command.withDescription("Run the merchant API, hosted pages and workers until SIGINT/SIGTERM"))

@@ -1,51 +1,10 @@
 /**
  * `tender worker`: the background workers (settlement, reconciliation, window expiry, webhook
- * dispatcher, session sweeper) without the HTTP server,
- * until SIGINT or SIGTERM, to scale delivery apart from the API. Any number of workers and servers
- * may run against one database: the dispatcher claims due deliveries with SKIP LOCKED under a lease,
- * so each attempt runs in one process.
+ * dispatcher, session sweeper) without the HTTP server, until SIGINT or SIGTERM, to scale delivery
+ * apart from the API; handlers/Worker.ts runs them.
  */
-import type { TenderConfig } from "@tender/adapters/Config"
-import * as Infrastructure from "@tender/adapters/Infrastructure"
-import { Webhooks, Workers } from "@tender/domain"
-import { Config, Duration, Effect, Layer, Option } from "effect"
 import { Command } from "effect/cli"
-import * as Telemetry from "@tender/adapters/Telemetry"
-import { command } from "../Cli.ts"
-import * as Services from "../Services.ts"
+import { commandsOf } from "../Cli.ts"
 
-/**
- * The workers as every process runs them (`serve` and `worker`). `TENDER_WEBHOOK_LEASE_MS`: how long
- * a claimed webhook delivery stays with its worker before another may retry it (default: the 15 s
- * attempt timeout plus 15 s). `TENDER_RECONCILE_GRACE_MS`: how old an unrecorded provider call must
- * be before reconciliation asks the provider about it (default 60 s, longer than any call's own
- * wait); `TENDER_RECONCILE_HORIZON_MS`: when a call the provider cannot answer about fails (default
- * 24 h). `TENDER_EXPIRY_INTERVAL_MS`: how often lapsed payment windows and overdue checkout sessions
- * are looked for (default 5 s). Shorter values only for tests of crash recovery.
- */
-export const workers = (config: TenderConfig): Layer.Layer<never, Infrastructure.InfrastructureError | Config.ConfigError, Services.Services> => Layer.unwrap(
-  Effect.gen(function*() {
-    const lease = yield* Config.option(Config.Int("TENDER_WEBHOOK_LEASE_MS"))
-    const grace = yield* Config.option(Config.Int("TENDER_RECONCILE_GRACE_MS"))
-    const horizon = yield* Config.option(Config.Int("TENDER_RECONCILE_HORIZON_MS"))
-    const expiry = yield* Config.option(Config.Int("TENDER_EXPIRY_INTERVAL_MS"))
-    const layer: Layer.Layer<never, Infrastructure.InfrastructureError, Services.Services> = Workers.layer({
-      ...(Option.isSome(expiry) ? { expiryEvery: Duration.millis(expiry.value) } : {}),
-      webhooks: Option.isSome(lease) ? { leaseMs: lease.value } : {},
-      reconcile: {
-        ...(Option.isSome(grace) ? { graceMs: grace.value } : {}),
-        ...(Option.isSome(horizon) ? { horizonMs: horizon.value } : {})
-      }
-    })
-    // The dispatcher on its own connection pool (PostgreSQL storage); the other workers on the process's.
-    const own = Infrastructure.dispatcherStorage(config)
-    if (own === undefined) return layer
-    return layer.pipe(Layer.provide(Webhooks.layer.pipe(Layer.provide(own))))
-  })
-)
-
-export const worker = command(
-  "worker",
-  {},
-  (_, { config }) => Layer.launch(workers(config).pipe(Layer.provide(Services.layer(config)), Layer.provide(Telemetry.layer())))
-).pipe(Command.withDescription("Run the settlement and webhook workers without the API until SIGINT/SIGTERM"))
+export const worker = commandsOf(() => import("../handlers/Worker.ts"))("worker", {}, (h) => h.worker)
+  .pipe(Command.withDescription("Run the settlement and webhook workers without the API until SIGINT/SIGTERM"))
