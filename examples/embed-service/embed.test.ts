@@ -1,0 +1,113 @@
+/**
+ * What a team outside this repository gets: scripts/pack.ts builds and packs @tender/domain and
+ * @tender/adapters, this example is copied to a directory outside the repository and installs the
+ * tarballs with npm (registry dependencies only, no workspace links), and there, on Node 22 without
+ * type stripping, each package imports, the example takes, captures and refunds a card payment on
+ * memory storage and on the embedded PostgreSQL, and a consumer's TypeScript type-checks strictly
+ * against the packages' declarations. One pack and one install for all of it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { execFile } from "node:child_process"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const root = path.resolve(here, "../..")
+const EXAMPLE_FILES = ["service.mjs", "consumer.ts", "tsconfig.json", "package.json", "README.md"]
+
+/** The child's environment: none of the run's storage settings (the test PostgreSQL's DATABASE_URL). */
+const env = () => {
+  const clean = { ...process.env }
+  for (const name of Object.keys(clean)) if (name === "DATABASE_URL" || name.startsWith("TENDER_")) delete clean[name]
+  return clean
+}
+
+const run = (file: string, args: ReadonlyArray<string>, cwd: string, extra: Record<string, string> = {}) =>
+  new Promise<string>((resolve, reject) => {
+    execFile(file, args, { cwd, env: { ...env(), ...extra }, encoding: "utf8", maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) =>
+      error === null ? resolve(stdout) : reject(new Error(`${file} ${args.join(" ")} failed: ${error.message}\n${stdout}\n${stderr}`)))
+  })
+
+/** Plain Node 22: no TypeScript stripped, so nothing raw can hide in the packages. */
+const node = (args: ReadonlyArray<string>, cwd: string, extra?: Record<string, string>) =>
+  run(process.execPath, ["--no-experimental-strip-types", ...args], cwd, extra)
+
+describe("the packed @tender/domain and @tender/adapters, installed outside the repository", () => {
+  let work = ""
+  let app = ""
+  const timings: Array<string> = []
+  const timed = async <A>(what: string, f: () => Promise<A>) => {
+    const started = Date.now()
+    const result = await f()
+    timings.push(`${what} ${((Date.now() - started) / 1000).toFixed(1)} s`)
+    return result
+  }
+
+  beforeAll(async () => {
+    expect(Number(process.versions.node.split(".")[0])).toBeGreaterThanOrEqual(22)
+    work = await fs.mkdtemp(path.join(os.tmpdir(), "tender-embed-"))
+    // Under root the embedded PostgreSQL runs as `postgres`, who must reach its binaries (installed
+    // here) and its data directory: mkdtemp's 0700 would shut it out.
+    await fs.chmod(work, 0o755)
+    const pack = path.join(work, "pack")
+    app = path.join(work, "embed-service")
+    await timed("pack", () => run(process.execPath, [path.join(root, "scripts/pack.ts"), pack], root))
+    await fs.mkdir(app)
+    for (const file of EXAMPLE_FILES) await fs.copyFile(path.join(here, file), path.join(app, file))
+    const manifest = await fs.readFile(path.join(app, "package.json"), "utf8")
+    await fs.writeFile(path.join(app, "package.json"), manifest.replaceAll("file:../../.pack/", `file:${pack}/`))
+    await timed("install", () => run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], app))
+  }, 600_000)
+
+  afterAll(async () => {
+    console.log(`embed-service: ${timings.join(", ")}`)
+    if (work !== "") await fs.rm(work, { recursive: true, force: true })
+  })
+
+  it("installs built packages: JavaScript and declarations, no sources, no tests", async () => {
+    for (const name of ["domain", "adapters"]) {
+      const dir = path.join(app, "node_modules/@tender", name)
+      const manifest = JSON.parse(await fs.readFile(path.join(dir, "package.json"), "utf8"))
+      expect(manifest).toMatchObject({ name: `@tender/${name}`, version: "0.1.0", license: "MIT", type: "module" })
+      expect(manifest.private).toBeUndefined()
+      const files = await fs.readdir(dir, { recursive: true })
+      expect(files).toEqual(expect.arrayContaining(["LICENSE", "README.md", "CHANGELOG.md", "dist/index.js", "dist/index.d.ts"]))
+      expect(files.filter((f) => /(^|\/)test\/|\.test\.|(?<!\.d)\.ts$/.test(f))).toEqual([])
+    }
+    // The adapters use the domain installed beside them, not a copy of their own.
+    await expect(fs.access(path.join(app, "node_modules/@tender/adapters/node_modules"))).rejects.toThrow()
+  })
+
+  it("imports each package, and a module by its path, on Node 22 without type stripping", async () => {
+    const out = await timed("import", () =>
+      node([
+        "--input-type=module",
+        "-e",
+        `const domain = await import("@tender/domain")
+const adapters = await import("@tender/adapters")
+const config = await import("@tender/adapters/Config")
+console.log(JSON.stringify({ domain: typeof domain.UseCases.layer, adapters: typeof adapters.Infrastructure.layer, config: typeof config.configFromEnv }))`
+      ], app))
+    expect(JSON.parse(out)).toEqual({ domain: "object", adapters: "function", config: "function" })
+  })
+
+  const demoOutput = /^payment (ord_\w+): authorized\ncaptured: completed\nrefund (re_\w+): succeeded 10 USD\nevents: payment\.authorized, payment\.succeeded, refund\.succeeded\n$/
+
+  it("runs the example on memory storage: a card payment authorized, captured, partly refunded, its events read", async () => {
+    const out = await timed("demo (memory)", () => node(["service.mjs", "--demo"], app))
+    expect(out).toMatch(demoOutput)
+  })
+
+  it("runs the example on the embedded PostgreSQL (migrated on start, stopped at exit)", async () => {
+    const dataDir = path.join(work, "data")
+    const out = await timed("demo (embedded PostgreSQL)", () => node(["service.mjs", "--demo", "--postgres"], app, { TENDER_DATA_DIR: dataDir }))
+    expect(out).toMatch(demoOutput)
+    expect(JSON.parse(await fs.readFile(path.join(dataDir, "pg.json"), "utf8"))).toMatchObject({ port: expect.any(Number) })
+  })
+
+  it("type-checks a consumer's TypeScript (strict, nodenext) against the packages' declarations", async () => {
+    await timed("tsc (consumer)", () => node([path.join(root, "node_modules/typescript/bin/tsc"), "-p", app], app))
+  })
+})
