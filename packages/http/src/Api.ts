@@ -69,6 +69,8 @@ export class Api extends HttpApi.make("tender")
   .annotateMerge(OpenApi.annotations({
     title: "Tender API",
     version: "1",
+    // The repository's licence (LICENSE), by its SPDX identifier (OpenAPI 3.1).
+    license: { name: "MIT", identifier: "MIT" },
     description:
       "Payment orchestration. Every request carries `Authorization: Bearer sk_…` and `X-Signature: t=…, v1=…` " +
       "(HMAC-SHA256 of t + path with query + raw body under the account's signing secret); every response is " +
