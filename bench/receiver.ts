@@ -8,7 +8,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { performance } from "node:perf_hooks"
-import { verifySignature } from "@tender/adapters/Signature"
+import { verifySignature } from "@tender/api/Signature"
 import { LOOPBACK } from "./harness.ts"
 
 export interface Arrival {

@@ -1,4 +1,4 @@
-import { signatureHeader } from "@tender/adapters/Signature"
+import { signatureHeader } from "@tender/api/Signature"
 import { afterEach, describe, expect, it } from "vitest"
 import { startReceiver, type Receiver } from "./webhook-receiver.ts"
 import {

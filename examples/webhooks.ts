@@ -11,7 +11,7 @@
  *   3. de-duplicate on the envelope `id` (delivery is at least once);
  *   4. apply `data.order_status` forward-only, because events can arrive out of order.
  */
-import { verifySignature } from "@tender/adapters/Signature"
+import { verifySignature } from "@tender/api/Signature"
 
 /** Order statuses as Tender reports them in `data.order_status` (spec, States and transitions: Order). */
 export const IN_FLIGHT_STATUSES = ["pending", "processing", "requires_action", "authorized"] as const

@@ -12,9 +12,8 @@
 import { Effect } from "effect"
 import { HttpClientError } from "effect/http"
 import type { HttpApi, HttpApiClient, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
-import { Api } from "@tender/http/Api"
-import { ApiErrors, statusOf } from "@tender/http/ApiError"
-import type { FieldError } from "@tender/domain/kernel/Errors"
+import { Api } from "@tender/api/Api"
+import { type Envelope, type FieldError, isApiError, statusOfApiError } from "@tender/api/ApiError"
 import * as TenderClient from "./TenderClient.ts"
 
 /** An error answer of the API: `{code, message, request_id, errors?}` and its HTTP status. */
@@ -53,13 +52,6 @@ export type TenderPromiseClient = {
   }
 }
 
-interface Envelope {
-  readonly code: string
-  readonly message: string
-  readonly request_id: string
-  readonly errors?: ReadonlyArray<FieldError> | undefined
-}
-
 const isEnvelope = (u: unknown): u is Envelope =>
   typeof u === "object" && u !== null && typeof (u as Envelope).code === "string" &&
   typeof (u as Envelope).message === "string" && typeof (u as Envelope).request_id === "string"
@@ -71,8 +63,8 @@ const fromEnvelope = (status: number, e: Envelope) => new TenderApiError(status,
  * HttpClient's status error with the (verified) response, whose envelope is read here.
  */
 const toRejection = (error: unknown): Effect.Effect<unknown> => {
-  if (ApiErrors.some((declared) => error instanceof declared) && isEnvelope(error)) {
-    return Effect.succeed(fromEnvelope(statusOf(error.code), error))
+  if (isApiError(error)) {
+    return Effect.succeed(fromEnvelope(statusOfApiError(error), error))
   }
   if (HttpClientError.isHttpClientError(error) && error.response !== undefined) {
     const response = error.response

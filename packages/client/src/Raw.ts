@@ -17,7 +17,7 @@ import {
   signatureHeader,
   type VerifyResult,
   verifySignature
-} from "@tender/adapters/Signature"
+} from "@tender/api/Signature"
 
 /** An account's API credentials: its secret key and its signing secret. */
 export interface SigningCredentials {

@@ -13,8 +13,8 @@ import { Data, Effect } from "effect"
 import { HttpClient, HttpClientError, HttpClientResponse } from "effect/http"
 import type { HttpClientRequest } from "effect/http"
 import { HttpApiClient } from "effect/http-api"
-import { Api } from "@tender/http/Api"
-import { SIGNATURE_HEADER } from "@tender/adapters/Signature"
+import { Api } from "@tender/api/Api"
+import { SIGNATURE_HEADER } from "@tender/api/Signature"
 import { pathAsSent, type RawClientOptions, requestHeaders, responseVerdict, signingTimestamp, type Verdict } from "./Raw.ts"
 
 /** Where Tender is and the account's credentials (the same options as the raw `signedFetch`). */

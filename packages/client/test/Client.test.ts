@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
-import type { CustomerId } from "@tender/domain"
-import { Api } from "@tender/http/Api"
+import type { CustomerId } from "@tender/api/Ids"
+import { Api } from "@tender/api/Api"
 import { startTestServer, type TestServer } from "@tender/http/testing/TestServer"
 import { createTenderClient, TenderApiError, TenderClient, type TenderPromiseClient, UnverifiedResponse } from "../src/index.ts"
 

@@ -1,9 +1,37 @@
 /**
- * The spec's error envelope `{code, message, request_id, errors?}` and the one table mapping each
- * domain error code to its HTTP status. Handlers and the gateway both render errors through here.
+ * The one table mapping each domain error code to its HTTP status, and a domain error as the spec's
+ * error envelope `{code, message, request_id, errors?}` of its status (the envelope's schema classes
+ * are the API definition's, @tender/api/ApiError). Handlers and the gateway both render errors
+ * through here.
  */
-import { Schema } from "effect"
 import { Errors } from "@tender/domain"
+import {
+  ApiErrors,
+  BadGateway,
+  BadRequest,
+  Conflict,
+  type Envelope,
+  Forbidden,
+  NotFound,
+  ServerError,
+  TooManyRequests,
+  Unauthorized
+} from "@tender/api/ApiError"
+import type { ApiError } from "@tender/api/ApiError"
+
+export {
+  type ApiError,
+  ApiErrors,
+  BadGateway,
+  BadRequest,
+  Conflict,
+  type Envelope,
+  Forbidden,
+  NotFound,
+  ServerError,
+  TooManyRequests,
+  Unauthorized
+} from "@tender/api/ApiError"
 
 const E = Errors
 
@@ -50,32 +78,6 @@ const STATUS_BY_CODE: Record<string, number> = Object.fromEntries(
 )
 
 export const statusOf = (code: string): number => STATUS_BY_CODE[code] ?? 500
-
-const envelopeFields = {
-  code: Schema.String,
-  message: Schema.String,
-  request_id: Schema.String,
-  errors: Schema.optional(Schema.Array(Errors.FieldError))
-}
-
-export type Envelope = Schema.Struct.Type<typeof envelopeFields>
-
-// One schema class per status, so the OpenAPI document lists the envelope under each status an
-// endpoint can answer with, and HttpApi encodes the right status from the error value.
-export class BadRequest extends Schema.Error<BadRequest>("BadRequest")(envelopeFields, { httpApiStatus: 400 }) {}
-export class Unauthorized extends Schema.Error<Unauthorized>("Unauthorized")(envelopeFields, { httpApiStatus: 401 }) {}
-export class Forbidden extends Schema.Error<Forbidden>("Forbidden")(envelopeFields, { httpApiStatus: 403 }) {}
-export class NotFound extends Schema.Error<NotFound>("NotFound")(envelopeFields, { httpApiStatus: 404 }) {}
-export class Conflict extends Schema.Error<Conflict>("Conflict")(envelopeFields, { httpApiStatus: 409 }) {}
-export class TooManyRequests
-  extends Schema.Error<TooManyRequests>("TooManyRequests")(envelopeFields, { httpApiStatus: 429 })
-{}
-export class BadGateway extends Schema.Error<BadGateway>("BadGateway")(envelopeFields, { httpApiStatus: 502 }) {}
-export class ServerError extends Schema.Error<ServerError>("ServerError")(envelopeFields, { httpApiStatus: 500 }) {}
-
-/** The errors every authenticated endpoint can answer with (declared once, on the middleware). */
-export const ApiErrors = [BadRequest, Unauthorized, Forbidden, NotFound, Conflict, TooManyRequests, BadGateway, ServerError] as const
-export type ApiError = InstanceType<(typeof ApiErrors)[number]>
 
 const CLASS_BY_STATUS: Record<number, (typeof ApiErrors)[number]> = {
   400: BadRequest,

@@ -1,39 +1,51 @@
 /**
- * The API's own middleware, declared on the HttpApi value so the OpenAPI document shows the bearer
- * scheme and the error envelope of every endpoint. The gateway has already authenticated the
- * request; these provide its account to handlers and turn schema failures into the spec's errors.
+ * The API's middleware: the definition declares them (@tender/api/Middleware: the bearer scheme and
+ * the error envelope of every endpoint, shown in the OpenAPI document); they are implemented here.
+ * The gateway has already authenticated the request; these provide its account to handlers and
+ * turn schema failures into the spec's errors.
  */
 import { Effect, Layer, SchemaIssue } from "effect"
-import { HttpApiMiddleware, HttpApiSecurity } from "effect/http-api"
+import { HttpApiMiddleware } from "effect/http-api"
 import type { HttpApiError } from "effect/http-api"
 import { Errors } from "@tender/domain"
+import { ApiKeyAuth, RequestValidation } from "@tender/api/Middleware"
 import * as ApiError from "./ApiError.ts"
 import { CurrentAccount, CurrentRequest } from "./RequestContext.ts"
 
-export class ApiKeyAuth extends HttpApiMiddleware.Service<ApiKeyAuth, { provides: CurrentAccount }>()(
-  "@tender/http/ApiKeyAuth",
-  { security: { bearer: HttpApiSecurity.bearer }, error: ApiError.ApiErrors }
+export { ApiKeyAuth, RequestValidation }
+
+/**
+ * The server's own middleware (Api.ts adds it to the definition): it hands the account the gateway
+ * verified to every handler, as `CurrentAccount`. The definition cannot declare it, since the
+ * account is the domain's; it answers only the 401 the definition already declares.
+ */
+export class AccountContext extends HttpApiMiddleware.Service<AccountContext, { provides: CurrentAccount }>()(
+  "@tender/http/AccountContext",
+  { error: ApiError.Unauthorized }
 ) {}
 
-export class RequestValidation extends HttpApiMiddleware.Service<RequestValidation>()(
-  "@tender/http/RequestValidation",
-  { error: ApiError.BadRequest }
-) {}
+const missingKey = (requestId: string) =>
+  new ApiError.Unauthorized(ApiError.envelope(new Errors.InvalidApiKey({ message: "Missing API key" }), requestId))
 
-/** The account the gateway verified (key, allowlist, signature) before routing. */
+export const AccountContextLive = Layer.succeed(
+  AccountContext,
+  AccountContext.of((httpEffect) =>
+    Effect.gen(function*() {
+      const request = yield* CurrentRequest
+      if (request.account === undefined) return yield* Effect.fail(missingKey(request.requestId))
+      return yield* Effect.provideService(httpEffect, CurrentAccount, request.account)
+    }))
+)
+
+/** The gateway verified the key (and the allowlist, the signature) before routing; none is 401. */
 export const ApiKeyAuthLive = Layer.succeed(
   ApiKeyAuth,
   ApiKeyAuth.of({
     bearer: (httpEffect) =>
       Effect.gen(function*() {
         const request = yield* CurrentRequest
-        if (request.account === undefined) {
-          return yield* Effect.fail(ApiError.fromDomain(
-            new Errors.InvalidApiKey({ message: "Missing API key" }),
-            request.requestId
-          ))
-        }
-        return yield* Effect.provideService(httpEffect, CurrentAccount, request.account)
+        if (request.account === undefined) return yield* Effect.fail(missingKey(request.requestId))
+        return yield* httpEffect
       })
   })
 )

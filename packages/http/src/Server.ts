@@ -25,7 +25,7 @@ import { TestHelpersHandlers } from "./handlers/TestHelpersHandlers.ts"
 import { TransfersHandlers } from "./handlers/TransfersHandlers.ts"
 import { VaultHandlers } from "./handlers/VaultHandlers.ts"
 import { WebhookDeliveriesHandlers, WebhookEndpointsHandlers } from "./handlers/WebhooksHandlers.ts"
-import { ApiKeyAuthLive, RequestValidationLive } from "./Middleware.ts"
+import { AccountContextLive, ApiKeyAuthLive, RequestValidationLive } from "./Middleware.ts"
 import * as Routes from "./Routes.ts"
 import * as ClientRoutes from "./client/ClientRoutes.ts"
 import * as CheckoutPage from "./hosted/CheckoutPage.ts"
@@ -76,7 +76,7 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: OPENAPI_PATH }).pipe(
     RefundsHandlers,
     PayoutsHandlers
   ]),
-  Layer.provide([ApiKeyAuthLive, RequestValidationLive])
+  Layer.provide([AccountContextLive, ApiKeyAuthLive, RequestValidationLive])
 )
 
 const DocsRoute = HttpApiScalar.layer(Api, { path: DOCS_PATH })

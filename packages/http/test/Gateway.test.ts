@@ -125,7 +125,7 @@ describe("request signature", () => {
 
   it("invalid_signature (401): path or query differs from what was signed", async () => {
     const t = now()
-    const { signatureHeader } = await import("@tender/adapters/Signature")
+    const { signatureHeader } = await import("@tender/api/Signature")
     const signature = signatureHeader(merchant.signing_secret, t, "/v1/payment-methods?country=US&currency=EUR", "")
     expectError(await send(server, merchant, "GET", METHODS, { signature }), 401, "invalid_signature")
   })
@@ -140,7 +140,7 @@ describe("request signature", () => {
 
   it("several v1= entries: one that verifies is enough", async () => {
     const t = now()
-    const { computeSignature } = await import("@tender/adapters/Signature")
+    const { computeSignature } = await import("@tender/api/Signature")
     const good = computeSignature(merchant.signing_secret, t, METHODS, "")
     const stale = computeSignature("whsec_old_secret", t, METHODS, "")
     const reply = await send(server, merchant, "GET", METHODS, { signature: `t=${t}, v1=${stale}, v1=${good}` })

@@ -8,7 +8,7 @@
 import { createServer, type IncomingHttpHeaders, request as httpRequest, type Server } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { TenderConfig } from "@tender/adapters/Config"
-import { parseSignatureHeader, signatureHeader, verifySignature } from "@tender/adapters/Signature"
+import { parseSignatureHeader, signatureHeader, verifySignature } from "@tender/api/Signature"
 import { type Credentials, send } from "@tender/client/Testing"
 import { requestHeaders } from "@tender/client/Raw"
 import { Effect } from "effect"

@@ -1,6 +1,6 @@
 /** The webhook signer: Tender's one signature scheme (Signature.ts), as the domain's port. */
 import { PayloadSigner } from "@tender/domain"
 import { Layer } from "effect"
-import { signatureHeader } from "../Signature.ts"
+import { signatureHeader } from "@tender/api/Signature"
 
 export const layer = Layer.succeed(PayloadSigner, PayloadSigner.of({ sign: signatureHeader }))

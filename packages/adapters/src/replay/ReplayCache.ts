@@ -15,7 +15,7 @@
  * arrivals exactly one wins, across processes when the store is shared (Redis, PostgreSQL).
  */
 import { Context, type Effect, type Option } from "effect"
-import { REPLAY_WINDOW_SECONDS } from "../Signature.ts"
+import { REPLAY_WINDOW_SECONDS } from "@tender/api/Signature"
 
 export interface ReplayEntry {
   readonly kind: "request" | "response"

@@ -4,11 +4,11 @@
  * `Data.TaggedError`s (not schema classes): they never cross a wire as they are, the HTTP layer and
  * the CLI render them into the spec's envelope.
  */
-import { type Cause, Data, Schema } from "effect"
+import { type Cause, Data } from "effect"
+import { FieldError } from "@tender/api/ApiError"
 
-/** One offending field of a `validation_failed` error. */
-export const FieldError = Schema.Struct({ field: Schema.String, message: Schema.String })
-export type FieldError = typeof FieldError.Type
+/** One offending field of a `validation_failed` error: the API's error envelope's (@tender/api/ApiError). */
+export { FieldError }
 
 export interface ErrorProps {
   readonly message: string

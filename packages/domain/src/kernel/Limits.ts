@@ -1,50 +1,5 @@
 /**
- * Input bounds (issue 12, item 3; docs/decisions.md, "Input bounds"): one home for the limits that
- * the request schemas (packages/http/src/api) and the domain's validation both apply, so that the
- * OpenAPI document (maxLength, maxItems) and the answers (`validation_failed` naming the field)
- * say the same thing. The spec leaves every one of them open.
+ * Input bounds: their home is the API's wire vocabulary (@tender/api/Limits), since the request
+ * schemas show them in the OpenAPI document; the domain's validation applies the same values.
  */
-
-/** Merchant references (payments, sessions, transfers, refunds, payouts), ids, tokens, client secrets, profile names. */
-export const MAX_REFERENCE = 255
-
-/** URLs a customer is sent to: what browsers reliably carry in an address bar. */
-export const MAX_URL = 2048
-
-/** Names: customers, card and account holders, line items, banks. */
-export const MAX_NAME = 255
-
-/** Free text: descriptions, refund reasons. */
-export const MAX_DESCRIPTION = 1000
-
-/** RFC 5321: a forward path of at most 256 octets, the address inside it at most 254. */
-export const MAX_EMAIL = 254
-
-/** Short values: codes (currency, country, method, status, locale, capture method), amounts, timestamps, IPs. */
-export const MAX_CODE = 64
-
-/** Phone numbers: E.164's 15 digits with room for formatting. */
-export const MAX_PHONE = 32
-
-/** Every other string: address lines, bank details, documents, card numbers, wallet addresses. */
-export const MAX_TEXT = 255
-
-/** Lists in a request: payment methods, event types, status filters. */
-export const MAX_LIST = 100
-
-/** A session's line items (a page shows them all) and the largest quantity of one. */
-export const MAX_LINE_ITEMS = 100
-export const MAX_QUANTITY = 1_000_000
-
-/**
- * Amounts: at most 15 digits in minor units (999,999,999,999,999), below 2^53, so that an amount is
- * exact as a JSON number, in a sum of two, and in PostgreSQL's bigint.
- */
-export const MAX_AMOUNT_DIGITS = 15
-
-/**
- * How deep a request body's objects and arrays may nest, the body itself being the first level. The
- * deepest request field sits in the fourth (`payment_method.details.stored_credential.reason`); the
- * bound keeps every walk over a body (checks, decoders) far from the stack's limit.
- */
-export const MAX_JSON_DEPTH = 32
+export * from "@tender/api/Limits"

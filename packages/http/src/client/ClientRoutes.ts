@@ -35,7 +35,7 @@ import {
 } from "@tender/domain"
 import * as ApiError from "../ApiError.ts"
 import * as JsonBody from "../JsonBody.ts"
-import { Code, Name, Reference } from "../api/Bounded.ts"
+import { Code, Name, Reference } from "@tender/api/api/Bounded"
 import { clientBucket } from "../IpLimits.ts"
 import { belowApi, CurrentRequest } from "../RequestContext.ts"
 

@@ -1,7 +1,7 @@
 import { Schema } from "effect"
-import { OrderId } from "@tender/domain"
+import { OrderId } from "../Ids.ts"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
-import { Payment } from "@tender/domain"
+import * as Payment from "../PaymentFields.ts"
 import { CaptureRequest, ConsentView, CreatePaymentRequest, PaymentSnapshot, VoidRequest } from "./PaymentSchemas.ts"
 
 export class PaymentsApi extends HttpApiGroup.make("payments")

@@ -1,4 +1,4 @@
-import { OrderId, TransactionId } from "@tender/domain"
+import { OrderId, TransactionId } from "../Ids.ts"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { Reference } from "./Bounded.ts"
 import { AmountMismatchDecisionRequest, OrderView, page, SearchRequest, TransactionView } from "./PaymentSchemas.ts"

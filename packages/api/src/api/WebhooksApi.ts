@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { Webhook } from "@tender/domain"
+import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_ENDPOINT_STATUSES } from "../Statuses.ts"
 import { Code, Description, list, Reference, Text, Url } from "./Bounded.ts"
 import { page } from "./PaymentSchemas.ts"
 
@@ -13,7 +13,7 @@ export const EndpointView = Schema.Struct({
   url: Schema.String,
   enabled_events: Schema.Array(Schema.String),
   description: Schema.NullOr(Schema.String),
-  status: Schema.Literals(Webhook.ENDPOINT_STATUSES),
+  status: Schema.Literals(WEBHOOK_ENDPOINT_STATUSES),
   created_at: Schema.String
 })
 
@@ -22,7 +22,7 @@ export const DeliveryView = Schema.Struct({
   endpoint_id: Schema.String,
   event_id: Schema.String,
   event_type: Schema.String,
-  status: Schema.Literals(Webhook.DELIVERY_STATUSES),
+  status: Schema.Literals(WEBHOOK_DELIVERY_STATUSES),
   attempt_count: Schema.Int,
   next_attempt_at: Schema.NullOr(Schema.String),
   last_attempt_at: Schema.NullOr(Schema.String),
@@ -57,7 +57,7 @@ export class WebhookEndpointsApi extends HttpApiGroup.make("webhookEndpoints")
       url: optional(Url),
       enabled_events: optional(list(Code)),
       description: optional(Description),
-      status: optional(Schema.Literals(Webhook.ENDPOINT_STATUSES))
+      status: optional(Schema.Literals(WEBHOOK_ENDPOINT_STATUSES))
     }),
     success: EndpointView
   }).annotate(OpenApi.Summary, "Update a webhook endpoint"),
@@ -74,7 +74,7 @@ export class WebhookDeliveriesApi extends HttpApiGroup.make("webhookDeliveries")
     query: {
       endpoint_id: optional(Reference),
       event_id: optional(Reference),
-      status: optional(Schema.Literals(Webhook.DELIVERY_STATUSES)),
+      status: optional(Schema.Literals(WEBHOOK_DELIVERY_STATUSES)),
       limit: optional(Schema.NumberFromString.check(Schema.isInt())),
       cursor: optional(Text)
     },

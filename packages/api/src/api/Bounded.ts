@@ -1,9 +1,9 @@
 /**
  * Bounded request fields (issue 12, item 3): every string and list a request schema accepts has a
- * maximum, from the domain's Limits.ts, so that an over-long value is `validation_failed` naming
+ * maximum, from Limits.ts (which the domain's validation applies too), so that an over-long value is `validation_failed` naming
  * the field and the OpenAPI document shows the bound (maxLength, maxItems).
  */
-import { Limits } from "@tender/domain"
+import * as Limits from "../Limits.ts"
 import { Schema } from "effect"
 
 /** A string of at most `max` characters. */

@@ -3,8 +3,8 @@
  * domain's views (PaymentViews.ts) must encode through these: the compiler holds them together.
  */
 import { Schema } from "effect"
-import { Payment } from "@tender/domain"
-import { ORDER_STATUSES, TRANSACTION_STATUSES } from "@tender/domain"
+import * as Payment from "../PaymentFields.ts"
+import { ORDER_STATUSES, TRANSACTION_STATUSES } from "../Statuses.ts"
 import { Code, Email, list, Name, Reference, Text, Url } from "./Bounded.ts"
 
 const optional = Schema.optional

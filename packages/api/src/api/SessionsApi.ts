@@ -1,6 +1,8 @@
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { CheckoutSession, Limits, Payment } from "@tender/domain"
+import * as Limits from "../Limits.ts"
+import * as Payment from "../PaymentFields.ts"
+import { SESSION_STATUSES } from "../Statuses.ts"
 import { Code, Email, list, Name, Reference, Url } from "./Bounded.ts"
 import { CardRequest, CustomerInput, page, SearchRequest } from "./PaymentSchemas.ts"
 
@@ -10,7 +12,7 @@ const SessionId = Schema.String.check(Schema.isPattern(/^cs_[A-Za-z0-9]{8,64}$/)
 export const SessionView = Schema.Struct({
   id: Schema.String,
   url: Schema.String,
-  status: Schema.Literals(CheckoutSession.SESSION_STATUSES),
+  status: Schema.Literals(SESSION_STATUSES),
   merchant_reference: Schema.String,
   order_id: Schema.String,
   amount: Schema.Number,

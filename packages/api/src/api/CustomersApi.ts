@@ -1,5 +1,6 @@
 import { Schema } from "effect"
-import { CustomerId, Limits } from "@tender/domain"
+import { CustomerId } from "../Ids.ts"
+import * as Limits from "../Limits.ts"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Email, Name, text } from "./Bounded.ts"
 

@@ -1,6 +1,8 @@
 /** Transfers (contract.md, Transfers): create, read by id, execute a card transfer. */
 import { Schema } from "effect"
-import { MoneyOut, OrderId, Payment } from "@tender/domain"
+import { OrderId } from "../Ids.ts"
+import * as Payment from "../PaymentFields.ts"
+import { TRANSFER_STATUSES } from "../Statuses.ts"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Code, Email, Name, Reference, Text } from "./Bounded.ts"
 
@@ -12,7 +14,7 @@ export const TransferView = Schema.Struct({
   order_id: Schema.String,
   transaction_id: Schema.String,
   merchant_reference: Schema.String,
-  status: Schema.Literals(MoneyOut.TRANSFER_STATUSES),
+  status: Schema.Literals(TRANSFER_STATUSES),
   amount: Schema.Number,
   currency: Schema.String,
   country: Schema.String,

@@ -4,15 +4,15 @@
  * with the spec's own codes (`ambiguous_original_transaction_target`, `refund_amount_invalid`, …);
  * the schema refuses only wrong JSON types.
  */
-import { ID_PREFIXES, MoneyOut, Payment } from "@tender/domain"
+import { ID_PREFIXES, prefixed as idOf } from "../Ids.ts"
+import * as Payment from "../PaymentFields.ts"
+import { OUTFLOW_STATUSES } from "../Statuses.ts"
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Code, Description, Reference } from "./Bounded.ts"
 import { Target as Original } from "./PaymentSchemas.ts"
 
 const optional = Schema.optional
-
-const idOf = (prefix: string) => Schema.String.check(Schema.isPattern(new RegExp(`^${prefix}_[A-Za-z0-9]{8,64}$`)))
 
 /** The original (channel_id: the channel the caller believes holds it, contract.md Providers) and the amount. */
 const Target = { ...Original, amount: optional(Code) }
@@ -27,7 +27,7 @@ const viewFields = {
   original_transaction_id: Schema.String,
   amount: Schema.Number,
   currency: Schema.String,
-  status: Schema.Literals(MoneyOut.OUTFLOW_STATUSES),
+  status: Schema.Literals(OUTFLOW_STATUSES),
   decline_code: optional(Schema.String),
   processing_profile: optional(Schema.String),
   created_at: Schema.String,

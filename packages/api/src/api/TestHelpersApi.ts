@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { OrderId } from "@tender/domain"
+import { OrderId } from "../Ids.ts"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { Reference } from "./Bounded.ts"
 import { CardRequest, OrderView, SimulateRequest } from "./PaymentSchemas.ts"

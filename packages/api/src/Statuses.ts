@@ -1,0 +1,30 @@
+/**
+ * The status words of each resource as the API states them (the spec's lists, in its order): the
+ * view schemas' `status` enums. The domain's state machines keep their own lists beside their
+ * transition tables (a status is written only there); packages/domain/src/ApiStatuses.ts holds the
+ * two equal at compile time, so a word added on one side alone fails the build.
+ */
+
+export const ORDER_STATUSES = [
+  "pending",
+  "processing",
+  "requires_action",
+  "authorized",
+  "succeeded",
+  "failed",
+  "canceled",
+  "returned"
+] as const
+
+export const TRANSACTION_STATUSES = ["initial", "pending", "processing", "completed", "failed", "canceled", "returned"] as const
+
+export const SESSION_STATUSES = ["open", "pending_action", "completed", "failed", "expired", "canceled"] as const
+
+/** Refunds and payouts. */
+export const OUTFLOW_STATUSES = ["pending", "succeeded", "failed"] as const
+
+export const TRANSFER_STATUSES = ["pending", "requires_action", "processing", "succeeded", "failed"] as const
+
+export const WEBHOOK_ENDPOINT_STATUSES = ["enabled", "disabled"] as const
+
+export const WEBHOOK_DELIVERY_STATUSES = ["pending", "succeeded", "failed", "exhausted"] as const
