@@ -1,6 +1,6 @@
 /**
  * Wire schemas of the payment resources, for decoding requests and documenting responses. The
- * domain's views (PaymentViews.ts) must encode through these: the compiler holds them together.
+ * domain's views (PaymentViews.ts) are these schemas' types (Views.ts): one shape, written here.
  */
 import { Schema } from "effect"
 import * as Payment from "../PaymentFields.ts"
@@ -43,6 +43,7 @@ export const OrderView = Schema.Struct({
   livemode: Schema.Boolean,
   payment_instrument: optional(Payment.PaymentInstrument),
   captured_amount: optional(Schema.Number),
+  /** contract.md: once anything is refunded. */
   refunded_amount: optional(Schema.Number),
   customer_id: optional(Schema.String),
   card_storage_consent: optional(Payment.CardStorageConsent),

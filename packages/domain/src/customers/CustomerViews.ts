@@ -1,15 +1,9 @@
 /** The API's view of a customer record. */
+import type * as Views from "@tender/api/Views"
 import type { CustomerRecord } from "./Customer.ts"
 
-/** The record as the API shows it: fields with no value are null. */
-export interface CustomerView {
-  readonly id: string
-  readonly email: string | null
-  readonly name: string | null
-  readonly phone: string | null
-  readonly livemode: boolean
-  readonly created_at: string
-}
+/** The record as the API shows it (@tender/api/Views): fields with no value are null. */
+export type CustomerView = typeof Views.CustomerView.Type
 
 export const customerView = (c: CustomerRecord): CustomerView => ({
   id: c.id,

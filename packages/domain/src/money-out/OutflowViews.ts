@@ -3,32 +3,16 @@
  * the view at emission time plus the order's merchant_reference. Amounts leave in major units.
  */
 import type { Payout, Refund } from "./MoneyOut.ts"
-import type { Order, PaymentInstrument } from "../payments/Payment.ts"
+import type * as Views from "@tender/api/Views"
+import type { Order } from "../payments/Payment.ts"
 import { major } from "../payments/PaymentViews.ts"
 
-interface OutflowViewBase {
-  readonly id: string
-  readonly transaction_id: string
-  readonly order_id: string
-  readonly original_transaction_id: string
-  readonly amount: number
-  readonly currency: string
-  readonly status: Refund["status"]
-  readonly decline_code?: string
-  readonly processing_profile?: string
-  readonly created_at: string
-  readonly updated_at: string
-}
+// The views are the API's (@tender/api/Views); what refunds and payouts share is built once here.
+type OutflowViewBase = Omit<RefundView, "reason" | "refund_reference">
 
-export interface RefundView extends OutflowViewBase {
-  readonly reason?: string
-  readonly refund_reference?: string
-}
+export type RefundView = typeof Views.RefundView.Type
 
-export interface PayoutView extends OutflowViewBase {
-  readonly payment_instrument: PaymentInstrument
-  readonly payout_reference?: string
-}
+export type PayoutView = typeof Views.PayoutView.Type
 
 const base = (r: Refund | Payout): OutflowViewBase => ({
   id: r.id,

@@ -5,27 +5,12 @@
  * holds none).
  */
 import type { Transfer } from "./MoneyOut.ts"
-import type { NextAction, Order, PaymentInstrument } from "../payments/Payment.ts"
+import type * as Views from "@tender/api/Views"
+import type { Order } from "../payments/Payment.ts"
 import { major } from "../payments/PaymentViews.ts"
 
-export interface TransferView {
-  readonly id: string
-  readonly order_id: string
-  readonly transaction_id: string
-  readonly merchant_reference: string
-  readonly status: Transfer["status"]
-  readonly amount: number
-  readonly currency: string
-  readonly country: string
-  readonly payment_method: string
-  readonly payment_instrument: PaymentInstrument
-  readonly next_action: NextAction | null
-  readonly decline_code?: string
-  readonly channel_id?: string
-  readonly processing_profile?: string
-  readonly created_at: string
-  readonly updated_at: string
-}
+/** The view is the API's (@tender/api/Views). */
+export type TransferView = typeof Views.TransferView.Type
 
 export const transferView = (transfer: Transfer, order: Order): TransferView => ({
   id: transfer.id,

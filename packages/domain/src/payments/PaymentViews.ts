@@ -3,52 +3,16 @@
  * Amounts leave as JSON numbers in major units (spec: response amounts are numbers).
  */
 import * as Money from "../kernel/Money.ts"
-import type { CardStorageConsent, NextAction, Order, PaymentInstrument, Transaction } from "./Payment.ts"
+import type * as Views from "@tender/api/Views"
+import type { Order, Transaction } from "./Payment.ts"
 
-export interface AdditionalIdentifier {
-  readonly identifier: string
-  readonly type: "checkout" | "order"
-}
+// The views are the API's (@tender/api/Views): one shape each, built here from the records.
+export type AdditionalIdentifier = typeof Views.AdditionalIdentifier.Type
 
 /** The spec's Payment object (POST /v1/payments, capture, void, 3ds/complete). */
-export interface PaymentSnapshot {
-  readonly order_id: string
-  readonly transaction_id: string
-  readonly merchant_reference: string
-  readonly status: "requires_action" | "completed" | "failed" | "authorized" | "settling" | "canceled"
-  readonly amount: number
-  readonly currency: string
-  readonly provider_transaction_id: string | null
-  readonly additional_identifiers: ReadonlyArray<AdditionalIdentifier>
-  readonly next_action: NextAction | null
-  readonly processing_profile?: string
-  readonly captured_amount?: number
-  readonly voided_amount?: number
-}
+export type PaymentSnapshot = typeof Views.PaymentSnapshot.Type
 
-export interface OrderView {
-  readonly id: string
-  readonly merchant_reference: string
-  readonly subtype: Order["subtype"]
-  readonly status: Order["status"]
-  readonly amount: number
-  readonly currency: string
-  readonly country: string
-  readonly payment_method: string
-  readonly capture_method: Order["capture_method"]
-  readonly processing_profile: string | null
-  readonly livemode: boolean
-  readonly payment_instrument?: PaymentInstrument
-  readonly captured_amount?: number
-  /** contract.md: once anything is refunded. */
-  readonly refunded_amount?: number
-  readonly customer_id?: string
-  readonly card_storage_consent?: CardStorageConsent
-  readonly transactions: ReadonlyArray<string>
-  readonly additional_identifiers: ReadonlyArray<AdditionalIdentifier>
-  readonly created_at: string
-  readonly updated_at: string
-}
+export type OrderView = typeof Views.OrderView.Type
 
 /**
  * A transaction's subtype: its order's (direct_payment, checkout, transfer), except money given back
@@ -60,26 +24,7 @@ export type TransactionSubtype = Order["subtype"] | "refund" | "payout"
 export const subtypeOf = (order: Order, t: Transaction): TransactionSubtype =>
   t.kind === "refund" || t.kind === "payout" ? t.kind : order.subtype
 
-export interface TransactionView {
-  readonly id: string
-  readonly order_id: string
-  readonly merchant_reference: string
-  readonly subtype: TransactionSubtype
-  readonly kind: Transaction["kind"]
-  readonly status: Transaction["status"]
-  readonly amount: number
-  readonly currency: string
-  readonly payment_method: string
-  readonly processing_profile: string | null
-  readonly provider: string
-  readonly provider_transaction_id: string | null
-  readonly decline_code: string | null
-  readonly parent_transaction_id: string | null
-  readonly payment_instrument?: PaymentInstrument
-  readonly additional_identifiers: ReadonlyArray<AdditionalIdentifier>
-  readonly created_at: string
-  readonly updated_at: string
-}
+export type TransactionView = typeof Views.TransactionView.Type
 
 export const major = (minor: number, currency: string) => Money.toMajor(minor, currency)
 

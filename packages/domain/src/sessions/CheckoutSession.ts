@@ -7,6 +7,7 @@ import { AccountId, CheckoutSessionId, OrderId, TransactionId } from "../kernel/
 import { InvalidSessionState } from "../kernel/Errors.ts"
 import { type Changes, define, type Machine, type Moved, revise, transitionOf } from "../kernel/StateMachine.ts"
 import { toMajor } from "../kernel/Money.ts"
+import type * as Views from "@tender/api/Views"
 import { CaptureMethod, Customer, NextAction } from "../payments/Payment.ts"
 
 export const SESSION_STATUSES = ["open", "pending_action", "completed", "failed", "expired", "canceled"] as const
@@ -90,7 +91,7 @@ export const referenceBlocks = (status: SessionStatus): boolean =>
   status === "open" || status === "pending_action" || status === "completed"
 
 /** The session record as the API shows it (and as session events carry it). */
-export const sessionView = (session: CheckoutSession, publicUrl: string) => {
+export const sessionView = (session: CheckoutSession, publicUrl: string): SessionView => {
   const major = (minor: number) => toMajor(minor, session.currency)
   return {
     id: session.id,
@@ -121,7 +122,8 @@ export const sessionView = (session: CheckoutSession, publicUrl: string) => {
     created_at: session.created_at
   }
 }
-export type SessionView = ReturnType<typeof sessionView>
+/** The view is the API's (@tender/api/Views). */
+export type SessionView = typeof Views.SessionView.Type
 
 /**
  * A session event (`checkout.session.*`): the session record, with `capture_method` always set

@@ -1,34 +1,14 @@
 /** The API views of webhook endpoints, deliveries, their attempts and the event envelope. */
 import type { PaymentEvent } from "../payments/Payment.ts"
-import type { DeliveryAttempt, DeliveryStatus, WebhookDelivery, WebhookEndpoint } from "./Webhook.ts"
+import type * as Views from "@tender/api/Views"
+import type { DeliveryAttempt, WebhookDelivery, WebhookEndpoint } from "./Webhook.ts"
 
-export interface EndpointView {
-  readonly id: string
-  readonly url: string
-  readonly enabled_events: ReadonlyArray<string>
-  readonly description: string | null
-  readonly status: WebhookEndpoint["status"]
-  readonly created_at: string
-}
+// The views are the API's (@tender/api/Views), built here from the records.
+export type EndpointView = typeof Views.EndpointView.Type
 
-export interface DeliveryView {
-  readonly id: string
-  readonly endpoint_id: string
-  readonly event_id: string
-  readonly event_type: string
-  readonly status: DeliveryStatus
-  readonly attempt_count: number
-  readonly next_attempt_at: string | null
-  readonly last_attempt_at: string | null
-  readonly created_at: string
-}
+export type DeliveryView = typeof Views.DeliveryView.Type
 
-export interface AttemptView {
-  readonly attempted_at: string
-  readonly status_code: number | null
-  readonly duration_ms: number
-  readonly error: string | null
-}
+export type AttemptView = typeof Views.AttemptView.Type
 
 export interface Envelope {
   readonly id: string

@@ -7,6 +7,7 @@
 import { Effect, Option } from "effect"
 import type { Account } from "../../accounts/Account.ts"
 import { ConsentConflict, OrderNotFound } from "../../kernel/Errors.ts"
+import type * as Views from "@tender/api/Views"
 import type { CardStorageConsent, Order } from "../Payment.ts"
 import { OrderRepo } from "../PaymentPorts.ts"
 import { revise } from "../../kernel/StateMachine.ts"
@@ -14,11 +15,8 @@ import { nowIso } from "../../kernel/Time.ts"
 import { lockOrder } from "./Load.ts"
 import { saveOrder, unitOfWork } from "./Persist.ts"
 
-export interface ConsentView {
-  readonly order_id: string
-  readonly customer_id: string | null
-  readonly card_storage_consent: CardStorageConsent
-}
+/** The API's view (@tender/api/Views). */
+export type ConsentView = typeof Views.ConsentView.Type
 
 /** Same grant and same usage (an absent usage is a usage of its own, not a wildcard). */
 export const sameConsent = (a: CardStorageConsent, b: CardStorageConsent): boolean => a.granted === b.granted && a.usage === b.usage
