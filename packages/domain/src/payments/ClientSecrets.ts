@@ -11,6 +11,7 @@ import { CardTokens } from "../cards/CardTokens.ts"
 import type { DomainError } from "../kernel/Errors.ts"
 import { CardVault, CvcStore } from "../cards/CardPorts.ts"
 import { KeyHasher } from "../kernel/Ports.ts"
+import { seam } from "../kernel/Seam.ts"
 import { ClientSecretRepo } from "./ClientSecretPorts.ts"
 import type { ClientCardInput } from "./ClientSecretRequest.ts"
 import type { ClientCardToken, ClientPaymentStatus, ClientPayResult, ClientSession } from "./ClientSecretViews.ts"
@@ -27,7 +28,7 @@ export { type ClientCardInput, ClientReturnUrl, liveReturnUrlError, MAX_RETURN_U
 export { ClientCardToken, ClientPaymentStatus, ClientPayResult, ClientSession } from "./ClientSecretViews.ts"
 export type { ClientGrant } from "./client-secrets/Grant.ts"
 
-/** What the operations need. */
+/** The services the operations need, captured when the layer is built (kernel/Seam.ts). */
 type Needs = Accounts | Payments | CardTokens | ClientSecretRepo | KeyHasher | CardVault | CvcStore | OrderRepo | TransactionRepo
 
 export class ClientSecrets extends Context.Service<ClientSecrets, {
@@ -44,8 +45,7 @@ export class ClientSecrets extends Context.Service<ClientSecrets, {
   static readonly layer = Layer.effect(
     ClientSecrets,
     Effect.gen(function*() {
-      const context = yield* Effect.context<Needs>()
-      const run = <A, E>(effect: Effect.Effect<A, E, Needs>) => Effect.provideContext(effect, context)
+      const run = yield* seam<Needs>()
       return ClientSecrets.of({
         authorize: (publishableKey, clientSecret) => run(authorize(publishableKey, clientSecret)),
         session: (grant) => run(session(grant)),

@@ -23,6 +23,7 @@ import type { SearchInput, SearchResult } from "../kernel/Search.ts"
 import { CheckoutSessionRepo } from "../sessions/SessionPorts.ts"
 import { CustomerRepo } from "../customers/CustomerPorts.ts"
 import { Ids } from "../kernel/Ids.ts"
+import { seam } from "../kernel/Seam.ts"
 import { TransferRepo } from "../money-out/TransferPorts.ts"
 import { Outbox } from "../webhooks/Webhooks.ts"
 import { attempt, type SessionAttemptInput } from "../sessions/operations/Attempt.ts"
@@ -52,6 +53,16 @@ export type { ReconcileOptions } from "./operations/Reconcile.ts"
 export type { SearchInput, SearchResult } from "../kernel/Search.ts"
 
 export type { PaymentTarget } from "./operations/Target.ts"
+
+/** The services the operations need, captured when the layer is built (kernel/Seam.ts). */
+type Needs =
+  | OrderRepo | TransactionRepo | CheckoutSessionRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | CvcStore | Locks | Ids | CustomerRepo
+  // routing: the account's channels and their providers (operations/Route.ts)
+  | ChannelRepo | ChannelProviders | AccountRepo
+  // the settlement worker and reconciliation also record refunds, payouts (operations/Outflow.ts) and transfers
+  | RefundRepo | PayoutRepo | TransferRepo
+  // a card form's client secret is stored when minted (operations/Cards.ts)
+  | ClientSecretRepo | KeyHasher
 
 type Failure = DomainError
 
@@ -110,16 +121,7 @@ export class Payments extends Context.Service<Payments, {
   static readonly layer = Layer.effect(
     Payments,
     Effect.gen(function*() {
-      const context = yield* Effect.context<
-        OrderRepo | TransactionRepo | CheckoutSessionRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | CvcStore | Locks | Ids | CustomerRepo
-        // routing: the account's channels and their providers (operations/Route.ts)
-        | ChannelRepo | ChannelProviders | AccountRepo
-        // the settlement worker and reconciliation also record refunds, payouts (operations/Outflow.ts) and transfers
-        | RefundRepo | PayoutRepo | TransferRepo
-        // a card form's client secret is stored when minted (operations/Cards.ts)
-        | ClientSecretRepo | KeyHasher
-      >()
-      const run = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provideContext(effect, context) as Effect.Effect<A, E>
+      const run = yield* seam<Needs>()
 
       return Payments.of({
         create: (account, input) => run(create(account, input)),

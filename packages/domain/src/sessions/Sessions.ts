@@ -10,6 +10,7 @@ import { CardTokens } from "../cards/CardTokens.ts"
 import { ChannelRepo } from "../channels/ChannelPorts.ts"
 import type { CardPaymentInProgress, CheckoutSessionNotFound, DomainError, InvalidSessionState, ValidationFailed } from "../kernel/Errors.ts"
 import { Ids } from "../kernel/Ids.ts"
+import { seam } from "../kernel/Seam.ts"
 import { AccountRepo } from "../accounts/AccountPorts.ts"
 import { Locks, UnitOfWork } from "../kernel/Ports.ts"
 import type { SearchInput, SearchResult } from "../kernel/Search.ts"
@@ -31,7 +32,7 @@ import { attemptAsCustomer, submit } from "./operations/Submit.ts"
 export type { CreateSessionInput, SubmitInput } from "./SessionRequest.ts"
 export type { HostedView } from "./SessionViews.ts"
 
-/** What the operations need. */
+/** The services the operations need, captured when the layer is built (kernel/Seam.ts). */
 type Needs =
   | CheckoutSessionRepo | OrderRepo | TransactionRepo | AccountRepo | UnitOfWork | Locks | Outbox | Ids
   // an attempt runs through the Payments use case; a typed card is vaulted first
@@ -64,8 +65,7 @@ export class Sessions extends Context.Service<Sessions, {
   static readonly layer = Layer.effect(
     Sessions,
     Effect.gen(function*() {
-      const context = yield* Effect.context<Needs>()
-      const run = <A, E>(effect: Effect.Effect<A, E, Needs>) => Effect.provideContext(effect, context)
+      const run = yield* seam<Needs>()
       return Sessions.of({
         create: (account, input) => run(create(account, input)),
         get: (account, id) => run(get(account.id, id)),
