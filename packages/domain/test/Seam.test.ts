@@ -38,3 +38,11 @@ it("no use case casts an effect where it provides its context", () => {
   )
   expect(casts).toEqual([])
 })
+
+it("no facade widens a method's errors to the whole vocabulary", () => {
+  // A method declares what its operations raise (Seam.ErrorOf), so callers see what can actually fail.
+  const widened = providing.flatMap((f) =>
+    f.text.split("\n").flatMap((line, i) => /Effect(\.Effect)?<[^\n]*,\s*DomainError\s*>/.test(line) ? [`${f.path}:${i + 1}: ${line.trim()}`] : [])
+  )
+  expect(widened).toEqual([])
+})

@@ -13,3 +13,9 @@ export const runWith = <Needs>(context: Context.Context<Needs>) => <A, E>(effect
 
 /** Captures the services `Needs` from the layer's context and returns the use case's `run`. */
 export const seam = <Needs>() => Effect.map(Effect.context<Needs>(), (context) => runWith(context))
+
+/**
+ * The errors an operation raises, as inferred: a facade's method declares these rather than the
+ * whole vocabulary, so its callers see what can actually fail.
+ */
+export type ErrorOf<Operation extends (...args: never) => Effect.Effect<unknown, unknown, unknown>> = Effect.Error<ReturnType<Operation>>

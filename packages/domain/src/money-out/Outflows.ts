@@ -5,9 +5,9 @@
  */
 import { Context, Effect, Layer } from "effect"
 import type { Account } from "../accounts/Account.ts"
-import type { DomainError, NotFound, PayoutNotFound } from "../kernel/Errors.ts"
+import type { NotFound, PayoutNotFound } from "../kernel/Errors.ts"
 import { Ids } from "../kernel/Ids.ts"
-import { seam } from "../kernel/Seam.ts"
+import { type ErrorOf, seam } from "../kernel/Seam.ts"
 import { PayoutRepo, RefundRepo } from "./OutflowPorts.ts"
 import type { PayoutView, RefundView } from "./OutflowViews.ts"
 import { OrderRepo, TransactionRepo } from "../payments/PaymentPorts.ts"
@@ -29,14 +29,14 @@ export type { PayoutView, RefundView } from "./OutflowViews.ts"
 type Needs = RefundRepo | PayoutRepo | OrderRepo | TransactionRepo | AccountRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | Locks | Ids | ChannelRepo | ChannelProviders
 
 export class Outflows extends Context.Service<Outflows, {
-  refund(account: Account, input: RefundInput): Effect.Effect<RefundView, DomainError>
+  refund(account: Account, input: RefundInput): Effect.Effect<RefundView, ErrorOf<typeof createRefund>>
   getRefund(account: Account, id: string): Effect.Effect<RefundView, NotFound>
-  payout(account: Account, input: PayoutInput): Effect.Effect<PayoutView, DomainError>
+  payout(account: Account, input: PayoutInput): Effect.Effect<PayoutView, ErrorOf<typeof createPayout>>
   getPayout(account: Account, id: string): Effect.Effect<PayoutView, PayoutNotFound>
   /** Operator access, whatever the account (CLI). */
   operator: {
     /** Refunds the order's settlement, or the named settlement of the order (`transaction_id`). */
-    refund(orderId: string, input: { readonly transaction_id?: string | undefined; readonly amount?: string | undefined }): Effect.Effect<RefundView, DomainError>
+    refund(orderId: string, input: { readonly transaction_id?: string | undefined; readonly amount?: string | undefined }): Effect.Effect<RefundView, ErrorOf<typeof operatorRefund>>
     getRefund(id: string): Effect.Effect<RefundView, NotFound>
     getPayout(id: string): Effect.Effect<PayoutView, PayoutNotFound>
   }
