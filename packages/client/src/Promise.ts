@@ -13,7 +13,7 @@ import { Effect } from "effect"
 import { HttpClientError } from "effect/http"
 import type { HttpApi, HttpApiClient, HttpApiEndpoint, HttpApiGroup } from "effect/http-api"
 import { Api } from "@tender/http/Api"
-import { ApiErrors, statusOf } from "@tender/http/ApiError"
+import { ApiErrors, statusOfWire } from "@tender/http/ApiError"
 import type { FieldError } from "@tender/domain/kernel/Errors"
 import * as TenderClient from "./TenderClient.ts"
 
@@ -72,7 +72,7 @@ const fromEnvelope = (status: number, e: Envelope) => new TenderApiError(status,
  */
 const toRejection = (error: unknown): Effect.Effect<unknown> => {
   if (ApiErrors.some((declared) => error instanceof declared) && isEnvelope(error)) {
-    return Effect.succeed(fromEnvelope(statusOf(error.code), error))
+    return Effect.succeed(fromEnvelope(statusOfWire(error.code), error))
   }
   if (HttpClientError.isHttpClientError(error) && error.response !== undefined) {
     const response = error.response
