@@ -157,18 +157,15 @@ await import("../lib/tender.js")
 `
   const started = Date.now()
   // Their own scripts, run as they are run by hand: the SDK's scripts into packages/browser-sdk/dist/www,
-  // then the bundle (with a copy of them) into packages/cli/bundle.
+  // then the bundle (lib/, and dist/www a copy of those scripts) into the staging directory, not into
+  // packages/cli/bundle, which the process tests may be running.
   execFileSync(process.execPath, [join(root, "packages", "browser-sdk", "scripts", "build.ts")], { stdio: ["ignore", "ignore", "inherit"] })
-  execFileSync(process.execPath, [join(source, "scripts", "bundle.ts")], { stdio: ["ignore", "ignore", "inherit"] })
-  const BUNDLE = join(source, "bundle")
+  execFileSync(process.execPath, [join(source, "scripts", "bundle.ts"), stage], { stdio: ["ignore", "ignore", "inherit"] })
   console.log(`sdk and bundle: ${Date.now() - started} ms`)
-  rmSync(stage, { recursive: true, force: true })
-  mkdirSync(join(stage, "bin"), { recursive: true })
-  cpSync(join(BUNDLE, "lib"), join(stage, "lib"), { recursive: true })
   for (const asset of ["tender.js", "card.js", "challenge.js"]) {
-    if (!existsSync(join(BUNDLE, "dist", "www", asset))) throw new Error(`the bundle has no dist/www/${asset}`)
+    if (!existsSync(join(stage, "dist", "www", asset))) throw new Error(`the bundle has no dist/www/${asset}`)
   }
-  cpSync(join(BUNDLE, "dist"), join(stage, "dist"), { recursive: true })
+  mkdirSync(join(stage, "bin"), { recursive: true })
   writeFileSync(join(stage, "bin", "tender.js"), launcher, { mode: 0o755 })
   for (const file of ["README.md", "CHANGELOG.md"]) {
     if (!existsSync(join(source, file))) throw new Error(`${join(source, file)} is missing`)
