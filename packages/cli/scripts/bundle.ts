@@ -1,5 +1,6 @@
 /**
- * Bundles `tender` into packages/cli/bundle: lib/tender.js and its lazily loaded chunks, with the
+ * Bundles `tender` into packages/cli/bundle (or the directory given: `node bundle.ts DIR`, as
+ * scripts/pack.ts does for the packed @tender/cli): lib/tender.js and its lazily loaded chunks, with the
  * browser SDK's built assets in dist/www, where the bundled server looks for them (browser-sdk's
  * build.ts resolves `../dist/www` from its own module, in the bundle lib/tender.js). A folder of
  * its own: packages/cli/dist is tsc's.
@@ -24,10 +25,11 @@ export const BUNDLE = resolve(root, "bundle")
 export const ENTRY = resolve(BUNDLE, "lib/tender.js")
 const SDK_ASSETS = resolve(root, "../browser-sdk/dist/www")
 
-export const bundle = async () => {
+/** Into `target` (default packages/cli/bundle; scripts/pack.ts bundles into its staging directory). */
+export const bundle = async (target: string = BUNDLE) => {
   const esbuild = await import("esbuild")
   // Built aside and swapped in whole: a process starting meanwhile loads the old bundle or the new one.
-  const staging = `${BUNDLE}.${process.pid}.tmp`
+  const staging = `${target}.${process.pid}.tmp`
   rmSync(staging, { recursive: true, force: true })
   await esbuild.build({
     entryPoints: { tender: resolve(root, "src/main.ts") },
@@ -44,11 +46,14 @@ export const bundle = async () => {
     logLevel: "warning"
   })
   if (existsSync(SDK_ASSETS)) cpSync(SDK_ASSETS, resolve(staging, "dist/www"), { recursive: true })
-  const previous = `${BUNDLE}.${process.pid}.old`
-  if (existsSync(BUNDLE)) renameSync(BUNDLE, previous)
-  renameSync(staging, BUNDLE)
+  const previous = `${target}.${process.pid}.old`
+  if (existsSync(target)) renameSync(target, previous)
+  renameSync(staging, target)
   rmSync(previous, { recursive: true, force: true })
-  return ENTRY
+  return resolve(target, "lib/tender.js")
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(`bundled tender into ${await bundle()}`)
+// `node bundle.ts [target]`
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  console.log(`bundled tender into ${await bundle(process.argv[2] === undefined ? undefined : resolve(process.argv[2]))}`)
+}

@@ -97,7 +97,7 @@ const retriedPresentation: Output.Presentation<Retried> = {
     // One error for several ids: the first one's code, every id in the message.
     const first = failed[0].error!
     const which = failed.map((i) => `${i.id} (${i.outcome.replace("_", " ")})`).join(", ")
-    return { _tag: first._tag, code: first.code, message: `${failed.length} of ${r.items.length} deliveries could not be retried: ${which}` }
+    return Errors.withMessage(first, `${failed.length} of ${r.items.length} deliveries could not be retried: ${which}`)
   }
 }
 

@@ -16,6 +16,7 @@ import type {
   ValidationFailed
 } from "../kernel/Errors.ts"
 import { Ids } from "../kernel/Ids.ts"
+import { runWith } from "../kernel/Seam.ts"
 import { KeyHasher, UnitOfWork } from "../kernel/Ports.ts"
 import { authenticate, authenticatePublishable } from "./operations/Authenticate.ts"
 import * as Change from "./operations/Change.ts"
@@ -59,7 +60,7 @@ export class Accounts extends Context.Service<Accounts, {
     Accounts,
     Effect.gen(function*() {
       const context = yield* Effect.context<AccountRepo | Ids | KeyHasher | UnitOfWork>()
-      const run = <A, E>(effect: Effect.Effect<A, E, AccountRepo | Ids | KeyHasher | UnitOfWork>) => Effect.provideContext(effect, context)
+      const run = runWith(context)
 
       return Accounts.of({
         create: (input) => run(create(input)).pipe(Effect.withSpan("Accounts.create")),

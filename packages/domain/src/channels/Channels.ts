@@ -10,12 +10,16 @@ import type * as ChannelModule from "./Channel.ts"
 import { ChannelProviders, ChannelRepo } from "./ChannelPorts.ts"
 import type { AccountNotFound, Conflict, ValidationFailed } from "../kernel/Errors.ts"
 import { Ids } from "../kernel/Ids.ts"
+import { seam } from "../kernel/Seam.ts"
 import { addChannel, type AddChannel } from "./operations/AddChannel.ts"
 import { disableChannel } from "./operations/DisableChannel.ts"
 import { listChannels } from "./operations/ListChannels.ts"
 import { pinChannels } from "./operations/PinChannels.ts"
 
 export type { AddChannel } from "./operations/AddChannel.ts"
+
+/** The services the operations need, captured when the layer is built (kernel/Seam.ts). */
+type Needs = Accounts | ChannelRepo | Ids | ChannelProviders
 
 export class Channels extends Context.Service<Channels, {
   add(accountId: string, input: AddChannel): Effect.Effect<ChannelModule.Channel, AccountNotFound | ValidationFailed>
@@ -30,8 +34,7 @@ export class Channels extends Context.Service<Channels, {
   static readonly layer = Layer.effect(
     Channels,
     Effect.gen(function*() {
-      const context = yield* Effect.context<Accounts | ChannelRepo | Ids | ChannelProviders>()
-      const run = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provideContext(effect, context) as Effect.Effect<A, E>
+      const run = yield* seam<Needs>()
       return Channels.of({
         add: (accountId, input) => run(addChannel(accountId, input)),
         list: (accountId) => run(listChannels(accountId)),

@@ -189,17 +189,50 @@ export class WebhookDeliveryNotRetryable
   extends coded("WebhookDeliveryNotRetryable", "webhook_delivery_not_retryable")
 {}
 
-/** Any error of the vocabulary: what the HTTP layer turns into the spec's envelope. */
-export interface DomainError {
-  readonly _tag: string
-  readonly code: string
-  readonly message: string
-  readonly errors?: ReadonlyArray<FieldError> | undefined
-}
+/**
+ * Every error class of the vocabulary, once. The domain's error type is their union, so a use case's
+ * failures are closed (an `if`/`switch` on `code` is checked), and packages/http checks its status
+ * table against the same list: a class added here without a status does not compile.
+ */
+export const DOMAIN_ERRORS = [
+  MalformedRequest, InvalidRequest, ValidationFailed, InvalidApiKey, PublishableApiKeyNotAllowed,
+  InvalidSignature, ClientSecretInvalid, ClientSecretExpired, MalformedSignatureHeader, Forbidden,
+  ClientIpNotAllowlisted, MerchantOperationNotAllowedStatus, VaultNotEnabled, Conflict, MethodNotAllowed,
+  UnsupportedMediaType, MissingRequestParameter, MissingRequestHeader, InvalidParameter, InternalError,
+  GeneralError, DownstreamError, RateLimited, NotFound, PayloadTooLarge, NotificationMismatch, AccountNotFound,
+  OrderNotFound, InvalidOrderStatusTransition, MerchantReferenceRequired, DuplicateMerchantReferenceId,
+  TransactionNotFound, InvalidTransactionStatus, CheckoutSessionNotFound, InvalidSessionState, CountryRequired,
+  CountryNotAvailable, UnknownPaymentMethod, PaymentMethodNotFound, PaymentMethodNotSupportedByProvider,
+  PaymentUnroutable, AmbiguousOriginalTransactionTarget, OriginalTransactionNotFound,
+  OriginalTransactionNotEligible, RefundAmountInvalid, RefundAmountExceedsRefundable,
+  RefundAlreadyFullyRefunded, RefundInProgress, RefundRequiresTransactionTarget, MerchantReferenceAmbiguous,
+  TransactionProviderMismatch, CustomerNotFound, PaymentMethodNotSupportedAsDestination, ConsentConflict,
+  AmountMismatchDecisionConflict, AmountMismatchDecisionInProgress, AmountMismatchDecisionInvalid,
+  CardPaymentInvalidOrderState, CardPaymentInProgress, PaymentUnexpectedState, CaptureAmountExceedsAuthorized,
+  CaptureAmountExceedsRemaining, ProviderUnavailable, PayoutNotFound, PayoutInProgress, TransferNotFound,
+  TransferNotSupportedByProvider, TransferDestinationInvalid, TransferDestinationNotRegistered,
+  TransferUnroutable, ProviderNotEnabledForMerchant, TransferDestinationCountryUnknown,
+  TransferCardTokenRequired, TransferInvalidOrderState, TransferInProgress, RecipientPendingVerification,
+  WebhookNotFound, WebhookLimitExceeded, WebhookDeliveryNotFound, WebhookDeliveryNotRetryable
+] as const
 
-export const isDomainError = (u: unknown): u is DomainError =>
-  typeof u === "object" && u !== null && "_tag" in u && typeof (u as { code?: unknown }).code === "string" &&
-  typeof (u as { message?: unknown }).message === "string"
+/** Any error of the vocabulary: what the HTTP layer turns into the spec's envelope. */
+export type DomainError = InstanceType<(typeof DOMAIN_ERRORS)[number]>
+/** The spec's stable codes, one per class (the HTTP status table is keyed by them). */
+export type DomainErrorCode = DomainError["code"]
+
+const CODES: ReadonlySet<string> = new Set(DOMAIN_ERRORS.map((c) => c.code))
+
+/** A code off the wire (an envelope the client received) that the vocabulary knows. */
+export const isDomainErrorCode = (code: string): code is DomainErrorCode => CODES.has(code)
+
+// An instance of a vocabulary class, not a lookalike: the type then tells the truth about `code`.
+export const isDomainError = (u: unknown): u is DomainError => DOMAIN_ERRORS.some((c) => u instanceof c)
+
+/** The same error (its class, so its code and status) saying `message` instead. */
+export const withMessage = <E extends DomainError>(error: E, message: string): E =>
+  // Every vocabulary class takes the same props; the constructor's static type is just Function.
+  new (error.constructor as new(props: ErrorProps) => E)({ message })
 
 /** Shorthand for a `validation_failed` naming one field. */
 export const invalidField = (field: string, message: string) =>

@@ -5,8 +5,9 @@
  */
 import { Context, Effect, Layer } from "effect"
 import type { Account } from "../accounts/Account.ts"
-import type { DomainError, NotFound, PayoutNotFound } from "../kernel/Errors.ts"
+import type { NotFound, PayoutNotFound } from "../kernel/Errors.ts"
 import { Ids } from "../kernel/Ids.ts"
+import { type ErrorOf, seam } from "../kernel/Seam.ts"
 import { PayoutRepo, RefundRepo } from "./OutflowPorts.ts"
 import type { PayoutView, RefundView } from "./OutflowViews.ts"
 import { OrderRepo, TransactionRepo } from "../payments/PaymentPorts.ts"
@@ -24,15 +25,18 @@ export type { PayoutInput } from "./operations/Payout.ts"
 export type { RefundInput } from "./operations/Refund.ts"
 export type { PayoutView, RefundView } from "./OutflowViews.ts"
 
+/** The services the operations need, captured when the layer is built (kernel/Seam.ts). */
+type Needs = RefundRepo | PayoutRepo | OrderRepo | TransactionRepo | AccountRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | Locks | Ids | ChannelRepo | ChannelProviders
+
 export class Outflows extends Context.Service<Outflows, {
-  refund(account: Account, input: RefundInput): Effect.Effect<RefundView, DomainError>
+  refund(account: Account, input: RefundInput): Effect.Effect<RefundView, ErrorOf<typeof createRefund>>
   getRefund(account: Account, id: string): Effect.Effect<RefundView, NotFound>
-  payout(account: Account, input: PayoutInput): Effect.Effect<PayoutView, DomainError>
+  payout(account: Account, input: PayoutInput): Effect.Effect<PayoutView, ErrorOf<typeof createPayout>>
   getPayout(account: Account, id: string): Effect.Effect<PayoutView, PayoutNotFound>
   /** Operator access, whatever the account (CLI). */
   operator: {
     /** Refunds the order's settlement, or the named settlement of the order (`transaction_id`). */
-    refund(orderId: string, input: { readonly transaction_id?: string | undefined; readonly amount?: string | undefined }): Effect.Effect<RefundView, DomainError>
+    refund(orderId: string, input: { readonly transaction_id?: string | undefined; readonly amount?: string | undefined }): Effect.Effect<RefundView, ErrorOf<typeof operatorRefund>>
     getRefund(id: string): Effect.Effect<RefundView, NotFound>
     getPayout(id: string): Effect.Effect<PayoutView, PayoutNotFound>
   }
@@ -40,10 +44,7 @@ export class Outflows extends Context.Service<Outflows, {
   static readonly layer = Layer.effect(
     Outflows,
     Effect.gen(function*() {
-      const context = yield* Effect.context<
-        RefundRepo | PayoutRepo | OrderRepo | TransactionRepo | AccountRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | Locks | Ids | ChannelRepo | ChannelProviders
-      >()
-      const run = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provideContext(effect, context) as Effect.Effect<A, E>
+      const run = yield* seam<Needs>()
 
       return Outflows.of({
         refund: (account, input) => run(createRefund(account, input)),

@@ -5,8 +5,9 @@
  */
 import { Context, Effect, Layer } from "effect"
 import type { Account } from "../accounts/Account.ts"
-import type { DomainError, TransferNotFound } from "../kernel/Errors.ts"
+import type { TransferNotFound } from "../kernel/Errors.ts"
 import { Ids } from "../kernel/Ids.ts"
+import { type ErrorOf, seam } from "../kernel/Seam.ts"
 import { OrderRepo, TransactionRepo } from "../payments/PaymentPorts.ts"
 import { PaymentProvider } from "../payments/ProviderPorts.ts"
 import { ChannelProviders, ChannelRepo } from "../channels/ChannelPorts.ts"
@@ -24,10 +25,13 @@ import { createTransfer, executeTransfer } from "./operations/Transfer.ts"
 export type { CreateTransferInput } from "./TransferRequest.ts"
 export type { TransferView } from "./TransferViews.ts"
 
+/** The services the operations need, captured when the layer is built (kernel/Seam.ts). */
+type Needs = OrderRepo | TransactionRepo | TransferRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | Locks | Ids | ChannelRepo | ChannelProviders | AccountRepo | ClientSecretRepo | KeyHasher
+
 export class Transfers extends Context.Service<Transfers, {
-  create(account: Account, input: CreateTransferInput): Effect.Effect<TransferView, DomainError>
+  create(account: Account, input: CreateTransferInput): Effect.Effect<TransferView, ErrorOf<typeof createTransfer>>
   /** Sends a card transfer awaiting card collection; `card_token` replaces its card. */
-  execute(account: Account, orderId: string, input: { readonly card_token?: string | undefined }): Effect.Effect<TransferView, DomainError>
+  execute(account: Account, orderId: string, input: { readonly card_token?: string | undefined }): Effect.Effect<TransferView, ErrorOf<typeof executeTransfer>>
   get(account: Account, id: string): Effect.Effect<TransferView, TransferNotFound>
   /** Operator access by transfer id, whatever the account (CLI). */
   operator: {
@@ -37,11 +41,7 @@ export class Transfers extends Context.Service<Transfers, {
   static readonly layer = Layer.effect(
     Transfers,
     Effect.gen(function*() {
-      const context = yield* Effect.context<
-        OrderRepo | TransactionRepo | TransferRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | Locks | Ids | ChannelRepo | ChannelProviders | AccountRepo
-        | ClientSecretRepo | KeyHasher
-      >()
-      const run = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provideContext(effect, context) as Effect.Effect<A, E>
+      const run = yield* seam<Needs>()
 
       return Transfers.of({
         create: (account, input) => run(createTransfer(account, input)),

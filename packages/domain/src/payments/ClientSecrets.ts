@@ -8,9 +8,9 @@ import { Context, Effect, Layer } from "effect"
 import type { Account } from "../accounts/Account.ts"
 import { Accounts } from "../accounts/Accounts.ts"
 import { CardTokens } from "../cards/CardTokens.ts"
-import type { DomainError } from "../kernel/Errors.ts"
 import { CardVault, CvcStore } from "../cards/CardPorts.ts"
 import { KeyHasher } from "../kernel/Ports.ts"
+import { type ErrorOf, seam } from "../kernel/Seam.ts"
 import { ClientSecretRepo } from "./ClientSecretPorts.ts"
 import type { ClientCardInput } from "./ClientSecretRequest.ts"
 import type { ClientCardToken, ClientPaymentStatus, ClientPayResult, ClientSession } from "./ClientSecretViews.ts"
@@ -27,25 +27,24 @@ export { type ClientCardInput, ClientReturnUrl, liveReturnUrlError, MAX_RETURN_U
 export { ClientCardToken, ClientPaymentStatus, ClientPayResult, ClientSession } from "./ClientSecretViews.ts"
 export type { ClientGrant } from "./client-secrets/Grant.ts"
 
-/** What the operations need. */
+/** The services the operations need, captured when the layer is built (kernel/Seam.ts). */
 type Needs = Accounts | Payments | CardTokens | ClientSecretRepo | KeyHasher | CardVault | CvcStore | OrderRepo | TransactionRepo
 
 export class ClientSecrets extends Context.Service<ClientSecrets, {
   /** The key's account and the secret's grant; refused (401) unless the secret is live and the key's. */
-  authorize(publishableKey: string, clientSecret: string): Effect.Effect<ClientGrant, DomainError>
-  session(grant: ClientGrant): Effect.Effect<ClientSession, DomainError>
-  cardToken(grant: ClientGrant, input: ClientCardInput): Effect.Effect<ClientCardToken, DomainError>
+  authorize(publishableKey: string, clientSecret: string): Effect.Effect<ClientGrant, ErrorOf<typeof authorize>>
+  session(grant: ClientGrant): Effect.Effect<ClientSession, ErrorOf<typeof session>>
+  cardToken(grant: ClientGrant, input: ClientCardInput): Effect.Effect<ClientCardToken, ErrorOf<typeof cardToken>>
   /** `returnUrl`: a ClientReturnUrl (https in live mode: liveReturnUrlError), kept for a challenge only in the account's `redirect` display mode. */
-  pay(grant: ClientGrant, token: string, returnUrl?: string): Effect.Effect<ClientPayResult, DomainError>
-  status(grant: ClientGrant): Effect.Effect<ClientPaymentStatus, DomainError>
+  pay(grant: ClientGrant, token: string, returnUrl?: string): Effect.Effect<ClientPayResult, ErrorOf<typeof pay>>
+  status(grant: ClientGrant): Effect.Effect<ClientPaymentStatus, ErrorOf<typeof status>>
   /** The sandbox's helper: ends a secret of this (test-mode) account at once. */
-  expire(account: Account, clientSecret: string): Effect.Effect<{ readonly expires_at: string }, DomainError>
+  expire(account: Account, clientSecret: string): Effect.Effect<{ readonly expires_at: string }, ErrorOf<typeof expire>>
 }>()("@tender/domain/payments/ClientSecrets") {
   static readonly layer = Layer.effect(
     ClientSecrets,
     Effect.gen(function*() {
-      const context = yield* Effect.context<Needs>()
-      const run = <A, E>(effect: Effect.Effect<A, E, Needs>) => Effect.provideContext(effect, context)
+      const run = yield* seam<Needs>()
       return ClientSecrets.of({
         authorize: (publishableKey, clientSecret) => run(authorize(publishableKey, clientSecret)),
         session: (grant) => run(session(grant)),

@@ -6,7 +6,7 @@
  */
 import { Context, Effect, Layer, type Option } from "effect"
 import type { Account } from "../accounts/Account.ts"
-import type { DomainError, OrderNotFound, TransactionNotFound, ValidationFailed } from "../kernel/Errors.ts"
+import type { OrderNotFound, TransactionNotFound, ValidationFailed } from "../kernel/Errors.ts"
 import type { CardStorageConsent, Order, Transaction } from "./Payment.ts"
 import { PayoutRepo, RefundRepo } from "../money-out/OutflowPorts.ts"
 import { OrderRepo, TransactionRepo } from "./PaymentPorts.ts"
@@ -23,6 +23,7 @@ import type { SearchInput, SearchResult } from "../kernel/Search.ts"
 import { CheckoutSessionRepo } from "../sessions/SessionPorts.ts"
 import { CustomerRepo } from "../customers/CustomerPorts.ts"
 import { Ids } from "../kernel/Ids.ts"
+import { type ErrorOf, seam } from "../kernel/Seam.ts"
 import { TransferRepo } from "../money-out/TransferPorts.ts"
 import { Outbox } from "../webhooks/Webhooks.ts"
 import { attempt, type SessionAttemptInput } from "../sessions/operations/Attempt.ts"
@@ -53,15 +54,23 @@ export type { SearchInput, SearchResult } from "../kernel/Search.ts"
 
 export type { PaymentTarget } from "./operations/Target.ts"
 
-type Failure = DomainError
+/** The services the operations need, captured when the layer is built (kernel/Seam.ts). */
+type Needs =
+  | OrderRepo | TransactionRepo | CheckoutSessionRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | CvcStore | Locks | Ids | CustomerRepo
+  // routing: the account's channels and their providers (operations/Route.ts)
+  | ChannelRepo | ChannelProviders | AccountRepo
+  // the settlement worker and reconciliation also record refunds, payouts (operations/Outflow.ts) and transfers
+  | RefundRepo | PayoutRepo | TransferRepo
+  // a card form's client secret is stored when minted (operations/Cards.ts)
+  | ClientSecretRepo | KeyHasher
 
 export class Payments extends Context.Service<Payments, {
-  create(account: Account, input: CreatePaymentInput): Effect.Effect<PaymentSnapshot, Failure>
-  capture(account: Account, input: PaymentTarget & { readonly amount?: string | undefined; readonly final?: boolean | undefined }): Effect.Effect<PaymentSnapshot, Failure>
-  void(account: Account, target: PaymentTarget): Effect.Effect<PaymentSnapshot, Failure>
-  completeThreeDs(account: Account, orderId: string): Effect.Effect<PaymentSnapshot, Failure>
-  simulate(account: Account, orderId: string, input: { readonly outcome: SimulateOutcome; readonly amount?: string | undefined }): Effect.Effect<OrderView, Failure>
-  decideAmountMismatch(account: Account, orderId: string, input: { readonly decision: "accept" | "decline"; readonly refund_destination?: { readonly address?: string | undefined } | undefined }): Effect.Effect<OrderView, Failure>
+  create(account: Account, input: CreatePaymentInput): Effect.Effect<PaymentSnapshot, ErrorOf<typeof create>>
+  capture(account: Account, input: PaymentTarget & { readonly amount?: string | undefined; readonly final?: boolean | undefined }): Effect.Effect<PaymentSnapshot, ErrorOf<typeof resolveTarget | typeof capture>>
+  void(account: Account, target: PaymentTarget): Effect.Effect<PaymentSnapshot, ErrorOf<typeof resolveTarget | typeof voidAuthorization>>
+  completeThreeDs(account: Account, orderId: string): Effect.Effect<PaymentSnapshot, ErrorOf<typeof completeThreeDs>>
+  simulate(account: Account, orderId: string, input: { readonly outcome: SimulateOutcome; readonly amount?: string | undefined }): Effect.Effect<OrderView, ErrorOf<typeof simulate>>
+  decideAmountMismatch(account: Account, orderId: string, input: { readonly decision: "accept" | "decline"; readonly refund_destination?: { readonly address?: string | undefined } | undefined }): Effect.Effect<OrderView, ErrorOf<typeof decideAmountMismatch>>
   getOrder(account: Account, id: string): Effect.Effect<OrderView, OrderNotFound>
   getOrderByReference(account: Account, reference: string): Effect.Effect<OrderView, OrderNotFound>
   getTransaction(account: Account, id: string): Effect.Effect<TransactionView, TransactionNotFound>
@@ -70,24 +79,24 @@ export class Payments extends Context.Service<Payments, {
   /** Hosted provider pages (the customer's browser): the attempt behind a page. */
   hostedAttempt(transactionId: string): Effect.Effect<Option.Option<{ readonly order: Order; readonly transaction: Transaction }>>
   /** The provider reports a redirect, QR, voucher or bank-transfer outcome; returns where to send the customer. */
-  providerOutcome(transactionId: string, outcome: ProviderOutcome): Effect.Effect<{ readonly return_url: string | null }, Failure>
+  providerOutcome(transactionId: string, outcome: ProviderOutcome): Effect.Effect<{ readonly return_url: string | null }, ErrorOf<typeof providerOutcome>>
   /**
    * The browser SDK's pay: the payment's card form submitted with a token (operations/ClientPay.ts);
    * `returnUrl`, when given, is where a challenge of this attempt sends the customer back to.
    */
-  clientPay(account: Account, orderId: string, token: string, returnUrl?: string): Effect.Effect<{ readonly order: Order; readonly txn: Transaction }, Failure>
+  clientPay(account: Account, orderId: string, token: string, returnUrl?: string): Effect.Effect<{ readonly order: Order; readonly txn: Transaction }, ErrorOf<typeof clientPay>>
   /**
    * The customer answers a 3-D Secure challenge (operations/ThreeDs.ts): in a browser flow (the SDK's
    * pay, a checkout session) the payment completes now; otherwise the merchant then calls 3ds/complete.
    */
-  answerChallenge(transactionId: string, approved: boolean): Effect.Effect<{ readonly return_url: string | null }, Failure>
+  answerChallenge(transactionId: string, approved: boolean): Effect.Effect<{ readonly return_url: string | null }, ErrorOf<typeof answerChallenge>>
   /**
    * The customer is back from a channel's provider 3-D Secure page to `returnedTo` (operations/ThreeDs.ts):
    * the authorization after the challenge runs now; returns where to send the customer.
    */
-  returnFromProvider(channelId: string, transactionId: string, returnedTo: string): Effect.Effect<{ readonly return_url: string | null }, Failure>
+  returnFromProvider(channelId: string, transactionId: string, returnedTo: string): Effect.Effect<{ readonly return_url: string | null }, ErrorOf<typeof returnFromProvider>>
   /** One attempt of a checkout session's customer (operations/Attempt.ts). */
-  attemptSession(sessionId: string, input: SessionAttemptInput): Effect.Effect<void, Failure>
+  attemptSession(sessionId: string, input: SessionAttemptInput): Effect.Effect<void, ErrorOf<typeof attempt>>
   /** Workers' rounds: settle accepted captures, reconcile lost provider answers, close expired windows. */
   settleDue(): Effect.Effect<number>
   reconcileDue(options?: ReconcileOptions): Effect.Effect<number>
@@ -97,29 +106,20 @@ export class Payments extends Context.Service<Payments, {
    * unverified or the channel is unknown, 422 when an amount or currency disagrees; otherwise the
    * channel's provider (how to acknowledge) and how many notices changed something.
    */
-  notify(channelId: string, delivery: NotificationDelivery): Effect.Effect<{ readonly provider: ProviderName; readonly applied: number }, Failure>
+  notify(channelId: string, delivery: NotificationDelivery): Effect.Effect<{ readonly provider: ProviderName; readonly applied: number }, ErrorOf<typeof notify>>
   /** Asserts a payment's card-storage consent: stored once; the same again is a no-op; another is 409 consent_conflict. */
-  assertConsent(account: Account, orderId: string, consent: CardStorageConsent): Effect.Effect<ConsentView, Failure>
+  assertConsent(account: Account, orderId: string, consent: CardStorageConsent): Effect.Effect<ConsentView, ErrorOf<typeof assertConsent>>
   /** Operator access by order id, whatever the account (CLI). */
   operator: {
     get(orderId: string): Effect.Effect<OrderView, OrderNotFound>
-    capture(orderId: string, amount: string | undefined, final: boolean): Effect.Effect<PaymentSnapshot, Failure>
-    void(orderId: string): Effect.Effect<PaymentSnapshot, Failure>
+    capture(orderId: string, amount: string | undefined, final: boolean): Effect.Effect<PaymentSnapshot, ErrorOf<typeof findOrder | typeof capture>>
+    void(orderId: string): Effect.Effect<PaymentSnapshot, ErrorOf<typeof findOrder | typeof voidAuthorization>>
   }
 }>()("@tender/domain/payments/Payments") {
   static readonly layer = Layer.effect(
     Payments,
     Effect.gen(function*() {
-      const context = yield* Effect.context<
-        OrderRepo | TransactionRepo | CheckoutSessionRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | CvcStore | Locks | Ids | CustomerRepo
-        // routing: the account's channels and their providers (operations/Route.ts)
-        | ChannelRepo | ChannelProviders | AccountRepo
-        // the settlement worker and reconciliation also record refunds, payouts (operations/Outflow.ts) and transfers
-        | RefundRepo | PayoutRepo | TransferRepo
-        // a card form's client secret is stored when minted (operations/Cards.ts)
-        | ClientSecretRepo | KeyHasher
-      >()
-      const run = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provideContext(effect, context) as Effect.Effect<A, E>
+      const run = yield* seam<Needs>()
 
       return Payments.of({
         create: (account, input) => run(create(account, input)),

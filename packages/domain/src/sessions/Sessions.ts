@@ -8,8 +8,9 @@ import { Context, Effect, Layer, type Option } from "effect"
 import type { Account } from "../accounts/Account.ts"
 import { CardTokens } from "../cards/CardTokens.ts"
 import { ChannelRepo } from "../channels/ChannelPorts.ts"
-import type { CardPaymentInProgress, CheckoutSessionNotFound, DomainError, InvalidSessionState, ValidationFailed } from "../kernel/Errors.ts"
+import type { CardPaymentInProgress, CheckoutSessionNotFound, InvalidSessionState, ValidationFailed } from "../kernel/Errors.ts"
 import { Ids } from "../kernel/Ids.ts"
+import { type ErrorOf, seam } from "../kernel/Seam.ts"
 import { AccountRepo } from "../accounts/AccountPorts.ts"
 import { Locks, UnitOfWork } from "../kernel/Ports.ts"
 import type { SearchInput, SearchResult } from "../kernel/Search.ts"
@@ -31,7 +32,7 @@ import { attemptAsCustomer, submit } from "./operations/Submit.ts"
 export type { CreateSessionInput, SubmitInput } from "./SessionRequest.ts"
 export type { HostedView } from "./SessionViews.ts"
 
-/** What the operations need. */
+/** The services the operations need, captured when the layer is built (kernel/Seam.ts). */
 type Needs =
   | CheckoutSessionRepo | OrderRepo | TransactionRepo | AccountRepo | UnitOfWork | Locks | Outbox | Ids
   // an attempt runs through the Payments use case; a typed card is vaulted first
@@ -42,13 +43,13 @@ type Needs =
 type Ended = CheckoutSessionNotFound | InvalidSessionState | CardPaymentInProgress
 
 export class Sessions extends Context.Service<Sessions, {
-  create(account: Account, input: CreateSessionInput): Effect.Effect<SessionView, DomainError>
+  create(account: Account, input: CreateSessionInput): Effect.Effect<SessionView, ErrorOf<typeof create>>
   get(account: Account, id: string): Effect.Effect<SessionView, CheckoutSessionNotFound>
   byReference(account: Account, reference: string): Effect.Effect<SessionView, CheckoutSessionNotFound>
   search(account: Account, input: SearchInput): Effect.Effect<SearchResult<SessionView>, ValidationFailed>
   cancel(account: Account, id: string): Effect.Effect<SessionView, Ended>
   /** The test helper: acts as the customer submitting the hosted form. */
-  attempt(account: Account, id: string, input: SubmitInput): Effect.Effect<SessionView, DomainError>
+  attempt(account: Account, id: string, input: SubmitInput): Effect.Effect<SessionView, ErrorOf<typeof attemptAsCustomer>>
   /** The sweeper: expires overdue sessions (and emits their events); returns how many. */
   expireOverdue(): Effect.Effect<number>
   /** Operator access (CLI), any account. */
@@ -58,14 +59,13 @@ export class Sessions extends Context.Service<Sessions, {
   }
   /** The hosted page: its read (never authorizes), its form, its cancel. */
   hostedView(id: string): Effect.Effect<Option.Option<HostedView>>
-  submit(id: string, input: SubmitInput): Effect.Effect<HostedView, DomainError>
-  cancelByCustomer(id: string): Effect.Effect<HostedView, DomainError>
+  submit(id: string, input: SubmitInput): Effect.Effect<HostedView, ErrorOf<typeof submit>>
+  cancelByCustomer(id: string): Effect.Effect<HostedView, ErrorOf<typeof cancelByCustomer>>
 }>()("@tender/domain/sessions/Sessions") {
   static readonly layer = Layer.effect(
     Sessions,
     Effect.gen(function*() {
-      const context = yield* Effect.context<Needs>()
-      const run = <A, E>(effect: Effect.Effect<A, E, Needs>) => Effect.provideContext(effect, context)
+      const run = yield* seam<Needs>()
       return Sessions.of({
         create: (account, input) => run(create(account, input)),
         get: (account, id) => run(get(account.id, id)),

@@ -9,6 +9,7 @@ import { Context, Effect, Layer } from "effect"
 import type { Account } from "../accounts/Account.ts"
 import type { Conflict, NotFound, ValidationFailed, WebhookDeliveryNotFound, WebhookDeliveryNotRetryable, WebhookLimitExceeded, WebhookNotFound } from "../kernel/Errors.ts"
 import { Ids } from "../kernel/Ids.ts"
+import { runWith } from "../kernel/Seam.ts"
 import { AccountRepo } from "../accounts/AccountPorts.ts"
 import { UnitOfWork } from "../kernel/Ports.ts"
 import type { SearchResult } from "../kernel/Search.ts"
@@ -29,6 +30,9 @@ import { updateEndpoint } from "./operations/UpdateEndpoint.ts"
 
 export { DEFAULT_DISPATCH, type DispatchOptions } from "./operations/Claim.ts"
 export { type EventDraft, Outbox, withoutClientSecret } from "./operations/Record.ts"
+
+/** The services the operations need, captured when the layer is built (kernel/Seam.ts). */
+type Needs = WebhookEndpointRepo | WebhookDeliveryRepo | EventRepo | AccountRepo | WebhookTransport | HostResolver | PayloadSigner | Ids | UnitOfWork
 
 export class Webhooks extends Context.Service<Webhooks, {
   createEndpoint(account: Account, input: CreateEndpointInput): Effect.Effect<EndpointView, ValidationFailed | WebhookLimitExceeded>
@@ -54,25 +58,23 @@ export class Webhooks extends Context.Service<Webhooks, {
   static readonly layer = Layer.effect(
     Webhooks,
     Effect.gen(function*() {
-      // The ports, and the operator's receiver settings as this layer was built with them.
-      const context = Context.pick(
-        WebhookEndpointRepo,
-        WebhookDeliveryRepo,
-        EventRepo,
-        AccountRepo,
-        WebhookTransport,
-        HostResolver,
-        PayloadSigner,
-        Ids,
-        UnitOfWork,
-        WebhookPrivateReceivers,
-        WebhookReceiverPolicy
-      )(
-        yield* Effect.context<
-          WebhookEndpointRepo | WebhookDeliveryRepo | EventRepo | AccountRepo | WebhookTransport | HostResolver | PayloadSigner | Ids | UnitOfWork
-        >()
+      // The ports, and the operator's receiver settings as this layer was built with them (references:
+      // they have defaults, so they are no requirement, but picking them fixes their values here).
+      const run = runWith<Needs>(
+        Context.pick(
+          WebhookEndpointRepo,
+          WebhookDeliveryRepo,
+          EventRepo,
+          AccountRepo,
+          WebhookTransport,
+          HostResolver,
+          PayloadSigner,
+          Ids,
+          UnitOfWork,
+          WebhookPrivateReceivers,
+          WebhookReceiverPolicy
+        )(yield* Effect.context<Needs>())
       )
-      const run = <A, E>(effect: Effect.Effect<A, E, any>) => Effect.provideContext(effect, context) as Effect.Effect<A, E>
 
       return Webhooks.of({
         createEndpoint: (account, input) => run(createEndpoint(account, input)),

@@ -5,7 +5,6 @@
  */
 import { Clock, Effect, Option } from "effect"
 import type { Account } from "../../accounts/Account.ts"
-import type { DomainError } from "../../kernel/Errors.ts"
 import type { CheckoutSessionId, OrderId } from "../../kernel/Ids.ts"
 import { Ids } from "../../kernel/Ids.ts"
 import { UnitOfWork } from "../../kernel/Ports.ts"
@@ -86,7 +85,7 @@ export const create = Effect.fn("Sessions.create")(function*(account: Account, i
   yield* refuseReferenceOfOrders(account.id, input.merchant_reference)
   const now = yield* Clock.currentTimeMillis
   const valid = validateCreate(account, input, now)
-  if (valid instanceof Error) return yield* Effect.fail(valid as DomainError)
+  if (valid instanceof Error) return yield* Effect.fail(valid)
   // Before anything is stored: a session no provider may carry must not exist (contract.md, Providers).
   yield* refuseUnroutable(account)
   const ids = yield* Ids
