@@ -1,8 +1,9 @@
 /**
  * `npm run pack [outDir] [--only a,b]` (`node scripts/pack.ts …`, default `.pack`): builds
- * @tender/api, @tender/domain, @tender/adapters and @tender/client to JavaScript with declaration
- * files and packs each into a tarball (`<outDir>/tender-<name>-0.1.0.tgz`) that installs and runs on
- * plain Node 22 outside this repository; then @tender/cli, not compiled but bundled (packCli).
+ * @tender/api, @tender/domain, @tender/adapters, @tender/client, @tender/browser-sdk and
+ * @tender/http to JavaScript with declaration files and packs each into a tarball
+ * (`<outDir>/tender-<name>-0.1.0.tgz`) that installs and runs on plain Node 22 outside this
+ * repository; then @tender/cli, not compiled but bundled (packCli).
  *
  * The repository itself runs from source; packages are built only here (docs/packaging.md). One tsc
  * program compiles the packages' `src/` (tests are not part of it) into a staging directory, so
@@ -27,11 +28,14 @@ const PACKAGES = [
     dir: "adapters",
     description: "Tender's driven adapters: memory and PostgreSQL storage (embedded or by URL), the sandbox, Stripe and Adyen providers, Redis coordination."
   },
-  { dir: "client", description: "Tender's typed client for merchants' servers: signs every request, verifies every response." }
+  { dir: "client", description: "Tender's typed client for merchants' servers: signs every request, verifies every response." },
+  // Its built scripts ship in dist/www, where its assets module reads them (the server serves them).
+  { dir: "browser-sdk", description: "Tender's browser SDK: tender.js (card element, 3-D Secure) and the secure card fields' scripts, built, with the module that serves them." },
+  { dir: "http", description: "Tender's HTTP server: the merchant API implementing @tender/api, hosted checkout, the browser SDK's host, provider returns and notifications." }
 ] as const
 
 /**
- * `--only a,b`: pack just these (by folder name: api, domain, adapters, client, cli), so a test packs
+ * `--only a,b`: pack just these (by folder name: api, domain, adapters, client, browser-sdk, http, cli), so a test packs
  * what it installs and no more; a package's `@tender/*` dependencies must be in the list.
  */
 const only = args.includes("--only") ? args[args.indexOf("--only") + 1]!.split(",") : undefined
@@ -46,6 +50,9 @@ interface Manifest {
   readonly name: string
   readonly version: string
   readonly dependencies?: Record<string, string>
+  /** What only some modules need (a testing kit's browser or test runner): optional peers, copied as they are. */
+  readonly peerDependencies?: Record<string, string>
+  readonly peerDependenciesMeta?: Record<string, { readonly optional: boolean }>
 }
 
 const readJson = (file: string) => JSON.parse(readFileSync(file, "utf8")) as Manifest
@@ -72,6 +79,12 @@ const copyDocs = (source: string, stage: string) => {
     cpSync(join(source, file), join(stage, file))
   }
   cpSync(license, join(stage, "LICENSE"))
+}
+
+/** The browser SDK's scripts, built by its own script into packages/browser-sdk/dist/www; that folder. */
+const buildSdk = () => {
+  execFileSync(process.execPath, [join(root, "packages", "browser-sdk", "scripts", "build.ts")], { stdio: ["ignore", "ignore", "inherit"] })
+  return join(root, "packages", "browser-sdk", "dist", "www")
 }
 
 if (packed.length > 0) packTsc()
@@ -113,6 +126,7 @@ function packTsc() {
     const stage = join(staging, p.dir)
     mkdirSync(stage, { recursive: true })
     cpSync(join(build, p.dir, "src"), join(stage, "dist"), { recursive: true })
+    if (p.dir === "browser-sdk") cpSync(buildSdk(), join(stage, "dist", "www"), { recursive: true })
     copyDocs(source, stage)
 
     const dependencies = Object.fromEntries(
@@ -133,12 +147,14 @@ function packTsc() {
       // `.` and every module of the package by its path under src (`@tender/adapters/Config`); the
       // repository's test-only exports (`./test/…`) are not built and not exported.
       exports: {
-        ".": { types: "./dist/index.d.ts", import: "./dist/index.js" },
+        // A package without an index (the browser SDK) is imported by its modules' paths only.
+        ...(existsSync(join(stage, "dist", "index.js")) ? { ".": { types: "./dist/index.d.ts", import: "./dist/index.js" } } : {}),
         "./*": { types: "./dist/*.d.ts", import: "./dist/*.js" },
         "./package.json": "./package.json"
       },
       files: ["dist", "README.md", "LICENSE", "CHANGELOG.md"],
-      dependencies
+      dependencies,
+      ...(manifest.peerDependencies === undefined ? {} : { peerDependencies: manifest.peerDependencies, peerDependenciesMeta: manifest.peerDependenciesMeta })
     }
     console.log(npmPack(stage, publishable))
   }
@@ -172,7 +188,7 @@ await import("../lib/tender.js")
   // Their own scripts, run as they are run by hand: the SDK's scripts into packages/browser-sdk/dist/www,
   // then the bundle (lib/, and dist/www a copy of those scripts) into the staging directory, not into
   // packages/cli/bundle, which the process tests may be running.
-  execFileSync(process.execPath, [join(root, "packages", "browser-sdk", "scripts", "build.ts")], { stdio: ["ignore", "ignore", "inherit"] })
+  buildSdk()
   execFileSync(process.execPath, [join(source, "scripts", "bundle.ts"), stage], { stdio: ["ignore", "ignore", "inherit"] })
   console.log(`sdk and bundle: ${Date.now() - started} ms`)
   for (const asset of ["tender.js", "card.js", "challenge.js"]) {
