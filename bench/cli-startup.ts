@@ -3,19 +3,22 @@
  * that do little work, so what is measured is mostly loading modules. Run with the pinned Node:
  * `node_modules/.bin/node bench/cli-startup.ts [--runs 10] [--no-server]`. The last figure is an
  * account command against a running `tender serve` (embedded PostgreSQL on a temporary data dir).
+ * Each command is timed twice: run from source (bin/tender.js, as in the repository) and bundled
+ * (packages/cli/scripts/bundle.ts: what `@tender/cli` ships and the process tests spawn).
  */
 import { execFileSync } from "node:child_process"
 import { parseArgs } from "node:util"
+import { bundle } from "@tender/cli/scripts/bundle"
 import { CLI, machine, makeRun, positive, ROOT, startTender } from "./harness.ts"
 
 const { values } = parseArgs({ options: { runs: { type: "string", default: "10" }, "no-server": { type: "boolean", default: false } } })
 const runs = positive("runs", values.runs)
 
-/** Median ms of `runs` runs of `tender <args>` (one unmeasured warm-up first); a failed run throws. */
-const time = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv): number => {
+/** Median ms of `runs` runs of `tender <args>` from `entry` (one unmeasured warm-up first); a failed run throws. */
+const timeOf = (entry: string, args: ReadonlyArray<string>, env: NodeJS.ProcessEnv): number => {
   const once = () => {
     const t0 = performance.now()
-    execFileSync(process.execPath, [CLI, ...args], { cwd: ROOT, env, stdio: ["ignore", "ignore", "pipe"] })
+    execFileSync(process.execPath, [entry, ...args], { cwd: ROOT, env, stdio: ["ignore", "ignore", "pipe"] })
     return performance.now() - t0
   }
   once()
@@ -23,7 +26,11 @@ const time = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv): number => {
   return times.length % 2 === 1 ? times[(times.length - 1) / 2] : (times[times.length / 2 - 1] + times[times.length / 2]) / 2
 }
 
-const report = (label: string, ms: number) => console.log(`${label.padEnd(60)} ${ms.toFixed(0).padStart(6)} ms`)
+const BUNDLED = await bundle()
+/** One line: from source, then bundled. */
+const time = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) => [timeOf(CLI, args, env), timeOf(BUNDLED, args, env)] as const
+const report = (label: string, [source, bundled]: readonly [number, number]) =>
+  console.log(`${label.padEnd(60)} ${source.toFixed(0).padStart(6)} ms   bundled ${bundled.toFixed(0).padStart(6)} ms`)
 
 const run = makeRun({ budgetMs: 600_000, keepData: false })
 console.log(machine())
