@@ -25,7 +25,10 @@ const PACKAGES = [
   { dir: "domain", description: "Tender's payment domain on Effect: use cases (payments, refunds, payouts, webhooks) over ports." },
   {
     dir: "adapters",
-    description: "Tender's driven adapters: memory and PostgreSQL storage (embedded or by URL), the sandbox, Stripe and Adyen providers, Redis coordination."
+    description: "Tender's driven adapters: memory and PostgreSQL storage (embedded or by URL), the sandbox, Stripe and Adyen providers, Redis coordination.",
+    // `@tender/adapters/testing`: the storage and provider contracts as vitest suites, for a team's
+    // own adapters. It imports vitest, which the package does not bring: optional peers.
+    testing: { peers: { vitest: ">=5.0.0 <6.0.0", "@effect/vitest": "^4.0.5" } }
   }
 ] as const
 
@@ -101,14 +104,22 @@ for (const [i, p] of PACKAGES.entries()) {
     type: "module",
     engines: { node: ">=22" },
     // `.` and every module of the package by its path under src (`@tender/adapters/Config`); the
-    // repository's test-only exports (`./test/…`) are not built and not exported.
+    // repository's test-only exports (`./test/…`) are not built and not exported. `./testing` (the
+    // adapter contracts) is its own entry: `.` never imports it, so vitest stays optional.
     exports: {
       ".": { types: "./dist/index.d.ts", import: "./dist/index.js" },
+      ...("testing" in p ? { "./testing": { types: "./dist/testing/index.d.ts", import: "./dist/testing/index.js" } } : {}),
       "./*": { types: "./dist/*.d.ts", import: "./dist/*.js" },
       "./package.json": "./package.json"
     },
     files: ["dist", "README.md", "LICENSE", "CHANGELOG.md"],
-    dependencies
+    dependencies,
+    ...("testing" in p
+      ? {
+        peerDependencies: p.testing.peers,
+        peerDependenciesMeta: Object.fromEntries(Object.keys(p.testing.peers).map((name) => [name, { optional: true }]))
+      }
+      : {})
   }
   writeFileSync(join(stage, "package.json"), `${JSON.stringify(publishable, null, 2)}\n`)
   const packed = execFileSync("npm", ["pack", "--ignore-scripts", "--silent", "--pack-destination", outDir], {
