@@ -17,7 +17,7 @@ import { fileURLToPath } from "node:url"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const root = path.resolve(here, "../..")
-const EXAMPLE_FILES = ["service.mjs", "acme.mjs", "acme.contract.test.mjs", "consumer.ts", "tsconfig.json", "package.json", "README.md"]
+const EXAMPLE_FILES = ["service.mjs", "acme.mjs", "acme.contract.test.mjs", "consumer.ts", "contracts.ts", "tsconfig.json", "package.json", "README.md"]
 
 /**
  * The child's environment: none of the run's storage settings (the test PostgreSQL's DATABASE_URL),
