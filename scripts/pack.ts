@@ -26,7 +26,10 @@ const PACKAGES = [
   { dir: "domain", description: "Tender's payment domain on Effect: use cases (payments, refunds, payouts, webhooks) over ports." },
   {
     dir: "adapters",
-    description: "Tender's driven adapters: memory and PostgreSQL storage (embedded or by URL), the sandbox, Stripe and Adyen providers, Redis coordination."
+    description: "Tender's driven adapters: memory and PostgreSQL storage (embedded or by URL), the sandbox, Stripe and Adyen providers, Redis coordination.",
+    // `@tender/adapters/testing`: the storage and provider contracts as vitest suites, for a team's
+    // own adapters. It imports vitest, which the package does not bring: optional peers.
+    testing: { peers: { vitest: ">=5.0.0 <6.0.0", "@effect/vitest": "^4.0.5" } }
   },
   { dir: "client", description: "Tender's typed client for merchants' servers: signs every request, verifies every response." },
   // Its built scripts ship in dist/www, where its assets module reads them (the server serves them).
@@ -50,9 +53,8 @@ interface Manifest {
   readonly name: string
   readonly version: string
   readonly dependencies?: Record<string, string>
-  /** What only some modules need (a testing kit's browser or test runner): optional peers, copied as they are. */
+  /** What only some modules need (a testing kit's browser): packed as optional peers. */
   readonly peerDependencies?: Record<string, string>
-  readonly peerDependenciesMeta?: Record<string, { readonly optional: boolean }>
 }
 
 const readJson = (file: string) => JSON.parse(readFileSync(file, "utf8")) as Manifest
@@ -71,6 +73,13 @@ const npmPack = (stage: string, publishable: object) => {
 
 const license = join(root, "LICENSE")
 if (!existsSync(license)) throw new Error(`${license} is missing`)
+
+/** Peers a package's optional modules need (a testing kit's test runner, its browser), each optional. */
+const optionalPeers = (peers: Record<string, string>) =>
+  Object.keys(peers).length === 0 ? {} : {
+    peerDependencies: peers,
+    peerDependenciesMeta: Object.fromEntries(Object.keys(peers).map((name) => [name, { optional: true }]))
+  }
 
 /** README, CHANGELOG and the repository's LICENSE into a staged package. */
 const copyDocs = (source: string, stage: string) => {
@@ -149,12 +158,14 @@ function packTsc() {
       exports: {
         // A package without an index (the browser SDK) is imported by its modules' paths only.
         ...(existsSync(join(stage, "dist", "index.js")) ? { ".": { types: "./dist/index.d.ts", import: "./dist/index.js" } } : {}),
+        // `./testing` (the adapter contracts) is its own entry: `.` never imports it, so vitest stays optional.
+        ...("testing" in p ? { "./testing": { types: "./dist/testing/index.d.ts", import: "./dist/testing/index.js" } } : {}),
         "./*": { types: "./dist/*.d.ts", import: "./dist/*.js" },
         "./package.json": "./package.json"
       },
       files: ["dist", "README.md", "LICENSE", "CHANGELOG.md"],
       dependencies,
-      ...(manifest.peerDependencies === undefined ? {} : { peerDependencies: manifest.peerDependencies, peerDependenciesMeta: manifest.peerDependenciesMeta })
+      ...optionalPeers({ ...manifest.peerDependencies, ...("testing" in p ? p.testing.peers : {}) })
     }
     console.log(npmPack(stage, publishable))
   }

@@ -3,16 +3,17 @@
  * cases of @tender/domain over the ports of @tender/adapters in this process.
  *
  *   POST /payments               {"amount":"25.00","currency":"USD","card":"4242424242424242"}
- *                                a card payment on the sandbox, authorized now, captured later
+ *                                a card payment on the provider (sandbox or acme), authorized now, captured later
  *   POST /payments/:id/capture   captures it
  *   POST /payments/:id/refund    {"amount":"10.00"} (optional: the whole payment)
  *   GET  /payments/:id/events    its events, oldest first
  *
  * Storage: PostgreSQL when DATABASE_URL is set (with TENDER_VAULT_KEY, 64 hex characters), the
- * embedded PostgreSQL under TENDER_DATA_DIR with `--postgres`, else memory.
+ * embedded PostgreSQL under TENDER_DATA_DIR with `--postgres`, else memory. Provider: Tender's
+ * sandbox, or with `--provider acme` the team's own (acme.mjs) in its place.
  *
- *   node service.mjs [--port 3000] [--postgres]   serve
- *   node service.mjs --demo [--postgres]          serve on a free port, call each route once, print, stop
+ *   node service.mjs [--port 3000] [--postgres] [--provider acme]   serve
+ *   node service.mjs --demo [--postgres] [--provider acme]          serve on a free port, call each route once, print, stop
  *
  * Plain JavaScript: runs on Node 22 without type stripping.
  */
@@ -21,11 +22,14 @@ import { Accounts, CardTokens, EventRepo, Outflows, Payments, UseCases } from "@
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { createServer } from "node:http"
 import { pathToFileURL } from "node:url"
+import * as Acme from "./acme.mjs"
 
 /** Tender's configuration from the environment and the flags. */
 export const configOf = (argv = process.argv.slice(2), env = process.env) => {
   const postgres = env.DATABASE_URL !== undefined || argv.includes("--postgres")
+  const providerAt = argv.indexOf("--provider")
   return {
+    provider: providerAt >= 0 ? argv[providerAt + 1] : "sandbox",
     storage: postgres ? "postgres" : "memory",
     dataDir: env.TENDER_DATA_DIR ?? ".tender",
     databaseUrl: env.DATABASE_URL || undefined,
@@ -35,12 +39,15 @@ export const configOf = (argv = process.argv.slice(2), env = process.env) => {
 
 /** Builds Tender (migrating PostgreSQL) and starts the HTTP service; `close` stops both. */
 export const start = async (config, port = 0) => {
-  const layer = UseCases.layer.pipe(Layer.provideMerge(Infrastructure.layer(config)))
+  const providers = { sandbox: Layer.empty, acme: Acme.layer }
+  if (!(config.provider in providers)) throw new Error(`Unknown provider ${config.provider}: sandbox or acme`)
+  // Our provider, when it is acme, takes the place of Tender's sandbox (the later layer of a merge wins).
+  const layer = UseCases.layer.pipe(Layer.provideMerge(Layer.merge(Infrastructure.layer(config), providers[config.provider])))
   const scope = Effect.runSync(Scope.make())
   const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
   const run = (effect) => Effect.runPromise(Effect.provideContext(effect, context))
 
-  // The service's one merchant: a Tender test account (the sandbox provider).
+  // The service's one merchant: a Tender test account (on the sandbox, or on acme).
   const account = await run(Effect.gen(function*() {
     const accounts = yield* Accounts
     const created = yield* accounts.create({ name: "embed-service", mode: "test" })
@@ -56,7 +63,8 @@ export const start = async (config, port = 0) => {
           exp_year: new Date().getFullYear() + 2,
           cvc: "123"
         })
-        return yield* (yield* Payments).create(account, {
+        const payments = yield* Payments
+        const payment = yield* payments.create(account, {
           amount: body.amount,
           currency: body.currency,
           country: body.country ?? "US",
@@ -66,6 +74,9 @@ export const start = async (config, port = 0) => {
           collect_cvv: false,
           payment_method: { code: "card", details: { card_token: card.token } }
         })
+        // Which provider took it: the sandbox, or ours.
+        const { provider } = yield* payments.getTransaction(account, payment.transaction_id)
+        return { ...payment, provider }
       }),
     "POST /payments/:id/capture": (_body, id) => Effect.flatMap(Payments, (payments) => payments.capture(account, { order_id: id })),
     "POST /payments/:id/refund": (body, id) =>
@@ -127,7 +138,7 @@ const demo = async (service) => {
     return value
   }
   const payment = await call("POST", "/payments", { amount: "25.00", currency: "USD" })
-  console.log(`payment ${payment.order_id}: ${payment.status}`)
+  console.log(`payment ${payment.order_id}: ${payment.status} on ${payment.provider}`)
   const captured = await call("POST", `/payments/${payment.order_id}/capture`)
   console.log(`captured: ${captured.status}`)
   const refund = await call("POST", `/payments/${payment.order_id}/refund`, { amount: "10.00" })

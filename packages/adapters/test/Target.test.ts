@@ -10,7 +10,7 @@ import { Effect, Layer } from "effect"
 import * as IdsRandom from "../src/crypto/IdsRandom.ts"
 import * as KeyHasherSha256 from "../src/crypto/KeyHasherSha256.ts"
 import { memoryStorage } from "../src/Infrastructure.ts"
-import { newAccount, newOrder, newSession, newTransaction } from "./StorageContract.ts"
+import { newAccount, newOrder, newSession, newTransaction } from "../src/testing/StorageContract.ts"
 
 const storage = memoryStorage.pipe(Layer.provideMerge(Layer.merge(IdsRandom.layer, KeyHasherSha256.layer)))
 

@@ -17,7 +17,7 @@ import * as KeyHasherSha256 from "../src/crypto/KeyHasherSha256.ts"
 import { postgresStorage } from "../src/Infrastructure.ts"
 import * as Seed from "../src/storage/postgres/Seed.ts"
 import { sharedConfig } from "./PgTestDatabase.ts"
-import { newAccount } from "./StorageContract.ts"
+import { newAccount } from "../src/testing/StorageContract.ts"
 
 const storage = Layer.unwrap(Effect.map(sharedConfig, postgresStorage)).pipe(
   Layer.provideMerge(Layer.merge(IdsRandom.layer, KeyHasherSha256.layer))

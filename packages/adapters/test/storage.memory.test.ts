@@ -9,17 +9,12 @@ import * as CvcStoreMemory from "../src/storage/memory/CvcStoreMemory.ts"
 import * as AccountRepoMemory from "../src/storage/memory/AccountRepoMemory.ts"
 import { MemoryDatabase } from "../src/storage/memory/MemoryDatabase.ts"
 import * as OrderRepoMemory from "../src/storage/memory/OrderRepoMemory.ts"
-import { channelsContract, clientSecretsContract, customersContract, pastBoundContract, storageContract, transfersContract } from "./StorageContract.ts"
+import { pastBoundContract, storageContract } from "../src/testing/StorageContract.ts"
 
 const storage = memoryStorage.pipe(Layer.provideMerge(Layer.merge(IdsRandom.layer, KeyHasherSha256.layer)))
 
-layer(storage, { excludeTestServices: true })("memory storage", (it) => {
-  storageContract(it)
-  customersContract(it)
-  transfersContract(it)
-  clientSecretsContract(it)
-  channelsContract(it)
-})
+// The contract a team's own storage adapter passes too (@tender/adapters/testing).
+storageContract("memory storage", storage)
 
 // The orders over a database the test can write into directly, as the data of an earlier version is.
 const ordersOverTheirDatabase = Layer.merge(OrderRepoMemory.layer, AccountRepoMemory.layer).pipe(

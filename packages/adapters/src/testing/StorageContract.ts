@@ -1,10 +1,18 @@
 /**
  * The storage contract: what AccountRepo, UnitOfWork, CardVault, OrderRepo, TransactionRepo,
- * EventRepo, WebhookEndpointRepo, WebhookDeliveryRepo and CheckoutSessionRepo promise, whatever holds the data. Each storage test file calls `storageContract(it)` inside a `layer(…)` block built on its
- * adapter, so memory and PostgreSQL pass exactly the same assertions.
+ * EventRepo, WebhookEndpointRepo, WebhookDeliveryRepo, CheckoutSessionRepo, RefundRepo, PayoutRepo,
+ * CustomerRepo, TransferRepo, ClientSecretRepo, ChannelRepo and ServerListeners promise, whatever
+ * holds the data. `storageContract(name, layer)` registers all of it over one storage layer; the
+ * memory and PostgreSQL storages pass exactly the same assertions (test/storage.memory.test.ts,
+ * test/storage.postgres.test.ts), and so must a team's own storage adapter
+ * (`@tender/adapters/testing`, docs/packaging.md "Proving your own adapter").
+ *
+ * Its parts (`coreStorageContract(it)`, `customersContract(it)`, …) take an `it` of
+ * @effect/vitest's `layer(…)` block, for a suite that adds tests of its own over the same layer; the
+ * fixtures (`newAccount`, `newOrder`, …) build fully populated records for such tests.
  */
 import type { Vitest } from "@effect/vitest"
-import { expect } from "@effect/vitest"
+import { expect, layer as layerTests } from "@effect/vitest"
 import {
   StateMachine,
   type CheckoutSessionId,
@@ -42,8 +50,8 @@ import {
   RefundRepo,
   ServerListeners
 } from "@tender/domain"
-import { Cause, Clock, Deferred, Effect, Exit, Fiber, Option, Result } from "effect"
-import { ChannelCredentials } from "../src/storage/ChannelCredentials.ts"
+import { Cause, Clock, Deferred, type Duration, Effect, Exit, Fiber, type Layer, Option, Result } from "effect"
+import { ChannelCredentials } from "../storage/ChannelCredentials.ts"
 
 export type StorageServices =
   | AccountRepo
@@ -428,7 +436,8 @@ const allPages = <A extends { readonly created_at: string; readonly id: string }
     }
   })
 
-export const storageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
+/** The core of the contract (accounts, the unit of work, the vault, orders, transactions, events, webhooks, sessions, refunds, payouts, server listeners). */
+export const coreStorageContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
   it.effect("inserts an account and finds it by id, secret-key hash and publishable key", () =>
     Effect.gen(function*() {
       const repo = yield* AccountRepo
@@ -2903,3 +2912,35 @@ export const channelsContract = (it: Vitest.MethodsNonLive<ChannelStorageService
       expect(yield* repo.get(account, channel.id)).toEqual(Option.some(channel))
     }))
 }
+
+/** Every service the whole contract uses: what a storage layer under `storageContract` provides. */
+export type StorageContractServices = StorageServices | CustomerRepo | TransferRepo | ClientSecretRepo | ChannelRepo | ChannelCredentials
+
+export interface StorageContractOptions<R> {
+  /** Per test (default 2 minutes: a database's first tests wait for its pool and migrations). */
+  readonly timeout?: Duration.Input | undefined
+  /** More tests of the suite's own, in the same block over the same layer (one build of it). */
+  readonly also?: ((it: Vitest.MethodsNonLive<R>) => void) | undefined
+}
+
+/**
+ * Registers the storage contract over `layer` (a storage: every repository of the contract, with
+ * `Ids` and `KeyHasher`; nothing left to provide) in a `describe` block named `name`. The layer is
+ * built once for the block and its data is shared by its tests: each test makes its own accounts, so
+ * a database that holds other data passes as well.
+ */
+export const storageContract = <L extends Layer.Layer<StorageContractServices, unknown>>(
+  name: string,
+  layer: L,
+  options: StorageContractOptions<Layer.Success<L>> = {}
+): void =>
+  layerTests(layer as Layer.Layer<Layer.Success<L>, Layer.Error<L>>, { excludeTestServices: true, timeout: options.timeout ?? "2 minutes" })(name, (it) => {
+    // R provides at least the contract's services: the tests that need only those run under it.
+    const contract = it as unknown as Vitest.MethodsNonLive<StorageContractServices>
+    coreStorageContract(contract)
+    customersContract(contract)
+    transfersContract(contract)
+    clientSecretsContract(contract)
+    channelsContract(contract)
+    options.also?.(it)
+  })
