@@ -8,6 +8,7 @@ import type { AccountId } from "../kernel/Ids.ts"
 import type { Decided } from "../kernel/StateMachine.ts"
 import type { Account } from "./Account.ts"
 
+/** Port: where accounts are stored, read by id or key, updated under a version check. */
 export class AccountRepo extends Context.Service<AccountRepo, {
   insert(account: Account): Effect.Effect<void>
   findById(id: AccountId): Effect.Effect<Option.Option<Account>>

@@ -26,6 +26,7 @@ import { rollKeys, rollSigningSecret } from "./operations/Keys.ts"
 
 export type { CreatedAccount }
 
+/** The Accounts use case: create accounts, authenticate their keys, and apply the operator's changes. */
 export class Accounts extends Context.Service<Accounts, {
   create(input: { readonly name: string; readonly mode: Account.AccountMode }): Effect.Effect<CreatedAccount, ValidationFailed>
   get(id: string): Effect.Effect<Account.Account, AccountNotFound>

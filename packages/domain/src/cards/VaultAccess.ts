@@ -8,6 +8,7 @@ import { Clock, Context, Effect, Layer } from "effect"
 import type { Account } from "../accounts/Account.ts"
 import { VaultNotEnabled } from "../kernel/Errors.ts"
 
+/** How long a vault access token is valid: five minutes. */
 export const ACCESS_TOKEN_TTL_MS = 5 * 60 * 1000
 
 /** Port: signs and checks access tokens for an account. */
@@ -17,6 +18,7 @@ export class AccessTokenSigner extends Context.Service<AccessTokenSigner, {
   verify(account: Account, token: string): Effect.Effect<number | undefined>
 }>()("@tender/domain/AccessTokenSigner") {}
 
+/** The vault access use case: issues and checks short-lived tokens for accounts with the vault enabled. */
 export class VaultAccess extends Context.Service<VaultAccess, {
   issue(account: Account): Effect.Effect<{ readonly token: string; readonly expires_at: string }, VaultNotEnabled>
   /** True while the token is this account's and unexpired. */

@@ -10,6 +10,7 @@ import type { AccountId } from "../kernel/Ids.ts"
 import type { Decided } from "../kernel/StateMachine.ts"
 import type { LookupResult, PaymentProvider } from "../payments/ProviderPorts.ts"
 
+/** Port: where channels (and their provider credentials) are stored. */
 export class ChannelRepo extends Context.Service<ChannelRepo, {
   insert(channel: Channel, credentials: ProviderCredentials): Effect.Effect<void>
   get(accountId: AccountId, id: string): Effect.Effect<Option.Option<Channel>>

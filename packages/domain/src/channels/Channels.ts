@@ -21,6 +21,7 @@ export type { AddChannel } from "./operations/AddChannel.ts"
 /** The services the operations need, captured when the layer is built (kernel/Seam.ts). */
 type Needs = Accounts | ChannelRepo | Ids | ChannelProviders
 
+/** The Channels use case: add, list and disable an account's channels, and pin profiles to them. */
 export class Channels extends Context.Service<Channels, {
   add(accountId: string, input: AddChannel): Effect.Effect<ChannelModule.Channel, AccountNotFound | ValidationFailed>
   list(accountId: string): Effect.Effect<ReadonlyArray<ChannelModule.Channel>, AccountNotFound>

@@ -2,6 +2,7 @@
 import { Context, type Effect, type Option } from "effect"
 import type { CustomerRecord } from "./Customer.ts"
 
+/** Port: where customers are stored. */
 export class CustomerRepo extends Context.Service<CustomerRepo, {
   insert(customer: CustomerRecord): Effect.Effect<void>
   /** The account's customer with this id; another account's is none. */

@@ -12,6 +12,7 @@ import { type CustomerView, customerView } from "./CustomerViews.ts"
 import { createCustomer } from "./operations/CreateCustomer.ts"
 import { customerOf } from "./operations/FindCustomer.ts"
 
+/** The Customers use case: create and read an account's customers. */
 export class Customers extends Context.Service<Customers, {
   create(account: Account, input: CreateCustomerInput): Effect.Effect<CustomerView, ValidationFailed>
   get(account: Account, id: string): Effect.Effect<CustomerView, CustomerNotFound>
