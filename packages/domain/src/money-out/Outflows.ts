@@ -28,6 +28,7 @@ export type { PayoutView, RefundView } from "./OutflowViews.ts"
 /** The services the operations need, captured when the layer is built (kernel/Seam.ts). */
 type Needs = RefundRepo | PayoutRepo | OrderRepo | TransactionRepo | AccountRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | Locks | Ids | ChannelRepo | ChannelProviders
 
+/** The Outflows use case: refunds and payouts out of an order's settlement, and their reads. */
 export class Outflows extends Context.Service<Outflows, {
   refund(account: Account, input: RefundInput): Effect.Effect<RefundView, ErrorOf<typeof createRefund>>
   getRefund(account: Account, id: string): Effect.Effect<RefundView, NotFound>

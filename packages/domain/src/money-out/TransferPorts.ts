@@ -8,6 +8,7 @@ import type { Conflict } from "../kernel/Errors.ts"
 import type { Transfer } from "./MoneyOut.ts"
 import type { Decided } from "../kernel/StateMachine.ts"
 
+/** Port: where transfers are stored. */
 export class TransferRepo extends Context.Service<TransferRepo, {
   insert(transfer: Transfer): Effect.Effect<void>
   find(accountId: string, id: string): Effect.Effect<Option.Option<Transfer>>

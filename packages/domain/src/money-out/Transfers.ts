@@ -28,6 +28,7 @@ export type { TransferView } from "./TransferViews.ts"
 /** The services the operations need, captured when the layer is built (kernel/Seam.ts). */
 type Needs = OrderRepo | TransactionRepo | TransferRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | Locks | Ids | ChannelRepo | ChannelProviders | AccountRepo | ClientSecretRepo | KeyHasher
 
+/** The Transfers use case: create transfers, send card transfers, and read them. */
 export class Transfers extends Context.Service<Transfers, {
   create(account: Account, input: CreateTransferInput): Effect.Effect<TransferView, ErrorOf<typeof createTransfer>>
   /** Sends a card transfer awaiting card collection; `card_token` replaces its card. */
