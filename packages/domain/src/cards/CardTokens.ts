@@ -13,6 +13,7 @@ import { tokenize } from "./operations/Tokenize.ts"
 
 /** The card tokenization use case: validates a card and vaults it, returning its token. */
 export class CardTokens extends Context.Service<CardTokens, {
+  /** Validates the card (in the account's mode) and vaults it. */
   tokenize(account: Account, input: CardInput): Effect.Effect<VaultedCard, ValidationFailed>
 }>()("@tender/domain/cards/CardTokens") {
   static readonly layer = Layer.effect(

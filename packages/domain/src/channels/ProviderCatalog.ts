@@ -14,6 +14,7 @@ export interface CredentialField {
   readonly name: string
   /** For the operator (the CLI's help): what the field is, in the provider's own words. */
   readonly about: string
+  /** Whether the field must be present in this mode. */
   readonly required: (mode: AccountMode) => boolean
   /** The problem with a present value, or `undefined` when it is acceptable. Never repeats the value (a secret). */
   readonly check: (value: string, mode: AccountMode) => string | undefined

@@ -8,6 +8,7 @@ import { Context, type Effect, Effect as E } from "effect"
 
 /** Where a fault may be injected: `at` is called at each named step boundary. */
 export interface FaultPoints {
+  /** Called at the named step boundary: does nothing unless a crash test injects a fault there. */
   at(point: string): Effect.Effect<void>
 }
 
