@@ -1,3 +1,9 @@
+/**
+ * @tender/domain: Tender's payment domain on Effect, to embed: the use cases (`UseCases.layer`), the
+ * ports they need (provide your adapters, or @tender/adapters'), the aggregates and the errors.
+ *
+ * @module @tender/domain
+ */
 /** The Account aggregate: a merchant's record, status table, keys and settings. */
 export * as Account from "./accounts/Account.ts"
 export * from "./accounts/AccountPorts.ts"
