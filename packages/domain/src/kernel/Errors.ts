@@ -9,13 +9,11 @@ import { FieldError } from "@tender/api/ApiError"
 
 /** One offending field of a `validation_failed` error: the API's error envelope's (@tender/api/ApiError). */
 export { FieldError }
-
 /** What every error of the vocabulary is built with: its message and, for `validation_failed`, the offending fields. */
 export interface ErrorProps {
   readonly message: string
   readonly errors?: ReadonlyArray<FieldError> | undefined
 }
-
 /**
  * Builds a tagged error class whose instances carry the spec's `code` (also readable statically,
  * for the HTTP status table and the docs).
@@ -24,13 +22,11 @@ export type CodedError<Tag extends string, Code extends string> =
   & Cause.YieldableError
   & ErrorProps
   & { readonly _tag: Tag; readonly code: Code }
-
 /** The class `coded` returns: constructs a `CodedError` and carries its `code` statically too. */
 export interface CodedErrorClass<Tag extends string, Code extends string> {
   new(props: ErrorProps): CodedError<Tag, Code>
   readonly code: Code
 }
-
 const coded = <const Tag extends string, const Code extends string>(
   tag: Tag,
   code: Code
@@ -40,7 +36,6 @@ const coded = <const Tag extends string, const Code extends string>(
     readonly code: Code = code
   }
 
-// Transport and authentication
 /** The request could not be read (its body is not the JSON it claims to be). */
 export class MalformedRequest extends coded("MalformedRequest", "malformed_request") {}
 /** The request is well-formed but not acceptable as a whole. */
@@ -89,12 +84,11 @@ export class InternalError extends coded("InternalError", "internal_error") {}
 export class GeneralError extends coded("GeneralError", "general_error") {}
 /** A provider or other dependency failed in a way the caller cannot fix. */
 export class DownstreamError extends coded("DownstreamError", "downstream_error") {}
-// Not in the spec's tables, fixed by contract.md (rate limit, unknown route, body cap).
-/** The account sent more requests than its rate limit allows. */
+/** The account sent more requests than its rate limit allows (contract.md; not in the spec's tables). */
 export class RateLimited extends coded("RateLimited", "rate_limited") {}
-/** No route (or resource) at this path. */
+/** No route (or resource) at this path (contract.md; not in the spec's tables). */
 export class NotFound extends coded("NotFound", "not_found") {}
-/** The body exceeds the server's size cap. */
+/** The body exceeds the server's size cap (contract.md; not in the spec's tables). */
 export class PayloadTooLarge extends coded("PayloadTooLarge", "payload_too_large") {}
 /**
  * A verified provider notification whose amount or currency disagrees with our transaction (the
@@ -103,8 +97,6 @@ export class PayloadTooLarge extends coded("PayloadTooLarge", "payload_too_large
 export class NotificationMismatch extends coded("NotificationMismatch", "validation_error") {}
 /** Operator-side (CLI) lookups of an account by id. */
 export class AccountNotFound extends coded("AccountNotFound", "account_not_found") {}
-
-// Payments, orders and checkout sessions
 /** No order of the account with this id (or merchant reference). */
 export class OrderNotFound extends coded("OrderNotFound", "order_not_found") {}
 /** The order's status table has no such move from its current status. */
@@ -193,8 +185,6 @@ export class AmountMismatchDecisionInProgress
 export class AmountMismatchDecisionInvalid
   extends coded("AmountMismatchDecisionInvalid", "amount_mismatch_decision_invalid")
 {}
-
-// Card payments
 /** The order's status does not take a card payment now. */
 export class CardPaymentInvalidOrderState
   extends coded("CardPaymentInvalidOrderState", "card_payment_invalid_order_state")
@@ -213,14 +203,10 @@ export class CaptureAmountExceedsRemaining
 {}
 /** `card_api_unavailable` reaches the merchant as `provider_unavailable` (spec, Card payments). */
 export class ProviderUnavailable extends coded("ProviderUnavailable", "provider_unavailable") {}
-
-// Payouts
 /** No payout of the account with this id. */
 export class PayoutNotFound extends coded("PayoutNotFound", "payout_not_found") {}
 /** Another payout of the payment is still in progress (or its answer was lost): retry once it has ended. */
 export class PayoutInProgress extends coded("PayoutInProgress", "payout_in_progress") {}
-
-// Transfers
 /** No transfer of the account with this id. */
 export class TransferNotFound extends coded("TransferNotFound", "transfer_not_found") {}
 /** The routed provider does not pay transfers out. */
@@ -253,8 +239,6 @@ export class TransferInProgress extends coded("TransferInProgress", "transfer_in
 export class RecipientPendingVerification
   extends coded("RecipientPendingVerification", "recipient_pending_verification")
 {}
-
-// Webhooks
 /** No webhook endpoint of the account with this id. */
 export class WebhookNotFound extends coded("WebhookNotFound", "webhook_not_found") {}
 /** The account has as many webhook endpoints as it may. */
@@ -265,7 +249,6 @@ export class WebhookDeliveryNotFound extends coded("WebhookDeliveryNotFound", "w
 export class WebhookDeliveryNotRetryable
   extends coded("WebhookDeliveryNotRetryable", "webhook_delivery_not_retryable")
 {}
-
 /**
  * Every error class of the vocabulary, once. The domain's error type is their union, so a use case's
  * failures are closed (an `if`/`switch` on `code` is checked), and packages/http checks its status
