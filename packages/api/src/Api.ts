@@ -23,6 +23,9 @@ import { ApiKeyAuth, RequestValidation } from "./Middleware.ts"
  * alternative. The header is not a key: the scheme's description says how it is computed.
  */
 const SIGNATURE_SCHEME = "signature"
+/**
+ * Adds the request-signature scheme to the OpenAPI document and to every operation's security, beside the bearer key.
+ */
 export const requireSignature = (spec: Record<string, any>): Record<string, any> => {
   spec.components.securitySchemes.bearer = {
     ...spec.components.securitySchemes.bearer,
@@ -47,6 +50,7 @@ export const requireSignature = (spec: Record<string, any>): Record<string, any>
   return spec
 }
 
+/** The merchant API: every endpoint group, its schemas and errors; the server implements it, clients derive from it. */
 export class Api extends HttpApi.make("tender")
   .add(PaymentsApi)
   .add(SessionsApi)

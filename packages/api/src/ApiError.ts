@@ -11,6 +11,7 @@ import { Schema } from "effect"
 export const FieldError = Schema.Struct({ field: Schema.String, message: Schema.String })
 export type FieldError = typeof FieldError.Type
 
+/** The envelope's fields: `code`, `message`, `request_id` and, for `validation_failed`, `errors`. */
 export const envelopeFields = {
   code: Schema.String,
   message: Schema.String,
@@ -18,21 +19,31 @@ export const envelopeFields = {
   errors: Schema.optional(Schema.Array(FieldError))
 }
 
+/** The error envelope as decoded. */
 export type Envelope = Schema.Struct.Type<typeof envelopeFields>
 
+/** An error answered with 400. */
 export class BadRequest extends Schema.Error<BadRequest>("BadRequest")(envelopeFields, { httpApiStatus: 400 }) {}
+/** An error answered with 401. */
 export class Unauthorized extends Schema.Error<Unauthorized>("Unauthorized")(envelopeFields, { httpApiStatus: 401 }) {}
+/** An error answered with 403. */
 export class Forbidden extends Schema.Error<Forbidden>("Forbidden")(envelopeFields, { httpApiStatus: 403 }) {}
+/** An error answered with 404. */
 export class NotFound extends Schema.Error<NotFound>("NotFound")(envelopeFields, { httpApiStatus: 404 }) {}
+/** An error answered with 409. */
 export class Conflict extends Schema.Error<Conflict>("Conflict")(envelopeFields, { httpApiStatus: 409 }) {}
+/** An error answered with 429. */
 export class TooManyRequests
   extends Schema.Error<TooManyRequests>("TooManyRequests")(envelopeFields, { httpApiStatus: 429 })
 {}
+/** An error answered with 502. */
 export class BadGateway extends Schema.Error<BadGateway>("BadGateway")(envelopeFields, { httpApiStatus: 502 }) {}
+/** An error answered with 500. */
 export class ServerError extends Schema.Error<ServerError>("ServerError")(envelopeFields, { httpApiStatus: 500 }) {}
 
 /** The errors every authenticated endpoint can answer with (declared once, on the middleware). */
 export const ApiErrors = [BadRequest, Unauthorized, Forbidden, NotFound, Conflict, TooManyRequests, BadGateway, ServerError] as const
+/** Any declared error answer. */
 export type ApiError = InstanceType<(typeof ApiErrors)[number]>
 
 /** Whether a value is one of the declared error answers (as a client decodes them). */

@@ -5,6 +5,7 @@
  */
 import { Schema } from "effect"
 
+/** Each kind of id and its prefix (`acct`, `ord`, …). */
 export const ID_PREFIXES = {
   account: "acct",
   order: "ord",
@@ -23,30 +24,53 @@ export const ID_PREFIXES = {
   channel: "ch"
 } as const
 
+/** A kind of id (`account`, `order`, …). */
 export type IdKind = keyof typeof ID_PREFIXES
 
 /** An id of a prefix, unbranded: the form the server checks in a path. */
 export const prefixed = (prefix: string) => Schema.String.check(Schema.isPattern(new RegExp(`^${prefix}_[A-Za-z0-9]{8,64}$`)))
 
+/** An account id (`acct_…`). */
 export const AccountId = prefixed(ID_PREFIXES.account).pipe(Schema.brand("AccountId"))
+/** An account id. */
 export type AccountId = typeof AccountId.Type
+/** An order (payment) id (`ord_…`). */
 export const OrderId = prefixed(ID_PREFIXES.order).pipe(Schema.brand("OrderId"))
+/** An order (payment) id. */
 export type OrderId = typeof OrderId.Type
+/** A transaction id. */
 export const TransactionId = prefixed(ID_PREFIXES.transaction).pipe(Schema.brand("TransactionId"))
+/** A transaction id. */
 export type TransactionId = typeof TransactionId.Type
+/** A checkout session id. */
 export const CheckoutSessionId = prefixed(ID_PREFIXES.checkoutSession).pipe(Schema.brand("CheckoutSessionId"))
+/** A checkout session id. */
 export type CheckoutSessionId = typeof CheckoutSessionId.Type
+/** A vaulted card's token (`tok_…`). */
 export const CardToken = prefixed(ID_PREFIXES.cardToken).pipe(Schema.brand("CardToken"))
+/** A vaulted card's token. */
 export type CardToken = typeof CardToken.Type
+/** A stored payment instrument's id (`pi_…`). */
 export const PaymentInstrumentId = prefixed(ID_PREFIXES.paymentInstrument).pipe(Schema.brand("PaymentInstrumentId"))
+/** A stored payment instrument's id. */
 export type PaymentInstrumentId = typeof PaymentInstrumentId.Type
+/** A customer id. */
 export const CustomerId = prefixed(ID_PREFIXES.customer).pipe(Schema.brand("CustomerId"))
+/** A customer id. */
 export type CustomerId = typeof CustomerId.Type
+/** A webhook endpoint id. */
 export const WebhookEndpointId = prefixed(ID_PREFIXES.webhookEndpoint).pipe(Schema.brand("WebhookEndpointId"))
+/** A webhook endpoint id. */
 export type WebhookEndpointId = typeof WebhookEndpointId.Type
+/** A webhook delivery id. */
 export const WebhookDeliveryId = prefixed(ID_PREFIXES.webhookDelivery).pipe(Schema.brand("WebhookDeliveryId"))
+/** A webhook delivery id. */
 export type WebhookDeliveryId = typeof WebhookDeliveryId.Type
+/** An event id (`evt_…`). */
 export const EventId = prefixed(ID_PREFIXES.event).pipe(Schema.brand("EventId"))
+/** An event id. */
 export type EventId = typeof EventId.Type
+/** A channel id. */
 export const ChannelId = prefixed(ID_PREFIXES.channel).pipe(Schema.brand("ChannelId"))
+/** A channel id. */
 export type ChannelId = typeof ChannelId.Type

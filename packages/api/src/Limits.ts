@@ -34,6 +34,7 @@ export const MAX_LIST = 100
 
 /** A session's line items (a page shows them all) and the largest quantity of one. */
 export const MAX_LINE_ITEMS = 100
+/** The largest quantity of one line item. */
 export const MAX_QUANTITY = 1_000_000
 
 /**

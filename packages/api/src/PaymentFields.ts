@@ -6,7 +6,9 @@
  */
 import { Schema } from "effect"
 
+/** `automatic` captures on authorization; `manual` holds the funds until captured or voided. */
 export const CaptureMethod = Schema.Literals(["automatic", "manual"])
+/** How a payment is captured. */
 export type CaptureMethod = typeof CaptureMethod.Type
 /** `transfer`: an order that sends money to a destination instrument (POST /v1/transfers). */
 export const OrderSubtype = Schema.Literals(["direct_payment", "checkout", "transfer"])
@@ -19,6 +21,7 @@ export type OrderSubtype = typeof OrderSubtype.Type
 export const TransactionKind = Schema.Literals(["payment", "authorization", "capture", "void", "refund", "payout", "transfer"])
 export type TransactionKind = typeof TransactionKind.Type
 
+/** A postal address; every field optional. */
 export const Address = Schema.Struct({
   line1: Schema.optional(Schema.String),
   line2: Schema.optional(Schema.String),
@@ -28,7 +31,9 @@ export const Address = Schema.Struct({
   country: Schema.optional(Schema.String)
 })
 
+/** The kind of a payment instrument (bank account, wallet, crypto wallet, real-time payment, card). */
 export const InstrumentType = Schema.Literals(["bank_account", "wallet", "crypto_wallet", "real_time_payment", "card"])
+/** The kind of a payment instrument. */
 export type InstrumentType = typeof InstrumentType.Type
 
 /**
@@ -67,8 +72,10 @@ export const PaymentInstrument = Schema.Struct({
 })
 export type PaymentInstrument = typeof PaymentInstrument.Type
 
+/** A link the customer may open to pay (an app's or the web's). */
 export const DeepLink = Schema.Struct({ label: Schema.String, url: Schema.String, target: Schema.Literals(["app", "web"]) })
 
+/** What the customer must do next to complete a payment (redirect, QR, voucher, bank transfer, card or CVV). */
 export const NextAction = Schema.Struct({
   type: Schema.Literals(["redirect", "qr", "voucher", "bank_transfer", "collect_cvv", "collect_card"]),
   redirect_url: Schema.optional(Schema.String),
@@ -94,8 +101,10 @@ export const NextAction = Schema.Struct({
     beneficiary: Schema.String
   }))
 })
+/** What the customer must do next. */
 export type NextAction = typeof NextAction.Type
 
+/** The customer a payment names: contact details and address. */
 export const Customer = Schema.Struct({
   email: Schema.optional(Schema.String),
   name: Schema.optional(Schema.String),
@@ -103,6 +112,7 @@ export const Customer = Schema.Struct({
   phone: Schema.optional(Schema.String),
   address: Schema.optional(Address)
 })
+/** The customer a payment names. */
 export type Customer = typeof Customer.Type
 
 /**

@@ -6,10 +6,12 @@
  */
 import { createHash, createHmac, timingSafeEqual } from "node:crypto"
 
+/** The header carrying a signature (lower case, as Node gives header names). */
 export const SIGNATURE_HEADER = "x-signature"
 /** Replay window either side of the server clock, in seconds. */
 export const REPLAY_WINDOW_SECONDS = 300
 
+/** A signature header parsed: its timestamp and every `v1` signature. */
 export interface ParsedSignature {
   readonly timestamp: number
   readonly signatures: ReadonlyArray<string>
@@ -77,6 +79,7 @@ export const signatureHeader = (
 ): string =>
   [`t=${timestampSeconds}`, ...signaturesOf(secrets, timestampSeconds, pathWithQuery, body).map((v1) => `v1=${v1}`)].join(", ")
 
+/** A signature's verdict: valid, malformed, invalid (no signature matches) or expired (outside the replay window). */
 export type VerifyResult = "valid" | "malformed" | "invalid" | "expired"
 
 /** A verdict, and on `valid` the timestamp and the payload's `contentDigest` (what the replay cache keys on). */

@@ -5,6 +5,7 @@
  * two equal at compile time, so a word added on one side alone fails the build.
  */
 
+/** An order's (payment's) status words. */
 export const ORDER_STATUSES = [
   "pending",
   "processing",
@@ -16,15 +17,20 @@ export const ORDER_STATUSES = [
   "returned"
 ] as const
 
+/** A transaction's status words. */
 export const TRANSACTION_STATUSES = ["initial", "pending", "processing", "completed", "failed", "canceled", "returned"] as const
 
+/** A checkout session's status words. */
 export const SESSION_STATUSES = ["open", "pending_action", "completed", "failed", "expired", "canceled"] as const
 
 /** Refunds and payouts. */
 export const OUTFLOW_STATUSES = ["pending", "succeeded", "failed"] as const
 
+/** A transfer's status words. */
 export const TRANSFER_STATUSES = ["pending", "requires_action", "processing", "succeeded", "failed"] as const
 
+/** A webhook endpoint's status words. */
 export const WEBHOOK_ENDPOINT_STATUSES = ["enabled", "disabled"] as const
 
+/** A webhook delivery's status words. */
 export const WEBHOOK_DELIVERY_STATUSES = ["pending", "succeeded", "failed", "exhausted"] as const

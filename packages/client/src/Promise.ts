@@ -46,6 +46,7 @@ type Args<E extends HttpApiEndpoint.ConstraintRequest> = [Params<E>, Query<E>] e
 
 type Method<E extends HttpApiEndpoint.ConstraintRequest> = (...args: Args<E>) => Promise<HttpApiClient.SuccessType<E["~Success"]>>
 
+/** The typed client with Promises instead of Effects: one method per endpoint, grouped as the API groups them. */
 export type TenderPromiseClient = {
   readonly [G in Groups as HttpApiGroup.Identifier<G>]: {
     readonly [K in keyof G["endpoints"]]: G["endpoints"][K] extends HttpApiEndpoint.ConstraintRequest ? Method<G["endpoints"][K]> : never
@@ -76,6 +77,7 @@ const toRejection = (error: unknown): Effect.Effect<unknown> => {
   return Effect.succeed(error)
 }
 
+/** A Promise-based client for code that does not use Effect; failures reject with `TenderApiError`. */
 export const createTenderClient = (options: TenderClient.TenderClientOptions): TenderPromiseClient => {
   const client = Effect.runSync(TenderClient.make(options)) as unknown as Record<
     string,

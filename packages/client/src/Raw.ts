@@ -27,6 +27,7 @@ export interface SigningCredentials {
   readonly signingSecret: string
 }
 
+/** Where the Tender instance is and the account's keys, for `signedFetch`. */
 export interface RawClientOptions extends SigningCredentials {
   /** Scheme, host and port of the Tender instance, e.g. `http://127.0.0.1:8080`. */
   readonly baseUrl: string
@@ -104,6 +105,7 @@ export const responseVerdict = (
  */
 export const pathAsSent = (url: URL) => url.pathname + url.search
 
+/** What `signedFetch` sends beside method and path: the body and headers as given, and signing overrides (to test the scheme). */
 export interface RawRequest {
   /** The body, sent as given (no JSON encoding here). With a body, Content-Type is JSON unless `headers` say otherwise. */
   readonly body?: string | Uint8Array | undefined
@@ -129,6 +131,7 @@ export interface Answer {
   readonly json: any
 }
 
+/** `signedFetch`'s answer: status, headers, body, and the response signature's verdict. */
 export interface RawReply extends Answer {
   /** The response signature's verdict under the account's signing secret. */
   readonly verdict: Verdict

@@ -32,6 +32,7 @@ export class UnverifiedResponse extends Data.TaggedError("UnverifiedResponse")<{
   readonly message: string
 }> {}
 
+/** The typed client: one Effect-returning method per endpoint, derived from the API definition. */
 export type TenderClient = HttpApiClient.ForApi<typeof Api, UnverifiedResponse>
 
 const transportError = (request: HttpClientRequest.HttpClientRequest, cause: unknown, description?: string) =>

@@ -28,4 +28,5 @@ const core = Layer.mergeAll(
   Layer.provideMerge(Outbox.layer)
 )
 
+/** Every use case, needing only the ports: provide adapters for the ports and get them all. */
 export const layer = Layer.mergeAll(Sessions.layer, ClientSecrets.layer, Channels.layer).pipe(Layer.provideMerge(core))

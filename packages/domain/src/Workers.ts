@@ -64,6 +64,7 @@ export const sessionSweeper = (every_: Duration.Input = EXPIRY_EVERY) =>
     })
   )
 
+/** Every background worker at once: what `tender serve` and `tender worker` run beside the API. */
 export const layer = (options: {
   readonly webhooks?: Partial<DispatchOptions> & { readonly idleMs?: number }
   readonly reconcile?: Partial<ReconcileOptions>

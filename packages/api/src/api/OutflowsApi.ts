@@ -34,7 +34,9 @@ const viewFields = {
   updated_at: Schema.String
 }
 
+/** A refund as the API answers it. */
 export const RefundView = Schema.Struct({ ...viewFields, reason: optional(Schema.String), refund_reference: optional(Schema.String) })
+/** A payout as the API answers it. */
 export const PayoutView = Schema.Struct({ ...viewFields, payment_instrument: Payment.PaymentInstrument, payout_reference: optional(Schema.String) })
 
 export class RefundsApi extends HttpApiGroup.make("refunds")

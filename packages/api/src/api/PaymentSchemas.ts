@@ -9,11 +9,13 @@ import { Code, Email, list, Name, Reference, Text, Url } from "./Bounded.ts"
 
 const optional = Schema.optional
 
+/** Another id a payment is known by: its order, or its checkout session. */
 export const AdditionalIdentifier = Schema.Struct({
   identifier: Schema.String,
   type: Schema.Literals(["checkout", "order"])
 })
 
+/** The spec's Payment object: what create, capture, void and 3-D Secure completion answer. */
 export const PaymentSnapshot = Schema.Struct({
   order_id: Schema.String,
   transaction_id: Schema.String,
@@ -29,6 +31,7 @@ export const PaymentSnapshot = Schema.Struct({
   voided_amount: optional(Schema.Number)
 })
 
+/** A payment (order) as the API answers it, naming its transactions. */
 export const OrderView = Schema.Struct({
   id: Schema.String,
   merchant_reference: Schema.String,
@@ -53,6 +56,7 @@ export const OrderView = Schema.Struct({
   updated_at: Schema.String
 })
 
+/** A transaction as the API answers it. */
 export const TransactionView = Schema.Struct({
   id: Schema.String,
   order_id: Schema.String,
@@ -119,6 +123,7 @@ export const CreatePaymentRequest = Schema.Struct({
   card_storage_consent: optional(Payment.CardStorageConsent)
 })
 
+/** A payment's card-storage consent as the API answers it. */
 export const ConsentView = Schema.Struct({
   order_id: Schema.String,
   customer_id: Schema.NullOr(Schema.String),

@@ -9,6 +9,7 @@ import { CardRequest, CustomerInput, page, SearchRequest } from "./PaymentSchema
 const optional = Schema.optional
 const SessionId = Schema.String.check(Schema.isPattern(/^cs_[A-Za-z0-9]{8,64}$/))
 
+/** A checkout session as the API answers it (and as session events carry it). */
 export const SessionView = Schema.Struct({
   id: Schema.String,
   url: Schema.String,

@@ -9,6 +9,7 @@ import { Code, Email, Name, Reference, Text } from "./Bounded.ts"
 const optional = Schema.optional
 const TransferId = Schema.String.check(Schema.isPattern(/^tr_[A-Za-z0-9]{8,64}$/))
 
+/** A transfer as the API answers it. */
 export const TransferView = Schema.Struct({
   id: Schema.String,
   order_id: Schema.String,

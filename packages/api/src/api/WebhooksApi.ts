@@ -8,6 +8,7 @@ const optional = Schema.optional
 const EndpointId = Schema.String.check(Schema.isPattern(/^we_[A-Za-z0-9]{8,64}$/))
 const DeliveryId = Schema.String.check(Schema.isPattern(/^wd_[A-Za-z0-9]{8,64}$/))
 
+/** A webhook endpoint as the API answers it. */
 export const EndpointView = Schema.Struct({
   id: Schema.String,
   url: Schema.String,
@@ -17,6 +18,7 @@ export const EndpointView = Schema.Struct({
   created_at: Schema.String
 })
 
+/** A webhook delivery as the API answers it. */
 export const DeliveryView = Schema.Struct({
   id: Schema.String,
   endpoint_id: Schema.String,
@@ -29,6 +31,7 @@ export const DeliveryView = Schema.Struct({
   created_at: Schema.String
 })
 
+/** One attempt of a webhook delivery as the API answers it. */
 export const AttemptView = Schema.Struct({
   attempted_at: Schema.String,
   status_code: Schema.NullOr(Schema.Int),

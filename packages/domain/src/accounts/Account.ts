@@ -11,12 +11,18 @@ import * as Money from "../kernel/Money.ts"
 import { type Changes, type Decided, define, type Machine, revise, transitionOf } from "../kernel/StateMachine.ts"
 import { ProcessingProfile } from "./ProcessingProfile.ts"
 
+/** Test or live: which cards, providers and channels the account's money may touch. */
 export const AccountMode = Schema.Literals(["test", "live"])
+/** Test or live. */
 export type AccountMode = typeof AccountMode.Type
 
+/** An account's statuses, in table order. */
 export const ACCOUNT_STATUSES = ["active", "suspended"] as const
+/** An account's status: `active`, or `suspended` (writes refused). */
 export const AccountStatus = Schema.Literals(ACCOUNT_STATUSES)
+/** An account's status. */
 export type AccountStatus = typeof AccountStatus.Type
+/** The operator's moves on an account's status. */
 export type AccountTrigger = "suspend" | "activate"
 
 /** contract.md, Operator set-up: `accounts suspend|activate ID`; spec, Account status: writes refused while not active. */
@@ -46,7 +52,9 @@ export { ProcessingProfile } from "./ProcessingProfile.ts"
 export const ThreeDsDisplayMode = Schema.Literals(["inline", "popup", "redirect"])
 export type ThreeDsDisplayMode = typeof ThreeDsDisplayMode.Type
 
+/** The account's request rate limit: a token bucket of `per_second` with `burst`. */
 export const RateLimit = Schema.Struct({ per_second: Schema.Int, burst: Schema.Int })
+/** The account's request rate limit. */
 export type RateLimit = typeof RateLimit.Type
 
 /**
@@ -64,6 +72,7 @@ export const PayoutLimit = Schema.Struct({
 })
 export type PayoutLimit = typeof PayoutLimit.Type
 
+/** An account as stored: identity, mode, status, keys, signing secret and the operator's settings. */
 export const Account = Schema.Struct({
   id: AccountId,
   name: Schema.String,
@@ -97,6 +106,7 @@ export const Account = Schema.Struct({
   /** Optimistic concurrency: every update bumps it; a stale write is refused. */
   version: Schema.Int
 })
+/** An account as stored. */
 export type Account = typeof Account.Type
 
 /** What one of the account's pure changes decides: the next row (for AccountRepo.update), or why not. */

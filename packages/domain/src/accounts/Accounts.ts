@@ -26,25 +26,37 @@ import { rollKeys, rollSigningSecret } from "./operations/Keys.ts"
 
 export type { CreatedAccount }
 
+/** The Accounts use case: create accounts, authenticate their keys, and apply the operator's changes. */
 export class Accounts extends Context.Service<Accounts, {
+  /** A new account with its first keys; the secret key is in the answer only, once. */
   create(input: { readonly name: string; readonly mode: Account.AccountMode }): Effect.Effect<CreatedAccount, ValidationFailed>
+  /** The account with this id. */
   get(id: string): Effect.Effect<Account.Account, AccountNotFound>
+  /** Every account (operator access). */
   list(): Effect.Effect<ReadonlyArray<Account.Account>>
   /** Resolves a bearer key to its account: unknown or revoked → `invalid_api_key`. */
   authenticate(key: string): Effect.Effect<Account.Account, InvalidApiKey | PublishableApiKeyNotAllowed>
+  /** Suspends the account: its writes are refused until it is activated. */
   suspend(id: string): Effect.Effect<Account.Account, AccountNotFound | Conflict>
+  /** Activates a suspended account. */
   activate(id: string): Effect.Effect<Account.Account, AccountNotFound | Conflict>
+  /** Replaces the account's IP allowlist (at least one CIDR); `0.0.0.0/0 ::/0` lifts the restriction. */
   setAllowlist(id: string, cidrs: ReadonlyArray<string>): Effect.Effect<Account.Account, AccountNotFound | Conflict | ValidationFailed>
+  /** Adds an active processing profile with this code. */
   addProfile(id: string, code: string, name: string | null): Effect.Effect<Account.Account, AccountNotFound | Conflict | ValidationFailed>
+  /** Disables a processing profile, for good. */
   disableProfile(id: string, code: string): Effect.Effect<Account.Account, AccountNotFound | Conflict | ValidationFailed>
   /** Pins a profile to channels the caller checked (Channels.pin); an empty list unpins it. */
   pinProfileChannels(id: string, code: string, channels: ReadonlyArray<string>): Effect.Effect<Account.Account, AccountNotFound | Conflict | ValidationFailed>
+  /** Enables the card vault for the account (VaultAccess refuses tokens until then). */
   enableVault(id: string): Effect.Effect<Account.Account, AccountNotFound | Conflict>
   /** Revokes every secret key and issues a new one; returns it once. */
   rollKeys(id: string): Effect.Effect<{ readonly account: Account.Account; readonly secret_key: string }, AccountNotFound | Conflict>
   /** Issues a new signing secret, returned once; the old one keeps verifying for `overlapSeconds`. */
   rollSigningSecret(id: string, overlapSeconds: number): Effect.Effect<{ readonly account: Account.Account; readonly signing_secret: string }, AccountNotFound | Conflict | ValidationFailed>
+  /** Sets the account's request rate limit. */
   setRateLimit(id: string, perSecond: number, burst: number): Effect.Effect<Account.Account, AccountNotFound | Conflict | ValidationFailed>
+  /** Sets how the browser SDK shows a 3-D Secure challenge (`inline`, `popup` or `redirect`). */
   setThreeDsDisplayMode(id: string, mode: string): Effect.Effect<Account.Account, AccountNotFound | Conflict | ValidationFailed>
   /**
    * Sets one currency's payout limits (decimal amounts in it) or, with no currency, the account's

@@ -19,6 +19,7 @@ export const ProfileMachine: Machine<ProfileStatus, ProfileTrigger> = define({
   ]
 })
 
+/** A processing profile: a code a payment or transfer names to pick its channels (and settings). */
 export const ProcessingProfile = Schema.Struct({
   code: Schema.String,
   name: Schema.NullOr(Schema.String),
@@ -30,6 +31,7 @@ export const ProcessingProfile = Schema.Struct({
    */
   channels: Schema.optional(Schema.Array(Schema.String))
 })
+/** A processing profile of an account. */
 export type ProcessingProfile = typeof ProcessingProfile.Type
 
 /** A profile's code: what payments and transfers send as `processing_profile`. */

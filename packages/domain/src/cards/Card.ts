@@ -5,9 +5,13 @@
 
 import { Schema } from "effect"
 
+/** A card's brand, as detected from its number (`unknown` when no rule matches). */
 export const CardBrand = Schema.Literals(["visa", "mastercard", "amex", "discover", "diners", "jcb", "unionpay", "unknown"])
+/** A card's brand. */
 export type CardBrand = typeof CardBrand.Type
+/** A card's funding type, known for the sandbox's test cards, else `unknown`. */
 export const CardFunding = Schema.Literals(["credit", "debit", "prepaid", "unknown"])
+/** A card's funding type. */
 export type CardFunding = typeof CardFunding.Type
 
 export { binOf, cvcLength, detectBrand, digitsOnly, last4Of, luhnValid, validLength } from "./CardRules.ts"
@@ -31,8 +35,10 @@ export const TEST_CARDS = [
   "4000000000000341",
   "4000000000000119"
 ] as const
+/** One of the sandbox's test card numbers. */
 export type TestCard = typeof TEST_CARDS[number]
 
+/** Whether the number is one of the sandbox's test cards. */
 export const isTestCard = (number: string): number is TestCard => (TEST_CARDS as ReadonlyArray<string>).includes(number)
 
 /**
@@ -55,4 +61,5 @@ const FUNDING_BY_NUMBER: Partial<Record<TestCard, CardFunding>> = {
   "378282246310005": "credit"
 }
 
+/** The funding type of a card number: the test card's, else `unknown`. */
 export const fundingOf = (number: string): CardFunding => (isTestCard(number) ? FUNDING_BY_NUMBER[number] : undefined) ?? "unknown"

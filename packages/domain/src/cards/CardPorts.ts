@@ -31,7 +31,9 @@ export interface RevealedCard {
  * the provider call only; nothing else ever sees the number.
  */
 export class CardVault extends Context.Service<CardVault, {
+  /** Vaults a card (encrypted) and returns it under a fresh token. */
   store(card: Omit<VaultedCard, "token" | "created_at"> & { readonly number: string }): Effect.Effect<VaultedCard>
+  /** The account's vaulted card with this token, without its number. */
   find(accountId: AccountId, token: string): Effect.Effect<Option.Option<VaultedCard>>
   /**
    * The card with its number, for a provider call, in one read: that call is the card's use, so
@@ -51,6 +53,8 @@ export class CardVault extends Context.Service<CardVault, {
  * (15 minutes); taking one removes it, and every authorization attempt takes its card's.
  */
 export class CvcStore extends Context.Service<CvcStore, {
+  /** Keeps the CVC collected with this card token. */
   put(token: string, cvc: string): Effect.Effect<void>
+  /** The CVC kept for this token, removed as it is taken. */
   take(token: string): Effect.Effect<Option.Option<string>>
 }>()("@tender/domain/CvcStore") {}

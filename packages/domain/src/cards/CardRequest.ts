@@ -6,6 +6,7 @@ import type { Account } from "../accounts/Account.ts"
 import { type FieldError, ValidationFailed } from "../kernel/Errors.ts"
 import * as Card from "./Card.ts"
 
+/** A card as a client sends it to be tokenized: number, expiry, CVC and holder. */
 export interface CardInput {
   readonly number: string
   readonly exp_month: number

@@ -6,8 +6,10 @@
 /** The brands Tender names (Card.CardBrand is the same list as a schema). */
 export type CardRuleBrand = "visa" | "mastercard" | "amex" | "discover" | "diners" | "jcb" | "unionpay" | "unknown"
 
+/** The number without the spaces and dashes people type. */
 export const digitsOnly = (input: string): string => input.replace(/[\s-]/g, "")
 
+/** Whether the number is 12 to 19 digits and passes the Luhn check. */
 export const luhnValid = (number: string): boolean => {
   if (!/^\d{12,19}$/.test(number)) return false
   let sum = 0
@@ -29,6 +31,7 @@ const inRange = (number: string, digits: number, from: number, to: number) => {
   return n >= from && n <= to
 }
 
+/** The brand the number's prefix belongs to, or `unknown`. */
 export const detectBrand = (number: string): CardRuleBrand => {
   if (/^3[47]/.test(number)) return "amex"
   if (/^4/.test(number)) return "visa"
@@ -62,4 +65,5 @@ export const validLength = (brand: CardRuleBrand, number: string): boolean => {
 /** Six digits for 15-digit (amex) numbers, eight for 16+ digits (the current BIN length rule). */
 export const binOf = (number: string): string => number.slice(0, number.length >= 16 ? 8 : 6)
 
+/** The last four digits: what a card is shown by. */
 export const last4Of = (number: string): string => number.slice(-4)

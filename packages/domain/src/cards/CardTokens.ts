@@ -11,7 +11,9 @@ import { CardVault, CvcStore, type VaultedCard } from "./CardPorts.ts"
 import type { CardInput } from "./CardRequest.ts"
 import { tokenize } from "./operations/Tokenize.ts"
 
+/** The card tokenization use case: validates a card and vaults it, returning its token. */
 export class CardTokens extends Context.Service<CardTokens, {
+  /** Validates the card (in the account's mode) and vaults it. */
   tokenize(account: Account, input: CardInput): Effect.Effect<VaultedCard, ValidationFailed>
 }>()("@tender/domain/cards/CardTokens") {
   static readonly layer = Layer.effect(

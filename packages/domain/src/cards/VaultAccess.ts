@@ -8,16 +8,20 @@ import { Clock, Context, Effect, Layer } from "effect"
 import type { Account } from "../accounts/Account.ts"
 import { VaultNotEnabled } from "../kernel/Errors.ts"
 
+/** How long a vault access token is valid: five minutes. */
 export const ACCESS_TOKEN_TTL_MS = 5 * 60 * 1000
 
 /** Port: signs and checks access tokens for an account. */
 export class AccessTokenSigner extends Context.Service<AccessTokenSigner, {
+  /** A token of this account that expires at `expiresAtMs`. */
   mint(account: Account, expiresAtMs: number): Effect.Effect<string>
   /** The expiry of a token this account minted, or `undefined` when it is not one of them. */
   verify(account: Account, token: string): Effect.Effect<number | undefined>
 }>()("@tender/domain/AccessTokenSigner") {}
 
+/** The vault access use case: issues and checks short-lived tokens for accounts with the vault enabled. */
 export class VaultAccess extends Context.Service<VaultAccess, {
+  /** A vault access token for the account, valid for `ACCESS_TOKEN_TTL_MS`; refused unless the vault is enabled. */
   issue(account: Account): Effect.Effect<{ readonly token: string; readonly expires_at: string }, VaultNotEnabled>
   /** True while the token is this account's and unexpired. */
   check(account: Account, token: string): Effect.Effect<boolean>

@@ -20,11 +20,16 @@ import { descriptorOf, offeredBy, type ProviderCatalog } from "./ProviderCatalog
  * a literal here: a channel of a provider is checked against that catalog when it is added.
  */
 export const ProviderName = Schema.String
+/** A provider's name. */
 export type ProviderName = typeof ProviderName.Type
+/** A channel's statuses, in table order. */
 export const CHANNEL_STATUSES = ["enabled", "disabled"] as const
+/** A channel's status: `enabled`, or `disabled` (out of routing, for good). */
 export const ChannelStatus = Schema.Literals(CHANNEL_STATUSES)
+/** A channel's status. */
 export type ChannelStatus = typeof ChannelStatus.Type
 
+/** A channel as stored: one provider account of a Tender account, with what it takes and its priority. */
 export const Channel = Schema.Struct({
   id: ChannelId,
   account_id: AccountId,
@@ -43,6 +48,7 @@ export const Channel = Schema.Struct({
   created_at: Schema.String,
   updated_at: Schema.String
 })
+/** A channel as stored. */
 export type Channel = typeof Channel.Type
 
 /**
@@ -64,8 +70,11 @@ export const transition = transitionOf(ChannelMachine, (channel: Channel, move) 
     message: channel.status === "disabled" ? `Channel ${channel.id} is already disabled` : `Channel ${channel.id}: ${move}`
   }))
 
+/** The lowest priority a channel may have. */
 export const PRIORITY_MIN = 0
+/** The highest priority a channel may have. */
 export const PRIORITY_MAX = 1000
+/** A new channel's priority when none is given. */
 export const DEFAULT_PRIORITY = 0
 
 /** Whether the channel takes this payment method (its `--methods`, else all its provider's adapter carries). */
@@ -84,6 +93,7 @@ export const supports = (
 
 // --- a new channel -------------------------------------------------------------------------
 
+/** What the operator chooses for a new channel: provider, mode, methods, currencies, countries, priority. */
 export interface ChannelSettings {
   readonly provider: ProviderName
   readonly mode: AccountMode

@@ -10,8 +10,11 @@ import type { AccountId } from "../kernel/Ids.ts"
 import type { Decided } from "../kernel/StateMachine.ts"
 import type { LookupResult, PaymentProvider } from "../payments/ProviderPorts.ts"
 
+/** Port: where channels (and their provider credentials) are stored. */
 export class ChannelRepo extends Context.Service<ChannelRepo, {
+  /** Stores a new channel with its provider credentials. */
   insert(channel: Channel, credentials: ProviderCredentials): Effect.Effect<void>
+  /** The account's channel with this id; another account's is none. */
   get(accountId: AccountId, id: string): Effect.Effect<Option.Option<Channel>>
   /** Any account's channel by id: a provider's notification names only the channel (its URL). */
   getAny(id: string): Effect.Effect<Option.Option<Channel>>
@@ -33,6 +36,7 @@ export class ChannelRepo extends Context.Service<ChannelRepo, {
 export class ChannelProviders extends Context.Service<ChannelProviders, {
   /** Every provider the adapters carry, as the domain needs them (names, methods, transfers, credentials). */
   readonly catalog: ProviderCatalog
+  /** The provider client for this channel, built from its credentials. */
   provider(channel: Channel): Effect.Effect<PaymentProvider["Service"]>
   /**
    * A delivery to the channel's notification URL, verified with its provider's scheme and the

@@ -21,9 +21,13 @@ export type { AddChannel } from "./operations/AddChannel.ts"
 /** The services the operations need, captured when the layer is built (kernel/Seam.ts). */
 type Needs = Accounts | ChannelRepo | Ids | ChannelProviders
 
+/** The Channels use case: add, list and disable an account's channels, and pin profiles to them. */
 export class Channels extends Context.Service<Channels, {
+  /** Adds a channel to the account, its credentials checked against the provider's catalog entry. */
   add(accountId: string, input: AddChannel): Effect.Effect<ChannelModule.Channel, AccountNotFound | ValidationFailed>
+  /** The account's channels, enabled or not. */
   list(accountId: string): Effect.Effect<ReadonlyArray<ChannelModule.Channel>, AccountNotFound>
+  /** Takes the channel out of routing, for good. */
   disable(accountId: string, channelId: string): Effect.Effect<ChannelModule.Channel, AccountNotFound | ValidationFailed | Conflict>
   /**
    * Pins a processing profile to channels of the account (enabled, of its mode): its payments and

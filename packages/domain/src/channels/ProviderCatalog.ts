@@ -14,11 +14,13 @@ export interface CredentialField {
   readonly name: string
   /** For the operator (the CLI's help): what the field is, in the provider's own words. */
   readonly about: string
+  /** Whether the field must be present in this mode. */
   readonly required: (mode: AccountMode) => boolean
   /** The problem with a present value, or `undefined` when it is acceptable. Never repeats the value (a secret). */
   readonly check: (value: string, mode: AccountMode) => string | undefined
 }
 
+/** One provider as its adapter describes it: name, methods, transfers and credential fields. */
 export interface ProviderDescriptor {
   /** The name channels record (`stripe`), the CLI's `--provider`, transactions' `provider`. */
   readonly name: string
@@ -35,6 +37,7 @@ export interface ProviderDescriptor {
 /** Every provider the deployment's adapters carry, in the order the operator is shown them. */
 export type ProviderCatalog = ReadonlyArray<ProviderDescriptor>
 
+/** The catalog's entry for a provider name, if the deployment carries it. */
 export const descriptorOf = (catalog: ProviderCatalog, name: string): ProviderDescriptor | undefined =>
   catalog.find((p) => p.name === name)
 
@@ -42,6 +45,7 @@ export const descriptorOf = (catalog: ProviderCatalog, name: string): ProviderDe
 export const offeredBy = (catalog: ProviderCatalog, name: string): ReadonlyArray<string> =>
   descriptorOf(catalog, name)?.methods ?? []
 
+/** Whether `name`'s adapter pays transfers out. */
 export const paysTransfers = (catalog: ProviderCatalog, name: string): boolean =>
   descriptorOf(catalog, name)?.transfers ?? false
 
@@ -60,6 +64,7 @@ export type ProviderCredentials = typeof ProviderCredentials.Type
 
 /** A field every mode needs. */
 export const always = () => true
+/** A credential check: the value is non-empty and has no spaces (else the refusal, in words). */
 export const noBlanks = (value: string) => /^\S+$/.test(value) ? undefined : "must be a non-empty string without spaces"
 
 /**

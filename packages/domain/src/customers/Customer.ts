@@ -5,6 +5,7 @@
 import { Schema } from "effect"
 import { AccountId } from "../kernel/Ids.ts"
 
+/** A customer as stored, owned by one account. */
 export const CustomerRecord = Schema.Struct({
   id: Schema.String,
   account_id: AccountId,
@@ -14,4 +15,5 @@ export const CustomerRecord = Schema.Struct({
   phone: Schema.NullOr(Schema.String),
   created_at: Schema.String
 })
+/** A customer as stored. */
 export type CustomerRecord = typeof CustomerRecord.Type

@@ -5,6 +5,7 @@ import type { FieldError } from "../kernel/Errors.ts"
 import { MAX_EMAIL, MAX_NAME, MAX_PHONE } from "../kernel/Limits.ts"
 import { EMAIL } from "../payments/RequestChecks.ts"
 
+/** A create-customer request's fields, before validation. */
 export interface CreateCustomerInput {
   readonly email?: string | undefined
   readonly name?: string | undefined

@@ -5,6 +5,7 @@ import type { CustomerRecord } from "./Customer.ts"
 /** The record as the API shows it (@tender/api/Views): fields with no value are null. */
 export type CustomerView = typeof Views.CustomerView.Type
 
+/** A stored customer as the API shows it. */
 export const customerView = (c: CustomerRecord): CustomerView => ({
   id: c.id,
   email: c.email,

@@ -12,8 +12,11 @@ import { type CustomerView, customerView } from "./CustomerViews.ts"
 import { createCustomer } from "./operations/CreateCustomer.ts"
 import { customerOf } from "./operations/FindCustomer.ts"
 
+/** The Customers use case: create and read an account's customers. */
 export class Customers extends Context.Service<Customers, {
+  /** Validates and stores a new customer of the account. */
   create(account: Account, input: CreateCustomerInput): Effect.Effect<CustomerView, ValidationFailed>
+  /** The account's customer with this id. */
   get(account: Account, id: string): Effect.Effect<CustomerView, CustomerNotFound>
 }>()("@tender/domain/customers/Customers") {
   static readonly layer = Layer.effect(

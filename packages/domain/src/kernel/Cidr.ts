@@ -56,6 +56,7 @@ const parseIp = (ip: string): { family: 4 | 6; bits: bigint } | undefined => {
   return { family: 6, bits: v6 }
 }
 
+/** Parses `addr/prefix` (IPv4 or IPv6; a bare address is a full-length prefix), or `undefined`. */
 export const parseCidr = (input: string): Cidr | undefined => {
   const [addr, prefixText, ...rest] = input.trim().split("/")
   if (rest.length > 0 || addr === undefined) return undefined
@@ -67,8 +68,10 @@ export const parseCidr = (input: string): Cidr | undefined => {
   return { family: ip.family, bits: ip.bits, prefix }
 }
 
+/** Whether the string is an IPv4 or IPv6 address. */
 export const isValidIp = (ip: string): boolean => parseIp(ip) !== undefined
 
+/** Whether the range contains the address (IPv4-mapped IPv6 addresses match IPv4 ranges). */
 export const cidrContains = (cidr: Cidr, ip: string): boolean => {
   const parsed = parseIp(ip)
   if (parsed === undefined || parsed.family !== cidr.family) return false

@@ -9,4 +9,5 @@ export const COUNTRIES: ReadonlySet<string> = new Set(
     "TG TH TJ TK TL TM TN TO TR TT TV TW TZ UA UG UM US UY UZ VA VC VE VG VI VN VU WF WS YE YT ZA ZM ZW").split(" ")
 )
 
+/** Whether the code is an ISO 3166-1 alpha-2 country the API accepts. */
 export const isCountry = (code: string): boolean => COUNTRIES.has(code)

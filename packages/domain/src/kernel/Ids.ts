@@ -56,6 +56,7 @@ interface BrandedIds {
 /** The id type of a kind: its brand where the records carry one. */
 export type IdOf<K extends IdKind> = K extends keyof BrandedIds ? BrandedIds[K] : string
 
+/** Port: where ids and random bytes come from, so tests can make them deterministic. */
 export class Ids extends Context.Service<Ids, {
   /** A fresh id of a kind, e.g. `make("order")` → `ord_…` (an `OrderId`). */
   make<K extends IdKind>(kind: K): Effect.Effect<IdOf<K>>

@@ -27,6 +27,7 @@ export const CURRENCIES: ReadonlySet<string> = new Set([
   "UYW", "UZS", "VES", "VND", "VUV", "WST", "XAF", "XCD", "XOF", "XPF", "YER", "ZAR", "ZMW", "ZWL"
 ])
 
+/** Whether the code is an active ISO 4217 currency the API accepts. */
 export const isCurrency = (code: string): boolean => CURRENCIES.has(code)
 
 /** The ISO 4217 exponent (number of minor-unit digits) of a currency. */
@@ -39,6 +40,7 @@ const DECIMAL = /^\d+(\.\d+)?$/
 /** A well-formed decimal with a minus sign: not positive, rather than not a decimal at all. */
 const NEGATIVE = /^-\d+(\.\d+)?$/
 
+/** Why an amount string was refused. */
 export type AmountError = "format" | "not_positive" | "too_many_decimals" | "too_large"
 
 /**
@@ -89,6 +91,7 @@ export const wholeUnitsErrorMessage = (error: AmountError): string => {
 /** Whole units of `currency` in its minor units: exact for what `parseWholeUnits` takes. */
 export const wholeToMinor = (units: number, currency: string): number => units * 10 ** exponent(currency)
 
+/** `parseAmount`'s refusals, in words (naming the currency's decimals). */
 export const amountErrorMessage = (error: AmountError, currency: string): string => {
   switch (error) {
     case "format":
@@ -116,6 +119,7 @@ export const toDecimalString = (minor: number | bigint, currency: string): strin
   return `${s.slice(0, -exp)}.${s.slice(-exp)}`
 }
 
+/** `parseAmount` as an Option of minor units, for callers that need no reason. */
 export const parseAmountOption = (input: string, currency: string): Option.Option<number> => {
   const r = parseAmount(input, currency)
   return "minor" in r ? Option.some(r.minor) : Option.none()

@@ -15,6 +15,7 @@ export class StorageError extends Error {
  * emits commit together. Nested calls join the enclosing transaction.
  */
 export class UnitOfWork extends Context.Service<UnitOfWork, {
+  /** Runs `effect` in one storage transaction (or in the enclosing one). */
   transaction<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R>
 }>()("@tender/domain/UnitOfWork") {}
 
@@ -30,6 +31,7 @@ export class Locks extends Context.Service<Locks, {
 
 /** Token-bucket rate limiting per key (account). */
 export class RateLimiter extends Context.Service<RateLimiter, {
+  /** Takes one token from the key's bucket: whether the request is allowed, and if not when to retry. */
   consume(
     key: string,
     limit: { readonly perSecond: number; readonly burst: number }
@@ -41,6 +43,7 @@ export class RateLimiter extends Context.Service<RateLimiter, {
  * enough), and of a create's canonical request (to recognise the same request again, not to hide it).
  */
 export class KeyHasher extends Context.Service<KeyHasher, {
+  /** The SHA-256 of the string, hex. */
   hash(key: string): Effect.Effect<string>
 }>()("@tender/domain/KeyHasher") {}
 

@@ -16,11 +16,13 @@ export interface SearchQuery {
   readonly cursor?: { readonly created_at: string; readonly id: string } | undefined
 }
 
+/** One page of rows as a repository returns it: the rows and whether more follow. */
 export interface Page<A> {
   readonly data: ReadonlyArray<A>
   readonly has_more: boolean
 }
 
+/** A list endpoint's inputs as the caller gives them: filters, limit and cursor, not yet validated. */
 export interface SearchInput {
   readonly status?: ReadonlyArray<string> | undefined
   readonly created_from?: string | undefined
@@ -31,6 +33,7 @@ export interface SearchInput {
   readonly cursor?: string | undefined
 }
 
+/** One page as the API returns it: the views, whether more follow, and the cursor of the next page. */
 export interface SearchResult<A> {
   readonly data: ReadonlyArray<A>
   readonly has_more: boolean
@@ -40,9 +43,11 @@ export interface SearchResult<A> {
 type Cursor = NonNullable<SearchQuery["cursor"]>
 
 // Cursors are ASCII (timestamps and ids), so the platform's btoa/atob suffice (no Node APIs here).
+/** The opaque cursor of the page after this row (its `created_at` and `id`, base64url). */
 export const encodeCursor = (row: { readonly created_at: string; readonly id: string }): string =>
   btoa(JSON.stringify([row.created_at, row.id])).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")
 
+/** The row a cursor points after, or `ValidationFailed` when it is not one of ours. */
 export const decodeCursor = (cursor: string): Cursor | ValidationFailed => {
   try {
     const [created_at, id] = JSON.parse(atob(cursor.replace(/-/g, "+").replace(/_/g, "/")))
@@ -77,6 +82,7 @@ export const decodeInput = (input: Pick<SearchInput, "limit" | "cursor" | "creat
     return { limit, cursor, created_from: at(input.created_from), created_to: at(input.created_to) }
   })
 
+/** A page of views with its `has_more` and the cursor after its last row. */
 export const pageOf = <Row extends { readonly created_at: string; readonly id: string }, View>(
   rows: Page<Row>,
   views: ReadonlyArray<View>

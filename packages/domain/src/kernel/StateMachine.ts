@@ -6,6 +6,7 @@
 
 import { Result } from "effect"
 
+/** One row of a status table: from which statuses a trigger moves to which, and what it emits. */
 export interface Transition<S extends string, T extends string> {
   readonly from: ReadonlyArray<S>
   readonly trigger: T
@@ -16,6 +17,7 @@ export interface Transition<S extends string, T extends string> {
   readonly emits?: ReadonlyArray<string>
 }
 
+/** A status table: the states, the final ones, and the transitions. */
 export interface Machine<S extends string, T extends string> {
   readonly name: string
   readonly states: ReadonlyArray<S>
@@ -23,12 +25,14 @@ export interface Machine<S extends string, T extends string> {
   readonly transitions: ReadonlyArray<Transition<S, T>>
 }
 
+/** Declares a status table (typed by its states and triggers). */
 export const define = <S extends string, T extends string>(machine: Machine<S, T>): Machine<S, T> => machine
 
 /** The next status, or `undefined` when the table has no such move (the caller raises its typed error). */
 export const step = <S extends string, T extends string>(machine: Machine<S, T>, from: S, trigger: T): S | undefined =>
   machine.transitions.find((t) => t.trigger === trigger && t.from.includes(from))?.to
 
+/** Whether the status is one the table never leaves. */
 export const isFinal = <S extends string, T extends string>(machine: Machine<S, T>, status: S): boolean =>
   machine.finals.includes(status)
 
@@ -134,4 +138,5 @@ export const revise = <R extends Stateful<string>>(record: R, changes: Changes<R
     ...bump(record)
   }) as Decided<R>
 
+/** A refused move, in words. */
 export const describeMove = (e: NoSuchMove): string => `${e.machine} cannot go from ${e.from} on ${e.trigger}`

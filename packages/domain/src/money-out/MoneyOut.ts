@@ -14,8 +14,11 @@ import { AccountId, OrderId, TransactionId } from "../kernel/Ids.ts"
 import { NextAction, PaymentInstrument } from "../payments/Payment.ts"
 import { define, type Machine, transitionOf } from "../kernel/StateMachine.ts"
 
+/** A refund's or payout's statuses, in table order. */
 export const OUTFLOW_STATUSES = ["pending", "succeeded", "failed"] as const
+/** A refund's or payout's status. */
 export type OutflowStatus = (typeof OUTFLOW_STATUSES)[number]
+/** What moves a refund or payout on: the provider paid it, or refused it. */
 export type OutflowTrigger = "paid" | "refused"
 
 /** pending → succeeded | failed, emitting `<prefix>.succeeded` / `<prefix>.failed`. */
@@ -30,7 +33,9 @@ const outflowMachine = (name: string, prefix: "refund" | "payout"): Machine<Outf
     ]
   })
 
+/** A refund's status table. */
 export const RefundMachine = outflowMachine("Refund", "refund")
+/** A payout's status table. */
 export const PayoutMachine = outflowMachine("Payout", "payout")
 
 const common = {
@@ -50,6 +55,7 @@ const common = {
   version: Schema.Int
 }
 
+/** A refund as stored: money sent back to the payer out of an order's settlement. */
 export const Refund = Schema.Struct({
   id: Schema.String,
   ...common,
@@ -60,8 +66,10 @@ export const Refund = Schema.Struct({
   /** The merchant's own reference, unique per account when given. */
   refund_reference: Schema.NullOr(Schema.String)
 })
+/** A refund as stored. */
 export type Refund = typeof Refund.Type
 
+/** A payout as stored: money paid out of an order's settlement to a payment instrument. */
 export const Payout = Schema.Struct({
   id: Schema.String,
   ...common,
@@ -71,12 +79,17 @@ export const Payout = Schema.Struct({
   payment_instrument: PaymentInstrument,
   payout_reference: Schema.NullOr(Schema.String)
 })
+/** A payout as stored. */
 export type Payout = typeof Payout.Type
 
+/** A transfer's statuses, in table order. */
 export const TRANSFER_STATUSES = ["pending", "requires_action", "processing", "succeeded", "failed"] as const
+/** A transfer's status. */
 export type TransferStatus = (typeof TRANSFER_STATUSES)[number]
+/** What moves a transfer on: card collection, the provider's answer, or a lost call. */
 export type TransferTrigger = "awaiting_card" | "sent" | "paid" | "refused" | "create_unreachable" | "execute_unreachable" | "retry_lapsed"
 
+/** A transfer's status table. */
 export const TransferMachine: Machine<TransferStatus, TransferTrigger> = define({
   name: "Transfer",
   states: TRANSFER_STATUSES,
@@ -95,6 +108,7 @@ export const TransferMachine: Machine<TransferStatus, TransferTrigger> = define(
   ]
 })
 
+/** A transfer as stored: money the account sends to a destination (bank account, wallet, card). */
 export const Transfer = Schema.Struct({
   id: Schema.String,
   ...common,
@@ -107,13 +121,17 @@ export const Transfer = Schema.Struct({
   /** A card transfer's collect_card action while it awaits collection. */
   next_action: Schema.NullOr(NextAction)
 })
+/** A transfer as stored. */
 export type Transfer = typeof Transfer.Type
 
 const refuse = (what: string) => <R extends { readonly id: string }>(record: R, move: string) =>
   new InvalidTransactionStatus({ message: `${what} ${record.id}: ${move}` })
 
+/** A refund's status move through its table; `InvalidTransactionStatus` when there is no such move. */
 export const refundTransition = transitionOf(RefundMachine, refuse("Refund")<Refund>)
+/** A payout's status move through its table; `InvalidTransactionStatus` when there is no such move. */
 export const payoutTransition = transitionOf(PayoutMachine, refuse("Payout")<Payout>)
+/** A transfer's status move through its table; `InvalidTransactionStatus` when there is no such move. */
 export const transferTransition = transitionOf(TransferMachine, refuse("Transfer")<Transfer>)
 
 /** New records start `pending`. */

@@ -8,9 +8,11 @@ import { type Conflict, DuplicateMerchantReferenceId } from "../kernel/Errors.ts
 import type { Payout, Refund } from "./MoneyOut.ts"
 import type { Decided } from "../kernel/StateMachine.ts"
 
+/** What the refund and payout repositories share: insert, reads, and the version-checked update. */
 export interface OutflowStore<R> {
   /** Refuses a second record with the same reference in the account, without spoiling the unit of work. */
   insert(record: R): Effect.Effect<void, DuplicateMerchantReferenceId>
+  /** The account's record with this id; another account's is none. */
   find(accountId: string, id: string): Effect.Effect<Option.Option<R>>
   /** Operator access (CLI): any account. */
   findAny(id: string): Effect.Effect<Option.Option<R>>
@@ -22,7 +24,9 @@ export interface OutflowStore<R> {
   update(next: Decided<R>): Effect.Effect<void, Conflict>
 }
 
+/** Port: where refunds are stored. */
 export class RefundRepo extends Context.Service<RefundRepo, OutflowStore<Refund>>()("@tender/domain/RefundRepo") {}
+/** Port: where payouts are stored, with the account's daily totals for the payout limit. */
 export class PayoutRepo extends Context.Service<PayoutRepo, OutflowStore<Payout> & {
   /**
    * What the account paid out in `currency` in [from, to) — payouts pending or succeeded, by their

@@ -10,8 +10,10 @@ import { major } from "../payments/PaymentViews.ts"
 // The views are the API's (@tender/api/Views); what refunds and payouts share is built once here.
 type OutflowViewBase = Omit<RefundView, "reason" | "refund_reference">
 
+/** A refund as the API shows it (@tender/api/Views). */
 export type RefundView = typeof Views.RefundView.Type
 
+/** A payout as the API shows it (@tender/api/Views). */
 export type PayoutView = typeof Views.PayoutView.Type
 
 const base = (r: Refund | Payout): OutflowViewBase => ({
@@ -28,12 +30,14 @@ const base = (r: Refund | Payout): OutflowViewBase => ({
   updated_at: r.updated_at
 })
 
+/** A stored refund as the API shows it. */
 export const refundView = (r: Refund): RefundView => ({
   ...base(r),
   ...(r.reason !== null ? { reason: r.reason } : {}),
   ...(r.refund_reference !== null ? { refund_reference: r.refund_reference } : {})
 })
 
+/** A stored payout as the API shows it. */
 export const payoutView = (p: Payout): PayoutView => ({
   ...base(p),
   payment_instrument: p.payment_instrument,

@@ -28,16 +28,23 @@ export type { PayoutView, RefundView } from "./OutflowViews.ts"
 /** The services the operations need, captured when the layer is built (kernel/Seam.ts). */
 type Needs = RefundRepo | PayoutRepo | OrderRepo | TransactionRepo | AccountRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | Locks | Ids | ChannelRepo | ChannelProviders
 
+/** The Outflows use case: refunds and payouts out of an order's settlement, and their reads. */
 export class Outflows extends Context.Service<Outflows, {
+  /** Refunds (part of) a payment's settlement, within what remains refundable. */
   refund(account: Account, input: RefundInput): Effect.Effect<RefundView, ErrorOf<typeof createRefund>>
+  /** The account's refund with this id. */
   getRefund(account: Account, id: string): Effect.Effect<RefundView, NotFound>
+  /** Pays (part of) a payment's settlement out to its instrument, within the account's payout limits. */
   payout(account: Account, input: PayoutInput): Effect.Effect<PayoutView, ErrorOf<typeof createPayout>>
+  /** The account's payout with this id. */
   getPayout(account: Account, id: string): Effect.Effect<PayoutView, PayoutNotFound>
   /** Operator access, whatever the account (CLI). */
   operator: {
     /** Refunds the order's settlement, or the named settlement of the order (`transaction_id`). */
     refund(orderId: string, input: { readonly transaction_id?: string | undefined; readonly amount?: string | undefined }): Effect.Effect<RefundView, ErrorOf<typeof operatorRefund>>
+    /** Any account's refund with this id. */
     getRefund(id: string): Effect.Effect<RefundView, NotFound>
+    /** Any account's payout with this id. */
     getPayout(id: string): Effect.Effect<PayoutView, PayoutNotFound>
   }
 }>()("@tender/domain/money-out/Outflows") {

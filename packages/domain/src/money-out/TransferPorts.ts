@@ -8,8 +8,11 @@ import type { Conflict } from "../kernel/Errors.ts"
 import type { Transfer } from "./MoneyOut.ts"
 import type { Decided } from "../kernel/StateMachine.ts"
 
+/** Port: where transfers are stored. */
 export class TransferRepo extends Context.Service<TransferRepo, {
+  /** Stores a new transfer. */
   insert(transfer: Transfer): Effect.Effect<void>
+  /** The account's transfer with this id; another account's is none. */
   find(accountId: string, id: string): Effect.Effect<Option.Option<Transfer>>
   /** Operator access (CLI): any account. */
   findAny(id: string): Effect.Effect<Option.Option<Transfer>>

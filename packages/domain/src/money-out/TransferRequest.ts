@@ -22,6 +22,7 @@ import type { VaultedCard } from "../cards/CardPorts.ts"
 
 type Text = string | undefined
 
+/** A postal address as a request gives it, before validation. */
 export interface AddressInput {
   readonly line1?: Text
   readonly line2?: Text
@@ -55,6 +56,7 @@ export interface DestinationDetails {
   readonly bank_address?: string | AddressInput | undefined
 }
 
+/** A create-transfer request's fields, before validation. */
 export interface CreateTransferInput {
   readonly amount?: Text
   readonly currency?: Text
@@ -77,6 +79,7 @@ export interface Destination {
 const set = (...codes: Array<string>) => new Set(codes)
 const MERCADOPAGO = { AR: "ARS", BR: "BRL", CL: "CLP", CO: "COP", MX: "MXN", PE: "PEN", UY: "UYU" }
 
+/** Every destination code a transfer may name, with its instrument type and where it can be paid. */
 export const DESTINATIONS: ReadonlyArray<Destination> = [
   { code: "bank_transfer", type: "bank_account", countries: undefined, currencies: undefined },
   // paypal: the countries and currencies of contract.md's Methods table
@@ -109,6 +112,7 @@ const TYPE_FIELDS: Readonly<Record<Exclude<InstrumentType, "card">, ReadonlyArra
 
 const HOLDER_FIELDS = ["holder_email", "holder_phone", "document_id"] as const
 
+/** A transfer request that passed validation: amounts in minor units, its destination resolved. */
 export interface ValidTransfer {
   readonly amount: number
   readonly currency: string

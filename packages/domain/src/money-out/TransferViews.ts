@@ -12,6 +12,7 @@ import { major } from "../payments/PaymentViews.ts"
 /** The view is the API's (@tender/api/Views). */
 export type TransferView = typeof Views.TransferView.Type
 
+/** A stored transfer, with its order, as the API shows it. */
 export const transferView = (transfer: Transfer, order: Order): TransferView => ({
   id: transfer.id,
   order_id: transfer.order_id,

@@ -28,13 +28,17 @@ export type { TransferView } from "./TransferViews.ts"
 /** The services the operations need, captured when the layer is built (kernel/Seam.ts). */
 type Needs = OrderRepo | TransactionRepo | TransferRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | Locks | Ids | ChannelRepo | ChannelProviders | AccountRepo | ClientSecretRepo | KeyHasher
 
+/** The Transfers use case: create transfers, send card transfers, and read them. */
 export class Transfers extends Context.Service<Transfers, {
+  /** Validates, routes and creates a transfer; a card transfer then awaits its card (`execute`). */
   create(account: Account, input: CreateTransferInput): Effect.Effect<TransferView, ErrorOf<typeof createTransfer>>
   /** Sends a card transfer awaiting card collection; `card_token` replaces its card. */
   execute(account: Account, orderId: string, input: { readonly card_token?: string | undefined }): Effect.Effect<TransferView, ErrorOf<typeof executeTransfer>>
+  /** The account's transfer with this id. */
   get(account: Account, id: string): Effect.Effect<TransferView, TransferNotFound>
   /** Operator access by transfer id, whatever the account (CLI). */
   operator: {
+    /** Any account's transfer with this id. */
     get(id: string): Effect.Effect<TransferView, TransferNotFound>
   }
 }>()("@tender/domain/money-out/Transfers") {

@@ -22,9 +22,12 @@ import {
   PaymentUnexpectedState
 } from "../kernel/Errors.ts"
 
+/** A manual-capture authorization's statuses, in table order. */
 export const AUTHORIZATION_STATUSES = ["authorized", "closing", "completed", "canceled"] as const
+/** A manual-capture authorization's status. */
 export type AuthorizationStatus = (typeof AUTHORIZATION_STATUSES)[number]
 
+/** What moves an authorization on: captures and voids settling or refused, releases ending. */
 export type AuthorizationTrigger =
   | "partial_capture_settled"
   | "final_capture_settled"
@@ -40,6 +43,7 @@ export type AuthorizationTrigger =
   | "closed_behind_captures"
   | "closed_nothing_captured"
 
+/** A manual-capture authorization's status table (captures, voids, releases). */
 export const AuthorizationMachine: Machine<AuthorizationStatus, AuthorizationTrigger> = define({
   name: "Manual-capture authorization",
   states: AUTHORIZATION_STATUSES,
@@ -88,6 +92,7 @@ export interface AuthorizationBook {
   readonly acceptedCaptureFailed: boolean
 }
 
+/** What may still be captured: the amount less what is captured and what is in flight. */
 export const remaining = (book: AuthorizationBook): number => book.amount - book.captured - book.inFlight
 
 const shown = (book: AuthorizationBook) =>

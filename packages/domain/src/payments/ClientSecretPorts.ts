@@ -4,6 +4,7 @@
  */
 import { Context, type Effect, type Option, Schema } from "effect"
 
+/** A client secret as stored (its hash only): what it was minted for, its expiry, and its use. */
 export const ClientSecretRecord = Schema.Struct({
   /** SHA-256 of the secret (KeyHasher); the secret itself lives only in the attempt's next_action. */
   hash: Schema.String,
@@ -26,13 +27,18 @@ export const ClientSecretRecord = Schema.Struct({
   /** How many `card_tokens` calls this secret made, refused ones included (capped: ClientSecrets.ts). */
   token_mints: Schema.Int
 })
+/** A client secret as stored. */
 export type ClientSecretRecord = typeof ClientSecretRecord.Type
 
+/** Port: where client secrets are stored, found by their hash. */
 export class ClientSecretRepo extends Context.Service<ClientSecretRepo, {
+  /** Stores a newly minted secret (its hash). */
   insert(record: ClientSecretRecord): Effect.Effect<void>
+  /** The secret with this hash, if any. */
   find(hash: string): Effect.Effect<Option.Option<ClientSecretRecord>>
   /** Ends the secret now (the test helper): expires_at moves to `at` and expired_by_helper is set. */
   expire(hash: string, at: string): Effect.Effect<void>
+  /** Records that a `pay` with the secret reached the provider at `at` (a secret pays once). */
   markUsed(hash: string, at: string): Effect.Effect<void>
   /** Counts one `card_tokens` call atomically; false (nothing counted) once `max` calls were made. */
   claimMint(hash: string, max: number): Effect.Effect<boolean>

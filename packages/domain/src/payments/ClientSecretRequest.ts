@@ -3,6 +3,7 @@ import { Schema } from "effect"
 import { MAX_URL } from "../kernel/Limits.ts"
 import { urlProblem } from "./RequestChecks.ts"
 
+/** A card as the browser SDK's card fields send it, before validation. */
 export interface ClientCardInput {
   readonly number?: string | undefined
   readonly exp_month?: number | undefined

@@ -7,6 +7,7 @@ import { ThreeDsDisplayMode } from "../accounts/Account.ts"
 import { ClientSecretRecord } from "./ClientSecretPorts.ts"
 import type { Order, Transaction } from "./Payment.ts"
 
+/** The payment (or card transfer) a client secret names, as the card element needs it. */
 export const ClientSession = Schema.Struct({
   kind: ClientSecretRecord.fields.kind,
   payment_id: Schema.String,
@@ -19,8 +20,10 @@ export const ClientSession = Schema.Struct({
   livemode: Schema.Boolean,
   expires_at: Schema.String
 }).annotate({ identifier: "ClientSession", description: "The payment (or card transfer) a client secret names, as the card element needs it." })
+/** The payment (or card transfer) a client secret names. */
 export type ClientSession = typeof ClientSession.Type
 
+/** The vaulted card the browser gets back: an opaque token and what may be shown, never the number. */
 export const ClientCardToken = Schema.Struct({
   token: Schema.String,
   brand: Schema.String,
@@ -30,8 +33,10 @@ export const ClientCardToken = Schema.Struct({
   exp_month: Schema.NullOr(Schema.Int),
   exp_year: Schema.NullOr(Schema.Int)
 }).annotate({ identifier: "ClientCardToken", description: "The vaulted card: an opaque token for `pay` (or the merchant's server), never the number." })
+/** The vaulted card the browser gets back. */
 export type ClientCardToken = typeof ClientCardToken.Type
 
+/** The payment as the browser sees it: authorized counts as succeeded. */
 export const ClientPaymentStatus = Schema.Struct({
   status: Schema.Literals(["succeeded", "failed", "requires_action"]),
   payment_id: Schema.String,
@@ -39,13 +44,16 @@ export const ClientPaymentStatus = Schema.Struct({
   /** While a 3-D Secure challenge waits on the customer. */
   challenge_url: Schema.optionalKey(Schema.String)
 }).annotate({ identifier: "ClientPaymentStatus", description: "The payment as the browser sees it: authorized counts as succeeded." })
+/** The payment as the browser sees it. */
 export type ClientPaymentStatus = typeof ClientPaymentStatus.Type
 
+/** `pay`'s answer: the status, and with a challenge how to show it. */
 export const ClientPayResult = Schema.Struct({
   ...ClientPaymentStatus.fields,
   /** With a challenge only: how tender.js shows it (the account's 3-D Secure display mode). */
   display_mode: Schema.optionalKey(ThreeDsDisplayMode)
 }).annotate({ identifier: "ClientPayResult", description: "`pay`'s answer: the status, and with a challenge how to show it." })
+/** `pay`'s answer. */
 export type ClientPayResult = typeof ClientPayResult.Type
 
 /** Pure: the browser's view of a payment and its latest attempt: authorized counts as succeeded (spec, SDK pay result). */

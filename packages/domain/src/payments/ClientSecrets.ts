@@ -30,13 +30,20 @@ export type { ClientGrant } from "./client-secrets/Grant.ts"
 /** The services the operations need, captured when the layer is built (kernel/Seam.ts). */
 type Needs = Accounts | Payments | CardTokens | ClientSecretRepo | KeyHasher | CardVault | CvcStore | OrderRepo | TransactionRepo
 
+/**
+ * The browser SDK's use case: authorize a publishable key and client secret, then read, tokenize and pay that one
+ * payment.
+ */
 export class ClientSecrets extends Context.Service<ClientSecrets, {
   /** The key's account and the secret's grant; refused (401) unless the secret is live and the key's. */
   authorize(publishableKey: string, clientSecret: string): Effect.Effect<ClientGrant, ErrorOf<typeof authorize>>
+  /** The payment (or card transfer) the secret names, as the card element shows it. */
   session(grant: ClientGrant): Effect.Effect<ClientSession, ErrorOf<typeof session>>
+  /** Vaults the card typed into the form; the token is the only one this secret's `pay` takes. */
   cardToken(grant: ClientGrant, input: ClientCardInput): Effect.Effect<ClientCardToken, ErrorOf<typeof cardToken>>
   /** `returnUrl`: a ClientReturnUrl (https in live mode: liveReturnUrlError), kept for a challenge only in the account's `redirect` display mode. */
   pay(grant: ClientGrant, token: string, returnUrl?: string): Effect.Effect<ClientPayResult, ErrorOf<typeof pay>>
+  /** The payment's status as the browser sees it. */
   status(grant: ClientGrant): Effect.Effect<ClientPaymentStatus, ErrorOf<typeof status>>
   /** The sandbox's helper: ends a secret of this (test-mode) account at once. */
   expire(account: Account, clientSecret: string): Effect.Effect<{ readonly expires_at: string }, ErrorOf<typeof expire>>

@@ -10,6 +10,7 @@ import { AccountId, OrderId } from "../kernel/Ids.ts"
 import { CaptureMethod, CardStorageConsent, Customer, OrderSubtype, PaymentInstrument } from "./PaymentFields.ts"
 import { define, type Machine, transitionOf } from "../kernel/StateMachine.ts"
 
+/** An order's statuses, in table order. */
 export const ORDER_STATUSES = [
   "pending",
   "processing",
@@ -20,8 +21,10 @@ export const ORDER_STATUSES = [
   "canceled",
   "returned"
 ] as const
+/** An order's status. */
 export type OrderStatus = (typeof ORDER_STATUSES)[number]
 
+/** What moves an order on: its attempts' outcomes, settlement, amount mismatches, expiry, cancelation, transfers. */
 export type OrderTrigger =
   | "attempt_sent"
   | "action_required"
@@ -47,6 +50,7 @@ export type OrderTrigger =
 
 const IN_FLIGHT = ["pending", "processing", "requires_action"] as const
 
+/** An order's status table. */
 export const OrderMachine: Machine<OrderStatus, OrderTrigger> = define({
   name: "Order",
   states: ORDER_STATUSES,
@@ -86,6 +90,7 @@ export const OrderMachine: Machine<OrderStatus, OrderTrigger> = define({
   ]
 })
 
+/** An order as stored: one payment's amount, parties and net result across its attempts. */
 export const Order = Schema.Struct({
   id: OrderId,
   account_id: AccountId,
@@ -130,6 +135,7 @@ export const Order = Schema.Struct({
   updated_at: Schema.String,
   version: Schema.Int
 })
+/** An order as stored. */
 export type Order = typeof Order.Type
 
 /**
@@ -141,6 +147,7 @@ export type Order = typeof Order.Type
  */
 export const arrivedAmount = (order: Pick<Order, "amount" | "received_amount">): number => order.received_amount ?? order.amount
 
+/** An order's status move through its table; `InvalidOrderStatusTransition` when there is no such move. */
 export const transition = transitionOf(OrderMachine, (order: Order, move) =>
   new InvalidOrderStatusTransition({ message: `Order ${order.id}: ${move}` }))
 

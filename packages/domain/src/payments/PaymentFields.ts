@@ -27,6 +27,7 @@ export const presentAddress = (address: Partial<Record<keyof typeof Address.fiel
   return Object.keys(fields).length === 0 ? undefined : fields
 }
 
+/** Where a 3-D Secure challenge stands: required, approved or denied. */
 export const ThreeDsStatus = Schema.Literals(["required", "approved", "denied"])
 
 /**

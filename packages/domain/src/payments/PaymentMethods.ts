@@ -5,6 +5,7 @@
 
 export type NextActionType = "redirect" | "qr" | "voucher" | "bank_transfer" | "collect_card" | "collect_cvv"
 
+/** One method of the catalog: where it can be routed, how the customer completes it, what it needs. */
 export interface PaymentMethod {
   readonly code: string
   /** `undefined` = any country. */
@@ -22,6 +23,7 @@ export interface PaymentMethod {
 const set = (...codes: Array<string>) => new Set(codes)
 const LOCAL_FIELDS = ["payment_method.details.document_id", "customer.ip"]
 
+/** Every payment method Tender knows, in catalog order. */
 export const PAYMENT_METHODS: ReadonlyArray<PaymentMethod> = [
   { code: "card", countries: undefined, currencies: undefined, next_action_type: "collect_card", required_fields: [] },
   {
@@ -84,8 +86,10 @@ export const PAYMENT_METHODS: ReadonlyArray<PaymentMethod> = [
 
 const BY_CODE = new Map(PAYMENT_METHODS.map((m) => [m.code, m]))
 
+/** The catalog's method with this code, if any. */
 export const findMethod = (code: string): PaymentMethod | undefined => BY_CODE.get(code)
 
+/** Whether the method is offered for this country and currency. */
 export const routable = (method: PaymentMethod, country: string, currency: string): boolean =>
   (method.countries === undefined || method.countries.has(country)) &&
   (method.currencies === undefined || method.currencies.has(currency))

@@ -9,6 +9,7 @@ import type { Conflict, DuplicateMerchantReferenceId } from "../kernel/Errors.ts
 import type { Order, PaymentEvent, Transaction } from "./Payment.ts"
 import type { Page, SearchQuery } from "../kernel/Search.ts"
 
+/** Port: where orders are stored, claimed by reference, searched and updated under a version check. */
 export class OrderRepo extends Context.Service<OrderRepo, {
   /**
    * Claims the order's reference in the account's one reference space (contract.md, Idempotency),
@@ -17,6 +18,7 @@ export class OrderRepo extends Context.Service<OrderRepo, {
    * (checkout orders share a reference among themselves; CheckoutSessionRepo decides between sessions).
    */
   insert(order: Order): Effect.Effect<void, DuplicateMerchantReferenceId>
+  /** The account's order with this id; another account's is none. */
   find(accountId: string, id: string): Effect.Effect<Option.Option<Order>>
   /** Operator access (CLI): any account. */
   findAny(id: string): Effect.Effect<Option.Option<Order>>
@@ -40,14 +42,19 @@ export class OrderRepo extends Context.Service<OrderRepo, {
   lock(id: string): Effect.Effect<Option.Option<Order>>
   /** Writes `next` when the stored version is `next.version - 1`; otherwise `Conflict`. */
   update(next: Decided<Order>): Effect.Effect<void, Conflict>
+  /** A page of the account's orders matching the query, newest first. */
   search(accountId: string, query: SearchQuery): Effect.Effect<Page<Order>>
   /** The account's orders among `ids`, in one read (a search page's transactions name their orders); unknown ids are absent. */
   findMany(accountId: string, ids: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<Order>>
 }>()("@tender/domain/OrderRepo") {}
 
+/** Port: where transactions are stored, with the reads the settlement and reconciliation workers need. */
 export class TransactionRepo extends Context.Service<TransactionRepo, {
+  /** Stores a new transaction. */
   insert(transaction: Transaction): Effect.Effect<void>
+  /** The account's transaction with this id; another account's is none. */
   find(accountId: string, id: string): Effect.Effect<Option.Option<Transaction>>
+  /** Any account's transaction with this id (operator access, provider pages and notifications). */
   findAny(id: string): Effect.Effect<Option.Option<Transaction>>
   /** Every transaction of an order, oldest first. */
   listByOrder(orderId: string): Effect.Effect<ReadonlyArray<Transaction>>
@@ -78,8 +85,11 @@ export class TransactionRepo extends Context.Service<TransactionRepo, {
 
 /** The transactional outbox: events are appended in the same unit of work as the change they report. */
 export class EventRepo extends Context.Service<EventRepo, {
+  /** Appends an event, in the caller's unit of work. */
   append(event: PaymentEvent): Effect.Effect<void>
+  /** Every event of an order, oldest first. */
   listByOrder(orderId: string): Effect.Effect<ReadonlyArray<PaymentEvent>>
+  /** Any account's event with this id. */
   findAny(id: string): Effect.Effect<Option.Option<PaymentEvent>>
   /** Newest first; `account_id` undefined = every account (operator); `created_from` inclusive. */
   search(query: {

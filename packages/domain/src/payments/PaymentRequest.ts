@@ -17,6 +17,7 @@ import { checkLocalFields, checkOrderBasics, type Dedicated, EMAIL, firstDedicat
 import type { CaptureMethod, CardStorageConsent, Customer } from "./Payment.ts"
 import { findMethod, type PaymentMethod, routable } from "./PaymentMethods.ts"
 
+/** A create-payment request's fields, before validation. */
 export interface CreatePaymentInput {
   readonly amount?: string | undefined
   readonly currency?: string | undefined
@@ -50,11 +51,13 @@ export interface CreatePaymentInput {
  * (`stored_credential_usage`); Adyen as `recurringProcessingModel` (docs/decisions.md).
  */
 export const STORED_CREDENTIAL_REASONS = ["unscheduled", "recurring", "installment"] as const
+/** Why a merchant charges a stored card: unscheduled, recurring or installment. */
 export type StoredCredentialReason = typeof STORED_CREDENTIAL_REASONS[number]
 
 const isStoredCredentialReason = (reason: string): reason is StoredCredentialReason =>
   (STORED_CREDENTIAL_REASONS as ReadonlyArray<string>).includes(reason)
 
+/** A payment request that passed validation: amounts in minor units, its method resolved. */
 export interface ValidPayment {
   readonly amount: number
   readonly currency: string

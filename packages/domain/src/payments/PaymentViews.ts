@@ -7,11 +7,13 @@ import type * as Views from "@tender/api/Views"
 import type { Order, Transaction } from "./Payment.ts"
 
 // The views are the API's (@tender/api/Views): one shape each, built here from the records.
+/** Another id a payment is known by: its order, and its checkout session if any. */
 export type AdditionalIdentifier = typeof Views.AdditionalIdentifier.Type
 
 /** The spec's Payment object (POST /v1/payments, capture, void, 3ds/complete). */
 export type PaymentSnapshot = typeof Views.PaymentSnapshot.Type
 
+/** An order as the API shows it (@tender/api/Views). */
 export type OrderView = typeof Views.OrderView.Type
 
 /**
@@ -21,11 +23,14 @@ export type OrderView = typeof Views.OrderView.Type
  */
 export type TransactionSubtype = Order["subtype"] | "refund" | "payout"
 
+/** The subtype a transaction shows: `refund` or `payout` for those, else its order's. */
 export const subtypeOf = (order: Order, t: Transaction): TransactionSubtype =>
   t.kind === "refund" || t.kind === "payout" ? t.kind : order.subtype
 
+/** A transaction as the API shows it (@tender/api/Views). */
 export type TransactionView = typeof Views.TransactionView.Type
 
+/** Minor units as the API's JSON number in the currency's major units. */
 export const major = (minor: number, currency: string) => Money.toMajor(minor, currency)
 
 /**
@@ -42,6 +47,7 @@ export const identifiersOf = (order: Order): ReadonlyArray<AdditionalIdentifier>
   ...(order.checkout_session_id !== null ? [{ identifier: order.checkout_session_id, type: "checkout" as const }] : [])
 ]
 
+/** A stored order and its transactions as the API shows them. */
 export const orderView = (
   order: Order,
   transactions: ReadonlyArray<Transaction>,
@@ -70,6 +76,7 @@ export const orderView = (
   updated_at: order.updated_at
 })
 
+/** A stored transaction as the API shows it, with its order's reference. */
 export const transactionView = (order: Order, t: Transaction): TransactionView => ({
   id: t.id,
   order_id: t.order_id,

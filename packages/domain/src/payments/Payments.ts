@@ -64,17 +64,29 @@ type Needs =
   // a card form's client secret is stored when minted (operations/Cards.ts)
   | ClientSecretRepo | KeyHasher
 
+/** The Payments use case: create, capture, void, complete and read payments; settle and reconcile them. */
 export class Payments extends Context.Service<Payments, {
+  /** Validates and routes a payment request, and creates the payment. */
   create(account: Account, input: CreatePaymentInput): Effect.Effect<PaymentSnapshot, ErrorOf<typeof create>>
+  /** Captures (part of) a manual-capture authorization; `final` closes it. */
   capture(account: Account, input: PaymentTarget & { readonly amount?: string | undefined; readonly final?: boolean | undefined }): Effect.Effect<PaymentSnapshot, ErrorOf<typeof resolveTarget | typeof capture>>
+  /** Voids a manual-capture authorization: releases what it holds uncaptured. */
   void(account: Account, target: PaymentTarget): Effect.Effect<PaymentSnapshot, ErrorOf<typeof resolveTarget | typeof voidAuthorization>>
+  /** Completes a card payment whose 3-D Secure challenge was answered. */
   completeThreeDs(account: Account, orderId: string): Effect.Effect<PaymentSnapshot, ErrorOf<typeof completeThreeDs>>
+  /** The sandbox's helper: makes a test payment succeed, fail, expire, or be under- or overpaid. */
   simulate(account: Account, orderId: string, input: { readonly outcome: SimulateOutcome; readonly amount?: string | undefined }): Effect.Effect<OrderView, ErrorOf<typeof simulate>>
+  /** Accepts an under- or overpaid payment as received, or declines it (the funds go back to its `refund_destination`). */
   decideAmountMismatch(account: Account, orderId: string, input: { readonly decision: "accept" | "decline"; readonly refund_destination?: { readonly address?: string | undefined } | undefined }): Effect.Effect<OrderView, ErrorOf<typeof decideAmountMismatch>>
+  /** The account's payment with this order id. */
   getOrder(account: Account, id: string): Effect.Effect<OrderView, OrderNotFound>
+  /** The account's payment holding this merchant reference. */
   getOrderByReference(account: Account, reference: string): Effect.Effect<OrderView, OrderNotFound>
+  /** The account's transaction with this id. */
   getTransaction(account: Account, id: string): Effect.Effect<TransactionView, TransactionNotFound>
+  /** A page of the account's payments matching the filters. */
   searchOrders(account: Account, input: SearchInput): Effect.Effect<SearchResult<OrderView>, ValidationFailed>
+  /** A page of the account's transactions matching the filters. */
   searchTransactions(account: Account, input: SearchInput): Effect.Effect<SearchResult<TransactionView>, ValidationFailed>
   /** Hosted provider pages (the customer's browser): the attempt behind a page. */
   hostedAttempt(transactionId: string): Effect.Effect<Option.Option<{ readonly order: Order; readonly transaction: Transaction }>>
@@ -99,7 +111,9 @@ export class Payments extends Context.Service<Payments, {
   attemptSession(sessionId: string, input: SessionAttemptInput): Effect.Effect<void, ErrorOf<typeof attempt>>
   /** Workers' rounds: settle accepted captures, reconcile lost provider answers, close expired windows. */
   settleDue(): Effect.Effect<number>
+  /** Asks the providers what became of calls whose answer was lost; returns how many were resolved. */
   reconcileDue(options?: ReconcileOptions): Effect.Effect<number>
+  /** Closes lapsed payment windows and lapsed retry windows; returns how many. */
   expireWindows(): Effect.Effect<number>
   /**
    * A provider's notification to one channel (operations/Notify.ts): 401 `invalid_signature` when
@@ -111,8 +125,11 @@ export class Payments extends Context.Service<Payments, {
   assertConsent(account: Account, orderId: string, consent: CardStorageConsent): Effect.Effect<ConsentView, ErrorOf<typeof assertConsent>>
   /** Operator access by order id, whatever the account (CLI). */
   operator: {
+    /** Any account's payment with this order id. */
     get(orderId: string): Effect.Effect<OrderView, OrderNotFound>
+    /** Captures any account's authorization (the operator's capture). */
     capture(orderId: string, amount: string | undefined, final: boolean): Effect.Effect<PaymentSnapshot, ErrorOf<typeof findOrder | typeof capture>>
+    /** Voids any account's authorization (the operator's void). */
     void(orderId: string): Effect.Effect<PaymentSnapshot, ErrorOf<typeof findOrder | typeof voidAuthorization>>
   }
 }>()("@tender/domain/payments/Payments") {

@@ -8,6 +8,7 @@ import type { ProviderUnavailable } from "../kernel/Errors.ts"
 import type { NextAction, PaymentInstrument } from "./Payment.ts"
 import type { StoredCredentialReason } from "./PaymentRequest.ts"
 
+/** A card's number and expiry as a provider needs them to charge it. */
 export interface CardDetails {
   readonly number: string
   readonly exp_month: number
@@ -45,17 +46,20 @@ export interface AuthorizeRequest {
   readonly stored_credential_reason?: StoredCredentialReason | undefined
 }
 
+/** What a provider answered an authorization: approved, declined, or a 3-D Secure challenge first. */
 export type AuthorizeResult =
   | { readonly _tag: "Approved"; readonly provider_transaction_id: string; readonly multicapture: boolean }
   | { readonly _tag: "Declined"; readonly decline_code: string; readonly provider_transaction_id: string | null }
   /** 3-D Secure: the customer must answer the issuer's challenge at `challenge_url` first. */
   | { readonly _tag: "ChallengeRequired"; readonly provider_transaction_id: string; readonly challenge_url: string }
 
+/** What a provider answered a capture: settled, settling (answer later), or refused. */
 export type CaptureResult =
   | { readonly _tag: "Settled"; readonly provider_transaction_id: string }
   | { readonly _tag: "Settling"; readonly provider_transaction_id: string }
   | { readonly _tag: "Refused"; readonly decline_code: string }
 
+/** What a provider answered a void: voided, or refused. */
 export type VoidResult =
   | { readonly _tag: "Voided"; readonly provider_transaction_id: string }
   | { readonly _tag: "Refused"; readonly decline_code: string }
@@ -83,7 +87,9 @@ export interface BinFacts {
  * came (a timeout, a dropped connection).
  */
 export interface Unknown { readonly _tag: "Unknown"; readonly reason: string; readonly report?: string | undefined }
+/** A local-method payment started: the provider's id and what the customer must do next. */
 export interface StartResult { readonly _tag: "Started"; readonly provider_transaction_id: string; readonly next_action: NextAction }
+/** What a provider knows of an earlier call, by its idempotency key: never received, or that call's answer. */
 export type LookupResult =
   /** The provider never received this key; the key is now fenced: a later call with it fails with ProviderUnavailable. */
   | { readonly _tag: "NotReceived" }
@@ -94,6 +100,7 @@ export type LookupResult =
   | { readonly _tag: "Refund"; readonly result: PayoutResult }
   | { readonly _tag: "Payout"; readonly result: PayoutResult }
 
+/** What starting a local-method payment (not a card) asks of a provider. */
 export interface LocalPaymentRequest {
   /** Our transaction id. */
   readonly reference: string
@@ -137,7 +144,9 @@ export class PaymentProvider extends Context.Service<PaymentProvider, {
    * a crash leaves no call in doubt (docs/decisions.md, "Hot path: database statements").
    */
   readonly answersInUnitOfWork?: boolean | undefined
+  /** Authorizes a card payment: approved, declined, or a 3-D Secure challenge first. */
   authorizeCard(request: AuthorizeRequest): Effect.Effect<AuthorizeResult | Unknown, ProviderUnavailable>
+  /** Captures (part of) an authorization: settled now, or settling (ask `settlement` later). */
   captureCard(request: {
     readonly reference: string
     readonly idempotency_key: string

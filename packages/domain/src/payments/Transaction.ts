@@ -10,13 +10,17 @@ import type { Order } from "./Order.ts"
 import { NextAction, PaymentInstrument, PendingCall, ThreeDsStatus, TransactionKind } from "./PaymentFields.ts"
 import { define, type Machine, transitionOf } from "../kernel/StateMachine.ts"
 
+/** A transaction's statuses, in table order. */
 export const TRANSACTION_STATUSES = ["initial", "pending", "processing", "completed", "failed", "canceled", "returned"] as const
+/** A transaction's status. */
 export type TransactionStatus = (typeof TRANSACTION_STATUSES)[number]
 
+/** What moves a transaction on: queued, sent, and the provider's answer. */
 export type TransactionTrigger = "queued" | "sent" | "succeeded" | "declined" | "canceled" | "returned"
 
 const IN_FLIGHT = ["initial", "pending", "processing"] as const
 
+/** A transaction's status table. */
 export const TransactionMachine: Machine<TransactionStatus, TransactionTrigger> = define({
   name: "Transaction",
   states: TRANSACTION_STATUSES,
@@ -34,6 +38,7 @@ export const TransactionMachine: Machine<TransactionStatus, TransactionTrigger> 
   ]
 })
 
+/** A transaction as stored: one call at a provider for an order (payment, capture, refund, …). */
 export const Transaction = Schema.Struct({
   id: TransactionId,
   order_id: OrderId,
@@ -89,6 +94,7 @@ export const Transaction = Schema.Struct({
   updated_at: Schema.String,
   version: Schema.Int
 })
+/** A transaction as stored. */
 export type Transaction = typeof Transaction.Type
 
 /**
@@ -99,6 +105,7 @@ export type Transaction = typeof Transaction.Type
 export const customerReturnUrl = (order: Order, txn: Transaction, good: boolean): string | null =>
   txn.customer_return_url ?? (good ? order.success_url : order.cancel_url)
 
+/** Whether the status is one the provider has not answered for good yet. */
 export const isInFlight = (status: TransactionStatus): boolean => (IN_FLIGHT as ReadonlyArray<string>).includes(status)
 
 /**
@@ -118,6 +125,7 @@ const QUEUED_KINDS: ReadonlyArray<Transaction["kind"]> = ["refund", "payout", "t
 export const viaSent = (txn: Transaction, trigger: TransactionTrigger): ReadonlyArray<TransactionTrigger> =>
   txn.status === "initial" ? ["sent", trigger] : [trigger]
 
+/** A transaction's status move through its table; `InvalidTransactionStatus` when there is no such move. */
 export const transition = transitionOf(TransactionMachine, (txn: Transaction, move) =>
   new InvalidTransactionStatus({ message: `Transaction ${txn.id}: ${move}` }))
 

@@ -10,9 +10,12 @@ import { toMajor } from "../kernel/Money.ts"
 import type * as Views from "@tender/api/Views"
 import { CaptureMethod, Customer, NextAction } from "../payments/Payment.ts"
 
+/** A checkout session's statuses, in table order. */
 export const SESSION_STATUSES = ["open", "pending_action", "completed", "failed", "expired", "canceled"] as const
+/** A checkout session's status. */
 export type SessionStatus = (typeof SESSION_STATUSES)[number]
 
+/** What moves a checkout session on: its attempts, expiry and cancelation. */
 export type SessionTrigger =
   | "external_step"
   | "attempt_declined_retry"
@@ -23,6 +26,7 @@ export type SessionTrigger =
 
 const LIVE = ["open", "pending_action"] as const
 
+/** A checkout session's status table. */
 export const SessionMachine: Machine<SessionStatus, SessionTrigger> = define({
   name: "Checkout session",
   states: SESSION_STATUSES,
@@ -39,18 +43,23 @@ export const SessionMachine: Machine<SessionStatus, SessionTrigger> = define({
 
 /** max_payment_attempts: default 3, bounds 1–10 (the spec leaves them open; docs/decisions.md). */
 export const DEFAULT_MAX_ATTEMPTS = 3
+/** The range `max_payment_attempts` may take. */
 export const MAX_ATTEMPTS_BOUNDS = { min: 1, max: 10 } as const
 /** A session's line items: at most this many, each of at most this quantity (their home is Limits.ts). */
 export { MAX_LINE_ITEMS, MAX_QUANTITY } from "../kernel/Limits.ts"
 /** One hour unless `expires_at` is given; at most 24 hours ahead. */
 export const DEFAULT_LIFETIME_MS = 60 * 60 * 1000
+/** The furthest ahead a session's `expires_at` may be. */
 export const MAX_LIFETIME_MS = 24 * 60 * 60 * 1000
 /** After expiry, how long an attempt the customer started at a provider may still report (then it is closed). */
 export const LATE_OUTCOME_WINDOW_MS = 60 * 60 * 1000
 
+/** One line of what a session sells: name, quantity and unit amount in minor units. */
 export const LineItem = Schema.Struct({ name: Schema.String, quantity: Schema.Int, unit_amount: Schema.Int })
+/** One line of what a session sells. */
 export type LineItem = typeof LineItem.Type
 
+/** A checkout session as stored: a hosted payment page's order, its attempts and its lifetime. */
 export const CheckoutSession = Schema.Struct({
   id: CheckoutSessionId,
   account_id: AccountId,
@@ -82,8 +91,10 @@ export const CheckoutSession = Schema.Struct({
   updated_at: Schema.String,
   version: Schema.Int
 })
+/** A checkout session as stored. */
 export type CheckoutSession = typeof CheckoutSession.Type
 
+/** Whether the session still takes attempts (open, or waiting on a customer action). */
 export const isLive = (status: SessionStatus): boolean => status === "open" || status === "pending_action"
 
 /** contract.md: a new session may reuse a reference only once the newest one ended expired, failed or canceled. */
@@ -138,6 +149,7 @@ export const sessionEvent = (session: CheckoutSession, type: string, publicUrl: 
   data: { ...sessionView(session, publicUrl), capture_method: session.capture_method }
 })
 
+/** A session's status move through its table; `InvalidSessionState` when there is no such move. */
 export const transition = transitionOf(SessionMachine, (session: CheckoutSession, move) =>
   new InvalidSessionState({ message: `Checkout session ${session.id}: ${move}; a final session never changes` }))
 

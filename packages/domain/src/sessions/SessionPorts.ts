@@ -5,6 +5,7 @@ import type { CheckoutSession } from "./CheckoutSession.ts"
 import type { Conflict, DuplicateMerchantReferenceId } from "../kernel/Errors.ts"
 import type { Page, SearchQuery } from "../kernel/Search.ts"
 
+/** Port: where checkout sessions are stored. */
 export class CheckoutSessionRepo extends Context.Service<CheckoutSessionRepo, {
   /**
    * Refuses (DuplicateMerchantReferenceId) a session whose reference already names an open,
@@ -12,8 +13,11 @@ export class CheckoutSessionRepo extends Context.Service<CheckoutSessionRepo, {
    * such session per reference (contract.md), enforced by the database.
    */
   insert(session: CheckoutSession): Effect.Effect<void, DuplicateMerchantReferenceId>
+  /** The account's session with this id; another account's is none. */
   find(accountId: string, id: string): Effect.Effect<Option.Option<CheckoutSession>>
+  /** Any account's session with this id (operator access and the hosted page). */
   findAny(id: string): Effect.Effect<Option.Option<CheckoutSession>>
+  /** The session an order was created under, if any. */
   findByOrder(orderId: string): Effect.Effect<Option.Option<CheckoutSession>>
   /** The most recent session with the reference (by-reference read). */
   findNewestByReference(accountId: string, reference: string): Effect.Effect<Option.Option<CheckoutSession>>

@@ -21,6 +21,7 @@ import { checkMoney, EMAIL, urlProblem } from "../payments/RequestChecks.ts"
 import type { SessionAttemptInput } from "./operations/Attempt.ts"
 import * as Session from "./CheckoutSession.ts"
 
+/** A create-session request's fields, before validation. */
 export interface CreateSessionInput {
   readonly amount?: string | undefined
   readonly currency?: string | undefined

@@ -42,11 +42,17 @@ type Needs =
 
 type Ended = CheckoutSessionNotFound | InvalidSessionState | CardPaymentInProgress
 
+/** The Sessions use case: create, read, cancel and expire checkout sessions, and take their customers' attempts. */
 export class Sessions extends Context.Service<Sessions, {
+  /** Validates and creates a checkout session (and its order), open for the customer. */
   create(account: Account, input: CreateSessionInput): Effect.Effect<SessionView, ErrorOf<typeof create>>
+  /** The account's session with this id. */
   get(account: Account, id: string): Effect.Effect<SessionView, CheckoutSessionNotFound>
+  /** The account's newest session with this merchant reference. */
   byReference(account: Account, reference: string): Effect.Effect<SessionView, CheckoutSessionNotFound>
+  /** A page of the account's sessions matching the filters. */
   search(account: Account, input: SearchInput): Effect.Effect<SearchResult<SessionView>, ValidationFailed>
+  /** The merchant cancels a live session. */
   cancel(account: Account, id: string): Effect.Effect<SessionView, Ended>
   /** The test helper: acts as the customer submitting the hosted form. */
   attempt(account: Account, id: string, input: SubmitInput): Effect.Effect<SessionView, ErrorOf<typeof attemptAsCustomer>>
@@ -54,12 +60,16 @@ export class Sessions extends Context.Service<Sessions, {
   expireOverdue(): Effect.Effect<number>
   /** Operator access (CLI), any account. */
   operator: {
+    /** Any account's session with this id. */
     get(id: string): Effect.Effect<SessionView, CheckoutSessionNotFound>
+    /** Cancels any account's live session (the operator's cancel). */
     cancel(id: string): Effect.Effect<SessionView, Ended>
   }
   /** The hosted page: its read (never authorizes), its form, its cancel. */
   hostedView(id: string): Effect.Effect<Option.Option<HostedView>>
+  /** The customer submits the hosted form: one payment attempt. */
   submit(id: string, input: SubmitInput): Effect.Effect<HostedView, ErrorOf<typeof submit>>
+  /** The customer cancels on the hosted page. */
   cancelByCustomer(id: string): Effect.Effect<HostedView, ErrorOf<typeof cancelByCustomer>>
 }>()("@tender/domain/sessions/Sessions") {
   static readonly layer = Layer.effect(

@@ -19,6 +19,7 @@ export const RETRY_DELAYS_MS: ReadonlyArray<number> = [
   10 * 3_600_000,
   10 * 3_600_000
 ]
+/** A delivery's attempts in all: the first, then one per retry delay. */
 export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1
 /** Each attempt's time limit (contract.md). */
 export const ATTEMPT_TIMEOUT_MS = 15_000
@@ -47,10 +48,14 @@ export const EVENT_TYPES = [
   "transfer.failed"
 ] as const
 
+/** A webhook endpoint's statuses. */
 export const ENDPOINT_STATUSES = ["enabled", "disabled"] as const
+/** A webhook endpoint's status. */
 export type EndpointStatus = (typeof ENDPOINT_STATUSES)[number]
+/** The merchant's moves on an endpoint's status. */
 export type EndpointTrigger = "disable" | "enable"
 
+/** A webhook endpoint as stored: its URL, the events it takes, and its status. */
 export const WebhookEndpoint = Schema.Struct({
   id: Schema.String,
   account_id: Schema.String,
@@ -63,6 +68,7 @@ export const WebhookEndpoint = Schema.Struct({
   updated_at: Schema.String,
   version: Schema.Int
 })
+/** A webhook endpoint as stored. */
 export type WebhookEndpoint = typeof WebhookEndpoint.Type
 
 /**
@@ -95,9 +101,12 @@ export const bornEndpoint = (fields: Omit<WebhookEndpoint, "status" | "updated_a
   version: 1
 })
 
+/** A delivery's statuses, in table order. */
 export const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "exhausted"] as const
+/** A delivery's status. */
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number]
 
+/** What moves a delivery on: an attempt's result, or a manual retry. */
 export type DeliveryTrigger = "attempt_succeeded" | "attempt_failed" | "attempt_failed_final" | "retried"
 
 /**
@@ -117,6 +126,7 @@ export const DeliveryMachine: Machine<DeliveryStatus, DeliveryTrigger> = define(
   ]
 })
 
+/** One event's delivery to one endpoint as stored: its status, attempts, due time and lease. */
 export const WebhookDelivery = Schema.Struct({
   id: Schema.String,
   account_id: Schema.String,
@@ -138,8 +148,10 @@ export const WebhookDelivery = Schema.Struct({
    */
   lease_token: Schema.NullOr(Schema.String)
 })
+/** One event's delivery to one endpoint as stored. */
 export type WebhookDelivery = typeof WebhookDelivery.Type
 
+/** One POST of a delivery as stored: when, the answer's status, how long, or the error. */
 export const DeliveryAttempt = Schema.Struct({
   delivery_id: Schema.String,
   attempted_at: Schema.String,
@@ -149,6 +161,7 @@ export const DeliveryAttempt = Schema.Struct({
   /** Why it failed, when it did (timeout, connection refused, non-2xx). */
   error: Schema.NullOr(Schema.String)
 })
+/** One POST of a delivery as stored. */
 export type DeliveryAttempt = typeof DeliveryAttempt.Type
 
 /**
@@ -166,6 +179,7 @@ export interface DeliveryPause {
   readonly statuses: ReadonlyArray<DeliveryStatus>
 }
 
+/** The statuses of deliveries still to be attempted (what a disabled endpoint pauses). */
 export const OPEN_STATUSES: ReadonlyArray<DeliveryStatus> = ["pending", "failed"]
 
 const resume = (endpointId: string): DeliveryPause => ({ endpoint_id: endpointId, paused: false, statuses: DELIVERY_STATUSES })
@@ -182,6 +196,7 @@ export const pauseOf = (endpoint: WebhookEndpoint): DeliveryPause =>
  */
 export const pauseOnDelete = (endpoint: WebhookEndpoint): DeliveryPause => resume(endpoint.id)
 
+/** Whether the endpoint takes this event type: enabled, and subscribed to it (or to `*`). */
 export const matches = (endpoint: WebhookEndpoint, eventType: string): boolean =>
   endpoint.status === "enabled" && (endpoint.enabled_events.includes("*") || endpoint.enabled_events.includes(eventType))
 
@@ -195,6 +210,7 @@ export const nextAttemptDelay = (attempts: number, random: number): number | und
   return Math.round(base * (0.9 + 0.2 * random))
 }
 
+/** A delivery's status move through its table (a refusal names the move). */
 export const transition = transitionOf(DeliveryMachine, (_: WebhookDelivery, move) => move)
 
 /** A new delivery: `pending`, due at once. */

@@ -5,13 +5,16 @@ import type { Conflict } from "../kernel/Errors.ts"
 import type { Page } from "../kernel/Search.ts"
 import type { DeliveryAttempt, DeliveryPause, DeliveryStatus, WebhookDelivery, WebhookEndpoint } from "./Webhook.ts"
 
+/** Port: where webhook endpoints are stored. */
 export class WebhookEndpointRepo extends Context.Service<WebhookEndpointRepo, {
   /**
    * Inserts the endpoint unless its account already has `max`; `false` (nothing written) then. The
    * count and the insert are serialised per account, so concurrent creates never exceed `max`.
    */
   insert(endpoint: WebhookEndpoint, max: number): Effect.Effect<boolean>
+  /** The account's endpoint with this id; another account's is none. */
   find(accountId: string, id: string): Effect.Effect<Option.Option<WebhookEndpoint>>
+  /** Any account's endpoint with this id. */
   findAny(id: string): Effect.Effect<Option.Option<WebhookEndpoint>>
   /** All of an account's endpoints, oldest first. */
   list(accountId: string): Effect.Effect<ReadonlyArray<WebhookEndpoint>>
@@ -24,6 +27,7 @@ export class WebhookEndpointRepo extends Context.Service<WebhookEndpointRepo, {
   delete(accountId: string, id: string): Effect.Effect<boolean>
 }>()("@tender/domain/WebhookEndpointRepo") {}
 
+/** A search over deliveries: filters, page size and cursor (newest first). */
 export interface DeliveryQuery {
   /** `undefined` = every account (operator). */
   readonly account_id?: string | undefined
@@ -42,10 +46,15 @@ export interface InFlightCounts {
   readonly accounts: ReadonlyArray<readonly [string, number]>
 }
 
+/** Port: where deliveries and their attempts are stored, claimed by the dispatcher and leased. */
 export class WebhookDeliveryRepo extends Context.Service<WebhookDeliveryRepo, {
+  /** Stores a new delivery. */
   insert(delivery: WebhookDelivery): Effect.Effect<void>
+  /** The account's delivery with this id; another account's is none. */
   find(accountId: string, id: string): Effect.Effect<Option.Option<WebhookDelivery>>
+  /** Any account's delivery with this id (operator access). */
   findAny(id: string): Effect.Effect<Option.Option<WebhookDelivery>>
+  /** A page of deliveries matching the query, newest first. */
   search(query: DeliveryQuery): Effect.Effect<Page<WebhookDelivery>>
   /**
    * Claims up to `limit` deliveries due at `now` (status pending or failed, next_attempt_at <= now),
@@ -85,6 +94,7 @@ export class WebhookDeliveryRepo extends Context.Service<WebhookDeliveryRepo, {
   recordAttempts(batch: ReadonlyArray<{ readonly delivery: WebhookDelivery; readonly attempt: DeliveryAttempt }>): Effect.Effect<ReadonlyArray<boolean>>
   /** Writes a delivery's new state (a retry, a claim handed back) and ends its lease; fenced as `recordAttempts`. */
   update(delivery: Decided<WebhookDelivery>): Effect.Effect<boolean>
+  /** A delivery's attempts, oldest first. */
   attempts(deliveryId: string): Effect.Effect<ReadonlyArray<DeliveryAttempt>>
   /**
    * Stores the pause rule's decision (`Webhook.pauseOf`) on the endpoint's deliveries of the given
@@ -93,12 +103,14 @@ export class WebhookDeliveryRepo extends Context.Service<WebhookDeliveryRepo, {
   pause(decision: DeliveryPause): Effect.Effect<void>
 }>()("@tender/domain/WebhookDeliveryRepo") {}
 
+/** What one POST to an endpoint came to: an HTTP answer, or a failure (no answer). */
 export type DeliveryOutcome =
   | { readonly _tag: "Answered"; readonly status: number; readonly duration_ms: number }
   | { readonly _tag: "Failed"; readonly error: string; readonly duration_ms: number }
 
 /** Port: POSTs one signed webhook and reports what happened (never fails: failures are outcomes). */
 export class WebhookTransport extends Context.Service<WebhookTransport, {
+  /** POSTs the body with its headers, within `timeoutMs`, and reports the answer or the failure. */
   post(request: {
     readonly url: string
     readonly headers: Record<string, string>
@@ -109,6 +121,7 @@ export class WebhookTransport extends Context.Service<WebhookTransport, {
 
 /** Port: the addresses a host name resolves to (SSRF checks of endpoint URLs, at registration and at every delivery). */
 export class HostResolver extends Context.Service<HostResolver, {
+  /** The addresses the host name resolves to. */
   resolve(host: string): Effect.Effect<ReadonlyArray<string>>
 }>()("@tender/domain/HostResolver") {}
 
@@ -117,6 +130,7 @@ export class HostResolver extends Context.Service<HostResolver, {
  * secret (the account's current signing secret, and the previous one while a rotation overlaps).
  */
 export class PayloadSigner extends Context.Service<PayloadSigner, {
+  /** The signature header's value: one `v1` HMAC per secret, over timestamp, path and body. */
   sign(secrets: ReadonlyArray<string>, timestampSeconds: number, path: string, body: Uint8Array): string
 }>()("@tender/domain/PayloadSigner") {}
 

@@ -90,6 +90,7 @@ export interface ReceiverPolicy {
   readonly deployment: Effect.Effect<ReadonlyArray<Listener>>
 }
 
+/** The receiver policy in effect: by default loopback endpoints allowed, no deployment addresses known. */
 export const WebhookReceiverPolicy = Context.Reference<ReceiverPolicy>("@tender/domain/WebhookReceiverPolicy", {
   defaultValue: () => ({ loopback: true, deployment: Effect.succeed([]) })
 })
@@ -99,6 +100,7 @@ export const WebhookReceiverPolicy = Context.Reference<ReceiverPolicy>("@tender/
  * count: three refreshes missed, the process is gone (killed, its host lost).
  */
 export const LISTENER_HEARTBEAT_MS = 30_000
+/** How old a ServerListeners row may be and still count. */
 export const LISTENER_STALE_MS = 3 * LISTENER_HEARTBEAT_MS
 
 /**

@@ -23,6 +23,7 @@ interface ListInput {
   readonly cursor?: string | undefined
 }
 
+/** A list-deliveries request's filters and page, before validation. */
 export interface DeliverySearchInput extends ListInput {
   readonly endpoint_id?: string | undefined
   readonly event_id?: string | undefined

@@ -4,12 +4,16 @@ import type * as Views from "@tender/api/Views"
 import type { DeliveryAttempt, WebhookDelivery, WebhookEndpoint } from "./Webhook.ts"
 
 // The views are the API's (@tender/api/Views), built here from the records.
+/** A webhook endpoint as the API shows it (@tender/api/Views). */
 export type EndpointView = typeof Views.EndpointView.Type
 
+/** A delivery as the API shows it (@tender/api/Views). */
 export type DeliveryView = typeof Views.DeliveryView.Type
 
+/** A delivery attempt as the API shows it (@tender/api/Views). */
 export type AttemptView = typeof Views.AttemptView.Type
 
+/** The body every webhook POSTs: the event's id, type, time, mode and data. */
 export interface Envelope {
   readonly id: string
   readonly type: string
@@ -48,6 +52,7 @@ export const attemptView = (a: DeliveryAttempt): AttemptView => ({
   error: a.error
 })
 
+/** A recorded event as the webhook body that carries it. */
 export const envelopeOf = (event: PaymentEvent): Envelope => ({
   id: event.id,
   type: event.type,

@@ -34,13 +34,21 @@ export { type EventDraft, Outbox, withoutClientSecret } from "./operations/Recor
 /** The services the operations need, captured when the layer is built (kernel/Seam.ts). */
 type Needs = WebhookEndpointRepo | WebhookDeliveryRepo | EventRepo | AccountRepo | WebhookTransport | HostResolver | PayloadSigner | Ids | UnitOfWork
 
+/** The Webhooks use case: manage endpoints, list events and deliveries, retry and dispatch deliveries. */
 export class Webhooks extends Context.Service<Webhooks, {
+  /** Registers an endpoint (its URL checked, the account's limit enforced). */
   createEndpoint(account: Account, input: CreateEndpointInput): Effect.Effect<EndpointView, ValidationFailed | WebhookLimitExceeded>
+  /** The account's endpoints, oldest first. */
   listEndpoints(account: Account): Effect.Effect<{ readonly data: ReadonlyArray<EndpointView> }>
+  /** The account's endpoint with this id. */
   getEndpoint(account: Account, id: string): Effect.Effect<EndpointView, WebhookNotFound>
+  /** Changes an endpoint's URL, events, description or status (disabling pauses its deliveries). */
   updateEndpoint(account: Account, id: string, input: UpdateEndpointInput): Effect.Effect<EndpointView, WebhookNotFound | ValidationFailed | Conflict>
+  /** Removes an endpoint; its deliveries stay in the log. */
   deleteEndpoint(account: Account, id: string): Effect.Effect<{ readonly id: string; readonly deleted: true }, WebhookNotFound>
+  /** A page of deliveries (the account's, or any with no account: the operator). */
   listDeliveries(account: Account | undefined, input: DeliverySearchInput): Effect.Effect<SearchResult<DeliveryView>, ValidationFailed>
+  /** A delivery with its attempts (the account's, or any with no account). */
   getDelivery(account: Account | undefined, id: string): Effect.Effect<DeliveryView & { readonly attempts: ReadonlyArray<AttemptView> }, WebhookDeliveryNotFound>
   /**
    * Makes a failed or exhausted delivery due now; anything else is `webhook_delivery_not_retryable`,
@@ -51,6 +59,7 @@ export class Webhooks extends Context.Service<Webhooks, {
   dispatchDue(options?: Partial<DispatchOptions>): Effect.Effect<number>
   /** Operator: events of any account, newest first. */
   listEvents(input: EventSearchInput): Effect.Effect<SearchResult<Envelope & { readonly account_id: string }>, ValidationFailed>
+  /** Operator: an event of any account, with its deliveries. */
   getEvent(id: string): Effect.Effect<{ readonly event: Envelope & { readonly account_id: string }; readonly deliveries: ReadonlyArray<DeliveryView> }, NotFound>
   /** The dispatcher, until interrupted: claims as slots free up, attempts run concurrently. */
   runDispatcher(options?: Partial<DispatchOptions> & { readonly idleMs?: number }): Effect.Effect<never>

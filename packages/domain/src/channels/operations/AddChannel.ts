@@ -8,6 +8,7 @@ import { ValidationFailed } from "../../kernel/Errors.ts"
 import { Ids } from "../../kernel/Ids.ts"
 import { nowIso } from "../../kernel/Time.ts"
 
+/** The input of `Channels.add`: the channel's settings and its credentials file. */
 export interface AddChannel extends ChannelModule.ChannelSettings {
   /** The credentials file's parsed JSON, checked here (ProviderCatalog.parseCredentials). */
   readonly credentials: unknown

@@ -25,6 +25,7 @@ import { type OriginalTarget, payable, requireOneTarget, resolveOriginal } from 
 import { parseOutflowAmount, payouts, send } from "./Outflow.ts"
 import { providerOf, refuseOtherChannel } from "../../payments/operations/Route.ts"
 
+/** A create-payout request: the payment it pays out of (one target), amount and reference. */
 export interface PayoutInput extends OriginalTarget {
   readonly amount?: string | undefined
   readonly payout_reference?: string | undefined

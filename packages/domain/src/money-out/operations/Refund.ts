@@ -30,6 +30,7 @@ import { type OriginalTarget, refundable, requireOneTarget, resolveOriginal } fr
 import { parseOutflowAmount, refunds, send } from "./Outflow.ts"
 import { providerOf, refuseOtherChannel } from "../../payments/operations/Route.ts"
 
+/** A create-refund request: the payment it refunds (one target), amount, reason and reference. */
 export interface RefundInput extends OriginalTarget {
   /** Decimal string; omitted refunds the remaining balance. */
   readonly amount?: string | undefined

@@ -11,6 +11,7 @@ import * as Txn from "../Transaction.ts"
 import { guarded, refuseInactive } from "./Load.ts"
 import { type AttemptOutcome, record } from "./RecordAttempt.ts"
 
+/** What a local-method provider's page may report for an attempt. */
 export type ProviderOutcome = "succeed" | "fail" | "cancel" | "expire"
 
 const outcomeOf = (txn: Transaction, outcome: ProviderOutcome): AttemptOutcome => {

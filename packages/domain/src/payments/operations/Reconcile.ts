@@ -21,6 +21,7 @@ import { recordTransfer } from "../../money-out/operations/RecordTransfer.ts"
 import { recordVoid, voidNotApplied } from "./Void.ts"
 import { providerOf } from "./Route.ts"
 
+/** How reconciliation picks provider calls whose answer was lost: how old, and how far back. */
 export interface ReconcileOptions {
   /** Calls younger than this are left to their caller (default 60 s). */
   readonly graceMs: number

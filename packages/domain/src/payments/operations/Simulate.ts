@@ -16,6 +16,7 @@ import { answerChallenge } from "./ThreeDs.ts"
 import { applyOutcome } from "./Outcome.ts"
 import { providerOf } from "./Route.ts"
 
+/** What the sandbox may make a test payment do (`Payments.simulate`). */
 export type SimulateOutcome = "succeed" | "fail" | "expire" | "underpay" | "overpay"
 
 export const simulate = Effect.fn("Payments.simulate")(function*(

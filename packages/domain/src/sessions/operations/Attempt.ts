@@ -39,6 +39,7 @@ import { record } from "../../payments/operations/RecordAttempt.ts"
 import { onRoute, routeOf } from "../../payments/operations/Route.ts"
 import type { CheckoutSession } from "../CheckoutSession.ts"
 
+/** The hosted page's payment attempt: the method chosen and its details. */
 export interface SessionAttemptInput {
   readonly payment_method: {
     readonly code: string

@@ -11,6 +11,7 @@ import { isoOf } from "../../kernel/Time.ts"
 import { ATTEMPT_TIMEOUT_MS, type WebhookDelivery, type WebhookEndpoint } from "../Webhook.ts"
 import { WebhookDeliveryRepo, WebhookEndpointRepo } from "../WebhookPorts.ts"
 
+/** How the dispatcher bounds its work: concurrency overall, per endpoint and per account, and the lease. */
 export interface DispatchOptions {
   /** Deliveries in flight at once in this process. */
   readonly concurrency: number
@@ -25,6 +26,7 @@ export interface DispatchOptions {
   readonly leaseMs: number
 }
 
+/** The dispatcher's bounds unless configured: 64 at once, 16 per endpoint, 32 per account. */
 export const DEFAULT_DISPATCH: DispatchOptions = {
   concurrency: 64,
   perEndpoint: 16,

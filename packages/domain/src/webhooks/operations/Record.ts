@@ -66,6 +66,7 @@ export const record = Effect.fnUntraced(function*(draft: EventDraft) {
   return event
 })
 
+/** The transactional outbox: records an event and its deliveries in the unit of work of the change it reports. */
 export class Outbox extends Context.Service<Outbox, {
   /** Records the event (a fresh `evt_…` id, created now) and returns it as stored. */
   record(event: EventDraft): Effect.Effect<PaymentEvent>
