@@ -74,12 +74,17 @@ const npmPack = (stage: string, publishable: object) => {
 const license = join(root, "LICENSE")
 if (!existsSync(license)) throw new Error(`${license} is missing`)
 
-/** Peers a package's optional modules need (a testing kit's test runner, its browser), each optional. */
-const optionalPeers = (peers: Record<string, string>) =>
-  Object.keys(peers).length === 0 ? {} : {
-    peerDependencies: peers,
-    peerDependenciesMeta: Object.fromEntries(Object.keys(peers).map((name) => [name, { optional: true }]))
-  }
+/**
+ * Peers: `effect` (required), so that a service and every Tender package share the service's one
+ * copy of it; and what a package's optional modules need (a testing kit's test runner, its
+ * browser), each optional.
+ */
+const peersOf = (required: Record<string, string>, optional: Record<string, string>) => ({
+  peerDependencies: { ...required, ...optional },
+  ...(Object.keys(optional).length === 0 ? {} : {
+    peerDependenciesMeta: Object.fromEntries(Object.keys(optional).map((name) => [name, { optional: true }]))
+  })
+})
 
 /** README, CHANGELOG and the repository's LICENSE into a staged package. */
 const copyDocs = (source: string, stage: string) => {
@@ -135,15 +140,20 @@ function packTsc() {
     const stage = join(staging, p.dir)
     mkdirSync(stage, { recursive: true })
     cpSync(join(build, p.dir, "src"), join(stage, "dist"), { recursive: true })
+    // The fakes' command (`npm run fakes`) starts servers when imported: a repository script, not a module.
+    if (p.dir === "adapters") for (const file of ["main.js", "main.d.ts"]) rmSync(join(stage, "dist", "providers", "fake", file), { force: true })
     if (p.dir === "browser-sdk") cpSync(buildSdk(), join(stage, "dist", "www"), { recursive: true })
     copyDocs(source, stage)
 
+    // Ranges, not pins: a service that upgrades one Tender package (or effect) within the range keeps
+    // one copy of each, so services, schemas and errors are the same values everywhere.
+    const { effect, ...others } = manifest.dependencies ?? {}
     const dependencies = Object.fromEntries(
-      Object.entries(manifest.dependencies ?? {}).map(([name, range]) => {
+      Object.entries(others).map(([name, range]) => {
         if (!name.startsWith("@tender/")) return [name, range]
         const version = versionOf.get(name)
         if (version === undefined) throw new Error(`${manifest.name} depends on ${name}, which is not packed`)
-        return [name, version]
+        return [name, `^${version}`]
       })
     )
     const publishable = {
@@ -165,7 +175,7 @@ function packTsc() {
       },
       files: ["dist", "README.md", "LICENSE", "CHANGELOG.md"],
       dependencies,
-      ...optionalPeers({ ...manifest.peerDependencies, ...("testing" in p ? p.testing.peers : {}) })
+      ...peersOf(effect === undefined ? {} : { effect: `^${effect}` }, { ...manifest.peerDependencies, ...("testing" in p ? p.testing.peers : {}) })
     }
     console.log(npmPack(stage, publishable))
   }

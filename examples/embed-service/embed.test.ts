@@ -57,7 +57,7 @@ describe("the packed @tender/domain, @tender/adapters and the server's packages,
     // The adapter contracts are an entry of their own, on vitest the consumer brings (optional peers).
     const adapters = JSON.parse(await fs.readFile(path.join(app, "node_modules/@tender/adapters/package.json"), "utf8"))
     expect(adapters.exports["./testing"]).toEqual({ types: "./dist/testing/index.d.ts", import: "./dist/testing/index.js" })
-    expect(Object.keys(adapters.peerDependencies).sort()).toEqual(["@effect/vitest", "vitest"])
+    expect(Object.keys(adapters.peerDependencies).sort()).toEqual(["@effect/vitest", "effect", "vitest"])
     expect(adapters.peerDependenciesMeta).toEqual({ vitest: { optional: true }, "@effect/vitest": { optional: true } })
     expect(Object.keys(adapters.dependencies)).not.toContain("vitest")
   })

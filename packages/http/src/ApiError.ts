@@ -98,9 +98,6 @@ const STATUS_BY_CODE = statusTable(STATUS_ROWS)
 
 export const statusOf = (code: Errors.DomainErrorCode): Status => STATUS_BY_CODE[code]
 
-/** A code off the wire (the client reading an envelope): one the vocabulary does not know is a 500. */
-export const statusOfWire = (code: string): Status => Errors.isDomainErrorCode(code) ? statusOf(code) : 500
-
 const CLASS_BY_STATUS: Record<number, (typeof ApiErrors)[number]> = {
   400: BadRequest,
   401: Unauthorized,

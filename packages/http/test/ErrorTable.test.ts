@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { Errors } from "@tender/domain"
-import { STATUS_ROWS, statusOf, statusOfWire, statusTable } from "../src/ApiError.ts"
+import { STATUS_ROWS, statusOf, statusTable } from "../src/ApiError.ts"
 
 describe("the error table", () => {
   it("does not compile with a row removed", () => {
@@ -27,10 +27,5 @@ describe("the error table", () => {
     for (const [status, classes] of STATUS_ROWS) {
       for (const c of classes) expect(statusOf(c.code)).toBe(status)
     }
-  })
-
-  it("answers a code off the wire the vocabulary does not know with 500", () => {
-    expect(statusOfWire("no_such_code")).toBe(500)
-    expect(statusOfWire(Errors.ConsentConflict.code)).toBe(409)
   })
 })

@@ -2805,7 +2805,8 @@ export type ChannelStorageServices = StorageServices | ChannelRepo | ChannelCred
 
 const STRIPE_SECRETS: ProviderCatalog.ProviderCredentials = {
   provider: "stripe",
-  secret_key: "sk_live_contract4eC39HqLyjWDarjtT1zdp7dc",
+  // Shaped like a live key, not like one a secret scanner flags: this file ships in the package.
+  secret_key: "sk_live_contract_not_a_key",
   webhook_secret: "whsec_contract0123456789"
 }
 

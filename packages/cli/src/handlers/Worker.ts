@@ -27,7 +27,8 @@ export const workers = (config: TenderConfig): Layer.Layer<never, Infrastructure
     const horizon = yield* Config.option(Config.Int("TENDER_RECONCILE_HORIZON_MS"))
     const expiry = yield* Config.option(Config.Int("TENDER_EXPIRY_INTERVAL_MS"))
     const layer: Layer.Layer<never, Infrastructure.InfrastructureError, Services.Services> = Workers.layer({
-      ...(Option.isSome(expiry) ? { expiryEvery: Duration.millis(expiry.value) } : {}),
+      // Zero or less would spin the rounds against storage: ignored, as TENDER_PROVIDER_TIMEOUT_MS is.
+      ...(Option.isSome(expiry) && expiry.value > 0 ? { expiryEvery: Duration.millis(expiry.value) } : {}),
       webhooks: Option.isSome(lease) ? { leaseMs: lease.value } : {},
       reconcile: {
         ...(Option.isSome(grace) ? { graceMs: grace.value } : {}),

@@ -27,6 +27,7 @@ export interface CodedErrorClass<Tag extends string, Code extends string> {
   new(props: ErrorProps): CodedError<Tag, Code>
   readonly code: Code
 }
+const BRAND = Symbol.for("@tender/domain/DomainError") // shared by every copy of this module, as `instanceof` is not
 const coded = <const Tag extends string, const Code extends string>(
   tag: Tag,
   code: Code
@@ -34,6 +35,7 @@ const coded = <const Tag extends string, const Code extends string>(
   class extends Data.TaggedError(tag)<ErrorProps> {
     static readonly code: Code = code
     readonly code: Code = code
+    readonly [BRAND] = true
   }
 
 /** The request could not be read (its body is not the JSON it claims to be). */
@@ -283,11 +285,9 @@ export type DomainErrorCode = DomainError["code"]
 
 const CODES: ReadonlySet<string> = new Set(DOMAIN_ERRORS.map((c) => c.code))
 
-/** A code off the wire (an envelope the client received) that the vocabulary knows. */
-export const isDomainErrorCode = (code: string): code is DomainErrorCode => CODES.has(code)
-
-/** An instance of a vocabulary class, not a lookalike: the type then tells the truth about `code`. */
-export const isDomainError = (u: unknown): u is DomainError => DOMAIN_ERRORS.some((c) => u instanceof c)
+/** Built by a vocabulary class (of this copy of the module or another), not a lookalike: its `code` is one of the vocabulary's. */
+export const isDomainError = (u: unknown): u is DomainError =>
+  typeof u === "object" && u !== null && BRAND in u && "code" in u && typeof u.code === "string" && CODES.has(u.code)
 
 /** The same error (its class, so its code and status) saying `message` instead. */
 export const withMessage = <E extends DomainError>(error: E, message: string): E =>
