@@ -6,22 +6,8 @@
  */
 import { Errors } from "@tender/domain"
 import {
-  ApiErrors,
-  BadGateway,
-  BadRequest,
-  Conflict,
-  type Envelope,
-  Forbidden,
-  NotFound,
-  ServerError,
-  TooManyRequests,
-  Unauthorized
-} from "@tender/api/ApiError"
-import type { ApiError } from "@tender/api/ApiError"
-
-export {
   type ApiError,
-  ApiErrors,
+  type ApiErrors,
   BadGateway,
   BadRequest,
   Conflict,

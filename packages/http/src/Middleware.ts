@@ -9,6 +9,7 @@ import { HttpApiMiddleware } from "effect/http-api"
 import type { HttpApiError } from "effect/http-api"
 import { Errors } from "@tender/domain"
 import { ApiKeyAuth, RequestValidation } from "@tender/api/Middleware"
+import { BadRequest, Unauthorized } from "@tender/api/ApiError"
 import * as ApiError from "./ApiError.ts"
 import { CurrentAccount, CurrentRequest } from "./RequestContext.ts"
 
@@ -21,11 +22,11 @@ export { ApiKeyAuth, RequestValidation }
  */
 export class AccountContext extends HttpApiMiddleware.Service<AccountContext, { provides: CurrentAccount }>()(
   "@tender/http/AccountContext",
-  { error: ApiError.Unauthorized }
+  { error: Unauthorized }
 ) {}
 
 const missingKey = (requestId: string) =>
-  new ApiError.Unauthorized(ApiError.envelope(new Errors.InvalidApiKey({ message: "Missing API key" }), requestId))
+  new Unauthorized(ApiError.envelope(new Errors.InvalidApiKey({ message: "Missing API key" }), requestId))
 
 export const AccountContextLive = Layer.succeed(
   AccountContext,
@@ -98,6 +99,6 @@ export const RequestValidationLive = HttpApiMiddleware.layerSchemaErrorTransform
       // A response that fails to encode is our bug, not the client's: leave it a defect (500).
       if (error.kind === "Body" || error.kind === "ResponseHeaders") return yield* Effect.die(error)
       const request = yield* CurrentRequest
-      return yield* Effect.fail(new ApiError.BadRequest(ApiError.envelope(toDomainError(error), request.requestId)))
+      return yield* Effect.fail(new BadRequest(ApiError.envelope(toDomainError(error), request.requestId)))
     })
 )

@@ -5,6 +5,7 @@
 import { Context, Effect } from "effect"
 import type { Account } from "@tender/domain/accounts/Account"
 import { Errors } from "@tender/domain"
+import type { ApiError as ApiErrorValue } from "@tender/api/ApiError"
 import * as ApiError from "./ApiError.ts"
 
 export interface RequestState {
@@ -48,7 +49,7 @@ export const belowApi = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect
  */
 export const run = <A, E extends Errors.DomainError, R>(
   effect: Effect.Effect<A, E, R>
-): Effect.Effect<A, ApiError.ApiError, R> =>
+): Effect.Effect<A, ApiErrorValue, R> =>
   Effect.catch(belowApi(effect), (error) =>
     Effect.gen(function*() {
       const request = yield* CurrentRequest
