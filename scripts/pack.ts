@@ -29,11 +29,17 @@ const PACKAGES = [
     description: "Tender's driven adapters: memory and PostgreSQL storage (embedded or by URL), the sandbox, Stripe and Adyen providers, Redis coordination.",
     // `@tender/adapters/testing`: the storage and provider contracts as vitest suites, for a team's
     // own adapters. It imports vitest, which the package does not bring: optional peers.
-    testing: { peers: { vitest: ">=5.0.0 <6.0.0", "@effect/vitest": "^4.0.5" } }
+    testing: { peers: { vitest: ">=5.0.0 <6.0.0", "@effect/vitest": "^4.0.5" } },
+    // The fakes' command (`npm run fakes`) starts servers when imported: a repository script, not a module.
+    omit: ["providers/fake/main.js", "providers/fake/main.d.ts"]
   },
   { dir: "client", description: "Tender's typed client for merchants' servers: signs every request, verifies every response." },
-  // Its built scripts ship in dist/www, where its assets module reads them (the server serves them).
-  { dir: "browser-sdk", description: "Tender's browser SDK: tender.js (card element, 3-D Secure) and the secure card fields' scripts, built, with the module that serves them." },
+  {
+    dir: "browser-sdk",
+    description: "Tender's browser SDK: tender.js (card element, 3-D Secure) and the secure card fields' scripts, built, with the module that serves them.",
+    // Its built scripts ship in dist/www, where its assets module reads them (the server serves them).
+    www: true
+  },
   { dir: "http", description: "Tender's HTTP server: the merchant API implementing @tender/api, hosted checkout, the browser SDK's host, provider returns and notifications." }
 ] as const
 
@@ -140,9 +146,8 @@ function packTsc() {
     const stage = join(staging, p.dir)
     mkdirSync(stage, { recursive: true })
     cpSync(join(build, p.dir, "src"), join(stage, "dist"), { recursive: true })
-    // The fakes' command (`npm run fakes`) starts servers when imported: a repository script, not a module.
-    if (p.dir === "adapters") for (const file of ["main.js", "main.d.ts"]) rmSync(join(stage, "dist", "providers", "fake", file), { force: true })
-    if (p.dir === "browser-sdk") cpSync(buildSdk(), join(stage, "dist", "www"), { recursive: true })
+    for (const file of "omit" in p ? p.omit : []) rmSync(join(stage, "dist", file))
+    if ("www" in p) cpSync(buildSdk(), join(stage, "dist", "www"), { recursive: true })
     copyDocs(source, stage)
 
     // Ranges, not pins: a service that upgrades one Tender package (or effect) within the range keeps

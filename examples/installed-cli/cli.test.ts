@@ -16,6 +16,7 @@ import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs/promises"
 import * as path from "node:path"
+import { stopProcess } from "@tender/cli/test/support/Tender"
 import { cleanEnv, copyExample, npmInstall, pack, run, stopwatch, typecheck, workDir } from "../support/Installed.ts"
 
 /** The machine's own Node, when it is older than 22 (the launcher must refuse it). */
@@ -42,17 +43,7 @@ describe("the packed @tender/cli and @tender/client, installed outside the repos
     return JSON.parse(result.stdout)
   }
 
-  const stopServe = () =>
-    new Promise<{ readonly code: number | null; readonly signal: string | null }>((resolve) => {
-      const child = serve!
-      if (child.exitCode !== null || child.signalCode !== null) return resolve({ code: child.exitCode, signal: child.signalCode })
-      const force = setTimeout(() => child.kill("SIGKILL"), 30_000)
-      child.once("exit", (code, signal) => {
-        clearTimeout(force)
-        resolve({ code, signal })
-      })
-      child.kill("SIGTERM")
-    })
+  const stopServe = () => stopProcess(serve!)
 
   const databaseRunning = () => Effect.runPromise(Effect.map(EmbeddedPostgres.status(dataDir), (s) => s.running))
 

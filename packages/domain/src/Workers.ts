@@ -56,11 +56,11 @@ export const webhooks = (options: Partial<DispatchOptions> & { readonly idleMs?:
   )
 
 /** Expires overdue checkout sessions (and emits their events) that nobody touched. */
-export const sessionSweeper = (every_: Duration.Input = EXPIRY_EVERY) =>
+export const sessionSweeper = (interval: Duration.Input = EXPIRY_EVERY) =>
   Layer.effectDiscard(
     Effect.gen(function*() {
       const sessions = yield* Sessions
-      yield* every("session sweeper", every_, sessions.expireOverdue())
+      yield* every("session sweeper", interval, sessions.expireOverdue())
     })
   )
 

@@ -190,7 +190,7 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
       return back
     }
 
-    /** The attempt's challenge window, brought forward to its end; the server's expiry worker runs every 5 seconds. */
+    /** The attempt's challenge window, brought forward to its end; the test server's expiry worker looks every 500 ms. */
     const closeWindow = (transactionId: string) =>
       server.run(Effect.gen(function*() {
         const repo = yield* TransactionRepo
@@ -311,8 +311,8 @@ export const providerThreeDsSuite = (storage: Pick<TenderConfig, "storage" | "da
       await fake.refuse()
       try {
         await closeWindow(transactionId)
-        // Two rounds of the expiry worker's work while the provider refuses connections, run here
-        // rather than waited for (the worker runs every 5 s); the worker decides it once it answers.
+        // Two rounds of the expiry worker's work while the provider refuses connections, run here so
+        // that two surely happen while it refuses; the worker decides it once it answers.
         for (let round = 0; round < 2; round++) await server.run(Effect.gen(function*() {
           return yield* (yield* Payments).expireWindows()
         }))

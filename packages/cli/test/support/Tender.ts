@@ -77,6 +77,18 @@ export const merchantClient = (merchant: () => Merchant) => {
   return { post, get }
 }
 
+/** SIGTERM, then SIGKILL if it has not exited within 30 s; resolves with how it ended. */
+export const stopProcess = (child: ChildProcess) =>
+  new Promise<{ readonly code: number | null; readonly signal: string | null }>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve({ code: child.exitCode, signal: child.signalCode })
+    const force = setTimeout(() => child.kill("SIGKILL"), 30_000)
+    child.once("exit", (code, signal) => {
+      clearTimeout(force)
+      resolve({ code, signal })
+    })
+    child.kill("SIGTERM")
+  })
+
 export const makeHome = (prefix: string) => {
   const dataDir = mkdtempSync(join(tmpdir(), prefix))
 
@@ -111,17 +123,7 @@ export const makeHome = (prefix: string) => {
     const child = spawn(NODE, [BIN, ...args, "--data-dir", dataDir], { cwd: ROOT, env: cleanEnv(env) })
     child.stdout?.on("data", (chunk) => (log += chunk))
     child.stderr?.on("data", (chunk) => (log += chunk))
-    const stop = () =>
-      new Promise<{ readonly code: number | null; readonly signal: string | null }>((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve({ code: child.exitCode, signal: child.signalCode })
-        const force = setTimeout(() => child.kill("SIGKILL"), 30_000)
-        child.once("exit", (code, signal) => {
-          clearTimeout(force)
-          resolve({ code, signal })
-        })
-        child.kill("SIGTERM")
-      })
-    return { process: child, log: () => log, stop }
+    return { process: child, log: () => log, stop: () => stopProcess(child) }
   }
 
   /** `tender serve` on `port` (default a free one) with `args` (e.g. `--host ::`), answering before this resolves. */
