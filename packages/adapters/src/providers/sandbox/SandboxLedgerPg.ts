@@ -9,6 +9,7 @@ import { ProviderRecordsInUnitOfWork } from "@tender/domain"
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { outsideUnitOfWork } from "../../storage/postgres/UnitOfWorkPg.ts"
+import { ReadsNoDeferredTable } from "../../storage/postgres/WriteBehind.ts"
 import { type Entry, FENCED, type Operation, SandboxLedger } from "./SandboxLedger.ts"
 
 interface Row {
@@ -51,7 +52,9 @@ export const layer: Layer.Layer<SandboxLedger, never, PgClient.PgClient | SqlCli
         Effect.orDie,
         // Inside the unit of work that reserves and records the call only when the caller says so
         // (ProviderRecordsInUnitOfWork): then ours and the provider's commit together or not at all.
-        (claimed) => Effect.flatMap(ProviderRecordsInUnitOfWork, (joined) => (joined ? claimed : outside(claimed)))
+        // Joined, it reads only the ledger, which no deferred write touches: no flush before it (WriteBehind.ts).
+        (claimed) =>
+          Effect.flatMap(ProviderRecordsInUnitOfWork, (joined) => (joined ? Effect.provideService(claimed, ReadsNoDeferredTable, true) : outside(claimed)))
       )
 
     return SandboxLedger.of({ claim, joinsUnitOfWork: true })

@@ -8,6 +8,7 @@ import { Effect, Layer, Schema } from "effect"
 import { type SqlClient, SqlSchema, type Statement } from "effect/sql"
 import { staleWrite } from "../Conflicts.ts"
 import { jsonb, Timestamp } from "./Columns.ts"
+import { transactionOrJoin } from "./UnitOfWorkPg.ts"
 
 const AccountRow = Schema.Struct({
   ...Account.Account.fields,
@@ -25,6 +26,7 @@ export const layer: Layer.Layer<AccountRepo, never, SqlClient.SqlClient | PgClie
   AccountRepo,
   Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
+    const inTransaction = transactionOrJoin(sql)
 
     const select = sql`
       SELECT a.id, a.name, a.mode, a.status, a.publishable_key, a.signing_secret, a.ip_allowlist,
@@ -73,7 +75,7 @@ export const layer: Layer.Layer<AccountRepo, never, SqlClient.SqlClient | PgClie
 
     return AccountRepo.of({
       insert: (account) =>
-        sql.withTransaction(Effect.gen(function*() {
+        inTransaction(Effect.gen(function*() {
           yield* sql`
             INSERT INTO accounts (id, name, mode, status, publishable_key, signing_secret, ip_allowlist,
               processing_profiles, vault_enabled, rate_limit, payout_limits, three_ds_display_mode, created_at, updated_at, version,
@@ -89,7 +91,7 @@ export const layer: Layer.Layer<AccountRepo, never, SqlClient.SqlClient | PgClie
       findBySecretKeyHash: (hash) => bySecretKeyHash(hash).pipe(Effect.orDie),
       findByPublishableKey: (key) => byPublishableKey(key).pipe(Effect.orDie),
       update: (next) =>
-        sql.withTransaction(Effect.gen(function*() {
+        inTransaction(Effect.gen(function*() {
           const expected = next.version - 1
           const updated = yield* sql`
             UPDATE accounts SET name = ${next.name}, mode = ${next.mode}, status = ${next.status},

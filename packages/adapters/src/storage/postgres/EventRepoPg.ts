@@ -5,6 +5,7 @@ import { Effect, Layer, Schema } from "effect"
 import { type SqlClient, SqlSchema, type Statement } from "effect/sql"
 import { Timestamp } from "./Columns.ts"
 import * as SearchPg from "./SearchPg.ts"
+import { insertOrDefer } from "./WriteBehind.ts"
 
 export const EventRow = Schema.Struct({ ...Payment.PaymentEvent.fields, created_at: Timestamp })
 
@@ -16,7 +17,10 @@ export const layer: Layer.Layer<EventRepo, never, SqlClient.SqlClient | PgClient
 
     const encode = Schema.encodeEffect(EventRow)
     const append = (event: Payment.PaymentEvent) =>
-      Effect.flatMap(encode(event), (row) => sql`INSERT INTO events ${sql.insert({ ...row, data: sql.json(row.data) })}`)
+      Effect.flatMap(encode(event), (row) => {
+        const columns = { ...row, data: sql.json(row.data) }
+        return insertOrDefer({ table: "events", id: row.id, version: undefined, columns }, sql`INSERT INTO events ${sql.insert(columns)}`)
+      })
     const listByOrder = SqlSchema.findAll({
       Request: Schema.String,
       Result: EventRow,

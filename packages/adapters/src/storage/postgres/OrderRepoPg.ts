@@ -49,7 +49,7 @@ export const layer: Layer.Layer<OrderRepo, never, SqlClient.SqlClient | PgClient
       // claim still waits for a racing claim of the same reference to commit or roll back first.
       execute: (row) => sql`INSERT INTO orders ${sql.insert(columns(row))} RETURNING id`
     })
-    const update = VersionedUpdate.make(sql, { table: "orders", what: "Order", Row: OrderRow, columns })
+    const update = VersionedUpdate.make(sql, { table: "orders", what: "Order", Row: OrderRow, columns, deferred: "orders" })
     const find = SqlSchema.findOneOption({
       Request: Key,
       Result: OrderRow,

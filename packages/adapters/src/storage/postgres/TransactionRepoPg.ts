@@ -11,6 +11,7 @@ import { jsonb, MinorUnits, Timestamp } from "./Columns.ts"
 import { sealingClientSecrets } from "./SealedClientSecrets.ts"
 import * as SearchPg from "./SearchPg.ts"
 import * as VersionedUpdate from "./VersionedUpdate.ts"
+import { insertOrDefer } from "./WriteBehind.ts"
 
 const StoredTransaction = Schema.Struct({
   ...Payment.Transaction.fields,
@@ -41,8 +42,12 @@ export const layer: Layer.Layer<TransactionRepo, never, SqlClient.SqlClient | Pg
 
     const encode = Schema.encodeEffect(TransactionRow)
     const insert = (transaction: Payment.Transaction) =>
-      Effect.flatMap(encode(transaction), (row) => sql`INSERT INTO transactions ${sql.insert(columns(row))}`)
-    const update = VersionedUpdate.make(sql, { table: "transactions", what: "Transaction", Row: TransactionRow, columns })
+      Effect.flatMap(encode(transaction), (row) =>
+        insertOrDefer(
+          { table: "transactions", id: row.id, version: row.version, columns: columns(row) },
+          sql`INSERT INTO transactions ${sql.insert(columns(row))}`
+        ))
+    const update = VersionedUpdate.make(sql, { table: "transactions", what: "Transaction", Row: TransactionRow, columns, deferred: "transactions" })
     const find = SqlSchema.findOneOption({
       Request: Key,
       Result: TransactionRow,

@@ -1,23 +1,100 @@
 /**
- * The unit of work over PostgreSQL: one `sql.withTransaction`. A nested call joins the enclosing
- * transaction outright (no savepoint), exactly as the memory unit of work does, so both behave the
- * same when an inner failure is caught and the outer work goes on.
+ * The unit of work over PostgreSQL: one transaction on a reserved connection. A nested call joins the
+ * enclosing transaction outright (no savepoint), exactly as the memory unit of work does, so both
+ * behave the same when an inner failure is caught and the outer work goes on.
+ *
+ * One round trip where the work allows it (issue 24). `BEGIN` is sent with the unit's first
+ * statement, not before, and its plain writes wait (WriteBehind.ts) until a statement could read them
+ * or the unit ends. A unit that only writes sends one statement and no BEGIN or COMMIT: a single
+ * statement is atomic on its own. Otherwise the pending writes go in one statement before the next
+ * read (a lock, a load) and before COMMIT.
  */
-import { UnitOfWork } from "@tender/domain"
-import { Context, Effect, Layer, Option } from "effect"
-import { SqlClient, SqlError } from "effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import { type Errors, UnitOfWork } from "@tender/domain"
+import { type Cause, Context, Effect, Exit, Layer, Option, Semaphore, Stream } from "effect"
+import { SqlClient, type SqlConnection, SqlError } from "effect/sql"
+import { conflictOf, Pending, ReadsNoDeferredTable, statement, WriteBehind } from "./WriteBehind.ts"
 
-export const layer: Layer.Layer<UnitOfWork, never, SqlClient.SqlClient> = Layer.effect(
+/** BEGIN, COMMIT or a flush failing is storage failure: a defect, like every other SqlError here. */
+const storageDefect = <A, E, R>(effect: Effect.Effect<A, E | SqlError.SqlError, R>) =>
+  Effect.catchIf(effect, SqlError.isSqlError, Effect.die) as Effect.Effect<A, Exclude<E, SqlError.SqlError>, R>
+
+export const layer: Layer.Layer<UnitOfWork, never, SqlClient.SqlClient | PgClient.PgClient> = Layer.effect(
   UnitOfWork,
-  Effect.map(SqlClient.SqlClient, (sql) =>
-    UnitOfWork.of({
+  Effect.gen(function*() {
+    const sql = yield* PgClient.PgClient
+
+    // A failing final flush fails the unit with the update's Conflict, as the update itself would have
+    // outside a unit: the domain's units that write under lock make that a defect (Persist.unitOfWork).
+    const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+      (Effect.uninterruptibleMask((restore) =>
+        Effect.scoped(Effect.gen(function*() {
+          const conn = yield* storageDefect(restore(sql.reserve))
+          const pending = new Pending()
+          const gate = Semaphore.makeUnsafe(1)
+          let begun = false
+          const onConnection = <X, Y, Z>(statement: Effect.Effect<X, Y, Z>) =>
+            Effect.provideService(statement, sql.transactionService, [conn, 0] as const)
+          /** Sends what is pending as one statement; the first update that found its row moved on fails it. */
+          const flush: Effect.Effect<void, Errors.Conflict | SqlError.SqlError> = Effect.suspend(() => {
+            const writes = pending.take()
+            if (writes.length === 0) return Effect.void
+            return Effect.flatMap(onConnection(statement(sql, writes)), (rows) => {
+              const conflict = conflictOf(writes, rows[0])
+              return conflict === undefined ? Effect.void : Effect.fail(conflict)
+            })
+          })
+          const begin = Effect.suspend(() => {
+            if (begun) return Effect.void
+            begun = true
+            return Effect.asVoid(conn.executeRaw("BEGIN", []))
+          })
+          // Before each statement of the unit: BEGIN if not yet sent, then the pending writes it could read.
+          // A conflict found here is a defect: deferred updates are of rows held under lock (WriteBehind.ts).
+          const ready: Effect.Effect<void, SqlError.SqlError> = gate.withPermit(Effect.flatMap(ReadsNoDeferredTable, (independent) =>
+            independent ? begin : Effect.andThen(begin, Effect.orDie(flush))
+          ))
+          const connection: SqlConnection.Connection = {
+            execute: (text, params, transform) => Effect.andThen(ready, conn.execute(text, params, transform)),
+            executeRaw: (text, params) => Effect.andThen(ready, conn.executeRaw(text, params)),
+            executeValues: (text, params) => Effect.andThen(ready, conn.executeValues(text, params)),
+            executeValuesUnprepared: (text, params) => Effect.andThen(ready, conn.executeValuesUnprepared(text, params)),
+            executeUnprepared: (text, params, transform) => Effect.andThen(ready, conn.executeUnprepared(text, params, transform)),
+            executeStream: (text, params, transform) => Stream.unwrap(Effect.as(ready, conn.executeStream(text, params, transform)))
+          }
+          const exit = yield* Effect.exit(restore(effect).pipe(
+            Effect.provideService(sql.transactionService, [connection, 0] as const),
+            Effect.provideService(WriteBehind, pending)
+          ))
+          if (Exit.isFailure(exit)) {
+            if (begun) yield* storageDefect(conn.executeRaw("ROLLBACK", []))
+            return yield* exit
+          }
+          // Only inserts pending and nothing sent: one statement, atomic without a transaction. An
+          // update's count is checked before its unit commits, so it needs one.
+          if (!begun && !pending.hasUpdates) {
+            yield* storageDefect(flush)
+            return yield* exit
+          }
+          if (!begun) yield* storageDefect(begin)
+          const flushed = yield* Effect.exit(storageDefect(flush))
+          if (Exit.isFailure(flushed)) {
+            yield* storageDefect(conn.executeRaw("ROLLBACK", []))
+            return yield* Effect.failCause(flushed.cause as Cause.Cause<never>)
+          }
+          const committed = yield* storageDefect(conn.executeRaw("COMMIT", []))
+          if ((committed as { readonly command?: string }).command === "ROLLBACK") {
+            return yield* Effect.die(new Error("COMMIT rolled back an aborted transaction"))
+          }
+          return yield* exit
+        }))
+      )) as Effect.Effect<A, E, R>
+
+    return UnitOfWork.of({
       transaction: (effect) =>
-        Effect.flatMap(Effect.serviceOption(sql.transactionService), (open) =>
-          Option.isSome(open)
-            ? effect
-            // BEGIN or COMMIT failing is storage failure: a defect, like every other SqlError here.
-            : sql.withTransaction(effect).pipe(Effect.catchIf(SqlError.isSqlError, Effect.die)))
-    }))
+        Effect.flatMap(Effect.serviceOption(sql.transactionService), (open) => Option.isSome(open) ? effect : transaction(effect))
+    })
+  })
 )
 
 /**
@@ -26,4 +103,11 @@ export const layer: Layer.Layer<UnitOfWork, never, SqlClient.SqlClient> = Layer.
  * of Tender's unit of work must not undo: what went to the provider went.
  */
 export const outsideUnitOfWork = (sql: SqlClient.SqlClient) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.updateContext(effect, (context: Context.Context<R>) => Context.omit(sql.transactionService)(context) as Context.Context<R>)
+  Effect.updateContext(effect, (context: Context.Context<R>) => Context.omit(sql.transactionService, WriteBehind)(context) as Context.Context<R>)
+
+/**
+ * A repository's own transaction (its statements atomic together), joining the caller's unit of work
+ * when one is open: the unit already makes them atomic, and it keeps no savepoints (see the top).
+ */
+export const transactionOrJoin = (sql: SqlClient.SqlClient) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError.SqlError, R> =>
+  Effect.flatMap(Effect.serviceOption(sql.transactionService), (open) => Option.isSome(open) ? effect : sql.withTransaction(effect))

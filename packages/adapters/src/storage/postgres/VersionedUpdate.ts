@@ -6,6 +6,7 @@
 import { Effect, Schema } from "effect"
 import { type SqlClient, SqlSchema } from "effect/sql"
 import { staleWrite } from "../Conflicts.ts"
+import { updateOrDefer } from "./WriteBehind.ts"
 
 interface Owned {
   readonly id: string
@@ -20,6 +21,8 @@ export const make = <A extends Owned, I extends Owned>(sql: SqlClient.SqlClient,
   readonly Row: Schema.Codec<A, I>
   /** The encoded row as columns (jsonb values wrapped). */
   readonly columns: (row: I) => Record<string, unknown>
+  /** Held back inside a unit of work (WriteBehind.ts): only tables whose updates run under the order's lock. */
+  readonly deferred?: "orders" | "transactions"
 }) => {
   const write = SqlSchema.findAll({
     Request: options.Row,
@@ -29,12 +32,27 @@ export const make = <A extends Owned, I extends Owned>(sql: SqlClient.SqlClient,
           WHERE id = ${row.id} AND account_id = ${row.account_id} AND version = ${row.version - 1}
           RETURNING id`
   })
-  return (next: A): Effect.Effect<void, ReturnType<typeof staleWrite>> =>
+  const now = (next: A) =>
     write(next).pipe(
       Effect.orDie,
       Effect.flatMap((written) =>
         written.length === 0 ? Effect.fail(staleWrite(options.what, next.id, next.version - 1)) : Effect.void
-      ),
-      Effect.withSpan(`${options.what}RepoPg.update`)
+      )
     )
+  const encode = Schema.encodeEffect(options.Row)
+  const { deferred } = options
+  return (next: A): Effect.Effect<void, ReturnType<typeof staleWrite>> =>
+    (deferred === undefined
+      ? now(next)
+      // In a unit of work the update waits for its flush (WriteBehind.ts): rows held under the order's lock.
+      : Effect.flatMap(Effect.orDie(encode(next)), (row) =>
+        updateOrDefer({
+          table: deferred,
+          id: row.id,
+          accountId: row.account_id,
+          from: row.version - 1,
+          version: row.version,
+          columns: options.columns(row),
+          conflict: staleWrite(options.what, next.id, next.version - 1)
+        }, now(next)))).pipe(Effect.withSpan(`${options.what}RepoPg.update`))
 }

@@ -7,6 +7,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { Webhook, WebhookDeliveryRepo } from "@tender/domain"
 import { Effect, Layer, Schema } from "effect"
+import { insertOrDefer } from "./WriteBehind.ts"
 import { type SqlClient, SqlSchema, type Statement } from "effect/sql"
 import { attemptOfAnotherDelivery, deliveryNotStored } from "../Conflicts.ts"
 import { statusFilter } from "../Search.ts"
@@ -58,7 +59,8 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, SqlClient.SqlClient 
 
     const encode = Schema.encodeEffect(DeliveryRow)
     const insert = (delivery: Webhook.WebhookDelivery) =>
-      Effect.flatMap(encode(delivery), (row) => sql`INSERT INTO webhook_deliveries ${sql.insert(row)}`)
+      Effect.flatMap(encode(delivery), (row) =>
+        insertOrDefer({ table: "webhook_deliveries", id: row.id, version: undefined, columns: row }, sql`INSERT INTO webhook_deliveries ${sql.insert(row)}`))
     const find = SqlSchema.findOneOption({
       Request: Key,
       Result: DeliveryRow,

@@ -5,9 +5,11 @@
 import { PgClient } from "@effect/sql-pg"
 import { Webhook, WebhookEndpointRepo } from "@tender/domain"
 import { Effect, Layer, Schema } from "effect"
+import { ReadsNoDeferredTable } from "./WriteBehind.ts"
 import { type SqlClient, SqlSchema } from "effect/sql"
 import { Timestamp } from "./Columns.ts"
 import * as VersionedUpdate from "./VersionedUpdate.ts"
+import { transactionOrJoin } from "./UnitOfWorkPg.ts"
 
 export const EndpointRow = Schema.Struct({
   ...Webhook.WebhookEndpoint.fields,
@@ -22,6 +24,7 @@ export const layer: Layer.Layer<WebhookEndpointRepo, never, SqlClient.SqlClient 
   WebhookEndpointRepo,
   Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
+    const inTransaction = transactionOrJoin(sql)
     const columns = (row: typeof EndpointRow.Encoded) => ({ ...row, enabled_events: sql.json(row.enabled_events) })
     const from = sql`SELECT r.* FROM webhook_endpoints r`
 
@@ -31,7 +34,7 @@ export const layer: Layer.Layer<WebhookEndpointRepo, never, SqlClient.SqlClient 
     // concurrent create committed, and both would pass. READ COMMITTED gives the count, a statement
     // after the lock, every create that held the lock before.
     const insert = (endpoint: Webhook.WebhookEndpoint, max: number) =>
-      sql.withTransaction(Effect.gen(function*() {
+      inTransaction(Effect.gen(function*() {
         const row = yield* encode(endpoint)
         yield* sql`SELECT pg_advisory_xact_lock(hashtext('webhook_endpoints'), hashtext(${endpoint.account_id}))`
         const [held] = yield* sql<{ readonly n: number }>`
@@ -72,7 +75,9 @@ export const layer: Layer.Layer<WebhookEndpointRepo, never, SqlClient.SqlClient 
       insert: (endpoint, max) => insert(endpoint, max).pipe(Effect.orDie, Effect.withSpan("WebhookEndpointRepoPg.insert")),
       find: (accountId, id) => find({ accountId, id }).pipe(Effect.orDie),
       findAny: (id) => findAny(id).pipe(Effect.orDie),
-      list: (accountId) => list(accountId).pipe(Effect.orDie),
+      // The outbox lists endpoints between an event's insert and its deliveries': the endpoints table
+      // has no deferred writes, so the unit need not flush the event first (WriteBehind.ts).
+      list: (accountId) => list(accountId).pipe(Effect.orDie, Effect.provideService(ReadsNoDeferredTable, true)),
       update,
       delete: (accountId, id) =>
         remove({ accountId, id }).pipe(

@@ -1,0 +1,156 @@
+/**
+ * Write-behind inside a unit of work over PostgreSQL (issue 24: one round trip per unit of work).
+ *
+ * A unit of work's plain writes — inserts that either land or fail the whole unit, and the versioned
+ * updates of rows the unit holds under lock — need no answer before the unit ends. So they are not
+ * sent when made: UnitOfWorkPg keeps them here and sends them together, as one statement of
+ * data-modifying CTEs, just before the next statement that could read them, or at commit. A row
+ * inserted and then updated in the same unit is inserted once, in its final state; a row updated
+ * twice is updated once.
+ *
+ * What is deferred: the rows of orders (updates), transactions, events and webhook deliveries. An
+ * order's insert is not (its reference claim answers at once: a refused claim is the caller's to
+ * handle, OrderRepoPg). A versioned update deferred still fails with the same `Conflict` when the
+ * stored row moved on; the unit then rolls back with it, at the flush instead of the call.
+ *
+ * Outside a unit of work nothing is deferred: the repositories write at once, as before.
+ */
+import type { PgClient } from "@effect/sql-pg"
+import type { Errors } from "@tender/domain"
+import { Context, Effect, Option } from "effect"
+import type { Statement } from "effect/sql"
+
+/** The tables whose writes may wait for the unit's flush. */
+export type Table = "orders" | "transactions" | "events" | "webhook_deliveries"
+
+export interface Insert {
+  readonly _tag: "Insert"
+  readonly table: Table
+  readonly id: string
+  /** The row's version once written (versioned tables), to check a later update of it against. */
+  version: number | undefined
+  columns: Record<string, unknown>
+}
+
+export interface Update {
+  readonly _tag: "Update"
+  readonly table: Table
+  readonly id: string
+  readonly accountId: string
+  /** The version stored before this unit's first update of the row. */
+  readonly from: number
+  /** The version the row will have. */
+  version: number
+  columns: Record<string, unknown>
+  /** The unit's failure when the stored row is no longer at `from`. */
+  readonly conflict: Errors.Conflict
+}
+
+export type Write = Insert | Update
+
+/** The writes a unit of work holds back, collapsed per row. */
+export class Pending {
+  private writes: Array<Write> = []
+  private readonly byRow = new Map<string, Write>()
+
+  get size() {
+    return this.writes.length
+  }
+
+  get hasUpdates() {
+    return this.writes.some((write) => write._tag === "Update")
+  }
+
+  insert(write: Omit<Insert, "_tag">) {
+    const entry: Insert = { _tag: "Insert", ...write }
+    this.writes.push(entry)
+    this.byRow.set(`${write.table}/${write.id}`, entry)
+  }
+
+  /**
+   * Folds an update into what is pending for its row: into the row's insert (then inserted in its
+   * final state) or its earlier update. An update that does not follow the version this unit
+   * already wrote is a conflict at once, as the statement would have been.
+   */
+  update(write: Omit<Update, "_tag">): Errors.Conflict | undefined {
+    const key = `${write.table}/${write.id}`
+    const before = this.byRow.get(key)
+    if (before === undefined) {
+      const entry: Update = { _tag: "Update", ...write }
+      this.writes.push(entry)
+      this.byRow.set(key, entry)
+      return undefined
+    }
+    if (before.version !== write.from) return write.conflict
+    before.columns = { ...before.columns, ...write.columns }
+    before.version = write.version
+    return undefined
+  }
+
+  /** Everything pending, in the order it was written; the unit holds nothing after. */
+  take(): ReadonlyArray<Write> {
+    const writes = this.writes
+    this.writes = []
+    this.byRow.clear()
+    return writes
+  }
+}
+
+/** The pending writes of the unit of work in progress; absent outside one. */
+export class WriteBehind extends Context.Service<WriteBehind, Pending>()("@tender/adapters/WriteBehind") {}
+
+/**
+ * Statements run with this set to `true` read nothing a deferred write could change (a provider's
+ * own records, in their own tables), so the unit does not flush before them.
+ */
+export const ReadsNoDeferredTable = Context.Reference<boolean>("@tender/adapters/ReadsNoDeferredTable", {
+  defaultValue: () => false
+})
+
+/** `write` now, or held back when a unit of work is in progress. */
+export const insertOrDefer = <E, R>(
+  write: Omit<Insert, "_tag">,
+  now: Effect.Effect<unknown, E, R>
+): Effect.Effect<void, E, R> =>
+  Effect.flatMap(Effect.serviceOption(WriteBehind), (pending) =>
+    Option.isSome(pending) ? Effect.sync(() => pending.value.insert(write)) : Effect.asVoid(now))
+
+/** A versioned update now, or held back (and folded into its row's pending write) in a unit of work. */
+export const updateOrDefer = <E, R>(
+  write: Omit<Update, "_tag">,
+  now: Effect.Effect<void, E, R>
+): Effect.Effect<void, E | Errors.Conflict, R> =>
+  Effect.flatMap(Effect.serviceOption(WriteBehind), (pending): Effect.Effect<void, E | Errors.Conflict, R> => {
+    if (Option.isNone(pending)) return now
+    const conflict = pending.value.update(write)
+    return conflict === undefined ? Effect.void : Effect.fail(conflict)
+  })
+
+/**
+ * The one statement that sends `writes`: each a data-modifying CTE (they see one snapshot and run as
+ * one statement, atomically; foreign keys are checked at its end, so an event's deliveries may go
+ * with it), selecting how many rows each update wrote.
+ */
+export const statement = (sql: PgClient.PgClient, writes: ReadonlyArray<Write>): Statement.Statement<Record<string, number>> => {
+  const one = (write: Write, returning: boolean) =>
+    write._tag === "Insert"
+      ? sql`INSERT INTO ${sql(write.table)} ${sql.insert(write.columns)}`
+      : sql`UPDATE ${sql(write.table)} SET ${sql.update(write.columns, ["id", "account_id"])}
+            WHERE id = ${write.id} AND account_id = ${write.accountId} AND version = ${write.from}
+            ${returning ? sql`RETURNING 1` : sql``}`
+  if (writes.length === 1 && writes[0]!._tag === "Insert") return sql`${one(writes[0]!, false)}`
+  const name = (i: number) => sql(`w${i}`)
+  const ctes = writes.map((write, i) => sql`${name(i)} AS (${one(write, write._tag === "Update")})`)
+  const counts = writes.flatMap((write, i) =>
+    write._tag === "Update" ? [sql`(SELECT count(*) FROM ${name(i)})::int AS ${name(i)}`] : []
+  )
+  return sql`WITH ${sql.join(", ", false)(ctes)} SELECT ${counts.length > 0 ? sql.join(", ", false)(counts) : sql`1 AS one`}`
+}
+
+/** The first update of `writes` that found its row moved on, from the counts `statement` selected. */
+export const conflictOf = (writes: ReadonlyArray<Write>, counts: Record<string, number> | undefined) => {
+  for (const [i, write] of writes.entries()) {
+    if (write._tag === "Update" && counts?.[`w${i}`] !== 1) return write.conflict
+  }
+  return undefined
+}
