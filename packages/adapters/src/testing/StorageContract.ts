@@ -1082,6 +1082,83 @@ export const coreStorageContract = (it: Vitest.MethodsNonLive<StorageServices>) 
       yield* orders.insert(order)
     }))
 
+  it.effect("a unit of work's writes read back as last written, inside it and after it (an order and its transaction inserted, then updated twice)", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const transactions = yield* TransactionRepo
+      const events = yield* EventRepo
+      const uow = yield* UnitOfWork
+      const accountId = yield* storedAccount
+      const order = yield* newOrder(accountId)
+      const attempt = yield* newTransaction(order)
+      const v2: Payment.Order = { ...order, status: "processing", updated_at: later(T0), version: 2 }
+      const v3: Payment.Order = { ...v2, status: "succeeded", updated_at: later(T0, 2000), version: 3 }
+      const paid: Payment.Transaction = { ...attempt, status: "completed", updated_at: later(T0), version: attempt.version + 1 }
+      const event = yield* newEvent(order)
+
+      yield* uow.transaction(Effect.gen(function*() {
+        yield* orders.insert(order, { refusedWithUnit: true })
+        yield* transactions.insert(attempt)
+        yield* orders.update(decided(v2))
+        yield* transactions.update(decided(paid))
+        expect(yield* orders.findAny(order.id)).toEqual(Option.some(v2))
+        yield* orders.update(decided(v3))
+        yield* events.append(event)
+      }))
+      expect(yield* orders.findAny(order.id)).toEqual(Option.some(v3))
+      expect(yield* transactions.listByOrder(order.id)).toEqual([paid])
+      expect(yield* events.listByOrder(order.id)).toEqual([event])
+    }))
+
+  it.effect("a stale update inside a unit of work fails the unit with Conflict, and none of its writes lands", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const transactions = yield* TransactionRepo
+      const uow = yield* UnitOfWork
+      const accountId = yield* storedAccount
+      const order = yield* newOrder(accountId)
+      yield* orders.insert(order)
+      const attempt = yield* newTransaction(order)
+
+      const failed = yield* Effect.flip(uow.transaction(Effect.gen(function*() {
+        yield* transactions.insert(attempt)
+        // Version 3 over a stored version 1: another writer's move, as far as this unit knows.
+        yield* orders.update(decided({ ...order, status: "canceled", version: 3 }))
+      })))
+      expect(failed._tag).toBe("Conflict")
+      expect(yield* orders.findAny(order.id)).toEqual(Option.some(order))
+      expect(yield* transactions.findAny(attempt.id)).toEqual(Option.none())
+    }))
+
+  it.effect("an order whose refusal is left to its unit of work: a duplicate reference fails the unit whole, found at its end or before a read", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const transactions = yield* TransactionRepo
+      const uow = yield* UnitOfWork
+      const accountId = yield* storedAccount
+      const first = yield* newOrder(accountId)
+      yield* orders.insert(first)
+
+      const atEnd = yield* newOrder(accountId, { merchant_reference: first.merchant_reference })
+      const atEndAttempt = yield* newTransaction(atEnd)
+      const refusedAtEnd = yield* Effect.flip(uow.transaction(Effect.gen(function*() {
+        yield* orders.insert(atEnd, { refusedWithUnit: true })
+        yield* transactions.insert(atEndAttempt)
+      })))
+      expect(refusedAtEnd).toBeInstanceOf(Errors.DuplicateMerchantReferenceId)
+      expect(yield* orders.findAny(atEnd.id)).toEqual(Option.none())
+      expect(yield* transactions.findAny(atEndAttempt.id)).toEqual(Option.none())
+
+      const beforeRead = yield* newOrder(accountId, { merchant_reference: first.merchant_reference })
+      const refusedBeforeRead = yield* Effect.flip(uow.transaction(Effect.gen(function*() {
+        yield* orders.insert(beforeRead, { refusedWithUnit: true })
+        yield* orders.lock(first.id)
+      })))
+      expect(refusedBeforeRead).toBeInstanceOf(Errors.DuplicateMerchantReferenceId)
+      expect(yield* orders.findAny(beforeRead.id)).toEqual(Option.none())
+      expect(yield* orders.findByReference(accountId, first.merchant_reference)).toEqual(Option.some(first))
+    }))
+
   it.effect("transactions: insert, find by account, findAny, listByOrder oldest first", () =>
     Effect.gen(function*() {
       const orders = yield* OrderRepo

@@ -16,8 +16,13 @@ export class OrderRepo extends Context.Service<OrderRepo, {
    * even when inserts arrive at once on several processes: a direct payment or a transfer is refused
    * when any order holds the reference; a checkout order when a direct payment or a transfer does
    * (checkout orders share a reference among themselves; CheckoutSessionRepo decides between sessions).
+   *
+   * A refused claim fails this call, and the caller's unit of work stays usable. With
+   * `refusedWithUnit`, a caller inside a unit of work that would only fail on a refusal lets the
+   * adapter report it when the unit ends instead: the unit then fails whole with it, having stored
+   * nothing, and the insert can travel with the unit's other writes (PostgreSQL: one statement).
    */
-  insert(order: Order): Effect.Effect<void, DuplicateMerchantReferenceId>
+  insert(order: Order, options?: { readonly refusedWithUnit?: boolean }): Effect.Effect<void, DuplicateMerchantReferenceId>
   /** The account's order with this id; another account's is none. */
   find(accountId: string, id: string): Effect.Effect<Option.Option<Order>>
   /** Operator access (CLI): any account. */

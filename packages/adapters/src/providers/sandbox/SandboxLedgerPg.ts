@@ -6,10 +6,10 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { ProviderRecordsInUnitOfWork } from "@tender/domain"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { outsideUnitOfWork } from "../../storage/postgres/UnitOfWorkPg.ts"
-import { ReadsNoDeferredTable } from "../../storage/postgres/WriteBehind.ts"
+import { WriteBehind } from "../../storage/postgres/WriteBehind.ts"
 import { type Entry, FENCED, type Operation, SandboxLedger } from "./SandboxLedger.ts"
 
 interface Row {
@@ -28,7 +28,7 @@ export const layer: Layer.Layer<SandboxLedger, never, PgClient.PgClient | SqlCli
     // The provider's writes are not part of Tender's transaction: each statement commits at once.
     const outside = outsideUnitOfWork(client)
 
-    const claim = (key: string, entry: Entry) =>
+    const claimNow = (key: string, entry: Entry) =>
       Effect.gen(function*() {
         const operation = entry._tag === "Fenced" ? FENCE : entry.operation
         const reference = entry._tag === "Fenced" ? null : entry.order_reference
@@ -49,13 +49,34 @@ export const layer: Layer.Layer<SandboxLedger, never, PgClient.PgClient | SqlCli
         return { _tag: "Applied", operation: row.operation, order_reference: row.order_reference ?? "", result: row.result } as Entry
       }).pipe(
         // Storage failure is a defect, as in every repository; a real provider call would time out.
-        Effect.orDie,
-        // Inside the unit of work that reserves and records the call only when the caller says so
-        // (ProviderRecordsInUnitOfWork): then ours and the provider's commit together or not at all.
-        // Joined, it reads only the ledger, which no deferred write touches: no flush before it (WriteBehind.ts).
-        (claimed) =>
-          Effect.flatMap(ProviderRecordsInUnitOfWork, (joined) => (joined ? Effect.provideService(claimed, ReadsNoDeferredTable, true) : outside(claimed)))
+        Effect.orDie
       )
+    // Inside the unit of work that reserves and records the call only when the caller says so
+    // (ProviderRecordsInUnitOfWork): then ours and the provider's commit together or not at all.
+    const claim = (key: string, entry: Entry) =>
+      Effect.flatMap(ProviderRecordsInUnitOfWork, (joined) => (joined ? joinedClaim(key, entry) : outside(claimNow(key, entry))))
+
+    /**
+     * The claim in the unit of work that reserved the key (ProviderStep.joined): no one else can know
+     * the key before that unit commits, so the claim is ours, and its row waits for the unit's one
+     * statement (WriteBehind.ts). Should the key be taken after all, the unit fails whole on it.
+     */
+    const joinedClaim = (key: string, entry: Entry): Effect.Effect<Entry> =>
+      Effect.flatMap(Effect.serviceOption(WriteBehind), (pending) =>
+        Option.isNone(pending) ? claimNow(key, entry) : Effect.sync(() => {
+          pending.value.insert({
+            table: "sandbox_ledger",
+            id: key,
+            version: undefined,
+            columns: {
+              idempotency_key: key,
+              operation: entry._tag === "Fenced" ? FENCE : entry.operation,
+              order_reference: entry._tag === "Fenced" ? null : entry.order_reference,
+              result: entry._tag === "Fenced" ? null : sql.json(entry.result)
+            }
+          })
+          return entry
+        }))
 
     return SandboxLedger.of({ claim, joinsUnitOfWork: true })
   })

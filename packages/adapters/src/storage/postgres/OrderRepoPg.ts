@@ -12,6 +12,7 @@ import { duplicateReference, lockOutsideUnitOfWork } from "../Conflicts.ts"
 import { jsonb, MinorUnits, Timestamp } from "./Columns.ts"
 import * as SearchPg from "./SearchPg.ts"
 import * as VersionedUpdate from "./VersionedUpdate.ts"
+import { insertOrDefer } from "./WriteBehind.ts"
 
 export const OrderRow = Schema.Struct({
   ...Payment.Order.fields,
@@ -49,6 +50,7 @@ export const layer: Layer.Layer<OrderRepo, never, SqlClient.SqlClient | PgClient
       // claim still waits for a racing claim of the same reference to commit or roll back first.
       execute: (row) => sql`INSERT INTO orders ${sql.insert(columns(row))} RETURNING id`
     })
+    const encode = Schema.encodeEffect(OrderRow)
     const update = VersionedUpdate.make(sql, { table: "orders", what: "Order", Row: OrderRow, columns, deferred: "orders" })
     const find = SqlSchema.findOneOption({
       Request: Key,
@@ -104,14 +106,19 @@ export const layer: Layer.Layer<OrderRepo, never, SqlClient.SqlClient | PgClient
     const inTransaction = Effect.map(Effect.serviceOption(sql.transactionService), Option.isSome)
 
     return OrderRepo.of({
-      insert: (order) =>
-        insert(order).pipe(
+      insert: (order, options) => {
+        const refusal = () => duplicateReference(order.merchant_reference)
+        const now = insert(order).pipe(
           Effect.orDie,
-          Effect.flatMap((inserted) =>
-            inserted.length === 0 ? Effect.fail(duplicateReference(order.merchant_reference)) : Effect.void
-          ),
-          Effect.withSpan("OrderRepoPg.insert")
-        ),
+          Effect.flatMap((inserted) => inserted.length === 0 ? Effect.fail(refusal()) : Effect.void)
+        )
+        if (options?.refusedWithUnit !== true) return now.pipe(Effect.withSpan("OrderRepoPg.insert"))
+        // In a unit of work the insert waits for its flush, which checks the claim (WriteBehind.ts).
+        return Effect.flatMap(Effect.orDie(encode(order)), (row) =>
+          insertOrDefer({ table: "orders", id: row.id, version: row.version, columns: columns(row), refusal }, now)).pipe(
+            Effect.withSpan("OrderRepoPg.insert")
+          )
+      },
       find: (accountId, id) => find({ accountId, id }).pipe(Effect.orDie),
       findAny: (id) => findAny(id).pipe(Effect.orDie),
       findByReference: (accountId, reference) => findByReference({ accountId, reference }).pipe(Effect.orDie),

@@ -3,17 +3,17 @@
  * enclosing transaction outright (no savepoint), exactly as the memory unit of work does, so both
  * behave the same when an inner failure is caught and the outer work goes on.
  *
- * One round trip where the work allows it (issue 24). `BEGIN` is sent with the unit's first
- * statement, not before, and its plain writes wait (WriteBehind.ts) until a statement could read them
+ * One round trip where the work allows it (issue 24). `BEGIN` is sent just before the unit's first
+ * statement, not when the unit starts, and its plain writes wait (WriteBehind.ts) until a statement could read them
  * or the unit ends. A unit that only writes sends one statement and no BEGIN or COMMIT: a single
  * statement is atomic on its own. Otherwise the pending writes go in one statement before the next
  * read (a lock, a load) and before COMMIT.
  */
 import { PgClient } from "@effect/sql-pg"
 import { type Errors, UnitOfWork } from "@tender/domain"
-import { type Cause, Context, Effect, Exit, Layer, Option, Semaphore, Stream } from "effect"
+import { Context, Effect, Exit, Layer, Option, Semaphore, Stream } from "effect"
 import { SqlClient, type SqlConnection, SqlError } from "effect/sql"
-import { conflictOf, Pending, ReadsNoDeferredTable, statement, WriteBehind } from "./WriteBehind.ts"
+import { Missed, Pending, ReadsNoDeferredTable, refusalOf, statement, WriteBehind } from "./WriteBehind.ts"
 
 /** BEGIN, COMMIT or a flush failing is storage failure: a defect, like every other SqlError here. */
 const storageDefect = <A, E, R>(effect: Effect.Effect<A, E | SqlError.SqlError, R>) =>
@@ -24,8 +24,9 @@ export const layer: Layer.Layer<UnitOfWork, never, SqlClient.SqlClient | PgClien
   Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
 
-    // A failing final flush fails the unit with the update's Conflict, as the update itself would have
-    // outside a unit: the domain's units that write under lock make that a defect (Persist.unitOfWork).
+    // A refusal the final flush finds fails the unit as the write itself would have outside one (a
+    // stale update's Conflict, a refused reference claim); units that write under lock make a
+    // Conflict a defect themselves (Persist.unitOfWork).
     const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
       (Effect.uninterruptibleMask((restore) =>
         Effect.scoped(Effect.gen(function*() {
@@ -33,26 +34,34 @@ export const layer: Layer.Layer<UnitOfWork, never, SqlClient.SqlClient | PgClien
           const pending = new Pending()
           const gate = Semaphore.makeUnsafe(1)
           let begun = false
-          const onConnection = <X, Y, Z>(statement: Effect.Effect<X, Y, Z>) =>
-            Effect.provideService(statement, sql.transactionService, [conn, 0] as const)
-          /** Sends what is pending as one statement; the first update that found its row moved on fails it. */
-          const flush: Effect.Effect<void, Errors.Conflict | SqlError.SqlError> = Effect.suspend(() => {
+          // A refusal found by a flush before a read: the unit ends with it, whatever its code made of
+          // the defect that stopped it there (the writes it had made are gone with the flush).
+          let missed: Missed | undefined
+          const flush: Effect.Effect<void, Errors.DomainError | SqlError.SqlError> = Effect.suspend(() => {
             const writes = pending.take()
             if (writes.length === 0) return Effect.void
-            return Effect.flatMap(onConnection(statement(sql, writes)), (rows) => {
-              const conflict = conflictOf(writes, rows[0])
-              return conflict === undefined ? Effect.void : Effect.fail(conflict)
-            })
+            return statement(sql, writes).pipe(
+              Effect.provideService(sql.transactionService, [conn, 0] as const),
+              Effect.asVoid,
+              Effect.catchIf(SqlError.isSqlError, (error) => Effect.fail(refusalOf(writes, error) ?? error))
+            )
           })
           const begin = Effect.suspend(() => {
             if (begun) return Effect.void
             begun = true
             return Effect.asVoid(conn.executeRaw("BEGIN", []))
           })
-          // Before each statement of the unit: BEGIN if not yet sent, then the pending writes it could read.
-          // A conflict found here is a defect: deferred updates are of rows held under lock (WriteBehind.ts).
+          const flushBeforeRead = Effect.catch(flush, (error) => {
+            if (SqlError.isSqlError(error)) return Effect.die(error)
+            missed = new Missed(error)
+            return Effect.die(missed)
+          })
+          // Before each statement of the unit: BEGIN if not yet sent, then the pending writes it could
+          // read. A read of tables no deferred write touches needs neither while nothing was sent: under
+          // READ COMMITTED each statement reads its own snapshot, and the unit has no writes of its own
+          // out yet, so it reads the same alone as it would in the transaction.
           const ready: Effect.Effect<void, SqlError.SqlError> = gate.withPermit(Effect.flatMap(ReadsNoDeferredTable, (independent) =>
-            independent ? begin : Effect.andThen(begin, Effect.orDie(flush))
+            independent ? Effect.void : Effect.andThen(begin, flushBeforeRead)
           ))
           const connection: SqlConnection.Connection = {
             execute: (text, params, transform) => Effect.andThen(ready, conn.execute(text, params, transform)),
@@ -66,21 +75,24 @@ export const layer: Layer.Layer<UnitOfWork, never, SqlClient.SqlClient | PgClien
             Effect.provideService(sql.transactionService, [connection, 0] as const),
             Effect.provideService(WriteBehind, pending)
           ))
+          const rollback = begun ? storageDefect(conn.executeRaw("ROLLBACK", [])) : Effect.void
+          if (missed !== undefined) {
+            yield* rollback
+            return yield* Effect.fail(missed.error)
+          }
           if (Exit.isFailure(exit)) {
-            if (begun) yield* storageDefect(conn.executeRaw("ROLLBACK", []))
+            yield* rollback
             return yield* exit
           }
-          // Only inserts pending and nothing sent: one statement, atomic without a transaction. An
-          // update's count is checked before its unit commits, so it needs one.
-          if (!begun && !pending.hasUpdates) {
+          // Nothing sent yet: the pending writes are one statement, atomic without a transaction.
+          if (!begun) {
             yield* storageDefect(flush)
             return yield* exit
           }
-          if (!begun) yield* storageDefect(begin)
           const flushed = yield* Effect.exit(storageDefect(flush))
           if (Exit.isFailure(flushed)) {
-            yield* storageDefect(conn.executeRaw("ROLLBACK", []))
-            return yield* Effect.failCause(flushed.cause as Cause.Cause<never>)
+            yield* rollback
+            return yield* flushed
           }
           const committed = yield* storageDefect(conn.executeRaw("COMMIT", []))
           if ((committed as { readonly command?: string }).command === "ROLLBACK") {

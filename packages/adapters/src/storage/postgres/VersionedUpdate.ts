@@ -53,6 +53,6 @@ export const make = <A extends Owned, I extends Owned>(sql: SqlClient.SqlClient,
           from: row.version - 1,
           version: row.version,
           columns: options.columns(row),
-          conflict: staleWrite(options.what, next.id, next.version - 1)
+          refusal: () => staleWrite(options.what, next.id, next.version - 1)
         }, now(next)))).pipe(Effect.withSpan(`${options.what}RepoPg.update`))
 }

@@ -8,20 +8,24 @@
  * inserted and then updated in the same unit is inserted once, in its final state; a row updated
  * twice is updated once.
  *
- * What is deferred: the rows of orders (updates), transactions, events and webhook deliveries. An
- * order's insert is not (its reference claim answers at once: a refused claim is the caller's to
- * handle, OrderRepoPg). A versioned update deferred still fails with the same `Conflict` when the
- * stored row moved on; the unit then rolls back with it, at the flush instead of the call.
+ * What is deferred: the rows of orders, transactions, events and webhook deliveries, and the sandbox
+ * ledger's record of a call reserved in the same unit. The writes whose outcome matters are checked
+ * inside the statement (migration 0042's function): a versioned update that finds its row moved on
+ * fails the unit with the same `Conflict` as before, an order whose reference claim is refused
+ * (0027) with the same `duplicate_merchant_reference_id` — at the flush instead of the call, and a
+ * failed statement has written nothing. Found by a flush before a read, in mid-unit, the refusal ends
+ * the unit there (`Missed`, a defect the unit turns back into the failure).
  *
  * Outside a unit of work nothing is deferred: the repositories write at once, as before.
  */
 import type { PgClient } from "@effect/sql-pg"
 import type { Errors } from "@tender/domain"
 import { Context, Effect, Option } from "effect"
-import type { Statement } from "effect/sql"
+import { SqlError, type Statement } from "effect/sql"
+import { CHECK_FUNCTION, MISSED_WRITE } from "./migrations/0042_write_behind_checks.ts"
 
 /** The tables whose writes may wait for the unit's flush. */
-export type Table = "orders" | "transactions" | "events" | "webhook_deliveries"
+export type Table = "orders" | "transactions" | "events" | "webhook_deliveries" | "sandbox_ledger"
 
 export interface Insert {
   readonly _tag: "Insert"
@@ -30,6 +34,8 @@ export interface Insert {
   /** The row's version once written (versioned tables), to check a later update of it against. */
   version: number | undefined
   columns: Record<string, unknown>
+  /** The unit's failure when the row is not written (a trigger refused it); unset: it always is. */
+  readonly refusal?: (() => Errors.DomainError) | undefined
 }
 
 export interface Update {
@@ -43,7 +49,7 @@ export interface Update {
   version: number
   columns: Record<string, unknown>
   /** The unit's failure when the stored row is no longer at `from`. */
-  readonly conflict: Errors.Conflict
+  readonly refusal: () => Errors.Conflict
 }
 
 export type Write = Insert | Update
@@ -81,7 +87,7 @@ export class Pending {
       this.byRow.set(key, entry)
       return undefined
     }
-    if (before.version !== write.from) return write.conflict
+    if (before.version !== write.from) return write.refusal()
     before.columns = { ...before.columns, ...write.columns }
     before.version = write.version
     return undefined
@@ -100,8 +106,9 @@ export class Pending {
 export class WriteBehind extends Context.Service<WriteBehind, Pending>()("@tender/adapters/WriteBehind") {}
 
 /**
- * Statements run with this set to `true` read nothing a deferred write could change (a provider's
- * own records, in their own tables), so the unit does not flush before them.
+ * Reads run with this set to `true` read no table a deferred write could change (the webhook
+ * endpoints the outbox lists), so the unit neither flushes nor begins its transaction for them.
+ * Only for reads that take no lock: one may run before the unit's BEGIN.
  */
 export const ReadsNoDeferredTable = Context.Reference<boolean>("@tender/adapters/ReadsNoDeferredTable", {
   defaultValue: () => false
@@ -126,31 +133,43 @@ export const updateOrDefer = <E, R>(
     return conflict === undefined ? Effect.void : Effect.fail(conflict)
   })
 
+/** A refusal a flush found before a read, in mid-unit: the unit ends with it (UnitOfWorkPg). */
+export class Missed {
+  readonly error: Errors.DomainError
+  constructor(error: Errors.DomainError) {
+    this.error = error
+  }
+}
+
+const checked = (write: Write) => write._tag === "Update" || write.refusal !== undefined
+
 /**
  * The one statement that sends `writes`: each a data-modifying CTE (they see one snapshot and run as
  * one statement, atomically; foreign keys are checked at its end, so an event's deliveries may go
- * with it), selecting how many rows each update wrote.
+ * with it). Each write that must land is counted, and a count other than 1 raises (0042).
  */
-export const statement = (sql: PgClient.PgClient, writes: ReadonlyArray<Write>): Statement.Statement<Record<string, number>> => {
-  const one = (write: Write, returning: boolean) =>
-    write._tag === "Insert"
-      ? sql`INSERT INTO ${sql(write.table)} ${sql.insert(write.columns)}`
+export const statement = (sql: PgClient.PgClient, writes: ReadonlyArray<Write>): Statement.Statement<object> => {
+  const one = (write: Write) => {
+    const returning = checked(write) ? sql`RETURNING 1` : sql``
+    return write._tag === "Insert"
+      ? sql`INSERT INTO ${sql(write.table)} ${sql.insert(write.columns)} ${returning}`
       : sql`UPDATE ${sql(write.table)} SET ${sql.update(write.columns, ["id", "account_id"])}
-            WHERE id = ${write.id} AND account_id = ${write.accountId} AND version = ${write.from}
-            ${returning ? sql`RETURNING 1` : sql``}`
-  if (writes.length === 1 && writes[0]!._tag === "Insert") return sql`${one(writes[0]!, false)}`
+            WHERE id = ${write.id} AND account_id = ${write.accountId} AND version = ${write.from} ${returning}`
+  }
+  if (writes.length === 1 && !checked(writes[0]!)) return sql`${one(writes[0]!)}`
   const name = (i: number) => sql(`w${i}`)
-  const ctes = writes.map((write, i) => sql`${name(i)} AS (${one(write, write._tag === "Update")})`)
-  const counts = writes.flatMap((write, i) =>
-    write._tag === "Update" ? [sql`(SELECT count(*) FROM ${name(i)})::int AS ${name(i)}`] : []
+  const ctes = writes.map((write, i) => sql`${name(i)} AS (${one(write)})`)
+  const checks = writes.flatMap((write, i) =>
+    checked(write) ? [sql`${sql(CHECK_FUNCTION)}((SELECT count(*) FROM ${name(i)}), ${i})`] : []
   )
-  return sql`WITH ${sql.join(", ", false)(ctes)} SELECT ${counts.length > 0 ? sql.join(", ", false)(counts) : sql`1 AS one`}`
+  return sql`WITH ${sql.join(", ", false)(ctes)} SELECT ${checks.length > 0 ? sql.join(" + ", false)(checks) : sql`1`} AS written`
 }
 
-/** The first update of `writes` that found its row moved on, from the counts `statement` selected. */
-export const conflictOf = (writes: ReadonlyArray<Write>, counts: Record<string, number> | undefined) => {
-  for (const [i, write] of writes.entries()) {
-    if (write._tag === "Update" && counts?.[`w${i}`] !== 1) return write.conflict
-  }
-  return undefined
+/** The refusal of the write a failed `statement` raised for, if it failed that way. */
+export const refusalOf = (writes: ReadonlyArray<Write>, error: unknown): Errors.DomainError | undefined => {
+  if (!SqlError.isSqlError(error)) return undefined
+  const cause = (error.reason as { readonly cause?: { readonly code?: string; readonly message?: string } }).cause
+  if (cause?.code !== MISSED_WRITE) return undefined
+  const index = /write (\d+)/.exec(cause.message ?? "")?.[1]
+  return index === undefined ? undefined : writes[Number(index)]?.refusal?.()
 }

@@ -109,7 +109,8 @@ const claimAndProceed = Effect.fnUntraced(function*(account: Account, valid: Val
   const claimOrder = Effect.gen(function*() {
     if (retrying === undefined) {
       const order = plan._tag === "AwaitCustomer" ? base : (yield* decided(OrderAggregate.transition(base, "attempt_sent", at))).next
-      yield* orders.insert(order)
+      // A refusal fails the claim's unit of work whole, wherever it is found: nothing here answers it.
+      yield* orders.insert(order, { refusedWithUnit: true })
       return order
     }
     const current = yield* lockRetry(retrying, requestHash, at)
