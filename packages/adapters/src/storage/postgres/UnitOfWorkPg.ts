@@ -1,17 +1,18 @@
 /**
- * The unit of work over PostgreSQL: one transaction on a reserved connection. A nested call joins the
+ * The unit of work over PostgreSQL: one transaction on a connection of its own. A nested call joins the
  * enclosing transaction outright (no savepoint), exactly as the memory unit of work does, so both
  * behave the same when an inner failure is caught and the outer work goes on.
  *
- * One round trip where the work allows it (issue 24). `BEGIN` is sent just before the unit's first
- * statement, not when the unit starts, and its plain writes wait (WriteBehind.ts) until a statement could read them
- * or the unit ends. A unit that only writes sends one statement and no BEGIN or COMMIT: a single
- * statement is atomic on its own. Otherwise the pending writes go in one statement before the next
- * read (a lock, a load) and before COMMIT.
+ * One round trip where the work allows it (issue 24). The connection is reserved and `BEGIN` sent
+ * just before the unit's first statement, not when the unit starts, and its plain writes wait
+ * (WriteBehind.ts) until a statement could read them or the unit ends. A unit that only writes sends
+ * one statement, on any pooled connection, and no BEGIN or COMMIT: a single statement is atomic on
+ * its own. Otherwise the pending writes go in one statement before the next read (a lock, a load)
+ * and before COMMIT.
  */
 import { PgClient } from "@effect/sql-pg"
 import { type Errors, UnitOfWork } from "@tender/domain"
-import { Context, Effect, Exit, Layer, Option, Semaphore, Stream } from "effect"
+import { Context, Effect, Exit, Layer, Option, Scope, Semaphore, Stream } from "effect"
 import { SqlClient, type SqlConnection, SqlError } from "effect/sql"
 import { Missed, Pending, ReadsNoDeferredTable, refusalOf, statement, WriteBehind } from "./WriteBehind.ts"
 
@@ -30,7 +31,13 @@ export const layer: Layer.Layer<UnitOfWork, never, SqlClient.SqlClient | PgClien
     const transaction = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
       (Effect.uninterruptibleMask((restore) =>
         Effect.scoped(Effect.gen(function*() {
-          const conn = yield* storageDefect(restore(sql.reserve))
+          // The connection is reserved with the first statement that needs it: a unit that only writes
+          // sends its one statement on any pooled connection, and holds none meanwhile.
+          const scope = yield* Effect.scope
+          let conn: SqlConnection.Connection | undefined
+          const reserved = Effect.suspend(() =>
+            conn !== undefined ? Effect.succeed(conn) : Effect.map(Scope.provide(sql.reserve, scope), (c) => (conn = c))
+          )
           const pending = new Pending()
           const gate = Semaphore.makeUnsafe(1)
           let begun = false
@@ -40,8 +47,8 @@ export const layer: Layer.Layer<UnitOfWork, never, SqlClient.SqlClient | PgClien
           const flush: Effect.Effect<void, Errors.DomainError | SqlError.SqlError> = Effect.suspend(() => {
             const writes = pending.take()
             if (writes.length === 0) return Effect.void
-            return statement(sql, writes).pipe(
-              Effect.provideService(sql.transactionService, [conn, 0] as const),
+            const sent = statement(sql, writes)
+            return (conn !== undefined ? Effect.provideService(sent, sql.transactionService, [conn, 0] as const) : sent).pipe(
               Effect.asVoid,
               Effect.catchIf(SqlError.isSqlError, (error) => Effect.fail(refusalOf(writes, error) ?? error))
             )
@@ -49,7 +56,7 @@ export const layer: Layer.Layer<UnitOfWork, never, SqlClient.SqlClient | PgClien
           const begin = Effect.suspend(() => {
             if (begun) return Effect.void
             begun = true
-            return Effect.asVoid(conn.executeRaw("BEGIN", []))
+            return Effect.flatMap(reserved, (c) => c.executeRaw("BEGIN", []))
           })
           const flushBeforeRead = Effect.catch(flush, (error) => {
             if (SqlError.isSqlError(error)) return Effect.die(error)
@@ -57,25 +64,26 @@ export const layer: Layer.Layer<UnitOfWork, never, SqlClient.SqlClient | PgClien
             return Effect.die(missed)
           })
           // Before each statement of the unit: BEGIN if not yet sent, then the pending writes it could
-          // read. A read of tables no deferred write touches needs neither while nothing was sent: under
-          // READ COMMITTED each statement reads its own snapshot, and the unit has no writes of its own
-          // out yet, so it reads the same alone as it would in the transaction.
-          const ready: Effect.Effect<void, SqlError.SqlError> = gate.withPermit(Effect.flatMap(ReadsNoDeferredTable, (independent) =>
-            independent ? Effect.void : Effect.andThen(begin, flushBeforeRead)
-          ))
+          // read; the statement then runs on the unit's connection. A read of tables no deferred write
+          // touches needs neither while nothing was sent: under READ COMMITTED each statement reads its
+          // own snapshot, and the unit has no writes of its own out yet, so it reads the same alone.
+          const ready: Effect.Effect<SqlConnection.Connection, SqlError.SqlError> = gate.withPermit(
+            Effect.flatMap(ReadsNoDeferredTable, (independent) =>
+              Effect.andThen(independent ? Effect.void : Effect.andThen(begin, flushBeforeRead), reserved))
+          )
           const connection: SqlConnection.Connection = {
-            execute: (text, params, transform) => Effect.andThen(ready, conn.execute(text, params, transform)),
-            executeRaw: (text, params) => Effect.andThen(ready, conn.executeRaw(text, params)),
-            executeValues: (text, params) => Effect.andThen(ready, conn.executeValues(text, params)),
-            executeValuesUnprepared: (text, params) => Effect.andThen(ready, conn.executeValuesUnprepared(text, params)),
-            executeUnprepared: (text, params, transform) => Effect.andThen(ready, conn.executeUnprepared(text, params, transform)),
-            executeStream: (text, params, transform) => Stream.unwrap(Effect.as(ready, conn.executeStream(text, params, transform)))
+            execute: (text, params, transform) => Effect.flatMap(ready, (c) => c.execute(text, params, transform)),
+            executeRaw: (text, params) => Effect.flatMap(ready, (c) => c.executeRaw(text, params)),
+            executeValues: (text, params) => Effect.flatMap(ready, (c) => c.executeValues(text, params)),
+            executeValuesUnprepared: (text, params) => Effect.flatMap(ready, (c) => c.executeValuesUnprepared(text, params)),
+            executeUnprepared: (text, params, transform) => Effect.flatMap(ready, (c) => c.executeUnprepared(text, params, transform)),
+            executeStream: (text, params, transform) => Stream.unwrap(Effect.map(ready, (c) => c.executeStream(text, params, transform)))
           }
           const exit = yield* Effect.exit(restore(effect).pipe(
             Effect.provideService(sql.transactionService, [connection, 0] as const),
             Effect.provideService(WriteBehind, pending)
           ))
-          const rollback = begun ? storageDefect(conn.executeRaw("ROLLBACK", [])) : Effect.void
+          const rollback = begun && conn !== undefined ? storageDefect(conn.executeRaw("ROLLBACK", [])) : Effect.void
           if (missed !== undefined) {
             yield* rollback
             return yield* Effect.fail(missed.error)
@@ -94,7 +102,7 @@ export const layer: Layer.Layer<UnitOfWork, never, SqlClient.SqlClient | PgClien
             yield* rollback
             return yield* flushed
           }
-          const committed = yield* storageDefect(conn.executeRaw("COMMIT", []))
+          const committed = yield* storageDefect(conn!.executeRaw("COMMIT", []))
           if ((committed as { readonly command?: string }).command === "ROLLBACK") {
             return yield* Effect.die(new Error("COMMIT rolled back an aborted transaction"))
           }
