@@ -4,7 +4,7 @@
  * Anything else is a lost race, reported as the domain's `Conflict`.
  */
 import { Effect, Schema } from "effect"
-import { type SqlClient, SqlSchema } from "effect/sql"
+import type { SqlClient } from "effect/sql"
 import { staleWrite } from "../Conflicts.ts"
 import { updateOrDefer } from "./WriteBehind.ts"
 
@@ -24,35 +24,23 @@ export const make = <A extends Owned, I extends Owned>(sql: SqlClient.SqlClient,
   /** Held back inside a unit of work (WriteBehind.ts): only tables whose updates run under the order's lock. */
   readonly deferred?: "orders" | "transactions"
 }) => {
-  const write = SqlSchema.findAll({
-    Request: options.Row,
-    Result: Schema.Struct({ id: Schema.String }),
-    execute: (row) =>
-      sql`UPDATE ${sql(options.table)} SET ${sql.update(options.columns(row), ["id", "account_id"])}
-          WHERE id = ${row.id} AND account_id = ${row.account_id} AND version = ${row.version - 1}
-          RETURNING id`
-  })
-  const now = (next: A) =>
-    write(next).pipe(
-      Effect.orDie,
-      Effect.flatMap((written) =>
-        written.length === 0 ? Effect.fail(staleWrite(options.what, next.id, next.version - 1)) : Effect.void
-      )
-    )
   const encode = Schema.encodeEffect(options.Row)
   const { deferred } = options
   return (next: A): Effect.Effect<void, ReturnType<typeof staleWrite>> =>
-    (deferred === undefined
-      ? now(next)
+    Effect.flatMap(Effect.orDie(encode(next)), (row) => {
+      // Every column: which ones a move changed is not known here (a row may be patched before its move).
+      const columns = options.columns(row)
+      const refusal = () => staleWrite(options.what, next.id, next.version - 1)
+      const now = sql<{ readonly id: string }>`UPDATE ${sql(options.table)} SET ${sql.update(columns, ["id", "account_id"])}
+          WHERE id = ${row.id} AND account_id = ${row.account_id} AND version = ${row.version - 1}
+          RETURNING id`.pipe(
+        Effect.orDie,
+        Effect.flatMap((written) => written.length === 0 ? Effect.fail(refusal()) : Effect.void)
+      )
       // In a unit of work the update waits for its flush (WriteBehind.ts): rows held under the order's lock.
-      : Effect.flatMap(Effect.orDie(encode(next)), (row) =>
-        updateOrDefer({
-          table: deferred,
-          id: row.id,
-          accountId: row.account_id,
-          from: row.version - 1,
-          version: row.version,
-          columns: options.columns(row),
-          refusal: () => staleWrite(options.what, next.id, next.version - 1)
-        }, now(next)))).pipe(Effect.withSpan(`${options.what}RepoPg.update`))
+      return deferred === undefined
+        ? now
+        : updateOrDefer({ table: deferred, id: row.id, accountId: row.account_id, from: row.version - 1, version: row.version, columns, refusal }, now)
+    }).pipe(Effect.withSpan(`${options.what}RepoPg.update`))
 }
+
