@@ -1110,6 +1110,19 @@ export const coreStorageContract = (it: Vitest.MethodsNonLive<StorageServices>) 
       expect(yield* events.listByOrder(order.id)).toEqual([event])
     }))
 
+  it.effect("a unit of work with more writes than one statement takes (1,200 events) stores them all", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const events = yield* EventRepo
+      const uow = yield* UnitOfWork
+      const accountId = yield* storedAccount
+      const order = yield* newOrder(accountId)
+      yield* orders.insert(order)
+      const many = yield* Effect.forEach(Array.from({ length: 1_200 }, (_, i) => i), (i) => newEvent(order, { created_at: later(T0, i) }))
+      yield* uow.transaction(Effect.forEach(many, (event) => events.append(event), { discard: true }))
+      expect((yield* events.listByOrder(order.id)).map((event) => event.id)).toEqual(many.map((event) => event.id))
+    }))
+
   it.effect("a stale update inside a unit of work fails the unit with Conflict, and none of its writes lands", () =>
     Effect.gen(function*() {
       const orders = yield* OrderRepo

@@ -20,6 +20,12 @@ import { Missed, Pending, ReadsNoDeferredTable, refusalOf, statement, WriteBehin
 const storageDefect = <A, E, R>(effect: Effect.Effect<A, E | SqlError.SqlError, R>) =>
   Effect.catchIf(effect, SqlError.isSqlError, Effect.die) as Effect.Effect<A, Exclude<E, SqlError.SqlError>, R>
 
+/** Writes per flushed statement: far below the parameter bound, whatever the rows' widths. */
+const WRITES_PER_STATEMENT = 500
+
+const chunks = <A>(all: ReadonlyArray<A>): ReadonlyArray<ReadonlyArray<A>> =>
+  Array.from({ length: Math.ceil(all.length / WRITES_PER_STATEMENT) }, (_, i) => all.slice(i * WRITES_PER_STATEMENT, (i + 1) * WRITES_PER_STATEMENT))
+
 export const layer: Layer.Layer<UnitOfWork, never, SqlClient.SqlClient | PgClient.PgClient> = Layer.effect(
   UnitOfWork,
   Effect.gen(function*() {
@@ -46,12 +52,14 @@ export const layer: Layer.Layer<UnitOfWork, never, SqlClient.SqlClient | PgClien
           let missed: Missed | undefined
           const flush: Effect.Effect<void, Errors.DomainError | SqlError.SqlError> = Effect.suspend(() => {
             const writes = pending.take()
-            if (writes.length === 0) return Effect.void
-            const sent = statement(sql, writes)
-            return (conn !== undefined ? Effect.provideService(sent, sql.transactionService, [conn, 0] as const) : sent).pipe(
-              Effect.asVoid,
-              Effect.catchIf(SqlError.isSqlError, (error) => Effect.fail(refusalOf(writes, error) ?? error))
-            )
+            // A statement's parameters are bounded (65,535): a unit with very many writes sends them in
+            // several statements, inside its transaction (see the end of the unit).
+            return Effect.forEach(chunks(writes), (chunk) => {
+              const sent = statement(sql, chunk)
+              return (conn !== undefined ? Effect.provideService(sent, sql.transactionService, [conn, 0] as const) : sent).pipe(
+                Effect.catchIf(SqlError.isSqlError, (error) => Effect.fail(refusalOf(chunk, error) ?? error))
+              )
+            }, { discard: true })
           })
           const begin = Effect.suspend(() => {
             if (begun) return Effect.void
@@ -93,10 +101,11 @@ export const layer: Layer.Layer<UnitOfWork, never, SqlClient.SqlClient | PgClien
             return yield* exit
           }
           // Nothing sent yet: the pending writes are one statement, atomic without a transaction.
-          if (!begun) {
+          if (!begun && pending.size <= WRITES_PER_STATEMENT) {
             yield* storageDefect(flush)
             return yield* exit
           }
+          yield* storageDefect(begin)
           const flushed = yield* Effect.exit(storageDefect(flush))
           if (Exit.isFailure(flushed)) {
             yield* rollback
