@@ -42,20 +42,25 @@ export const preferReplica = <A, E, R>(effect: Effect.Effect<A, E, R>, missing: 
       if (!read.usedReplica || Cause.hasInterrupts(cause)) return Effect.failCause(cause)
       const error = Cause.findErrorOption(cause)
       if (Option.isSome(error) && missing(error.value)) return effect
-      if (Cause.hasDies(cause)) return Effect.andThen(Effect.logWarning("a read on the replica failed; reading the primary", cause), effect)
+      if (Cause.hasDies(cause)) return Effect.andThen(Effect.logWarning(`a read on the replica failed; reading the primary: ${Cause.pretty(cause).split("\n")[0]}`), effect)
       return Effect.failCause(cause)
     })
   })
+
+/** How long reads go to the primary after the replica refused a connection. */
+const UNREACHABLE_PAUSE_MS = 5_000
 
 const SPAN_ATTRIBUTES: ReadonlyArray<readonly [string, unknown]> = [["db.system.name", "postgresql"]]
 
 /**
  * The primary's client with its statements routed: inside one of its transactions on that
- * transaction's connection; else on the replica when the fiber's `ReadSource` says so (the primary
- * when the replica cannot be reached); else on the primary. Transactions, `reserve`, LISTEN/NOTIFY
- * are the primary's own.
+ * transaction's connection; else on the replica when the fiber's `ReadSource` says so (but on the
+ * primary for a few seconds after the replica refused a connection); else on the primary.
+ * Transactions, `reserve`, LISTEN/NOTIFY are the primary's own.
  */
 export const router = (primary: PgClient.PgClient, replica: PgClient.PgClient): PgClient.PgClient => {
+  // After a failed connect the replica is left alone for a while: reads do not each wait on it, nor log.
+  let unreachableUntil = 0
   const connection: Acquirer = Effect.flatMap(
     Effect.serviceOption(primary.transactionService),
     Option.match({
@@ -63,9 +68,15 @@ export const router = (primary: PgClient.PgClient, replica: PgClient.PgClient): 
       onNone: () =>
         Effect.flatMap(ReadSource, (read) => {
           if (read === undefined) return primary.reserve
+          if (Date.now() < unreachableUntil) return primary.reserve
           read.usedReplica = true
-          return Effect.catch(replica.reserve, (error) =>
-            Effect.andThen(Effect.logWarning("the read replica is unreachable; reading the primary", error), primary.reserve))
+          return Effect.catch(replica.reserve, (error) => {
+            unreachableUntil = Date.now() + UNREACHABLE_PAUSE_MS
+            return Effect.andThen(
+              Effect.logWarning(`the read replica is unreachable (${error.message}); reading the primary for ${UNREACHABLE_PAUSE_MS / 1000} s`),
+              primary.reserve
+            )
+          })
         })
     })
   )
