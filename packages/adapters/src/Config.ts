@@ -18,6 +18,11 @@ export interface TenderConfig {
    * (storage/postgres/ReadRouting.ts). Unset → everything on the primary.
    */
   readonly readDatabaseUrl?: string | undefined
+  /**
+   * `TENDER_READ_MAX_LAG_MS`: the replica is read only while it is at most this far behind the
+   * primary (measured every 200 ms); default 5000. Bounds how stale a replica read can be.
+   */
+  readonly readMaxLagMs?: number | undefined
   /** `REDIS_URL`: locks and rate limits in Redis; unset → in-process. */
   readonly redisUrl?: string | undefined
   /** `TENDER_VAULT_KEY` (64 hex chars); unset in embedded mode → generated once into `dataDir`. */
@@ -100,6 +105,8 @@ export const configFromEnv = (
   dataDir: overrides.dataDir ?? env.TENDER_DATA_DIR ?? ".tender",
   databaseUrl: overrides.databaseUrl ?? (env.DATABASE_URL || undefined),
   readDatabaseUrl: overrides.readDatabaseUrl ?? (env.TENDER_READ_DATABASE_URL || undefined),
+  readMaxLagMs: overrides.readMaxLagMs ??
+    (env.TENDER_READ_MAX_LAG_MS && Number(env.TENDER_READ_MAX_LAG_MS) >= 0 ? Number(env.TENDER_READ_MAX_LAG_MS) : undefined),
   redisUrl: overrides.redisUrl ?? (env.REDIS_URL || undefined),
   vaultKey: overrides.vaultKey ?? (env.TENDER_VAULT_KEY || undefined),
   publicUrl: overrides.publicUrl ?? (env.TENDER_PUBLIC_URL || undefined),

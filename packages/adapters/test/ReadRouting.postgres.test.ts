@@ -9,22 +9,48 @@ import { Context, Effect, Layer, Option } from "effect"
 import { configFor, TEST_VAULT_KEY } from "./PgTestDatabase.ts"
 import { replicaPair } from "./ReplicaPair.ts"
 import * as PgDatabase from "../src/storage/postgres/PgDatabase.ts"
-import { preferReplica } from "../src/storage/postgres/ReadRouting.ts"
+import { lagMeter, preferReplica } from "../src/storage/postgres/ReadRouting.ts"
 
 class Missing {
   readonly _tag = "Missing"
 }
 
+/** The router over a fresh primary and replica pair (the migrated database, as Infrastructure builds it). */
+const routedPair = (applyDelay: string, readMaxLagMs?: number) =>
+  Effect.gen(function*() {
+    const pair = yield* replicaPair({ applyDelay })
+    const config = { ...configFor(".tender-unused", pair.primaryUrl), vaultKey: TEST_VAULT_KEY, readDatabaseUrl: pair.replicaUrl, readMaxLagMs }
+    const sql = Context.get(yield* Layer.build(PgDatabase.layer(config)), PgClient.PgClient)
+    const inRecovery = sql<{ r: boolean }>`SELECT pg_is_in_recovery() AS r`.pipe(Effect.map((rows) => rows[0].r), Effect.orDie)
+    return { pair, sql, inRecovery }
+  })
+
+describe("the replica's lag, measured in time", () => {
+  it("is the time since the newest primary position the replica has replayed; 0 once it has replayed the newest", () => {
+    const meter = lagMeter()
+    expect(meter.record(1_000, "0/100", "0/100")).toBe(0)
+    // The primary moves on; the replica replays it later.
+    expect(meter.record(1_200, "0/200", "0/100")).toBe(200)
+    expect(meter.record(1_400, "0/300", "0/1FF")).toBe(400)
+    expect(meter.record(1_600, "0/300", "0/200")).toBe(400)
+    expect(meter.record(1_800, "0/300", "0/300")).toBe(0)
+    // Positions past 4 GB (the high word) order as numbers, not as text.
+    expect(meter.record(2_000, "1/0", "0/FFFFFFFF")).toBe(200)
+    expect(meter.record(2_200, "1/0", "1/0")).toBe(0)
+    // A server not in recovery (no replay position) is as current as can be.
+    expect(meter.record(2_400, "1/10", null)).toBe(0)
+  })
+})
+
 describe("reads on a lagging replica", () => {
   it.live("statements reach the replica only when asked and outside transactions; a not-found is asked again of the primary; the replica's loss only costs the primary a read", () =>
     Effect.gen(function*() {
-      const pair = yield* replicaPair({ applyDelay: "2s" })
-      const config = { ...configFor(".tender-unused", pair.primaryUrl), vaultKey: TEST_VAULT_KEY, readDatabaseUrl: pair.replicaUrl }
-      // The migrated database with the router as its client, as Infrastructure builds it.
-      const sql = Context.get(yield* Layer.build(PgDatabase.layer(config)), PgClient.PgClient)
-      const inRecovery = sql<{ r: boolean }>`SELECT pg_is_in_recovery() AS r`.pipe(Effect.map((rows) => rows[0].r), Effect.orDie)
+      const { inRecovery, pair, sql } = yield* routedPair("2s")
 
       yield* sql`CREATE TABLE replica_probe (id text PRIMARY KEY)`
+      // Until the replica has replayed the migrations and the table it is not read (it is behind).
+      expect(yield* preferReplica(inRecovery, () => false)).toBe(false)
+      yield* Effect.sleep("2500 millis")
       // Where each statement runs: pg_is_in_recovery() is true only on the replica.
       expect(yield* inRecovery).toBe(false)
       expect(yield* preferReplica(inRecovery, () => false)).toBe(true)
@@ -38,9 +64,7 @@ describe("reads on a lagging replica", () => {
         () => false
       )).toBe(1)
 
-      // A row just written is not on the lagging replica yet (the table is, once the delay passed);
-      // the primary's second look finds it.
-      yield* Effect.sleep("2500 millis")
+      // A row just written is not on the lagging replica yet; the primary's second look finds it.
       yield* sql`INSERT INTO replica_probe VALUES ('fresh')`
       let looks = 0
       const find = Effect.suspend(() => {
@@ -65,5 +89,25 @@ describe("reads on a lagging replica", () => {
       yield* pair.stopReplica
       expect(yield* preferReplica(find, () => false)).toBe("fresh")
       expect(yield* preferReplica(inRecovery, () => false)).toBe(false)
+    }).pipe(Effect.scoped), 120_000)
+
+  it.live("a replica further behind than TENDER_READ_MAX_LAG_MS is not read until it catches up", () =>
+    Effect.gen(function*() {
+      const { inRecovery, sql } = yield* routedPair("2s", 700)
+      yield* sql`CREATE TABLE lag_probe (id text PRIMARY KEY)`
+      yield* Effect.sleep("2500 millis")
+      expect(yield* preferReplica(inRecovery, () => false)).toBe(true)
+      yield* sql`INSERT INTO lag_probe VALUES ('fresh')`
+      const find = sql<{ id: string }>`SELECT id FROM lag_probe`.pipe(Effect.map((rows) => rows.map((r) => r.id)), Effect.orDie)
+      // Just written: the replica is not yet measured behind, and does not have the row.
+      expect(yield* preferReplica(find, () => false)).toEqual([])
+      // Over 700 ms behind now (and the 2 s delay not over): reads go to the primary, which has it.
+      yield* Effect.sleep("1200 millis")
+      expect(yield* preferReplica(inRecovery, () => false)).toBe(false)
+      expect(yield* preferReplica(find, () => false)).toEqual(["fresh"])
+      // Once the delay has passed it has replayed the insert, and is read again.
+      yield* Effect.sleep("1500 millis")
+      expect(yield* preferReplica(inRecovery, () => false)).toBe(true)
+      expect(yield* preferReplica(find, () => false)).toEqual(["fresh"])
     }).pipe(Effect.scoped), 120_000)
 })

@@ -60,7 +60,7 @@ export const layer = (config: TenderConfig): Layer.Layer<Client, InfrastructureE
   if (readUrl === undefined) return primary
   return Layer.effectContext(Effect.gen(function*() {
     const replica = yield* pool({ url: Redacted.make(readUrl) }, `the read replica at ${redactUrl(readUrl)}`)
-    const routed = ReadRouting.router(yield* PgClient.PgClient, replica)
+    const routed = yield* ReadRouting.router(yield* PgClient.PgClient, replica, { maxLagMs: config.readMaxLagMs ?? ReadRouting.DEFAULT_MAX_LAG_MS })
     return Context.make(PgClient.PgClient, routed).pipe(Context.add(SqlClient.SqlClient, routed))
   })).pipe(Layer.provide(Reactivity.layer), Layer.provide(primary))
 }

@@ -9,11 +9,12 @@
  *
  * Read-your-writes: a replica lags its primary, so a merchant's read just after its write may not
  * find the row yet. `preferReplica` re-runs such a read on the primary when it ends in a not-found
- * (and when the replica fails), so a read of one's own write never 404s. What may still be stale, by
- * at most the replica's lag: a found row's status, and what a search or list contains.
+ * (and when the replica fails), so a read of one's own write never 404s. What may still be stale: a
+ * found row's status, and what a search or list contains, by at most the replica's lag, which the
+ * router bounds (`TENDER_READ_MAX_LAG_MS`: a replica further behind is not read at all).
  */
 import { PgClient } from "@effect/sql-pg"
-import { Cause, Context, Effect, Option } from "effect"
+import { Cause, Context, Effect, Option, Schedule, type Scope } from "effect"
 import type { Acquirer } from "effect/sql/SqlConnection"
 import * as Statement from "effect/sql/Statement"
 
@@ -49,41 +50,112 @@ export const preferReplica = <A, E, R>(effect: Effect.Effect<A, E, R>, missing: 
 
 /** How long reads go to the primary after the replica refused a connection. */
 const UNREACHABLE_PAUSE_MS = 5_000
+/** How often the replica's lag is measured. */
+const LAG_POLL_MS = 200
+/** Primary positions kept while the replica has not replayed them (a replica stuck for long keeps only the newest). */
+const MAX_SAMPLES = 1_000
+
+/** `TENDER_READ_MAX_LAG_MS` unset: a replica further behind than this is not read. */
+export const DEFAULT_MAX_LAG_MS = 5_000
 
 const SPAN_ATTRIBUTES: ReadonlyArray<readonly [string, unknown]> = [["db.system.name", "postgresql"]]
 
+/** A WAL position (`16/B374D848`) as a number that orders like it. */
+const lsnOf = (text: string): bigint => {
+  const [high, low] = text.split("/")
+  return (BigInt(`0x${high}`) << 32n) | BigInt(`0x${low}`)
+}
+
+/**
+ * The replica's lag, measured in time without trusting either clock of the servers: every poll
+ * records where the primary's WAL was (pg_current_wal_lsn) at that moment, then asks how far the
+ * replica has replayed (pg_last_wal_replay_lsn). The replica holds everything the primary had
+ * written at the newest recorded moment whose position it has passed; the lag is the time since
+ * then (0 when it has passed the newest). A replica that cannot be asked counts as infinitely behind.
+ */
+export const lagMeter = () => {
+  let samples: Array<{ readonly at: number; readonly lsn: bigint }> = []
+  let caughtUpAt = 0
+  return {
+    record: (at: number, primaryLsn: string, replayLsn: string | null): number => {
+      samples.push({ at, lsn: lsnOf(primaryLsn) })
+      if (samples.length > MAX_SAMPLES) samples = samples.slice(-MAX_SAMPLES)
+      // Not in recovery (the URL names a primary): it is as current as a server can be.
+      const replayed = replayLsn === null ? samples[samples.length - 1].lsn : lsnOf(replayLsn)
+      const passed = samples.findLastIndex((sample) => sample.lsn <= replayed)
+      if (passed >= 0) {
+        caughtUpAt = samples[passed].at
+        samples = samples.slice(passed + 1)
+      }
+      return samples.length === 0 ? 0 : at - caughtUpAt
+    }
+  }
+}
+
+export interface RouterOptions {
+  /** `TENDER_READ_MAX_LAG_MS`: reads go to the primary while the replica is further behind. */
+  readonly maxLagMs: number
+}
+
 /**
  * The primary's client with its statements routed: inside one of its transactions on that
- * transaction's connection; else on the replica when the fiber's `ReadSource` says so (but on the
- * primary for a few seconds after the replica refused a connection); else on the primary.
- * Transactions, `reserve`, LISTEN/NOTIFY are the primary's own.
+ * transaction's connection; else on the replica when the fiber's `ReadSource` says so and the
+ * replica is usable; else on the primary. Usable: at most `maxLagMs` behind at the last measure
+ * (every 200 ms), and no refused connection in the last few seconds. A replica read is therefore at
+ * most `maxLagMs` + 200 ms stale. Transactions, `reserve`, LISTEN/NOTIFY are the primary's own.
+ * The lag is measured for as long as the scope is open.
  */
-export const router = (primary: PgClient.PgClient, replica: PgClient.PgClient): PgClient.PgClient => {
-  // After a failed connect the replica is left alone for a while: reads do not each wait on it, nor log.
-  let unreachableUntil = 0
-  const connection: Acquirer = Effect.flatMap(
-    Effect.serviceOption(primary.transactionService),
-    Option.match({
-      onSome: ([conn]) => Effect.succeed(conn),
-      onNone: () =>
-        Effect.flatMap(ReadSource, (read) => {
-          if (read === undefined) return primary.reserve
-          if (Date.now() < unreachableUntil) return primary.reserve
-          read.usedReplica = true
-          return Effect.catch(replica.reserve, (error) => {
-            unreachableUntil = Date.now() + UNREACHABLE_PAUSE_MS
-            return Effect.andThen(
-              Effect.logWarning(`the read replica is unreachable (${error.message}); reading the primary for ${UNREACHABLE_PAUSE_MS / 1000} s`),
-              primary.reserve
-            )
+export const router = (primary: PgClient.PgClient, replica: PgClient.PgClient, options: RouterOptions): Effect.Effect<PgClient.PgClient, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    // After a failed connect the replica is left alone for a while: reads do not each wait on it, nor log.
+    let unreachableUntil = 0
+    // Behind until measured; the first measure sets it silently (a start is no change worth a log line).
+    let behind = true
+    let measured = false
+    const meter = lagMeter()
+    const measure = Effect.gen(function*() {
+      const at = Date.now()
+      const [{ lsn: primaryLsn }] = yield* primary<{ lsn: string }>`SELECT pg_current_wal_lsn()::text AS lsn`
+      const [{ lsn: replayLsn }] = yield* replica<{ lsn: string | null }>`SELECT pg_last_wal_replay_lsn()::text AS lsn`
+      return meter.record(at, primaryLsn, replayLsn)
+    }).pipe(
+      Effect.catchCause(() => Effect.succeed(Number.POSITIVE_INFINITY)),
+      Effect.flatMap((lagMs) => {
+        const wasBehind = behind
+        behind = lagMs > options.maxLagMs
+        const first = !measured
+        measured = true
+        if (first || behind === wasBehind) return Effect.void
+        return behind
+          ? Effect.logWarning(`the read replica is ${Number.isFinite(lagMs) ? `${lagMs} ms` : "unmeasurably far"} behind (more than ${options.maxLagMs} ms): reads go to the primary`)
+          : Effect.logInfo(`the read replica is back within ${options.maxLagMs} ms: reads go to it`)
+      })
+    )
+    yield* measure
+    yield* Effect.forkScoped(Effect.repeat(measure, Schedule.spaced(LAG_POLL_MS)))
+
+    const connection: Acquirer = Effect.flatMap(
+      Effect.serviceOption(primary.transactionService),
+      Option.match({
+        onSome: ([conn]) => Effect.succeed(conn),
+        onNone: () =>
+          Effect.flatMap(ReadSource, (read) => {
+            if (read === undefined || behind || Date.now() < unreachableUntil) return primary.reserve
+            read.usedReplica = true
+            return Effect.catch(replica.reserve, (error) => {
+              unreachableUntil = Date.now() + UNREACHABLE_PAUSE_MS
+              return Effect.andThen(
+                Effect.logWarning(`the read replica is unreachable (${error.message}); reading the primary for ${UNREACHABLE_PAUSE_MS / 1000} s`),
+                primary.reserve
+              )
+            })
           })
-        })
-    })
-  )
-  // The primary's own client cannot lend its connections to a statement of another constructor, so
-  // each routed statement leases one for its run (a scope per statement, only with a replica).
-  const statements = Statement.make(connection, PgClient.makeCompiler(primary.config.transformQueryNames, primary.config.transformJson), SPAN_ATTRIBUTES, undefined)
-  const client = Object.assign(statements, { ...primary, ...statements }) as unknown as PgClient.PgClient
-  Object.assign(client, { safe: client, withoutTransforms: () => client })
-  return client
-}
+      })
+    )
+    // The primary's own client cannot lend its connections to a statement of another constructor, so
+    // each routed statement leases one for its run (a scope per statement, only with a replica).
+    const statements = Statement.make(connection, PgClient.makeCompiler(primary.config.transformQueryNames, primary.config.transformJson), SPAN_ATTRIBUTES, undefined)
+    const client = Object.assign(statements, { ...primary, ...statements }) as unknown as PgClient.PgClient
+    Object.assign(client, { safe: client, withoutTransforms: () => client })
+    return client
+  })
