@@ -3,7 +3,7 @@
  *
  *   npx node scripts/topology.ts [--servers-workers N=2] [--workers M=2] [--charges C=200]
  *                                [--captures K=20] [--connections 8] [--timeout S=120] [--keep-data]
- *                                [--replica [--read-seconds R=10]]
+ *                                [--replica] [--read-seconds R]
  *
  * Over one fresh data dir (its embedded PostgreSQL is started by the server and joined by every
  * other process; REDIS_URL is passed on when set) it starts `tender serve --no-background` (the API
@@ -20,10 +20,11 @@
  *
  * With `--replica` (reads on a streaming replica, TENDER_READ_DATABASE_URL): the script starts the
  * embedded primary itself, then a streaming replica of it (EmbeddedReplica.ts), and every process
- * runs with TENDER_READ_DATABASE_URL pointing there. Under the same load it reads too: each charge is
- * followed at once by `GET /v1/orders/{id}` (read-after-write: no 404 allowed), and R seconds of
- * reads (GET by id, searches) run beside the writes. It checks that the replica streams, that the
- * replica did answer statements (pg_stat_database), and that it caught up with every order.
+ * runs with TENDER_READ_DATABASE_URL pointing there. With `--read-seconds R` (10 with --replica) it
+ * reads under the same load: each charge is followed at once by `GET /v1/orders/{id}`
+ * (read-after-write: no 404 allowed), and R seconds of reads (GET by id, searches) run beside the
+ * writes; it reports the statements each server committed meanwhile (pg_stat_database). With a
+ * replica it checks that the replica streams, answered statements, and caught up with every order.
  */
 import * as path from "node:path"
 import { parseArgs } from "node:util"
@@ -32,7 +33,7 @@ import * as EmbeddedReplica from "@tender/adapters/storage/postgres/EmbeddedRepl
 import { Effect, Exit, Scope } from "effect"
 import pg from "pg"
 import * as Harness from "../bench/harness.ts"
-import { authorizeCaptureLoop, chargeLoop, type Measurement, readLoop, signedHeaders } from "../bench/load.ts"
+import { authorizeCaptureLoop, chargeLoop, type Measurement, percentile, readLoop, signedHeaders } from "../bench/load.ts"
 import { Receiver } from "../bench/receiver.ts"
 
 Harness.requireNode("topology")
@@ -47,21 +48,22 @@ const { values: options } = parseArgs({
     timeout: { type: "string", default: "120" },
     "keep-data": { type: "boolean", default: false },
     replica: { type: "boolean", default: false },
-    "read-seconds": { type: "string", default: "10" },
+    "read-seconds": { type: "string" },
     help: { type: "boolean", default: false }
   }
 })
 if (options.help) {
   console.log(`npx node scripts/topology.ts [--servers-workers N=2] [--workers M=2] [--charges C=200] [--captures K=20]
-                               [--connections 8] [--timeout S=120] [--keep-data] [--replica [--read-seconds R=10]]
+                               [--connections 8] [--timeout S=120] [--keep-data] [--replica] [--read-seconds R]
 
   --servers-workers  server processes of \`tender serve\` (\`tender serve --workers N\`: one primary, N children on one port)
   --workers          \`tender worker\` processes (they alone run the background workers)
   --charges          card charges to send; --captures: authorize+capture pairs
   --connections      concurrent clients sending them
   --timeout          seconds the whole run may take (then it stops everything and fails)
-  --replica          a streaming replica of the embedded PostgreSQL, read through TENDER_READ_DATABASE_URL;
-                     every charge is read back at once (no 404 allowed), and R seconds of reads run beside the load`)
+  --replica          a streaming replica of the embedded PostgreSQL, read through TENDER_READ_DATABASE_URL
+  --read-seconds     R seconds of reads (GET by id, searches) beside the load, and every charge read back at once
+                     (no 404 allowed); default 10 with --replica, 0 without`)
   process.exit(0)
 }
 const count = (name: string, value: string) => {
@@ -79,7 +81,8 @@ const CAPTURES = count("captures", options.captures)
 const CONNECTIONS = Math.max(1, count("connections", options.connections))
 const TIMEOUT_S = Math.max(10, count("timeout", options.timeout))
 const REPLICA = options.replica
-const READ_SECONDS = Math.max(1, count("read-seconds", options["read-seconds"]))
+// Reads run with a replica by default; without one only when asked (to compare).
+const READ_SECONDS = options["read-seconds"] === undefined ? (REPLICA ? 10 : 0) : count("read-seconds", options["read-seconds"])
 
 /** How long the probe charge's event must stay undelivered while only the server runs (its dispatcher would poll every 200 ms). */
 const PROBE_MS = 1_500
@@ -154,7 +157,8 @@ try {
   const primaryDb = Harness.database(run)
   await replicaDb?.connect()
   await primaryDb.connect()
-  const before = replicaDb === undefined ? undefined : { replica: await commits(replicaDb), primary: await commits(primaryDb) }
+  const before = { replica: replicaDb === undefined ? undefined : await commits(replicaDb), primary: await commits(primaryDb) }
+  const loadStarted = Date.now()
 
   // Charges and authorize+capture pairs at once, each over its own clients.
   const budget = { seconds: TIMEOUT_S }
@@ -163,10 +167,10 @@ try {
       ...budget,
       connections: CONNECTIONS,
       operations: CHARGES,
-      onCharged: REPLICA ? (orderId) => { charged.push(orderId); readsBack.push(readBack(orderId)) } : undefined
+      onCharged: READ_SECONDS > 0 ? (orderId) => { charged.push(orderId); readsBack.push(readBack(orderId)) } : undefined
     }),
     CAPTURES === 0 ? undefined : authorizeCaptureLoop(target, cardToken, { ...budget, connections: Math.max(1, Math.ceil(CONNECTIONS / 4)), operations: CAPTURES }),
-    REPLICA ? readLoop(target, { connections: 2, seconds: READ_SECONDS }, reads) : undefined
+    READ_SECONDS > 0 ? readLoop(target, { connections: 2, seconds: READ_SECONDS }, reads) : undefined
   ])
   const verdict = (name: string, expected: number, m: Measurement | undefined) => {
     const ok = m?.ok ?? 0
@@ -175,7 +179,8 @@ try {
   }
   console.log(`load: charges ${verdict("charges", CHARGES, charges)}, authorize+capture ${verdict("authorize+capture", CAPTURES, captures)} (${elapsed()})`)
 
-  if (replicaDb !== undefined && before !== undefined && readLoad !== undefined) {
+  if (readLoad !== undefined) {
+    const loadSeconds = (Date.now() - loadStarted) / 1000
     const statuses = await Promise.all(readsBack)
     const missing = statuses.filter((status) => status === 404).length
     const other = statuses.filter((status) => status !== 200 && status !== 404)
@@ -185,28 +190,32 @@ try {
     if (readLoad.non2xx + readLoad.errors > 0) problems.push(`reads: ${readLoad.non2xx} non-2xx, ${readLoad.errors} errors (${readLoad.samples.join(" | ")})`)
     // The servers' statistics reach pg_stat_database within a second of a backend's idling.
     await Harness.sleep(1_500)
-    const after = { replica: await commits(replicaDb), primary: await commits(primaryDb) }
-    const seconds = charges?.seconds ?? readLoad.seconds
-    const perSecond = (n: number, s: number) => (n / s).toFixed(0)
-    if (after.replica - before.replica <= 0) problems.push("the replica answered no statement: reads did not go to it")
-    const streaming = await primaryDb.query("SELECT state, pg_wal_lsn_diff(sent_lsn, replay_lsn) AS behind FROM pg_stat_replication")
-    if (streaming.rows.length !== 1 || streaming.rows[0].state !== "streaming") {
-      problems.push(`pg_stat_replication: ${JSON.stringify(streaming.rows)} (one streaming replica expected)`)
+    const perSecond = (n: number) => `${n} (${(n / loadSeconds).toFixed(0)}/s)`
+    const onPrimary = (await commits(primaryDb)) - before.primary
+    const ms = (p: number) => percentile(readLoad.latencies, p).toFixed(1)
+    let served = `primary ${perSecond(onPrimary)}`
+    if (replicaDb !== undefined && before.replica !== undefined) {
+      const onReplica = (await commits(replicaDb)) - before.replica
+      served = `replica ${perSecond(onReplica)}, ${served}`
+      if (onReplica <= 0) problems.push("the replica answered no statement: reads did not go to it")
+      const streaming = await primaryDb.query("SELECT state, pg_wal_lsn_diff(sent_lsn, replay_lsn) AS behind FROM pg_stat_replication")
+      if (streaming.rows.length !== 1 || streaming.rows[0].state !== "streaming") {
+        problems.push(`pg_stat_replication: ${JSON.stringify(streaming.rows)} (one streaming replica expected)`)
+      }
+      // The replica catches up with every order (it replays what the primary committed, a moment later).
+      const orderCount = "SELECT count(*) AS n FROM orders WHERE account_id = $1"
+      const ordersOnPrimary = Number((await primaryDb.query(orderCount, [account.account_id])).rows[0].n)
+      let ordersOnReplica = -1
+      for (let i = 0; i < 100 && ordersOnReplica !== ordersOnPrimary; i++) {
+        ordersOnReplica = Number((await replicaDb.query(orderCount, [account.account_id])).rows[0].n)
+        if (ordersOnReplica !== ordersOnPrimary) await Harness.sleep(100)
+      }
+      if (ordersOnReplica !== ordersOnPrimary) problems.push(`the replica has ${ordersOnReplica} of the account's orders, the primary ${ordersOnPrimary}`)
+      served += `; replication ${streaming.rows[0]?.state ?? "none"}, ${streaming.rows[0]?.behind ?? "?"} bytes behind; replica caught up with ${ordersOnReplica}/${ordersOnPrimary} orders`
     }
-    // The replica catches up with every order (it replays what the primary committed, a moment later).
-    const orderCount = "SELECT count(*) AS n FROM orders WHERE account_id = $1"
-    const onPrimary = Number((await primaryDb.query(orderCount, [account.account_id])).rows[0].n)
-    let onReplica = -1
-    for (let i = 0; i < 100 && onReplica !== onPrimary; i++) {
-      onReplica = Number((await replicaDb.query(orderCount, [account.account_id])).rows[0].n)
-      if (onReplica !== onPrimary) await Harness.sleep(100)
-    }
-    if (onReplica !== onPrimary) problems.push(`the replica has ${onReplica} of the account's orders, the primary ${onPrimary}`)
-    console.log(`replica: ${readLoad.ok} reads (GET by id, searches) in ${readLoad.seconds.toFixed(1)} s (${perSecond(readLoad.ok, readLoad.seconds)}/s) ` +
-      `beside the writes; read-after-write ${statuses.length} GETs, ${missing} 404s; statements committed during the load: ` +
-      `replica ${after.replica - before.replica} (${perSecond(after.replica - before.replica, seconds)}/s), ` +
-      `primary ${after.primary - before.primary} (${perSecond(after.primary - before.primary, seconds)}/s); ` +
-      `replication ${streaming.rows[0]?.state ?? "none"}, ${streaming.rows[0]?.behind ?? "?"} bytes behind; replica caught up with ${onReplica}/${onPrimary} orders`)
+    console.log(`reads: ${readLoad.ok} (GET by id, searches) in ${readLoad.seconds.toFixed(1)} s (${(readLoad.ok / readLoad.seconds).toFixed(0)}/s, ` +
+      `p50 ${ms(50)} ms, p99 ${ms(99)} ms) beside the writes; read-after-write ${statuses.length} GETs, ${missing} 404s; ` +
+      `statements committed in ${loadSeconds.toFixed(1)} s: ${served}`)
   }
   await replicaDb?.end()
   await primaryDb.end()
