@@ -106,7 +106,7 @@ describe("reads on a lagging replica", () => {
       expect(yield* preferReplica(inRecovery, () => false)).toBe(false)
       expect(yield* preferReplica(find, () => false)).toEqual(["fresh"])
       // Once the delay has passed it has replayed the insert, and is read again.
-      yield* Effect.sleep("1500 millis")
+      yield* Effect.sleep("2000 millis")
       expect(yield* preferReplica(inRecovery, () => false)).toBe(true)
       expect(yield* preferReplica(find, () => false)).toEqual(["fresh"])
     }).pipe(Effect.scoped), 120_000)

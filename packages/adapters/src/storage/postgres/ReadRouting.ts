@@ -1,7 +1,7 @@
 /**
  * Reads on a streaming replica (`TENDER_READ_DATABASE_URL`, docs/decisions.md "Reads on a replica").
  *
- * The repositories keep their one `PgClient`; with a replica configured it is the router `make`
+ * The repositories keep their one `PgClient`; with a replica configured it is the one `router`
  * builds: a statement goes to the replica only when no transaction is open on its fiber and the
  * fiber asked for the replica (`ReadSource`, set by `preferReplica` around a read-only endpoint's
  * use case). Everything else — writes, the reads a write makes under its lock, key and idempotency
@@ -85,7 +85,7 @@ const lsnOf = (text: string): bigint => {
  * records where the primary's WAL was (pg_current_wal_lsn) at that moment, then asks how far the
  * replica has replayed (pg_last_wal_replay_lsn). The replica holds everything the primary had
  * written at the newest recorded moment whose position it has passed; the lag is the time since
- * then (0 when it has passed the newest). A replica that cannot be asked counts as infinitely behind.
+ * then (0 when it has passed the newest).
  */
 export const lagMeter = () => {
   let samples: Array<{ readonly at: number; readonly lsn: bigint }> = []
@@ -133,6 +133,7 @@ export const router = (primary: PgClient.PgClient, replica: PgClient.PgClient, o
       const [{ lsn: replayLsn }] = yield* replica<{ lsn: string | null }>`SELECT pg_last_wal_replay_lsn()::text AS lsn`
       return meter.record(at, primaryLsn, replayLsn)
     }).pipe(
+      // A replica (or primary) that cannot be asked counts as infinitely behind.
       Effect.catchCause(() => Effect.succeed(Number.POSITIVE_INFINITY)),
       Effect.flatMap((lagMs) => {
         const wasBehind = behind
