@@ -190,8 +190,9 @@ export const makeRun = (options: {
       cleaning ??= (async () => {
         // Last started first: the payments baselines hold pool connections to Tender's PostgreSQL.
         for (const child of [...children].reverse()) await stop(child, child.name === "tender" ? 60_000 : 10_000)
-        await stopOrphanPostgres(dataDir)
+        // Before the orphan check: a script's own servers (topology --replica) stop there, in order.
         await options.afterStop?.(run)
+        await stopOrphanPostgres(dataDir)
         if (!options.keepData) rmSync(dataDir, { recursive: true, force: true })
         else console.log(`data dir kept: ${dataDir}`)
       })(),
