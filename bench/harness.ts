@@ -159,14 +159,14 @@ export interface Run {
 export const makeRun = (options: {
   readonly budgetMs: number
   readonly keepData: boolean
-  readonly afterStop?: (run: Run) => void
+  readonly afterStop?: (run: Run) => void | Promise<void>
 }): Run => {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), "tender-bench-"))
   const children: Array<Child> = []
   const env: NodeJS.ProcessEnv = { ...process.env }
   // The bench's own embedded PostgreSQL, in-process locks/rate limits and an instant sandbox provider
   // (the payments baselines call no provider), whatever the shell has.
-  for (const name of ["DATABASE_URL", "REDIS_URL", "TENDER_DATA_DIR", "PORT", "TENDER_VAULT_KEY", "TENDER_SANDBOX_LATENCY_MS"]) {
+  for (const name of ["DATABASE_URL", "TENDER_READ_DATABASE_URL", "REDIS_URL", "TENDER_DATA_DIR", "PORT", "TENDER_VAULT_KEY", "TENDER_SANDBOX_LATENCY_MS"]) {
     delete env[name]
   }
   let cleaning: Promise<void> | undefined
@@ -190,8 +190,9 @@ export const makeRun = (options: {
       cleaning ??= (async () => {
         // Last started first: the payments baselines hold pool connections to Tender's PostgreSQL.
         for (const child of [...children].reverse()) await stop(child, child.name === "tender" ? 60_000 : 10_000)
+        // Before the orphan check: a script's own servers (topology --replica) stop there, in order.
+        await options.afterStop?.(run)
         await stopOrphanPostgres(dataDir)
-        options.afterStop?.(run)
         if (!options.keepData) rmSync(dataDir, { recursive: true, force: true })
         else console.log(`data dir kept: ${dataDir}`)
       })(),

@@ -3,6 +3,7 @@
  *
  *   npx node scripts/topology.ts [--servers-workers N=2] [--workers M=2] [--charges C=200]
  *                                [--captures K=20] [--connections 8] [--timeout S=120] [--keep-data]
+ *                                [--replica] [--read-seconds R]
  *
  * Over one fresh data dir (its embedded PostgreSQL is started by the server and joined by every
  * other process; REDIS_URL is passed on when set) it starts `tender serve --no-background` (the API
@@ -16,10 +17,23 @@
  * delivery is `succeeded`; no process died. It prints a summary, stops every process, deletes the
  * data dir, and exits 0 when all held, 1 otherwise. CI runs it with a short load
  * (packages/cli/test/Topology.test.ts).
+ *
+ * With `--replica` (reads on a streaming replica, TENDER_READ_DATABASE_URL): the script starts the
+ * embedded primary itself, then a streaming replica of it (EmbeddedReplica.ts), and every process
+ * runs with TENDER_READ_DATABASE_URL pointing there. With `--read-seconds R` (10 with --replica) it
+ * reads under the same load: each charge is followed at once by `GET /v1/orders/{id}`
+ * (read-after-write: no 404 allowed), and R seconds of reads (GET by id, searches) run beside the
+ * writes; it reports the statements each server committed meanwhile (pg_stat_database). With a
+ * replica it checks that the replica streams, answered statements, and caught up with every order.
  */
+import * as path from "node:path"
 import { parseArgs } from "node:util"
+import * as Embedded from "@tender/adapters/storage/postgres/Embedded"
+import * as EmbeddedReplica from "@tender/adapters/storage/postgres/EmbeddedReplica"
+import { Effect, Exit, Scope } from "effect"
+import pg from "pg"
 import * as Harness from "../bench/harness.ts"
-import { authorizeCaptureLoop, chargeLoop, type Measurement } from "../bench/load.ts"
+import { authorizeCaptureLoop, chargeLoop, type Measurement, percentile, readLoop, signedHeaders } from "../bench/load.ts"
 import { Receiver } from "../bench/receiver.ts"
 
 Harness.requireNode("topology")
@@ -33,18 +47,23 @@ const { values: options } = parseArgs({
     connections: { type: "string", default: "8" },
     timeout: { type: "string", default: "120" },
     "keep-data": { type: "boolean", default: false },
+    replica: { type: "boolean", default: false },
+    "read-seconds": { type: "string" },
     help: { type: "boolean", default: false }
   }
 })
 if (options.help) {
   console.log(`npx node scripts/topology.ts [--servers-workers N=2] [--workers M=2] [--charges C=200] [--captures K=20]
-                               [--connections 8] [--timeout S=120] [--keep-data]
+                               [--connections 8] [--timeout S=120] [--keep-data] [--replica] [--read-seconds R]
 
   --servers-workers  server processes of \`tender serve\` (\`tender serve --workers N\`: one primary, N children on one port)
   --workers          \`tender worker\` processes (they alone run the background workers)
   --charges          card charges to send; --captures: authorize+capture pairs
   --connections      concurrent clients sending them
-  --timeout          seconds the whole run may take (then it stops everything and fails)`)
+  --timeout          seconds the whole run may take (then it stops everything and fails)
+  --replica          a streaming replica of the embedded PostgreSQL, read through TENDER_READ_DATABASE_URL
+  --read-seconds     R seconds of reads (GET by id, searches) beside the load, and every charge read back at once
+                     (no 404 allowed); default 10 with --replica, 0 without`)
   process.exit(0)
 }
 const count = (name: string, value: string) => {
@@ -61,13 +80,22 @@ const CHARGES = count("charges", options.charges)
 const CAPTURES = count("captures", options.captures)
 const CONNECTIONS = Math.max(1, count("connections", options.connections))
 const TIMEOUT_S = Math.max(10, count("timeout", options.timeout))
+const REPLICA = options.replica
+// Reads run with a replica by default; without one only when asked (to compare).
+const READ_SECONDS = options["read-seconds"] === undefined ? (REPLICA ? 10 : 0) : count("read-seconds", options["read-seconds"])
 
 /** How long the probe charge's event must stay undelivered while only the server runs (its dispatcher would poll every 200 ms). */
 const PROBE_MS = 1_500
 /** The probe: one charge before the workers start. */
 const PROBE_CHARGES = 1
 
-const run = Harness.makeRun({ budgetMs: TIMEOUT_S * 1000, keepData: options["keep-data"] })
+// The replica and the primary the script starts for --replica: stopped after every process of the run.
+const databases = Effect.runSync(Scope.make())
+const run = Harness.makeRun({
+  budgetMs: TIMEOUT_S * 1000,
+  keepData: options["keep-data"],
+  afterStop: () => Effect.runPromise(Scope.close(databases, Exit.void))
+})
 // The harness keeps a bench to its own processes; the topology shares Redis when there is one.
 if (process.env.REDIS_URL !== undefined) run.env.REDIS_URL = process.env.REDIS_URL
 
@@ -75,7 +103,20 @@ const problems: Array<string> = []
 const started = Date.now()
 const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1)} s`
 
+/** Statements a server has committed (each read outside a transaction is one): pg_stat_database's count for `tender`. */
+const commits = async (client: pg.Client) =>
+  Number((await client.query("SELECT xact_commit FROM pg_stat_database WHERE datname = 'tender'")).rows[0].xact_commit)
+
 try {
+  let replica: EmbeddedReplica.EmbeddedReplica | undefined
+  if (REPLICA) {
+    // The primary first, so that its replica exists (and its URL is known) before the servers start; they join it.
+    await Effect.runPromise(Scope.provide(databases)(Embedded.start(run.dataDir)))
+    const t0 = Date.now()
+    replica = await Effect.runPromise(Scope.provide(databases)(EmbeddedReplica.start(run.dataDir, path.join(run.dataDir, "replica"))))
+    run.env.TENDER_READ_DATABASE_URL = replica.url
+    console.log(`replica: streaming from the embedded primary on port ${replica.port} (${((Date.now() - t0) / 1000).toFixed(1)} s to base-backup and start)`)
+  }
   const { origin } = await Harness.startTender(run, {
     env: { TENDER_SERVE_BACKGROUND: "false" },
     args: ["--workers", String(SERVERS_WORKERS)]
@@ -95,11 +136,41 @@ try {
   console.log(`topology: 1 server process (--workers ${SERVERS_WORKERS}) at ${origin}, ${WORKERS} tender worker processes, ` +
     `redis ${run.env.REDIS_URL === undefined ? "off" : "on"}, data dir ${run.dataDir}`)
 
+  // With a replica: every charge read back at once (read-after-write), and reads beside the writes.
+  const charged: Array<string> = []
+  const readsBack: Array<Promise<number>> = []
+  const readBack = (orderId: string) => {
+    const orderPath = `/v1/orders/${orderId}`
+    return fetch(`${origin}${orderPath}`, { headers: signedHeaders(target, orderPath, "") }).then(async (response) => {
+      await response.arrayBuffer()
+      return response.status
+    }, () => 0)
+  }
+  let nextRead = 0
+  const reads = () => {
+    const search = nextRead++ % 2 === 1 || charged.length === 0
+    return search
+      ? { method: "POST" as const, path: "/v1/orders/search", body: JSON.stringify({ limit: 10 }) }
+      : { method: "GET" as const, path: `/v1/orders/${charged[nextRead % charged.length]}`, body: "" }
+  }
+  const replicaDb = replica === undefined ? undefined : new pg.Client({ host: replica.host, port: replica.port, user: replica.username, password: replica.password, database: replica.database })
+  const primaryDb = Harness.database(run)
+  await replicaDb?.connect()
+  await primaryDb.connect()
+  const before = { replica: replicaDb === undefined ? undefined : await commits(replicaDb), primary: await commits(primaryDb) }
+  const loadStarted = Date.now()
+
   // Charges and authorize+capture pairs at once, each over its own clients.
   const budget = { seconds: TIMEOUT_S }
-  const [charges, captures] = await Promise.all([
-    CHARGES === 0 ? undefined : chargeLoop(target, cardToken, { ...budget, connections: CONNECTIONS, operations: CHARGES }),
-    CAPTURES === 0 ? undefined : authorizeCaptureLoop(target, cardToken, { ...budget, connections: Math.max(1, Math.ceil(CONNECTIONS / 4)), operations: CAPTURES })
+  const [charges, captures, readLoad] = await Promise.all([
+    CHARGES === 0 ? undefined : chargeLoop(target, cardToken, {
+      ...budget,
+      connections: CONNECTIONS,
+      operations: CHARGES,
+      onCharged: READ_SECONDS > 0 ? (orderId) => { charged.push(orderId); readsBack.push(readBack(orderId)) } : undefined
+    }),
+    CAPTURES === 0 ? undefined : authorizeCaptureLoop(target, cardToken, { ...budget, connections: Math.max(1, Math.ceil(CONNECTIONS / 4)), operations: CAPTURES }),
+    READ_SECONDS > 0 ? readLoop(target, { connections: 2, seconds: READ_SECONDS }, reads) : undefined
   ])
   const verdict = (name: string, expected: number, m: Measurement | undefined) => {
     const ok = m?.ok ?? 0
@@ -107,6 +178,47 @@ try {
     return `${ok}/${expected}${m === undefined ? "" : ` in ${m.seconds.toFixed(1)} s`}`
   }
   console.log(`load: charges ${verdict("charges", CHARGES, charges)}, authorize+capture ${verdict("authorize+capture", CAPTURES, captures)} (${elapsed()})`)
+
+  if (readLoad !== undefined) {
+    const loadSeconds = (Date.now() - loadStarted) / 1000
+    const statuses = await Promise.all(readsBack)
+    const missing = statuses.filter((status) => status === 404).length
+    const other = statuses.filter((status) => status !== 200 && status !== 404)
+    if (statuses.length !== (charges?.ok ?? 0)) problems.push(`read-after-write: ${statuses.length} reads for ${charges?.ok ?? 0} charges`)
+    if (missing > 0) problems.push(`read-after-write: ${missing} of ${statuses.length} orders read just after their charge answered 404`)
+    if (other.length > 0) problems.push(`read-after-write: ${other.length} reads answered neither 200 nor 404 (e.g. ${other[0]})`)
+    if (readLoad.non2xx + readLoad.errors > 0) problems.push(`reads: ${readLoad.non2xx} non-2xx, ${readLoad.errors} errors (${readLoad.samples.join(" | ")})`)
+    // The servers' statistics reach pg_stat_database within a second of a backend's idling.
+    await Harness.sleep(1_500)
+    const perSecond = (n: number) => `${n} (${(n / loadSeconds).toFixed(0)}/s)`
+    const onPrimary = (await commits(primaryDb)) - before.primary
+    const ms = (p: number) => percentile(readLoad.latencies, p).toFixed(1)
+    let served = `primary ${perSecond(onPrimary)}`
+    if (replicaDb !== undefined && before.replica !== undefined) {
+      const onReplica = (await commits(replicaDb)) - before.replica
+      served = `replica ${perSecond(onReplica)}, ${served}`
+      if (onReplica <= 0) problems.push("the replica answered no statement: reads did not go to it")
+      const streaming = await primaryDb.query("SELECT state, pg_wal_lsn_diff(sent_lsn, replay_lsn) AS behind FROM pg_stat_replication")
+      if (streaming.rows.length !== 1 || streaming.rows[0].state !== "streaming") {
+        problems.push(`pg_stat_replication: ${JSON.stringify(streaming.rows)} (one streaming replica expected)`)
+      }
+      // The replica catches up with every order (it replays what the primary committed, a moment later).
+      const orderCount = "SELECT count(*) AS n FROM orders WHERE account_id = $1"
+      const ordersOnPrimary = Number((await primaryDb.query(orderCount, [account.account_id])).rows[0].n)
+      let ordersOnReplica = -1
+      for (let i = 0; i < 100 && ordersOnReplica !== ordersOnPrimary; i++) {
+        ordersOnReplica = Number((await replicaDb.query(orderCount, [account.account_id])).rows[0].n)
+        if (ordersOnReplica !== ordersOnPrimary) await Harness.sleep(100)
+      }
+      if (ordersOnReplica !== ordersOnPrimary) problems.push(`the replica has ${ordersOnReplica} of the account's orders, the primary ${ordersOnPrimary}`)
+      served += `; replication ${streaming.rows[0]?.state ?? "none"}, ${streaming.rows[0]?.behind ?? "?"} bytes behind; replica caught up with ${ordersOnReplica}/${ordersOnPrimary} orders`
+    }
+    console.log(`reads: ${readLoad.ok} (GET by id, searches) in ${readLoad.seconds.toFixed(1)} s (${(readLoad.ok / readLoad.seconds).toFixed(0)}/s, ` +
+      `p50 ${ms(50)} ms, p99 ${ms(99)} ms) beside the writes; read-after-write ${statuses.length} GETs, ${missing} 404s; ` +
+      `statements committed in ${loadSeconds.toFixed(1)} s: ${served}`)
+  }
+  await replicaDb?.end()
+  await primaryDb.end()
 
   const db = Harness.database(run)
   await db.connect()

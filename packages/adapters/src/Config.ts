@@ -12,6 +12,17 @@ export interface TenderConfig {
   readonly dataDir: string
   /** `DATABASE_URL`: an external PostgreSQL; unset → the embedded one under `dataDir`. */
   readonly databaseUrl?: string | undefined
+  /**
+   * `TENDER_READ_DATABASE_URL`: a streaming replica of that database. Read-only endpoints (GET by id,
+   * searches, lists) read there; writes and every read a write depends on stay on the primary
+   * (storage/postgres/ReadRouting.ts). Unset → everything on the primary.
+   */
+  readonly readDatabaseUrl?: string | undefined
+  /**
+   * `TENDER_READ_MAX_LAG_MS`: the replica is read only while it is at most this far behind the
+   * primary (measured every 200 ms); default 5000. Bounds how stale a replica read can be.
+   */
+  readonly readMaxLagMs?: number | undefined
   /** `REDIS_URL`: locks and rate limits in Redis; unset → in-process. */
   readonly redisUrl?: string | undefined
   /** `TENDER_VAULT_KEY` (64 hex chars); unset in embedded mode → generated once into `dataDir`. */
@@ -93,6 +104,9 @@ export const configFromEnv = (
   storage: overrides.storage ?? "postgres",
   dataDir: overrides.dataDir ?? env.TENDER_DATA_DIR ?? ".tender",
   databaseUrl: overrides.databaseUrl ?? (env.DATABASE_URL || undefined),
+  readDatabaseUrl: overrides.readDatabaseUrl ?? (env.TENDER_READ_DATABASE_URL || undefined),
+  readMaxLagMs: overrides.readMaxLagMs ??
+    (env.TENDER_READ_MAX_LAG_MS && Number(env.TENDER_READ_MAX_LAG_MS) >= 0 ? Number(env.TENDER_READ_MAX_LAG_MS) : undefined),
   redisUrl: overrides.redisUrl ?? (env.REDIS_URL || undefined),
   vaultKey: overrides.vaultKey ?? (env.TENDER_VAULT_KEY || undefined),
   publicUrl: overrides.publicUrl ?? (env.TENDER_PUBLIC_URL || undefined),

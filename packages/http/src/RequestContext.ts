@@ -6,6 +6,7 @@ import { Context, Effect } from "effect"
 import type { Account } from "@tender/domain/accounts/Account"
 import { Errors } from "@tender/domain"
 import type { ApiError as ApiErrorValue } from "@tender/api/ApiError"
+import { preferReplica } from "@tender/adapters/storage/postgres/ReadRouting"
 import * as ApiError from "./ApiError.ts"
 
 export interface RequestState {
@@ -55,3 +56,12 @@ export const run = <A, E extends Errors.DomainError, R>(
       const request = yield* CurrentRequest
       return yield* Effect.fail(ApiError.fromDomain(error, request.requestId))
     }))
+
+/**
+ * `run` for a read-only endpoint (a GET by id, a search, a list): its statements may read the
+ * read replica (`TENDER_READ_DATABASE_URL`), and a 404 there is asked again of the primary, so a
+ * merchant reading its own write just after it never gets a 404 for it (ReadRouting.ts). Only
+ * for use cases that write nothing outside a transaction.
+ */
+export const runRead = <A, E extends Errors.DomainError, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, ApiErrorValue, R> =>
+  run(preferReplica(effect, (error) => ApiError.statusOf(error.code) === 404))

@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Customers } from "@tender/domain"
 import { Api } from "../Api.ts"
-import { CurrentAccount, run } from "../RequestContext.ts"
+import { CurrentAccount, run, runRead } from "../RequestContext.ts"
 
 export const CustomersHandlers = HttpApiBuilder.group(
   Api,
@@ -11,6 +11,6 @@ export const CustomersHandlers = HttpApiBuilder.group(
     const customers = yield* Customers
     return handlers
       .handle("create", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => run(customers.create(account, payload))))
-      .handle("get", ({ params }) => Effect.flatMap(CurrentAccount, (account) => run(customers.get(account, params.id))))
+      .handle("get", ({ params }) => Effect.flatMap(CurrentAccount, (account) => runRead(customers.get(account, params.id))))
   })
 )

@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Outflows } from "@tender/domain"
 import { Api } from "../Api.ts"
-import { CurrentAccount, run } from "../RequestContext.ts"
+import { CurrentAccount, run, runRead } from "../RequestContext.ts"
 
 export const RefundsHandlers = HttpApiBuilder.group(
   Api,
@@ -11,7 +11,7 @@ export const RefundsHandlers = HttpApiBuilder.group(
     const outflows = yield* Outflows
     return handlers
       .handle("create", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => run(outflows.refund(account, payload))))
-      .handle("get", ({ params }) => Effect.flatMap(CurrentAccount, (account) => run(outflows.getRefund(account, params.id))))
+      .handle("get", ({ params }) => Effect.flatMap(CurrentAccount, (account) => runRead(outflows.getRefund(account, params.id))))
   })
 )
 
@@ -22,6 +22,6 @@ export const PayoutsHandlers = HttpApiBuilder.group(
     const outflows = yield* Outflows
     return handlers
       .handle("create", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => run(outflows.payout(account, payload))))
-      .handle("get", ({ params }) => Effect.flatMap(CurrentAccount, (account) => run(outflows.getPayout(account, params.id))))
+      .handle("get", ({ params }) => Effect.flatMap(CurrentAccount, (account) => runRead(outflows.getPayout(account, params.id))))
   })
 )

@@ -3,7 +3,7 @@ import { HttpApiBuilder } from "effect/http-api"
 import { Payments } from "@tender/domain"
 import { Api } from "../Api.ts"
 import { trackPayment } from "../Metrics.ts"
-import { CurrentAccount, run } from "../RequestContext.ts"
+import { CurrentAccount, run, runRead } from "../RequestContext.ts"
 
 export const PaymentsHandlers = HttpApiBuilder.group(
   Api,
@@ -27,10 +27,10 @@ export const OrdersHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const payments = yield* Payments
     return handlers
-      .handle("get", ({ params }) => Effect.flatMap(CurrentAccount, (account) => run(payments.getOrder(account, params.id))))
+      .handle("get", ({ params }) => Effect.flatMap(CurrentAccount, (account) => runRead(payments.getOrder(account, params.id))))
       .handle("byReference", ({ params }) =>
-        Effect.flatMap(CurrentAccount, (account) => run(payments.getOrderByReference(account, params.merchant_reference))))
-      .handle("search", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => run(payments.searchOrders(account, payload))))
+        Effect.flatMap(CurrentAccount, (account) => runRead(payments.getOrderByReference(account, params.merchant_reference))))
+      .handle("search", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => runRead(payments.searchOrders(account, payload))))
       .handle("amountMismatchDecision", ({ params, payload }) =>
         Effect.flatMap(CurrentAccount, (account) => run(payments.decideAmountMismatch(account, params.id, payload))))
   })
@@ -42,8 +42,8 @@ export const TransactionsHandlers = HttpApiBuilder.group(
   Effect.fn(function*(handlers) {
     const payments = yield* Payments
     return handlers
-      .handle("get", ({ params }) => Effect.flatMap(CurrentAccount, (account) => run(payments.getTransaction(account, params.id))))
+      .handle("get", ({ params }) => Effect.flatMap(CurrentAccount, (account) => runRead(payments.getTransaction(account, params.id))))
       .handle("search", ({ payload }) =>
-        Effect.flatMap(CurrentAccount, (account) => run(payments.searchTransactions(account, payload))))
+        Effect.flatMap(CurrentAccount, (account) => runRead(payments.searchTransactions(account, payload))))
   })
 )

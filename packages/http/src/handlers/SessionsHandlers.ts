@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Sessions } from "@tender/domain"
 import { Api } from "../Api.ts"
-import { CurrentAccount, CurrentTestAccount, run } from "../RequestContext.ts"
+import { CurrentAccount, CurrentTestAccount, run, runRead } from "../RequestContext.ts"
 
 export const SessionsHandlers = HttpApiBuilder.group(
   Api,
@@ -11,10 +11,10 @@ export const SessionsHandlers = HttpApiBuilder.group(
     const sessions = yield* Sessions
     return handlers
       .handle("create", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => run(sessions.create(account, payload))))
-      .handle("get", ({ params }) => Effect.flatMap(CurrentAccount, (account) => run(sessions.get(account, params.id))))
+      .handle("get", ({ params }) => Effect.flatMap(CurrentAccount, (account) => runRead(sessions.get(account, params.id))))
       .handle("byReference", ({ params }) =>
-        Effect.flatMap(CurrentAccount, (account) => run(sessions.byReference(account, params.merchant_reference))))
-      .handle("search", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => run(sessions.search(account, payload))))
+        Effect.flatMap(CurrentAccount, (account) => runRead(sessions.byReference(account, params.merchant_reference))))
+      .handle("search", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => runRead(sessions.search(account, payload))))
       .handle("cancel", ({ params }) => Effect.flatMap(CurrentAccount, (account) => run(sessions.cancel(account, params.id))))
   })
 )

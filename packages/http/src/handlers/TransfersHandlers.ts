@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Transfers } from "@tender/domain"
 import { Api } from "../Api.ts"
-import { CurrentAccount, run } from "../RequestContext.ts"
+import { CurrentAccount, run, runRead } from "../RequestContext.ts"
 
 export const TransfersHandlers = HttpApiBuilder.group(
   Api,
@@ -11,7 +11,7 @@ export const TransfersHandlers = HttpApiBuilder.group(
     const transfers = yield* Transfers
     return handlers
       .handle("create", ({ payload }) => Effect.flatMap(CurrentAccount, (account) => run(transfers.create(account, payload))))
-      .handle("get", ({ params }) => Effect.flatMap(CurrentAccount, (account) => run(transfers.get(account, params.id))))
+      .handle("get", ({ params }) => Effect.flatMap(CurrentAccount, (account) => runRead(transfers.get(account, params.id))))
       .handle("execute", ({ params, payload }) =>
         Effect.flatMap(CurrentAccount, (account) => run(transfers.execute(account, params.order_id, payload))))
   })

@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Webhooks } from "@tender/domain"
 import { Api } from "../Api.ts"
-import { CurrentAccount, run } from "../RequestContext.ts"
+import { CurrentAccount, run, runRead } from "../RequestContext.ts"
 
 export const WebhookEndpointsHandlers = HttpApiBuilder.group(
   Api,
@@ -27,8 +27,8 @@ export const WebhookDeliveriesHandlers = HttpApiBuilder.group(
     return handlers
       .handle("list", ({ query }) =>
         Effect.flatMap(CurrentAccount, (account) =>
-          run(webhooks.listDeliveries(account, { ...query, status: query.status === undefined ? undefined : [query.status] }))))
-      .handle("get", ({ params }) => Effect.flatMap(CurrentAccount, (account) => run(webhooks.getDelivery(account, params.id))))
+          runRead(webhooks.listDeliveries(account, { ...query, status: query.status === undefined ? undefined : [query.status] }))))
+      .handle("get", ({ params }) => Effect.flatMap(CurrentAccount, (account) => runRead(webhooks.getDelivery(account, params.id))))
       .handle("retry", ({ params }) => Effect.flatMap(CurrentAccount, (account) => run(webhooks.retryDelivery(account, params.id))))
   })
 )

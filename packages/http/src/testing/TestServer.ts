@@ -50,7 +50,7 @@ export const startTestServer = async (
    * providers are (the wire-level fakes: `providerEndpoints`); `redisUrl` for what several processes
    * share through Redis.
    */
-  storage: Pick<TenderConfig, "storage" | "dataDir" | "databaseUrl" | "vaultKey" | "sandboxLatencyMs" | "providerEndpoints" | "providerTimeoutMs" | "redisUrl"> = {
+  storage: Pick<TenderConfig, "storage" | "dataDir" | "databaseUrl" | "readDatabaseUrl" | "vaultKey" | "sandboxLatencyMs" | "providerEndpoints" | "providerTimeoutMs" | "redisUrl"> = {
     storage: "memory",
     dataDir: ".tender-test"
   },

