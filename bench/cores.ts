@@ -149,7 +149,6 @@ class CpuWindow {
   endedAt = 0
   selfMs = 0
   machine = { busy: 0, total: 0, steal: 0, iowait: 0 }
-  exited = 0
   private timer: NodeJS.Timeout | undefined
 
   constructor() {
@@ -167,10 +166,13 @@ class CpuWindow {
     return procs
   }
 
+  /** Pids seen in the window that had exited by its end. */
+  gone = new Set<number>()
+
   end() {
     clearInterval(this.timer)
     const procs = this.sample(false)
-    this.exited = [...this.last.keys()].filter((pid) => !procs.has(pid)).length
+    this.gone = new Set([...this.last.keys()].filter((pid) => !procs.has(pid)))
     this.endedAt = performance.now()
     const self = process.cpuUsage(this.selfStart)
     this.selfMs = (self.user + self.system) / 1000
@@ -425,8 +427,11 @@ const classify = (w: CpuWindow, tenderPid: number, workers: number, postmaster: 
   let tenderServersMs = 0
   let tenderPrimaryMs = 0
   let busiest = 0
+  let exited = 0
   for (const pid of w.last.keys()) {
     const ms = w.ms(pid)
+    const ours = pid === postmaster || pid === tenderPid || w.descendsFrom(pid, postmaster) || w.descendsFrom(pid, tenderPid)
+    if (ours && w.gone.has(pid)) exited++
     if (pid === postmaster || w.descendsFrom(pid, postmaster)) {
       if (pid === samplerPid) {
         samplerBackendMs += ms
@@ -457,7 +462,7 @@ const classify = (w: CpuWindow, tenderPid: number, workers: number, postmaster: 
     loadGeneratorMs: w.selfMs,
     machineBusyMs: w.machine.busy * tick,
     stealMs: w.machine.steal * tick,
-    exited: w.exited
+    exited
   }
 }
 
@@ -468,6 +473,8 @@ interface Result {
   readonly cpu: Cpu
   readonly idleCpu: Cpu
   readonly stats: StatsDelta
+  /** PostgreSQL's counters per second while Tender idled, subtracted from `stats`. */
+  readonly idle: StatsRate
   readonly activity: ActivitySampler
 }
 
@@ -588,8 +595,9 @@ const report = (r: Result) => {
     `The machine: ${fixed(x.machineCores, 2)} cores busy on average (steal ${fixed(x.stealCores, 2)}), ${fixed(x.othersCores, 2)} of them by processes outside this run; ` +
     `the busiest Tender server process used ${fixed(r.cpu.busiestServerCores, 2)} cores.` +
     (r.cpu.exited > 0 ? ` ${r.cpu.exited} processes exited inside the window (their last 250 ms are not counted).` : ""),
-    `Idle, before the load: Tender ${fixed(x.idleTenderMsPerS, 1)} CPU ms/s, PostgreSQL ${fixed(x.idlePostgresMsPerS, 1)} CPU ms/s ` +
-    "(PostgreSQL's counters above are net of their idle rate, in proportion to time).",
+    `Idle, before the load: Tender ${fixed(x.idleTenderMsPerS, 1)} CPU ms/s, PostgreSQL ${fixed(x.idlePostgresMsPerS, 1)} CPU ms/s; ` +
+    `per second ${fixed(r.idle.database.xact_commit, 1)} commits, ${fixed(r.idle.database.next_xid, 2)} that wrote, ${fixed(walFsyncs(r.idle).fsyncs, 2)} WAL fsyncs, ` +
+    `${fixed(r.idle.wal.wal_bytes, 0)} WAL bytes (PostgreSQL's counters above are net of these, in proportion to time).`,
     "",
     "What Tender's busy connections were doing (share of samples):",
     ...[...r.activity.waits].sort((a, b) => b[1] - a[1]).map(([wait, n]) => `  ${fixed((100 * n) / r.activity.busy, 1).padStart(5)} %  ${wait}`)
@@ -639,7 +647,8 @@ const model = (r: Result, settings: Settings, probeMedianMs: number) => {
     "",
     "| cores C | Tender / PostgreSQL cores | Tender ceiling T×1000/cT | PostgreSQL ceiling P×1000/cP | CPU ceiling (saturates first) | " +
     `Tender processes × ${CONNECTIONS_PER_PROCESS} connections (of ${available}) | pool ceiling N×${REQUEST_POOL}/hold | ` +
-    `fsyncs/s at the CPU ceiling, today's grouping (of ${fixed(fsyncCapacity, 0)}) | commits per fsync needed | WAL ceiling (a group of N×${REQUEST_POOL}) | ` +
+    `fsyncs/s at the CPU ceiling, today's grouping (of ${fixed(fsyncCapacity, 0)}) | commits per fsync needed | WAL ceiling, a group of N×${REQUEST_POOL} ` +
+    `(at PostgreSQL's own ${fixed(x.fsyncMsInside, 2)} ms per fsync) | ` +
     "primary ceiling | ceiling: bottleneck |",
     "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
   ]
@@ -656,6 +665,7 @@ const model = (r: Result, settings: Settings, probeMedianMs: number) => {
     const fsyncsNeeded = xCpu * x.fsyncs
     const groupNeeded = (xCpu * x.durableCommits) / fsyncCapacity
     const xWal = (fsyncCapacity * N * REQUEST_POOL) / x.durableCommits
+    const xWalInside = ((1000 / x.fsyncMsInside) * N * REQUEST_POOL) / x.durableCommits
     // Without REDIS_URL the primary brokers every child's locks and rate limits on one event loop.
     const xPrimary = r.workers > 1 && x.primary > 0 ? 1000 / x.primary : Number.POSITIVE_INFINITY
     const xConnections = N > maxProcesses ? (maxProcesses * 1000) / cS : Number.POSITIVE_INFINITY
@@ -671,7 +681,7 @@ const model = (r: Result, settings: Settings, probeMedianMs: number) => {
     lines.push(
       `| ${C} | ${T} / ${P} | ${fixed(xT, 0)} | ${fixed(xP, 0)} | ${fixed(xCpu, 0)} (${first}) | ${N} × ${CONNECTIONS_PER_PROCESS} = ${N * CONNECTIONS_PER_PROCESS}${
         over(N > maxProcesses)
-      } | ${fixed(xPool, 0)} | ${fixed(fsyncsNeeded, 0)}${over(fsyncsNeeded > fsyncCapacity)} | ${fixed(groupNeeded, 1)} | ${fixed(xWal, 0)} | ${
+      } | ${fixed(xPool, 0)} | ${fixed(fsyncsNeeded, 0)}${over(fsyncsNeeded > fsyncCapacity)} | ${fixed(groupNeeded, 1)} | ${fixed(xWal, 0)} (${fixed(xWalInside, 0)}) | ${
         Number.isFinite(xPrimary) ? fixed(xPrimary, 0) : "–"
       } | ${fixed(ceiling, 0)} ops/s: ${bottleneck} |`
     )
@@ -789,7 +799,7 @@ const measureWorkers = async (workers: number, account: Harness.Account | undefi
       await sleep(PAD * 1000)
       const after = await statsOf(client, hasWalIo, checkpointerView)
       const cpu = classify(window, tenderPid, workers, postmaster, activity.kinds, samplerPid)
-      const result: Result = { scenario: s.scenario, workers, m, cpu, idleCpu, stats: loadDelta(before, after, idle), activity }
+      const result: Result = { scenario: s.scenario, workers, m, cpu, idleCpu, stats: loadDelta(before, after, idle), idle, activity }
       results.push(result)
       before = after
       console.log(report(result))
