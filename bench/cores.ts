@@ -649,7 +649,7 @@ const model = (r: Result, settings: Settings, probeMedianMs: number) => {
     `Tender processes × ${CONNECTIONS_PER_PROCESS} connections (of ${available}) | pool ceiling N×${REQUEST_POOL}/hold | ` +
     `fsyncs/s at the CPU ceiling, today's grouping (of ${fixed(fsyncCapacity, 0)}) | commits per fsync needed | WAL ceiling, a group of N×${REQUEST_POOL} ` +
     `(at PostgreSQL's own ${fixed(x.fsyncMsInside, 2)} ms per fsync) | ` +
-    "primary ceiling | ceiling: bottleneck |",
+    "primary ceiling | ceiling: bottleneck (the next limit) |",
     "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
   ]
   const conclusions: Array<string> = []
@@ -672,20 +672,21 @@ const model = (r: Result, settings: Settings, probeMedianMs: number) => {
     const limits: Array<readonly [string, number]> = [
       [`CPU, ${first} first`, xCpu],
       ["max_connections", xConnections],
-      ["Tender's request pools", xPool],
+      ["Tender's request pools (hold time as here)", xPool],
       ["WAL fsync", xWal],
       ["the cluster primary", xPrimary]
     ]
-    const [bottleneck, ceiling] = limits.reduce((a, b) => (b[1] < a[1] ? b : a))
+    // The lowest limit binds; the one after it is where the next bottleneck lies once it is lifted.
+    const [[bottleneck, ceiling], [next, nextCeiling]] = [...limits].sort((a, b) => a[1] - b[1])
     const over = (flag: boolean) => (flag ? " **over**" : "")
     lines.push(
       `| ${C} | ${T} / ${P} | ${fixed(xT, 0)} | ${fixed(xP, 0)} | ${fixed(xCpu, 0)} (${first}) | ${N} × ${CONNECTIONS_PER_PROCESS} = ${N * CONNECTIONS_PER_PROCESS}${
         over(N > maxProcesses)
       } | ${fixed(xPool, 0)} | ${fixed(fsyncsNeeded, 0)}${over(fsyncsNeeded > fsyncCapacity)} | ${fixed(groupNeeded, 1)} | ${fixed(xWal, 0)} (${fixed(xWalInside, 0)}) | ${
         Number.isFinite(xPrimary) ? fixed(xPrimary, 0) : "–"
-      } | ${fixed(ceiling, 0)} ops/s: ${bottleneck} |`
+      } | ${fixed(ceiling, 0)} ops/s: ${bottleneck} (then ${fixed(nextCeiling, 0)}: ${next}) |`
     )
-    conclusions.push(`C = ${C}: ${fixed(ceiling, 0)} ops/s, ${bottleneck}`)
+    conclusions.push(`C = ${C}: ${fixed(ceiling, 0)} ops/s, ${bottleneck}, then ${fixed(nextCeiling, 0)}, ${next}`)
   }
   lines.push(
     "",
