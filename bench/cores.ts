@@ -17,7 +17,10 @@
  *   pg_stat_activity  ten times a second: Tender's connections open, busy (active or idle in a
  *                     transaction), and what the busy ones wait on
  *   cumulative stats  pg_stat_database, pg_stat_wal, pg_stat_io's WAL rows (PostgreSQL 18 moved WAL
- *                     writes and fsyncs there; older servers have them in pg_stat_wal), the checkpointer
+ *                     writes and fsyncs there; older servers have them in pg_stat_wal), the checkpointer,
+ *                     and the next transaction id (its growth: the commits that wrote, which wait for an
+ *                     fsync); read over a connection to the `postgres` database, so the sampler's own
+ *                     commits stay out of Tender's row
  *
  * PostgreSQL's cumulative statistics reach shared memory when a backend flushes them: at most once a
  * second while busy, and up to 10 s (PGSTAT_IDLE_INTERVAL) after it went idle. So every statistics
