@@ -1,0 +1,66 @@
+/**
+ * Operation: one round of the retention worker (Workers.ts). Walks the event log oldest first in
+ * batches (Pruning.pruneEvents), each its own short unit of work, until no event older than the
+ * cutoff is left to look at; then removes storage's expired entries likewise. Between batches it
+ * pauses, so that a backlog (the first round over a year of history) is worked off beside the
+ * payments rather than ahead of them.
+ */
+import { Clock, Effect } from "effect"
+import { Pruning } from "../WebhookPorts.ts"
+import { addCounts, cutoff, DEFAULT_RETENTION_DAYS, type EventKey, NOTHING_PRUNED, PRUNE_BATCH, type PruneCounts } from "../Retention.ts"
+
+/** What the retention round keeps, and its pace. */
+export interface RetentionOptions {
+  /** Days the event log is kept (Retention.ts); `"never"` keeps it, and only expired entries go. */
+  readonly days: number | "never"
+  /** Rows looked at per batch. */
+  readonly batchSize: number
+  /** Pause between two batches, in ms. */
+  readonly pauseMs: number
+}
+
+/** 30 days, batches of 1,000, 20 ms between two. */
+export const DEFAULT_RETENTION: RetentionOptions = { days: DEFAULT_RETENTION_DAYS, batchSize: PRUNE_BATCH, pauseMs: 20 }
+
+/** Runs `batch` until one is not full (nothing is left after it), pausing between two. */
+const untilShort = <A>(
+  pauseMs: number,
+  batch: (previous: A | undefined) => Effect.Effect<{ readonly result: A; readonly full: boolean }>
+): Effect.Effect<ReadonlyArray<A>> =>
+  Effect.gen(function*() {
+    const results: Array<A> = []
+    let previous: A | undefined
+    while (true) {
+      const { full, result } = yield* batch(previous)
+      results.push(result)
+      if (!full) return results
+      previous = result
+      if (pauseMs > 0) yield* Effect.sleep(pauseMs)
+    }
+  })
+
+/** One retention round: what it removed. */
+export const pruneRound = Effect.fn("Retention.pruneRound")(function*(partial: Partial<RetentionOptions> = {}) {
+  const options = { ...DEFAULT_RETENTION, ...partial }
+  const pruning = yield* Pruning
+  let counts: PruneCounts = NOTHING_PRUNED
+  if (options.days !== "never") {
+    const before = cutoff(yield* Clock.currentTimeMillis, options.days)
+    const batches = yield* untilShort<{ readonly last: EventKey | undefined; readonly counts: Partial<PruneCounts> }>(
+      options.pauseMs,
+      (previous) =>
+        Effect.map(pruning.pruneEvents({ before, limit: options.batchSize, after: previous?.last }), (batch) => ({
+          result: { last: batch.last, counts: batch },
+          full: batch.scanned >= options.batchSize && batch.last !== undefined
+        }))
+    )
+    for (const batch of batches) counts = addCounts(counts, batch.counts)
+  }
+  const expired = yield* untilShort<number>(options.pauseMs, () =>
+    Effect.map(pruning.pruneExpired(options.batchSize), (n) => ({ result: n, full: n >= options.batchSize })))
+  counts = addCounts(counts, { expired: expired.reduce((a, b) => a + b, 0) })
+  if (counts.events + counts.deliveries + counts.attempts + counts.expired > 0) {
+    yield* Effect.logInfo("retention: pruned").pipe(Effect.annotateLogs({ ...counts }))
+  }
+  return counts
+})
