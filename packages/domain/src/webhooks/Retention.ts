@@ -11,8 +11,8 @@
  * - An event may go when it was created before the cutoff and no delivery of it is left (it had
  *   none, or every one went). An event whose delivery is owed stays with it.
  *
- * What goes stops being listed: `GET /v1/events`, an order's events and the delivery log show only
- * what is kept, and a pruned `exhausted` delivery can no longer be retried.
+ * What goes stops being listed: the operator's event list, an order's events and the delivery log
+ * show only what is kept, and a pruned `exhausted` delivery can no longer be retried.
  */
 import type { DeliveryStatus, WebhookDelivery } from "./Webhook.ts"
 

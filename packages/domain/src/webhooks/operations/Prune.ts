@@ -1,9 +1,10 @@
 /**
  * Operation: one round of the retention worker (Workers.ts). Walks the event log oldest first in
  * batches (Pruning.pruneEvents), each its own short unit of work, until no event older than the
- * cutoff is left to look at; then removes storage's expired entries likewise. Between batches it
- * pauses, so that a backlog (the first round over a year of history) is worked off beside the
- * payments rather than ahead of them.
+ * cutoff is left to look at; then removes storage's expired entries likewise. After each batch it
+ * pauses `idleShare` times as long as the batch took, so that a backlog (the first round over a
+ * year of history) takes a bounded share of one connection and of the database's writes, and is
+ * worked off beside the payments rather than ahead of them (bench/README.md, Growth).
  */
 import { Clock, Effect } from "effect"
 import { Pruning } from "../WebhookPorts.ts"
@@ -15,27 +16,31 @@ export interface RetentionOptions {
   readonly days: number | "never"
   /** Rows looked at per batch. */
   readonly batchSize: number
-  /** Pause between two batches, in ms. */
+  /** Least pause between two batches, in ms. */
   readonly pauseMs: number
+  /** The pause after a batch, as a multiple of the time the batch took (3: the pruning is busy a quarter of the time). */
+  readonly idleShare: number
 }
 
-/** 30 days, batches of 1,000, 20 ms between two. */
-export const DEFAULT_RETENTION: RetentionOptions = { days: DEFAULT_RETENTION_DAYS, batchSize: PRUNE_BATCH, pauseMs: 20 }
+/** 30 days, batches of 1,000, a pause of three times the batch's time (at least 20 ms) between two. */
+export const DEFAULT_RETENTION: RetentionOptions = { days: DEFAULT_RETENTION_DAYS, batchSize: PRUNE_BATCH, pauseMs: 20, idleShare: 3 }
 
 /** Runs `batch` until one is not full (nothing is left after it), pausing between two. */
 const untilShort = <A>(
-  pauseMs: number,
+  pace: Pick<RetentionOptions, "pauseMs" | "idleShare">,
   batch: (previous: A | undefined) => Effect.Effect<{ readonly result: A; readonly full: boolean }>
 ): Effect.Effect<ReadonlyArray<A>> =>
   Effect.gen(function*() {
     const results: Array<A> = []
     let previous: A | undefined
     while (true) {
+      const started = yield* Clock.currentTimeMillis
       const { full, result } = yield* batch(previous)
       results.push(result)
       if (!full) return results
       previous = result
-      if (pauseMs > 0) yield* Effect.sleep(pauseMs)
+      const pause = Math.max(pace.pauseMs, pace.idleShare * ((yield* Clock.currentTimeMillis) - started))
+      if (pause > 0) yield* Effect.sleep(pause)
     }
   })
 
@@ -47,7 +52,7 @@ export const pruneRound = Effect.fn("Retention.pruneRound")(function*(partial: P
   if (options.days !== "never") {
     const before = cutoff(yield* Clock.currentTimeMillis, options.days)
     const batches = yield* untilShort<{ readonly last: EventKey | undefined; readonly counts: Partial<PruneCounts> }>(
-      options.pauseMs,
+      options,
       (previous) =>
         Effect.map(pruning.pruneEvents({ before, limit: options.batchSize, after: previous?.last }), (batch) => ({
           result: { last: batch.last, counts: batch },
@@ -56,7 +61,7 @@ export const pruneRound = Effect.fn("Retention.pruneRound")(function*(partial: P
     )
     for (const batch of batches) counts = addCounts(counts, batch.counts)
   }
-  const expired = yield* untilShort<number>(options.pauseMs, () =>
+  const expired = yield* untilShort<number>(options, () =>
     Effect.map(pruning.pruneExpired(options.batchSize), (n) => ({ result: n, full: n >= options.batchSize })))
   counts = addCounts(counts, { expired: expired.reduce((a, b) => a + b, 0) })
   if (counts.events + counts.deliveries + counts.attempts + counts.expired > 0) {
