@@ -1,7 +1,7 @@
 /**
  * The storage contract: what AccountRepo, UnitOfWork, CardVault, OrderRepo, TransactionRepo,
  * EventRepo, WebhookEndpointRepo, WebhookDeliveryRepo, CheckoutSessionRepo, RefundRepo, PayoutRepo,
- * CustomerRepo, TransferRepo, ClientSecretRepo, ChannelRepo and ServerListeners promise, whatever
+ * CustomerRepo, TransferRepo, ClientSecretRepo, ChannelRepo, ServerListeners and Pruning promise, whatever
  * holds the data. `storageContract(name, layer)` registers all of it over one storage layer; the
  * memory and PostgreSQL storages pass exactly the same assertions (test/storage.memory.test.ts,
  * test/storage.postgres.test.ts), and so must a team's own storage adapter
