@@ -122,8 +122,8 @@ const batchOf = (p: { from: number; to: number }, withDeliveries: boolean) => `
   SELECT count(*) AS orders FROM o`
 
 /**
- * The deliveries of the events of a batch (`e`), and their attempts: each delivery's last attempt
- * a second after its event, a failed one a second before it for the exhausted.
+ * The deliveries of the events of a batch (`e`), and their attempts: each delivery's last attempt a
+ * second after its event (an exhausted one has a first, failed, attempt a second before that).
  */
 const deliveriesOf = `, d AS (
     INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, event_type, status, attempts,
