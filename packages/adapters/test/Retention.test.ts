@@ -1,19 +1,20 @@
 /**
  * The retention round (issue 24; webhooks/Retention.ts, operations/Prune.ts) over real storage: its
  * cutoff follows the clock and the configured days, it works off a backlog in batches until none is
- * left, `never` keeps the event log; PostgreSQL's expired replay-cache rows go in its batches; and
+ * left, `never` keeps the event log; PostgreSQL's expired replay-cache rows go in its batches; a
+ * batch that meets a merchant's retry of a delivery judges the row as retried (owed: it stays); and
  * `TENDER_RETENTION_DAYS` is read and refused as Config.ts says. The rule itself, row by row, is the
  * storage contract's (StorageContract.ts, `retentionContract`).
  */
 import { describe, expect, it, layer } from "@effect/vitest"
 import { AccountRepo, EventRepo, Ids, Pruning, pruneRound, Retention, WebhookDeliveryRepo } from "@tender/domain"
-import { Effect, Layer, Option } from "effect"
+import { Deferred, Effect, Fiber, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
 import { configFromEnv, retentionDays } from "../src/Config.ts"
 import * as IdsRandom from "../src/crypto/IdsRandom.ts"
 import * as KeyHasherSha256 from "../src/crypto/KeyHasherSha256.ts"
-import { memoryStorage } from "../src/Infrastructure.ts"
+import { memoryStorage, postgresStorage } from "../src/Infrastructure.ts"
 import * as PgDatabase from "../src/storage/postgres/PgDatabase.ts"
 import * as PruningPg from "../src/storage/postgres/PruningPg.ts"
 import { newAccount, newDelivery, storedEvent } from "../src/testing/StorageContract.ts"
@@ -91,6 +92,45 @@ layer(pg, { excludeTestServices: true, timeout: "2 minutes" })("retention of the
       expect(n).toBe(3)
       const indexes = yield* sql<{ indexdef: string }>`SELECT indexdef FROM pg_indexes WHERE tablename = 'replay_signatures'`
       expect(indexes.map((i) => i.indexdef).join("\n")).toContain("(expires_at)")
+    }))
+})
+
+const pgStorage = Layer.unwrap(Effect.map(sharedConfig, postgresStorage)).pipe(
+  Layer.provideMerge(Layer.merge(IdsRandom.layer, KeyHasherSha256.layer))
+)
+
+layer(pgStorage, { excludeTestServices: true, timeout: "2 minutes" })("retention racing a retry (PostgreSQL)", (it) => {
+  it.effect("a delivery retried while the batch waits for its row is judged as retried: it and its event stay", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const pruning = yield* Pruning
+      const { account } = yield* newAccount()
+      yield* (yield* AccountRepo).insert(account)
+      // Older than any other test's rows, and exhausted long ago: the rule lets it go as it stands.
+      const event = yield* storedEvent(account.id, { created_at: "1950-01-01T00:00:00.000Z" })
+      const delivery = yield* newDelivery(event, yield* (yield* Ids).make("webhookEndpoint"), {
+        status: "exhausted",
+        attempts: 8,
+        next_attempt_at: null,
+        last_attempt_at: "1950-01-02T00:00:00.000Z",
+        updated_at: "1950-01-02T00:00:00.000Z"
+      })
+      yield* (yield* WebhookDeliveryRepo).insert(delivery)
+      const cutoff = "1950-02-01T00:00:00.000Z"
+      // The merchant's retry holds the row (its UPDATE, uncommitted) as the batch reaches it.
+      const locked = yield* Deferred.make<void>()
+      const retry = yield* sql.withTransaction(Effect.gen(function*() {
+        yield* sql`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = '2999-01-01T00:00:00Z', updated_at = now()
+          WHERE id = ${delivery.id}`
+        yield* Deferred.succeed(locked, undefined)
+        yield* Effect.sleep("500 millis")
+      })).pipe(Effect.orDie, Effect.forkChild)
+      yield* Deferred.await(locked)
+      const batch = yield* pruning.pruneEvents({ before: cutoff, limit: 10 })
+      yield* Fiber.join(retry)
+      expect(batch).toMatchObject({ events: 0, deliveries: 0, attempts: 0 })
+      expect(yield* (yield* WebhookDeliveryRepo).findAny(delivery.id)).toMatchObject(Option.some({ status: "pending" }))
+      expect(Option.isSome(yield* (yield* EventRepo).findAny(event.id))).toBe(true)
     }))
 })
 
