@@ -24,7 +24,10 @@
  * PruningPg, the code of the server's retention worker, on a connection of its own) running from the
  * first seeded measurement to the last: eleven months of the year's history are past the 30 days
  * and go. The server's own round is off (`TENDER_RETENTION_DAYS=never`), so that the pruning starts
- * with the measurement, not at a round that happens to fall during the seeding. Prints both rounds,
+ * with the measurement, not at a round that happens to fall during the seeding. A charge is also
+ * measured on the seeded database just before the pruning starts and just after it stops: on a
+ * shared machine whose load drifts, the seeded round against these two says what the pruning
+ * itself costs, apart from the table's growth. Prints both rounds,
  * the ratio, whether each is within 20 % of the empty figure (the issue's target), the seeding time
  * and what the pruning removed while measured. Any non-2xx answer makes the run say so loudly and
  * exit 1.
@@ -80,9 +83,9 @@ const PAGE = 20
 const TOLERANCE = 0.2
 
 const run = Harness.makeRun({
-  // Start-up, two rounds of five measurements and one more charge, and seeding (deliveries and
+  // Start-up, two rounds of five measurements and two more charges, and seeding (deliveries and
   // attempts included) at a generous 1,000 orders/s.
-  budgetMs: (300 + 11 * (DURATION + WARMUP + 10) + ORDERS / 1_000) * 1000,
+  budgetMs: (300 + 12 * (DURATION + WARMUP + 10) + ORDERS / 1_000) * 1000,
   keepData: options["keep-data"]
 })
 
@@ -284,6 +287,11 @@ const main = async (): Promise<boolean> => {
   const pruning = startPruning()
   const grown = await measure("seeded", target, cardToken, account.account_id)
   const prunedFor = await pruning.stop()
+  // And once it stopped: the pruning's own cost is the seeded round's charge against these two,
+  // taken on either side of it (the machine is shared, and its load drifts).
+  if (WARMUP > 0) await chargeWithAutocannon(target, cardToken, { connections: CONNECTIONS, seconds: WARMUP })
+  const afterPruning = await chargeWithAutocannon(target, cardToken, { connections: CONNECTIONS, seconds: DURATION })
+  report("seeded", "charge, pruning stopped", afterPruning)
   const left = await historyRows(before)
   const pruned = `pruning while measured (${prunedFor.toFixed(1)} s): ${(history.events - left.events).toLocaleString("en")} events, ${
     (history.deliveries - left.deliveries).toLocaleString("en")
@@ -291,13 +299,14 @@ const main = async (): Promise<boolean> => {
     fixed((history.events - left.events) / prunedFor, 0)
   } events/s); ${left.prunable.toLocaleString("en")} events past the retention left`
 
-  const beforePruning = `charge on the seeded database before the pruning started: ${fixed(throughput(unpruned), 1)} ops/s, p99 ${
-    fixed(percentile(unpruned.latencies, 99), 2)
-  } ms (with the pruning: ${fixed(throughput(grown.charge) / throughput(unpruned), 2)}× the ops/s, ${
-    fixed(percentile(grown.charge.latencies, 99) / percentile(unpruned.latencies, 99), 2)
-  }× the p99)`
+  const quiet = (m: Measurement) => `${fixed(throughput(m), 1)} ops/s, p99 ${fixed(percentile(m.latencies, 99), 2)} ms`
+  const quietOps = (throughput(unpruned) + throughput(afterPruning)) / 2
+  const quietP99 = (percentile(unpruned.latencies, 99) + percentile(afterPruning.latencies, 99)) / 2
+  const beforePruning = `charge on the seeded database without the pruning: ${quiet(unpruned)} before it started, ${quiet(afterPruning)} after it stopped; with it: ${
+    fixed(throughput(grown.charge) / quietOps, 2)
+  }× their mean ops/s, ${fixed(percentile(grown.charge.latencies, 99) / quietP99, 2)}× their mean p99`
   console.log(`\n${machine}\n${seeded}\n${pruned}\n${beforePruning}\n\n${table(empty, grown)}\n`)
-  const all = [...Object.values(empty), ...Object.values(grown), unpruned]
+  const all = [...Object.values(empty), ...Object.values(grown), unpruned, afterPruning]
   const failed = all.filter((m) => failures(m) > 0)
   for (const m of failed) for (const s of m.samples) console.error(`  ${s}`)
   if (failed.length > 0) {
