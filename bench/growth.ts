@@ -1,6 +1,7 @@
 /**
- * Growth benchmark (issue 13): the same measurements on an empty database and on one holding a
- * million orders with their transactions and events, in one run.
+ * Growth benchmark (issues 13 and 24): the same measurements on an empty database and on one holding
+ * a million orders with their transactions, events and webhook deliveries, while the retention
+ * pruning works that history off, in one run.
  *
  *   npm run bench:growth                         # 1,000,000 orders, 5 s per measurement
  *   npm run bench:growth -- --orders 100000 --duration 3
@@ -17,16 +18,27 @@
  *   transactions search        POST /v1/transactions/search {status: [completed], created_from: a week ago}
  *
  * then seeds `--orders` orders straight into PostgreSQL (Seed.ts of the adapters: set-based, over
- * the bench's account and the others, a year of history older than the run's own rows, without the
- * foreign-key triggers; then VACUUM ANALYZE and a CHECKPOINT), and measures the same again. Prints both, the ratio, whether each is
- * within 20 % of the empty figure (the issue's target), and the seeding time. Any non-2xx answer
- * makes the run say so loudly and exit 1.
+ * the bench's account and the others, a year of history older than the run's own rows, each event
+ * with its webhook delivery and attempts, without the foreign-key triggers; then VACUUM ANALYZE and
+ * a CHECKPOINT), and measures the same again with the retention round (operations/Prune.ts over
+ * PruningPg, the code of the server's retention worker, on a connection of its own) running from the
+ * first seeded measurement to the last: eleven months of the year's history are past the 30 days
+ * and go. The server's own round is off (`TENDER_RETENTION_DAYS=never`), so that the pruning starts
+ * with the measurement, not at a round that happens to fall during the seeding. A charge is also
+ * measured on the seeded database just before the pruning starts and just after it stops: on a
+ * shared machine whose load drifts, the seeded round against these two says what the pruning
+ * itself costs, apart from the table's growth. Prints both rounds,
+ * the ratio, whether each is within 20 % of the empty figure (the issue's target), the seeding time
+ * and what the pruning removed while measured. Any non-2xx answer makes the run say so loudly and
+ * exit 1.
  */
 import { randomBytes } from "node:crypto"
 import { parseArgs } from "node:util"
 import { PgClient } from "@effect/sql-pg"
 import * as Seed from "@tender/adapters/storage/postgres/Seed"
-import { Effect, Redacted } from "effect"
+import * as PruningPg from "@tender/adapters/storage/postgres/PruningPg"
+import { pruneRound, Retention } from "@tender/domain"
+import { Effect, Fiber, Layer, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Harness from "./harness.ts"
 import { fixed, positive } from "./harness.ts"
@@ -48,7 +60,8 @@ const { values: options } = parseArgs({
 if (options.help) {
   console.log(`npm run bench:growth -- [--orders N=1000000] [--duration S=5] [--warmup S=2] [--connections N=16] [--read-connections N=4] [--keep-data]
 
-  --orders       orders seeded between the two rounds of measurements (with their transactions and events)
+  --orders       orders seeded between the two rounds of measurements (with their transactions, events
+                 and deliveries); the second round runs with the retention pruning working them off
   --duration     seconds per measurement
   --warmup       seconds of unmeasured load before each measurement
   --connections  concurrent connections of the charge
@@ -70,8 +83,9 @@ const PAGE = 20
 const TOLERANCE = 0.2
 
 const run = Harness.makeRun({
-  // Start-up, two rounds of five measurements, and seeding at a generous 2,000 orders/s.
-  budgetMs: (300 + 2 * 5 * (DURATION + WARMUP + 10) + ORDERS / 2_000) * 1000,
+  // Start-up, two rounds of five measurements and two more charges, and seeding (deliveries and
+  // attempts included) at a generous 1,000 orders/s.
+  budgetMs: (300 + 12 * (DURATION + WARMUP + 10) + ORDERS / 1_000) * 1000,
   keepData: options["keep-data"]
 })
 
@@ -134,7 +148,7 @@ const report = (phase: string, name: string, m: Measurement) =>
 
 const table = (empty: Round, seeded: Round) => {
   const lines = [
-    "| measurement | empty | seeded | seeded / empty | within 20 % |",
+    "| measurement | empty | seeded, pruning | seeded / empty | within 20 % |",
     "|---|---:|---:|---:|:---:|"
   ]
   const row = (name: string, a: number, b: number, higherIsBetter: boolean, digits: number) => {
@@ -157,20 +171,59 @@ const table = (empty: Round, seeded: Round) => {
 
 // --- seeding --------------------------------------------------------------------------------
 
-const seed = (accounts: ReadonlyArray<string>, before: string) => {
+/** The bench's own client of Tender's database (one connection). */
+const database = () => {
   const db = Harness.databaseInfo(run)
+  return PgClient.layer({ host: db.host, port: db.port, username: db.user, password: Redacted.make(db.password), database: db.database, maxConnections: 1 })
+}
+
+const seed = (accounts: ReadonlyArray<string>, before: string) => {
   const started = Date.now()
   return Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    yield* Seed.seed(sql, { accounts, orders: ORDERS, tag: randomBytes(4).toString("hex"), before, trusted: true }, (done) =>
+    yield* Seed.seed(sql, { accounts, orders: ORDERS, tag: randomBytes(4).toString("hex"), before, trusted: true, deliveries: true }, (done) =>
       Effect.sync(() => console.log(`seeded ${done.toLocaleString("en")} orders (${((Date.now() - started) / 1000).toFixed(1)} s)`)))
     // The seeding's WAL written out now rather than by a checkpoint in the middle of a measurement.
     yield* sql.unsafe("CHECKPOINT")
   }).pipe(
-    Effect.provide(PgClient.layer({ host: db.host, port: db.port, username: db.user, password: Redacted.make(db.password), database: db.database })),
+    Effect.provide(database()),
     Effect.runPromise,
     (done) => done.then(() => (Date.now() - started) / 1000)
   )
+}
+
+// --- pruning --------------------------------------------------------------------------------
+
+/** The seeded history's rows: events and deliveries older than `before`, and all attempts (the run makes none). */
+const historyRows = async (before: string) => {
+  const client = Harness.database(run)
+  await client.connect()
+  const cutoff = Retention.cutoff(Date.now(), Retention.DEFAULT_RETENTION_DAYS)
+  const { rows } = await client
+    .query<Record<"events" | "deliveries" | "attempts" | "prunable", string>>(
+      `SELECT (SELECT count(*) FROM events WHERE created_at < $1) AS events,
+        (SELECT count(*) FROM webhook_deliveries WHERE created_at < $1) AS deliveries,
+        (SELECT count(*) FROM webhook_attempts) AS attempts,
+        (SELECT count(*) FROM events WHERE created_at < $2) AS prunable`,
+      [before, cutoff]
+    )
+    .finally(() => client.end())
+  return { events: Number(rows[0].events), deliveries: Number(rows[0].deliveries), attempts: Number(rows[0].attempts), prunable: Number(rows[0].prunable) }
+}
+
+/**
+ * Retention rounds back to back (the worker's own rhythm, once the history is worked off, is a round
+ * every 5 minutes) until stopped: what the server's retention worker does after a year of history
+ * lands at once, the heaviest pruning there is.
+ */
+const startPruning = () => {
+  const fiber = Effect.runFork(
+    Effect.forever(Effect.andThen(pruneRound({ days: Retention.DEFAULT_RETENTION_DAYS }), Effect.sleep("1 second"))).pipe(
+      Effect.provide(PruningPg.layer.pipe(Layer.provideMerge(database())))
+    )
+  )
+  const started = Date.now()
+  return { stop: () => Effect.runPromise(Fiber.interrupt(fiber)).then(() => (Date.now() - started) / 1000) }
 }
 
 // --- the run --------------------------------------------------------------------------------
@@ -183,7 +236,8 @@ const main = async (): Promise<boolean> => {
   // Seeded history is older than anything the run itself writes.
   const before = new Date(Date.now() - 60_000).toISOString()
 
-  const { origin } = await Harness.startTender(run)
+  // The server's own retention round off: the bench runs it from the first seeded measurement on.
+  const { origin } = await Harness.startTender(run, { env: { TENDER_RETENTION_DAYS: "never" } })
   const account = await run.createAccount("bench")
   const others: Array<string> = []
   for (let i = 1; i <= OTHER_ACCOUNTS; i++) others.push((await run.createAccount(`growth-${i}`)).account_id)
@@ -221,10 +275,38 @@ const main = async (): Promise<boolean> => {
     Number(orders).toLocaleString("en")
   } orders, ${Number(transactions).toLocaleString("en")} transactions, ${Number(events).toLocaleString("en")} events`
   console.log(`${seeded}\n`)
+  const history = await historyRows(before)
+  console.log(`history: ${history.events.toLocaleString("en")} events, ${history.deliveries.toLocaleString("en")} deliveries, ${
+    history.attempts.toLocaleString("en")
+  } attempts; ${history.prunable.toLocaleString("en")} events past the ${Retention.DEFAULT_RETENTION_DAYS}-day retention\n`)
+  // The charge on the seeded database before the pruning starts: what the pruning alone costs is
+  // the difference to the seeded round's charge (the machine is shared; empty vs seeded mixes both).
+  if (WARMUP > 0) await chargeWithAutocannon(target, cardToken, { connections: CONNECTIONS, seconds: WARMUP })
+  const unpruned = await chargeWithAutocannon(target, cardToken, { connections: CONNECTIONS, seconds: DURATION })
+  report("seeded", "charge, no pruning yet", unpruned)
+  const pruning = startPruning()
   const grown = await measure("seeded", target, cardToken, account.account_id)
+  const prunedFor = await pruning.stop()
+  // And once it stopped: the pruning's own cost is the seeded round's charge against these two,
+  // taken on either side of it (the machine is shared, and its load drifts).
+  if (WARMUP > 0) await chargeWithAutocannon(target, cardToken, { connections: CONNECTIONS, seconds: WARMUP })
+  const afterPruning = await chargeWithAutocannon(target, cardToken, { connections: CONNECTIONS, seconds: DURATION })
+  report("seeded", "charge, pruning stopped", afterPruning)
+  const left = await historyRows(before)
+  const pruned = `pruning while measured (${prunedFor.toFixed(1)} s): ${(history.events - left.events).toLocaleString("en")} events, ${
+    (history.deliveries - left.deliveries).toLocaleString("en")
+  } deliveries, ${(history.attempts - left.attempts).toLocaleString("en")} attempts removed (${
+    fixed((history.events - left.events) / prunedFor, 0)
+  } events/s); ${left.prunable.toLocaleString("en")} events past the retention left`
 
-  console.log(`\n${machine}\n${seeded}\n\n${table(empty, grown)}\n`)
-  const all = [...Object.values(empty), ...Object.values(grown)]
+  const quiet = (m: Measurement) => `${fixed(throughput(m), 1)} ops/s, p99 ${fixed(percentile(m.latencies, 99), 2)} ms`
+  const quietOps = (throughput(unpruned) + throughput(afterPruning)) / 2
+  const quietP99 = (percentile(unpruned.latencies, 99) + percentile(afterPruning.latencies, 99)) / 2
+  const beforePruning = `charge on the seeded database without the pruning: ${quiet(unpruned)} before it started, ${quiet(afterPruning)} after it stopped; with it: ${
+    fixed(throughput(grown.charge) / quietOps, 2)
+  }× their mean ops/s, ${fixed(percentile(grown.charge.latencies, 99) / quietP99, 2)}× their mean p99`
+  console.log(`\n${machine}\n${seeded}\n${pruned}\n${beforePruning}\n\n${table(empty, grown)}\n`)
+  const all = [...Object.values(empty), ...Object.values(grown), unpruned, afterPruning]
   const failed = all.filter((m) => failures(m) > 0)
   for (const m of failed) for (const s of m.samples) console.error(`  ${s}`)
   if (failed.length > 0) {

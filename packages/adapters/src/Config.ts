@@ -70,6 +70,13 @@ export interface TenderConfig {
   readonly webhookAllowLoopback?: boolean | undefined
   /** `TENDER_WEBHOOK_DNS_SERVERS` (`ip` or `ip:port`, comma-separated): where webhook host names are resolved; unset → /etc/resolv.conf. */
   readonly webhookDnsServers?: ReadonlyArray<string> | undefined
+  /**
+   * `TENDER_RETENTION_DAYS`: days the event log (events, webhook deliveries and their attempts) is
+   * kept after its last delivery attempt, a whole number of 1 or more; `never` keeps it for ever.
+   * Unset → 30 (webhooks/Retention.ts). Anything else is kept here as read (`NaN`, `0`, `-1`…) and
+   * refused when the workers start (`retentionOf`): a typo must not decide what is deleted.
+   */
+  readonly retentionDays?: number | "never" | undefined
   /** The port `serve` listens on (not an environment setting): webhooks may never reach it on loopback. */
   readonly listenPort?: number | undefined
   /** `TENDER_FAULT=<point>@<n>`: crash tests only; kills the process the n-th time `point` is reached (Faults.ts). */
@@ -97,6 +104,21 @@ const providerEndpointsOf = (env: Record<string, string | undefined>) =>
 /** A comma-separated setting's items, trimmed; unset or empty → undefined. */
 const listOf = (value: string | undefined) => (value ? value.split(",").map((item) => item.trim()).filter((item) => item !== "") : undefined)
 
+/** `TENDER_RETENTION_DAYS` as read: unset or empty → undefined, `never`, or the number it spells (maybe not a valid one). */
+const retentionOf = (value: string | undefined): number | "never" | undefined =>
+  value === undefined || value.trim() === "" ? undefined : value.trim() === "never" ? "never" : Number(value)
+
+/**
+ * The retention the workers apply: the configured one when it is valid (a whole number of days, 1
+ * or more, or `never`), the default when unset; an invalid one is an error to report at start.
+ */
+export const retentionDays = (config: TenderConfig, fallback: number): { readonly ok: number | "never" } | { readonly error: string } => {
+  const days = config.retentionDays
+  if (days === undefined) return { ok: fallback }
+  if (days === "never" || (Number.isSafeInteger(days) && days >= 1)) return { ok: days }
+  return { error: `TENDER_RETENTION_DAYS must be a whole number of days, 1 or more, or "never" (got ${days})` }
+}
+
 export const configFromEnv = (
   overrides: Partial<TenderConfig> = {},
   env: Record<string, string | undefined> = process.env
@@ -122,6 +144,7 @@ export const configFromEnv = (
   webhookAllowPrivate: overrides.webhookAllowPrivate ?? (env.TENDER_WEBHOOK_ALLOW_PRIVATE === "true" || undefined),
   webhookAllowLoopback: overrides.webhookAllowLoopback ?? (env.TENDER_WEBHOOK_ALLOW_LOOPBACK === "false" ? false : undefined),
   webhookDnsServers: overrides.webhookDnsServers ?? listOf(env.TENDER_WEBHOOK_DNS_SERVERS),
+  retentionDays: overrides.retentionDays ?? retentionOf(env.TENDER_RETENTION_DAYS),
   listenPort: overrides.listenPort,
   clusterChild: overrides.clusterChild
 })

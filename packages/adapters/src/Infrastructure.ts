@@ -34,6 +34,7 @@ import {
   type PayoutRepo,
   PublicUrl,
   type PaymentProvider,
+  type Pruning,
   type RateLimiter,
   type RefundRepo,
   type TransactionRepo,
@@ -85,6 +86,7 @@ import * as EventRepoMemory from "./storage/memory/EventRepoMemory.ts"
 import { MemoryDatabase } from "./storage/memory/MemoryDatabase.ts"
 import * as OrderRepoMemory from "./storage/memory/OrderRepoMemory.ts"
 import * as OutflowRepoMemory from "./storage/memory/OutflowRepoMemory.ts"
+import * as PruningMemory from "./storage/memory/PruningMemory.ts"
 import * as TransactionRepoMemory from "./storage/memory/TransactionRepoMemory.ts"
 import * as TransferRepoMemory from "./storage/memory/TransferRepoMemory.ts"
 import * as UnitOfWorkMemory from "./storage/memory/UnitOfWorkMemory.ts"
@@ -102,6 +104,7 @@ import * as EventRepoPg from "./storage/postgres/EventRepoPg.ts"
 import * as OrderRepoPg from "./storage/postgres/OrderRepoPg.ts"
 import * as OutflowRepoPg from "./storage/postgres/OutflowRepoPg.ts"
 import * as PgDatabase from "./storage/postgres/PgDatabase.ts"
+import * as PruningPg from "./storage/postgres/PruningPg.ts"
 import * as TransactionRepoPg from "./storage/postgres/TransactionRepoPg.ts"
 import * as TransferRepoPg from "./storage/postgres/TransferRepoPg.ts"
 import * as UnitOfWorkPg from "./storage/postgres/UnitOfWorkPg.ts"
@@ -146,6 +149,8 @@ export type StoragePorts =
   | ReplayCache
   /** Where this deployment's servers listen (webhook URLs may not name them), shared through storage. */
   | ServerListeners
+  /** Removes the event log past its retention and expired replay-cache rows (the retention worker's). */
+  | Pruning
 export type Ports =
   | StoragePorts
   | Locks
@@ -185,7 +190,8 @@ export const memoryStorage: Layer.Layer<StoragePorts, never, Ids> = Layer.mergeA
   SandboxLedgerMemory.layer,
   ProviderJournalMemory.layer,
   ReplayCacheMemory.layer,
-  ServerListenersMemory.layer
+  ServerListenersMemory.layer,
+  PruningMemory.layer
 ).pipe(Layer.provide(Layer.merge(MemoryDatabase.layer, VaultCipher.layer(randomKey))))
 
 /**
@@ -218,6 +224,7 @@ export const postgresStorage = (
       SandboxLedgerPg.layer,
       ProviderJournalPg.layer,
       ServerListenersPg.layer,
+      PruningPg.layer,
       config.redisUrl !== undefined ? ReplayCacheRedis.layer.pipe(Layer.provide(redis(config.redisUrl))) : ReplayCachePg.layer
     ).pipe(
       Layer.provide(VaultCipher.layer(Effect.succeed(key))),

@@ -97,21 +97,6 @@ const pg = ReplayCachePg.layer.pipe(Layer.provideMerge(Layer.unwrap(Effect.map(s
 layer(pg, { excludeTestServices: true, timeout: "2 minutes" })("ReplayCachePg", (it) => {
   replayContract(it)
 
-  it.effect("expired rows are swept, through the expiry index", () =>
-    Effect.gen(function*() {
-      const cache = yield* Effect.provide(Effect.service(ReplayCache), ReplayCachePg.layerWith({ sweepEveryMs: 0 }))
-      const sql = yield* SqlClient.SqlClient
-      const account = unique("acct")
-      yield* sql`INSERT INTO replay_signatures (account_id, digest, kind, request_id, expires_at)
-        VALUES (${account}, ${"0".repeat(64)}, 'request', 'req_stale', now() - interval '1 hour')`
-      // A claim sweeps when the last sweep is old enough (here: always).
-      yield* cache.claim(unique("other"), "1".repeat(64), { kind: "request", requestId: "req_x" }, later())
-      const left = yield* sql`SELECT 1 FROM replay_signatures WHERE account_id = ${account}`
-      expect(left).toHaveLength(0)
-      const indexes = yield* sql<{ indexdef: string }>`SELECT indexdef FROM pg_indexes WHERE tablename = 'replay_signatures'`
-      expect(indexes.map((i) => i.indexdef).join("\n")).toContain("(expires_at)")
-    }))
-
   it.effect("claims arriving together are committed together: one transaction for many rows", () =>
     Effect.gen(function*() {
       const cache = yield* ReplayCache

@@ -9,7 +9,7 @@
  * whole history to find a rare status.
  */
 import { expect, layer } from "@effect/vitest"
-import { AccountRepo, EventRepo, OrderRepo, TransactionRepo } from "@tender/domain"
+import { AccountRepo, EventRepo, OrderRepo, Pruning, TransactionRepo } from "@tender/domain"
 import { Effect, Layer } from "effect"
 import { SqlClient, Statement } from "effect/sql"
 import * as IdsRandom from "../src/crypto/IdsRandom.ts"
@@ -24,7 +24,7 @@ const storage = Layer.unwrap(Effect.map(sharedConfig, postgresStorage)).pipe(
 )
 
 const ORDERS = 50_000
-const BIG = new Set(["orders", "transactions", "events"])
+const BIG = new Set(["orders", "transactions", "events", "webhook_deliveries", "webhook_attempts", "replay_signatures"])
 /** A page is at most 100 rows (the API's cap); a Sort of more than this is sorting history. */
 const PAGE = 101
 /** Rows a scan may discard beyond those it keeps: a few index pages' worth of slack. */
@@ -96,7 +96,7 @@ layer(storage, { excludeTestServices: true, timeout: "3 minutes" })("PostgreSQL 
       }
       const tag = `plans${Date.now().toString(36)}`
       const now = new Date()
-      yield* Seed.seed(sql, { accounts: ids, orders: ORDERS, tag, before: now.toISOString() })
+      yield* Seed.seed(sql, { accounts: ids, orders: ORDERS, tag, before: now.toISOString(), deliveries: true })
 
       // A settlement backlog (issue 21): 5,000 captures awaiting settlement, recent as in a live
       // system (the newest orders'), each put off to its own second from a day on, so that the poll
@@ -112,6 +112,13 @@ layer(storage, { excludeTestServices: true, timeout: "3 minutes" })("PostgreSQL 
           WHERE merchant_reference LIKE ${`seed-${tag}-%`} AND status = 'succeeded' ORDER BY created_at DESC LIMIT 5000) newest) o`
       yield* sql`ANALYZE transactions`
 
+      // The replay cache of a busy hour (issue 24): 20,000 signatures, a tenth of them expired.
+      yield* sql`
+        INSERT INTO replay_signatures (account_id, digest, kind, request_id, expires_at)
+        SELECT ${ids[0]}, md5('r' || g), 'request', 'req_' || g, now() + (g - 2000) * interval '1 second'
+        FROM generate_series(1, 20000) g`
+      yield* sql`ANALYZE replay_signatures`
+
       const [account] = ids
       // A seeded order of the first account (row g goes to account 1 + g mod 4).
       const [sample] = yield* sql<{ id: string; merchant_reference: string }>`
@@ -120,6 +127,12 @@ layer(storage, { excludeTestServices: true, timeout: "3 minutes" })("PostgreSQL 
       const firstPage = yield* orders.search(account, { limit: 20 })
       const last = firstPage.data[firstPage.data.length - 1]
       const cursor = { created_at: last.created_at, id: last.id }
+      // Retention (issue 24): a batch from the oldest event on, and one resuming after a cursor
+      // (halfway through the events past the month), as a round's batches do.
+      const pruning = yield* Pruning
+      const [middle] = yield* sql<{ created_at: string; id: string }>`
+        SELECT created_at::text AS created_at, id FROM events WHERE created_at < ${monthAgo}::timestamptz
+        ORDER BY created_at, id OFFSET ${ORDERS / 2} LIMIT 1`
 
       const calls: ReadonlyArray<readonly [string, Effect.Effect<unknown>]> = [
         ["order by id", orders.find(account, sample.id)],
@@ -150,7 +163,10 @@ layer(storage, { excludeTestServices: true, timeout: "3 minutes" })("PostgreSQL 
         ["event search", events.search({ account_id: account, limit: 20 })],
         ["event search, type", events.search({ account_id: account, type: "payment.canceled", limit: 20 })],
         ["event search, every account", events.search({ limit: 20 })],
-        ["event search, every account, since", events.search({ created_from: monthAgo, limit: 20 })]
+        ["event search, every account, since", events.search({ created_from: monthAgo, limit: 20 })],
+        ["retention batch", pruning.pruneEvents({ before: monthAgo, limit: 1000 })],
+        ["retention batch, after a cursor", pruning.pruneEvents({ before: monthAgo, limit: 1000, after: middle })],
+        ["replay cache expiry batch", pruning.pruneExpired(1000)]
       ]
       const failures: Array<string> = []
       for (const [name, call] of calls) {

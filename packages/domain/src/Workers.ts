@@ -7,6 +7,7 @@ import { Payments, type ReconcileOptions } from "./payments/Payments.ts"
 import { DEFAULT_RECONCILE } from "./payments/operations/Reconcile.ts"
 import { Sessions } from "./sessions/Sessions.ts"
 import { type DispatchOptions, Webhooks } from "./webhooks/Webhooks.ts"
+import { pruneRound, type RetentionOptions } from "./webhooks/operations/Prune.ts"
 
 /**
  * How often the expiry rounds look for lapsed payment windows and overdue sessions. A window closes
@@ -64,15 +65,33 @@ export const sessionSweeper = (interval: Duration.Input = EXPIRY_EVERY) =>
     })
   )
 
+/**
+ * How often the retention round looks for history past the retention. A round works off all there
+ * is (in batches), so this bounds only how long past its cutoff a row may linger.
+ */
+export const RETENTION_EVERY: Duration.Input = "5 minutes"
+
+/**
+ * Prunes the event log past its retention (events, deliveries and their attempts, never one still
+ * owed) and storage's expired entries (webhooks/Retention.ts, operations/Prune.ts).
+ */
+export const retention = (options: Partial<RetentionOptions> = {}, interval: Duration.Input = RETENTION_EVERY) =>
+  Layer.effectDiscard(every("retention", interval, pruneRound(options)))
+
 /** Every background worker at once: what `tender serve` and `tender worker` run beside the API. */
 export const layer = (options: {
   readonly webhooks?: Partial<DispatchOptions> & { readonly idleMs?: number }
   readonly reconcile?: Partial<ReconcileOptions>
   /** How often lapsed windows and overdue sessions are looked for (default 5 s). */
   readonly expiryEvery?: Duration.Input
+  /** What the event log keeps (default 30 days) and how it is pruned. */
+  readonly retention?: Partial<RetentionOptions>
+  /** How often the retention round runs (default 5 minutes). */
+  readonly retentionEvery?: Duration.Input
 } = {}) =>
   Layer.mergeAll(
     settlement,
+    retention(options.retention, options.retentionEvery),
     webhooks(options.webhooks),
     sessionSweeper(options.expiryEvery),
     reconciliation(options.reconcile, options.expiryEvery)

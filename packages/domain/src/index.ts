@@ -56,6 +56,9 @@ export * as Workers from "./Workers.ts"
 /** Webhook endpoints and deliveries: records, status tables and retry schedule. */
 export * as Webhook from "./webhooks/Webhook.ts"
 export * from "./webhooks/WebhookPorts.ts"
+/** Retention of the event log: what may be pruned (events, deliveries, attempts), and when. */
+export * as Retention from "./webhooks/Retention.ts"
+export { DEFAULT_RETENTION, pruneRound, type RetentionOptions } from "./webhooks/operations/Prune.ts"
 export * from "./webhooks/Webhooks.ts"
 export type { AttemptView, DeliveryView, EndpointView, Envelope } from "./webhooks/WebhookViews.ts"
 export { envelopeOf } from "./webhooks/WebhookViews.ts"

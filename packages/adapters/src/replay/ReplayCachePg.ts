@@ -13,10 +13,11 @@
  * share keys lock them in the same order and cannot deadlock; a key claimed twice in one batch is
  * inserted once and its later claims lose to the first, as they would one statement later.
  *
- * Expired rows are swept at most once a minute per process, through the expiry index.
+ * An expired row is no entry (every read and take-over checks `expires_at`); the retention worker
+ * removes them in batches, through the expiry index (PruningPg.ts).
  */
 import { PgClient } from "@effect/sql-pg"
-import { Clock, Deferred, Effect, Exit, Layer, Option } from "effect"
+import { Deferred, Effect, Exit, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { outsideUnitOfWork } from "../storage/postgres/UnitOfWorkPg.ts"
 import { ReplayCache, type ReplayEntry } from "./ReplayCache.ts"
@@ -47,24 +48,13 @@ const WRITERS = 2
 
 const keyOf = (account: string, digest: string) => `${account}\u0000${digest}`
 
-/** The cache, sweeping expired rows at most once per `sweepEveryMs` (tests sweep at every claim). */
-export const layerWith = (
-  { sweepEveryMs }: { readonly sweepEveryMs: number }
-): Layer.Layer<ReplayCache, never, PgClient.PgClient | SqlClient.SqlClient> => Layer.effect(
+export const layer: Layer.Layer<ReplayCache, never, PgClient.PgClient | SqlClient.SqlClient> = Layer.effect(
   ReplayCache,
   Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
     // A claim stands on its own: it must not wait for, or roll back with, a caller's transaction.
     const outside = outsideUnitOfWork(yield* SqlClient.SqlClient)
     const run = <A, E, R>(effect: Effect.Effect<A, E, R>) => effect.pipe(Effect.orDie, outside)
-    let nextSweep = 0
-
-    const sweep = Effect.gen(function*() {
-      const now = yield* Clock.currentTimeMillis
-      if (now < nextSweep) return
-      nextSweep = now + sweepEveryMs
-      yield* run(sql`DELETE FROM replay_signatures WHERE expires_at < now()`)
-    })
 
     const find = (account: string, digest: string) =>
       run(sql<Row>`
@@ -98,7 +88,6 @@ export const layerWith = (
         const key = keyOf(claim.account, claim.digest)
         if (!first.has(key)) first.set(key, claim)
       }
-      yield* sweep
       const recorded = yield* insertAll([...first.values()])
       for (const claim of batch) {
         const key = keyOf(claim.account, claim.digest)
@@ -152,5 +141,3 @@ export const layerWith = (
     })
   })
 )
-
-export const layer = layerWith({ sweepEveryMs: 60_000 })

@@ -1,7 +1,7 @@
 /**
  * The storage contract: what AccountRepo, UnitOfWork, CardVault, OrderRepo, TransactionRepo,
  * EventRepo, WebhookEndpointRepo, WebhookDeliveryRepo, CheckoutSessionRepo, RefundRepo, PayoutRepo,
- * CustomerRepo, TransferRepo, ClientSecretRepo, ChannelRepo and ServerListeners promise, whatever
+ * CustomerRepo, TransferRepo, ClientSecretRepo, ChannelRepo, ServerListeners and Pruning promise, whatever
  * holds the data. `storageContract(name, layer)` registers all of it over one storage layer; the
  * memory and PostgreSQL storages pass exactly the same assertions (test/storage.memory.test.ts,
  * test/storage.postgres.test.ts), and so must a team's own storage adapter
@@ -47,7 +47,9 @@ import {
   WebhookEndpointRepo,
   type OutflowStore,
   PayoutRepo,
+  Pruning,
   RefundRepo,
+  Retention,
   ServerListeners
 } from "@tender/domain"
 import { Cause, Clock, Deferred, type Duration, Effect, Exit, Fiber, type Layer, Option, Result } from "effect"
@@ -3004,8 +3006,131 @@ export const channelsContract = (it: Vitest.MethodsNonLive<ChannelStorageService
     }))
 }
 
+/** Before any other test's rows (1970 on): pruning up to the cutoff takes only this suite's. */
+const RETAINED = {
+  old: "1960-01-05T10:00:00.000Z",
+  cutoff: "1960-02-01T00:00:00.000Z",
+  recent: "1960-02-10T10:00:00.000Z"
+} as const
+
+/**
+ * The retention rule (Retention.ts) as storage carries it out: finished deliveries whose last write
+ * is before the cutoff go with their attempts, events with no delivery left go, and nothing owed
+ * (pending, retrying, paused, leased) ever goes, nor its event.
+ */
+export const retentionContract = (it: Vitest.MethodsNonLive<StorageServices | Pruning>) => {
+  it.effect("retention: past the cutoff, finished deliveries go with their attempts and events; owed ones stay, and their events", () =>
+    Effect.gen(function*() {
+      const deliveries = yield* WebhookDeliveryRepo
+      const events = yield* EventRepo
+      const pruning = yield* Pruning
+      const account = yield* storedAccount
+      const endpoint = yield* newEndpoint(account, { created_at: RETAINED.old, updated_at: RETAINED.old })
+      const disabled = yield* newEndpoint(account, { created_at: RETAINED.old, updated_at: RETAINED.old })
+      yield* (yield* WebhookEndpointRepo).insert(endpoint, MAX_TEST_ENDPOINTS)
+      yield* (yield* WebhookEndpointRepo).insert(disabled, MAX_TEST_ENDPOINTS)
+      const at = (ms: number) => later(RETAINED.old, ms)
+      const event = (ms = 0) => storedEvent(account, { created_at: at(ms) })
+      /** A delivery of `e` stored pending, then each attempt recorded as the dispatcher records it. */
+      const delivered = (e: Payment.PaymentEvent, endpointId: string, outcomes: ReadonlyArray<Webhook.DeliveryStatus>, lastAt = at(60_000)) =>
+        Effect.gen(function*() {
+          let d = yield* newDelivery(e, endpointId, { next_attempt_at: FAR_FUTURE })
+          yield* deliveries.insert(d)
+          for (const [i, status] of outcomes.entries()) {
+            const attemptAt = i === outcomes.length - 1 ? lastAt : at(1_000 * (i + 1))
+            d = { ...d, status, attempts: i + 1, last_attempt_at: attemptAt, updated_at: attemptAt, next_attempt_at: status === "failed" ? FAR_FUTURE : null }
+            expect(yield* recordAttempt(d, { delivery_id: d.id, attempted_at: attemptAt, status_code: status === "succeeded" ? 200 : 500, duration_ms: 5, error: null })).toBe(true)
+          }
+          return d
+        })
+
+      // Going: succeeded after a failure (2 attempts), exhausted (1), and an event that had no delivery.
+      const succeeded = yield* event(1)
+      const succeededDelivery = yield* delivered(succeeded, endpoint.id, ["failed", "succeeded"])
+      const exhausted = yield* event(2)
+      const exhaustedDelivery = yield* delivered(exhausted, endpoint.id, ["exhausted"])
+      const undelivered = yield* event(3)
+      // Staying, however old: pending, retrying (failed), paused (its endpoint disabled), leased.
+      const pending = yield* event(4)
+      const pendingDelivery = yield* delivered(pending, endpoint.id, [])
+      const retrying = yield* event(5)
+      const retryingDelivery = yield* delivered(retrying, endpoint.id, ["failed"])
+      const paused = yield* event(6)
+      const pausedDelivery = yield* delivered(paused, disabled.id, ["failed"])
+      yield* deliveries.pause({ endpoint_id: disabled.id, paused: true, statuses: Webhook.OPEN_STATUSES })
+      const leased = yield* event(7)
+      const leasedDelivery = yield* newDelivery(leased, endpoint.id, { next_attempt_at: FAR_FUTURE, lease_token: "lease_retention" })
+      yield* deliveries.insert(leasedDelivery)
+      // Staying: finished, but its last attempt is inside the retention.
+      const lately = yield* event(8)
+      const latelyDelivery = yield* delivered(lately, endpoint.id, ["succeeded"], RETAINED.recent)
+      // Two endpoints: the finished delivery goes, the owed one stays, and so does the event.
+      const split = yield* event(9)
+      const splitDone = yield* delivered(split, endpoint.id, ["succeeded"])
+      const splitOwed = yield* delivered(split, disabled.id, ["failed"])
+      // Created after the cutoff, with no delivery: inside the retention.
+      const young = yield* storedEvent(account, { created_at: RETAINED.recent })
+
+      // Batches of 3, each resuming after the last one's cursor, until one comes back short.
+      let totals = { events: 0, deliveries: 0, attempts: 0 }
+      let after: Retention.EventKey | undefined
+      let batches = 0
+      for (;;) {
+        const batch = yield* pruning.pruneEvents({ before: RETAINED.cutoff, limit: 3, after })
+        batches++
+        expect(batch.scanned).toBeLessThanOrEqual(3)
+        totals = { events: totals.events + batch.events, deliveries: totals.deliveries + batch.deliveries, attempts: totals.attempts + batch.attempts }
+        if (batch.scanned < 3 || batch.last === undefined) break
+        after = batch.last
+      }
+      // Nine events before the cutoff, three at a time: three full batches and an empty one.
+      expect(batches).toBe(4)
+      expect(totals).toEqual({ events: 3, deliveries: 3, attempts: 4 })
+
+      for (const gone of [succeeded, exhausted, undelivered]) expect(yield* events.findAny(gone.id)).toEqual(Option.none())
+      for (const gone of [succeededDelivery, exhaustedDelivery, splitDone]) {
+        expect(yield* deliveries.findAny(gone.id)).toEqual(Option.none())
+        expect(yield* deliveries.attempts(gone.id)).toEqual([])
+      }
+      for (const kept of [pending, retrying, paused, leased, lately, split, young]) {
+        expect(Option.isSome(yield* events.findAny(kept.id))).toBe(true)
+      }
+      for (const kept of [pendingDelivery, retryingDelivery, pausedDelivery, leasedDelivery, latelyDelivery, splitOwed]) {
+        expect(Option.isSome(yield* deliveries.findAny(kept.id))).toBe(true)
+      }
+      expect(yield* deliveries.attempts(retryingDelivery.id)).toHaveLength(1)
+      expect((yield* deliveries.search({ account_id: account, limit: 100 })).data).toHaveLength(6)
+
+      // Again: nothing more may go.
+      expect(yield* pruning.pruneEvents({ before: RETAINED.cutoff, limit: 100 })).toMatchObject({ events: 0, deliveries: 0, attempts: 0, scanned: 6 })
+    }))
+
+  it.effect("retention: a delivery retried before the batch is owed again, and it and its event stay", () =>
+    Effect.gen(function*() {
+      const deliveries = yield* WebhookDeliveryRepo
+      const pruning = yield* Pruning
+      const account = yield* storedAccount
+      const e = yield* storedEvent(account, { created_at: later(RETAINED.old, 20) })
+      const exhausted = yield* newDelivery(e, yield* (yield* Ids).make("webhookEndpoint"), {
+        status: "exhausted",
+        attempts: 8,
+        next_attempt_at: null,
+        last_attempt_at: later(RETAINED.old, 30),
+        updated_at: later(RETAINED.old, 30)
+      })
+      yield* deliveries.insert(exhausted)
+      expect(Retention.deliveryMayGo(exhausted, RETAINED.cutoff)).toBe(true)
+      // The merchant retries it (POST …/retry): pending, due in the far future here, written now.
+      const retried = Result.getOrThrow(Webhook.transition(exhausted, "retried", later(RETAINED.old, 40), { next_attempt_at: FAR_FUTURE })).next
+      expect(yield* deliveries.update(retried)).toBe(true)
+      yield* pruning.pruneEvents({ before: RETAINED.cutoff, limit: 1000 })
+      expect(Option.isSome(yield* deliveries.findAny(exhausted.id))).toBe(true)
+      expect(Option.isSome(yield* (yield* EventRepo).findAny(e.id))).toBe(true)
+    }))
+}
+
 /** Every service the whole contract uses: what a storage layer under `storageContract` provides. */
-export type StorageContractServices = StorageServices | CustomerRepo | TransferRepo | ClientSecretRepo | ChannelRepo | ChannelCredentials
+export type StorageContractServices = StorageServices | CustomerRepo | TransferRepo | ClientSecretRepo | ChannelRepo | ChannelCredentials | Pruning
 
 export interface StorageContractOptions<R> {
   /** Per test (default 2 minutes: a database's first tests wait for its pool and migrations). */
@@ -3033,5 +3158,6 @@ export const storageContract = <L extends Layer.Layer<StorageContractServices, u
     transfersContract(contract)
     clientSecretsContract(contract)
     channelsContract(contract)
+    retentionContract(contract)
     options.also?.(it)
   })

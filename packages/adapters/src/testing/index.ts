@@ -17,6 +17,7 @@ export {
   newSession,
   newTransaction,
   pastBoundContract,
+  retentionContract,
   storageContract,
   type StorageContractOptions,
   type StorageContractServices,

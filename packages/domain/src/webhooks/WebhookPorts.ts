@@ -3,6 +3,7 @@ import { Context, type Effect, type Option } from "effect"
 import type { Decided } from "../kernel/StateMachine.ts"
 import type { Conflict } from "../kernel/Errors.ts"
 import type { Page } from "../kernel/Search.ts"
+import type { EventKey } from "./Retention.ts"
 import type { DeliveryAttempt, DeliveryPause, DeliveryStatus, WebhookDelivery, WebhookEndpoint } from "./Webhook.ts"
 
 /** Port: where webhook endpoints are stored. */
@@ -102,6 +103,41 @@ export class WebhookDeliveryRepo extends Context.Service<WebhookDeliveryRepo, {
    */
   pause(decision: DeliveryPause): Effect.Effect<void>
 }>()("@tender/domain/WebhookDeliveryRepo") {}
+
+/** What one batch of the event log's pruning removed, and where it stopped. */
+export interface EventPruneBatch {
+  readonly events: number
+  readonly deliveries: number
+  readonly attempts: number
+  /** Events looked at: fewer than the batch's `limit` when no older one is left after `last`. */
+  readonly scanned: number
+  /** The last event looked at (kept or not): the next batch's `after`; none when nothing was looked at. */
+  readonly last: EventKey | undefined
+}
+
+/**
+ * Port: removes what the retention rule (Retention.ts) lets go, in batches, each its own short unit
+ * of work (never the caller's), so that no lock is held longer than one batch.
+ */
+export class Pruning extends Context.Service<Pruning, {
+  /**
+   * One batch of the event log: looks at the oldest `limit` events created before `before` (the
+   * cutoff) and after `after` (`created_at`, then `id`); removes each of their deliveries that
+   * `Retention.deliveryMayGo` lets go, with its attempts, and then each of those events that
+   * `Retention.eventMayGo` lets go (no delivery left). A delivery whose status, lease or last write
+   * changed meanwhile (a retry) is judged as it is now, never as it was read.
+   */
+  pruneEvents(options: {
+    readonly before: string
+    readonly limit: number
+    readonly after?: EventKey | undefined
+  }): Effect.Effect<EventPruneBatch>
+  /**
+   * Removes up to `limit` of storage's own entries whose expiry has passed (the signature replay
+   * cache's, when it is kept in storage) and answers how many went.
+   */
+  pruneExpired(limit: number): Effect.Effect<number>
+}>()("@tender/domain/Pruning") {}
 
 /** What one POST to an endpoint came to: an HTTP answer, or a failure (no answer). */
 export type DeliveryOutcome =

@@ -11,14 +11,14 @@ import { MemoryDatabase, table, type Writer } from "./MemoryDatabase.ts"
 import { endpoints } from "./WebhookEndpointRepoMemory.ts"
 import * as SearchMemory from "./SearchMemory.ts"
 
-const deliveries = table<string, Webhook.WebhookDelivery>("webhook_deliveries")
+export const deliveries = table<string, Webhook.WebhookDelivery>("webhook_deliveries")
 /** A delivery's attempts in the order they were recorded. */
-const attempts = table<string, ReadonlyArray<Webhook.DeliveryAttempt>>("webhook_attempts")
+export const attempts = table<string, ReadonlyArray<Webhook.DeliveryAttempt>>("webhook_attempts")
 /**
  * The deliveries the pause rule paused (PostgreSQL's `paused` column): storage's alone, never part of
  * the record, and left out of the claim as PostgreSQL's index leaves them out.
  */
-const paused = table<string, true>("webhook_deliveries_paused")
+export const paused = table<string, true>("webhook_deliveries_paused")
 
 const isRetryable = (d: Webhook.WebhookDelivery) => d.status === "pending" || d.status === "failed"
 

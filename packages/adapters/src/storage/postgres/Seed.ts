@@ -39,6 +39,13 @@ export interface SeedOptions {
    * nothing; the bench spares their per-row lookups (the test keeps them).
    */
   readonly trusted?: boolean
+  /**
+   * Each event also gets a webhook delivery to its account's (synthetic) endpoint, as the outbox
+   * fans them out (issue 24, retention): finished, one attempt each, `exhausted` after a second
+   * for 1 in 50; and 1 in 1,000 still owed, paused for a disabled endpoint (out of the dispatcher's
+   * index), which retention must keep however old.
+   */
+  readonly deliveries?: boolean
 }
 
 /** The order's draw, out of 1000, and what it decides. */
@@ -77,7 +84,7 @@ const ordersOf = (p: { from: number; to: number }) => `
  * events (data-modifying CTEs; the foreign keys are checked at the statement's end, when the
  * orders are in). `g` comes back out of the reference.
  */
-const batchOf = (p: { from: number; to: number }) => `
+const batchOf = (p: { from: number; to: number }, withDeliveries: boolean) => `
   WITH i AS (${ordersOf(p)}), o AS (
     SELECT i.*, substr(i.merchant_reference, length('seed-' || $2 || '-') + 1)::bigint AS g FROM i
   ), t AS (
@@ -110,8 +117,32 @@ const batchOf = (p: { from: number; to: number }) => `
     SELECT 'evt_' || md5('a' || $2 || o.g), o.account_id, 'payment.authorized', o.created_at, false,
       o.processing_profile, o.id, ${payload("'authorized'")}
     FROM o WHERE o.status = 'canceled'
-  )
+    RETURNING id, account_id, type, created_at
+  )${withDeliveries ? deliveriesOf : ""}
   SELECT count(*) AS orders FROM o`
+
+/**
+ * The deliveries of the events of a batch (`e`), and their attempts: each delivery's last attempt a
+ * second after its event (an exhausted one has a first, failed, attempt a second before that).
+ */
+const deliveriesOf = `, d AS (
+    INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, event_type, status, attempts,
+      next_attempt_at, last_attempt_at, created_at, updated_at, lease_token, paused)
+    SELECT 'whd_' || md5(e.id), e.account_id, 'we_seed_' || md5(e.account_id), e.id, e.type, x.status,
+      CASE x.status WHEN 'exhausted' THEN 2 ELSE 1 END,
+      CASE WHEN x.status = 'failed' THEN e.created_at + interval '1 hour' END,
+      e.created_at + interval '1 second', e.created_at, e.created_at + interval '1 second', NULL, x.status = 'failed'
+    FROM e CROSS JOIN LATERAL (
+      SELECT CASE WHEN ${draw("hashtext(e.id)")} < 1 THEN 'failed' WHEN ${draw("hashtext(e.id)")} < 21 THEN 'exhausted'
+        ELSE 'succeeded' END AS status
+    ) x
+    RETURNING id, status, attempts, last_attempt_at
+  ), da AS (
+    INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, error)
+    SELECT d.id, d.last_attempt_at - (n - 1) * interval '1 second',
+      CASE WHEN d.status = 'succeeded' THEN 200 ELSE 500 END, 40, CASE WHEN d.status <> 'succeeded' THEN 'HTTP 500' END
+    FROM d CROSS JOIN generate_series(1, d.attempts) n
+  )`
 
 /** An event's payload: the payment snapshot's identifying fields. */
 const payload = (status: string) =>
@@ -130,14 +161,15 @@ export const seed = (
   Effect.gen(function*() {
     if (!/^[A-Za-z0-9]+$/.test(options.tag)) return yield* Effect.die(new Error(`seed tag must be letters and digits: ${options.tag}`))
     const batch = options.batch ?? 100_000
+    const deliveries = options.deliveries === true
     const params = [options.accounts, options.tag, options.before, options.orders, options.days ?? 365]
     for (let from = 1; from <= options.orders; from += batch) {
       const range = { from, to: Math.min(options.orders, from + batch - 1) }
       yield* options.trusted === true
-        ? sql.withTransaction(Effect.andThen(sql.unsafe("SET LOCAL session_replication_role = replica"), sql.unsafe(batchOf(range), params)))
-        : sql.unsafe(batchOf(range), params)
+        ? sql.withTransaction(Effect.andThen(sql.unsafe("SET LOCAL session_replication_role = replica"), sql.unsafe(batchOf(range, deliveries), params)))
+        : sql.unsafe(batchOf(range, deliveries), params)
       yield* onBatch(range.to)
     }
     // As autovacuum would leave them, so it does not start in the middle of a measurement.
-    yield* sql.unsafe("VACUUM ANALYZE orders, transactions, events")
+    yield* sql.unsafe(`VACUUM ANALYZE orders, transactions, events${deliveries ? ", webhook_deliveries, webhook_attempts" : ""}`)
   })
