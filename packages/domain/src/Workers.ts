@@ -6,7 +6,7 @@ import { Duration, Effect, Layer, Schedule } from "effect"
 import { Payments, type ReconcileOptions } from "./payments/Payments.ts"
 import { DEFAULT_RECONCILE } from "./payments/operations/Reconcile.ts"
 import { Sessions } from "./sessions/Sessions.ts"
-import { type DispatchOptions, Webhooks } from "./webhooks/Webhooks.ts"
+import { type DispatchOptions, type IdleOptions, Webhooks } from "./webhooks/Webhooks.ts"
 
 /**
  * How often the expiry rounds look for lapsed payment windows and overdue sessions. A window closes
@@ -47,7 +47,7 @@ export const reconciliation = (options: Partial<ReconcileOptions> = {}, expiryEv
   )
 
 /** Delivers recorded events to webhook endpoints, at least once, on the retry schedule. */
-export const webhooks = (options: Partial<DispatchOptions> & { readonly idleMs?: number } = {}) =>
+export const webhooks = (options: Partial<DispatchOptions & IdleOptions> = {}) =>
   Layer.effectDiscard(
     Effect.gen(function*() {
       const hooks = yield* Webhooks
@@ -66,7 +66,7 @@ export const sessionSweeper = (interval: Duration.Input = EXPIRY_EVERY) =>
 
 /** Every background worker at once: what `tender serve` and `tender worker` run beside the API. */
 export const layer = (options: {
-  readonly webhooks?: Partial<DispatchOptions> & { readonly idleMs?: number }
+  readonly webhooks?: Partial<DispatchOptions & IdleOptions>
   readonly reconcile?: Partial<ReconcileOptions>
   /** How often lapsed windows and overdue sessions are looked for (default 5 s). */
   readonly expiryEvery?: Duration.Input

@@ -4,7 +4,7 @@ import { Effect, Layer, Option, Result } from "effect"
 import { MemoryDatabase, table } from "./MemoryDatabase.ts"
 import * as SearchMemory from "./SearchMemory.ts"
 
-const events = table<string, Payment.PaymentEvent>("events")
+export const events = table<string, Payment.PaymentEvent>("events")
 
 export const layer: Layer.Layer<EventRepo, never, MemoryDatabase> = Layer.effect(
   EventRepo,
