@@ -265,8 +265,9 @@ export const layerWith = (options: Options): Layer.Layer<WebhookDeliveryRepo, ne
           : Effect.succeed(false))
 
     /**
-     * Listens until the connection fails: heard meanwhile, and a wake-up once listening (what was
-     * stored while nobody listened was announced to nobody).
+     * Listens until the connection fails: heard meanwhile. A wake-up once listening (what was stored
+     * while nobody listened was announced to nobody), and once the connection is lost (the
+     * dispatcher, idle for as long as it was heard, polls from then on).
      */
     const listen = (signal: Queue.Queue<void>, heard: { value: boolean }) =>
       Effect.scoped(Effect.gen(function*() {
@@ -276,9 +277,9 @@ export const layerWith = (options: Options): Layer.Layer<WebhookDeliveryRepo, ne
         yield* Queue.offer(signal, undefined)
         yield* Effect.forever(Effect.andThen(Queue.takeAll(notices), Queue.offer(signal, undefined)))
       })).pipe(
-        Effect.ensuring(Effect.sync(() => {
+        Effect.ensuring(Effect.andThen(Effect.sync(() => {
           heard.value = false
-        })),
+        }), Queue.offer(signal, undefined))),
         Effect.catchCause((cause) => Effect.logWarning("webhook dispatcher: listening for new deliveries failed; polling until it listens again", cause)),
         Effect.repeat(Schedule.spaced(options.listenRetryMs))
       )
