@@ -102,7 +102,8 @@ export const runDispatcher = (partial: Partial<DispatchOptions & IdleOptions> = 
       const claimedAt = yield* Clock.currentTimeMillis
       // This claim looks at every retry due by now: a later one is what the next wait is bounded by.
       if (claimedAt >= nextRetry) nextRetry = Number.POSITIVE_INFINITY
-      const taken = yield* claim(options, inFlight, options.concurrency - running).pipe(
+      const capacity = options.concurrency - running
+      const taken = yield* claim(options, inFlight, capacity).pipe(
         Effect.catchCause((cause) => Effect.as(Effect.logError("webhook claim failed", cause), []))
       )
       for (const c of taken) {
@@ -122,7 +123,9 @@ export const runDispatcher = (partial: Partial<DispatchOptions & IdleOptions> = 
           Effect.forkChild
         )
       }
-      if (taken.length === 0) {
+      // Fewer than asked for: the rest is not due or at its bounds, and what changes that (a slot
+      // freed, a delivery stored) wakes the loop. Claiming again at once would find nothing.
+      if (taken.length === 0 || taken.length < capacity) {
         const idle = (yield* wakeups.heard) ? options.idleMs : options.pollMs
         const untilRetry = nextRetry - (yield* Clock.currentTimeMillis)
         yield* Effect.raceAll([Effect.sleep(Math.max(0, Math.min(idle, untilRetry))), Queue.take(freed), wakeups.next])
