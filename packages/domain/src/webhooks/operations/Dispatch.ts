@@ -58,6 +58,9 @@ export const dispatchDue = Effect.fn("Webhooks.dispatchDue")(function*(partial: 
   return taken.length
 })
 
+/** How long a dispatcher woken by a freed slot waits for others to free before it claims. */
+const GATHER_MS = 2
+
 /** How long an idle dispatcher waits before it claims again, if nothing wakes it first. */
 export interface IdleOptions {
   /**
@@ -128,7 +131,15 @@ export const runDispatcher = (partial: Partial<DispatchOptions & IdleOptions> = 
       if (taken.length === 0 || taken.length < capacity) {
         const idle = (yield* wakeups.heard) ? options.idleMs : options.pollMs
         const untilRetry = nextRetry - (yield* Clock.currentTimeMillis)
-        yield* Effect.raceAll([Effect.sleep(Math.max(0, Math.min(idle, untilRetry))), Queue.take(freed), wakeups.next])
+        const woken = yield* Effect.raceAll([
+          Effect.as(Effect.sleep(Math.max(0, Math.min(idle, untilRetry))), "idle" as const),
+          Effect.as(Queue.take(freed), "freed" as const),
+          Effect.as(wakeups.next, "stored" as const)
+        ])
+        // A slot freed while others are still posting: more free within a millisecond or two, and
+        // one claim for all of them costs the database less than one each (a claim is the dearest
+        // statement of a delivery). New deliveries (`stored`) are claimed at once.
+        if (woken === "freed" && running > 0) yield* Effect.sleep(GATHER_MS)
       }
     }
   }))
