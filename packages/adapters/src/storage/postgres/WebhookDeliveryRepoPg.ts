@@ -79,6 +79,7 @@ const progress = (row: typeof DeliveryRow.Encoded) => ({
   lease_token: null
 })
 
+/** The repository over the client's database; its wake-ups listen again `options.listenRetryMs` after a loss. */
 export const layerWith = (options: Options): Layer.Layer<WebhookDeliveryRepo, never, SqlClient.SqlClient | PgClient.PgClient> => Layer.effect(
   WebhookDeliveryRepo,
   Effect.gen(function*() {
@@ -357,4 +358,5 @@ export const layerWith = (options: Options): Layer.Layer<WebhookDeliveryRepo, ne
   })
 )
 
+/** The repository with the default options (wake-ups listen again 1 s after a loss). */
 export const layer = layerWith(DEFAULT_OPTIONS)
