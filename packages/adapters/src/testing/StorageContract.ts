@@ -1678,7 +1678,7 @@ export const coreStorageContract = (it: Vitest.MethodsNonLive<StorageServices>) 
       ])
     }))
 
-  it.effect("webhook deliveries: storing one wakes the dispatcher's listeners, and so does a retry by hand; a claim and a recorded attempt do not", () =>
+  it.effect("webhook deliveries: storing one wakes the dispatcher's listeners, and so do a retry by hand and a resume; a claim, a recorded attempt and a pause do not", () =>
     Effect.scoped(Effect.gen(function*() {
       const deliveries = yield* WebhookDeliveryRepo
       const wakeups = yield* deliveries.wakeups
@@ -1701,6 +1701,12 @@ export const coreStorageContract = (it: Vitest.MethodsNonLive<StorageServices>) 
       // Retried by hand: due now, no lease (as Redeliver writes it).
       const stored = Option.getOrThrow(yield* deliveries.findAny(delivery.id))
       expect(yield* deliveries.update(decided({ ...stored, status: "pending", next_attempt_at: later(CLAIM_WINDOW.from, 2_000), updated_at: later(CLAIM_WINDOW.from, 2_000) }))).toBe(true)
+      expect(yield* woken("5 seconds")).toBe(true)
+
+      // Paused (its endpoint disabled): nothing to announce; resumed: due again.
+      yield* deliveries.pause({ endpoint_id: delivery.endpoint_id, paused: true, statuses: ["pending", "failed"] })
+      expect(yield* woken("300 millis")).toBe(false)
+      yield* deliveries.pause({ endpoint_id: delivery.endpoint_id, paused: false, statuses: Webhook.DELIVERY_STATUSES })
       expect(yield* woken("5 seconds")).toBe(true)
     })))
 
