@@ -1554,6 +1554,12 @@ export const coreStorageContract = (it: Vitest.MethodsNonLive<StorageServices>) 
         expect(yield* deliveries.find(other, delivery.id)).toEqual(Option.none())
       }
       expect(yield* deliveries.findAny("wd_doesnotexist000000")).toEqual(Option.none())
+
+      // An event's fan-out in one write; none at all writes nothing.
+      const fanOut = [yield* newDelivery(event, yield* ids.make("webhookEndpoint")), yield* newDelivery(event, yield* ids.make("webhookEndpoint"))]
+      yield* deliveries.insert(...fanOut)
+      yield* deliveries.insert()
+      for (const delivery of fanOut) expect(yield* deliveries.findAny(delivery.id)).toEqual(Option.some(delivery))
       expect(yield* deliveries.attempts(stored[0].id)).toEqual([])
     }))
 

@@ -79,8 +79,11 @@ export interface DeliveryWakeups {
 
 /** Port: where deliveries and their attempts are stored, claimed by the dispatcher and leased. */
 export class WebhookDeliveryRepo extends Context.Service<WebhookDeliveryRepo, {
-  /** Stores a new delivery. */
-  insert(delivery: WebhookDelivery): Effect.Effect<void>
+  /**
+   * Stores new deliveries, in one write (an event's fan-out: PostgreSQL, one statement, so one
+   * wake-up for all of them).
+   */
+  insert(...deliveries: ReadonlyArray<WebhookDelivery>): Effect.Effect<void>
   /** The account's delivery with this id; another account's is none. */
   find(accountId: string, id: string): Effect.Effect<Option.Option<WebhookDelivery>>
   /** Any account's delivery with this id (operator access). */

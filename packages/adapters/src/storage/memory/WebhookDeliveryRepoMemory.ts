@@ -113,12 +113,14 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, MemoryDatabase> = La
     const findAny = (id: string) => db.read((r) => Option.fromNullishOr(r.get(deliveries).get(id)))
 
     return WebhookDeliveryRepo.of({
-      insert: (delivery) =>
-        db.write((w) => {
-          if (w.get(deliveries).has(delivery.id)) {
-            throw new Error(`WebhookDeliveryRepoMemory: duplicate delivery id ${delivery.id}`)
+      insert: (...stored) =>
+        stored.length === 0 ? Effect.void : db.write((w) => {
+          for (const delivery of stored) {
+            if (w.get(deliveries).has(delivery.id)) {
+              throw new Error(`WebhookDeliveryRepoMemory: duplicate delivery id ${delivery.id}`)
+            }
+            w.mutable(deliveries).set(delivery.id, delivery)
           }
-          w.mutable(deliveries).set(delivery.id, delivery)
           return Result.succeed(undefined)
         }).pipe(Effect.tap(() => announce(db))),
       find: (accountId, id) => Effect.map(findAny(id), Option.filter((d) => d.account_id === accountId)),

@@ -11,7 +11,7 @@
  */
 import { PgClient, PgConnection } from "@effect/sql-pg"
 import { Account, type DeliveryWakeups, Webhook, WebhookDeliveryRepo } from "@tender/domain"
-import { Effect, Layer, Option, Queue, Schedule, Schema } from "effect"
+import { Array as Arr, Effect, Layer, Option, Queue, Schedule, Schema } from "effect"
 import { type SqlClient, SqlSchema, type Statement } from "effect/sql"
 import { attemptOfAnotherDelivery, deliveryNotStored } from "../Conflicts.ts"
 import { statusFilter } from "../Search.ts"
@@ -86,9 +86,9 @@ export const layerWith = (options: Options): Layer.Layer<WebhookDeliveryRepo, ne
     const sql = yield* PgClient.PgClient
     const from = sql`SELECT r.* FROM webhook_deliveries r`
 
-    const encode = Schema.encodeEffect(DeliveryRow)
-    const insert = (delivery: Webhook.WebhookDelivery) =>
-      Effect.flatMap(encode(delivery), (row) => sql`INSERT INTO webhook_deliveries ${sql.insert(row)}`)
+    const encode = Schema.encodeEffect(Schema.NonEmptyArray(DeliveryRow))
+    const insert = (stored: Arr.NonEmptyReadonlyArray<Webhook.WebhookDelivery>) =>
+      Effect.flatMap(encode(stored), (rows) => sql`INSERT INTO webhook_deliveries ${sql.insert(rows)}`)
     const find = SqlSchema.findOneOption({
       Request: Key,
       Result: DeliveryRow,
@@ -293,8 +293,8 @@ export const layerWith = (options: Options): Layer.Layer<WebhookDeliveryRepo, ne
     })
 
     return WebhookDeliveryRepo.of({
-      insert: (delivery) =>
-        insert(delivery).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("WebhookDeliveryRepoPg.insert")),
+      insert: (...stored) =>
+        !Arr.isReadonlyArrayNonEmpty(stored) ? Effect.void : insert(stored).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("WebhookDeliveryRepoPg.insert")),
       find: (accountId, id) => find({ accountId, id }).pipe(Effect.orDie),
       findAny: (id) => findAny(id).pipe(Effect.orDie),
       search: (query) => {
