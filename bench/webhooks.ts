@@ -33,11 +33,15 @@
  * attempts match the POSTs received, every signature verifies; duplicates are counted (at least once
  * allows them). Bounded throughout; exits 1 with a banner when anything is off.
  */
+import { existsSync, readdirSync, readFileSync } from "node:fs"
+import os from "node:os"
+import path from "node:path"
 import { performance } from "node:perf_hooks"
 import { parseArgs } from "node:util"
 import * as Harness from "./harness.ts"
 import { type Account, fixed, positive, sleep } from "./harness.ts"
 import { chargeLoop, type Measurement, percentile, signedHeaders, type Target } from "./load.ts"
+import * as Profile from "./profile.ts"
 import { Receiver } from "./receiver.ts"
 
 Harness.requireNode("bench:webhooks")
@@ -52,12 +56,15 @@ const { values: options } = parseArgs({
     rate: { type: "string", default: "10" },
     "drain-timeout": { type: "string", default: "180" },
     "keep-data": { type: "boolean", default: false },
+    scenarios: { type: "string", default: "paced,steady,fan-out,backlog,backlog-4" },
+    profile: { type: "boolean", default: false },
     help: { type: "boolean", default: false }
   }
 })
 if (options.help) {
   console.log(`npm run bench:webhooks -- [--duration S=10] [--warmup S=3] [--connections N=16] [--rate R=10]
-                              [--backlog K=2000] [--backlog-seconds S=12] [--drain-timeout S=180] [--keep-data]
+                              [--backlog K=2000] [--backlog-seconds S=12] [--drain-timeout S=180]
+                              [--scenarios paced,steady,fan-out,backlog,backlog-4] [--profile] [--keep-data]
 
   --duration         seconds of charges in the paced, steady and fan-out streams
   --warmup           seconds of an unmeasured stream first (0: none)
@@ -67,7 +74,9 @@ if (options.help) {
   --backlog-seconds  at most this long to create them (under Tender's 15 s attempt timeout, so the
                      held attempts do not time out and retry)
   --drain-timeout    seconds to wait, after the load, for every delivery to arrive
-  --keep-data        keep the temporary data dir instead of deleting it`)
+  --scenarios        which scenarios to run (comma-separated; the warm-up runs unless --warmup 0)
+  --profile          run the server under --cpu-prof and print where its CPU time went
+  --keep-data        keep the temporary data dir (and the profile) instead of deleting it`)
   process.exit(0)
 }
 const DURATION = positive("duration", options.duration)
@@ -77,14 +86,85 @@ const BACKLOG = Math.round(positive("backlog", options.backlog))
 const BACKLOG_SECONDS = Math.min(positive("backlog-seconds", options["backlog-seconds"]), 14)
 const RATE = positive("rate", options.rate)
 const DRAIN_TIMEOUT = positive("drain-timeout", options["drain-timeout"])
+const SCENARIOS = new Set(options.scenarios.split(",").map((name) => name.trim()))
+for (const name of SCENARIOS) {
+  if (!["paced", "steady", "fan-out", "backlog", "backlog-4"].includes(name)) throw new Error(`--scenarios: no scenario ${name}`)
+}
 /** No delivery at all this long after a stream: the dispatcher is not delivering; stop waiting. */
 const NOTHING_ARRIVED_MS = 15_000
 
 const run = Harness.makeRun({
   // Start-up, then per stream its load and drain, the backlog's build and drain, the checks.
   budgetMs: (300 + (WARMUP + 3 * DURATION + BACKLOG_SECONDS) + 5 * (DRAIN_TIMEOUT + 10) + 120) * 1000,
-  keepData: options["keep-data"]
+  keepData: options["keep-data"],
+  afterStop: (run) => {
+    if (options.profile) printProfile(run.children)
+  }
 })
+const profileDir = path.join(run.dataDir, "profile")
+
+/** The server's CPU profile (--profile), read once it has exited. */
+function printProfile(children: ReadonlyArray<Harness.Child>) {
+  const files = existsSync(profileDir) ? readdirSync(profileDir).filter((f) => f.endsWith(".cpuprofile")) : []
+  for (const child of children) {
+    const file = files.find((f) => f.split(".")[3] === String(child.process.pid))
+    if (file === undefined) {
+      console.error(`no CPU profile from ${child.name} (did it exit cleanly?)`)
+      continue
+    }
+    console.log(`\nCPU profile of ${child.name} (${file}; under --cpu-prof, so slower than the figures above):`)
+    console.log(Profile.format(Profile.summarize(path.join(profileDir, file), 30)))
+  }
+}
+
+// --- where the CPU went ------------------------------------------------------------------
+
+/** A process's CPU time so far, and its parent (Linux /proc; `undefined` elsewhere or once it is gone). */
+const procStat = (pid: number) => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    // utime and stime (fields 14 and 15 of the line), in clock ticks (100 per second on Linux).
+    return { parent: Number(fields[1]), seconds: (Number(fields[11]) + Number(fields[12])) / 100 }
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * CPU seconds so far of Tender (the server process), its PostgreSQL (the postmaster and its
+ * backends) and this process (the load and the receivers): whether a drain was held back by Tender,
+ * by the database, or by the bench itself.
+ */
+const cpuNow = (server: number) => {
+  const postmaster = Number(readFileSync(path.join(run.dataDir, "pg", "postmaster.pid"), "utf8").split("\n")[0])
+  let database = procStat(postmaster)?.seconds ?? 0
+  for (const entry of existsSync("/proc") ? readdirSync("/proc") : []) {
+    if (!/^\d+$/.test(entry)) continue
+    const stat = procStat(Number(entry))
+    if (stat?.parent === postmaster) database += stat.seconds
+  }
+  const own = process.cpuUsage()
+  return { tender: procStat(server)?.seconds ?? Number.NaN, database, bench: (own.user + own.system) / 1e6, machine: machineBusy() }
+}
+
+type Cpu = ReturnType<typeof cpuNow>
+
+const cpuLine = (before: Cpu, after: Cpu, seconds: number) =>
+  (["tender", "database", "bench", "machine"] as const).map((k) => `${k} ${fixed(after[k] - before[k], 1)} s (${fixed((100 * (after[k] - before[k])) / seconds, 0)} %)`)
+    .join(", ")
+
+let serverPid = 0
+
+/** The machine's busy CPU seconds so far, every process's (/proc/stat: all but idle and iowait). */
+const machineBusy = () => {
+  try {
+    const [, ...ticks] = readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).map(Number)
+    return (ticks.reduce((a, b) => a + b, 0) - ticks[3] - ticks[4]) / 100
+  } catch {
+    return Number.NaN
+  }
+}
 
 // --- a scenario -----------------------------------------------------------------------------
 
@@ -104,6 +184,8 @@ interface Scenario {
   /** Backlog: when the receiver started answering. */
   releasedAt?: number
   released?: number
+  /** Backlog: CPU time of Tender, its database and the bench while it drained. */
+  drainCpu?: string
 }
 
 const post = Harness.postJson
@@ -218,8 +300,14 @@ const backlog = async (s: Scenario) => {
   console.log(
     `${s.name}: ${s.load.ok} charges in ${s.load.seconds.toFixed(1)} s with the receiver holding ${s.released} requests; answering from now on`
   )
+  const releasedClock = process.hrtime.bigint()
+  const cpuBefore = cpuNow(serverPid)
   const drained = await drain(s)
-  console.log(`${s.name}: ${drained ? "all delivered" : "NOT all delivered"} ${((performance.now() - s.releasedAt) / 1000).toFixed(1)} s after`)
+  const drainSeconds = (performance.now() - s.releasedAt) / 1000
+  console.log(`${s.name}: ${drained ? "all delivered" : "NOT all delivered"} ${drainSeconds.toFixed(1)} s after`)
+  s.drainCpu = cpuLine(cpuBefore, cpuNow(serverPid), drainSeconds)
+  // The drain on the monotonic clock the server's CPU profile is stamped with (µs), to read it for the drain alone.
+  if (options.profile) console.log(`${s.name}: drain window ${releasedClock / 1000n}–${process.hrtime.bigint() / 1000n} µs (monotonic)`)
   return drained
 }
 
@@ -401,7 +489,8 @@ const main = async (): Promise<boolean> => {
     `run: streams of ${DURATION} s (paced: ${RATE}/s; steady, fan-out: ${CONNECTIONS} clients), ${WARMUP} s warm-up; backlog of ${BACKLOG} events (at most ${BACKLOG_SECONDS} s to build); drain timeout ${DRAIN_TIMEOUT} s`
   )
   console.log(`data dir: ${run.dataDir}`)
-  const { origin } = await Harness.startTender(run)
+  const { child, origin } = await Harness.startTender(run, { nodeArgs: options.profile ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [] })
+  serverPid = child.process.pid ?? 0
 
   let drained = true
   if (WARMUP > 0) {
@@ -411,21 +500,22 @@ const main = async (): Promise<boolean> => {
       throw new Error("no webhook delivery arrived during the warm-up: the figures would mean nothing")
     }
   }
-  const paced = await setUp(origin, "paced", 1)
-  scenarios.push(paced)
-  drained = (await stream(paced, DURATION, RATE)) && drained
-  const steady = await setUp(origin, "steady", 1)
-  scenarios.push(steady)
-  drained = (await stream(steady, DURATION)) && drained
-  const fanOut = await setUp(origin, "fan-out", 4)
-  scenarios.push(fanOut)
-  drained = (await stream(fanOut, DURATION)) && drained
-  const held = await setUp(origin, "backlog", 1)
-  scenarios.push(held)
-  drained = (await backlog(held)) && drained
-  const heldFour = await setUp(origin, "backlog-4", 4)
-  scenarios.push(heldFour)
-  drained = (await backlog(heldFour)) && drained
+  const streams: Array<Scenario> = []
+  for (const [name, endpoints, rate] of [["paced", 1, RATE], ["steady", 1, undefined], ["fan-out", 4, undefined]] as const) {
+    if (!SCENARIOS.has(name)) continue
+    const s = await setUp(origin, name, endpoints)
+    scenarios.push(s)
+    streams.push(s)
+    drained = (await stream(s, DURATION, rate)) && drained
+  }
+  const backlogs: Array<Scenario> = []
+  for (const [name, endpoints] of [["backlog", 1], ["backlog-4", 4]] as const) {
+    if (!SCENARIOS.has(name)) continue
+    const s = await setUp(origin, name, endpoints)
+    scenarios.push(s)
+    backlogs.push(s)
+    drained = (await backlog(s)) && drained
+  }
 
   // Straggling duplicates (a lease that ran out) would show up here.
   await sleep(1_000)
@@ -441,9 +531,13 @@ const main = async (): Promise<boolean> => {
 
   console.log(`\n${Harness.machine()}`)
   console.log(`run: streams of ${DURATION} s (paced: ${RATE}/s; steady, fan-out: ${CONNECTIONS} clients); backlog of ${BACKLOG} events\n`)
-  console.log(streamTable([paced, steady, fanOut]))
+  if (streams.length > 0) console.log(streamTable(streams))
   console.log("")
-  console.log(backlogTable([held, heldFour]))
+  if (backlogs.length > 0) {
+    console.log(backlogTable(backlogs))
+    console.log(`\nCPU while draining (${os.availableParallelism()} cores = ${100 * os.availableParallelism()} %; machine: every process's, other work included):`)
+    for (const s of backlogs) console.log(`  ${s.name}: ${s.drainCpu}`)
+  }
   console.log("\ncorrectness:")
   for (const c of checks) console.log(`  ${c.line}`)
   const clean = drained && checks.every((c) => c.ok)

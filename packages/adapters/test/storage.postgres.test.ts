@@ -253,7 +253,7 @@ storageContract("PostgreSQL storage", storage, {
         expect(held.pid).not.toBe(second.pid)
         expect(second.committedAt).toBeLessThan(held.committedAt)
         expect([held.claimed.length, second.claimed.length]).toEqual([30, 20])
-        const claimedIds = [...held.claimed, ...second.claimed].map((d) => d.id)
+        const claimedIds = [...held.claimed, ...second.claimed].map((c) => c.delivery.id)
         expect(new Set(claimedIds).size).toBe(50)
         expect([...claimedIds].sort()).toEqual(due.map((d) => d.id).sort())
         expect(yield* deliveries.claimDue(claim)).toEqual([])
@@ -381,7 +381,7 @@ storageContract("PostgreSQL storage", storage, {
                     FROM pg_stat_xact_user_tables WHERE relid = 'webhook_deliveries'::regclass)
               + (SELECT coalesce(sum(pg_stat_get_xact_tuples_returned(indexrelid)), 0)
                  FROM pg_index WHERE indrelid = 'webhook_deliveries'::regclass) AS rows`.pipe(Effect.orDie)
-          return yield* Effect.fail({ claimed: claimed.map((d) => d.id), read: Number(read.rows) })
+          return yield* Effect.fail({ claimed: claimed.map((c) => c.delivery.id), read: Number(read.rows) })
         })))
 
         yield* seed(1, 50_000)

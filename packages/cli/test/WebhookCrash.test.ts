@@ -3,7 +3,7 @@
  * started again on the same database, and every committed event still reaches the receiver at
  * least once; a duplicate carries the same envelope id. Nothing is lost.
  */
-import { createServer, type Server } from "node:http"
+import { createServer, type Server, type ServerResponse } from "node:http"
 import { send } from "@tender/client/Testing"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { makeHome, type Served } from "./support/Tender.ts"
@@ -17,6 +17,13 @@ let receiverUrl = ""
 /** Every request the receiver got: the X-Event-Id header and the envelope id of its body. */
 const hits: Array<{ header: string; id: string }> = []
 let served: Served | undefined
+/**
+ * Until the kill, the receiver answers nothing: the deliveries it got are in flight when the server
+ * dies, and the others (past the dispatcher's 16 per endpoint) wait. A dispatcher woken as each
+ * event commits would otherwise deliver all 20 before the test got to the kill.
+ */
+let holding = true
+const held: Array<ServerResponse> = []
 
 beforeAll(async () => {
   receiver = createServer((request, response) => {
@@ -25,8 +32,9 @@ beforeAll(async () => {
     request.on("end", () => {
       const envelope = JSON.parse(Buffer.concat(chunks).toString("utf8"))
       hits.push({ header: String(request.headers["x-event-id"]), id: envelope.id })
-      // Slow to answer, so deliveries are in flight when the server dies.
-      setTimeout(() => response.writeHead(200).end(), 700)
+      if (holding) held.push(response)
+      // Slow to answer after the restart too, so its attempts overlap.
+      else setTimeout(() => response.writeHead(200).end(), 700)
     })
   })
   await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
@@ -58,13 +66,16 @@ it("SIGKILL during deliveries, restart: every committed event is delivered at le
   const committed = new Set<string>((await call("/v1/webhook_deliveries?limit=100")).data.map((d: { event_id: string }) => d.event_id))
   expect(committed.size).toBe(20)
 
-  // Kill it while attempts are in flight (the receiver has started answering some, slowly).
+  // Kill it while attempts are in flight (the receiver holds every one it got).
   const deadline = Date.now() + 20_000
   while (hits.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
   expect(hits.length).toBeGreaterThan(0)
   served.process.kill("SIGKILL")
   await new Promise((r) => served!.process.once("exit", r))
   const beforeRestart = new Set(hits.map((h) => h.id))
+  // Their connections died with the server: these answers reach nobody.
+  holding = false
+  for (const response of held.splice(0)) response.destroy()
 
   served = await home.serve(ENV)
   const end = Date.now() + 90_000

@@ -6,7 +6,7 @@ import { Duration, Effect, Layer, Schedule } from "effect"
 import { Payments, type ReconcileOptions } from "./payments/Payments.ts"
 import { DEFAULT_RECONCILE } from "./payments/operations/Reconcile.ts"
 import { Sessions } from "./sessions/Sessions.ts"
-import { type DispatchOptions, Webhooks } from "./webhooks/Webhooks.ts"
+import { type DispatchOptions, type IdleOptions, Webhooks } from "./webhooks/Webhooks.ts"
 import { pruneRound, type RetentionOptions } from "./webhooks/operations/Prune.ts"
 
 /**
@@ -48,7 +48,7 @@ export const reconciliation = (options: Partial<ReconcileOptions> = {}, expiryEv
   )
 
 /** Delivers recorded events to webhook endpoints, at least once, on the retry schedule. */
-export const webhooks = (options: Partial<DispatchOptions> & { readonly idleMs?: number } = {}) =>
+export const webhooks = (options: Partial<DispatchOptions & IdleOptions> = {}) =>
   Layer.effectDiscard(
     Effect.gen(function*() {
       const hooks = yield* Webhooks
@@ -80,7 +80,7 @@ export const retention = (options: Partial<RetentionOptions> = {}, interval: Dur
 
 /** Every background worker at once: what `tender serve` and `tender worker` run beside the API. */
 export const layer = (options: {
-  readonly webhooks?: Partial<DispatchOptions> & { readonly idleMs?: number }
+  readonly webhooks?: Partial<DispatchOptions & IdleOptions>
   readonly reconcile?: Partial<ReconcileOptions>
   /** How often lapsed windows and overdue sessions are looked for (default 5 s). */
   readonly expiryEvery?: Duration.Input

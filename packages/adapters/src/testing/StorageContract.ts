@@ -369,8 +369,11 @@ const MAX_TEST_ENDPOINTS = 1000
 
 type ClaimOptions = Parameters<WebhookDeliveryRepo["Service"]["claimDue"]>[0]
 
-/** A claim with no per-account or per-endpoint bound and nothing excluded, unless `options` says. */
-export const claimWith = (
+/**
+ * A claim with no per-account or per-endpoint bound and nothing excluded, unless `options` says:
+ * each delivery with what the claim read with it.
+ */
+export const claimFully = (
   options: Pick<ClaimOptions, "now" | "leaseUntil" | "limit"> & Partial<ClaimOptions>
 ) =>
   WebhookDeliveryRepo.use((deliveries) =>
@@ -382,6 +385,10 @@ export const claimWith = (
       excludeAccounts: [],
       ...options
     }))
+
+/** The deliveries `claimFully` claims. */
+export const claimWith = (options: Parameters<typeof claimFully>[0]) =>
+  Effect.map(claimFully(options), (claimed) => claimed.map(({ delivery }) => delivery))
 
 export const clearClaimWindow = Effect.gen(function*() {
   for (;;) {
@@ -1639,6 +1646,12 @@ export const coreStorageContract = (it: Vitest.MethodsNonLive<StorageServices>) 
         expect(yield* deliveries.find(other, delivery.id)).toEqual(Option.none())
       }
       expect(yield* deliveries.findAny("wd_doesnotexist000000")).toEqual(Option.none())
+
+      // An event's fan-out in one write; none at all writes nothing.
+      const fanOut = [yield* newDelivery(event, yield* ids.make("webhookEndpoint")), yield* newDelivery(event, yield* ids.make("webhookEndpoint"))]
+      yield* deliveries.insert(...fanOut)
+      yield* deliveries.insert()
+      for (const delivery of fanOut) expect(yield* deliveries.findAny(delivery.id)).toEqual(Option.some(delivery))
       expect(yield* deliveries.attempts(stored[0].id)).toEqual([])
     }))
 
@@ -1732,6 +1745,68 @@ export const coreStorageContract = (it: Vitest.MethodsNonLive<StorageServices>) 
       for (const delivery of untouched) expect(yield* deliveries.findAny(delivery.id)).toEqual(Option.some(delivery))
       expect(yield* claimWith({ now, leaseUntil: lease, limit: 10 })).toEqual([])
     }))
+
+  it.effect("webhook deliveries: claimDue returns each delivery with its event, its endpoint and its account's signing secrets, as stored; no endpoint once it is deleted", () =>
+    Effect.gen(function*() {
+      const ids = yield* Ids
+      yield* clearClaimWindow
+      const { account } = yield* newAccount({
+        previous_signing_secret: "whsec_previous",
+        previous_signing_secret_expires_at: "2025-03-02T10:00:00.000Z"
+      })
+      yield* (yield* AccountRepo).insert(account)
+      const event = yield* storedEvent(account.id, { processing_profile: "eu", data: { payment: { id: "ord_claimed", amount: 3_000_000_000 } } })
+      const endpoint = yield* newEndpoint(account.id)
+      yield* (yield* WebhookEndpointRepo).insert(endpoint, MAX_TEST_ENDPOINTS)
+      const due = (ms: number, endpointId: string) => newDelivery(event, endpointId, { next_attempt_at: later(CLAIM_WINDOW.from, ms) })
+      const whole = yield* due(1, endpoint.id)
+      // Its endpoint deleted (the deliveries stay): handed out all the same, to be failed as gone.
+      const endpointGone = yield* due(2, yield* ids.make("webhookEndpoint"))
+      for (const delivery of [endpointGone, whole]) yield* (yield* WebhookDeliveryRepo).insert(delivery)
+
+      const claimed = yield* claimFully({ now: later(CLAIM_WINDOW.from, 60_000), leaseUntil: later(CLAIM_WINDOW.from, 90_000), limit: 10 })
+      const signing = Option.some({
+        signing_secret: account.signing_secret,
+        previous_signing_secret: "whsec_previous",
+        previous_signing_secret_expires_at: "2025-03-02T10:00:00.000Z"
+      })
+      expect(claimed.map(({ delivery, ...read }) => ({ id: delivery.id, ...read }))).toEqual([
+        { id: whole.id, event: Option.some(event), endpoint: Option.some(endpoint), signing },
+        { id: endpointGone.id, event: Option.some(event), endpoint: Option.none(), signing }
+      ])
+    }))
+
+  it.effect("webhook deliveries: storing one wakes the dispatcher's listeners, and so do a retry by hand and a resume; a claim, a recorded attempt and a pause do not", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const deliveries = yield* WebhookDeliveryRepo
+      const wakeups = yield* deliveries.wakeups
+      const woken = (within: Duration.Input) => Effect.map(Effect.timeoutOption(wakeups.next, within), Option.isSome)
+      // Listening may take a moment (PostgreSQL: a connection of its own), and starting to listen
+      // wakes the listener once (what was stored before went unheard).
+      while (!(yield* wakeups.heard)) yield* Effect.sleep("20 millis")
+      yield* woken("200 millis")
+      // Nothing else here announces anything: a wake-up now would come from something else.
+      expect(yield* woken("100 millis")).toBe(false)
+
+      const delivery = yield* oneDueInClaimWindow
+      expect(yield* woken("5 seconds")).toBe(true)
+      const [claimed] = yield* claimWith({ now: later(CLAIM_WINDOW.from, 1_000), leaseUntil: later(CLAIM_WINDOW.from, 31_000), limit: 10 })
+      expect(claimed.id).toBe(delivery.id)
+      const failed = { ...claimed, status: "failed" as const, attempts: 1, next_attempt_at: later(CLAIM_WINDOW.from, 6_000), updated_at: later(CLAIM_WINDOW.from, 1_000) }
+      expect(yield* recordAttempt(failed, { delivery_id: delivery.id, attempted_at: later(CLAIM_WINDOW.from, 1_000), status_code: 500, duration_ms: 3, error: "HTTP 500" })).toBe(true)
+      expect(yield* woken("300 millis")).toBe(false)
+
+      // Retried by hand: due now, no lease (as Redeliver writes it).
+      const stored = Option.getOrThrow(yield* deliveries.findAny(delivery.id))
+      expect(yield* deliveries.update(decided({ ...stored, status: "pending", next_attempt_at: later(CLAIM_WINDOW.from, 2_000), updated_at: later(CLAIM_WINDOW.from, 2_000) }))).toBe(true)
+      expect(yield* woken("5 seconds")).toBe(true)
+
+      // Paused (its endpoint disabled): nothing to announce; resumed: due again.
+      yield* deliveries.pause({ endpoint_id: delivery.endpoint_id, paused: true, statuses: ["pending", "failed"] })
+      expect(yield* woken("300 millis")).toBe(false)
+      yield* deliveries.pause({ endpoint_id: delivery.endpoint_id, paused: false, statuses: Webhook.DELIVERY_STATUSES })
+      expect(yield* woken("5 seconds")).toBe(true)
+    })))
 
   it.effect("webhook deliveries: claimDue takes at most the limit and skips excluded endpoints", () =>
     Effect.gen(function*() {

@@ -17,12 +17,17 @@
  * to an address of the set that this attempt's own check has just allowed again, so keeping it
  * skips no check. An endpoint whose name now resolves elsewhere gets another agent (new
  * connections, to the new addresses only). https agents reuse TLS sessions (node's default cache).
+ *
+ * Where this deployment listens (the receiver policy's `deployment`: every server's row, read from
+ * storage) is read at most once per DEPLOYMENT_TTL_MS for deliveries (issue 24: it was a statement
+ * per delivery); registration reads it fresh. A server that starts listening is refused as a
+ * delivery target within that second of recording its row.
  */
 import * as http from "node:http"
 import * as https from "node:https"
 import { isIP, type LookupFunction } from "node:net"
 import { type DeliveryOutcome, deliveryTargets, HostResolver, WebhookPrivateReceivers, WebhookReceiverPolicy, WebhookTransport } from "@tender/domain"
-import { Clock, Effect, Layer } from "effect"
+import { Clock, Effect, Exit, Layer } from "effect"
 
 /** Read at most this much of a response before dropping the connection: nobody reads it. */
 export const DRAIN_LIMIT_BYTES = 64 * 1024
@@ -51,6 +56,9 @@ const pinnedLookup = (addresses: ReadonlyArray<string>): LookupFunction => (_hos
 
 type PostRequest = Parameters<WebhookTransport["Service"]["post"]>[0]
 type Reply = { readonly status: number } | { readonly error: string }
+
+/** How long deliveries use one reading of where this deployment listens (a failed reading is not kept). */
+export const DEPLOYMENT_TTL_MS = 1_000
 
 /** At most this many agents (origin × address set) are kept; the least recently used one is closed. */
 export const MAX_AGENTS = 256
@@ -125,7 +133,11 @@ export const layer: Layer.Layer<WebhookTransport, never, HostResolver> = Layer.e
   Effect.gen(function*() {
     const resolver = yield* HostResolver
     const allowPrivate = yield* WebhookPrivateReceivers
-    const receivers = yield* WebhookReceiverPolicy
+    const policy = yield* WebhookReceiverPolicy
+    const receivers = {
+      ...policy,
+      deployment: yield* Effect.cachedWithTTL(policy.deployment, (exit) => (Exit.isSuccess(exit) ? DEPLOYMENT_TTL_MS : 0))
+    }
     const agents = yield* Effect.acquireRelease(Effect.sync(() => new Agents()), (agents) => Effect.sync(() => agents.close()))
     return WebhookTransport.of({
       post: (request) =>

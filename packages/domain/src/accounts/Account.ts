@@ -173,12 +173,15 @@ export const notCollecting = (account: Account): MerchantOperationNotAllowedStat
 export const activeProfile = (account: Account, code: string): ProcessingProfile | undefined =>
   account.processing_profiles.find((p) => p.code === code && p.status === "active")
 
+/** What of an account signs for it: its secret, and the previous one with the end of its overlap. */
+export type SigningKeys = Pick<Account, "signing_secret" | "previous_signing_secret" | "previous_signing_secret_expires_at">
+
 /**
  * The secrets that sign and verify for the account at `nowMs`: the current one first, then the
  * previous one while its overlap lasts. Requests verify under any; responses and webhooks carry a
  * `v1` entry for each, so a merchant holding either secret can check them.
  */
-export const signingSecrets = (account: Account, nowMs: number): ReadonlyArray<string> =>
+export const signingSecrets = (account: SigningKeys, nowMs: number): ReadonlyArray<string> =>
   account.previous_signing_secret != null && account.previous_signing_secret_expires_at != null &&
     Date.parse(account.previous_signing_secret_expires_at) > nowMs
     ? [account.signing_secret, account.previous_signing_secret]

@@ -1,6 +1,8 @@
 /** Ports of webhook delivery: endpoints, deliveries with their attempts, and the HTTP transport. */
-import { Context, type Effect, type Option } from "effect"
+import { Context, type Effect, type Option, type Scope } from "effect"
+import type { SigningKeys } from "../accounts/Account.ts"
 import type { Decided } from "../kernel/StateMachine.ts"
+import type { PaymentEvent } from "../payments/Payment.ts"
 import type { Conflict } from "../kernel/Errors.ts"
 import type { Page } from "../kernel/Search.ts"
 import type { EventKey } from "./Retention.ts"
@@ -47,10 +49,42 @@ export interface InFlightCounts {
   readonly accounts: ReadonlyArray<readonly [string, number]>
 }
 
+/**
+ * A claimed delivery with what its attempt needs, read in the claim's own statement (issue 24: one
+ * round trip for the batch, rather than a read of the event per delivery and of the endpoint and
+ * account per claim). `None`: gone (an event or account removed, an endpoint deleted).
+ */
+export interface ClaimedDelivery {
+  readonly delivery: WebhookDelivery
+  readonly event: Option.Option<PaymentEvent>
+  readonly endpoint: Option.Option<WebhookEndpoint>
+  /** The account's signing secrets, as its row holds them at the claim. */
+  readonly signing: Option.Option<SigningKeys>
+}
+
+/**
+ * The dispatcher's wake-ups (issue 24): storage says when deliveries may have become due — stored,
+ * retried by hand, resumed — so an idle dispatcher claims at once rather than at its next poll.
+ * A hint, never a promise: a wake-up may find nothing due, and what becomes due by time alone (a
+ * retry's delay, a lease running out) is announced by nobody.
+ */
+export interface DeliveryWakeups {
+  /** Waits for the next wake-up; several since the last one count as one. */
+  readonly next: Effect.Effect<void>
+  /**
+   * Whether wake-ups are heard now. While they are not (PostgreSQL: the listener's connection is
+   * down), a delivery may be stored unannounced, so the dispatcher polls.
+   */
+  readonly heard: Effect.Effect<boolean>
+}
+
 /** Port: where deliveries and their attempts are stored, claimed by the dispatcher and leased. */
 export class WebhookDeliveryRepo extends Context.Service<WebhookDeliveryRepo, {
-  /** Stores a new delivery. */
-  insert(delivery: WebhookDelivery): Effect.Effect<void>
+  /**
+   * Stores new deliveries, in one write (an event's fan-out: PostgreSQL, one statement, so one
+   * wake-up for all of them).
+   */
+  insert(...deliveries: ReadonlyArray<WebhookDelivery>): Effect.Effect<void>
   /** The account's delivery with this id; another account's is none. */
   find(accountId: string, id: string): Effect.Effect<Option.Option<WebhookDelivery>>
   /** Any account's delivery with this id (operator access). */
@@ -68,7 +102,8 @@ export class WebhookDeliveryRepo extends Context.Service<WebhookDeliveryRepo, {
    * follows the endpoints with open deliveries and these bounds, not the backlog's size. Each
    * claimed row gets `next_attempt_at = leaseUntil` and `lease_token = lease`, so a worker that
    * dies mid-attempt leaves it due again once the lease ends. Runs in its own unit of work;
-   * returns them oldest due first.
+   * returns them oldest due first, each with its event, endpoint and signing secrets as they were
+   * when it was claimed (ClaimedDelivery).
    *
    * `busy`: attempts the caller already has in flight, per endpoint and per account; they count
    * against the bounds (an endpoint with 3 of 4 busy gets at most 1 more, an account's round-robin
@@ -84,7 +119,14 @@ export class WebhookDeliveryRepo extends Context.Service<WebhookDeliveryRepo, {
     readonly excludeEndpoints: ReadonlyArray<string>
     readonly excludeAccounts: ReadonlyArray<string>
     readonly busy?: InFlightCounts | undefined
-  }): Effect.Effect<ReadonlyArray<WebhookDelivery>>
+  }): Effect.Effect<ReadonlyArray<ClaimedDelivery>>
+  /**
+   * Wake-ups until the scope closes: whenever deliveries are stored, and when one is retried by
+   * hand or resumed (made due without a lease). PostgreSQL: a connection of its own LISTENs (a
+   * trigger NOTIFYs when such a change commits); while it is lost, `heard` is false until it
+   * listens again, which wakes the caller (a change committed meanwhile was not heard).
+   */
+  readonly wakeups: Effect.Effect<DeliveryWakeups, never, Scope.Scope>
   /**
    * Records attempts, each with its delivery's new state, and ends their leases: a batch in one
    * write, each attempt landing only together with its state. Fenced per delivery: written only

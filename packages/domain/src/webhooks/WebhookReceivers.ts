@@ -5,6 +5,7 @@
  */
 import { Context, Effect, Schedule } from "effect"
 import type { Account } from "../accounts/Account.ts"
+import { BoundedCache } from "../kernel/BoundedCache.ts"
 import * as Cidr from "../kernel/Cidr.ts"
 import { invalidField } from "../kernel/Errors.ts"
 import { urlProblem } from "../payments/RequestChecks.ts"
@@ -59,8 +60,15 @@ const SPECIAL_PURPOSE: ReadonlyArray<readonly [cidr: string, kind: "loopback" | 
 
 const RANGES = SPECIAL_PURPOSE.map(([cidr, kind, name]) => ({ cidr: Cidr.parseCidr(cidr)!, kind, name }))
 
+/** Addresses already placed (`null`: public): every delivery asks about its endpoint's few addresses again. */
+const placed = new BoundedCache<string, (typeof RANGES)[number] | null>(1_024)
+
 /** The special-purpose range an address is in, or `undefined` for a public one. */
-const specialRangeOf = (ip: string) => RANGES.find((range) => Cidr.cidrContains(range.cidr, ip))
+const specialRangeOf = (ip: string) => {
+  let range = placed.get(ip)
+  if (range === undefined) placed.set(ip, range = RANGES.find((r) => Cidr.cidrContains(r.cidr, ip)) ?? null)
+  return range ?? undefined
+}
 
 /** A host written as loopback (`URL.hostname` form: `localhost`, 127.x.x.x, `[::1]`). */
 const isLoopbackHost = (host: string) => {

@@ -21,7 +21,7 @@ import type { AttemptView, DeliveryView, EndpointView, Envelope } from "./Webhoo
 import type { DispatchOptions } from "./operations/Claim.ts"
 import { createEndpoint } from "./operations/CreateEndpoint.ts"
 import { deleteEndpoint } from "./operations/DeleteEndpoint.ts"
-import { dispatchDue, runDispatcher } from "./operations/Dispatch.ts"
+import { dispatchDue, type IdleOptions, runDispatcher } from "./operations/Dispatch.ts"
 import { getDelivery, listDeliveries } from "./operations/ListDeliveries.ts"
 import { getEndpoint, listEndpoints } from "./operations/ListEndpoints.ts"
 import { getEvent, listEvents } from "./operations/ListEvents.ts"
@@ -29,6 +29,7 @@ import { redeliver } from "./operations/Redeliver.ts"
 import { updateEndpoint } from "./operations/UpdateEndpoint.ts"
 
 export { DEFAULT_DISPATCH, type DispatchOptions } from "./operations/Claim.ts"
+export { DEFAULT_IDLE, type IdleOptions } from "./operations/Dispatch.ts"
 export { type EventDraft, Outbox, withoutClientSecret } from "./operations/Record.ts"
 
 /** The services the operations need, captured when the layer is built (kernel/Seam.ts). */
@@ -62,7 +63,7 @@ export class Webhooks extends Context.Service<Webhooks, {
   /** Operator: an event of any account, with its deliveries. */
   getEvent(id: string): Effect.Effect<{ readonly event: Envelope & { readonly account_id: string }; readonly deliveries: ReadonlyArray<DeliveryView> }, NotFound>
   /** The dispatcher, until interrupted: claims as slots free up, attempts run concurrently. */
-  runDispatcher(options?: Partial<DispatchOptions> & { readonly idleMs?: number }): Effect.Effect<never>
+  runDispatcher(options?: Partial<DispatchOptions & IdleOptions>): Effect.Effect<never>
 }>()("@tender/domain/webhooks/Webhooks") {
   static readonly layer = Layer.effect(
     Webhooks,

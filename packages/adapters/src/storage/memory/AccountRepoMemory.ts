@@ -8,7 +8,7 @@ import { staleWrite } from "../Conflicts.ts"
 import { MemoryDatabase, table, type Writer } from "./MemoryDatabase.ts"
 import { oldestFirst } from "./SearchMemory.ts"
 
-const accounts = table<AccountId, Account.Account>("accounts")
+export const accounts = table<AccountId, Account.Account>("accounts")
 const bySecretKeyHash = table<string, AccountId>("accounts_by_secret_key_hash")
 const byPublishableKey = table<string, AccountId>("accounts_by_publishable_key")
 

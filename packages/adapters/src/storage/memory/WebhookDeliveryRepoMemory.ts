@@ -3,10 +3,12 @@
  * atomic write (so two workers of one process never claim the same row), an attempt lands in the
  * same write as the state it leads to, and both are fenced by the claim's lease token.
  */
-import { type InFlightCounts, type Webhook, WebhookDeliveryRepo } from "@tender/domain"
-import { Effect, Layer, Option, Result } from "effect"
+import { type AccountId, type ClaimedDelivery, type InFlightCounts, type Webhook, WebhookDeliveryRepo } from "@tender/domain"
+import { Effect, Layer, Option, Queue, Result } from "effect"
 import { attemptOfAnotherDelivery, deliveryNotStored } from "../Conflicts.ts"
 import { statusFilter } from "../Search.ts"
+import { accounts } from "./AccountRepoMemory.ts"
+import { events } from "./EventRepoMemory.ts"
 import { MemoryDatabase, table, type Writer } from "./MemoryDatabase.ts"
 import { endpoints } from "./WebhookEndpointRepoMemory.ts"
 import * as SearchMemory from "./SearchMemory.ts"
@@ -83,6 +85,27 @@ const fairly = (
     .map((r) => r.delivery)
 }
 
+/**
+ * The dispatchers' wake-ups, per database (every repository over it announces to every listener of
+ * it): the in-process counterpart of PostgreSQL's NOTIFY. One sent inside a transaction is early,
+ * not lost: the claim it prompts is a write, which waits for the transaction to end.
+ */
+const listeners = new WeakMap<object, Set<Queue.Queue<void>>>()
+
+const listenersOf = (db: object) => {
+  let set = listeners.get(db)
+  if (set === undefined) listeners.set(db, set = new Set())
+  return set
+}
+
+const announce = (db: object) =>
+  Effect.sync(() => {
+    for (const signal of listenersOf(db)) Queue.offerUnsafe(signal, undefined)
+  })
+
+/** Due again without a lease (a retry by hand), as PostgreSQL's trigger announces. */
+const dueAgain = (d: Webhook.WebhookDelivery) => isRetryable(d) && d.lease_token === null
+
 export const layer: Layer.Layer<WebhookDeliveryRepo, never, MemoryDatabase> = Layer.effect(
   WebhookDeliveryRepo,
   Effect.gen(function*() {
@@ -90,14 +113,16 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, MemoryDatabase> = La
     const findAny = (id: string) => db.read((r) => Option.fromNullishOr(r.get(deliveries).get(id)))
 
     return WebhookDeliveryRepo.of({
-      insert: (delivery) =>
-        db.write((w) => {
-          if (w.get(deliveries).has(delivery.id)) {
-            throw new Error(`WebhookDeliveryRepoMemory: duplicate delivery id ${delivery.id}`)
+      insert: (...stored) =>
+        stored.length === 0 ? Effect.void : db.write((w) => {
+          for (const delivery of stored) {
+            if (w.get(deliveries).has(delivery.id)) {
+              throw new Error(`WebhookDeliveryRepoMemory: duplicate delivery id ${delivery.id}`)
+            }
+            w.mutable(deliveries).set(delivery.id, delivery)
           }
-          w.mutable(deliveries).set(delivery.id, delivery)
           return Result.succeed(undefined)
-        }),
+        }).pipe(Effect.tap(() => announce(db))),
       find: (accountId, id) => Effect.map(findAny(id), Option.filter((d) => d.account_id === accountId)),
       findAny,
       search: (query) => {
@@ -128,7 +153,20 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, MemoryDatabase> = La
             .sort(dueFirst)
           const claimed = fairly(due, bounds).map((d) => ({ ...d, next_attempt_at: leaseUntil, updated_at: now, lease_token: lease }))
           for (const d of claimed) w.mutable(deliveries).set(d.id, d)
-          return Result.succeed(claimed)
+          // With what each attempt needs, as PostgreSQL's claim reads it in the same statement.
+          return Result.succeed(claimed.map((delivery): ClaimedDelivery => {
+            const account = w.get(accounts).get(delivery.account_id as AccountId)
+            return {
+              delivery,
+              event: Option.fromNullishOr(w.get(events).get(delivery.event_id)),
+              endpoint: Option.fromNullishOr(w.get(endpoints).get(delivery.endpoint_id)),
+              signing: account === undefined ? Option.none() : Option.some({
+                signing_secret: account.signing_secret,
+                previous_signing_secret: account.previous_signing_secret,
+                previous_signing_secret_expires_at: account.previous_signing_secret_expires_at
+              })
+            }
+          }))
         }),
       recordAttempts: (batch) =>
         db.write((w) => {
@@ -144,7 +182,10 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, MemoryDatabase> = La
             return true
           }))
         }),
-      update: (delivery) => db.write((w) => Result.succeed(progress(w, delivery))),
+      update: (delivery) =>
+        db.write((w) => Result.succeed(progress(w, delivery))).pipe(
+          Effect.tap((written) => written && dueAgain(delivery) ? announce(db) : Effect.void)
+        ),
       pause: (decision) =>
         db.write((w) => {
           for (const d of w.get(deliveries).values()) {
@@ -153,7 +194,14 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, MemoryDatabase> = La
             else if (w.get(paused).has(d.id)) w.mutable(paused).delete(d.id)
           }
           return Result.succeed(undefined)
-        }),
+        }).pipe(Effect.tap(() => decision.paused ? Effect.void : announce(db))),
+      wakeups: Effect.map(
+        Effect.acquireRelease(
+          Effect.tap(Queue.sliding<void>(1), (signal) => Effect.sync(() => listenersOf(db).add(signal))),
+          (signal) => Effect.sync(() => listenersOf(db).delete(signal))
+        ),
+        (signal) => ({ next: Queue.take(signal), heard: Effect.succeed(true) })
+      ),
       attempts: (deliveryId) =>
         db.read((r) =>
           // Stable: attempts of the same instant keep the order they were recorded in, like `seq`.

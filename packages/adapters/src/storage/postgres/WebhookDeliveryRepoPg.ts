@@ -3,16 +3,33 @@
  * due deliveries with `FOR UPDATE SKIP LOCKED` and a lease, so no two claim the same row at once;
  * an attempt and the state it leads to are written by one statement, so neither lands alone, and
  * only while the row still carries the writer's lease token (fencing a worker that outlived it).
+ *
+ * Wake-ups (issue 24): triggers (migration 0039) NOTIFY `tender_delivery_due` when deliveries are
+ * stored, and when one is retried by hand or resumed; the dispatcher's `wakeups` LISTENs on a
+ * connection of its own, as AccountCachePg does, and says it is not heard while that connection
+ * is lost (the dispatcher polls meanwhile), until it listens again.
  */
-import { PgClient } from "@effect/sql-pg"
-import { Webhook, WebhookDeliveryRepo } from "@tender/domain"
-import { Effect, Layer, Schema } from "effect"
+import { PgClient, PgConnection } from "@effect/sql-pg"
+import { Account, type DeliveryWakeups, Webhook, WebhookDeliveryRepo } from "@tender/domain"
+import { Array as Arr, Effect, Layer, Option, Queue, Schedule, Schema } from "effect"
 import { insertOrDefer } from "./WriteBehind.ts"
 import { type SqlClient, SqlSchema, type Statement } from "effect/sql"
 import { attemptOfAnotherDelivery, deliveryNotStored } from "../Conflicts.ts"
 import { statusFilter } from "../Search.ts"
 import { Timestamp } from "./Columns.ts"
+import { EventRow } from "./EventRepoPg.ts"
 import * as SearchPg from "./SearchPg.ts"
+import { EndpointRow } from "./WebhookEndpointRepoPg.ts"
+
+/** The channel migration 0039's triggers notify. */
+export const CHANNEL = "tender_delivery_due"
+
+export interface Options {
+  /** Wait between attempts to listen again after the wake-ups' connection is lost. */
+  readonly listenRetryMs: number
+}
+
+export const DEFAULT_OPTIONS: Options = { listenRetryMs: 1_000 }
 
 export const DeliveryRow = Schema.Struct({
   ...Webhook.WebhookDelivery.fields,
@@ -41,6 +58,18 @@ const Claim = Schema.Struct({
   })))
 })
 
+/** A claimed row with what its attempt needs, joined in the claim's statement (jsonb: `null` when gone). */
+const ClaimedRow = Schema.Struct({
+  ...DeliveryRow.fields,
+  event: Schema.NullOr(EventRow),
+  endpoint: Schema.NullOr(EndpointRow),
+  signing: Schema.NullOr(Schema.Struct({
+    signing_secret: Account.Account.fields.signing_secret,
+    previous_signing_secret: Schema.NullOr(Schema.String),
+    previous_signing_secret_expires_at: Schema.NullOr(Timestamp)
+  }))
+})
+
 /** What a delivery's progress changes (and the end of its lease); the rest is fixed at insert. */
 const progress = (row: typeof DeliveryRow.Encoded) => ({
   status: row.status,
@@ -51,16 +80,20 @@ const progress = (row: typeof DeliveryRow.Encoded) => ({
   lease_token: null
 })
 
-export const layer: Layer.Layer<WebhookDeliveryRepo, never, SqlClient.SqlClient | PgClient.PgClient> = Layer.effect(
+/** The repository over the client's database; its wake-ups listen again `options.listenRetryMs` after a loss. */
+export const layerWith = (options: Options): Layer.Layer<WebhookDeliveryRepo, never, SqlClient.SqlClient | PgClient.PgClient> => Layer.effect(
   WebhookDeliveryRepo,
   Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
     const from = sql`SELECT r.* FROM webhook_deliveries r`
 
-    const encode = Schema.encodeEffect(DeliveryRow)
-    const insert = (delivery: Webhook.WebhookDelivery) =>
-      Effect.flatMap(encode(delivery), (row) =>
-        insertOrDefer({ table: "webhook_deliveries", id: row.id, version: undefined, columns: row }, sql`INSERT INTO webhook_deliveries ${sql.insert(row)}`))
+    const encode = Schema.encodeEffect(Schema.NonEmptyArray(DeliveryRow))
+    const insert = (stored: Arr.NonEmptyReadonlyArray<Webhook.WebhookDelivery>) =>
+      Effect.flatMap(encode(stored), (rows) =>
+        insertOrDefer(
+          rows.map((row) => ({ table: "webhook_deliveries" as const, id: row.id, version: undefined, columns: row })),
+          sql`INSERT INTO webhook_deliveries ${sql.insert(rows)}`
+        ))
     const find = SqlSchema.findOneOption({
       Request: Key,
       Result: DeliveryRow,
@@ -74,7 +107,7 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, SqlClient.SqlClient 
     const page = SearchPg.keyset(sql, from, DeliveryRow)
     const claimDue = SqlSchema.findAll({
       Request: Claim,
-      Result: DeliveryRow,
+      Result: ClaimedRow,
       // Each step costs what the dispatcher's bounds allow, not what the backlog holds (issue 12
       // review): `heads` walks `webhook_deliveries_endpoint_due_idx` one endpoint at a time (a loose
       // index scan: one probe per endpoint with open deliveries, giving its oldest), and `pool` takes
@@ -93,6 +126,8 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, SqlClient.SqlClient 
       // one statement: an endpoint's pool is what is left of its bound, an account's rank starts
       // after its busy ones, and `extra` takes of an account at most what `due` left of its room.
       // Everything claimed can run at once, so nothing is handed back (issue 13).
+      // Each claimed row comes back with its event, its endpoint and its account's signing secrets
+      // (issue 24: no read per delivery or per claim after it), as the claim's snapshot has them.
       execute: ({ busy, excludeAccounts, excludeEndpoints, lease, leaseUntil, limit, now, perAccount, perEndpoint }) => {
         const counts = (pairs: ReadonlyArray<readonly [string, number]> | undefined) =>
           sql`SELECT * FROM unnest(${(pairs ?? []).map(([id]) => id)}::text[], ${(pairs ?? []).map(([, n]) => n)}::int[]) AS b(id, n)`
@@ -157,7 +192,17 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, SqlClient.SqlClient 
               FROM taken due WHERE r.id = due.id
               RETURNING r.*, due.next_attempt_at AS due_at
             )
-            SELECT * FROM claimed ORDER BY due_at, id`
+            SELECT c.*, to_jsonb(e) AS event, to_jsonb(w) AS endpoint,
+              CASE WHEN a.id IS NULL THEN NULL ELSE jsonb_build_object(
+                'signing_secret', a.signing_secret,
+                'previous_signing_secret', a.previous_signing_secret,
+                'previous_signing_secret_expires_at', a.previous_signing_secret_expires_at
+              ) END AS signing
+            FROM claimed c
+            LEFT JOIN events e ON e.id = c.event_id
+            LEFT JOIN webhook_endpoints w ON w.id = c.endpoint_id
+            LEFT JOIN accounts a ON a.id = c.account_id
+            ORDER BY c.due_at, c.id`
       }
     })
     // The fence of both writes: the row still carries the lease its writer holds (none: NULL).
@@ -225,9 +270,36 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, SqlClient.SqlClient 
           ? Effect.die(deliveryNotStored(delivery.id))
           : Effect.succeed(false))
 
+    /**
+     * Listens until the connection fails: heard meanwhile. A wake-up once listening (what was stored
+     * while nobody listened was announced to nobody), and once the connection is lost (the
+     * dispatcher, idle for as long as it was heard, polls from then on).
+     */
+    const listen = (signal: Queue.Queue<void>, heard: { value: boolean }) =>
+      Effect.scoped(Effect.gen(function*() {
+        const connection = yield* PgConnection.make(sql.config)
+        const notices = yield* connection.listen(CHANNEL)
+        heard.value = true
+        yield* Queue.offer(signal, undefined)
+        yield* Effect.forever(Effect.andThen(Queue.takeAll(notices), Queue.offer(signal, undefined)))
+      })).pipe(
+        Effect.ensuring(Effect.andThen(Effect.sync(() => {
+          heard.value = false
+        }), Queue.offer(signal, undefined))),
+        Effect.catchCause((cause) => Effect.logWarning("webhook dispatcher: listening for new deliveries failed; polling until it listens again", cause)),
+        Effect.repeat(Schedule.spaced(options.listenRetryMs))
+      )
+
+    const wakeups = Effect.gen(function*() {
+      const signal = yield* Queue.sliding<void>(1)
+      const heard = { value: false }
+      yield* Effect.forkScoped(listen(signal, heard))
+      return { next: Queue.take(signal), heard: Effect.sync(() => heard.value) } satisfies DeliveryWakeups
+    })
+
     return WebhookDeliveryRepo.of({
-      insert: (delivery) =>
-        insert(delivery).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("WebhookDeliveryRepoPg.insert")),
+      insert: (...stored) =>
+        !Arr.isReadonlyArrayNonEmpty(stored) ? Effect.void : insert(stored).pipe(Effect.asVoid, Effect.orDie, Effect.withSpan("WebhookDeliveryRepoPg.insert")),
       find: (accountId, id) => find({ accountId, id }).pipe(Effect.orDie),
       findAny: (id) => findAny(id).pipe(Effect.orDie),
       search: (query) => {
@@ -240,7 +312,20 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, SqlClient.SqlClient 
         if (query.created_from !== undefined) where.push(SearchPg.createdFrom(sql, query.created_from))
         return page(where, query).pipe(Effect.withSpan("WebhookDeliveryRepoPg.search"))
       },
-      claimDue: (options) => claimDue(options).pipe(Effect.orDie, Effect.withSpan("WebhookDeliveryRepoPg.claimDue")),
+      claimDue: (claim) =>
+        claimDue(claim).pipe(
+          Effect.map((rows) =>
+            rows.map(({ endpoint, event, signing, ...delivery }) => ({
+              delivery,
+              event: Option.fromNullOr(event),
+              endpoint: Option.fromNullOr(endpoint),
+              signing: Option.fromNullOr(signing)
+            }))
+          ),
+          Effect.orDie,
+          Effect.withSpan("WebhookDeliveryRepoPg.claimDue")
+        ),
+      wakeups,
       recordAttempts: (batch) => {
         const mismatched = batch.find(({ attempt, delivery }) => attempt.delivery_id !== delivery.id)
         if (mismatched !== undefined) return Effect.die(attemptOfAnotherDelivery(mismatched.attempt.delivery_id, mismatched.delivery.id))
@@ -277,3 +362,6 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, SqlClient.SqlClient 
     })
   })
 )
+
+/** The repository with the default options (wake-ups listen again 1 s after a loss). */
+export const layer = layerWith(DEFAULT_OPTIONS)

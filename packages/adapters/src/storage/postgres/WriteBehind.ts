@@ -114,13 +114,17 @@ export const ReadsNoDeferredTable = Context.Reference<boolean>("@tender/adapters
   defaultValue: () => false
 })
 
-/** `write` now, or held back when a unit of work is in progress. */
+/** The insert (`now`) of one row or several, or its rows held back when a unit of work is in progress. */
 export const insertOrDefer = <E, R>(
-  write: Omit<Insert, "_tag">,
+  rows: Omit<Insert, "_tag"> | ReadonlyArray<Omit<Insert, "_tag">>,
   now: Effect.Effect<unknown, E, R>
 ): Effect.Effect<void, E, R> =>
   Effect.flatMap(Effect.serviceOption(WriteBehind), (pending) =>
-    Option.isSome(pending) ? Effect.sync(() => pending.value.insert(write)) : Effect.asVoid(now))
+    Option.isSome(pending)
+      ? Effect.sync(() => {
+        for (const row of Array.isArray(rows) ? rows : [rows]) pending.value.insert(row)
+      })
+      : Effect.asVoid(now))
 
 /** A versioned update now, or held back (and folded into its row's pending write) in a unit of work. */
 export const updateOrDefer = <E, R>(

@@ -6,17 +6,14 @@
  * back, due now, and waits paused.
  */
 import { Clock, Effect, Metric, Option, Random, Result } from "effect"
-import type { Account } from "../../accounts/Account.ts"
-import { signingSecrets } from "../../accounts/Account.ts"
+import { type SigningKeys, signingSecrets } from "../../accounts/Account.ts"
 import { webhookFirstAttemptLag } from "../../kernel/OperationalMetrics.ts"
 import { type Decided, revise } from "../../kernel/StateMachine.ts"
 import { isoOf } from "../../kernel/Time.ts"
 import type { PaymentEvent } from "../../payments/Payment.ts"
-import { EventRepo } from "../../payments/PaymentPorts.ts"
 import * as Webhook from "../Webhook.ts"
 import { type DeliveryOutcome, PayloadSigner, WebhookDeliveryRepo, WebhookTransport } from "../WebhookPorts.ts"
-import { envelopeOf } from "../WebhookViews.ts"
-import type { ClaimContext } from "./Claim.ts"
+import type { Claimed } from "./Claim.ts"
 
 /** Writes an attempt with its delivery's new state; whether its fence held. */
 export type Recorder = (delivery: Decided<Webhook.WebhookDelivery>, attempt: Webhook.DeliveryAttempt) => Effect.Effect<boolean>
@@ -63,18 +60,17 @@ export const decideAttempt = (
   )
 }
 
-/** POSTs the event's envelope, signed under the account's secrets, to the endpoint. */
-const post = (event: PaymentEvent, endpoint: Webhook.WebhookEndpoint, account: Account, started: number) =>
+/** POSTs the event's envelope (`body`), signed under the account's secrets, to the endpoint. */
+const post = (event: PaymentEvent, body: Uint8Array, endpoint: Webhook.WebhookEndpoint, signing: SigningKeys, started: number) =>
   Effect.gen(function*() {
     const signer = yield* PayloadSigner
-    const body = new TextEncoder().encode(JSON.stringify(envelopeOf(event)))
     const url = new URL(endpoint.url)
     return outcomeOf(
       yield* (yield* WebhookTransport).post({
         url: endpoint.url,
         headers: {
           "content-type": "application/json",
-          "x-signature": signer.sign(signingSecrets(account, started), Math.floor(started / 1000), url.pathname, body),
+          "x-signature": signer.sign(signingSecrets(signing, started), Math.floor(started / 1000), url.pathname, body),
           "x-event-id": event.id,
           "x-event-type": event.type
         },
@@ -85,31 +81,28 @@ const post = (event: PaymentEvent, endpoint: Webhook.WebhookEndpoint, account: A
   })
 
 /**
- * One attempt of a claimed delivery. `batch` holds the claim's endpoints and accounts, read once for
- * all its deliveries right after the claim; `posted` runs once the endpoint has its answer.
+ * One attempt of a claimed delivery, with what the claim read with it (its event's envelope, its
+ * endpoint, the account's secrets); `posted` runs once the endpoint has its answer.
  */
 export const attempt = Effect.fnUntraced(function*(
-  delivery: Webhook.WebhookDelivery,
-  batch: ClaimContext,
+  claimed: Claimed,
   record: Recorder,
   posted: Effect.Effect<void> = Effect.void
 ) {
+  const { body, delivery, endpoint, event, signing } = claimed
   const started = yield* Clock.currentTimeMillis
   if (delivery.attempts === 0) yield* Metric.update(webhookFirstAttemptLag, Math.max(0, started - Date.parse(delivery.created_at)) / 1000)
-  const event = yield* (yield* EventRepo).findAny(delivery.event_id)
-  const endpoint = batch.endpoints.get(delivery.endpoint_id) ?? Option.none()
-  const account = batch.accounts.get(delivery.account_id) ?? Option.none()
   if (Option.isSome(endpoint) && endpoint.value.status === "disabled") {
     // Disabled since the claim: handed back unattempted, due now (fenced by the lease); it waits,
     // paused, until the endpoint is enabled.
     yield* (yield* WebhookDeliveryRepo).update(revise(delivery, { next_attempt_at: isoOf(started) }, isoOf(started)))
     return
   }
-  const gone = Option.isNone(event) || Option.isNone(endpoint) || Option.isNone(account)
+  const gone = Option.isNone(event) || body === undefined || Option.isNone(endpoint) || Option.isNone(signing)
   const outcome: AttemptOutcome = gone
     // Nothing to send to any more: recorded as a failed attempt so the log says why.
     ? { status_code: null, error: Option.isNone(endpoint) ? "endpoint deleted" : "event or account gone", duration_ms: 0 }
-    : yield* post(event.value, endpoint.value, account.value, started)
+    : yield* post(event.value, body, endpoint.value, signing.value, started)
   // The endpoint has its answer: its slot is free while the outcome is written (the lease still
   // holds the row, so no claim takes it meanwhile).
   yield* posted

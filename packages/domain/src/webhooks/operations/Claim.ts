@@ -1,15 +1,14 @@
 /**
  * Operation: claim due deliveries for this process's dispatcher, within what is left of each
  * endpoint's and account's bound, under a lease (WebhookDeliveryRepo.claimDue: a committed unit of
- * work of its own, before any POST), and read their endpoints and accounts once for the batch.
+ * work of its own, before any POST), each with its event, endpoint and signing secrets read in the
+ * same statement, and each event's envelope encoded once for all its deliveries.
  */
 import { Clock, Effect, Option, Random } from "effect"
-import type { Account } from "../../accounts/Account.ts"
-import type { AccountId } from "../../kernel/Ids.ts"
-import { AccountRepo } from "../../accounts/AccountPorts.ts"
 import { isoOf } from "../../kernel/Time.ts"
-import { ATTEMPT_TIMEOUT_MS, type WebhookDelivery, type WebhookEndpoint } from "../Webhook.ts"
-import { WebhookDeliveryRepo, WebhookEndpointRepo } from "../WebhookPorts.ts"
+import { ATTEMPT_TIMEOUT_MS, type WebhookDelivery } from "../Webhook.ts"
+import { type ClaimedDelivery, WebhookDeliveryRepo } from "../WebhookPorts.ts"
+import { envelopeOf } from "../WebhookViews.ts"
 
 /** How the dispatcher bounds its work: concurrency overall, per endpoint and per account, and the lease. */
 export interface DispatchOptions {
@@ -42,21 +41,38 @@ export interface InFlight {
 
 export const emptyInFlight = (): InFlight => ({ endpoints: new Map(), accounts: new Map() })
 
-/** A claim's endpoints and accounts, read once for all its deliveries (`None`: gone). */
-export interface ClaimContext {
-  readonly endpoints: Map<string, Option.Option<WebhookEndpoint>>
-  readonly accounts: Map<string, Option.Option<Account>>
+/**
+ * A claimed delivery ready to attempt: what the claim read with it, and its event's envelope as the
+ * POST's body (`undefined`: the event is gone), encoded once per event of the claim (a fan-out's
+ * deliveries share it).
+ */
+export interface Claimed extends ClaimedDelivery {
+  readonly body: Uint8Array | undefined
 }
 
-export const emptyContext = (): ClaimContext => ({ endpoints: new Map(), accounts: new Map() })
+const utf8 = new TextEncoder()
+
+/** Each delivery with its event's envelope, built once per event (pure). */
+export const withBodies = (taken: ReadonlyArray<ClaimedDelivery>): ReadonlyArray<Claimed> => {
+  const bodies = new Map<string, Uint8Array>()
+  return taken.map((claimed) => {
+    if (Option.isNone(claimed.event)) return { ...claimed, body: undefined }
+    let body = bodies.get(claimed.event.value.id)
+    if (body === undefined) {
+      body = utf8.encode(JSON.stringify(envelopeOf(claimed.event.value)))
+      bodies.set(claimed.event.value.id, body)
+    }
+    return { ...claimed, body }
+  })
+}
 
 /** The ids whose count reached `bound` (pure): the claim leaves them out. */
 export const saturated = (counts: ReadonlyMap<string, number>, bound: number) =>
   [...counts].filter(([, n]) => n >= bound).map(([id]) => id)
 
 /** Counts the claimed deliveries in this process's attempts under way. */
-const hold = (inFlight: InFlight, taken: ReadonlyArray<WebhookDelivery>) => {
-  for (const d of taken) {
+const hold = (inFlight: InFlight, taken: ReadonlyArray<ClaimedDelivery>) => {
+  for (const { delivery: d } of taken) {
     inFlight.endpoints.set(d.endpoint_id, (inFlight.endpoints.get(d.endpoint_id) ?? 0) + 1)
     inFlight.accounts.set(d.account_id, (inFlight.accounts.get(d.account_id) ?? 0) + 1)
   }
@@ -75,16 +91,13 @@ export const release = (inFlight: InFlight, delivery: WebhookDelivery) => {
 
 /**
  * Claims due deliveries within what is left of each endpoint's and account's bound (the claim
- * counts this process's attempts in flight, so all it returns can run at once), and reads their
- * endpoints and accounts once for the batch. `inFlight` counts this process's running attempts;
+ * counts this process's attempts in flight, so all it returns can run at once), each with what its
+ * attempt needs, read in the same statement. `inFlight` counts this process's running attempts;
  * what is returned is counted in it.
  */
 export const claim = (options: DispatchOptions, inFlight: InFlight, capacity: number) =>
   Effect.gen(function*() {
-    const none = { taken: [] as ReadonlyArray<WebhookDelivery>, context: emptyContext() }
-    if (capacity <= 0) return none
-    const endpoints = yield* WebhookEndpointRepo
-    const accounts = yield* AccountRepo
+    if (capacity <= 0) return []
     const at = yield* Clock.currentTimeMillis
     const taken = yield* (yield* WebhookDeliveryRepo).claimDue({
       now: isoOf(at),
@@ -97,10 +110,6 @@ export const claim = (options: DispatchOptions, inFlight: InFlight, capacity: nu
       excludeAccounts: saturated(inFlight.accounts, options.perAccount),
       busy: { endpoints: [...inFlight.endpoints], accounts: [...inFlight.accounts] }
     })
-    if (taken.length === 0) return none
     hold(inFlight, taken)
-    const context = emptyContext()
-    for (const id of new Set(taken.map((d) => d.endpoint_id))) context.endpoints.set(id, yield* endpoints.findAny(id))
-    for (const id of new Set(taken.map((d) => d.account_id))) context.accounts.set(id, yield* accounts.findById(id as AccountId))
-    return { taken, context }
+    return withBodies(taken)
   })

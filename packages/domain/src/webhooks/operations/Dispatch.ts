@@ -7,11 +7,11 @@
  * so a worker that outlived its lease (and whose delivery was claimed again, or retried) records
  * nothing over the new holder's work.
  */
-import { Deferred, Effect, Exit, Queue } from "effect"
+import { Clock, Deferred, Effect, Exit, Queue } from "effect"
 import type { DeliveryAttempt, WebhookDelivery } from "../Webhook.ts"
 import { WebhookDeliveryRepo } from "../WebhookPorts.ts"
 import { attempt, type Recorder } from "./Attempt.ts"
-import { claim, DEFAULT_DISPATCH, type DispatchOptions, emptyContext, emptyInFlight, release } from "./Claim.ts"
+import { claim, DEFAULT_DISPATCH, type DispatchOptions, emptyInFlight, release } from "./Claim.ts"
 
 /** At most this many attempts in one write of the recorder. */
 const RECORD_BATCH = 64
@@ -47,10 +47,10 @@ const batchedRecorder = Effect.gen(function*() {
 export const dispatchDue = Effect.fn("Webhooks.dispatchDue")(function*(partial: Partial<DispatchOptions> = {}) {
   const options = { ...DEFAULT_DISPATCH, ...partial }
   const inFlight = emptyInFlight()
-  const { context, taken } = yield* claim(options, inFlight, options.concurrency)
+  const taken = yield* claim(options, inFlight, options.concurrency)
   yield* Effect.scoped(Effect.gen(function*() {
     const record = yield* batchedRecorder
-    yield* Effect.forEach(taken, (d) => Effect.ensuring(attempt(d, context, record), Effect.sync(() => release(inFlight, d))), {
+    yield* Effect.forEach(taken, (c) => Effect.ensuring(attempt(c, record), Effect.sync(() => release(inFlight, c.delivery))), {
       concurrency: options.concurrency,
       discard: true
     })
@@ -58,43 +58,88 @@ export const dispatchDue = Effect.fn("Webhooks.dispatchDue")(function*(partial: 
   return taken.length
 })
 
+/** How long a dispatcher woken by a freed slot waits for others to free before it claims. */
+const GATHER_MS = 2
+
+/** How long an idle dispatcher waits before it claims again, if nothing wakes it first. */
+export interface IdleOptions {
+  /**
+   * While storage's wake-ups are heard: the safety net for what becomes due unannounced (another
+   * process's retries, leases that ran out). Also bounded by this process's next scheduled retry.
+   */
+  readonly idleMs: number
+  /** While they are not heard (PostgreSQL: the listener's connection lost): the poll. */
+  readonly pollMs: number
+}
+
+/** Issue 24: woken by storage, an idle dispatcher claims once a second; polling, five times. */
+export const DEFAULT_IDLE: IdleOptions = { idleMs: 1_000, pollMs: 200 }
+
 /**
  * The dispatcher loop: whenever slots are free it claims more (within each endpoint's and account's
- * bound), forks their attempts, and waits when nothing was due: until an attempt frees a slot or
- * `idleMs` passes. A slow endpoint holds at most `perEndpoint` slots and an account at most
- * `perAccount`, so the others keep flowing.
+ * bound), forks their attempts, and waits when nothing was due: until an attempt frees a slot,
+ * storage announces deliveries (WebhookDeliveryRepo.wakeups), a retry this process scheduled is due,
+ * or the idle wait (`pollMs` while storage's wake-ups are not heard) passes. A slow endpoint holds at
+ * most `perEndpoint` slots and an account at most `perAccount`, so the others keep flowing.
  */
-export const runDispatcher = (partial: Partial<DispatchOptions> & { readonly idleMs?: number } = {}) =>
+export const runDispatcher = (partial: Partial<DispatchOptions & IdleOptions> = {}) =>
   Effect.scoped(Effect.gen(function*() {
-    const options = { ...DEFAULT_DISPATCH, ...partial }
-    const idleMs = partial.idleMs ?? 200
+    const options = { ...DEFAULT_DISPATCH, ...DEFAULT_IDLE, ...partial }
     const inFlight = emptyInFlight()
-    const record = yield* batchedRecorder
+    const wakeups = yield* (yield* WebhookDeliveryRepo).wakeups
+    const recordBatched = yield* batchedRecorder
+    // The earliest retry this process scheduled (epoch ms): nothing announces a retry's delay ending,
+    // so the idle wait ends then at the latest.
+    let nextRetry = Number.POSITIVE_INFINITY
+    const record: Recorder = (delivery, attempted) => {
+      if (delivery.status === "failed" && delivery.next_attempt_at !== null) {
+        nextRetry = Math.min(nextRetry, Date.parse(delivery.next_attempt_at))
+      }
+      return recordBatched(delivery, attempted)
+    }
     let running = 0
     // A finished attempt frees a slot: it wakes an idle loop at once rather than after idleMs, or
     // one busy endpoint would be held to perEndpoint attempts per idle period.
-    const wake = yield* Queue.sliding<void>(1)
+    const freed = yield* Queue.sliding<void>(1)
     for (;;) {
-      const { context, taken } = yield* claim(options, inFlight, options.concurrency - running).pipe(
-        Effect.catchCause((cause) => Effect.as(Effect.logError("webhook claim failed", cause), { taken: [], context: emptyContext() }))
+      const claimedAt = yield* Clock.currentTimeMillis
+      // This claim looks at every retry due by now: a later one is what the next wait is bounded by.
+      if (claimedAt >= nextRetry) nextRetry = Number.POSITIVE_INFINITY
+      const capacity = options.concurrency - running
+      const taken = yield* claim(options, inFlight, capacity).pipe(
+        Effect.catchCause((cause) => Effect.as(Effect.logError("webhook claim failed", cause), []))
       )
-      for (const d of taken) {
+      for (const c of taken) {
         running++
         // The endpoint's and account's slots free once the POST has its answer; the process's once
         // the attempt is recorded (so what waits to be written stays bounded too).
         let released = false
         const posted = Effect.andThen(Effect.sync(() => {
-          if (!released) release(inFlight, d)
+          if (!released) release(inFlight, c.delivery)
           released = true
-        }), Queue.offer(wake, undefined))
-        yield* attempt(d, context, record, posted).pipe(
-          Effect.catchCause((cause) => Effect.logError(`webhook attempt ${d.id} failed to record`, cause)),
+        }), Queue.offer(freed, undefined))
+        yield* attempt(c, record, posted).pipe(
+          Effect.catchCause((cause) => Effect.logError(`webhook attempt ${c.delivery.id} failed to record`, cause)),
           Effect.ensuring(Effect.andThen(Effect.sync(() => {
             running--
           }), posted)),
           Effect.forkChild
         )
       }
-      if (taken.length === 0) yield* Effect.raceFirst(Effect.sleep(idleMs), Queue.take(wake))
+      // Fewer than asked for: the rest is not due or at its bounds, and what changes that (a slot
+      // freed, a delivery stored) wakes the loop. Claiming again at once would find nothing.
+      if (taken.length === 0 || taken.length < capacity) {
+        const idle = (yield* wakeups.heard) ? options.idleMs : options.pollMs
+        const untilRetry = nextRetry - (yield* Clock.currentTimeMillis)
+        const woken = yield* Effect.raceAll([
+          Effect.as(Effect.sleep(Math.max(0, Math.min(idle, untilRetry))), "idle" as const),
+          Effect.as(Queue.take(freed), "freed" as const),
+          Effect.as(wakeups.next, "stored" as const)
+        ])
+        // A slot freed while others are still posting: more free within a millisecond or two, and
+        // one claim for all of them costs the database less than one each (a claim is the dearest
+        // statement of a delivery). New deliveries (`stored`) are claimed at once.
+        if (woken === "freed" && running > 0) yield* Effect.sleep(GATHER_MS)
+      }
     }
   }))

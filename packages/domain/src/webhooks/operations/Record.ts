@@ -62,7 +62,7 @@ export const record = Effect.fnUntraced(function*(draft: EventDraft) {
   yield* (yield* EventRepo).append(event)
   const subscribed = subscribers(event, yield* endpoints.list(event.account_id))
   const deliveryIds = yield* Effect.forEach(subscribed, () => ids.make("webhookDelivery"))
-  for (const delivery of fanOut(event, subscribed, deliveryIds)) yield* deliveries.insert(delivery)
+  yield* deliveries.insert(...fanOut(event, subscribed, deliveryIds))
   return event
 })
 
