@@ -95,6 +95,8 @@ import * as WebhookEndpointRepoMemory from "./storage/memory/WebhookEndpointRepo
 import * as ServerListenersMemory from "./storage/memory/ServerListenersMemory.ts"
 import * as AccountRepoPg from "./storage/postgres/AccountRepoPg.ts"
 import * as AccountCachePg from "./storage/postgres/AccountCachePg.ts"
+import * as ListCachesPg from "./storage/postgres/ListCachesPg.ts"
+import * as NotifiedCache from "./storage/postgres/NotifiedCache.ts"
 import * as CardVaultPg from "./storage/postgres/CardVaultPg.ts"
 import * as ChannelRepoPg from "./storage/postgres/ChannelRepoPg.ts"
 import * as CheckoutSessionRepoPg from "./storage/postgres/CheckoutSessionRepoPg.ts"
@@ -211,7 +213,7 @@ export const postgresStorage = (
       OrderRepoPg.layer,
       TransactionRepoPg.layer,
       EventRepoPg.layer,
-      WebhookEndpointRepoPg.layer,
+      ListCachesPg.endpointsLayer.pipe(Layer.provide(WebhookEndpointRepoPg.layer)),
       WebhookDeliveryRepoPg.layer,
       CheckoutSessionRepoPg.layer,
       CustomerRepoPg.layer,
@@ -219,7 +221,7 @@ export const postgresStorage = (
       OutflowRepoPg.payoutLayer,
       TransferRepoPg.layer,
       ClientSecretRepoPg.layer,
-      ChannelRepoPg.layer,
+      ListCachesPg.channelsLayer.pipe(Layer.provide(ChannelRepoPg.layer)),
       ChannelRepoPg.credentialsLayer,
       SandboxLedgerPg.layer,
       ProviderJournalPg.layer,
@@ -227,7 +229,8 @@ export const postgresStorage = (
       PruningPg.layer,
       config.redisUrl !== undefined ? ReplayCacheRedis.layer.pipe(Layer.provide(redis(config.redisUrl))) : ReplayCachePg.layer
     ).pipe(
-      Layer.provide(VaultCipher.layer(Effect.succeed(key))),
+      // One listening connection for the accounts', channels' and endpoints' caches.
+      Layer.provide(Layer.merge(VaultCipher.layer(Effect.succeed(key)), NotifiedCache.listenerLayer)),
       Layer.provideMerge(PgDatabase.layer(config))
     )))
 

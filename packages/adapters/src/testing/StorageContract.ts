@@ -1620,6 +1620,48 @@ export const coreStorageContract = (it: Vitest.MethodsNonLive<StorageServices>) 
       expect(idsOf((yield* deliveries.search({ endpoint_id: endpoint.id, limit: 10 })).data)).toEqual([delivery.id])
     }))
 
+  it.effect("webhook endpoints: the account's list shows each change made through the repository at once", () =>
+    Effect.gen(function*() {
+      const endpoints = yield* WebhookEndpointRepo
+      const uow = yield* UnitOfWork
+      const owner = yield* storedAccount
+      const endpoint = yield* newEndpoint(owner)
+      // Each list is read right after the change, the one before it read already (a cache holds it).
+      expect(yield* endpoints.list(owner)).toEqual([])
+      yield* endpoints.insert(endpoint, MAX_TEST_ENDPOINTS)
+      expect(yield* endpoints.list(owner)).toEqual([endpoint])
+      const v2: Webhook.WebhookEndpoint = { ...endpoint, url: "https://shop.example/v2", updated_at: later(T0), version: 2 }
+      yield* endpoints.update(decided(v2))
+      expect(yield* endpoints.list(owner)).toEqual([v2])
+
+      // A unit of work reads its own change; rolled back, the change is nowhere.
+      const v3: Webhook.WebhookEndpoint = { ...v2, status: "disabled", updated_at: later(T0, 2000), version: 3 }
+      const seen = yield* Effect.flip(uow.transaction(Effect.gen(function*() {
+        yield* endpoints.update(decided(v3))
+        return yield* Effect.fail(yield* endpoints.list(owner))
+      })))
+      expect(seen).toEqual([v3])
+      expect(yield* endpoints.list(owner)).toEqual([v2])
+
+      // A read made by someone else while the unit of work is open sees the list before it, and
+      // does not outlive the commit.
+      const written = yield* Deferred.make<void>()
+      const go = yield* Deferred.make<void>()
+      const writer = yield* Effect.forkChild(uow.transaction(Effect.gen(function*() {
+        yield* endpoints.update(decided(v3))
+        yield* Deferred.succeed(written, undefined)
+        yield* Deferred.await(go)
+      })))
+      yield* Deferred.await(written)
+      expect(yield* endpoints.list(owner)).toEqual([v2])
+      yield* Deferred.succeed(go, undefined)
+      yield* Fiber.join(writer)
+      expect(yield* endpoints.list(owner)).toEqual([v3])
+
+      expect(yield* endpoints.delete(owner, endpoint.id)).toBe(true)
+      expect(yield* endpoints.list(owner)).toEqual([])
+    }))
+
   it.effect("webhook deliveries: insert, find scoped by account, findAny; every status can be stored", () =>
     Effect.gen(function*() {
       const deliveries = yield* WebhookDeliveryRepo
@@ -3068,6 +3110,20 @@ export const channelsContract = (it: Vitest.MethodsNonLive<ChannelStorageService
       expect(yield* repo.listByAccount(account)).toEqual([disabled])
       // Disabling does not lose the credentials: the channel's follow-ups still need them.
       expect(yield* (yield* ChannelCredentials).open(account, channel.id)).toEqual(Option.some(STRIPE_SECRETS))
+    }))
+
+  it.effect("channels: the account's list shows each change made through the repository at once", () =>
+    Effect.gen(function*() {
+      const repo = yield* ChannelRepo
+      const account = yield* storedAccount
+      const channel = yield* newChannel(account)
+      // Each list is read right after the change, the one before it read already (a cache holds it).
+      expect(yield* repo.listByAccount(account)).toEqual([])
+      yield* repo.insert(channel, STRIPE_SECRETS)
+      expect(yield* repo.listByAccount(account)).toEqual([channel])
+      const disabled = Result.getOrThrow(Channel.disable(channel, later(T0))).next
+      expect(yield* repo.update(channel, disabled)).toBe(true)
+      expect(yield* repo.listByAccount(account)).toEqual([disabled])
     }))
 
   it.effect("channels: a channel id is one row: a second insert of it is a defect, and the first stands", () =>

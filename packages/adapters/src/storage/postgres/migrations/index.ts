@@ -40,6 +40,7 @@ import * as m0034 from "./0034_listener_addresses.ts"
 import * as m0035 from "./0035_drop_original_indexes.ts"
 import * as m0036 from "./0036_refund_trigger_settling_index.ts"
 import * as m0037 from "./0037_delivery_pause_in_domain.ts"
+import * as m0038 from "./0038_list_changes.ts"
 import * as m0039 from "./0039_delivery_wakeups.ts"
 import * as m0042 from "./0042_write_behind_checks.ts"
 
@@ -90,6 +91,7 @@ export const migrations: ReadonlyArray<Migration> = [
   { name: "0035_drop_original_indexes", statements: m0035.statements },
   { name: "0036_refund_trigger_settling_index", statements: m0036.statements },
   { name: "0037_delivery_pause_in_domain", statements: m0037.statements },
+  { name: "0038_list_changes", statements: m0038.statements },
   { name: "0039_delivery_wakeups", statements: m0039.statements },
   { name: "0042_write_behind_checks", statements: m0042.statements }
 ]
