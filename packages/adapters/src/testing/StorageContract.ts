@@ -683,7 +683,7 @@ export const coreStorageContract = (it: Vitest.MethodsNonLive<StorageServices>) 
       expect(Number.isNaN(Date.parse(stored.created_at))).toBe(false)
       expect(yield* vault.find(account.id, stored.token)).toEqual(Option.some(stored))
       // One read gives the card and its number (a charge reads the row once).
-      expect(yield* vault.reveal(account.id, stored.token)).toEqual(Option.some({ card: stored, number }))
+      expect(yield* vault.reveal(account.id, stored.token)).toEqual(Option.some({ card: stored, number, collectedForTransfer: false }))
     }))
 
   it.effect("find and reveal are scoped by account", () =>
@@ -2968,6 +2968,33 @@ export const clientSecretsContract = (it: Vitest.MethodsNonLive<StorageServices 
       // Another account's transfer token is not this account's.
       expect(yield* secrets.mintedForTransfer(yield* storedAccount, transferToken)).toBe(false)
       expect(Option.map(yield* secrets.findTransferSecret(orderId), (r) => r.card_token)).toEqual(Option.some(transferToken))
+    }))
+
+  it.effect("reveal says whether a card transfer's secret of the account collected the card, as mintedForTransfer does", () =>
+    Effect.gen(function*() {
+      const vault = yield* CardVault
+      const secrets = yield* ClientSecretRepo
+      const transfer = yield* newClientSecret("transfer")
+      const payment = yield* newClientSecret("payment")
+      const owner = transfer.account_id as AccountId
+      const collected = yield* vault.store({ ...CARD, account_id: owner })
+      const paid = yield* vault.store({ ...CARD, account_id: payment.account_id as AccountId })
+      const collectedForTransfer = (accountId: AccountId, token: string) =>
+        Effect.map(vault.reveal(accountId, token), Option.map((r) => r.collectedForTransfer))
+
+      yield* secrets.insert(transfer)
+      yield* secrets.insert(payment)
+      expect(yield* collectedForTransfer(owner, collected.token)).toEqual(Option.some(false))
+      yield* secrets.recordToken(transfer.hash, collected.token)
+      yield* secrets.recordToken(payment.hash, paid.token)
+      expect(yield* collectedForTransfer(owner, collected.token)).toEqual(Option.some(true))
+      // A payment's secret collecting a card does not scope it to payouts.
+      expect(yield* collectedForTransfer(payment.account_id as AccountId, paid.token)).toEqual(Option.some(false))
+      // Another account's transfer secret naming this account's token does not either.
+      const other = yield* vault.store({ ...CARD, account_id: payment.account_id as AccountId })
+      yield* secrets.recordToken(transfer.hash, other.token)
+      expect(yield* collectedForTransfer(payment.account_id as AccountId, other.token)).toEqual(Option.some(false))
+      expect(yield* secrets.mintedForTransfer(payment.account_id, other.token)).toBe(false)
     }))
 
   it.effect("an attempt keeps the browser SDK's customer return URL, set by an update and read back by every read", () =>

@@ -24,6 +24,12 @@ export interface VaultedCard {
 export interface RevealedCard {
   readonly card: VaultedCard
   readonly number: string
+  /**
+   * Whether a card transfer's client secret of the account collected this token
+   * (`ClientSecretRepo.mintedForTransfer`), read with the card: such a card is payout-scoped, and
+   * a payment refuses it (Cards.paymentCard).
+   */
+  readonly collectedForTransfer: boolean
 }
 
 /**
@@ -36,8 +42,8 @@ export class CardVault extends Context.Service<CardVault, {
   /** The account's vaulted card with this token, without its number. */
   find(accountId: AccountId, token: string): Effect.Effect<Option.Option<VaultedCard>>
   /**
-   * The card with its number, for a provider call, in one read: that call is the card's use, so
-   * its last use becomes now.
+   * The card with its number, for a provider call, in one read (whether a transfer collected it
+   * included): that call is the card's use, so its last use becomes now.
    */
   reveal(accountId: AccountId, token: string): Effect.Effect<Option.Option<RevealedCard>>
   /**

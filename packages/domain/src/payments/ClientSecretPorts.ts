@@ -46,6 +46,9 @@ export class ClientSecretRepo extends Context.Service<ClientSecretRepo, {
   recordToken(hash: string, token: string): Effect.Effect<void>
   /** The secret of a card transfer's order (one per transfer), if it minted one: execute checks its token. */
   findTransferSecret(orderId: string): Effect.Effect<Option.Option<ClientSecretRecord>>
-  /** Whether `token` is the one a card transfer's secret of the account recorded: such a token is payout-scoped. */
+  /**
+   * Whether `token` is the one a card transfer's secret of the account recorded: such a token is
+   * payout-scoped. A transfer's execute asks here; a payment learns it from `CardVault.reveal`.
+   */
   mintedForTransfer(accountId: string, token: string): Effect.Effect<boolean>
 }>()("@tender/domain/ClientSecretRepo") {}

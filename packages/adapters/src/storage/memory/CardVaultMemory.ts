@@ -3,7 +3,8 @@ import { type AccountId, CardVault, type Ids } from "@tender/domain"
 import { Clock, Effect, Layer, Option, Result } from "effect"
 import type { VaultCipher } from "../../crypto/VaultCipher.ts"
 import * as VaultEntries from "../VaultEntries.ts"
-import { MemoryDatabase, table } from "./MemoryDatabase.ts"
+import { collectedForTransfer } from "./ClientSecretRepoMemory.ts"
+import { MemoryDatabase, type Reader, table } from "./MemoryDatabase.ts"
 
 const DAY_MS = 86_400_000
 
@@ -14,8 +15,8 @@ export const layer: Layer.Layer<CardVault, never, MemoryDatabase | VaultCipher |
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
     const entries = yield* VaultEntries.make
-    const entryOf = (accountId: AccountId, token: string) =>
-      db.read((r) => Option.filter(Option.fromNullishOr(r.get(cards).get(token)), (e) => e.card.account_id === accountId))
+    const entryIn = (r: Reader, accountId: AccountId, token: string) =>
+      Option.filter(Option.fromNullishOr(r.get(cards).get(token)), (e) => e.card.account_id === accountId)
 
     return CardVault.of({
       store: Effect.fnUntraced(function*(card) {
@@ -26,9 +27,10 @@ export const layer: Layer.Layer<CardVault, never, MemoryDatabase | VaultCipher |
         })
         return entry.card
       }),
-      find: (accountId, token) => Effect.map(entryOf(accountId, token), Option.map((e) => e.card)),
+      find: (accountId, token) => db.read((r) => Option.map(entryIn(r, accountId, token), (e) => e.card)),
       reveal: (accountId, token) =>
-        Effect.flatMap(entryOf(accountId, token), (entry) =>
+        // One snapshot, as CardVaultPg's one statement: the card and whether a transfer collected it.
+        Effect.flatMap(db.read((r) => ({ entry: entryIn(r, accountId, token), collected: collectedForTransfer(r, accountId, token) })), ({ collected, entry }) =>
           Option.isSome(entry)
             ? Effect.gen(function*() {
               const nowMs = yield* Clock.currentTimeMillis
@@ -40,7 +42,11 @@ export const layer: Layer.Layer<CardVault, never, MemoryDatabase | VaultCipher |
                 }
                 return Result.succeed(undefined)
               })
-              return Option.some({ card: entry.value.card, number: yield* entries.reveal(accountId, token, entry.value.sealed) })
+              return Option.some({
+                card: entry.value.card,
+                number: yield* entries.reveal(accountId, token, entry.value.sealed),
+                collectedForTransfer: collected
+              })
             })
             : Effect.succeedNone),
       purgeUnused: (usedBefore, options) =>

@@ -1,9 +1,13 @@
 /** Client secrets in memory, keyed by the secret's hash as in PostgreSQL. */
 import { type ClientSecretRecord, ClientSecretRepo } from "@tender/domain"
 import { Effect, Layer, Option, Result } from "effect"
-import { MemoryDatabase, table } from "./MemoryDatabase.ts"
+import { MemoryDatabase, type Reader, table } from "./MemoryDatabase.ts"
 
 const secrets = table<string, ClientSecretRecord>("client_secrets")
+
+/** Whether a card transfer's secret of the account recorded the token: `mintedForTransfer`, and what the vault reads with a card. */
+export const collectedForTransfer = (r: Reader, accountId: string, token: string) =>
+  [...r.get(secrets).values()].some((s) => s.kind === "transfer" && s.account_id === accountId && s.card_token === token)
 
 export const layer: Layer.Layer<ClientSecretRepo, never, MemoryDatabase> = Layer.effect(
   ClientSecretRepo,
@@ -37,8 +41,7 @@ export const layer: Layer.Layer<ClientSecretRepo, never, MemoryDatabase> = Layer
       recordToken: (hash, token) => change(hash, (r) => ({ ...r, card_token: token })),
       findTransferSecret: (orderId) =>
         db.read((r) => Option.fromNullishOr([...r.get(secrets).values()].find((s) => s.kind === "transfer" && s.order_id === orderId))),
-      mintedForTransfer: (accountId, token) =>
-        db.read((r) => [...r.get(secrets).values()].some((s) => s.kind === "transfer" && s.account_id === accountId && s.card_token === token))
+      mintedForTransfer: (accountId, token) => db.read((r) => collectedForTransfer(r, accountId, token))
     })
   })
 )

@@ -4,6 +4,7 @@ import { Clock, Effect, Layer, Option, Schema } from "effect"
 import { SqlClient, SqlSchema } from "effect/sql"
 import type { VaultCipher } from "../../crypto/VaultCipher.ts"
 import * as VaultEntries from "../VaultEntries.ts"
+import * as ClientSecretRepoPg from "./ClientSecretRepoPg.ts"
 import { Timestamp } from "./Columns.ts"
 
 // The domain declares brand and funding as types only; these lists mirror Card.ts.
@@ -46,10 +47,11 @@ export const layer: Layer.Layer<CardVault, never, SqlClient.SqlClient | VaultCip
     // statement, at most once a day. The retention policy counts in days, and writing the row on
     // every charge would add a commit's fsync to each one and serialise charges of one card on its
     // row lock.
-    // The card's columns come with its sealed number: one read of the row per call.
+    // The card's columns come with its sealed number, and whether a transfer collected it (what a
+    // payment must know of it): one statement per call.
     const useSealed = SqlSchema.findOneOption({
       Request: Schema.Struct({ accountId: Schema.String, token: Schema.String, now: Schema.String }),
-      Result: Schema.Struct({ ...CardRow.fields, ...SealedRow.fields }),
+      Result: Schema.Struct({ ...CardRow.fields, ...SealedRow.fields, collected_for_transfer: Schema.Boolean }),
       execute: ({ accountId, now, token }) =>
         sql`WITH touched AS (
               UPDATE card_vault SET last_used_at = ${now}::timestamptz
@@ -57,7 +59,8 @@ export const layer: Layer.Layer<CardVault, never, SqlClient.SqlClient | VaultCip
                 AND last_used_at < ${now}::timestamptz - interval '1 day'
             )
             SELECT token, account_id, brand, last4, bin, exp_month, exp_year, funding, holder_name, created_at,
-              number_iv, number_ciphertext, number_tag
+              number_iv, number_ciphertext, number_tag,
+              ${ClientSecretRepoPg.collectedForTransfer(sql, accountId, token)} AS collected_for_transfer
             FROM card_vault WHERE token = ${token} AND account_id = ${accountId}`
     })
 
@@ -83,10 +86,15 @@ export const layer: Layer.Layer<CardVault, never, SqlClient.SqlClient | VaultCip
           Effect.orDie,
           Effect.flatMap(Option.match({
             onNone: () => Effect.succeedNone,
-            onSome: ({ number_ciphertext, number_iv, number_tag, ...card }) =>
+            onSome: ({ collected_for_transfer, number_ciphertext, number_iv, number_tag, ...card }) =>
               Effect.map(
                 entries.reveal(accountId, token, { iv: number_iv, ciphertext: number_ciphertext, tag: number_tag }),
-                (number) => Option.some({ card: { ...card, account_id: card.account_id as AccountId }, number })
+                (number) =>
+                  Option.some({
+                    card: { ...card, account_id: card.account_id as AccountId },
+                    number,
+                    collectedForTransfer: collected_for_transfer
+                  })
               )
           }))
         ),

@@ -12,6 +12,14 @@ const Row = Schema.Struct({
   used_at: Schema.NullOr(Timestamp)
 })
 
+/**
+ * Whether a card transfer's secret of the account recorded the token, as an SQL condition: what
+ * `mintedForTransfer` answers, and what the vault reads with a card (CardVaultPg). Asked by every
+ * payment that names a card_token: index client_secrets_transfer_token (0016).
+ */
+export const collectedForTransfer = (sql: SqlClient.SqlClient, accountId: string, token: string) =>
+  sql`EXISTS (SELECT 1 FROM client_secrets WHERE card_token = ${token} AND kind = 'transfer' AND account_id = ${accountId})`
+
 export const layer: Layer.Layer<ClientSecretRepo, never, SqlClient.SqlClient | PgClient.PgClient> = Layer.effect(
   ClientSecretRepo,
   Effect.gen(function*() {
@@ -50,10 +58,9 @@ export const layer: Layer.Layer<ClientSecretRepo, never, SqlClient.SqlClient | P
       recordToken: (hash, token) =>
         sql`UPDATE client_secrets SET card_token = ${token} WHERE hash = ${hash}`.pipe(Effect.asVoid, Effect.orDie),
       findTransferSecret: (orderId) => findTransferSecret(orderId).pipe(Effect.orDie),
-      // Asked by every payment that names a card_token: index client_secrets_transfer_token (0016).
       mintedForTransfer: (accountId, token) =>
-        sql`SELECT 1 FROM client_secrets WHERE card_token = ${token} AND kind = 'transfer' AND account_id = ${accountId} LIMIT 1`.pipe(
-          Effect.map((rows) => rows.length > 0),
+        sql<{ readonly collected: boolean }>`SELECT ${collectedForTransfer(sql, accountId, token)} AS collected`.pipe(
+          Effect.map((rows) => rows[0]?.collected === true),
           Effect.orDie
         )
     })

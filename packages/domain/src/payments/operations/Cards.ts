@@ -39,24 +39,23 @@ export interface CardOwner {
  * rule is refused here, 400 naming `field` with tokenization's message, before any provider hears of it.
  */
 export const usableCard = (owner: CardOwner, token: string, field: string) =>
-  Effect.gen(function*() {
-    const card = yield* revealCard(owner.id, token)
-    const refused = modeRefused(owner.mode, card.number, field)
-    if (refused !== undefined) return yield* refused
-    return card
-  })
+  Effect.flatMap(revealCard(owner.id, token), (card) => heldToMode(owner, card, field))
+
+const heldToMode = (owner: CardOwner, card: RevealedCard, field: string) => {
+  const refused = modeRefused(owner.mode, card.number, field)
+  return refused !== undefined ? Effect.fail(refused) : Effect.succeed(card)
+}
 
 /**
  * The card a payment names by `payment_method.details.card_token`. A token a card transfer's secret
  * collected is payout-scoped (the customer gave the card to be paid, not charged): refused as if it
- * were not in the vault.
+ * were not in the vault. The vault says so with the card, in the same read.
  */
 export const paymentCard = (owner: CardOwner, token: string) =>
   Effect.gen(function*() {
-    if (yield* (yield* ClientSecretRepo).mintedForTransfer(owner.id, token)) {
-      return yield* notInVault()
-    }
-    return yield* usableCard(owner, token, "payment_method.details.card_token")
+    const card = yield* revealCard(owner.id, token)
+    if (card.collectedForTransfer) return yield* notInVault()
+    return yield* heldToMode(owner, card, "payment_method.details.card_token")
   })
 
 export const cardDetails = (revealed: RevealedCard, cvc: string | undefined): CardDetails => ({
