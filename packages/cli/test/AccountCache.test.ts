@@ -7,7 +7,7 @@
 import type pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { requestHeaders } from "@tender/client/Raw"
-import { makeHome, type Served } from "./support/Tender.ts"
+import { makeHome, type Served, untilAnswered } from "./support/Tender.ts"
 
 const home = makeHome("tender-account-cache-")
 let server: Served
@@ -54,17 +54,6 @@ const warm = async () => {
   for (let i = 0; i < 5; i++) {
     expect((await read()).status).toBe(404)
     await new Promise((r) => setTimeout(r, 100))
-  }
-}
-
-/** Polls `probe` until `done` holds of its reply; how long that took, from the call. */
-const untilAnswered = async <A>(probe: () => Promise<A>, done: (a: A) => boolean) => {
-  const started = Date.now()
-  for (;;) {
-    const reply = await probe()
-    if (done(reply)) return Date.now() - started
-    if (Date.now() - started > 10_000) throw new Error(`never: ${JSON.stringify(reply)}`)
-    await new Promise((r) => setTimeout(r, 20))
   }
 }
 

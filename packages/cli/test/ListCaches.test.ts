@@ -10,7 +10,7 @@ import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { freePort } from "@tender/http/testing/TestServer"
 import { describe, expect, it } from "vitest"
-import { makeHome, type Merchant, merchantClient, twoServers } from "./support/Tender.ts"
+import { makeHome, type Merchant, merchantClient, twoServers, untilAnswered } from "./support/Tender.ts"
 
 const home = makeHome("tender-list-caches-")
 // No workers: nothing here needs a delivery attempted, only fanned out.
@@ -28,17 +28,6 @@ let merchant: Merchant
 const { post } = merchantClient(() => merchant)
 let seq = 0
 const reference = (label: string) => `${label}-${Date.now()}-${++seq}`
-
-/** Polls `probe` until `done` holds of its reply; how long that took, from the call. */
-const untilAnswered = async <A>(probe: () => Promise<A>, done: (a: A) => boolean) => {
-  const started = Date.now()
-  for (;;) {
-    const reply = await probe()
-    if (done(reply)) return Date.now() - started
-    if (Date.now() - started > 10_000) throw new Error(`never: ${JSON.stringify(reply)}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
 
 describe("channels and endpoints cached per account, changed from other processes", () => {
   it("a live channel the CLI adds routes on both servers within a second; disabled, it stops within a second", async () => {

@@ -77,6 +77,20 @@ export const merchantClient = (merchant: () => Merchant) => {
   return { post, get }
 }
 
+/**
+ * Polls `probe` every 20 ms until `done` holds of its reply; how long that took, from the call
+ * (a change another process made, seen by a running server). Throws after 10 s.
+ */
+export const untilAnswered = async <A>(probe: () => Promise<A>, done: (a: A) => boolean) => {
+  const started = Date.now()
+  for (;;) {
+    const reply = await probe()
+    if (done(reply)) return Date.now() - started
+    if (Date.now() - started > 10_000) throw new Error(`never: ${JSON.stringify(reply)}`)
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
 /** SIGTERM, then SIGKILL if it has not exited within 30 s; resolves with how it ended. */
 export const stopProcess = (child: ChildProcess) =>
   new Promise<{ readonly code: number | null; readonly signal: string | null }>((resolve) => {
