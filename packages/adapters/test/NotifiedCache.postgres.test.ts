@@ -11,6 +11,7 @@ import { PgClient } from "@effect/sql-pg"
 import { type Context, Deferred, Effect, Fiber, Layer, Option } from "effect"
 import * as PgDatabase from "../src/storage/postgres/PgDatabase.ts"
 import * as NotifiedCache from "../src/storage/postgres/NotifiedCache.ts"
+import { preferReplica, ReadSource } from "../src/storage/postgres/ReadRouting.ts"
 import { sharedConfig } from "./PgTestDatabase.ts"
 
 const database = Layer.unwrap(Effect.map(sharedConfig, (config) => PgDatabase.client(config)))
@@ -55,10 +56,11 @@ const probe = (
       channel: options.channel ?? ANNOUNCED,
       keyOf: (key) => key
     }).pipe(Effect.provideContext(listener))
-    const state = { loads: 0, gate: undefined as Deferred.Deferred<void> | undefined, held: false }
+    const state = { loads: 0, gate: undefined as Deferred.Deferred<void> | undefined, held: false, onReplica: 0 }
     const load = (key: string) =>
       Effect.gen(function*() {
         state.loads++
+        if ((yield* ReadSource) !== undefined) state.onReplica++
         const rows = yield* sql<{ value: string }>`SELECT value FROM probe WHERE account_id = ${key}`
         if (state.gate !== undefined) {
           state.held = true
@@ -229,6 +231,16 @@ layer(database, { excludeTestServices: true, timeout: "2 minutes" })("NotifiedCa
       yield* Deferred.succeed(gate, undefined)
       expect(yield* Fiber.join(reading)).toEqual(Option.some("v1"))
       expect(yield* p.read(key)).toEqual(Option.some("v2"))
+    }))
+
+  it.effect("a read that prefers the replica loads from the primary: a replica may not have replayed what a notice announced", () =>
+    Effect.gen(function*() {
+      const p = yield* probe()
+      const key = newKey()
+      yield* write(key, "v1")
+      yield* preferReplica(cached(p, key), () => false)
+      expect(p.state.loads).toBeGreaterThan(0)
+      expect(p.state.onReplica).toBe(0)
     }))
 
   it.effect("this process's own change is seen at once, without its notice", () =>

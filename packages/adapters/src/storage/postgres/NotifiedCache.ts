@@ -20,13 +20,16 @@
  *   change); a transaction that changed a cached table reads it from the database, and what it
  *   reads is never kept (it may roll back, and then no notice comes).
  * - Reads assume READ COMMITTED (Tender's only level): a statement sees what committed before it
- *   started, so a change is either seen or announced after the read began.
+ *   started, so a change is either seen or announced after the read began. That holds on the
+ *   primary only: a replica may not have replayed a change whose notice came already, so a cache
+ *   loads from the primary even in a read that prefers the replica (ReadRouting.ts).
  *
  * One connection per process listens for every cache (`Listener`), not one each.
  */
 import { PgClient, PgConnection } from "@effect/sql-pg"
 import { BoundedCache } from "@tender/domain/kernel/BoundedCache"
 import { Clock, Context, Effect, Fiber, Layer, Option, Queue, Schedule, Semaphore } from "effect"
+import { ReadSource } from "./ReadRouting.ts"
 
 /** What a cache tells the listener: the channel it follows, and what to do as things happen. */
 interface Subscriber {
@@ -165,7 +168,7 @@ export const make = <K, V>(
             if (hit !== undefined && now - hit.at < options.maxAgeMs) return hit.value
           }
           const before = generation
-          const value = yield* load
+          const value = yield* Effect.provideService(load, ReadSource, undefined)
           if (trusted && listening && generation === before && (keep?.(value) ?? true)) entries.set(key, { value, at: now })
           return value
         }),
