@@ -16,9 +16,10 @@
  * - Entries are read again after `maxAgeMs`, which bounds what a connection that dies without an
  *   error (a silent network partition) could leave stale.
  * - Changes made through this process's own repository are forgotten at once, and again when their
- *   transaction commits (a read by another fiber in between sees the row as it was before the
- *   change); a transaction that changed a cached table reads it from the database, and what it
- *   reads is never kept (it may roll back, and then no notice comes).
+ *   unit of work or transaction commits (UnitOfWorkPg.afterCommit): a read by another fiber in
+ *   between sees the row as it was before the change. A transaction that changed a cached table
+ *   reads it from the database, and what it reads is never kept (it may roll back, and then no
+ *   notice comes).
  * - Reads assume READ COMMITTED (Tender's only level): a statement sees what committed before it
  *   started, so a change is either seen or announced after the read began. That holds on the
  *   primary only: a replica may not have replayed a change whose notice came already, so a cache
@@ -30,6 +31,7 @@ import { PgClient, PgConnection } from "@effect/sql-pg"
 import { BoundedCache } from "@tender/domain/kernel/BoundedCache"
 import { Clock, Context, Effect, Fiber, Layer, Option, Queue, Schedule, Semaphore } from "effect"
 import { ReadSource } from "./ReadRouting.ts"
+import { afterCommit } from "./UnitOfWorkPg.ts"
 
 /** What a cache tells the listener: the channel it follows, and what to do as things happen. */
 interface Subscriber {
@@ -176,7 +178,7 @@ export const make = <K, V>(
         Effect.flatMap(transaction, (open) => {
           if (open !== undefined) changedIn.add(open)
           const forgotten = Effect.sync(() => forget(key))
-          return Effect.ensuring(write, Effect.andThen(forgotten, sql.afterCommit(forgotten)))
+          return Effect.ensuring(write, Effect.andThen(forgotten, afterCommit(sql)(forgotten)))
         })
     }
   })

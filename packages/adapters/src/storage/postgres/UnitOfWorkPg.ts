@@ -26,6 +26,17 @@ const WRITES_PER_STATEMENT = 500
 const chunks = <A>(all: ReadonlyArray<A>): ReadonlyArray<ReadonlyArray<A>> =>
   Array.from({ length: Math.ceil(all.length / WRITES_PER_STATEMENT) }, (_, i) => all.slice(i * WRITES_PER_STATEMENT, (i + 1) * WRITES_PER_STATEMENT))
 
+/**
+ * What runs once the unit of work commits, and not at all when it rolls back: `sql.afterCommit` for
+ * the units this module runs, which are not `sql.withTransaction`'s (whose callbacks effect keeps).
+ * A cache of rows the unit changed forgets them then (NotifiedCache.ts).
+ */
+class AfterCommit extends Context.Service<AfterCommit, Array<Effect.Effect<void>>>()("@tender/adapters/UnitOfWorkPg/AfterCommit") {}
+
+/** Runs `effect` once the caller's unit of work (or `sql.withTransaction`) commits; at once outside either. */
+export const afterCommit = (sql: SqlClient.SqlClient) => (effect: Effect.Effect<void>): Effect.Effect<void> =>
+  Effect.flatMap(Effect.serviceOption(AfterCommit), (unit) => Option.isSome(unit) ? Effect.sync(() => void unit.value.push(effect)) : sql.afterCommit(effect))
+
 export const layer: Layer.Layer<UnitOfWork, never, SqlClient.SqlClient | PgClient.PgClient> = Layer.effect(
   UnitOfWork,
   Effect.gen(function*() {
@@ -87,10 +98,13 @@ export const layer: Layer.Layer<UnitOfWork, never, SqlClient.SqlClient | PgClien
             executeUnprepared: (text, params, transform) => Effect.flatMap(ready, (c) => c.executeUnprepared(text, params, transform)),
             executeStream: (text, params, transform) => Stream.unwrap(Effect.map(ready, (c) => c.executeStream(text, params, transform)))
           }
+          const committed: Array<Effect.Effect<void>> = []
           const exit = yield* Effect.exit(restore(effect).pipe(
             Effect.provideService(sql.transactionService, [connection, 0] as const),
-            Effect.provideService(WriteBehind, pending)
+            Effect.provideService(WriteBehind, pending),
+            Effect.provideService(AfterCommit, committed)
           ))
+          const afterCommitted = Effect.forEach(committed, (callback) => callback, { discard: true })
           const rollback = begun && conn !== undefined ? storageDefect(conn.executeRaw("ROLLBACK", [])) : Effect.void
           if (missed !== undefined) {
             yield* rollback
@@ -103,6 +117,7 @@ export const layer: Layer.Layer<UnitOfWork, never, SqlClient.SqlClient | PgClien
           // Nothing sent yet: the pending writes are one statement, atomic without a transaction.
           if (!begun && pending.size <= WRITES_PER_STATEMENT) {
             yield* storageDefect(flush)
+            yield* afterCommitted
             return yield* exit
           }
           yield* storageDefect(begin)
@@ -111,10 +126,11 @@ export const layer: Layer.Layer<UnitOfWork, never, SqlClient.SqlClient | PgClien
             yield* rollback
             return yield* flushed
           }
-          const committed = yield* storageDefect(conn!.executeRaw("COMMIT", []))
-          if ((committed as { readonly command?: string }).command === "ROLLBACK") {
+          const commit = yield* storageDefect(conn!.executeRaw("COMMIT", []))
+          if ((commit as { readonly command?: string }).command === "ROLLBACK") {
             return yield* Effect.die(new Error("COMMIT rolled back an aborted transaction"))
           }
+          yield* afterCommitted
           return yield* exit
         }))
       )) as Effect.Effect<A, E, R>
@@ -132,7 +148,7 @@ export const layer: Layer.Layer<UnitOfWork, never, SqlClient.SqlClient | PgClien
  * of Tender's unit of work must not undo: what went to the provider went.
  */
 export const outsideUnitOfWork = (sql: SqlClient.SqlClient) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.updateContext(effect, (context: Context.Context<R>) => Context.omit(sql.transactionService, WriteBehind)(context) as Context.Context<R>)
+  Effect.updateContext(effect, (context: Context.Context<R>) => Context.omit(sql.transactionService, WriteBehind, AfterCommit)(context) as Context.Context<R>)
 
 /**
  * A repository's own transaction (its statements atomic together), joining the caller's unit of work
