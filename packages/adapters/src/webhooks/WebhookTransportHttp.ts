@@ -18,16 +18,15 @@
  * skips no check. An endpoint whose name now resolves elsewhere gets another agent (new
  * connections, to the new addresses only). https agents reuse TLS sessions (node's default cache).
  *
- * Where this deployment listens (the receiver policy's `deployment`: every server's row, read from
- * storage) is read at most once per DEPLOYMENT_TTL_MS for deliveries (issue 24: it was a statement
- * per delivery); registration reads it fresh. A server that starts listening is refused as a
- * delivery target within that second of recording its row.
+ * Where this deployment listens (the receiver policy's `deployment`: every server's row) is asked
+ * of storage for every attempt; PostgreSQL keeps it in process and forgets it when a server starts
+ * listening (ServerListenersPg, issue 24), so a new server is refused as a target at once.
  */
 import * as http from "node:http"
 import * as https from "node:https"
 import { isIP, type LookupFunction } from "node:net"
 import { type DeliveryOutcome, deliveryTargets, HostResolver, WebhookPrivateReceivers, WebhookReceiverPolicy, WebhookTransport } from "@tender/domain"
-import { Clock, Effect, Exit, Layer } from "effect"
+import { Clock, Effect, Layer } from "effect"
 
 /** Read at most this much of a response before dropping the connection: nobody reads it. */
 export const DRAIN_LIMIT_BYTES = 64 * 1024
@@ -57,8 +56,6 @@ const pinnedLookup = (addresses: ReadonlyArray<string>): LookupFunction => (_hos
 type PostRequest = Parameters<WebhookTransport["Service"]["post"]>[0]
 type Reply = { readonly status: number } | { readonly error: string }
 
-/** How long deliveries use one reading of where this deployment listens (a failed reading is not kept). */
-export const DEPLOYMENT_TTL_MS = 1_000
 
 /** At most this many agents (origin × address set) are kept; the least recently used one is closed. */
 export const MAX_AGENTS = 256
@@ -134,10 +131,6 @@ export const layer: Layer.Layer<WebhookTransport, never, HostResolver> = Layer.e
     const resolver = yield* HostResolver
     const allowPrivate = yield* WebhookPrivateReceivers
     const policy = yield* WebhookReceiverPolicy
-    const receivers = {
-      ...policy,
-      deployment: yield* Effect.cachedWithTTL(policy.deployment, (exit) => (Exit.isSuccess(exit) ? DEPLOYMENT_TTL_MS : 0))
-    }
     const agents = yield* Effect.acquireRelease(Effect.sync(() => new Agents()), (agents) => Effect.sync(() => agents.close()))
     return WebhookTransport.of({
       post: (request) =>
@@ -148,7 +141,7 @@ export const layer: Layer.Layer<WebhookTransport, never, HostResolver> = Layer.e
           const targets = yield* deliveryTargets(request.url).pipe(
             Effect.provideService(HostResolver, resolver),
             Effect.provideService(WebhookPrivateReceivers, allowPrivate),
-            Effect.provideService(WebhookReceiverPolicy, receivers),
+            Effect.provideService(WebhookReceiverPolicy, policy),
             Effect.timeoutOption(request.timeoutMs)
           )
           let result: Reply

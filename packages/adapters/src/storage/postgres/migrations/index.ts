@@ -43,6 +43,7 @@ import * as m0037 from "./0037_delivery_pause_in_domain.ts"
 import * as m0038 from "./0038_list_changes.ts"
 import * as m0039 from "./0039_delivery_wakeups.ts"
 import * as m0042 from "./0042_write_behind_checks.ts"
+import * as m0043 from "./0043_listener_changes.ts"
 
 export interface Migration {
   readonly name: string
@@ -93,5 +94,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { name: "0037_delivery_pause_in_domain", statements: m0037.statements },
   { name: "0038_list_changes", statements: m0038.statements },
   { name: "0039_delivery_wakeups", statements: m0039.statements },
-  { name: "0042_write_behind_checks", statements: m0042.statements }
+  { name: "0042_write_behind_checks", statements: m0042.statements },
+  { name: "0043_listener_changes", statements: m0043.statements }
 ]
