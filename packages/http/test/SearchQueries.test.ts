@@ -106,5 +106,6 @@ it("webhook deliveries, events (the CLI's list) and endpoints: one statement per
   const events = await pages((limit) => Effect.gen(function*() { return yield* (yield* Webhooks).listEvents({ account_id: account.id, limit }) }))
   expect([events.small, events.large]).toEqual([1, 1])
   const endpoints = await counted(Effect.gen(function*() { return yield* (yield* Webhooks).listEndpoints(account) }))
-  expect(endpoints.statements).toBe(1)
+  // None when the process holds the account's list already (ListCachesPg, issue 24), else one.
+  expect(endpoints.statements).toBeLessThanOrEqual(1)
 })
