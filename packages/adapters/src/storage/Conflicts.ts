@@ -29,7 +29,7 @@ export const duplicateSessionReference = (reference: string) =>
 export const lockOutsideUnitOfWork = (what: string) =>
   new Error(`${what}.lock must run inside UnitOfWork.transaction`)
 
-/** A defect: deliveries are never deleted, so a write to one that is not stored is a bug upstream. */
+/** A defect: an attempt recorded on a delivery not stored (a leased one is never pruned), or one of another account. */
 export const deliveryNotStored = (id: string) => new Error(`WebhookDeliveryRepo: no delivery ${id} to write`)
 
 /** A defect: an attempt belongs to the delivery whose state it is recorded with. */

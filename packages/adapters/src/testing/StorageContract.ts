@@ -2160,7 +2160,7 @@ export const coreStorageContract = (it: Vitest.MethodsNonLive<StorageServices>) 
       expect(yield* deliveries.findAny(sibling.id)).toEqual(Option.some(sibling))
     }))
 
-  it.effect("webhook deliveries: recording an attempt on an unknown delivery, or with another delivery's attempt, is a defect", () =>
+  it.effect("webhook deliveries: recording an attempt on an unknown delivery, or with another delivery's attempt, is a defect; an update of an unknown one writes nothing", () =>
     Effect.gen(function*() {
       const deliveries = yield* WebhookDeliveryRepo
       const event = yield* storedEvent(yield* storedAccount)
@@ -2176,10 +2176,11 @@ export const coreStorageContract = (it: Vitest.MethodsNonLive<StorageServices>) 
       const unknown = { ...delivery, id: "wd_doesnotexist000000" }
       const defects = [
         yield* Effect.exit(recordAttempt(unknown, { ...attempt, delivery_id: unknown.id })),
-        yield* Effect.exit(recordAttempt({ ...delivery, status: "succeeded" }, { ...attempt, delivery_id: unknown.id })),
-        yield* Effect.exit(deliveries.update(decided(unknown)))
+        yield* Effect.exit(recordAttempt({ ...delivery, status: "succeeded" }, { ...attempt, delivery_id: unknown.id }))
       ]
       for (const exit of defects) expect(Exit.isFailure(exit) && Cause.hasDies(exit.cause)).toBe(true)
+      // An update finds nothing to write: a delivery pruned since it was read (retention) is not a defect.
+      expect(yield* deliveries.update(decided(unknown))).toBe(false)
       expect(yield* deliveries.findAny(delivery.id)).toEqual(Option.some(delivery))
       expect(yield* deliveries.attempts(delivery.id)).toEqual([])
       expect(yield* deliveries.attempts(unknown.id)).toEqual([])
@@ -3284,6 +3285,28 @@ export const retentionContract = (it: Vitest.MethodsNonLive<StorageServices | Pr
       yield* pruning.pruneEvents({ before: RETAINED.cutoff, limit: 1000 })
       expect(Option.isSome(yield* deliveries.findAny(exhausted.id))).toBe(true)
       expect(Option.isSome(yield* (yield* EventRepo).findAny(e.id))).toBe(true)
+    }))
+
+  it.effect("retention: a retry's write to a delivery pruned since it was read writes nothing, and says so (false)", () =>
+    Effect.gen(function*() {
+      const deliveries = yield* WebhookDeliveryRepo
+      const pruning = yield* Pruning
+      const account = yield* storedAccount
+      const e = yield* storedEvent(account, { created_at: later(RETAINED.old, 50) })
+      const exhausted = yield* newDelivery(e, yield* (yield* Ids).make("webhookEndpoint"), {
+        status: "exhausted",
+        attempts: 8,
+        next_attempt_at: null,
+        last_attempt_at: later(RETAINED.old, 60),
+        updated_at: later(RETAINED.old, 60)
+      })
+      yield* deliveries.insert(exhausted)
+      // Read by the retry, then pruned before the retry writes.
+      const retried = Result.getOrThrow(Webhook.transition(exhausted, "retried", later(RETAINED.old, 70), { next_attempt_at: FAR_FUTURE })).next
+      yield* pruning.pruneEvents({ before: RETAINED.cutoff, limit: 1000 })
+      expect(yield* deliveries.findAny(exhausted.id)).toEqual(Option.none())
+      expect(yield* deliveries.update(retried)).toBe(false)
+      expect(yield* deliveries.findAny(exhausted.id)).toEqual(Option.none())
     }))
 }
 

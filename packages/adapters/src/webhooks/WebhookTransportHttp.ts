@@ -56,7 +56,6 @@ const pinnedLookup = (addresses: ReadonlyArray<string>): LookupFunction => (_hos
 type PostRequest = Parameters<WebhookTransport["Service"]["post"]>[0]
 type Reply = { readonly status: number } | { readonly error: string }
 
-
 /** At most this many agents (origin × address set) are kept; the least recently used one is closed. */
 export const MAX_AGENTS = 256
 
@@ -80,7 +79,6 @@ class Agents {
     }
     return agent
   }
-
 
   close() {
     for (const agent of this.byKey.values()) agent.destroy()

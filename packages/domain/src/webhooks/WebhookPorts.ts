@@ -81,8 +81,8 @@ export interface DeliveryWakeups {
 /** Port: where deliveries and their attempts are stored, claimed by the dispatcher and leased. */
 export class WebhookDeliveryRepo extends Context.Service<WebhookDeliveryRepo, {
   /**
-   * Stores new deliveries, in one write (an event's fan-out: PostgreSQL, one statement, so one
-   * wake-up for all of them).
+   * Stores new deliveries, in one write (an event's fan-out: PostgreSQL, one statement, or the
+   * unit of work's one statement; one wake-up for all of them either way).
    */
   insert(...deliveries: ReadonlyArray<WebhookDelivery>): Effect.Effect<void>
   /** The account's delivery with this id; another account's is none. */
@@ -135,7 +135,10 @@ export class WebhookDeliveryRepo extends Context.Service<WebhookDeliveryRepo, {
    * since. Answers in the batch's order; a delivery may appear once per batch.
    */
   recordAttempts(batch: ReadonlyArray<{ readonly delivery: WebhookDelivery; readonly attempt: DeliveryAttempt }>): Effect.Effect<ReadonlyArray<boolean>>
-  /** Writes a delivery's new state (a retry, a claim handed back) and ends its lease; fenced as `recordAttempts`. */
+  /**
+   * Writes a delivery's new state (a retry, a claim handed back) and ends its lease; fenced as
+   * `recordAttempts`. `false` also when the delivery is gone: retention pruned it since it was read.
+   */
   update(delivery: Decided<WebhookDelivery>): Effect.Effect<boolean>
   /** A delivery's attempts, oldest first. */
   attempts(deliveryId: string): Effect.Effect<ReadonlyArray<DeliveryAttempt>>

@@ -63,16 +63,17 @@ export const layer: Layer.Layer<SandboxLedger, never, PgClient.PgClient | SqlCli
      */
     const joinedClaim = (key: string, entry: Entry): Effect.Effect<Entry> =>
       Effect.flatMap(Effect.serviceOption(WriteBehind), (pending) =>
-        Option.isNone(pending) ? claimNow(key, entry) : Effect.sync(() => {
+        // A fence is a lookup's, of a key someone else reserved: it is read, never assumed.
+        Option.isNone(pending) || entry._tag === "Fenced" ? claimNow(key, entry) : Effect.sync(() => {
           pending.value.insert({
             table: "sandbox_ledger",
             id: key,
             version: undefined,
             columns: {
               idempotency_key: key,
-              operation: entry._tag === "Fenced" ? FENCE : entry.operation,
-              order_reference: entry._tag === "Fenced" ? null : entry.order_reference,
-              result: entry._tag === "Fenced" ? null : sql.json(entry.result)
+              operation: entry.operation,
+              order_reference: entry.order_reference,
+              result: sql.json(entry.result)
             }
           })
           return entry

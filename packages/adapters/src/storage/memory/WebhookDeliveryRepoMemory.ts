@@ -37,11 +37,12 @@ const dueFirst = (a: Webhook.WebhookDelivery, b: Webhook.WebhookDelivery) =>
  * Writes a delivery's new state and ends its lease, if the row still carries the lease `next` was
  * written under (the fence); one that was never inserted is a defect, as in PostgreSQL.
  */
-const progress = (db: Writer, next: Webhook.WebhookDelivery): boolean => {
+const progress = (db: Writer, next: Webhook.WebhookDelivery, gone: "false" | "defect" = "defect"): boolean => {
   const current = db.get(deliveries).get(next.id)
-  if (current === undefined || current.account_id !== next.account_id) {
-    throw deliveryNotStored(next.id)
-  }
+  // Gone, for an update: pruned since it was read (retention), as the fence not holding. A leased
+  // delivery, whose attempt is recorded, is never pruned.
+  if (current === undefined && gone === "false") return false
+  if (current === undefined || current.account_id !== next.account_id) throw deliveryNotStored(next.id)
   if (current.lease_token !== next.lease_token) return false
   // Only what progress changes: the rest of the row is fixed at insert, as in PostgreSQL's UPDATE.
   db.mutable(deliveries).set(next.id, {
@@ -183,7 +184,7 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, MemoryDatabase> = La
           }))
         }),
       update: (delivery) =>
-        db.write((w) => Result.succeed(progress(w, delivery))).pipe(
+        db.write((w) => Result.succeed(progress(w, delivery, "false"))).pipe(
           Effect.tap((written) => written && dueAgain(delivery) ? announce(db) : Effect.void)
         ),
       pause: (decision) =>

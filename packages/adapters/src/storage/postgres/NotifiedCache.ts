@@ -140,7 +140,7 @@ export const make = <K, V>(
     /** Bumped by everything forgotten: a read that started under an older generation is not kept. */
     let generation = 0
     let listening = false
-    /** The transactions (as the SQL client marks them) that changed what this cache holds. */
+    /** The transactions that changed what this cache holds, by their connection (a savepoint's too). */
     const changedIn = new WeakSet<object>()
 
     const forget = (key: K | undefined) => {
@@ -156,7 +156,7 @@ export const make = <K, V>(
         forget(undefined)
       }
     })
-    const transaction = Effect.map(Effect.serviceOption(sql.transactionService), Option.getOrUndefined)
+    const transaction = Effect.map(Effect.serviceOption(sql.transactionService), (open) => Option.getOrUndefined(open)?.[0])
 
     return {
       read: (key, load, keep) =>

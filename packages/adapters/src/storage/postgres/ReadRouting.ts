@@ -22,6 +22,11 @@ import * as Statement from "effect/sql/Statement"
 /** A read asked of the replica; `usedReplica` is set once one of its statements went there. */
 export interface ReplicaRead {
   usedReplica: boolean
+  /**
+   * Where the read's statements go, decided by its first one and kept: one request reads one
+   * server, so it never pairs a row from the primary with a missing one of a replica behind it.
+   */
+  source?: "primary" | "replica"
 }
 
 /**
@@ -152,10 +157,13 @@ export const router = (primary: PgClient.PgClient, replica: PgClient.PgClient, o
     /** A statement outside any transaction: on the replica when asked and usable, else (or when it refuses the connection) on the primary. */
     const route = <A, E, R>(onPrimary: Effect.Effect<A, E, R>, onReplica: Effect.Effect<A, E, R>) =>
       Effect.flatMap(ReadSource, (read) => {
-        if (read === undefined || behind || Date.now() < unreachableUntil) return onPrimary
+        if (read === undefined) return onPrimary
+        read.source ??= behind || Date.now() < unreachableUntil ? "primary" : "replica"
+        if (read.source === "primary") return onPrimary
         read.usedReplica = true
         return Effect.catchIf(onReplica, isConnectionError, (error) => {
           unreachableUntil = Date.now() + UNREACHABLE_PAUSE_MS
+          read.source = "primary"
           return Effect.andThen(
             Effect.logWarning(`the read replica is unreachable (${(error as SqlError).message}); reading the primary for ${UNREACHABLE_PAUSE_MS / 1000} s`),
             onPrimary

@@ -14,6 +14,7 @@ import { PgClient } from "@effect/sql-pg"
 import { type Errors, UnitOfWork } from "@tender/domain"
 import { Context, Effect, Exit, Layer, Option, Scope, Semaphore, Stream } from "effect"
 import { SqlClient, type SqlConnection, SqlError } from "effect/sql"
+import { ReadSource } from "./ReadRouting.ts"
 import { Missed, Pending, ReadsNoDeferredTable, refusalOf, statement, WriteBehind } from "./WriteBehind.ts"
 
 /** BEGIN, COMMIT or a flush failing is storage failure: a defect, like every other SqlError here. */
@@ -137,7 +138,10 @@ export const layer: Layer.Layer<UnitOfWork, never, SqlClient.SqlClient | PgClien
 
     return UnitOfWork.of({
       transaction: (effect) =>
-        Effect.flatMap(Effect.serviceOption(sql.transactionService), (open) => Option.isSome(open) ? effect : transaction(effect))
+        Effect.flatMap(Effect.serviceOption(sql.transactionService), (open) =>
+          // A unit writes: none of its statements may go to a read replica, the one sent without a
+          // transaction included (ReadRouting.ts), even in a read that prefers one.
+          Option.isSome(open) ? effect : Effect.provideService(transaction(effect), ReadSource, undefined))
     })
   })
 )
@@ -148,7 +152,11 @@ export const layer: Layer.Layer<UnitOfWork, never, SqlClient.SqlClient | PgClien
  * of Tender's unit of work must not undo: what went to the provider went.
  */
 export const outsideUnitOfWork = (sql: SqlClient.SqlClient) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.updateContext(effect, (context: Context.Context<R>) => Context.omit(sql.transactionService, WriteBehind, AfterCommit)(context) as Context.Context<R>)
+  Effect.updateContext(
+    effect,
+    // They write: on the primary, whatever read the caller makes (ReadRouting.ts).
+    (context: Context.Context<R>) => Context.add(Context.omit(sql.transactionService, WriteBehind, AfterCommit)(context), ReadSource, undefined) as Context.Context<R>
+  )
 
 /**
  * A repository's own transaction (its statements atomic together), joining the caller's unit of work

@@ -263,10 +263,12 @@ export const layerWith = (options: Options): Layer.Layer<WebhookDeliveryRepo, ne
             FROM webhook_attempts a WHERE a.delivery_id = ${deliveryId} ORDER BY a.attempted_at, a.seq`
     })
 
-    // No row written: the fence did not hold (false), or there is no such delivery (a defect).
-    const written = (delivery: Webhook.WebhookDelivery) => (rows: ReadonlyArray<unknown>) =>
+    // No row written: the fence did not hold (false), or there is no such delivery: for an update,
+    // pruned since it was read (retention; false too), for an attempt's record a defect (a leased
+    // delivery is never pruned); a row of another account is a defect.
+    const written = (delivery: Webhook.WebhookDelivery, gone: "false" | "defect" = "defect") => (rows: ReadonlyArray<unknown>) =>
       rows.length > 0 ? Effect.succeed(true) : Effect.flatMap(findAny(delivery.id).pipe(Effect.orDie), (found) =>
-        found._tag === "None" || found.value.account_id !== delivery.account_id
+        (found._tag === "None" && gone === "defect") || (found._tag === "Some" && found.value.account_id !== delivery.account_id)
           ? Effect.die(deliveryNotStored(delivery.id))
           : Effect.succeed(false))
 
@@ -355,7 +357,7 @@ export const layerWith = (options: Options): Layer.Layer<WebhookDeliveryRepo, ne
       update: (delivery) =>
         update(delivery).pipe(
           Effect.orDie,
-          Effect.flatMap(written(delivery)),
+          Effect.flatMap(written(delivery, "false")),
           Effect.withSpan("WebhookDeliveryRepoPg.update")
         ),
       attempts: (deliveryId) => attempts(deliveryId).pipe(Effect.orDie)

@@ -63,10 +63,6 @@ export class Pending {
     return this.writes.length
   }
 
-  get hasUpdates() {
-    return this.writes.some((write) => write._tag === "Update")
-  }
-
   insert(write: Omit<Insert, "_tag">) {
     const entry: Insert = { _tag: "Insert", ...write }
     this.writes.push(entry)

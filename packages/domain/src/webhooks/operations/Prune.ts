@@ -1,6 +1,6 @@
 /**
  * Operation: one round of the retention worker (Workers.ts). Walks the event log oldest first in
- * batches (Pruning.pruneEvents), each its own short unit of work, until no event older than the
+ * batches (Pruning.pruneEvents), each one short statement of its own, until no event older than the
  * cutoff is left to look at; then removes storage's expired entries likewise. After each batch it
  * pauses `idleShare` times as long as the batch took, so that a backlog (the first round over a
  * year of history) takes a bounded share of one connection and of the database's writes, and is

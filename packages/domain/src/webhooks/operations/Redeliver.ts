@@ -43,7 +43,11 @@ export const redeliver = Effect.fn("Webhooks.retryDelivery")(function*(account: 
   const delivery = yield* loadDelivery(account, id)
   const next = decideRetry(delivery, yield* nowIso)
   if (Result.isFailure(next)) return yield* next.failure
-  // Fenced by the lease read here: a claim since lands in `conflict` too.
-  if (!(yield* (yield* WebhookDeliveryRepo).update(next.success))) return yield* inFlight(id)
+  // Fenced by the lease read here: a claim since lands in `conflict` too; pruned since (retention),
+  // the read again answers it not found.
+  if (!(yield* (yield* WebhookDeliveryRepo).update(next.success))) {
+    yield* loadDelivery(account, id)
+    return yield* inFlight(id)
+  }
   return deliveryView(next.success)
 })
