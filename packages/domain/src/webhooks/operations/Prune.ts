@@ -22,7 +22,7 @@ export interface RetentionOptions {
   readonly idleShare: number
 }
 
-/** 30 days, batches of 1,000, a pause of nine times the batch's time (at least 20 ms) between two. */
+/** 30 days, batches of 250, a pause of nine times the batch's time (at least 20 ms) between two. */
 export const DEFAULT_RETENTION: RetentionOptions = { days: DEFAULT_RETENTION_DAYS, batchSize: PRUNE_BATCH, pauseMs: 20, idleShare: 9 }
 
 /** Runs `batch` until one is not full (nothing is left after it), pausing between two. */
