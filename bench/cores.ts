@@ -86,7 +86,8 @@ const MODEL_CORES = [2, 4, 8, 16, 32] as const
  * and the account cache one LISTEN connection. Checked against the connections seen open.
  */
 const REQUEST_POOL = 10
-const LISTENER_CONNECTIONS = 1
+/** The notified caches' one listener and the dispatcher's wake-ups (README, Configuration: `--workers`). */
+const LISTENER_CONNECTIONS = 2
 const CONNECTIONS_PER_PROCESS = REQUEST_POOL + DISPATCHER_POOL_SIZE + LISTENER_CONNECTIONS
 /** The sampler's application_name: its backend is the bench's, not Tender's. */
 const SAMPLER_APP = "tender-bench-cores"
@@ -637,7 +638,7 @@ const model = (r: Result, settings: Settings, probeMedianMs: number) => {
     `${fixed((100 * x.idleInTransaction) / x.busy, 0)} % of it idle in a transaction, waiting for Tender; the commit's fsync wait alone is ≥ W × fsync = ${
       fixed(x.durableCommits * probeMedianMs, 2)
     } ms)`,
-    `  connections per Tender process at most ${CONNECTIONS_PER_PROCESS} (request pool ${REQUEST_POOL} + dispatcher ${DISPATCHER_POOL_SIZE} + listener ${LISTENER_CONNECTIONS}; ` +
+    `  connections per Tender process at most ${CONNECTIONS_PER_PROCESS} (request pool ${REQUEST_POOL} + dispatcher ${DISPATCHER_POOL_SIZE} + listeners ${LISTENER_CONNECTIONS}; ` +
     `seen open here: ${fixed(r.activity.maxOpen / r.workers, 1)} per process at most); max_connections ${maxConnections} − ${reserved} reserved = ${available}, ` +
     `room for ${maxProcesses} processes`,
     `  synchronous_commit ${settings.synchronous_commit}, commit_delay ${settings.commit_delay} µs (commit_siblings ${settings.commit_siblings}), wal_sync_method ${settings.wal_sync_method}`,
