@@ -3264,23 +3264,29 @@ export const retentionContract = (it: Vitest.MethodsNonLive<StorageServices | Pr
       expect(yield* pruning.pruneEvents({ before: RETAINED.cutoff, limit: 100 })).toMatchObject({ events: 0, deliveries: 0, attempts: 0, scanned: 6 })
     }))
 
-  it.effect("retention: a delivery retried before the batch is owed again, and it and its event stay", () =>
+  /** An event past the retention with one exhausted delivery, stored, and the merchant's retry of it (not written). */
+  const exhaustedLongAgo = (ms: number) =>
     Effect.gen(function*() {
-      const deliveries = yield* WebhookDeliveryRepo
-      const pruning = yield* Pruning
-      const account = yield* storedAccount
-      const e = yield* storedEvent(account, { created_at: later(RETAINED.old, 20) })
+      const e = yield* storedEvent(yield* storedAccount, { created_at: later(RETAINED.old, ms) })
       const exhausted = yield* newDelivery(e, yield* (yield* Ids).make("webhookEndpoint"), {
         status: "exhausted",
         attempts: 8,
         next_attempt_at: null,
-        last_attempt_at: later(RETAINED.old, 30),
-        updated_at: later(RETAINED.old, 30)
+        last_attempt_at: later(RETAINED.old, ms + 10),
+        updated_at: later(RETAINED.old, ms + 10)
       })
-      yield* deliveries.insert(exhausted)
+      yield* (yield* WebhookDeliveryRepo).insert(exhausted)
+      // POST …/retry: pending, due in the far future here.
+      const retried = Result.getOrThrow(Webhook.transition(exhausted, "retried", later(RETAINED.old, ms + 20), { next_attempt_at: FAR_FUTURE })).next
+      return { e, exhausted, retried }
+    })
+
+  it.effect("retention: a delivery retried before the batch is owed again, and it and its event stay", () =>
+    Effect.gen(function*() {
+      const deliveries = yield* WebhookDeliveryRepo
+      const pruning = yield* Pruning
+      const { e, exhausted, retried } = yield* exhaustedLongAgo(20)
       expect(Retention.deliveryMayGo(exhausted, RETAINED.cutoff)).toBe(true)
-      // The merchant retries it (POST …/retry): pending, due in the far future here, written now.
-      const retried = Result.getOrThrow(Webhook.transition(exhausted, "retried", later(RETAINED.old, 40), { next_attempt_at: FAR_FUTURE })).next
       expect(yield* deliveries.update(retried)).toBe(true)
       yield* pruning.pruneEvents({ before: RETAINED.cutoff, limit: 1000 })
       expect(Option.isSome(yield* deliveries.findAny(exhausted.id))).toBe(true)
@@ -3291,18 +3297,8 @@ export const retentionContract = (it: Vitest.MethodsNonLive<StorageServices | Pr
     Effect.gen(function*() {
       const deliveries = yield* WebhookDeliveryRepo
       const pruning = yield* Pruning
-      const account = yield* storedAccount
-      const e = yield* storedEvent(account, { created_at: later(RETAINED.old, 50) })
-      const exhausted = yield* newDelivery(e, yield* (yield* Ids).make("webhookEndpoint"), {
-        status: "exhausted",
-        attempts: 8,
-        next_attempt_at: null,
-        last_attempt_at: later(RETAINED.old, 60),
-        updated_at: later(RETAINED.old, 60)
-      })
-      yield* deliveries.insert(exhausted)
       // Read by the retry, then pruned before the retry writes.
-      const retried = Result.getOrThrow(Webhook.transition(exhausted, "retried", later(RETAINED.old, 70), { next_attempt_at: FAR_FUTURE })).next
+      const { exhausted, retried } = yield* exhaustedLongAgo(50)
       yield* pruning.pruneEvents({ before: RETAINED.cutoff, limit: 1000 })
       expect(yield* deliveries.findAny(exhausted.id)).toEqual(Option.none())
       expect(yield* deliveries.update(retried)).toBe(false)
