@@ -26,23 +26,34 @@ afterAll(async () => {
   await home.cleanup()
 }, 120_000)
 
-/** An event `days` old with one delivery of `status` to endpoint `endpoint` (no such endpoint row is needed). */
+/**
+ * An event `days` old with one delivery of `status` to endpoint `endpoint` (no such endpoint row is
+ * needed) and its attempt, in one transaction: the server's round, every 300 ms, must never meet the
+ * delivery without its attempt (it could prune it between the two inserts).
+ */
 const storeHistory = async (tag: string, days: number, status: "succeeded" | "failed", paused: boolean) => {
   const at = new Date(Date.now() - days * 86_400_000).toISOString()
-  await db.query(
-    `INSERT INTO events (id, account_id, type, created_at, livemode, data) VALUES ($1, $2, 'payment.succeeded', $3, false, '{}')`,
-    [`evt_${tag}`, merchant.account_id, at]
-  )
-  await db.query(
-    `INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, event_type, status, attempts, next_attempt_at,
-       last_attempt_at, created_at, updated_at, paused)
-     VALUES ($1, $2, 'we_retention', $3, 'payment.succeeded', $4, 1, $5, $6, $6, $6, $7)`,
-    [`whd_${tag}`, merchant.account_id, `evt_${tag}`, status, status === "failed" ? "2999-01-01T00:00:00Z" : null, at, paused]
-  )
-  await db.query(
-    `INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, error) VALUES ($1, $2, 200, 12, NULL)`,
-    [`whd_${tag}`, at]
-  )
+  const client = await db.connect()
+  try {
+    await client.query("BEGIN")
+    await client.query(
+      `INSERT INTO events (id, account_id, type, created_at, livemode, data) VALUES ($1, $2, 'payment.succeeded', $3, false, '{}')`,
+      [`evt_${tag}`, merchant.account_id, at]
+    )
+    await client.query(
+      `INSERT INTO webhook_deliveries (id, account_id, endpoint_id, event_id, event_type, status, attempts, next_attempt_at,
+         last_attempt_at, created_at, updated_at, paused)
+       VALUES ($1, $2, 'we_retention', $3, 'payment.succeeded', $4, 1, $5, $6, $6, $6, $7)`,
+      [`whd_${tag}`, merchant.account_id, `evt_${tag}`, status, status === "failed" ? "2999-01-01T00:00:00Z" : null, at, paused]
+    )
+    await client.query(
+      `INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, error) VALUES ($1, $2, 200, 12, NULL)`,
+      [`whd_${tag}`, at]
+    )
+    await client.query("COMMIT")
+  } finally {
+    client.release()
+  }
 }
 
 const count = async (table: string, column: string, value: string) =>
