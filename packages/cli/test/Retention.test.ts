@@ -68,7 +68,9 @@ it("the serve process prunes delivered history past the retention and expired re
     [merchant.account_id, `${tag}expired`]
   )
   const deadline = Date.now() + 20_000
-  while ((await count("events", "id", `evt_${tag}done`)) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200))
+  // A round prunes the event log first, then the expired replay rows: wait for both.
+  const pruned = async () => (await count("events", "id", `evt_${tag}done`)) === 0 && (await count("replay_signatures", "digest", `${tag}expired`)) === 0
+  while (!(await pruned()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200))
   expect(await count("events", "id", `evt_${tag}done`)).toBe(0)
   expect(await count("webhook_deliveries", "id", `whd_${tag}done`)).toBe(0)
   expect(await count("webhook_attempts", "delivery_id", `whd_${tag}done`)).toBe(0)
