@@ -134,6 +134,13 @@ layer(storage, { excludeTestServices: true, timeout: "3 minutes" })("PostgreSQL 
         SELECT created_at::text AS created_at, id FROM events WHERE created_at < ${monthAgo}::timestamptz
         ORDER BY created_at, id OFFSET ${ORDERS / 2} LIMIT 1`
 
+      // The event feed (issue 25) of a listener well behind: from the middle of the account's history.
+      const [feedMiddle] = yield* sql<{ txid: string; seq: string }>`
+        SELECT txid::text AS txid, seq::text AS seq FROM events WHERE account_id = ${account}
+        ORDER BY txid, seq OFFSET ${ORDERS / 8} LIMIT 1`
+      const feedFrom = { tx: BigInt(feedMiddle.txid), seq: BigInt(feedMiddle.seq) }
+      const head = (yield* events.feed({ account_id: account, after: undefined, types: undefined, limit: 1 })).next
+
       const calls: ReadonlyArray<readonly [string, Effect.Effect<unknown>]> = [
         ["order by id", orders.find(account, sample.id)],
         ["order by reference", orders.findByReference(account, sample.merchant_reference)],
@@ -164,6 +171,8 @@ layer(storage, { excludeTestServices: true, timeout: "3 minutes" })("PostgreSQL 
         ["event search, type", events.search({ account_id: account, type: "payment.canceled", limit: 20 })],
         ["event search, every account", events.search({ limit: 20 })],
         ["event search, every account, since", events.search({ created_from: monthAgo, limit: 20 })],
+        ["event feed, behind", events.feed({ account_id: account, after: feedFrom, types: undefined, limit: 100 })],
+        ["event feed, at the head, by type", events.feed({ account_id: account, after: head, types: ["payment.canceled"], limit: 100 })],
         ["retention batch", pruning.pruneEvents({ before: monthAgo, limit: 1000 })],
         ["retention batch, after a cursor", pruning.pruneEvents({ before: monthAgo, limit: 1000, after: middle })],
         ["replay cache expiry batch", pruning.pruneExpired(1000)]

@@ -30,6 +30,7 @@ import { sharedConfig } from "./PgTestDatabase.ts"
 import {
   CLAIM_WINDOW,
   clearClaimWindow,
+  feedHead,
   newAccount,
   newChannel,
   newDelivery,
@@ -37,6 +38,7 @@ import {
   newOrder,
   newSession,
   pastBoundContract,
+  readFeedUntil,
   storageContract,
   storedEvent
 } from "../src/testing/StorageContract.ts"
@@ -74,6 +76,48 @@ storageContract("PostgreSQL storage", storage, {
           yield* sql`UPDATE orders SET refunded_amount = ${order.refunded_amount} WHERE id = ${order.id}`
           yield* sql`ALTER TABLE orders ENABLE TRIGGER orders_refunded_within_arrived`
         })).pipe(Effect.orDie)
+      }))
+
+    it.effect("events feed: of two units of work committing out of order (the lower seq last), the feed misses neither", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const uow = yield* UnitOfWork
+        const events = yield* EventRepo
+        const { account } = yield* accountWithEvent
+        const start = yield* feedHead(account)
+        const inserted = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        // A: its event inserted first (a read in the unit flushes its write-behind statement), its
+        // commit held back until B has committed.
+        const slow = yield* Effect.forkChild(uow.transaction(Effect.gen(function*() {
+          const event = yield* storedEvent(account, { type: "payment.failed" })
+          yield* events.findAny(event.id)
+          yield* Deferred.succeed(inserted, undefined)
+          yield* Deferred.await(release)
+          return event
+        })))
+        yield* Deferred.await(inserted)
+        // B: inserted after A (its seq is higher) and committed first, through the write-behind
+        // statement at commit.
+        const fast = yield* uow.transaction(storedEvent(account, { type: "payment.succeeded" }))
+        const seqs = yield* sql<{ txid: string }>`SELECT txid::text FROM events WHERE id = ${fast.id}`
+        // The default applied to the write-behind statement's insert: the writing transaction.
+        expect(seqs).toHaveLength(1)
+        expect(BigInt(seqs[0].txid)).toBeGreaterThan(0n)
+
+        // B is committed and visible, but an older transaction (A) still runs: a feed that served B
+        // now would move its cursor past A's lower seq, and miss A when it commits.
+        const early = yield* events.feed({ account_id: account, after: start, types: undefined, limit: 10 })
+        expect(early.events).toEqual([])
+        yield* Deferred.succeed(release, undefined)
+        const slowEvent = yield* Fiber.join(slow)
+        // The race was real: A holds the lower seq, yet committed last.
+        const bySeq = yield* sql<{ id: string }>`SELECT id FROM events WHERE id IN (${slowEvent.id}, ${fast.id}) ORDER BY seq`
+        expect(bySeq.map((r) => r.id)).toEqual([slowEvent.id, fast.id])
+
+        // From the early read's cursor, and from the start: both events, A (the older transaction) first.
+        expect((yield* readFeedUntil({ account_id: account, after: early.next }, 2)).events.map((e) => e.id)).toEqual([slowEvent.id, fast.id])
+        expect((yield* readFeedUntil({ account_id: account, after: start }, 2)).events.map((e) => e.id)).toEqual([slowEvent.id, fast.id])
       }))
 
     it.effect("the vault row holds the number sealed: neither the row nor the ciphertext contains it", () =>

@@ -6,6 +6,7 @@
  */
 import { HttpApi, OpenApi } from "effect/http-api"
 import { CustomersApi } from "./api/CustomersApi.ts"
+import { EventsApi } from "./api/EventsApi.ts"
 import { OrdersApi, TransactionsApi } from "./api/OrdersApi.ts"
 import { PayoutsApi, RefundsApi } from "./api/OutflowsApi.ts"
 import { PaymentMethodsApi } from "./api/PaymentMethodsApi.ts"
@@ -66,6 +67,7 @@ export class Api extends HttpApi.make("tender")
   .add(CustomersApi)
   .add(RefundsApi)
   .add(PayoutsApi)
+  .add(EventsApi)
   .middleware(RequestValidation)
   .middleware(ApiKeyAuth)
   // Report every offending field at once (errors[]), not only the first.

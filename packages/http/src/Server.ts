@@ -17,6 +17,7 @@ import * as Health from "./Health.ts"
 import * as Metrics from "./Metrics.ts"
 import * as IpLimits from "./IpLimits.ts"
 import { CustomersHandlers } from "./handlers/CustomersHandlers.ts"
+import { EventsHandlers } from "./handlers/EventsHandlers.ts"
 import { PaymentMethodsHandlers } from "./handlers/PaymentMethodsHandlers.ts"
 import { PayoutsHandlers, RefundsHandlers } from "./handlers/OutflowsHandlers.ts"
 import { OrdersHandlers, PaymentsHandlers, TransactionsHandlers } from "./handlers/PaymentsHandlers.ts"
@@ -74,7 +75,8 @@ const ApiRoutes = HttpApiBuilder.layer(Api, { openapiPath: OPENAPI_PATH }).pipe(
     WebhookDeliveriesHandlers,
     CustomersHandlers,
     RefundsHandlers,
-    PayoutsHandlers
+    PayoutsHandlers,
+    EventsHandlers
   ]),
   Layer.provide([AccountContextLive, ApiKeyAuthLive, RequestValidationLive])
 )

@@ -30,6 +30,7 @@ import {
   ClientSecretRepo,
   CustomerRepo,
   Errors,
+  EventFeed,
   EventRepo,
   Ids,
   KeyHasher,
@@ -3306,6 +3307,82 @@ export const retentionContract = (it: Vitest.MethodsNonLive<StorageServices | Pr
     }))
 }
 
+/**
+ * Reads the account's feed from `after` in pages of `limit` until `count` events came (or a few
+ * seconds passed): storage may serve an event a moment after it committed (PostgreSQL waits for
+ * every older transaction of the server to end), never skip one. Returns them and where it stopped.
+ */
+export const readFeedUntil = (
+  query: { readonly account_id: string; readonly after: EventFeed.FeedPosition; readonly types?: ReadonlyArray<string> | undefined },
+  count: number,
+  limit = 2
+) =>
+  Effect.gen(function*() {
+    const events = yield* EventRepo
+    const served: Array<Payment.PaymentEvent> = []
+    let after = query.after
+    for (let tries = 0; served.length < count && tries < 250; tries++) {
+      const page = yield* events.feed({ account_id: query.account_id, after, types: query.types, limit })
+      expect(page.events.length).toBeLessThanOrEqual(limit)
+      // The cursor only moves forward, and past every event served.
+      expect(EventFeed.isAfter(after, page.next)).toBe(false)
+      served.push(...page.events)
+      after = page.next
+      if (page.events.length === 0) yield* Effect.sleep("20 millis")
+    }
+    return { events: served, next: after }
+  })
+
+/** The account's feed position now (a read without a cursor). */
+export const feedHead = (accountId: string) =>
+  Effect.map(EventRepo.use((events) => events.feed({ account_id: accountId, after: undefined, types: undefined, limit: 1 })), (page) => {
+    expect(page.events).toEqual([])
+    return page.next
+  })
+
+export const feedContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
+  it.effect("events feed: from now, the account's events in the order recorded, in pages; by type; the cursor continues and serves nothing twice", () =>
+    Effect.gen(function*() {
+      const events = yield* EventRepo
+      const owner = yield* storedAccount
+      const other = yield* storedAccount
+      const before = yield* storedEvent(owner)
+      const start = yield* feedHead(owner)
+      const a = yield* storedEvent(owner, { type: "payment.succeeded" })
+      const b = yield* storedEvent(owner, { type: "payment.failed", created_at: later(T0, -5_000) })
+      yield* storedEvent(other)
+      const c = yield* storedEvent(owner, { type: "payment.succeeded" })
+
+      const all = yield* readFeedUntil({ account_id: owner, after: start }, 3)
+      expect(idsOf(all.events)).toEqual(idsOf([a, b, c]))
+      expect(all.events[1]).toEqual(b)
+      const succeeded = yield* readFeedUntil({ account_id: owner, after: start, types: ["payment.succeeded"] }, 2, 10)
+      expect(idsOf(succeeded.events)).toEqual(idsOf([a, c]))
+      // Past the last one: nothing more, until the next event.
+      expect((yield* events.feed({ account_id: owner, after: all.next, types: undefined, limit: 10 })).events).toEqual([])
+      const d = yield* storedEvent(owner, { type: "refund.succeeded" })
+      expect(idsOf((yield* readFeedUntil({ account_id: owner, after: all.next }, 1)).events)).toEqual([d.id])
+      expect(idsOf((yield* readFeedUntil({ account_id: owner, after: succeeded.next, types: ["payment.succeeded", "refund.succeeded"] }, 1)).events))
+        .toEqual([d.id])
+      // The oldest cursor there is (as one from before events were pruned) continues with what is kept.
+      const fromStart = yield* readFeedUntil({ account_id: owner, after: { tx: 0n, seq: 0n } }, 5, 100)
+      expect(idsOf(fromStart.events)).toEqual(idsOf([before, a, b, c, d]))
+    }))
+
+  it.effect("events feed: an event of a failed unit of work never appears; one of a unit that succeeds does, once", () =>
+    Effect.gen(function*() {
+      const uow = yield* UnitOfWork
+      const owner = yield* storedAccount
+      const start = yield* feedHead(owner)
+      yield* Effect.exit(uow.transaction(Effect.andThen(storedEvent(owner), Effect.fail("undo"))))
+      const kept = yield* uow.transaction(storedEvent(owner))
+      const after = yield* storedEvent(owner)
+      const served = yield* readFeedUntil({ account_id: owner, after: start }, 2, 10)
+      expect(idsOf(served.events)).toEqual(idsOf([kept, after]))
+      expect((yield* (yield* EventRepo).feed({ account_id: owner, after: served.next, types: undefined, limit: 10 })).events).toEqual([])
+    }))
+}
+
 /** Every service the whole contract uses: what a storage layer under `storageContract` provides. */
 export type StorageContractServices = StorageServices | CustomerRepo | TransferRepo | ClientSecretRepo | ChannelRepo | ChannelCredentials | Pruning
 
@@ -3336,5 +3413,6 @@ export const storageContract = <L extends Layer.Layer<StorageContractServices, u
     clientSecretsContract(contract)
     channelsContract(contract)
     retentionContract(contract)
+    feedContract(contract)
     options.also?.(it)
   })

@@ -8,6 +8,7 @@ import type { Decided } from "../kernel/StateMachine.ts"
 import type { Conflict, DuplicateMerchantReferenceId } from "../kernel/Errors.ts"
 import type { Order, PaymentEvent, Transaction } from "./Payment.ts"
 import type { Page, SearchQuery } from "../kernel/Search.ts"
+import type { FeedPage, FeedPosition } from "../webhooks/EventFeed.ts"
 
 /** Port: where orders are stored, claimed by reference, searched and updated under a version check. */
 export class OrderRepo extends Context.Service<OrderRepo, {
@@ -104,4 +105,17 @@ export class EventRepo extends Context.Service<EventRepo, {
     readonly limit: number
     readonly cursor?: { readonly created_at: string; readonly id: string } | undefined
   }): Effect.Effect<Page<PaymentEvent>>
+  /**
+   * The account's feed (webhooks/EventFeed.ts): its events of `types` (all when undefined) after
+   * `after`, in position order, at most `limit`. Complete: an event that commits after a read is
+   * never at or before the `next` that read gave, however the writers' commits interleave (an event
+   * is served only once no event can still appear before it). `after` undefined: no events, and
+   * `next` is now (after every event committed so far). Reads the primary, never a replica.
+   */
+  feed(query: {
+    readonly account_id: string
+    readonly after: FeedPosition | undefined
+    readonly types: ReadonlyArray<string> | undefined
+    readonly limit: number
+  }): Effect.Effect<FeedPage<PaymentEvent>>
 }>()("@tender/domain/EventRepo") {}

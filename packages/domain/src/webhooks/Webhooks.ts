@@ -18,12 +18,14 @@ import { HostResolver, PayloadSigner, WebhookDeliveryRepo, WebhookEndpointRepo, 
 import { WebhookPrivateReceivers, WebhookReceiverPolicy } from "./WebhookReceivers.ts"
 import type { CreateEndpointInput, DeliverySearchInput, EventSearchInput, UpdateEndpointInput } from "./WebhookRequest.ts"
 import type { AttemptView, DeliveryView, EndpointView, Envelope } from "./WebhookViews.ts"
+import type { FeedInput } from "./EventFeed.ts"
 import type { DispatchOptions } from "./operations/Claim.ts"
 import { createEndpoint } from "./operations/CreateEndpoint.ts"
 import { deleteEndpoint } from "./operations/DeleteEndpoint.ts"
 import { dispatchDue, type IdleOptions, runDispatcher } from "./operations/Dispatch.ts"
 import { getDelivery, listDeliveries } from "./operations/ListDeliveries.ts"
 import { getEndpoint, listEndpoints } from "./operations/ListEndpoints.ts"
+import { getAccountEvent, readFeed, resendEvent } from "./operations/EventFeed.ts"
 import { getEvent, listEvents } from "./operations/ListEvents.ts"
 import { redeliver } from "./operations/Redeliver.ts"
 import { updateEndpoint } from "./operations/UpdateEndpoint.ts"
@@ -62,6 +64,25 @@ export class Webhooks extends Context.Service<Webhooks, {
   listEvents(input: EventSearchInput): Effect.Effect<SearchResult<Envelope & { readonly account_id: string }>, ValidationFailed>
   /** Operator: an event of any account, with its deliveries. */
   getEvent(id: string): Effect.Effect<{ readonly event: Envelope & { readonly account_id: string }; readonly deliveries: ReadonlyArray<DeliveryView> }, NotFound>
+  /**
+   * The account's event feed (EventFeed.ts): its events after the cursor (from now without one),
+   * waiting up to `wait` seconds for a first one; `next_cursor` continues it, and nothing is skipped.
+   */
+  readFeed(account: Account, input: FeedInput): Effect.Effect<{
+    readonly data: ReadonlyArray<Envelope>
+    readonly next_cursor: string
+    readonly has_more: boolean
+  }, ValidationFailed>
+  /** The account's event with this id, as webhooks carry it. */
+  getAccountEvent(account: Account, id: string): Effect.Effect<Envelope, NotFound>
+  /**
+   * Operator: a new delivery of the event, due now, to the endpoint named (it must be the event's
+   * account's), or to each enabled endpoint of the account subscribed to its type.
+   */
+  resendEvent(id: string, endpointId: string | undefined): Effect.Effect<{
+    readonly event: Envelope & { readonly account_id: string }
+    readonly deliveries: ReadonlyArray<DeliveryView>
+  }, NotFound | WebhookNotFound | ValidationFailed>
   /** The dispatcher, until interrupted: claims as slots free up, attempts run concurrently. */
   runDispatcher(options?: Partial<DispatchOptions & IdleOptions>): Effect.Effect<never>
 }>()("@tender/domain/webhooks/Webhooks") {
@@ -98,6 +119,9 @@ export class Webhooks extends Context.Service<Webhooks, {
         dispatchDue: (options) => run(dispatchDue(options)),
         listEvents: (input) => run(listEvents(input)),
         getEvent: (id) => run(getEvent(id)),
+        readFeed: (account, input) => run(readFeed(account, input)),
+        getAccountEvent: (account, id) => run(getAccountEvent(account, id)),
+        resendEvent: (id, endpointId) => run(resendEvent(id, endpointId)),
         runDispatcher: (options) => run(runDispatcher(options))
       })
     })

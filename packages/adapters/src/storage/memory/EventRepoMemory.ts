@@ -1,10 +1,18 @@
 /** The event outbox in memory: rows of the same transactional tables as the changes they report. */
-import { EventRepo, type Payment } from "@tender/domain"
+import { EventFeed, EventRepo, type Payment } from "@tender/domain"
 import { Effect, Layer, Option, Result } from "effect"
 import { MemoryDatabase, table } from "./MemoryDatabase.ts"
 import * as SearchMemory from "./SearchMemory.ts"
 
 export const events = table<string, Payment.PaymentEvent>("events")
+/**
+ * Each stored event's feed position (EventRepo.feed): a sequence taken when it is appended. The
+ * database runs one transaction at a time, so events commit in the order they are numbered and a
+ * plain `seq > cursor` never skips one (PostgreSQL's feed needs more: EventRepoPg.ts).
+ */
+export const positions = table<string, bigint>("event_positions")
+/** The last position given (key `last`): kept apart from `positions`, which pruning shrinks. */
+const lastPosition = table<"last", bigint>("event_last_position")
 
 export const layer: Layer.Layer<EventRepo, never, MemoryDatabase> = Layer.effect(
   EventRepo,
@@ -14,6 +22,9 @@ export const layer: Layer.Layer<EventRepo, never, MemoryDatabase> = Layer.effect
         db.write((w) => {
           if (w.get(events).has(event.id)) throw new Error(`EventRepoMemory: duplicate event id ${event.id}`)
           w.mutable(events).set(event.id, event)
+          const seq = (w.get(lastPosition).get("last") ?? 0n) + 1n
+          w.mutable(lastPosition).set("last", seq)
+          w.mutable(positions).set(event.id, seq)
           return Result.succeed(undefined)
         }),
       listByOrder: (orderId) =>
@@ -32,6 +43,25 @@ export const layer: Layer.Layer<EventRepo, never, MemoryDatabase> = Layer.effect
             (query.type === undefined || e.type === query.type) &&
             since(e), query)
         )
-      }
+      },
+      feed: (query) =>
+        db.read((r) => {
+          const now = r.get(lastPosition).get("last") ?? 0n
+          if (query.after === undefined) return { events: [], next: { tx: 0n, seq: now } }
+          const after = query.after
+          const seqOf = r.get(positions)
+          const served = [...r.get(events).values()]
+            .map((e) => [e, seqOf.get(e.id)!] as const)
+            .filter(([e, seq]) =>
+              e.account_id === query.account_id && (query.types === undefined || query.types.includes(e.type)) &&
+              EventFeed.isAfter({ tx: 0n, seq }, after)
+            )
+            .sort(([, a], [, b]) => (a < b ? -1 : a > b ? 1 : 0))
+            .slice(0, query.limit)
+          const last = served.at(-1)
+          // A page short of the limit served everything up to now: the next read starts there.
+          const next = served.length === query.limit ? { tx: 0n, seq: last![1] } : EventFeed.later(after, { tx: 0n, seq: now })
+          return { events: served.map(([e]) => e), next }
+        })
     }))
 )

@@ -5,7 +5,7 @@
  */
 import { Pruning, Retention, type Webhook } from "@tender/domain"
 import { Effect, Layer, Result } from "effect"
-import { events } from "./EventRepoMemory.ts"
+import { events, positions } from "./EventRepoMemory.ts"
 import { MemoryDatabase } from "./MemoryDatabase.ts"
 import * as SearchMemory from "./SearchMemory.ts"
 import { attempts, deliveries, paused } from "./WebhookDeliveryRepoMemory.ts"
@@ -47,6 +47,7 @@ export const layer: Layer.Layer<Pruning, never, MemoryDatabase> = Layer.effect(
             removedDeliveries += going.length
             if (Retention.eventMayGo(event, own.length - going.length, before)) {
               w.mutable(events).delete(event.id)
+              w.mutable(positions).delete(event.id)
               removedEvents++
             }
           }

@@ -30,11 +30,15 @@ export const withoutClientSecret = (data: Record<string, unknown>): Record<strin
 export const subscribers = (event: PaymentEvent, endpoints: ReadonlyArray<Webhook.WebhookEndpoint>) =>
   endpoints.filter((endpoint) => Webhook.matches(endpoint, event.type))
 
-/** The fan-out (pure): one new delivery, due at once, per subscriber, the i-th with `ids[i]`. */
+/**
+ * The fan-out (pure): one new delivery, due at once, per subscriber, the i-th with `ids[i]`; made
+ * at `at` (the event's time when it is recorded, later for an operator's resend).
+ */
 export const fanOut = (
   event: PaymentEvent,
   subscribed: ReadonlyArray<Webhook.WebhookEndpoint>,
-  ids: ReadonlyArray<string>
+  ids: ReadonlyArray<string>,
+  at: string = event.created_at
 ): ReadonlyArray<Webhook.WebhookDelivery> =>
   subscribed.map((endpoint, i) =>
     Webhook.born({
@@ -44,9 +48,9 @@ export const fanOut = (
       event_id: event.id,
       event_type: event.type,
       attempts: 0,
-      next_attempt_at: event.created_at,
+      next_attempt_at: at,
       last_attempt_at: null,
-      created_at: event.created_at
+      created_at: at
     })
   )
 

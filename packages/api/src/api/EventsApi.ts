@@ -1,0 +1,67 @@
+/**
+ * The account's events as a feed (issue 25): what `tender listen` reads. A long poll rather than a
+ * stream, because every answer of this API is one complete JSON body signed as a whole (the
+ * gateway's response signature): a stream has no end to sign. Each event is the envelope webhooks
+ * carry (contract.md), byte for byte the body a listener forwards.
+ */
+import { Schema, SchemaTransformation } from "effect"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
+import { ID_PREFIXES, prefixed } from "../Ids.ts"
+import * as Limits from "../Limits.ts"
+import { Code, Reference, text } from "./Bounded.ts"
+
+const optional = Schema.optional
+
+/** The longest a read may wait (seconds) and the most events an answer holds: the domain's EventFeed.ts says the same. */
+const MAX_WAIT = 25
+const MAX_EVENTS = 100
+
+/** `<tx>.<seq>` (two numbers below 2^63): an answer's `next_cursor`, passed back as `after`. */
+const Cursor = text(39).check(Schema.isPattern(/^[0-9]{1,19}\.[0-9]{1,19}$/))
+
+/** A whole number from a query's text, from `minimum` to `maximum`. */
+const queryInt = (minimum: number, maximum: number) =>
+  Code.pipe(Schema.decodeTo(Schema.Number.check(Schema.isInt(), Schema.isBetween({ minimum, maximum })), SchemaTransformation.numberFromString))
+
+/** An event as webhooks carry it: the body POSTed to endpoints, and each item of the feed. */
+export const EventEnvelope = Schema.Struct({
+  id: text(Limits.MAX_REFERENCE),
+  type: Code,
+  created_at: Code,
+  livemode: Schema.Boolean,
+  processing_profile: Schema.NullOr(Reference),
+  /** The object's view when the event was recorded (a payment, a session, a refund, …). */
+  data: Schema.Record(Schema.String, Schema.Unknown)
+})
+
+export class EventsApi extends HttpApiGroup.make("events")
+  .annotate(OpenApi.Description, "The account's events, as webhooks carry them, read as a feed from a cursor.")
+  .add(
+    HttpApiEndpoint.get("feed", "/v1/events", {
+      query: {
+        after: optional(Cursor),
+        // Comma-separated event types (payment.succeeded,refund.failed).
+        types: optional(text(Limits.MAX_LIST * (Limits.MAX_CODE + 1))),
+        wait: optional(queryInt(0, MAX_WAIT)),
+        limit: optional(queryInt(1, MAX_EVENTS))
+      },
+      success: Schema.Struct({
+        data: Schema.Array(EventEnvelope).check(Schema.isMaxLength(MAX_EVENTS)),
+        next_cursor: Cursor,
+        has_more: Schema.Boolean
+      })
+    }).annotate(OpenApi.Summary, "Read the event feed")
+      .annotate(
+        OpenApi.Description,
+        "The account's events recorded after `after` (a `next_cursor` of an earlier answer; without it, from now), oldest " +
+          "first, of the comma-separated `types` if given. With `wait` (seconds, at most 25) the answer waits for a first " +
+          "event and comes as soon as there is one; empty after `wait`. Pass `next_cursor` back as `after` to continue: " +
+          "nothing is skipped, also across reconnections (an event is served once every transaction that could record one " +
+          "before it has ended), and a cursor older than the retained history continues with what is kept. `has_more`: " +
+          "the page is full, read again at once."
+      ),
+    HttpApiEndpoint.get("get", "/v1/events/:id", {
+      params: { id: prefixed(ID_PREFIXES.event) },
+      success: EventEnvelope
+    }).annotate(OpenApi.Summary, "Retrieve an event")
+  ) {}
