@@ -1,0 +1,3 @@
+import { eventsSuite } from "./EventsSuite.ts"
+
+eventsSuite({ storage: "memory", dataDir: ".tender-test" })
