@@ -12,6 +12,8 @@ import * as Layer from "effect/Layer"
 import { Command } from "effect/cli"
 import { tender } from "./Cli.ts"
 import { accounts } from "./commands/Accounts.ts"
+import { events } from "./commands/Events.ts"
+import { listen } from "./commands/Listen.ts"
 import { migrate } from "./commands/Migrate.ts"
 import { payments } from "./commands/Payments.ts"
 import { payouts, refunds } from "./commands/Refunds.ts"
@@ -25,7 +27,7 @@ import * as Output from "./Output.ts"
 import packageJson from "../package.json" with { type: "json" }
 
 tender.pipe(
-  Command.withSubcommands([serve, worker, migrate, accounts, payments, sessions, webhooks, refunds, payouts, transfers, vault]),
+  Command.withSubcommands([serve, worker, migrate, accounts, payments, sessions, webhooks, events, listen, refunds, payouts, transfers, vault]),
   Command.run({ version: packageJson.version }),
   Effect.provide(Output.presenterLayer.pipe(Layer.provideMerge(NodeServices.layer))),
   NodeRuntime.runMain

@@ -317,24 +317,24 @@ describe("tender webhooks", () => {
     }
   }, 60_000)
 
-  it("events list shows the payments' events; events show gives the envelope and its deliveries", async () => {
-    const listed = await tenderJson("webhooks", "events", "list", "--account", hookShop.account_id, "--type", "payment.succeeded")
+  it("events list shows the payments' events; events get gives the envelope and its deliveries", async () => {
+    const listed = await tenderJson("events", "list", "--account", hookShop.account_id, "--type", "payment.succeeded")
     expect(listed).toMatchObject({ has_more: false, next_cursor: null })
     expect(listed.data.map((e: any) => e.data.order_id).sort()).toEqual([...orders].sort())
     const [event] = listed.data
     expect(event).toMatchObject({ id: expect.stringMatching(/^evt_/), type: "payment.succeeded", account_id: hookShop.account_id, livemode: false })
 
-    const shown = await tenderJson("webhooks", "events", "show", event.id)
+    const shown = await tenderJson("events", "get", event.id)
     expect(shown.event).toEqual(event)
     expect(shown.deliveries.map((d: Delivery) => d.endpoint_id).sort()).toEqual([endpoints.ok, endpoints.failing].sort())
-    const text = await tender("webhooks", "events", "show", event.id)
+    const text = await tender("events", "get", event.id)
     expect(text.code).toBe(0)
     expect(text.stdout).toMatch(/^type\s+payment\.succeeded$/m)
     expect(text.stdout).toContain(`"order_id": "${event.data.order_id}"`)
     expect(text.stdout).toMatch(/^ID\s+EVENT TYPE\s+ENDPOINT\s+STATUS\s+ATTEMPTS\s+NEXT ATTEMPT\s+CREATED$/m)
 
-    expect(await tenderJsonError("webhooks", "events", "show", "evt_doesnotexist0000")).toMatchObject({ code: "not_found" })
-    expect(await tenderJsonError("webhooks", "events", "list", "--account", "acct_doesnotexist0000")).toMatchObject({ code: "account_not_found" })
+    expect(await tenderJsonError("events", "get", "evt_doesnotexist0000")).toMatchObject({ code: "not_found" })
+    expect(await tenderJsonError("events", "list", "--account", "acct_doesnotexist0000")).toMatchObject({ code: "account_not_found" })
   }, 60_000)
 
   it("deliveries list --status failed shows the failing endpoint's deliveries once the dispatcher tried them", async () => {

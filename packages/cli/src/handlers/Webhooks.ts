@@ -1,8 +1,9 @@
 /**
- * The handlers of `tender webhooks …` (commands/Webhooks.ts declares them). The Webhooks use case
- * decides what may be retried, exactly as for `POST /v1/webhook_deliveries/{id}/retry`.
+ * The handlers of `tender webhooks …` (commands/Webhooks.ts declares them), and what the event
+ * log's (handlers/Events.ts) share with them. The Webhooks use case decides what may be retried,
+ * exactly as for `POST /v1/webhook_deliveries/{id}/retry`.
  */
-import { type Account, Accounts, type DeliveryView, type Envelope, Errors, type Search, type Webhook, Webhooks } from "@tender/domain"
+import { type Account, Accounts, type DeliveryView, Errors, type Search, type Webhook, Webhooks } from "@tender/domain"
 import { Effect, Option } from "effect"
 import type * as Output from "../Output.ts"
 import * as Progress from "../Progress.ts"
@@ -12,7 +13,7 @@ import * as Table from "../Table.ts"
 const handler = Services.useCase(Webhooks)
 
 /** The filters and paging the list commands share. */
-interface Page {
+export interface Page {
   readonly account: Option.Option<string>
   readonly since: Option.Option<string>
   readonly limit: Option.Option<number>
@@ -20,23 +21,23 @@ interface Page {
 }
 
 /** The account named by `--account`, loaded so that a mistyped id says so rather than listing nothing. */
-const accountOf = (id: Option.Option<string>) =>
+export const accountOf = (id: Option.Option<string>) =>
   Option.match(id, {
     onNone: () => Effect.succeed(undefined),
     onSome: (id) => Accounts.use((accounts) => accounts.get(id))
   })
 
-const orDash = (value: string | null) => value ?? "—"
+export const orDash = (value: string | null) => value ?? "—"
 
 /** A page as a table, with how to fetch the next one. */
-const pageText = <A>(page: Search.SearchResult<A>, empty: string, table: (rows: ReadonlyArray<A>) => string) =>
+export const pageText = <A>(page: Search.SearchResult<A>, empty: string, table: (rows: ReadonlyArray<A>) => string) =>
   page.data.length === 0
     ? empty
     : page.next_cursor === null
     ? table(page.data)
     : `${table(page.data)}\n\nMore: --cursor ${page.next_cursor}`
 
-const deliveriesTable = (rows: ReadonlyArray<DeliveryView>) =>
+export const deliveriesTable = (rows: ReadonlyArray<DeliveryView>) =>
   Table.table(
     ["ID", "EVENT TYPE", "ENDPOINT", "STATUS", "ATTEMPTS", "NEXT ATTEMPT", "CREATED"],
     rows.map((d) => [d.id, d.event_type, d.endpoint_id, d.status, String(d.attempt_count), orDash(d.next_attempt_at), d.created_at])
@@ -143,52 +144,4 @@ export const retry = handler(
       return { named: !input.allFailed, items }
     }),
   () => retriedPresentation
-)
-
-// --- events ---------------------------------------------------------------------------------
-
-type AccountEnvelope = Envelope & { readonly account_id: string }
-
-export const listEvents = handler(
-  (webhooks, input: Page & { readonly type: Option.Option<string> }) =>
-    Effect.flatMap(accountOf(input.account), (account) =>
-      webhooks.listEvents({
-        account_id: account?.id,
-        type: Option.getOrUndefined(input.type),
-        since: Option.getOrUndefined(input.since),
-        limit: Option.getOrUndefined(input.limit),
-        cursor: Option.getOrUndefined(input.cursor)
-      })),
-  (): Output.Presentation<Search.SearchResult<AccountEnvelope>> => ({
-    json: (page) => page,
-    text: (page) =>
-      pageText(page, "No events.", (rows) =>
-        Table.table(
-          ["ID", "TYPE", "ACCOUNT", "MODE", "CREATED"],
-          rows.map((e) => [e.id, e.type, e.account_id, e.livemode ? "live" : "test", e.created_at])
-        ))
-  })
-)
-
-export const showEvent = handler(
-  (webhooks, { id }: { readonly id: string }) => webhooks.getEvent(id),
-  () => ({
-    json: (shown) => shown,
-    text: ({ deliveries, event }) =>
-      [
-        Table.fields([
-          ["event", event.id],
-          ["type", event.type],
-          ["account", event.account_id],
-          ["mode", event.livemode ? "live" : "test"],
-          ["profile", orDash(event.processing_profile)],
-          ["created", event.created_at]
-        ]),
-        "",
-        // The envelope's data exactly as receivers get it.
-        JSON.stringify(event.data, null, 2),
-        "",
-        deliveries.length === 0 ? "No deliveries (no endpoint subscribed)." : deliveriesTable(deliveries)
-      ].join("\n")
-  })
 )

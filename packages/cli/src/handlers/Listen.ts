@@ -1,0 +1,224 @@
+/**
+ * `tender listen` (commands/Listen.ts): reads the account's event feed (GET /v1/events, a long
+ * poll) through the public API and POSTs each event to `--forward-to` as a webhook delivery would be
+ * (contract.md, Signatures), keyed by a listen secret of its own. docs/decisions.md, "Events feed and
+ * tender listen".
+ *
+ * At least once, never a gap: the position (the feed's cursor) is stored per account in the data
+ * directory, and it moves only after the events before it were forwarded (whatever the receiver
+ * answered). Events of a page already forwarded when the process stopped are remembered by id, so
+ * a restart resends none of them; one killed mid-forward is forwarded again.
+ */
+import { createHash, randomBytes } from "node:crypto"
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises"
+import { join } from "node:path"
+import { Webhook } from "@tender/domain"
+import { signatureHeader } from "@tender/api/Signature"
+import { Console, Data, Effect, Option, Schedule } from "effect"
+import * as ApiAccess from "../ApiAccess.ts"
+import type { Invocation } from "../Cli.ts"
+
+export interface ListenInput extends ApiAccess.AccessInput {
+  readonly forwardTo: string
+  readonly events: Option.Option<string>
+}
+
+/** A bad flag: one line, exit 1 (Report.ts renders its code and message). */
+class ListenFailure extends Data.TaggedError("ListenFailure")<{ readonly code: string; readonly message: string }> {}
+
+/** What survives a restart, per account. */
+interface State {
+  /** The listen secret receivers verify with (`whsec_…`). */
+  readonly secret: string
+  /** The feed's `next_cursor` after the last page fully forwarded; null before the first read. */
+  cursor: string | null
+  /** Events of the page after `cursor` already forwarded. */
+  forwarded: Array<string>
+}
+
+/** The feed's longest wait (seconds): an idle listener asks again every 25 s. */
+const WAIT_SECONDS = 25
+/** A read that has not answered this long after its wait is given up and asked again (the server is gone). */
+const READ_TIMEOUT_MS = (WAIT_SECONDS + 10) * 1000
+
+const stateFile = (dataDir: string, access: ApiAccess.ApiAccess) =>
+  join(
+    dataDir,
+    "listen",
+    // With TENDER_SECRET_KEY the account's id is not known here: the key names the file (hashed).
+    `${access.accountId.startsWith("acct_") ? access.accountId : `key-${createHash("sha256").update(access.secretKey).digest("hex").slice(0, 16)}`}.json`
+  )
+
+const loadState = (file: string) =>
+  Effect.promise(async (): Promise<State> => {
+    try {
+      const saved = JSON.parse(await readFile(file, "utf8"))
+      if (typeof saved.secret === "string" && saved.secret.startsWith("whsec_")) {
+        return {
+          secret: saved.secret,
+          cursor: typeof saved.cursor === "string" ? saved.cursor : null,
+          forwarded: Array.isArray(saved.forwarded) ? saved.forwarded.filter((id: unknown) => typeof id === "string") : []
+        }
+      }
+    } catch {
+      // None yet (or unreadable): a new secret, from now.
+    }
+    return { secret: `whsec_${randomBytes(24).toString("hex")}`, cursor: null, forwarded: [] }
+  })
+
+/** Written whole, then renamed over the old file: a kill mid-write leaves the previous state. */
+const saveState = (file: string, state: State) =>
+  Effect.promise(async () => {
+    await mkdir(join(file, ".."), { recursive: true, mode: 0o700 })
+    await writeFile(`${file}.tmp`, JSON.stringify(state), { mode: 0o600 })
+    await rename(`${file}.tmp`, file)
+  })
+
+const targetOf = (url: string) =>
+  Effect.try({
+    try: () => {
+      const parsed = new URL(url)
+      if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new Error()
+      return parsed
+    },
+    catch: () => new ListenFailure({ code: "validation_failed", message: `--forward-to is not an http(s) URL: ${url}` })
+  })
+
+const typesOf = (events: Option.Option<string>) =>
+  Effect.gen(function*() {
+    if (Option.isNone(events)) return undefined
+    const types = [...new Set(events.value.split(",").map((t) => t.trim()).filter((t) => t !== ""))]
+    const unknown = types.filter((t) => !(Webhook.EVENT_TYPES as ReadonlyArray<string>).includes(t))
+    if (types.length === 0 || unknown.length > 0) {
+      return yield* new ListenFailure({
+        code: "validation_failed",
+        message: `--events: ${types.length === 0 ? "no event type given" : `unknown event types: ${unknown.join(", ")}`} (known: ${Webhook.EVENT_TYPES.join(", ")})`
+      })
+    }
+    return types
+  })
+
+/** An answer of the feed. */
+interface FeedPage {
+  readonly data: ReadonlyArray<{ readonly id: string; readonly type: string }>
+  readonly next_cursor: string
+  readonly has_more: boolean
+}
+
+/** What one forward came to: the receiver's status, or why there was none. */
+type Forwarded = { readonly status: number; readonly ms: number } | { readonly error: string; readonly ms: number }
+
+/** POSTs one envelope as a webhook delivery would: same headers, same signature, 15 s. */
+const forward = (target: URL, secret: string, event: { readonly id: string; readonly type: string }) =>
+  Effect.promise(async (): Promise<Forwarded> => {
+    const body = new TextEncoder().encode(JSON.stringify(event))
+    const started = Date.now()
+    try {
+      const reply = await fetch(target, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "x-signature": signatureHeader([secret], Math.floor(started / 1000), target.pathname, body),
+          "x-event-id": event.id,
+          "x-event-type": event.type
+        },
+        body,
+        redirect: "manual",
+        signal: AbortSignal.timeout(Webhook.ATTEMPT_TIMEOUT_MS)
+      })
+      await reply.arrayBuffer().catch(() => undefined)
+      return { status: reply.status, ms: Date.now() - started }
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string; message?: string } })?.cause
+      const reason = (error as Error)?.name === "TimeoutError"
+        ? `timed out after ${Webhook.ATTEMPT_TIMEOUT_MS / 1000} s`
+        : cause?.code ?? cause?.message ?? (error as Error)?.message ?? String(error)
+      return { error: reason, ms: Date.now() - started }
+    }
+  })
+
+/** The feed's answer, or why not: the server away (retried), or a refusal asking again will not change. */
+const pageOf = (reply: ApiAccess.ApiReply): Effect.Effect<FeedPage, ApiAccess.ApiAccessFailure | ListenFailure> => {
+  if (reply.status === 200) return Effect.succeed(reply.json as FeedPage)
+  if (reply.status >= 500 || reply.status === 429) {
+    return Effect.fail(new ApiAccess.ApiAccessFailure({ message: `the server answered ${reply.status}: ${reply.json?.message ?? ""}` }))
+  }
+  // A suspended account, a refused query: asking again will not change it.
+  return Effect.fail(new ListenFailure({ code: reply.json?.code ?? "invalid_request", message: `the event feed refused the listener (${reply.status}): ${reply.json?.message ?? ""}` }))
+}
+
+const clock = () => new Date().toISOString().slice(11, 19)
+
+export const listen = (input: ListenInput, invocation: Invocation) =>
+  Effect.scoped(Effect.gen(function*() {
+    const target = yield* targetOf(input.forwardTo)
+    const types = yield* typesOf(input.events)
+    const access = yield* ApiAccess.acquire({ account: input.account, apiUrl: input.apiUrl }, invocation)
+    const file = stateFile(invocation.config.dataDir, access)
+    const state = yield* loadState(file)
+    yield* saveState(file, state)
+    const say = (json: Record<string, unknown>, text: string) => Console.log(invocation.json ? JSON.stringify(json) : text)
+
+    yield* say(
+      { type: "ready", account: access.accountId, forward_to: target.href, secret: state.secret, events: types ?? "*", api_url: access.baseUrl },
+      `Ready: forwarding ${types === undefined ? "every event" : types.join(", ")} of ${access.accountId} to ${target.href} ` +
+        `(listen secret ${state.secret}; server ${access.baseUrl}; Ctrl-C to stop)`
+    )
+
+    const query = (cursor: string | null) =>
+      `/v1/events?${cursor === null ? "" : `after=${cursor}&`}wait=${cursor === null ? 0 : WAIT_SECONDS}` +
+      (types === undefined ? "" : `&types=${types.join(",")}`)
+    /** One read of the feed: an `ApiAccessFailure` is the server being away (refused, timed out, 5xx, 429). */
+    const read = (cursor: string | null): Effect.Effect<FeedPage, ApiAccess.ApiAccessFailure | ListenFailure> =>
+      ApiAccess.request(access, "GET", query(cursor)).pipe(
+        Effect.timeoutOrElse({
+          duration: READ_TIMEOUT_MS,
+          orElse: () => Effect.fail(new ApiAccess.ApiAccessFailure({ message: `no answer from ${access.baseUrl} within ${READ_TIMEOUT_MS / 1000} s` }))
+        }),
+        Effect.flatMap(pageOf)
+      )
+
+    let connected = true
+    const noteDisconnected = (error: ApiAccess.ApiAccessFailure | ListenFailure) =>
+      connected && error._tag === "ApiAccessFailure"
+        ? Effect.andThen(
+          Effect.sync(() => (connected = false)),
+          say({ type: "disconnected", at: new Date().toISOString(), error: error.message }, `${clock()}  disconnected: ${error.message}; retrying`)
+        )
+        : Effect.void
+    const noteConnected = connected
+      ? Effect.void
+      : Effect.andThen(Effect.sync(() => (connected = true)), say({ type: "connected", at: new Date().toISOString() }, `${clock()}  connected again to ${access.baseUrl}`))
+    /** Reads until it gets an answer, backing off to one try every 5 s; a line when the server goes away, one when it is back. */
+    const readSurely = (cursor: string | null) =>
+      read(cursor).pipe(
+        Effect.tapError(noteDisconnected),
+        Effect.retry({
+          schedule: Schedule.min([Schedule.exponential("250 millis"), Schedule.spaced("5 seconds")]),
+          while: (error) => error._tag === "ApiAccessFailure"
+        }),
+        Effect.tap(() => Effect.suspend(() => noteConnected))
+      )
+
+    if (state.cursor === null) {
+      // A first start: from now.
+      state.cursor = (yield* readSurely(null)).next_cursor
+      yield* saveState(file, state)
+    }
+    while (true) {
+      const page: FeedPage = yield* readSurely(state.cursor)
+      for (const event of page.data) {
+        if (state.forwarded.includes(event.id)) continue
+        const outcome = yield* forward(target, state.secret, event)
+        state.forwarded.push(event.id)
+        yield* saveState(file, state)
+        yield* say(
+          { type: "event", at: new Date().toISOString(), event_type: event.type, event_id: event.id, ...("status" in outcome ? { status: outcome.status } : { error: outcome.error }), latency_ms: outcome.ms },
+          `${clock()}  ${event.type.padEnd(28)} ${event.id}  → ${"status" in outcome ? outcome.status : `error: ${outcome.error}`}  ${outcome.ms} ms`
+        )
+      }
+      state.cursor = page.next_cursor
+      state.forwarded = []
+      yield* saveState(file, state)
+    }
+  }))
