@@ -12,7 +12,7 @@
 import { createHash, randomBytes } from "node:crypto"
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises"
 import { join } from "node:path"
-import { Webhook } from "@tender/domain"
+import { Errors, Webhook } from "@tender/domain"
 import { signatureHeader } from "@tender/api/Signature"
 import { Console, Data, Effect, Option, Schedule } from "effect"
 import * as ApiAccess from "../ApiAccess.ts"
@@ -23,8 +23,8 @@ export interface ListenInput extends ApiAccess.AccessInput {
   readonly events: Option.Option<string>
 }
 
-/** A bad flag: one line, exit 1 (Report.ts renders its code and message). */
-class ListenFailure extends Data.TaggedError("ListenFailure")<{ readonly code: string; readonly message: string }> {}
+/** The feed refused the listener for good (a suspended account, a refused query): one line, exit 1. */
+class ListenFailure extends Data.TaggedError("ListenFailure")<{ readonly message: string }> {}
 
 /** What survives a restart, per account. */
 interface State {
@@ -81,7 +81,7 @@ const targetOf = (url: string) =>
       if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new Error()
       return parsed
     },
-    catch: () => new ListenFailure({ code: "validation_failed", message: `--forward-to is not an http(s) URL: ${url}` })
+    catch: () => Errors.invalidField("--forward-to", `is not an http(s) URL: ${url}`)
   })
 
 const typesOf = (events: Option.Option<string>) =>
@@ -90,10 +90,10 @@ const typesOf = (events: Option.Option<string>) =>
     const types = [...new Set(events.value.split(",").map((t) => t.trim()).filter((t) => t !== ""))]
     const unknown = types.filter((t) => !(Webhook.EVENT_TYPES as ReadonlyArray<string>).includes(t))
     if (types.length === 0 || unknown.length > 0) {
-      return yield* new ListenFailure({
-        code: "validation_failed",
-        message: `--events: ${types.length === 0 ? "no event type given" : `unknown event types: ${unknown.join(", ")}`} (known: ${Webhook.EVENT_TYPES.join(", ")})`
-      })
+      return yield* Errors.invalidField(
+        "--events",
+        `${types.length === 0 ? "names no event type" : `has unknown event types: ${unknown.join(", ")}`} (known: ${Webhook.EVENT_TYPES.join(", ")})`
+      )
     }
     return types
   })
@@ -144,13 +144,26 @@ const pageOf = (reply: ApiAccess.ApiReply): Effect.Effect<FeedPage, ApiAccess.Ap
     return Effect.fail(new ApiAccess.ApiAccessFailure({ message: `the server answered ${reply.status}: ${reply.json?.message ?? ""}` }))
   }
   // A suspended account, a refused query: asking again will not change it.
-  return Effect.fail(new ListenFailure({ code: reply.json?.code ?? "invalid_request", message: `the event feed refused the listener (${reply.status}): ${reply.json?.message ?? ""}` }))
+  return Effect.fail(new ListenFailure({ message: `the event feed refused the listener (${reply.status} ${reply.json?.code ?? ""}): ${reply.json?.message ?? ""}` }))
 }
 
 const clock = () => new Date().toISOString().slice(11, 19)
 
+/**
+ * Ctrl-C or SIGTERM is how a listener is meant to end, so it exits 0. The runtime ends an interrupted
+ * command with 130 (NodeRuntime's teardown calls process.exit(130)); Node reads `process.exitCode`
+ * again after the 'exit' listeners ran, so one set on interruption has the last word.
+ */
+const exitZeroOnInterrupt = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.onInterrupt(effect, () =>
+    Effect.sync(() => {
+      process.once("exit", () => {
+        process.exitCode = 0
+      })
+    }))
+
 export const listen = (input: ListenInput, invocation: Invocation) =>
-  Effect.scoped(Effect.gen(function*() {
+  exitZeroOnInterrupt(Effect.scoped(Effect.gen(function*() {
     const target = yield* targetOf(input.forwardTo)
     const types = yield* typesOf(input.events)
     const access = yield* ApiAccess.acquire({ account: input.account, apiUrl: input.apiUrl }, invocation)
@@ -186,9 +199,11 @@ export const listen = (input: ListenInput, invocation: Invocation) =>
           say({ type: "disconnected", at: new Date().toISOString(), error: error.message }, `${clock()}  disconnected: ${error.message}; retrying`)
         )
         : Effect.void
-    const noteConnected = connected
-      ? Effect.void
-      : Effect.andThen(Effect.sync(() => (connected = true)), say({ type: "connected", at: new Date().toISOString() }, `${clock()}  connected again to ${access.baseUrl}`))
+    const noteConnected = Effect.suspend(() =>
+      connected
+        ? Effect.void
+        : Effect.andThen(Effect.sync(() => (connected = true)), say({ type: "connected", at: new Date().toISOString() }, `${clock()}  connected again to ${access.baseUrl}`))
+    )
     /** Reads until it gets an answer, backing off to one try every 5 s; a line when the server goes away, one when it is back. */
     const readSurely = (cursor: string | null) =>
       read(cursor).pipe(
@@ -197,7 +212,7 @@ export const listen = (input: ListenInput, invocation: Invocation) =>
           schedule: Schedule.min([Schedule.exponential("250 millis"), Schedule.spaced("5 seconds")]),
           while: (error) => error._tag === "ApiAccessFailure"
         }),
-        Effect.tap(() => Effect.suspend(() => noteConnected))
+        Effect.tap(() => noteConnected)
       )
 
     if (state.cursor === null) {
@@ -221,4 +236,4 @@ export const listen = (input: ListenInput, invocation: Invocation) =>
       state.forwarded = []
       yield* saveState(file, state)
     }
-  }))
+  })))

@@ -1,23 +1,48 @@
-import { Effect } from "effect"
+import { Deferred, Effect } from "effect"
 import { HttpApiBuilder } from "effect/http-api"
 import { Webhooks } from "@tender/domain"
 import { Api } from "../Api.ts"
 import { CurrentAccount, run, runRead } from "../RequestContext.ts"
+
+/**
+ * Done once this process is asked to stop. A feed read waiting for events (up to 25 s) would hold
+ * the server's graceful shutdown, which waits for requests in flight; on the signal it answers at
+ * once instead, from the same cursor, and its reader (`tender listen`) asks the next server.
+ */
+const stopSignal = Effect.gen(function*() {
+  const stopping = yield* Deferred.make<void>()
+  const stop = () => Deferred.doneUnsafe(stopping, Effect.void)
+  yield* Effect.acquireRelease(
+    Effect.sync(() => {
+      process.once("SIGTERM", stop)
+      process.once("SIGINT", stop)
+    }),
+    () =>
+      Effect.sync(() => {
+        process.off("SIGTERM", stop)
+        process.off("SIGINT", stop)
+      })
+  )
+  return Deferred.await(stopping)
+})
 
 export const EventsHandlers = HttpApiBuilder.group(
   Api,
   "events",
   Effect.fn(function*(handlers) {
     const webhooks = yield* Webhooks
+    const stopping = yield* stopSignal
     return handlers
       // `run`, not `runRead`: the feed reads the primary, whose transactions bound what it may serve
       // (a replica's snapshot is not the primary's); EventRepo.feed.
       .handle("feed", ({ query }) =>
-        Effect.flatMap(CurrentAccount, (account) =>
-          run(webhooks.readFeed(account, {
+        Effect.flatMap(CurrentAccount, (account) => {
+          const input = {
             ...query,
             types: query.types === undefined ? undefined : query.types.split(",").map((t) => t.trim()).filter((t) => t !== "")
-          }))))
+          }
+          return run(Effect.raceFirst(webhooks.readFeed(account, input), Effect.andThen(stopping, webhooks.readFeed(account, { ...input, wait: 0 }))))
+        }))
       .handle("get", ({ params }) => Effect.flatMap(CurrentAccount, (account) => runRead(webhooks.getAccountEvent(account, params.id))))
   })
 )
