@@ -397,6 +397,12 @@ export const isolationSuite = (storage: Pick<TenderConfig, "storage" | "dataDir"
     "GET /v1/webhook_deliveries/:id": (ctx) => refused(ctx, "GET", `/v1/webhook_deliveries/${ctx.a.delivery}`, undefined, "webhook_delivery_not_found"),
     "POST /v1/webhook_deliveries/:id/retry": (ctx) =>
       refused(ctx, "POST", `/v1/webhook_deliveries/${ctx.a.delivery}/retry`, undefined, "webhook_delivery_not_found"),
+    // events (the feed reads from a position, which is no account's: B from the very first reads B's events only)
+    "GET /v1/events": async (ctx) => {
+      await listsOwn(ctx, "GET", "/v1/events?after=0.0&limit=100")
+      await listsOwn(ctx, "GET", `/v1/events?after=0.0&limit=100&types=payment.succeeded,payment.authorized`)
+    },
+    "GET /v1/events/:id": (ctx) => refused(ctx, "GET", `/v1/events/${ctx.a.event}`, undefined, "not_found"),
     // customers
     "POST /v1/customers": async (ctx) => void await own(ctx, "POST", "/v1/customers", { email: ctx.a.email }, 201),
     "GET /v1/customers/:id": (ctx) => refused(ctx, "GET", `/v1/customers/${ctx.a.customer}`, undefined, "customer_not_found"),
