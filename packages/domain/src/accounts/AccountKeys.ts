@@ -25,14 +25,32 @@ export const storedKey = (issued: IssuedKeys, now: string): SecretKey => ({
   revoked_at: null
 })
 
-/** Revokes every live secret key and adds the new one. */
+/**
+ * Whether a stored key authenticates at `nowMs`: never revoked, or revoked at a time still to come
+ * (a temporary key carries its expiry as a revocation fixed in advance).
+ */
+export const isLive = (key: SecretKey, nowMs: number): boolean => key.revoked_at === null || Date.parse(key.revoked_at) > nowMs
+
+const revokedNow = (keys: ReadonlyArray<SecretKey>, now: string, which: (key: SecretKey) => boolean) =>
+  keys.map((k) => (which(k) && isLive(k, Date.parse(now)) ? { ...k, revoked_at: now } : k))
+
+/** Revokes every live secret key (temporary ones too) and adds the new one. */
 export const rollKeys = (account: Account, issued: IssuedKeys, now: string): Decision<never> =>
   Result.succeed(amend(account, {
-    secret_keys: [
-      ...account.secret_keys.map((k) => (k.revoked_at === null ? { ...k, revoked_at: now } : k)),
-      storedKey(issued, now)
-    ]
+    secret_keys: [...revokedNow(account.secret_keys, now, () => true), storedKey(issued, now)]
   }, now))
+
+/**
+ * Adds a secret key that stops authenticating at `expiresAt`, beside the merchant's own (which it
+ * leaves alone): what the operator's CLI uses to call the public API for an account it may already
+ * change directly (`tender listen`, `tender trigger`).
+ */
+export const addTemporaryKey = (account: Account, issued: IssuedKeys, now: string, expiresAt: string): Decision<never> =>
+  Result.succeed(amend(account, { secret_keys: [...account.secret_keys, { ...storedKey(issued, now), revoked_at: expiresAt }] }, now))
+
+/** Revokes the one key with this hash now, if it is still live. */
+export const revokeKey = (account: Account, hash: string, now: string): Decision<never> =>
+  Result.succeed(amend(account, { secret_keys: revokedNow(account.secret_keys, now, (k) => k.hash === hash) }, now))
 
 /** The longest overlap a signing-secret roll may give the previous secret (30 days). */
 export const MAX_SIGNING_SECRET_OVERLAP_SECONDS = 30 * 24 * 3600

@@ -22,7 +22,7 @@ import { authenticate, authenticatePublishable } from "./operations/Authenticate
 import * as Change from "./operations/Change.ts"
 import { create } from "./operations/Create.ts"
 import type { CreatedAccount } from "./operations/Create.ts"
-import { rollKeys, rollSigningSecret } from "./operations/Keys.ts"
+import { issueTemporaryKey, revokeKey, rollKeys, rollSigningSecret } from "./operations/Keys.ts"
 
 export type { CreatedAccount }
 
@@ -52,6 +52,10 @@ export class Accounts extends Context.Service<Accounts, {
   enableVault(id: string): Effect.Effect<Account.Account, AccountNotFound | Conflict>
   /** Revokes every secret key and issues a new one; returns it once. */
   rollKeys(id: string): Effect.Effect<{ readonly account: Account.Account; readonly secret_key: string }, AccountNotFound | Conflict>
+  /** A secret key that expires after `ttlSeconds`, beside the account's own; returned once (the CLI's listen and trigger). */
+  issueTemporaryKey(id: string, ttlSeconds: number): Effect.Effect<{ readonly account: Account.Account; readonly secret_key: string; readonly expires_at: string }, AccountNotFound | Conflict>
+  /** Revokes one secret key now. */
+  revokeKey(id: string, secretKey: string): Effect.Effect<Account.Account, AccountNotFound | Conflict>
   /** Issues a new signing secret, returned once; the old one keeps verifying for `overlapSeconds`. */
   rollSigningSecret(id: string, overlapSeconds: number): Effect.Effect<{ readonly account: Account.Account; readonly signing_secret: string }, AccountNotFound | Conflict | ValidationFailed>
   /** Sets the account's request rate limit. */
@@ -88,6 +92,8 @@ export class Accounts extends Context.Service<Accounts, {
         pinProfileChannels: (id, code, channels) => run(Change.pinProfileChannels(id, code, channels)),
         enableVault: (id) => run(Change.enableVault(id)),
         rollKeys: (id) => run(rollKeys(id)).pipe(Effect.withSpan("Accounts.rollKeys")),
+        issueTemporaryKey: (id, ttlSeconds) => run(issueTemporaryKey(id, ttlSeconds)),
+        revokeKey: (id, secretKey) => run(revokeKey(id, secretKey)),
         rollSigningSecret: (id, overlapSeconds) => run(rollSigningSecret(id, overlapSeconds)).pipe(Effect.withSpan("Accounts.rollSigningSecret")),
         setRateLimit: (id, perSecond, burst) => run(Change.setRateLimit(id, perSecond, burst)),
         setThreeDsDisplayMode: (id, mode) => run(Change.setThreeDsDisplayMode(id, mode)),

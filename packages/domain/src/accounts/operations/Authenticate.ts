@@ -4,10 +4,11 @@
  * → `publishable_api_key_not_allowed` (docs/decisions.md, Accounts and keys). The browser SDK's
  * publishable key resolves by `authenticatePublishable`.
  */
-import { Effect, Option } from "effect"
+import { Clock, Effect, Option } from "effect"
 import { AccountRepo } from "../AccountPorts.ts"
 import { InvalidApiKey, PublishableApiKeyNotAllowed } from "../../kernel/Errors.ts"
 import { KeyHasher } from "../../kernel/Ports.ts"
+import { isLive } from "../AccountKeys.ts"
 
 const PUBLISHABLE = /^pk_(test|live)_/
 const SECRET = /^sk_(test|live)_[0-9a-f]{16,128}$/
@@ -27,7 +28,7 @@ export const authenticate = (key: string) =>
     const found = yield* repo.findBySecretKeyHash(hash)
     if (Option.isNone(found)) return yield* unknownKey()
     const entry = found.value.secret_keys.find((k) => k.hash === hash)
-    if (entry === undefined || entry.revoked_at !== null) return yield* unknownKey()
+    if (entry === undefined || !isLive(entry, yield* Clock.currentTimeMillis)) return yield* unknownKey()
     return found.value
   })
 

@@ -37,3 +37,25 @@ export const rollSigningSecret = (id: string, overlapSeconds: number) =>
     const account = yield* change(id, (a, now) => Keys.rollSigningSecret(a, secret, overlapSeconds, now))
     return { account, signing_secret: secret }
   })
+
+/**
+ * A secret key for `ttlSeconds`, beside the account's own keys: the CLI's way into the public API
+ * for an account it operates on. Returned once; revoke it with `revokeKey` when done.
+ */
+export const issueTemporaryKey = (id: string, ttlSeconds: number) =>
+  Effect.gen(function*() {
+    const issued = yield* issueSecretKey((yield* load(id)).mode)
+    let expiresAt = ""
+    const account = yield* change(id, (a, now) => {
+      expiresAt = new Date(Date.parse(now) + ttlSeconds * 1000).toISOString()
+      return Keys.addTemporaryKey(a, issued, now, expiresAt)
+    })
+    return { account, secret_key: issued.secretKey, expires_at: expiresAt }
+  })
+
+/** Revokes one secret key of the account now (unknown or already revoked: nothing changes). */
+export const revokeKey = (id: string, secretKey: string) =>
+  Effect.gen(function*() {
+    const hash = yield* (yield* KeyHasher).hash(secretKey)
+    return yield* change(id, (a, now) => Keys.revokeKey(a, hash, now))
+  })
