@@ -4,7 +4,7 @@
  * runs it with the recipes of trigger/Recipes.ts.
  */
 import { Argument, Command } from "effect/cli"
-import * as ApiAccess from "../ApiAccess.ts"
+import { flags } from "../ApiAccessFlags.ts"
 import { commandsOf } from "../Cli.ts"
 import { EVENTS, TRIGGERS } from "../trigger/Events.ts"
 
@@ -14,7 +14,7 @@ export const trigger = triggerCommand(
   "trigger",
   {
     event: Argument.Literals("event", EVENTS).pipe(Argument.withDescription("The event type to make happen (listed above)")),
-    ...ApiAccess.flags
+    ...flags
   },
   (h) => h.trigger
 ).pipe(Command.withDescription(
