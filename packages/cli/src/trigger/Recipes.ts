@@ -61,7 +61,7 @@ const kitOf = (call: Call, event: EventType) => {
       return { payment, made: [token, paymentMade(payment)] as ReadonlyArray<Made> }
     })
 
-  const cryptoPayment = Effect.map(
+  const cryptoPayment = () => Effect.map(
     call("POST", "/v1/payments", {
       amount: "30.00",
       currency: "USD",
@@ -93,15 +93,15 @@ const kitOf = (call: Call, event: EventType) => {
       payment_method: { code: "card", details: { card: { number, exp_month: 12, exp_year: expYear, cvc: "123" } } }
     })
 
-  /** Reads `path` until `done` holds of it (the status that records the event), for at most WAIT_MS. */
-  const until = (path: string, done: (json: any) => boolean, what: string) =>
+  /** Reads `path` until the object has `status` (the one that records the event), for at most WAIT_MS. */
+  const until = (path: string, status: string, what: string) =>
     Effect.gen(function*() {
       const deadline = Date.now() + WAIT_MS
       for (;;) {
         const json = yield* call("GET", path)
-        if (done(json)) return json
+        if (json.status === status) return json
         if (Date.now() > deadline) {
-          return yield* new ApiRefused({ code: "timeout", message: `${what} did not get there within ${WAIT_MS / 1000} s (status ${json.status})` })
+          return yield* new ApiRefused({ code: "timeout", message: `${what} is still ${json.status} after ${WAIT_MS / 1000} s, not ${status}` })
         }
         yield* Effect.sleep(POLL_MS)
       }
@@ -151,7 +151,7 @@ const kitOf = (call: Call, event: EventType) => {
     )
   }
 
-  return { call, reference, cardPayment, cryptoPayment, simulate, session, attempt, until, failedOutflow, manual, transfer }
+  return { call, cardPayment, cryptoPayment, simulate, session, attempt, until, failedOutflow, manual, transfer }
 }
 
 const paymentMade = (payment: { order_id: string; status: string }): Made => ({ kind: "payment", id: payment.order_id, status: payment.status })
@@ -173,7 +173,7 @@ const made = (p: { readonly made: ReadonlyArray<Made> }) => p.made
 /** The crypto payment of the mismatch recipes, after the simulated arrival of `received`. */
 const mismatch = (kit: Kit, outcome: "underpay" | "overpay", received: string) =>
   Effect.gen(function*() {
-    const payment = yield* kit.cryptoPayment
+    const payment = yield* kit.cryptoPayment()
     const order = yield* kit.simulate(payment.order_id, { outcome, amount: received })
     return { orderId: payment.order_id, made: [{ kind: "payment", id: payment.order_id, status: order.status }] as ReadonlyArray<Made> }
   })
@@ -245,7 +245,7 @@ const RECIPES: Record<EventType, Recipe> = {
     fires: "expired",
     make: (kit) =>
       onSession(kit, { expires_at: new Date(Date.now() + 3_000).toISOString() }, (id) =>
-        kit.until(`/v1/checkout/sessions/${id}`, (s) => s.status === "expired", `Checkout session ${id}`))
+        kit.until(`/v1/checkout/sessions/${id}`, "expired", `checkout session ${id}`))
   },
   "checkout.session.failed": { fires: "failed", make: (kit) => onSession(kit, { max_payment_attempts: 1 }, (id) => kit.attempt(id, "4000000000000002")) },
   "checkout.session.canceled": { fires: "canceled", make: (kit) => onSession(kit, {}, (id) => kit.call("POST", `/v1/checkout/sessions/${id}/cancel`)) },
