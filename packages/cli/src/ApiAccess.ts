@@ -13,7 +13,6 @@
 import type { TenderConfig } from "@tender/adapters/Config"
 import { signedFetch } from "@tender/client/Raw"
 import { Context, Data, Effect, Layer, Option, type Scope } from "effect"
-import { Flag } from "effect/cli"
 import type { Invocation } from "./Cli.ts"
 
 /** Where the server is and an account's credentials, valid while the scope that acquired them is open. */
@@ -30,17 +29,8 @@ export interface ApiAccess {
 /** A failure of the way in (no server, no account, an unverified answer): one line for the operator. */
 export class ApiAccessFailure extends Data.TaggedError("ApiAccessFailure")<{ readonly message: string }> {}
 
-/** The flags every command through the API takes. */
-export const flags = {
-  account: Flag.String("account").pipe(
-    Flag.withDescription("The account to act as (acct_…); default: TENDER_SECRET_KEY's, or the only test-mode account"),
-    Flag.optional
-  ),
-  apiUrl: Flag.String("api-url").pipe(
-    Flag.withDescription("The server (default: TENDER_API_URL, else a running `tender serve` of this database, else http://127.0.0.1:8080)"),
-    Flag.optional
-  )
-}
+/** The flags every command through the API takes (declared apart, ApiAccessFlags.ts: a declaration loads them). */
+export { flags } from "./ApiAccessFlags.ts"
 
 export interface AccessInput {
   readonly account: Option.Option<string>
