@@ -91,7 +91,11 @@ export const primary = (config: TenderConfig, workers: number) =>
     let failedStarts = 0
     // Children that have listened: until all N of the first ones have, a failed start ends the start.
     let listening = 0
-    let giveUp: (message: string) => void = () => {}
+    // Until the primary waits below, a failure is kept for it to find (a child can fail that early).
+    let gaveUp: string | undefined
+    let giveUp = (message: string) => {
+      gaveUp ??= message
+    }
     const running = new Set<Worker>()
     const fork = () => {
       let listened = false
@@ -159,6 +163,7 @@ export const primary = (config: TenderConfig, workers: number) =>
     yield* Effect.logInfo(`tender serve: ${workers} worker processes (pid ${process.pid} is their primary)`)
     // Runs until interrupted, or until the children cannot be kept running.
     return yield* Effect.callback<never, InfrastructureError>((resume) => {
+      if (gaveUp !== undefined) return resume(Effect.fail(new InfrastructureError({ message: gaveUp })))
       giveUp = (message) => resume(Effect.fail(new InfrastructureError({ message })))
     })
   }))
