@@ -158,10 +158,6 @@ const userName = async (uid: number): Promise<string> => {
 /** What an operator does about a data directory Tender cannot use (every message below ends with it). */
 const CHOOSE_ANOTHER = "choose another with --data-dir or TENDER_DATA_DIR"
 
-/** May `who` (its uid and gid) enter the directory of this mode and ownership? Ignores ACLs. */
-const canEnter = (stat: { readonly mode: number; readonly uid: number; readonly gid: number }, who: NonNullable<RunAs>) =>
-  stat.uid === who.uid ? (stat.mode & 0o100) !== 0 : stat.gid === who.gid ? (stat.mode & 0o010) !== 0 : (stat.mode & 0o001) !== 0
-
 /**
  * The data directory as the embedded server needs it, checked before anything is written there so
  * that a directory Tender cannot use fails the start in one line naming it and what to do (decisions.md,
@@ -222,19 +218,33 @@ const dataDirProblem = async (paths: Paths, runAs: RunAs): Promise<Problem | und
     }
   }
   if (runAs !== undefined) {
-    // Every directory above it must let the server's user through: it is not root, and writes there.
-    for (let dir = path.dirname(paths.root); ; dir = path.dirname(dir)) {
-      const above = await fs.stat(dir)
-      if (!canEnter(above, runAs)) {
-        return {
-          problem: `is inside ${dir}, which the ${USER} user cannot enter (as root, tender runs the embedded PostgreSQL as ${USER})`,
-          or: `let it through (chmod o+x ${dir})`
+    // Every directory above it must let the server's user through: it is not root, and writes
+    // there. Asked of that user itself (groups, ACLs): entering the parent needs all of them.
+    const enters = (dir: string) => Effect.runPromise(run("test", ["-x", dir], runAs)).then((result) => result.code === 0)
+    if (!(await enters(path.dirname(paths.root)))) {
+      let blocking = path.dirname(paths.root)
+      for (const dir of ancestorsOf(paths.root)) {
+        if (!(await enters(dir))) {
+          blocking = dir
+          break
         }
       }
-      if (dir === path.dirname(dir)) break
+      return {
+        problem: `is inside ${blocking}, which the ${USER} user cannot enter (as root, tender runs the embedded PostgreSQL as ${USER})`,
+        or: `let it through (chmod o+x ${blocking})`
+      }
     }
   }
   return undefined
+}
+
+/** The directories above `dir`, from the root of the file system down. */
+const ancestorsOf = (dir: string): ReadonlyArray<string> => {
+  const above: Array<string> = []
+  for (let current = path.dirname(dir); ; current = path.dirname(current)) {
+    above.unshift(current)
+    if (current === path.dirname(current)) return above
+  }
 }
 
 /** The server user must own the data directory: it writes the cluster and its log there. */
