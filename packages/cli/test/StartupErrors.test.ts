@@ -267,7 +267,7 @@ describe("DATABASE_URL", () => {
     const redisPort = await freePort()
     const run = await failsToStart(
       serve,
-      `error: could not connect to Redis at redis://127.0.0.1:${redisPort}: Connection is closed.`,
+      `error: could not connect to Redis at redis://127.0.0.1:${redisPort} (Connection is closed.): start it, or correct REDIS_URL`,
       withUrl(url.toString(), { TENDER_WORKERS: "2", REDIS_URL: `redis://127.0.0.1:${redisPort}` })
     )
     expect(run.stdout).toContain("2 worker processes")
