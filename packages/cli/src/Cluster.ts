@@ -123,7 +123,8 @@ export const primary = (config: TenderConfig, workers: number) =>
           return giveUp(`server processes keep exiting before they listen (last: ${reason ?? how})`)
         }
         const delay = listened ? 0 : RESTART_DELAY_MS
-        Effect.runFork(Effect.logWarning(`tender serve: worker ${worker.process.pid} exited (${how}); starting another`))
+        // A serving child that failed told why (failedStart): logged here, since it printed nothing.
+        Effect.runFork(Effect.logWarning(`tender serve: worker ${worker.process.pid} exited (${reason ?? how}); starting another`))
         setTimeout(() => {
           if (!stopping) fork()
         }, delay)

@@ -5,6 +5,7 @@
  * primary of N such servers on one port (Cluster.ts); each child runs the branch below.
  */
 import * as net from "node:net"
+import type { TenderConfig } from "@tender/adapters/Config"
 import { Errors } from "@tender/domain"
 import * as IpLimits from "@tender/http/IpLimits"
 import * as Server from "@tender/http/Server"
@@ -12,7 +13,6 @@ import { causeMessage, InfrastructureError } from "@tender/adapters/Infrastructu
 import * as EmbeddedPostgres from "@tender/adapters/storage/postgres/Embedded"
 import * as Telemetry from "@tender/adapters/Telemetry"
 import { Config, Effect, Layer } from "effect"
-import type { TenderConfig } from "@tender/adapters/Config"
 import type { Invocation } from "../Cli.ts"
 import * as Cluster from "../Cluster.ts"
 import * as Services from "../Services.ts"

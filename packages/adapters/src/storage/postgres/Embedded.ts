@@ -167,13 +167,13 @@ const CHOOSE_ANOTHER = "choose another with --data-dir or TENDER_DATA_DIR"
  * can write anywhere, so the check that fails under root is this one).
  */
 export const checkDataDir = (dataDir: string): Effect.Effect<void, InfrastructureError> =>
-  Effect.gen(function*() {
-    const paths = pathsOf(dataDir)
-    const runAs = yield* serverUser
-    const found = yield* Effect.promise(() => dataDirProblem(paths, runAs))
-    if (found === undefined) return
+  Effect.flatMap(serverUser, (runAs) => check(pathsOf(dataDir), runAs))
+
+const check = (paths: Paths, runAs: RunAs) =>
+  Effect.flatMap(Effect.promise(() => dataDirProblem(paths, runAs)), (found) => {
+    if (found === undefined) return Effect.void
     const remedy = found.or === undefined ? CHOOSE_ANOTHER : `${found.or}, or ${CHOOSE_ANOTHER}`
-    return yield* new InfrastructureError({ message: `data directory ${paths.root} ${found.problem}: ${remedy}` })
+    return Effect.fail(new InfrastructureError({ message: `data directory ${paths.root} ${found.problem}: ${remedy}` }))
   })
 
 /** What is wrong with the data directory, and what besides choosing another would mend it. */
@@ -250,7 +250,7 @@ const ancestorsOf = (dir: string): ReadonlyArray<string> => {
 /** The server user must own the data directory: it writes the cluster and its log there. */
 const prepare = (paths: Paths, runAs: RunAs) =>
   Effect.andThen(
-    checkDataDir(paths.root),
+    check(paths, runAs),
     Effect.tryPromise({
       try: async () => {
         await fs.mkdir(paths.root, { recursive: true })
