@@ -19,7 +19,7 @@ import { freePort } from "@tender/http/testing/TestServer"
 import { Effect } from "effect"
 import pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ROOT, type Run, runTender } from "./support/Tender.ts"
+import { ROOT, type Run, type RunOptions, runTender } from "./support/Tender.ts"
 
 const scratch = mkdtempSync(join(tmpdir(), "tender-startup-"))
 // mkdtemp makes it 0700: the cases below decide who may enter what inside it.
@@ -49,7 +49,7 @@ const dataDir = () => join(scratch, `data-${++dirs}`)
  * `tender serve ARGS…` that must not start: exit status 1 within BOUND_MS, and stderr exactly the
  * one line `expected`.
  */
-const failsToStart = async (args: ReadonlyArray<string>, expected: string, options: Parameters<typeof runTender>[1] = {}) => {
+const failsToStart = async (args: ReadonlyArray<string>, expected: string, options: RunOptions = {}) => {
   const started = Date.now()
   const run: Run = await runTender(["serve", ...args], { timeout: BOUND_MS, ...options })
   const elapsed = Date.now() - started
