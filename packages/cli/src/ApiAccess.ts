@@ -12,8 +12,7 @@
  */
 import type { TenderConfig } from "@tender/adapters/Config"
 import { signedFetch } from "@tender/client/Raw"
-import { Context, Data, Effect, Layer, Option, type Scope } from "effect"
-import { Flag } from "effect/cli"
+import { Context, Data, Duration, Effect, Layer, Option, type Scope } from "effect"
 import type { Invocation } from "./Cli.ts"
 
 /** Where the server is and an account's credentials, valid while the scope that acquired them is open. */
@@ -30,17 +29,8 @@ export interface ApiAccess {
 /** A failure of the way in (no server, no account, an unverified answer): one line for the operator. */
 export class ApiAccessFailure extends Data.TaggedError("ApiAccessFailure")<{ readonly message: string }> {}
 
-/** The flags every command through the API takes. */
-export const flags = {
-  account: Flag.String("account").pipe(
-    Flag.withDescription("The account to act as (acct_…); default: TENDER_SECRET_KEY's, or the only test-mode account"),
-    Flag.optional
-  ),
-  apiUrl: Flag.String("api-url").pipe(
-    Flag.withDescription("The server (default: TENDER_API_URL, else a running `tender serve` of this database, else http://127.0.0.1:8080)"),
-    Flag.optional
-  )
-}
+/** The flags every command through the API takes (declared apart, ApiAccessFlags.ts: a declaration loads them). */
+export { flags } from "./ApiAccessFlags.ts"
 
 export interface AccessInput {
   readonly account: Option.Option<string>
@@ -177,6 +167,24 @@ const send = (
       : Effect.fail(fail(`the answer to ${method} ${pathWithQuery} (HTTP ${reply.status}) is not signed by the account: wrong server, or wrong signing secret`))
   ))
 
+/**
+ * Tender accepts a signed write once. Two CLI processes of one account (triggers run at once) may
+ * send the very same bytes in the same second: the second is refused as a replay of the first, and
+ * nothing of it applied, so it is signed again in a later second (as the refusal says to).
+ */
+const isReplayOfAnother = (reply: ApiReply) =>
+  reply.status === 409 && typeof reply.json?.message === "string" && reply.json.message.startsWith("This signed request was already accepted")
+
 /** A signed request through the public API; the answer's signature is verified before it is read. */
-export const request = (access: ApiAccess, method: "GET" | "POST" | "DELETE", pathWithQuery: string, body?: unknown) =>
-  send(access, method, pathWithQuery, method === "POST" && body === undefined ? {} : body)
+export const request = (access: ApiAccess, method: "GET" | "POST" | "DELETE", pathWithQuery: string, body?: unknown) => {
+  const attempt = (tries: number): Effect.Effect<ApiReply, ApiAccessFailure> =>
+    send(access, method, pathWithQuery, method === "POST" && body === undefined ? {} : body).pipe(
+      Effect.flatMap((reply) =>
+        isReplayOfAnother(reply) && tries < 5
+          // Into the next second, with a jitter so that the two processes do not meet there again.
+          ? Effect.sleep(Duration.millis(1000 - (Date.now() % 1000) + Math.floor(Math.random() * 200))).pipe(Effect.andThen(attempt(tries + 1)))
+          : Effect.succeed(reply)
+      )
+    )
+  return attempt(0)
+}

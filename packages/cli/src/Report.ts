@@ -12,7 +12,7 @@ export class Reported extends Data.TaggedError("Reported") {
   override readonly [Runtime.errorReported] = false
 }
 
-const documentOf = (error: unknown): ErrorDocument => {
+export const documentOf = (error: unknown): ErrorDocument => {
   if (Errors.isDomainError(error)) {
     return error.errors === undefined || error.errors.length === 0
       ? { code: error.code, message: error.message }
@@ -26,6 +26,10 @@ const documentOf = (error: unknown): ErrorDocument => {
   return { code: "internal_error", message }
 }
 
-/** Writes an expected failure to stderr, then fails with `Reported` so the process exits non-zero. */
+/**
+ * Writes an expected failure to stderr, then fails with `Reported` so the process exits non-zero. A
+ * failure already `Reported` (or handed to someone who reports it: a cluster child's failed start,
+ * told to its primary) is not written again.
+ */
 export const report = (json: boolean) => (error: unknown): Effect.Effect<never, Reported> =>
-  Effect.andThen(writeError(documentOf(error), json), Effect.fail(new Reported()))
+  error instanceof Reported ? Effect.fail(error) : Effect.andThen(writeError(documentOf(error), json), Effect.fail(new Reported()))

@@ -20,6 +20,7 @@ import { payouts, refunds } from "./commands/Refunds.ts"
 import { sessions } from "./commands/Sessions.ts"
 import { serve } from "./commands/Serve.ts"
 import { transfers } from "./commands/Transfers.ts"
+import { trigger } from "./commands/Trigger.ts"
 import { vault } from "./commands/Vault.ts"
 import { webhooks } from "./commands/Webhooks.ts"
 import { worker } from "./commands/Worker.ts"
@@ -27,7 +28,7 @@ import * as Output from "./Output.ts"
 import packageJson from "../package.json" with { type: "json" }
 
 tender.pipe(
-  Command.withSubcommands([serve, worker, migrate, accounts, payments, sessions, webhooks, events, listen, refunds, payouts, transfers, vault]),
+  Command.withSubcommands([serve, worker, migrate, accounts, payments, sessions, webhooks, events, listen, refunds, payouts, transfers, vault, trigger]),
   Command.run({ version: packageJson.version }),
   Effect.provide(Output.presenterLayer.pipe(Layer.provideMerge(NodeServices.layer))),
   NodeRuntime.runMain

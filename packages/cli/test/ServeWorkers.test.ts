@@ -4,7 +4,6 @@
  * fresh connections, so they spread over both children; what was per process must hold across them.
  */
 import { execFileSync } from "node:child_process"
-import { type AddressInfo, createServer } from "node:net"
 import { send } from "@tender/client/Testing"
 import type pg from "pg"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -119,22 +118,6 @@ describe("tender serve --workers 2", () => {
     const events = await db.query("SELECT count(*)::int AS n FROM events WHERE order_id = $1 AND type = 'payment.partially_captured'", [paid.order_id])
     expect(events.rows[0].n).toBe(1)
   })
-})
-
-describe("tender serve --workers 2 whose children cannot start", () => {
-  it("gives up with an error instead of restarting them forever", async () => {
-    const taken = createServer()
-    await new Promise<void>((resolve) => taken.listen(0, "127.0.0.1", resolve))
-    const port = (taken.address() as AddressInfo).port
-    try {
-      const running = home.start(["serve", "--port", String(port)], { TENDER_WORKERS: "2" })
-      const exit = await new Promise<number | null>((resolve) => running.process.once("exit", (code) => resolve(code)))
-      expect(exit, running.log()).not.toBe(0)
-      expect(running.log()).toContain("keep exiting before they listen")
-    } finally {
-      taken.close()
-    }
-  }, 240_000)
 })
 
 // With REDIS_URL the children share Redis, as separate servers do, and the primary keeps nothing.

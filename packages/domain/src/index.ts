@@ -6,6 +6,8 @@
  */
 /** The Account aggregate: a merchant's record, status table, keys and settings. */
 export * as Account from "./accounts/Account.ts"
+/** An account's key material: issuing, rolling, and when a key authenticates. */
+export * as AccountKeys from "./accounts/AccountKeys.ts"
 export * from "./accounts/AccountPorts.ts"
 export * from "./accounts/Accounts.ts"
 /** Card number rules (Luhn, brand, length, BIN), the sandbox's test cards and their funding. */

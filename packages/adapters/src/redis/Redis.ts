@@ -5,7 +5,7 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { Redis as IORedis } from "ioredis"
-import { type InfrastructureError, infrastructureError, redactUrl } from "../InfrastructureError.ts"
+import { causeMessage, InfrastructureError, redactUrl } from "../InfrastructureError.ts"
 
 export class Redis extends Context.Service<Redis, IORedis>()("@tender/adapters/Redis") {
   static readonly layer = (url: string): Layer.Layer<Redis, InfrastructureError> =>
@@ -25,7 +25,11 @@ export class Redis extends Context.Service<Redis, IORedis>()("@tender/adapters/R
               throw error
             }
           },
-          catch: infrastructureError(`could not connect to Redis at ${redactUrl(url)}`)
+          catch: (cause) =>
+            new InfrastructureError({
+              message: `could not connect to Redis at ${redactUrl(url)} (${causeMessage(cause)}): start it, or correct REDIS_URL`,
+              cause
+            })
         }),
         (client) => Effect.promise(() => client.quit().catch(() => client.disconnect()))
       )

@@ -29,7 +29,10 @@ export class TestHelpersApi extends HttpApiGroup.make("testHelpers")
     payload: SimulateRequest,
     success: OrderView
   }).annotate(OpenApi.Summary, "Simulate an order's next step")
-    .annotate(OpenApi.Description, "Test mode only: acts as the customer or provider on the order's pending attempt."),
+    .annotate(
+      OpenApi.Description,
+      "Test mode only: acts as the customer or provider on the order's pending attempt; with none pending, as the provider on the order's refund or payout still pending (card 4000000000000341): succeed pays it, fail refuses it."
+    ),
   HttpApiEndpoint.post("expireClientSecret", "/v1/test_helpers/client_secrets/expire", {
     payload: Schema.Struct({ client_secret: Reference }),
     success: Schema.Struct({ expired: Schema.Literal(true), expires_at: Schema.String })

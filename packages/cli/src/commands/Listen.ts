@@ -4,7 +4,7 @@
  * 25, after `stripe listen`), declared; handlers/Listen.ts runs it.
  */
 import { Command, Flag } from "effect/cli"
-import * as ApiAccess from "../ApiAccess.ts"
+import { flags } from "../ApiAccessFlags.ts"
 import { commandsOf } from "../Cli.ts"
 
 const listenCommand = commandsOf(() => import("../handlers/Listen.ts"))
@@ -17,7 +17,7 @@ export const listen = listenCommand(
       Flag.withDescription("Only these event types, comma-separated (payment.succeeded,refund.failed); default every type"),
       Flag.optional
     ),
-    ...ApiAccess.flags
+    ...flags
   },
   (h) => h.listen
 ).pipe(Command.withDescription(

@@ -3,7 +3,7 @@
  * the Accounts use case, which decides (status changes, CIDR checks, conflicts); this file presents.
  * No view shows key hashes or signing secrets, except the ones a create or a roll prints once.
  */
-import { type Account, Accounts, type CreatedAccount, Errors, Money } from "@tender/domain"
+import { type Account, AccountKeys, Accounts, type CreatedAccount, Errors, Money } from "@tender/domain"
 import { Effect, Option } from "effect"
 import type * as Output from "../Output.ts"
 import * as Services from "../Services.ts"
@@ -77,7 +77,9 @@ const view = (a: Account.Account) => ({
 })
 
 const describe = (a: Account.Account): string => {
-  const live = a.secret_keys.filter((k) => k.revoked_at === null).map((k) => k.hint)
+  // A temporary key (a CLI's listen or trigger) is live until its revocation time comes.
+  const live = a.secret_keys.filter((k) => AccountKeys.isLive(k, Date.now()))
+    .map((k) => (k.revoked_at === null ? k.hint : `${k.hint} (temporary, until ${k.revoked_at})`))
   const revoked = a.secret_keys.length - live.length
   return Table.fields([
     ["id", a.id],

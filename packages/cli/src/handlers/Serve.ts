@@ -4,9 +4,13 @@
  * process started it, the embedded PostgreSQL. With `--workers N` above 1 this process is the
  * primary of N such servers on one port (Cluster.ts); each child runs the branch below.
  */
+import * as net from "node:net"
+import type { TenderConfig } from "@tender/adapters/Config"
 import { Errors } from "@tender/domain"
 import * as IpLimits from "@tender/http/IpLimits"
 import * as Server from "@tender/http/Server"
+import { causeMessage, InfrastructureError } from "@tender/adapters/InfrastructureError"
+import * as EmbeddedPostgres from "@tender/adapters/storage/postgres/Embedded"
 import * as Telemetry from "@tender/adapters/Telemetry"
 import { Config, Effect, Layer } from "effect"
 import type { Invocation } from "../Cli.ts"
@@ -63,6 +67,47 @@ const ipLimits = Effect.gen(function*() {
  */
 const stackTraces = Config.Boolean("TENDER_STACK_TRACES").pipe(Config.withDefault(false))
 
+/**
+ * Why this process cannot listen on `host:port`, in the words an operator acts on: the pre-check
+ * below and a listen that fails anyway (another process took the port meanwhile) say the same.
+ */
+const listenError = (host: string, port: number, cause: unknown) => {
+  const code = typeof cause === "object" && cause !== null ? (cause as NodeJS.ErrnoException).code : undefined
+  const message = code === "EADDRINUSE"
+    ? `port ${port} is in use (another server?): stop it or choose another with --port or PORT`
+    : code === "EACCES"
+    ? `port ${port} needs privileges this user does not have (ports below 1024 do): choose another with --port or PORT`
+    : code === "EADDRNOTAVAIL"
+    ? `address ${host} is not one of this machine's: choose another with --host`
+    : code === "ENOTFOUND" || code === "EAI_AGAIN"
+    ? `host ${host} is not found: choose another with --host`
+    : `could not listen on ${host}:${port} (${causeMessage(cause)}): choose another port with --port or PORT`
+  return new InfrastructureError({ message, cause })
+}
+
+/**
+ * Binds the port and lets it go, before anything else starts (the embedded PostgreSQL, the
+ * migrations, a cluster's children): a port in use fails the start at once, naming it. Port 0 (any
+ * free port) needs no check.
+ */
+const checkPort = (host: string, port: number) =>
+  port === 0 ? Effect.void : Effect.callback<void, InfrastructureError>((resume) => {
+    const probe = net.createServer()
+    probe.once("error", (error) => resume(Effect.fail(listenError(host, port, error))))
+    probe.listen({ host, port }, () => probe.close(() => resume(Effect.void)))
+  })
+
+/**
+ * What can be checked before anything starts, in the order an operator would fix them: the port,
+ * then, with the embedded PostgreSQL, its data directory (which also holds the generated vault key,
+ * resolved next). A cluster's children skip it: their primary checked.
+ */
+const preflight = (config: TenderConfig, host: string, port: number) =>
+  Effect.andThen(
+    checkPort(host, port),
+    config.storage === "postgres" && config.databaseUrl === undefined ? EmbeddedPostgres.checkDataDir(config.dataDir) : Effect.void
+  )
+
 interface ServeInput {
   readonly port: number
   readonly host: string
@@ -71,7 +116,7 @@ interface ServeInput {
 }
 
 export const serve = ({ background, host, port, workers: processes }: ServeInput, { config }: Invocation) =>
-  Effect.flatMap(Effect.all([defaultRateLimit, ipLimits, stackTraces]), ([rateLimit, perIp, traces]) => {
+  Effect.flatMap(Effect.all([defaultRateLimit, ipLimits, stackTraces]), ([rateLimit, perIp, traces]): Effect.Effect<never, unknown> => {
     if (!traces) Error.stackTraceLimit = 0
     // Hosted pages and sandbox redirects need an address browsers can reach; without
     // TENDER_PUBLIC_URL it is this server's own.
@@ -86,12 +131,16 @@ export const serve = ({ background, host, port, workers: processes }: ServeInput
         // Logs (TENDER_LOG_FORMAT) and, with OTEL_EXPORTER_OTLP_ENDPOINT, traces: Telemetry.ts.
         Layer.provide(Telemetry.layer())
       )
-    )
-    if (Cluster.isChild()) return Effect.andThen(Cluster.followPrimary, single)
-    if (processes === 1) return single
+    ).pipe(Effect.catchTag("ServeError", (error) => Effect.fail(listenError(host, port, error.cause))))
+    // A child reports a failed start to its primary, which stops the others and says it once.
+    if (Cluster.isChild()) return Effect.andThen(Cluster.followPrimary, single).pipe(Effect.catch(Cluster.failedStart))
+    const cluster = processes > 1 && config.storage === "postgres"
     // Memory storage lives in one process: an order created in one child could not be read in another.
-    if (config.storage === "memory") {
-      return Effect.andThen(Effect.logWarning(`tender serve: memory storage runs in one process; --workers ${processes} ignored`), single)
-    }
-    return Cluster.primary(config, processes)
+    const warning = processes > 1 && !cluster
+      ? Effect.logWarning(`tender serve: memory storage runs in one process; --workers ${processes} ignored`)
+      : Effect.void
+    return preflight(config, host, port).pipe(
+      Effect.andThen(warning),
+      Effect.andThen(cluster ? Cluster.primary(config, processes) : single)
+    )
   })

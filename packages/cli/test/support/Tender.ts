@@ -39,6 +39,30 @@ export interface Run {
   readonly stderr: string
 }
 
+export interface RunOptions {
+  /** Added to the clean environment. */
+  readonly env?: Record<string, string>
+  /** Run as this user (and group): a test of what another user may not do, when the tests run as root. */
+  readonly uid?: number
+  readonly gid?: number
+  /** Killed after this many milliseconds (then `code` is -1); default 90 s. */
+  readonly timeout?: number
+}
+
+/** `tender ARGS…` to its end: its exit code and output. */
+export const runTender = (args: ReadonlyArray<string>, options: RunOptions = {}): Promise<Run> =>
+  new Promise((resolve) => {
+    execFile(
+      NODE,
+      [BIN, ...args],
+      { cwd: ROOT, env: cleanEnv(options.env), timeout: options.timeout ?? 90_000, uid: options.uid, gid: options.gid },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1
+        resolve({ code, stdout, stderr })
+      }
+    )
+  })
+
 
 /** A long-running `tender` process (serve, worker). */
 export interface Running {
@@ -106,13 +130,7 @@ export const stopProcess = (child: ChildProcess) =>
 export const makeHome = (prefix: string) => {
   const dataDir = mkdtempSync(join(tmpdir(), prefix))
 
-  const run = (...args: ReadonlyArray<string>): Promise<Run> =>
-    new Promise((resolve) => {
-      execFile(NODE, [BIN, ...args, "--data-dir", dataDir], { cwd: ROOT, env: cleanEnv(), timeout: 90_000 }, (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === "number" ? error.code : -1
-        resolve({ code, stdout, stderr })
-      })
-    })
+  const run = (...args: ReadonlyArray<string>): Promise<Run> => runTender([...args, "--data-dir", dataDir])
 
   /** A command with `--json` prints exactly one JSON document on stdout and nothing on stderr. */
   const runJson = async (...args: ReadonlyArray<string>) => {

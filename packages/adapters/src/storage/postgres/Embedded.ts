@@ -29,7 +29,7 @@ import { pathToFileURL } from "node:url"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Option, Redacted, Schedule, Schema, Scope } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
-import { InfrastructureError, infrastructureError } from "../../InfrastructureError.ts"
+import { causeMessage, InfrastructureError, infrastructureError } from "../../InfrastructureError.ts"
 
 export const DATABASE = "tender"
 export const USER = "postgres"
@@ -148,15 +148,117 @@ export const serverUser: Effect.Effect<RunAs, InfrastructureError> = Effect.tryP
   catch: failWith(`no ${USER} user to run the server as, and it could not be created`)
 })
 
+/** A user's name from /etc/passwd, else `uid N`: for messages only. */
+const userName = async (uid: number): Promise<string> => {
+  const passwd = await fs.readFile("/etc/passwd", "utf8").catch(() => "")
+  const name = passwd.split("\n").map((line) => line.split(":")).find((fields) => fields[2] === String(uid))?.[0]
+  return name === undefined || name === "" ? `uid ${uid}` : name
+}
+
+/** What an operator does about a data directory Tender cannot use (every message below ends with it). */
+const CHOOSE_ANOTHER = "choose another with --data-dir or TENDER_DATA_DIR"
+
+/**
+ * The data directory as the embedded server needs it, checked before anything is written there so
+ * that a directory Tender cannot use fails the start in one line naming it and what to do (decisions.md,
+ * "Start-up failures"): it can be created (no file in the way, a writable parent, not read-only); this
+ * process can write it; a cluster already in it belongs to the user the server runs as (PostgreSQL
+ * refuses any other); and, as root, the `postgres` user the server runs as can reach it (root itself
+ * can write anywhere, so the check that fails under root is this one).
+ */
+export const checkDataDir = (dataDir: string): Effect.Effect<void, InfrastructureError> =>
+  Effect.flatMap(serverUser, (runAs) => check(pathsOf(dataDir), runAs))
+
+const check = (paths: Paths, runAs: RunAs) =>
+  Effect.flatMap(Effect.promise(() => dataDirProblem(paths, runAs)), (found) => {
+    if (found === undefined) return Effect.void
+    const remedy = found.or === undefined ? CHOOSE_ANOTHER : `${found.or}, or ${CHOOSE_ANOTHER}`
+    return Effect.fail(new InfrastructureError({ message: `data directory ${paths.root} ${found.problem}: ${remedy}` }))
+  })
+
+/** What is wrong with the data directory, and what besides choosing another would mend it. */
+interface Problem {
+  readonly problem: string
+  readonly or?: string
+}
+
+const dataDirProblem = async (paths: Paths, runAs: RunAs): Promise<Problem | undefined> => {
+  const me = await userName(process.getuid?.() ?? -1)
+  try {
+    await fs.mkdir(paths.root, { recursive: true })
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === "EROFS") return { problem: "is on a read-only file system" }
+    // The nearest existing ancestor is what is in the way: a file, or a directory this user may not write.
+    let ancestor = path.dirname(paths.root)
+    while (!(await exists(ancestor)) && ancestor !== path.dirname(ancestor)) ancestor = path.dirname(ancestor)
+    const stat = await fs.stat(ancestor).catch(() => undefined)
+    if (stat !== undefined && !stat.isDirectory()) return { problem: `cannot be created: ${ancestor} is a file, not a directory` }
+    if (code === "EACCES" || code === "EPERM") {
+      return { problem: `cannot be created: ${ancestor} is not writable by ${me} (it belongs to ${await userName(stat?.uid ?? -1)})` }
+    }
+    return { problem: `cannot be created (${causeMessage(error)})` }
+  }
+  const stat = await fs.stat(paths.root)
+  if (!stat.isDirectory()) return { problem: "is a file, not a directory" }
+  const writable = await fs.access(paths.root, fs.constants.W_OK | fs.constants.X_OK).then(() => true, () => false)
+  if (!writable) {
+    const owner = await userName(stat.uid)
+    return { problem: `is not writable by ${me} (it belongs to ${owner})`, or: `run tender as ${owner}` }
+  }
+  const expected = runAs?.uid ?? process.getuid?.()
+  const cluster = await fs.stat(paths.cluster).catch(() => undefined)
+  if (cluster !== undefined && expected !== undefined && cluster.uid !== expected) {
+    const owner = await userName(cluster.uid)
+    const server = await userName(expected)
+    return {
+      problem: `holds a PostgreSQL cluster (${paths.cluster}) that belongs to ${owner}, but the server would run as ${server}` +
+        (runAs === undefined ? "" : " (tender runs it so as root)"),
+      or: `run tender as ${owner === USER ? "root" : owner}`
+    }
+  }
+  if (runAs !== undefined) {
+    // Every directory above it must let the server's user through: it is not root, and writes
+    // there. Asked of that user itself (groups, ACLs): entering the parent needs all of them.
+    const enters = (dir: string) => Effect.runPromise(run("test", ["-x", dir], runAs)).then((result) => result.code === 0)
+    if (!(await enters(path.dirname(paths.root)))) {
+      let blocking = path.dirname(paths.root)
+      for (const dir of ancestorsOf(paths.root)) {
+        if (!(await enters(dir))) {
+          blocking = dir
+          break
+        }
+      }
+      return {
+        problem: `is inside ${blocking}, which the ${USER} user cannot enter (as root, tender runs the embedded PostgreSQL as ${USER})`,
+        or: `let it through (chmod o+x ${blocking})`
+      }
+    }
+  }
+  return undefined
+}
+
+/** The directories above `dir`, from the root of the file system down. */
+const ancestorsOf = (dir: string): ReadonlyArray<string> => {
+  const above: Array<string> = []
+  for (let current = path.dirname(dir); ; current = path.dirname(current)) {
+    above.unshift(current)
+    if (current === path.dirname(current)) return above
+  }
+}
+
 /** The server user must own the data directory: it writes the cluster and its log there. */
 const prepare = (paths: Paths, runAs: RunAs) =>
-  Effect.tryPromise({
-    try: async () => {
-      await fs.mkdir(paths.root, { recursive: true })
-      if (runAs !== undefined) await fs.chown(paths.root, runAs.uid, runAs.gid)
-    },
-    catch: failWith(`could not prepare ${paths.root}`)
-  })
+  Effect.andThen(
+    check(paths, runAs),
+    Effect.tryPromise({
+      try: async () => {
+        await fs.mkdir(paths.root, { recursive: true })
+        if (runAs !== undefined) await fs.chown(paths.root, runAs.uid, runAs.gid)
+      },
+      catch: failWith(`could not prepare ${paths.root}`)
+    })
+  )
 
 /** How long a lock file may stay empty (its holder between creating it and writing its pid). */
 const UNWRITTEN_LOCK_MS = 10_000

@@ -5,10 +5,29 @@
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import { InfrastructureError } from "../../InfrastructureError.ts"
 import { type Migration, migrations as all } from "./migrations/index.ts"
 
 /** `hashtext` of a fixed name keeps the lock key readable in `pg_locks` queries and out of the code. */
 const LOCK = "SELECT pg_advisory_xact_lock(hashtext('tender_migrations'))"
+
+/**
+ * A database a later Tender has migrated (its migrations are not all in this build) is refused: this
+ * code does not know the tables and constraints those migrations made, and would write past them
+ * (decisions.md, "Start-up failures"). Running an older Tender needs the database it migrated.
+ */
+const refuseUnknown = (done: ReadonlySet<string>, migrations: ReadonlyArray<Migration>) => {
+  const known = new Set(migrations.map((migration) => migration.name))
+  const unknown = [...done].filter((name) => !known.has(name)).sort()
+  if (unknown.length === 0) return Effect.void
+  const newest = migrations.map((migration) => migration.name).sort().at(-1) ?? "none"
+  return Effect.fail(
+    new InfrastructureError({
+      message: `the database has migrations this build of Tender does not know (the database's newest: ${unknown.at(-1)}; ` +
+        `this build's newest: ${newest}): upgrade Tender to the version that applied them`
+    })
+  )
+}
 
 export const run = (migrations: ReadonlyArray<Migration> = all) =>
   Effect.gen(function*() {
@@ -21,6 +40,7 @@ export const run = (migrations: ReadonlyArray<Migration> = all) =>
       )`
       const rows = yield* sql<{ readonly name: string }>`SELECT name FROM tender_migrations`
       const done = new Set(rows.map((row) => row.name))
+      yield* refuseUnknown(done, migrations)
       const applied: Array<string> = []
       for (const migration of migrations) {
         if (done.has(migration.name)) continue

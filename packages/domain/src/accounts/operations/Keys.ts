@@ -43,7 +43,7 @@ export const rollSigningSecret = (id: string, overlapSeconds: number) =>
  * for an account it operates on. Returned once; revoke it with `revokeKey` when done.
  */
 export const issueTemporaryKey = (id: string, ttlSeconds: number) =>
-  Effect.gen(function*() {
+  retryConflict(Effect.gen(function*() {
     const issued = yield* issueSecretKey((yield* load(id)).mode)
     let expiresAt = ""
     const account = yield* change(id, (a, now) => {
@@ -51,11 +51,19 @@ export const issueTemporaryKey = (id: string, ttlSeconds: number) =>
       return Keys.addTemporaryKey(a, issued, now, expiresAt)
     })
     return { account, secret_key: issued.secretKey, expires_at: expiresAt }
-  })
+  }))
 
 /** Revokes one secret key of the account now (unknown or already revoked: nothing changes). */
 export const revokeKey = (id: string, secretKey: string) =>
   Effect.gen(function*() {
     const hash = yield* (yield* KeyHasher).hash(secretKey)
-    return yield* change(id, (a, now) => Keys.revokeKey(a, hash, now))
+    return yield* retryConflict(change(id, (a, now) => Keys.revokeKey(a, hash, now)))
   })
+
+/**
+ * Adding or revoking one's own key commutes with any other change of the account, so a version
+ * conflict (two CLI commands starting at once on one account) is decided again on the fresh row
+ * rather than failed: a revoke lost that way would leave the key live until its expiry.
+ */
+const retryConflict = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.retry(effect, { times: 8, while: (e) => e._tag === "Conflict" })

@@ -128,8 +128,11 @@ export const recordRefund = (orderId: string, txnId: string, answer: PayoutResul
 export const recordPayout = (orderId: string, txnId: string, answer: PayoutResult | "unavailable", key: string) =>
   recordWith(payouts, orderId, txnId, answer, key)
 
-/** The settlement worker, for a pending refund or payout: paid once the provider says it settled. */
-export const settleOutflow = (candidate: Transaction) => {
+/**
+ * The settlement worker, for a pending refund or payout: paid once the provider says it settled.
+ * `told`: the provider's word given by the caller (the test-mode simulation, Simulate.ts).
+ */
+export const settleOutflow = (candidate: Transaction, told?: "settled" | "failed") => {
   const settle = <R extends Outflow>(flow: Flow<R>) =>
     whenSettled(candidate, (order, current, at, outcome) =>
       Effect.gen(function*() {
@@ -144,7 +147,7 @@ export const settleOutflow = (candidate: Transaction) => {
         }
         yield* pay(flow, order, current, record, at, current.provider_transaction_id)
         return true
-      }))
+      }), told)
   switch (candidate.kind) {
     case "refund":
       return settle(refunds)

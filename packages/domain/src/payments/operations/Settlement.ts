@@ -25,14 +25,16 @@ export const whenSettled = <E, R, R2 = never>(
    * still awaits settlement, with no call in doubt. Answers whether it changed anything, or, having
    * changed it, what is left to do once its unit of work committed (a capture's failure: its release).
    */
-  settle: (order: Order, current: Transaction, at: string, outcome: "settled" | "failed") => Effect.Effect<boolean | AfterCommit<R2>, E, R>
+  settle: (order: Order, current: Transaction, at: string, outcome: "settled" | "failed") => Effect.Effect<boolean | AfterCommit<R2>, E, R>,
+  /** The provider's word when the caller already has it (a test-mode simulation acting as the provider). */
+  told?: "settled" | "failed"
 ) =>
   guarded(candidate.order_id, Effect.gen(function*() {
     if (candidate.provider_transaction_id === null) return false
     const provider = yield* providerOf(candidate)
-    const state = yield* provider.settlement(candidate.provider_transaction_id).pipe(
+    const state = told ?? (yield* provider.settlement(candidate.provider_transaction_id).pipe(
       Effect.catchTag("ProviderUnavailable", () => Effect.succeed("pending" as const))
-    )
+    ))
     if (state === "pending") return false
     yield* checkpoint("settle", "before_record")
     const settled = yield* unitOfWork(Effect.gen(function*() {

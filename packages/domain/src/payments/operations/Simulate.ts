@@ -1,13 +1,18 @@
 /**
  * Test mode: POST /v1/test_helpers/orders/{id}/simulate acts as the customer or the provider on the
  * order's pending attempt (contract.md). It drives the same operations a real customer would.
+ * With no attempt pending, it acts as the provider on the order's refund or payout queued at the
+ * sandbox (the card ending 0341's, settled by the worker about 2 s later): `succeed` pays it, `fail`
+ * refuses it, as the settlement worker would record the provider's word (docs/decisions.md, "tender
+ * trigger": the only way to make a refund or payout fail in the sandbox).
  */
 import { Clock, Effect, Option } from "effect"
 import type { Account } from "../../accounts/Account.ts"
 import { invalidField, OrderNotFound, PaymentUnexpectedState } from "../../kernel/Errors.ts"
 import * as Money from "../../kernel/Money.ts"
 import { OrderRepo, TransactionRepo } from "../PaymentPorts.ts"
-import { isInFlight } from "../Transaction.ts"
+import { awaitsSettlement, isInFlight } from "../Transaction.ts"
+import { settleOutflow } from "../../money-out/operations/Outflow.ts"
 import { cardDetails, revealCard } from "./Cards.ts"
 import { submitCardForm } from "./ClientPay.ts"
 import { latestAttempt } from "../Transaction.ts"
@@ -28,9 +33,21 @@ export const simulate = Effect.fn("Payments.simulate")(function*(
   const found = yield* orders.find(account.id, orderId)
   if (Option.isNone(found)) return yield* new OrderNotFound({ message: `No order ${orderId}` })
   const order = found.value
-  const attempt = latestAttempt(yield* (yield* TransactionRepo).listByOrder(order.id))
+  const txns = yield* (yield* TransactionRepo).listByOrder(order.id)
+  const attempt = latestAttempt(txns)
   if (attempt === undefined || !isInFlight(attempt.status)) {
-    return yield* new PaymentUnexpectedState({ message: `Order ${order.id} is ${order.status}; no attempt is pending` })
+    const queued = [...txns].reverse().find((t) => (t.kind === "refund" || t.kind === "payout") && awaitsSettlement(t))
+    if (queued === undefined) {
+      return yield* new PaymentUnexpectedState({ message: `Order ${order.id} is ${order.status}; no attempt, refund or payout is pending` })
+    }
+    if (input.outcome !== "succeed" && input.outcome !== "fail") {
+      return yield* invalidField("outcome", `a pending ${queued.kind} can succeed or fail`)
+    }
+    // False when the worker settled it first: it is no longer pending.
+    if (!(yield* settleOutflow(queued, input.outcome === "succeed" ? "settled" : "failed"))) {
+      return yield* new PaymentUnexpectedState({ message: `The ${queued.kind} of order ${order.id} is no longer pending` })
+    }
+    return yield* viewOrder(Option.getOrThrow(yield* orders.find(account.id, orderId)))
   }
   if (input.outcome === "underpay" || input.outcome === "overpay") {
     if (order.payment_method !== "crypto") return yield* invalidField("outcome", "underpay and overpay apply to crypto payments only")
