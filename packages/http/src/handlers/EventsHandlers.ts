@@ -1,4 +1,5 @@
 import { Deferred, Effect } from "effect"
+import { HttpEffect, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Webhooks } from "@tender/domain"
 import { Api } from "../Api.ts"
@@ -26,6 +27,14 @@ const stopSignal = Effect.gen(function*() {
   return Deferred.await(stopping)
 })
 
+/**
+ * The answer closes its connection: the server's stop closes idle connections once, and a reader
+ * asking again at once on its kept-alive one would otherwise hold the stop as long as a wait did.
+ */
+const closesConnection = HttpEffect.appendPreResponseHandler((_request, response) =>
+  Effect.succeed(HttpServerResponse.setHeader(response, "connection", "close"))
+)
+
 export const EventsHandlers = HttpApiBuilder.group(
   Api,
   "events",
@@ -41,7 +50,8 @@ export const EventsHandlers = HttpApiBuilder.group(
             ...query,
             types: query.types === undefined ? undefined : query.types.split(",").map((t) => t.trim()).filter((t) => t !== "")
           }
-          return run(Effect.raceFirst(webhooks.readFeed(account, input), Effect.andThen(stopping, webhooks.readFeed(account, { ...input, wait: 0 }))))
+          const stopped = stopping.pipe(Effect.andThen(closesConnection), Effect.andThen(webhooks.readFeed(account, { ...input, wait: 0 })))
+          return run(Effect.raceFirst(webhooks.readFeed(account, input), stopped))
         }))
       .handle("get", ({ params }) => Effect.flatMap(CurrentAccount, (account) => runRead(webhooks.getAccountEvent(account, params.id))))
   })
