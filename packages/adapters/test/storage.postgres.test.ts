@@ -225,8 +225,9 @@ storageContract("PostgreSQL storage", storage, {
         const events = of("events")
         expect(Object.keys(orders).sort()).toEqual(Object.keys(Payment.Order.fields).sort())
         expect(Object.keys(transactions).sort()).toEqual(Object.keys(Payment.Transaction.fields).sort())
-        // plus `seq`, the insertion order that breaks ties between events of one millisecond
-        expect(Object.keys(events).sort()).toEqual([...Object.keys(Payment.PaymentEvent.fields), "seq"].sort())
+        // plus `seq`, the insertion order that breaks ties between events of one millisecond, and
+        // `txid`, the writing transaction, which with it places an event in the feed (migration 0044)
+        expect(Object.keys(events).sort()).toEqual([...Object.keys(Payment.PaymentEvent.fields), "seq", "txid"].sort())
         expect([orders.amount, orders.received_amount, transactions.amount]).toEqual(["bigint", "bigint", "bigint"])
         expect([orders.customer, orders.payment_instrument, transactions.payment_instrument, transactions.next_action, events.data])
           .toEqual(["jsonb", "jsonb", "jsonb", "jsonb", "jsonb"])
