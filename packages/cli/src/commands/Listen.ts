@@ -27,6 +27,7 @@ export const listen = listenCommand(
     "One line per event: time, type, id, the receiver's status (or error) and latency. A receiver's non-2xx answer or",
     "error is printed and not retried. The secret and the position are kept per account in <data-dir>/listen/, so a",
     "listener stopped and started again keeps its secret and resumes after the last event it forwarded (a first start",
-    "begins at now); while the server is away it retries and misses nothing. Ctrl-C ends it."
+    "begins at now); while the server is away it retries and misses nothing. Ctrl-C ends it. With --json, one JSON",
+    "object per line (type ready, event, disconnected or connected)."
   ].join("\n")
 ))
