@@ -3308,9 +3308,10 @@ export const retentionContract = (it: Vitest.MethodsNonLive<StorageServices | Pr
 }
 
 /**
- * Reads the account's feed from `after` in pages of `limit` until `count` events came (or a few
- * seconds passed): storage may serve an event a moment after it committed (PostgreSQL waits for
- * every older transaction of the server to end), never skip one. Returns them and where it stopped.
+ * Reads the account's feed from `after` in pages of `limit` until `count` events came (or a minute
+ * passed): storage may serve an event a while after it committed (PostgreSQL waits for every older
+ * transaction of the server to end, another test's long statement included), never skip one.
+ * Returns them and where it stopped.
  */
 export const readFeedUntil = (
   query: { readonly account_id: string; readonly after: EventFeed.FeedPosition; readonly types?: ReadonlyArray<string> | undefined },
@@ -3321,7 +3322,8 @@ export const readFeedUntil = (
     const events = yield* EventRepo
     const served: Array<Payment.PaymentEvent> = []
     let after = query.after
-    for (let tries = 0; served.length < count && tries < 250; tries++) {
+    const deadline = (yield* Clock.currentTimeMillis) + 60_000
+    while (served.length < count && (yield* Clock.currentTimeMillis) < deadline) {
       const page = yield* events.feed({ account_id: query.account_id, after, types: query.types, limit })
       expect(page.events.length).toBeLessThanOrEqual(limit)
       // The cursor only moves forward, and past every event served.
