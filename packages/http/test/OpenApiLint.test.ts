@@ -112,7 +112,7 @@ describe("the OpenAPI document", () => {
     const schemes = document.components.securitySchemes as Record<string, any>
     expect(schemes.publishableKey).toMatchObject({ type: "http", scheme: "Bearer" })
     expect(schemes.publishableKey.description).toContain("client_secret")
-    const tag = document.tags.find((t) => t.name === "browserSdk")
+    const tag = document.tags.find((t: { name: string }) => t.name === "browserSdk")
     expect(tag?.description).toContain("publishable key")
     const schemas = document.components.schemas as Record<string, any>
     for (const { op } of client) {
