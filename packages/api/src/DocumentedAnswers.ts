@@ -7,6 +7,8 @@
  * added to the document beside the HttpApi value, as the browser SDK's are) gets them without a
  * line of its own. An operation's own declaration of a status wins; only missing ones are added.
  */
+import { JsonSchema, Schema } from "effect"
+import { envelopeFields } from "./ApiError.ts"
 
 /** The three rate-limit headers the server sends (IETF draft-ietf-httpapi-ratelimit-headers), by name. */
 export const RATE_LIMIT_HEADERS = ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"] as const
@@ -34,13 +36,31 @@ const header = (name: string) => ({ $ref: `#/components/headers/${name}` })
 const WITH_BODY = new Set(["post", "put", "patch", "delete"])
 const METHODS = ["get", "head", "post", "put", "patch", "delete", "options", "trace"] as const
 
-/** The refusals added where missing, with the condition under which the gateway can answer them. */
-const REFUSALS: ReadonlyArray<{ readonly status: string; readonly description: string; readonly applies: (method: string) => boolean; readonly headers?: ReadonlyArray<string> }> = [
+/** The error envelope `{code, message, request_id, errors?}` as a component of its own, for the router's 405. */
+const ENVELOPE = "ErrorEnvelope"
+const envelopeSchema = (): unknown => {
+  const document = Schema.toJsonSchemaDocument(Schema.Struct(envelopeFields))
+  return JsonSchema.toMultiDocumentOpenApi3_1({ dialect: document.dialect, schemas: [document.schema], definitions: document.definitions }).schemas[0]
+}
+
+/**
+ * The refusals added where missing, with the condition under which the gateway can answer them.
+ * `router`: answered by the router in the envelope, before any route (the browser SDK's routes
+ * included) reads the request; the others in the operation's own error object.
+ */
+const REFUSALS: ReadonlyArray<{
+  readonly status: string
+  readonly description: string
+  readonly applies: (method: string) => boolean
+  readonly headers?: ReadonlyArray<string>
+  readonly router?: true
+}> = [
   {
     status: "405",
-    description: "The path exists but does not take this method (`method_not_allowed`); `Allow` lists the methods it takes",
+    description: "The path exists but does not take this method (`method_not_allowed`, in the error envelope on every route); `Allow` lists the methods it takes",
     applies: () => true,
-    headers: ["Allow"]
+    headers: ["Allow"],
+    router: true
   },
   { status: "413", description: "The request body is larger than the server takes (`payload_too_large`; 1 MiB by default)", applies: (m) => WITH_BODY.has(m) },
   { status: "415", description: "The request body is not `application/json` (`unsupported_media_type`)", applies: (m) => WITH_BODY.has(m) },
@@ -66,6 +86,8 @@ const errorContentOf = (responses: Record<string, any>): object | undefined =>
 export const documentAnswers = (spec: Record<string, any>): Record<string, any> => {
   spec.components ??= {}
   spec.components.headers = { ...spec.components.headers, ...HEADERS }
+  spec.components.schemas = { ...spec.components.schemas, [ENVELOPE]: envelopeSchema() }
+  const envelope = { "application/json": { schema: { $ref: `#/components/schemas/${ENVELOPE}` } } }
   for (const item of Object.values<Record<string, any>>(spec.paths ?? {})) {
     for (const method of METHODS) {
       const operation = item[method]
@@ -77,7 +99,7 @@ export const documentAnswers = (spec: Record<string, any>): Record<string, any> 
         responses[refusal.status] = {
           description: refusal.description,
           ...(refusal.headers === undefined ? {} : { headers: Object.fromEntries(refusal.headers.map((h) => [h, header(h)])) }),
-          content
+          content: refusal.router === true ? envelope : content
         }
       }
       for (const [status, response] of Object.entries(responses)) {

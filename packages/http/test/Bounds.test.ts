@@ -151,6 +151,15 @@ describe("input bounds (issue 12, item 3)", () => {
     }
   })
 
+  it("answers hold to the envelope's bounds too: a 415 quoting a 3,000-character Content-Type is cut to the documented maxLength", async () => {
+    const documented = document.components.schemas["ErrorEnvelope"].properties.message.maxLength
+    expect(documented).toBe(Limits.MAX_MESSAGE)
+    const reply = await send(server, merchant, "POST", "/v1/payments", { body: "x", headers: { "content-type": `text/${"p".repeat(3000)}` } })
+    expect(reply.status).toBe(415)
+    expect(reply.json?.code).toBe("unsupported_media_type")
+    expect(reply.json?.message.length).toBe(documented)
+  })
+
   it("one past a field's bound is 400 validation_failed naming that field, on every route", async () => {
     const misses: Array<string> = []
     let checked = 0

@@ -64,7 +64,9 @@ describe("the OpenAPI document", () => {
       const refusal = (status: string) => op.responses[status]?.content?.["application/json"]?.schema?.$ref
       expect(op.responses["429"]?.headers?.["Retry-After"], at).toEqual({ $ref: "#/components/headers/Retry-After" })
       expect(op.responses["405"]?.headers?.["Allow"], at).toBeDefined()
-      for (const status of ["405", "429", "500"]) expect(refusal(status), `${at} ${status}`).toMatch(errorBody)
+      // The router answers a wrong method before any route reads the request: the envelope, on the SDK's routes too.
+      expect(refusal("405"), at).toBe("#/components/schemas/ErrorEnvelope")
+      for (const status of ["429", "500"]) expect(refusal(status), `${at} ${status}`).toMatch(errorBody)
       for (const status of ["413", "415"]) {
         if (method === "get") expect(op.responses[status], at).toBeUndefined()
         else expect(refusal(status), `${at} ${status}`).toMatch(errorBody)
@@ -76,6 +78,16 @@ describe("the OpenAPI document", () => {
     }
     const headers = document.components.headers
     for (const name of [...RATE_LIMIT_HEADERS, "Retry-After"]) expect(headers[name].schema).toMatchObject({ type: "integer", format: "int64", minimum: 0 })
+  })
+
+  it("the router's 405 is as documented: the envelope and Allow, on the browser SDK's routes too", async () => {
+    const reply = await fetch(`${server.baseUrl}/v1/client/pay`, { method: "PUT" })
+    expect(reply.status).toBe(405)
+    expect(reply.headers.get("allow")).toContain("POST")
+    const body = await reply.json()
+    expect(Object.keys(body).sort()).toEqual(["code", "message", "request_id"])
+    expect(body.code).toBe("method_not_allowed")
+    expect(document.paths["/v1/client/pay"].post.responses["405"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/ErrorEnvelope" })
   })
 
   it("declares the optional empty body clients send to session cancel and delivery retry", () => {
