@@ -10,8 +10,8 @@ import { Code, Email, Id, Int, int, list, Name, Reference, Text, Url } from "./B
 
 const optional = Schema.optional
 
-/** Another id a payment is known by: its order, or its checkout session. */
 const IdentifierType = Schema.Literals(["checkout", "order"])
+/** Another id a payment is known by: its order, or its checkout session. */
 export const AdditionalIdentifier = Schema.Struct({ identifier: Id, type: IdentifierType })
 /** At most one of each type: the order's own id and, for a checkout, its session's. */
 const AdditionalIdentifiers = list(AdditionalIdentifier, IdentifierType.literals.length)
