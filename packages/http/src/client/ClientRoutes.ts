@@ -35,7 +35,8 @@ import {
 } from "@tender/domain"
 import * as ApiError from "../ApiError.ts"
 import * as JsonBody from "../JsonBody.ts"
-import { Code, Name, Reference } from "@tender/api/api/Bounded"
+import { clip, Code, Id, Int, Message, Name, Reference } from "@tender/api/api/Bounded"
+import { MAX_MESSAGE } from "@tender/api/Limits"
 import { clientBucket } from "../IpLimits.ts"
 import { belowApi, CurrentRequest } from "../RequestContext.ts"
 
@@ -58,9 +59,9 @@ export interface ClientRoutesOptions {
 export const ClientErrorBody = Schema.Struct({
   error: Schema.Struct({
     type: Schema.Literals(["validation_error", "authentication_error", "api_error"]),
-    code: Schema.String.annotate({ description: "Stable: `CLIENT_SECRET_EXPIRED`, `client_secret_invalid`, `invalid_number`, … or the API's own code." }),
-    message: Schema.String,
-    correlationId: Schema.String.annotate({ description: "The request's id, also in `X-Request-Id`." })
+    code: Code.annotate({ description: "Stable: `CLIENT_SECRET_EXPIRED`, `client_secret_invalid`, `invalid_number`, … or the API's own code." }),
+    message: Message,
+    correlationId: Id.annotate({ description: "The request's id, also in `X-Request-Id`." })
   })
 }).annotate({ identifier: "ClientError", description: "A refusal on a `/v1/client/…` route." })
 
@@ -149,8 +150,8 @@ const SecretBody = Schema.Struct({ client_secret: ClientSecretField })
 const CardTokenBody = Schema.Struct({
   client_secret: ClientSecretField,
   number: Schema.optionalKey(Code.annotate({ description: "Required when the secret collects a card; absent when it collects a saved card's CVC." })),
-  exp_month: Schema.optionalKey(Schema.Int),
-  exp_year: Schema.optionalKey(Schema.Int),
+  exp_month: Schema.optionalKey(Int),
+  exp_year: Schema.optionalKey(Int),
   cvc: Code,
   holder_name: Schema.optionalKey(Name)
 })
@@ -325,7 +326,7 @@ const serve = (r: ClientRoute<unknown, unknown>, options: ClientRoutesOptions) =
     if (known === undefined) yield* Effect.logError("Unhandled failure on a client route", exit.cause).pipe(Effect.annotateLogs({ request_id: state.requestId, path: r.path }))
     const refusal = known ?? classify(new Errors.InternalError({ message: "Internal error; safe to retry" }))
     const body: typeof ClientErrorBody.Type = {
-      error: { type: refusal.type, code: refusal.code, message: refusal.error.message, correlationId: state.requestId }
+      error: { type: refusal.type, code: refusal.code, message: clip(refusal.error.message, MAX_MESSAGE), correlationId: state.requestId }
     }
     return HttpServerResponse.jsonUnsafe(
       body,
