@@ -256,8 +256,12 @@ export const layer = (options: GatewayOptions) =>
           const reason = (error as HttpServerError.HttpServerError)?.reason
           if (reason?._tag === "RouteNotFound") {
             const allowed = options.routes.methodsFor(path)
+            // The route takes this method, but the router would not match this spelling of it (a
+            // path parameter past its maximum length, an encoded slash in one): no object is at that
+            // address, so 404 — a 405 would tell the client to use the method it used.
+            const takesMethod = allowed.includes(request.method) || (request.method === "HEAD" && allowed.includes("GET"))
             return Effect.succeed(
-              allowed.length > 0
+              allowed.length > 0 && !takesMethod
                 ? envelopeResponse(
                   new Errors.MethodNotAllowed({ message: `${request.method} is not supported on ${path}; use ${allowed.join(", ")}` }),
                   requestId,

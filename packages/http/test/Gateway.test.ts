@@ -239,6 +239,12 @@ describe("routing", () => {
     expectError(reply, 405, "method_not_allowed")
     expect(reply.headers.get("allow")).toBe("POST")
   })
+
+  it("not_found (404), not 405, for the right method on a path the router will not match (an id past its length)", async () => {
+    const reply = await send(server, merchant, "GET", `/v1/orders/ord_${"a".repeat(200)}`)
+    expectError(reply, 404, "not_found")
+    expect(reply.headers.get("allow")).toBeNull()
+  })
 })
 
 it("internal_error (500): a defect becomes the signed envelope and reveals nothing", async () => {
