@@ -27,6 +27,8 @@ describe("the response check", () => {
     expect((await answer("GET", "/v1/orders/ord_1", 404, json({ ...envelope, stack: "at …" })))?.problem).toMatch(/does not match.*additional.*stack/)
     expect((await answer("GET", "/v1/orders/ord_1", 404, json({ code: "not_found", message: "m" })))?.problem).toMatch(/request_id/)
     expect((await answer("GET", "/v1/orders/ord_1", 404, Buffer.from("<html>"), "text/html"))?.problem).toMatch(/content type text\/html/)
+    // a success body too: a payment's answer without its ids
+    expect((await answer("POST", "/v1/payments", 200, json({ status: "completed" })))?.problem).toMatch(/must have required property/)
   })
 
   it("finds a status the operation does not declare, naming the operation (the more literal route wins)", async () => {
