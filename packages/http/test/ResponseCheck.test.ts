@@ -14,7 +14,7 @@ const checker = makeChecker(OpenApi.fromApi(Api))
 const json = (value: unknown) => Buffer.from(JSON.stringify(value))
 const envelope = { code: "not_found", message: "No order ord_1", request_id: "req_1" }
 const answer = (method: string, path: string, status: number, body: Buffer, contentType = "application/json") =>
-  checker.then((c) => c.check({ method, path, status, contentType, body }))
+  checker.then((c) => c.check({ method, path, status, contentType, headerNames: new Set(["content-type"]), body }))
 
 describe("the response check", () => {
   it("passes an answer the document describes: a declared status, a body of its schema", async () => {
@@ -37,6 +37,22 @@ describe("the response check", () => {
       status: 418,
       problem: "status not declared for this operation"
     })
+  })
+
+  it("finds a header the document says is always sent, missing (a required one, inline or a component)", async () => {
+    const document = structuredClone(OpenApi.fromApi(Api)) as any
+    document.components.headers = { "RateLimit-Remaining": { required: true, schema: { type: "integer" } } }
+    document.paths["/v1/orders/{id}"].get.responses["404"].headers = {
+      "Retry-After": { required: true, schema: { type: "integer" } },
+      "RateLimit-Remaining": { $ref: "#/components/headers/RateLimit-Remaining" },
+      "RateLimit-Reset": { schema: { type: "integer" } }
+    }
+    const strict = await makeChecker(document)
+    const at = (headerNames: ReadonlyArray<string>) =>
+      strict.check({ method: "GET", path: "/v1/orders/ord_1", status: 404, contentType: "application/json", headerNames: new Set(headerNames), body: json(envelope) })
+    expect(at(["retry-after"])?.problem).toBe("declared header(s) not sent: RateLimit-Remaining")
+    expect(at(["ratelimit-remaining"])?.problem).toBe("declared header(s) not sent: Retry-After")
+    expect(at(["retry-after", "ratelimit-remaining"])).toBeUndefined()
   })
 
   it("finds an operation the document lacks, unless the gateway refused it as one (404, 405, before routing)", async () => {

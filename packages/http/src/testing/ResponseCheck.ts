@@ -1,8 +1,8 @@
 /**
  * Every response a test server sends on `/v1/…` is checked against the OpenAPI document the server
  * serves (`/v1/openapi.json`, `OpenApi.fromApi(Api)`, the same value): the operation (path and
- * method) must be in it, the status declared for that operation, and the body valid against the
- * schema declared for that status (OpenAPI 3.1 schemas are JSON Schema 2020-12: ajv's 2020 build,
+ * method) must be in it, the status declared for that operation, the headers it declares required
+ * sent, and the body valid against the schema declared for that status (OpenAPI 3.1 schemas are JSON Schema 2020-12: ajv's 2020 build,
  * formats from ajv-formats, `$ref`s resolved inside the document). What the document does not
  * describe is recorded in `undescribed`; Tender's own test files fail on any (vitest setup file
  * `packages/http/test/support/ResponseCheckSetup.ts`), so the API suites' traffic is the sample
@@ -51,9 +51,17 @@ const UNROUTED_STATUSES: ReadonlySet<number> = new Set([400, 401, 403, 404, 405,
 
 const OUTSIDE_THE_DOCUMENT: ReadonlySet<string> = new Set(["/v1/openapi.json"])
 
+interface Header {
+  readonly required?: boolean
+  readonly $ref?: string
+}
+
 interface Operation {
   readonly operationId: string | undefined
-  readonly responses: Record<string, { readonly content?: Record<string, { readonly schema?: unknown }> }>
+  readonly responses: Record<string, {
+    readonly content?: Record<string, { readonly schema?: unknown }>
+    readonly headers?: Record<string, Header>
+  }>
   readonly pointer: string
 }
 
@@ -70,6 +78,8 @@ export interface Checker {
     readonly path: string
     readonly status: number
     readonly contentType: string | undefined
+    /** Every header sent, by lower-case name. */
+    readonly headerNames: ReadonlySet<string>
     readonly body: Buffer
   }) => Undescribed | undefined
 }
@@ -81,6 +91,7 @@ const DOCUMENT_ID = "https://tender.invalid/v1/openapi.json"
 /** A checker over `document` (an OpenAPI 3.1 document as served). */
 export const makeChecker = async (document: {
   readonly paths: Record<string, Record<string, unknown>>
+  readonly components?: object | undefined
 }): Promise<Checker> => {
   const { Ajv2020 } = await import("ajv/dist/2020.js")
   const { default: addFormats } = await import("ajv-formats")
@@ -107,6 +118,10 @@ export const makeChecker = async (document: {
     return { pattern, literals: segments.filter((s) => !s.startsWith("{")).length, methods }
   })
 
+  const components = document.components as { readonly headers?: Record<string, Header> } | undefined
+  const headerAt = (header: Header): Header | undefined =>
+    header.$ref === undefined ? header : components?.headers?.[header.$ref.replace("#/components/headers/", "")]
+
   const validators = new Map<string, ReturnType<typeof ajv.getSchema>>()
   const validatorAt = (pointer: string) => {
     if (!validators.has(pointer)) validators.set(pointer, ajv.getSchema(`${DOCUMENT_ID}${pointer}`))
@@ -121,7 +136,7 @@ export const makeChecker = async (document: {
     )
 
   return {
-    check: ({ method, path, status, contentType, body }) => {
+    check: ({ method, path, status, contentType, headerNames, body }) => {
       if (!path.startsWith("/v1/") || OUTSIDE_THE_DOCUMENT.has(path)) return undefined
       const request = `${method} ${path}`
       let json: unknown
@@ -147,6 +162,13 @@ export const makeChecker = async (document: {
       if (statusKey === undefined || declared === undefined) {
         if (GLOBAL_STATUSES_PENDING_MERGE.has(status) && isErrorShape(path, json)) return undefined
         return { request, operationId: operation.operationId, status, problem: "status not declared for this operation" }
+      }
+      // Headers the document says are always sent (e.g. a 429's rate-limit headers) must be.
+      const missing = Object.entries(declared.headers ?? {})
+        .filter(([name, header]) => headerAt(header)?.required === true && !headerNames.has(name.toLowerCase()))
+        .map(([name]) => name)
+      if (missing.length > 0) {
+        return { request, operationId: operation.operationId, status, problem: `declared header(s) not sent: ${missing.join(", ")}` }
       }
       const content = declared.content ?? {}
       const mediaTypes = Object.keys(content)
@@ -188,17 +210,14 @@ export const tap = (checker: Promise<Checker>, options: {
     chunks.push(typeof chunk === "string" ? Buffer.from(chunk, typeof encoding === "string" ? encoding as BufferEncoding : "utf8") : Buffer.from(chunk as Uint8Array))
   }
   // Headers given to writeHead are sent without being kept where getHeader looks: read them there.
-  let contentType: string | undefined
+  const sent = new Map<string, string>()
   const writeHead = response.writeHead.bind(response) as (...args: Array<unknown>) => ServerResponse
   response.writeHead = ((...args: Array<unknown>) => {
     const headers = args.find((arg) => typeof arg === "object" && arg !== null)
-    if (Array.isArray(headers)) {
-      const at = headers.findIndex((h, i) => i % 2 === 0 && String(h).toLowerCase() === "content-type")
-      if (at >= 0) contentType = String(headers[at + 1])
-    } else if (headers !== undefined) {
-      const entry = Object.entries(headers).find(([name]) => name.toLowerCase() === "content-type")
-      if (entry !== undefined) contentType = String(entry[1])
-    }
+    const entries: Array<[unknown, unknown]> = Array.isArray(headers)
+      ? headers.flatMap((h, i) => i % 2 === 0 ? [[h, headers[i + 1]] as [unknown, unknown]] : [])
+      : Object.entries(headers ?? {})
+    for (const [name, value] of entries) sent.set(String(name).toLowerCase(), String(value))
     return writeHead(...args)
   }) as typeof response.writeHead
   const write = response.write.bind(response) as (...args: Array<unknown>) => boolean
@@ -216,7 +235,8 @@ export const tap = (checker: Promise<Checker>, options: {
       method: request.method ?? "GET",
       path,
       status: response.statusCode,
-      contentType: contentType ?? response.getHeader("content-type")?.toString(),
+      contentType: sent.get("content-type") ?? response.getHeader("content-type")?.toString(),
+      headerNames: new Set([...sent.keys(), ...response.getHeaderNames()]),
       body: Buffer.concat(chunks)
     }
     void checker.then((c) => {
