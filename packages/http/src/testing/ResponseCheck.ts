@@ -31,18 +31,6 @@ export interface Undescribed {
 export const undescribed: Array<Undescribed> = []
 
 /**
- * TEMPORARY — remove once branch h-openapi is merged. That branch declares these responses on every
- * operation (the gateway's refusals that come before routing or apart from any handler: 405 wrong
- * method, 413 body too large, 415 content type, and the 401 / 429 / 500 it documents with headers).
- * Until then a response with one of these statuses and the spec's error envelope (or, on
- * `/v1/client/…`, the SDK's error object) is not recorded. `TENDER_RESPONSE_CHECK_STRICT=1` turns
- * the allowance off, to list them.
- */
-const GLOBAL_STATUSES_PENDING_MERGE: ReadonlySet<number> = process.env.TENDER_RESPONSE_CHECK_STRICT === "1"
-  ? new Set()
-  : new Set([401, 405, 413, 415, 429, 500])
-
-/**
  * Refusals of a request the document has no operation for that say so (404, 405) or that the
  * gateway gives before routing (Gateway.ts: key, allowlist, rate limit, content type, body size,
  * signature, replay, body checks): nothing undescribed was served.
@@ -160,7 +148,6 @@ export const makeChecker = async (document: {
       const statusKey = [String(status), `${String(status)[0]}XX`, "default"].find((key) => operation.responses[key] !== undefined)
       const declared = statusKey === undefined ? undefined : operation.responses[statusKey]
       if (statusKey === undefined || declared === undefined) {
-        if (GLOBAL_STATUSES_PENDING_MERGE.has(status) && isErrorShape(path, json)) return undefined
         return { request, operationId: operation.operationId, status, problem: "status not declared for this operation" }
       }
       // Headers the document says are always sent (e.g. a 429's rate-limit headers) must be.
