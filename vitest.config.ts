@@ -12,6 +12,9 @@ export default defineConfig({
     // One PostgreSQL for the run, migrated once into a template; a database per test file (PgTestDatabase.ts).
     // And `tender` bundled once, for the tests that run it as a process (packages/cli/scripts/bundle.ts).
     globalSetup: ["packages/adapters/test/PgTestServer.ts", "packages/cli/test/support/BundleSetup.ts"],
+    // Every test server's /v1/ answers are checked against the served OpenAPI document; a file whose
+    // servers answered anything it does not describe fails (packages/http/src/testing/ResponseCheck.ts).
+    setupFiles: ["packages/http/test/support/ResponseCheckSetup.ts"],
     // Generous: the CLI tests spawn processes that join PostgreSQL, slow on a loaded 2-core runner.
     testTimeout: 120_000,
     hookTimeout: 120_000,

@@ -102,13 +102,16 @@ export const locksContract = (it: Vitest.MethodsNonLive<Locks>) => {
 }
 
 export const rateLimiterContract = (it: Vitest.MethodsNonLive<RateLimiter>) => {
-  it.effect("allows a burst, then refuses with a whole-second Retry-After", () =>
+  it.effect("allows a burst, saying what is left and when it is full again, then refuses with a whole-second Retry-After", () =>
     Effect.gen(function*() {
       const limiter = yield* RateLimiter
       const key = uniqueKey("burst")
       const limit = { perSecond: 1, burst: 3 }
-      for (let i = 0; i < 3; i++) expect(yield* limiter.consume(key, limit)).toEqual({ allowed: true, retryAfterSeconds: 0 })
-      expect(yield* limiter.consume(key, limit)).toEqual({ allowed: false, retryAfterSeconds: 1 })
+      // One token a second: after the i-th take, 2 - i whole tokens are left and i + 1 seconds refill them.
+      for (let i = 0; i < 3; i++) {
+        expect(yield* limiter.consume(key, limit)).toEqual({ allowed: true, retryAfterSeconds: 0, remaining: 2 - i, resetSeconds: i + 1 })
+      }
+      expect(yield* limiter.consume(key, limit)).toEqual({ allowed: false, retryAfterSeconds: 1, remaining: 0, resetSeconds: 3 })
     }))
 
   it.effect("Retry-After reflects the refill rate", () =>

@@ -22,7 +22,7 @@ describe("token bucket", () => {
       const limit = { perSecond: 2, burst: 2 }
       expect((yield* limiter.consume("k", limit)).allowed).toBe(true)
       expect((yield* limiter.consume("k", limit)).allowed).toBe(true)
-      expect(yield* limiter.consume("k", limit)).toEqual({ allowed: false, retryAfterSeconds: 1 })
+      expect(yield* limiter.consume("k", limit)).toEqual({ allowed: false, retryAfterSeconds: 1, remaining: 0, resetSeconds: 1 })
       yield* TestClock.adjust("500 millis")
       expect((yield* limiter.consume("k", limit)).allowed).toBe(true)
       expect((yield* limiter.consume("k", limit)).allowed).toBe(false)
@@ -33,10 +33,12 @@ describe("token bucket", () => {
       expect((yield* limiter.consume("k", limit)).allowed).toBe(false)
     }).pipe(Effect.provide(RateLimiterMemory.layer)))
 
-  it("rounds Retry-After up to whole seconds, at least one when refused", () => {
-    expect(TokenBucket.retryAfterSeconds(true, 0)).toBe(0)
-    expect(TokenBucket.retryAfterSeconds(false, 1)).toBe(1)
-    expect(TokenBucket.retryAfterSeconds(false, 1000)).toBe(1)
-    expect(TokenBucket.retryAfterSeconds(false, 1001)).toBe(2)
+  it("rounds Retry-After and the reset up to whole seconds, Retry-After at least one when refused", () => {
+    const at = (allowed: boolean, retryAfterMs: number, resetMs: number) =>
+      TokenBucket.decision({ allowed, retryAfterMs, remaining: 0, resetMs })
+    expect(at(true, 0, 0)).toMatchObject({ retryAfterSeconds: 0, resetSeconds: 0 })
+    expect(at(false, 1, 1)).toMatchObject({ retryAfterSeconds: 1, resetSeconds: 1 })
+    expect(at(false, 1000, 1000)).toMatchObject({ retryAfterSeconds: 1, resetSeconds: 1 })
+    expect(at(false, 1001, 2001)).toMatchObject({ retryAfterSeconds: 2, resetSeconds: 3 })
   })
 })

@@ -16,6 +16,7 @@ import { TestHelpersApi } from "./api/TestHelpersApi.ts"
 import { TransfersApi } from "./api/TransfersApi.ts"
 import { VaultApi } from "./api/VaultApi.ts"
 import { WebhookDeliveriesApi, WebhookEndpointsApi } from "./api/WebhooksApi.ts"
+import { documentAnswers } from "./DocumentedAnswers.ts"
 import { ApiKeyAuth, RequestValidation } from "./Middleware.ts"
 
 /**
@@ -51,6 +52,27 @@ export const requireSignature = (spec: Record<string, any>): Record<string, any>
   return spec
 }
 
+/**
+ * The document's last steps, in order: the signature beside the bearer key, then `addRoutes` (the
+ * server adds the browser SDK's routes there), then what the gateway answers every operation with
+ * (DocumentedAnswers.ts), so that added routes get those too.
+ */
+export const finishDocument = (addRoutes: (spec: Record<string, any>) => Record<string, any> = (spec) => spec) =>
+(spec: Record<string, any>): Record<string, any> => documentAnswers(addRoutes(requireSignature(spec)))
+
+/**
+ * Where the document is served from. It cannot know where it is deployed: the variable lets a reader
+ * (or /docs) point it at their own instance, defaulting to `tender serve`'s address. The same server
+ * serves test mode and live mode (the key chooses), so the environment is whichever the instance is.
+ * `x-internal: false`: the API is for merchants' servers, outside the operator's network.
+ */
+const SERVER = {
+  url: "{origin}",
+  description: "A Tender instance: production, staging or a local one (`tender serve`); test and live mode are both served, the API key chooses",
+  variables: { origin: { default: "http://127.0.0.1:8080", description: "Scheme, host and port of the Tender instance" } },
+  "x-internal": false
+}
+
 /** The merchant API: every endpoint group, its schemas and errors; the server implements it, clients derive from it. */
 export class Api extends HttpApi.make("tender")
   .add(PaymentsApi)
@@ -83,15 +105,9 @@ export class Api extends HttpApi.make("tender")
       "(HMAC-SHA256 of t + path with query + raw body under the account's signing secret); every response is " +
       "signed the same way. Errors are `{code, message, request_id, errors?}`. The browser SDK's `/v1/client/…` " +
       "routes (tag browserSdk) are the exception: a publishable key and a client secret, unsigned, the SDK's error object.",
-    // The document cannot know where it is deployed; the variable lets a reader (or /docs) point
-    // it at their own instance, defaulting to `tender serve`'s address.
-    servers: [{
-      url: "{origin}",
-      description: "A Tender instance",
-      variables: { origin: { default: "http://127.0.0.1:8080", description: "Scheme, host and port of the Tender instance" } }
-    }],
-    // The server's document adds the browser SDK's routes after this (packages/http/src/Api.ts):
-    // they have their own scheme, and the signature is the merchant API's alone.
-    transform: requireSignature
+    servers: [SERVER],
+    // The server's document adds the browser SDK's routes (packages/http/src/Api.ts) before the
+    // last step: they have their own scheme, and the signature is the merchant API's alone.
+    transform: finishDocument()
   }))
 {}

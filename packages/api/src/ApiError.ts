@@ -6,17 +6,23 @@
  * table (packages/http/src/ApiError.ts), not part of the definition.
  */
 import { Schema } from "effect"
+import { Code, Id, list, Message, Text } from "./api/Bounded.ts"
+import * as Limits from "./Limits.ts"
 
 /** One offending field of a `validation_failed` error (the envelope's `errors[]`). */
-export const FieldError = Schema.Struct({ field: Schema.String, message: Schema.String })
+export const FieldError = Schema.Struct({ field: Text, message: Message })
 export type FieldError = typeof FieldError.Type
 
-/** The envelope's fields: `code`, `message`, `request_id` and, for `validation_failed`, `errors`. */
+/**
+ * The envelope's fields: `code`, `message`, `request_id` and, for `validation_failed`, `errors` (at
+ * most MAX_LIST: the body walk names at most that many, and the server cuts a longer list of schema
+ * problems there; the rest are reported once the first are fixed).
+ */
 export const envelopeFields = {
-  code: Schema.String,
-  message: Schema.String,
-  request_id: Schema.String,
-  errors: Schema.optional(Schema.Array(FieldError))
+  code: Code,
+  message: Message,
+  request_id: Id,
+  errors: Schema.optional(list(FieldError, Limits.MAX_LIST))
 }
 
 /** The error envelope as decoded. */

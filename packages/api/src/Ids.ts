@@ -4,6 +4,7 @@
  * carry the same schemas (its kernel/Ids.ts re-exports them beside the port that makes ids).
  */
 import { Schema } from "effect"
+import { MAX_ID } from "./Limits.ts"
 
 /** Each kind of id and its prefix (`acct`, `ord`, …). */
 export const ID_PREFIXES = {
@@ -27,8 +28,12 @@ export const ID_PREFIXES = {
 /** A kind of id (`account`, `order`, …). */
 export type IdKind = keyof typeof ID_PREFIXES
 
-/** An id of a prefix, unbranded: the form the server checks in a path. */
-export const prefixed = (prefix: string) => Schema.String.check(Schema.isPattern(new RegExp(`^${prefix}_[A-Za-z0-9]{8,64}$`)))
+/**
+ * An id of a prefix, unbranded: the form the server checks in a path. The pattern bounds it already;
+ * the document states the length too (OWASP's string-limit reads maxLength, not a pattern).
+ */
+export const prefixed = (prefix: string) =>
+  Schema.String.check(Schema.isMaxLength(MAX_ID), Schema.isPattern(new RegExp(`^${prefix}_[A-Za-z0-9]{8,64}$`)))
 
 /** An account id (`acct_…`). */
 export const AccountId = prefixed(ID_PREFIXES.account).pipe(Schema.brand("AccountId"))

@@ -49,3 +49,37 @@ export const MAX_AMOUNT_DIGITS = 15
  * bound keeps every walk over a body (checks, decoders) far from the stack's limit.
  */
 export const MAX_JSON_DEPTH = 32
+
+// Bounds of what the server answers (the view schemas; docs/decisions.md, "OpenAPI document and
+// the OWASP rules"). A view field that echoes a request field takes that field's bound above; these
+// are for what the server makes itself. The server encodes every answer through its schema, so a
+// value past one of them is never sent: each is chosen so that nothing Tender makes can reach it.
+
+/**
+ * Error messages (the envelope's `message` and each `errors[].message`) and a webhook attempt's
+ * `error`. Tender's own messages are a sentence or two; the longest quote a reference (255) or a
+ * provider's report (cut at 300). The envelope is cut to this length where it is built, so a message
+ * quoting a request header (a Content-Type) cannot pass it.
+ */
+export const MAX_MESSAGE = 1024
+
+/**
+ * A page of a list or search: `limit` is 1 to this (default 20), so a page's `data` holds at most
+ * this many.
+ */
+export const MAX_PAGE = 100
+
+/** Webhook endpoints per account (contract.md: 16): the list answers all of them. */
+export const MAX_WEBHOOK_ENDPOINTS = 16
+
+/**
+ * Identifiers Tender makes (`ord_…`, `req_…`): a prefix of at most 4 letters, `_`, 8 to 64 letters
+ * and digits (Ids.ts's pattern).
+ */
+export const MAX_ID = 69
+
+/**
+ * A QR code's payload (`next_action.qr.data`): the most a QR code holds (version 40, low error
+ * correction, alphanumeric); a longer payload could not be shown as one.
+ */
+export const MAX_QR_DATA = 4296

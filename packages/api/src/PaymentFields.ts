@@ -5,6 +5,8 @@
  * payments/PaymentFields.ts re-exports them).
  */
 import { Schema } from "effect"
+import { Code, Email, Id, list, Name, Reference, Text, Url } from "./api/Bounded.ts"
+import * as Limits from "./Limits.ts"
 
 /** `automatic` captures on authorization; `manual` holds the funds until captured or voided. */
 export const CaptureMethod = Schema.Literals(["automatic", "manual"])
@@ -23,12 +25,12 @@ export type TransactionKind = typeof TransactionKind.Type
 
 /** A postal address; every field optional. */
 export const Address = Schema.Struct({
-  line1: Schema.optional(Schema.String),
-  line2: Schema.optional(Schema.String),
-  city: Schema.optional(Schema.String),
-  state: Schema.optional(Schema.String),
-  postal_code: Schema.optional(Schema.String),
-  country: Schema.optional(Schema.String)
+  line1: Schema.optional(Text),
+  line2: Schema.optional(Text),
+  city: Schema.optional(Text),
+  state: Schema.optional(Text),
+  postal_code: Schema.optional(Text),
+  country: Schema.optional(Text)
 })
 
 /** The kind of a payment instrument (bank account, wallet, crypto wallet, real-time payment, card). */
@@ -42,63 +44,64 @@ export type InstrumentType = typeof InstrumentType.Type
  */
 export const PaymentInstrument = Schema.Struct({
   /** `pi_…`: the stored instrument's id. */
-  id: Schema.optional(Schema.String),
+  // Each field is bounded as the request fields it comes from (Bounded.ts); card details come from the vault and the BIN table.
+  id: Schema.optional(Id),
   type: InstrumentType,
-  country_code: Schema.optional(Schema.String),
-  holder_name: Schema.optional(Schema.String),
-  holder_email: Schema.optional(Schema.String),
-  holder_phone: Schema.optional(Schema.String),
-  document_id: Schema.optional(Schema.String),
+  country_code: Schema.optional(Code),
+  holder_name: Schema.optional(Name),
+  holder_email: Schema.optional(Email),
+  holder_phone: Schema.optional(Text),
+  document_id: Schema.optional(Text),
   holder_address: Schema.optional(Address),
   // bank_account
-  iban: Schema.optional(Schema.String),
-  account_number: Schema.optional(Schema.String),
-  bic_swift: Schema.optional(Schema.String),
-  bank_code: Schema.optional(Schema.String),
-  branch_code: Schema.optional(Schema.String),
-  bank_name: Schema.optional(Schema.String),
-  account_type: Schema.optional(Schema.String),
+  iban: Schema.optional(Text),
+  account_number: Schema.optional(Text),
+  bic_swift: Schema.optional(Text),
+  bank_code: Schema.optional(Text),
+  branch_code: Schema.optional(Text),
+  bank_name: Schema.optional(Text),
+  account_type: Schema.optional(Text),
   // crypto_wallet
-  wallet_address: Schema.optional(Schema.String),
+  wallet_address: Schema.optional(Text),
   // real_time_payment
-  account_reference: Schema.optional(Schema.String),
+  account_reference: Schema.optional(Text),
   // card
-  card_brand: Schema.optional(Schema.String),
-  last4_digits: Schema.optional(Schema.String),
-  bin: Schema.optional(Schema.String),
-  card_funding: Schema.optional(Schema.String),
-  card_product: Schema.optional(Schema.String),
-  issuer_name: Schema.optional(Schema.String)
+  card_brand: Schema.optional(Code),
+  last4_digits: Schema.optional(Code),
+  bin: Schema.optional(Code),
+  card_funding: Schema.optional(Code),
+  card_product: Schema.optional(Name),
+  issuer_name: Schema.optional(Name)
 })
 export type PaymentInstrument = typeof PaymentInstrument.Type
 
 /** A link the customer may open to pay (an app's or the web's). */
-export const DeepLink = Schema.Struct({ label: Schema.String, url: Schema.String, target: Schema.Literals(["app", "web"]) })
+export const DeepLink = Schema.Struct({ label: Name, url: Url, target: Schema.Literals(["app", "web"]) })
 
 /** What the customer must do next to complete a payment (redirect, QR, voucher, bank transfer, card or CVV). */
 export const NextAction = Schema.Struct({
   type: Schema.Literals(["redirect", "qr", "voucher", "bank_transfer", "collect_cvv", "collect_card"]),
-  redirect_url: Schema.optional(Schema.String),
-  expires_at: Schema.optional(Schema.String),
-  client_secret: Schema.optional(Schema.String),
+  redirect_url: Schema.optional(Url),
+  expires_at: Schema.optional(Code),
+  client_secret: Schema.optional(Reference),
   qr: Schema.optional(Schema.Struct({
-    data: Schema.optional(Schema.String),
-    image_url: Schema.optional(Schema.String),
-    redirect_url: Schema.optional(Schema.String),
-    deep_links: Schema.optional(Schema.Array(DeepLink)),
-    address: Schema.optional(Schema.String),
-    amount: Schema.optional(Schema.String)
+    data: Schema.optional(Schema.String.check(Schema.isMaxLength(Limits.MAX_QR_DATA))),
+    image_url: Schema.optional(Url),
+    redirect_url: Schema.optional(Url),
+    deep_links: Schema.optional(list(DeepLink)),
+    address: Schema.optional(Text),
+    amount: Schema.optional(Code)
   })),
   voucher: Schema.optional(Schema.Struct({
-    document_url: Schema.String,
-    barcode: Schema.optional(Schema.String),
-    reference: Schema.optional(Schema.String)
+    document_url: Url,
+    barcode: Schema.optional(Text),
+    reference: Schema.optional(Text)
   })),
   bank_transfer: Schema.optional(Schema.Struct({
-    clabe: Schema.String,
-    bank_name: Schema.String,
-    reference: Schema.String,
-    beneficiary: Schema.String
+    clabe: Code,
+    bank_name: Name,
+    reference: Text,
+    beneficiary: Name
   }))
 })
 /** What the customer must do next. */
@@ -106,10 +109,10 @@ export type NextAction = typeof NextAction.Type
 
 /** The customer a payment names: contact details and address. */
 export const Customer = Schema.Struct({
-  email: Schema.optional(Schema.String),
-  name: Schema.optional(Schema.String),
+  email: Schema.optional(Email),
+  name: Schema.optional(Name),
   /** Collected by the hosted page when the session asks (collect_phone, collect_address). */
-  phone: Schema.optional(Schema.String),
+  phone: Schema.optional(Text),
   address: Schema.optional(Address)
 })
 /** The customer a payment names. */

@@ -4,7 +4,7 @@
  *
  * @module @tender/api
  */
-export { Api, requireSignature } from "./Api.ts"
+export { Api, finishDocument, requireSignature } from "./Api.ts"
 /** The error envelope: one schema class per HTTP status the API answers errors with. */
 export * as ApiError from "./ApiError.ts"
 /** Identifiers on the wire: the prefixed, branded id schemas. */

@@ -5,7 +5,7 @@
  * (`/v1/openapi.json`, `/docs`) lists the browser SDK's `/v1/client/…` routes too, added after the
  * definition has required the signature, which is the merchant API's alone.
  */
-import { Api as Definition, requireSignature } from "@tender/api/Api"
+import { Api as Definition, finishDocument } from "@tender/api/Api"
 import { OpenApi } from "effect/http-api"
 import { addClientRoutes } from "./client/ClientOpenApi.ts"
 import { AccountContext } from "./Middleware.ts"
@@ -13,5 +13,5 @@ import { AccountContext } from "./Middleware.ts"
 export const Api = Definition
   .middleware(AccountContext)
   .annotateMerge(OpenApi.annotations({
-    transform: (spec) => addClientRoutes(requireSignature(spec))
+    transform: finishDocument(addClientRoutes)
   }))

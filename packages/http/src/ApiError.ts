@@ -18,6 +18,8 @@ import {
   TooManyRequests,
   Unauthorized
 } from "@tender/api/ApiError"
+import { clip } from "@tender/api/api/Bounded"
+import * as Limits from "@tender/api/Limits"
 
 const E = Errors
 
@@ -95,11 +97,23 @@ const CLASS_BY_STATUS: Record<number, (typeof ApiErrors)[number]> = {
   500: ServerError
 }
 
+/**
+ * The envelope held to its schema's bounds (@tender/api/ApiError): a message may quote what was sent
+ * (a header, a key), and a body can hold more offending fields than the list names; the first
+ * MAX_LIST are named, the rest once those are fixed.
+ */
 export const envelope = (error: Errors.DomainError, requestId: string): Envelope => ({
   code: error.code,
-  message: error.message,
+  message: clip(error.message, Limits.MAX_MESSAGE),
   request_id: requestId,
-  ...(error.errors !== undefined && error.errors.length > 0 ? { errors: error.errors } : {})
+  ...(error.errors !== undefined && error.errors.length > 0
+    ? {
+      errors: error.errors.slice(0, Limits.MAX_LIST).map((e) => ({
+        field: clip(e.field, Limits.MAX_TEXT),
+        message: clip(e.message, Limits.MAX_MESSAGE)
+      }))
+    }
+    : {})
 })
 
 /** A domain error as the HttpApi-declared error value for its status. */

@@ -8,7 +8,8 @@
  *   → account status on writes (409) → JSON well-formedness, text and depth (400) → route (404 / 405) → handler.
  *
  * Every response carries `X-Request-Id`, and `X-Signature` whenever the request named an account
- * (its signing secrets are the keys; a request with no valid key has no secret to sign with).
+ * (its signing secrets are the keys; a request with no valid key has no secret to sign with), and
+ * the `RateLimit-*` headers of the bucket it spent from (RateLimitHeaders.ts).
  *
  * Replay defence (issue 12; docs/decisions.md): a response is signed like a request, so the
  * signatures of responses a request could be made to match enter the replay cache, and a request
@@ -26,6 +27,7 @@ import * as ApiError from "./ApiError.ts"
 import * as IpLimits from "./IpLimits.ts"
 import * as JsonBody from "./JsonBody.ts"
 import * as Metrics from "./Metrics.ts"
+import * as RateLimitHeaders from "./RateLimitHeaders.ts"
 import { belowApi, CurrentRequest, type RequestState } from "./RequestContext.ts"
 import { routedPath, type RouteTable } from "./Routes.ts"
 
@@ -37,7 +39,7 @@ export interface GatewayOptions {
   readonly ipLimits?: IpLimits.IpLimitOptions | undefined
 }
 
-/** A refusal decided by the gateway, with any headers it must carry (`Retry-After`). */
+/** A refusal decided by the gateway, with any headers it must carry (`Retry-After`, `RateLimit-*`). */
 class Rejection {
   readonly _tag = "Rejection"
   readonly error: Errors.DomainError
@@ -114,7 +116,8 @@ export const layer = (options: GatewayOptions) =>
         request: HttpServerRequest.HttpServerRequest,
         state: RequestState,
         path: string,
-        signing: SignatureState
+        signing: SignatureState,
+        rate: { headers?: Record<string, string> }
       ) {
         const key = BEARER.exec(request.headers["authorization"] ?? "")?.[1]
         if (key === undefined) {
@@ -136,10 +139,12 @@ export const layer = (options: GatewayOptions) =>
           ? options.defaultRateLimit
           : { perSecond: account.rate_limit.per_second, burst: account.rate_limit.burst }
         const taken = yield* askPort(limiter.consume(account.id, limit))
+        // Whatever answers the request from here on (a refusal included) says the account's bucket.
+        rate.headers = RateLimitHeaders.of(limit, taken)
         if (!taken.allowed) {
           return yield* reject(
             new Errors.RateLimited({ message: `Rate limit exceeded; retry after ${taken.retryAfterSeconds}s` }),
-            { "retry-after": String(taken.retryAfterSeconds) }
+            rate.headers
           )
         }
 
@@ -251,8 +256,12 @@ export const layer = (options: GatewayOptions) =>
           const reason = (error as HttpServerError.HttpServerError)?.reason
           if (reason?._tag === "RouteNotFound") {
             const allowed = options.routes.methodsFor(path)
+            // The route takes this method, but the router would not match this spelling of it (a
+            // path parameter past its maximum length, an encoded slash in one): no object is at that
+            // address, so 404 — a 405 would tell the client to use the method it used.
+            const takesMethod = allowed.includes(request.method) || (request.method === "HEAD" && allowed.includes("GET"))
             return Effect.succeed(
-              allowed.length > 0
+              allowed.length > 0 && !takesMethod
                 ? envelopeResponse(
                   new Errors.MethodNotAllowed({ message: `${request.method} is not supported on ${path}; use ${allowed.join(", ")}` }),
                   requestId,
@@ -281,12 +290,13 @@ export const layer = (options: GatewayOptions) =>
           const state: RequestState = { requestId: yield* ids.make("request"), account: undefined }
           yield* Metrics.annotateSpan(state.requestId)
           const signing: SignatureState = { verified: false, writePath: false }
+          const rate: { headers?: Record<string, string> } = {}
           // The path the router will match, not the raw one: the checks below must see its route.
           const path = routedPath(request.url)
           const needsKey = options.routes.requiresKey(path)
           const exit = yield* Effect.exit(
             (needsKey
-              ? Effect.andThen(admit(request, state, path, signing), httpEffect)
+              ? Effect.andThen(admit(request, state, path, signing, rate), httpEffect)
               : ipLimits.guardPublic(request, path, state.requestId, httpEffect)).pipe(
               Effect.provideService(CurrentRequest, state),
               // Every line logged while serving the request names it (JSON logs: `request_id`).
@@ -295,7 +305,7 @@ export const layer = (options: GatewayOptions) =>
           )
           if (exit._tag === "Failure" && Cause.hasInterruptsOnly(exit.cause)) return yield* exit
           let response = exit._tag === "Success" ? exit.value : yield* render(exit.cause, request, path, state.requestId)
-          response = HttpServerResponse.setHeader(response, "x-request-id", state.requestId)
+          response = RateLimitHeaders.set(HttpServerResponse.setHeader(response, "x-request-id", state.requestId), rate.headers)
           const bytes = state.account !== undefined ? responseBytes(response) : undefined
           if (state.account !== undefined && bytes !== undefined) {
             const nowMs = yield* Clock.currentTimeMillis

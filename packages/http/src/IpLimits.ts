@@ -4,7 +4,8 @@
  *
  * - Routes without an API key (hosted checkout and sandbox pages, SDK assets and card fields, provider
  *   notifications and returns, the OpenAPI document and docs, unknown paths outside `/v1/`) spend one
- *   token of the IP's bucket `ip:<address>` per request. A refusal is 429 with `Retry-After`: the
+ *   token of the IP's bucket `ip:<address>` per request, and say it in the `RateLimit-*` headers
+ *   (RateLimitHeaders.ts). A refusal is 429 with `Retry-After`: the
  *   spec's envelope on API-shaped paths (`/v1/…`, provider notifications), a plain page elsewhere.
  *   The browser SDK's `/v1/client/…` routes keep their own per-IP bucket (client/ClientRoutes.ts),
  *   in their own error object, keyed by the same address.
@@ -29,9 +30,10 @@ import { createHash } from "node:crypto"
 import { isIP } from "node:net"
 import { Clock, Effect, Option } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
-import { Cidr, Errors, RateLimiter } from "@tender/domain"
+import { Cidr, Errors, RateLimiter, type RateLimitDecision } from "@tender/domain"
 import { BoundedCache } from "@tender/domain/kernel/BoundedCache"
 import * as ApiError from "./ApiError.ts"
+import * as RateLimitHeaders from "./RateLimitHeaders.ts"
 import { HEALTH_PATH, READY_PATH } from "./Health.ts"
 
 export interface Limit {
@@ -88,14 +90,14 @@ export const clientIp = (request: HttpServerRequest.HttpServerRequest, trustedPr
 export const clientBucket = (request: HttpServerRequest.HttpServerRequest, trustedProxies: number): string =>
   Cidr.clientNetwork(clientIp(request, trustedProxies))
 
-/** A refusal of the gateway's keyed path: the error and the `Retry-After` it carries. */
+/** A refusal of the gateway's keyed path: the error and the `Retry-After` and `RateLimit-*` it carries. */
 export class Limited {
   readonly _tag = "Limited"
   readonly error: Errors.RateLimited
   readonly headers: Record<string, string>
-  constructor(retryAfterSeconds: number) {
-    this.error = new Errors.RateLimited({ message: `Too many requests from this address; retry after ${retryAfterSeconds}s` })
-    this.headers = { "retry-after": String(retryAfterSeconds) }
+  constructor(limit: Limit, decision: RateLimitDecision) {
+    this.error = new Errors.RateLimited({ message: `Too many requests from this address; retry after ${decision.retryAfterSeconds}s` })
+    this.headers = RateLimitHeaders.of(limit, decision)
   }
 }
 
@@ -114,7 +116,7 @@ const isApiShaped = (path: string) => path.startsWith("/v1/") || isNotification(
 /** Errors of a key that names no account the server API serves: each one cost a lookup. */
 const UNKNOWN_KEY_TAGS: ReadonlySet<string> = new Set(["InvalidApiKey", "PublishableApiKeyNotAllowed"])
 
-const refusalPage = (retryAfterSeconds: number) =>
+const refusalPage = (retryAfterSeconds: number, rateHeaders: Record<string, string>) =>
   HttpServerResponse.text(
     "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Too many requests</title></head>" +
       `<body><h1>Too many requests</h1><p>Please wait ${retryAfterSeconds} seconds and try again.</p></body></html>`,
@@ -122,7 +124,7 @@ const refusalPage = (retryAfterSeconds: number) =>
       status: 429,
       contentType: "text/html; charset=utf-8",
       headers: {
-        "retry-after": String(retryAfterSeconds),
+        ...rateHeaders,
         "cache-control": "no-store",
         "content-security-policy": "default-src 'none'",
         "x-frame-options": "DENY"
@@ -164,23 +166,19 @@ export const make = (options: IpLimitOptions) =>
       ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
         path.startsWith(CLIENT_PREFIX) || PROBES.has(path)
           ? route
-          : Effect.flatMap(
-            Effect.andThen(
-              warnForwarded(request),
-              isNotification(path)
-                ? limiter.consume(`notify:ip:${bucketOf(request)}`, options.notifications)
-                : limiter.consume(`ip:${bucketOf(request)}`, options.perIp)
-            ),
-            (taken) => {
-            if (taken.allowed) return route
-            if (!isApiShaped(path)) return Effect.succeed(refusalPage(taken.retryAfterSeconds))
-            const refused = new Limited(taken.retryAfterSeconds)
-            return Effect.succeed(HttpServerResponse.jsonUnsafe(ApiError.envelope(refused.error, requestId), {
+          : Effect.gen(function*() {
+            yield* warnForwarded(request)
+            const limit = isNotification(path) ? options.notifications : options.perIp
+            const taken = yield* limiter.consume(`${isNotification(path) ? "notify:ip" : "ip"}:${bucketOf(request)}`, limit)
+            const headers = RateLimitHeaders.of(limit, taken)
+            if (taken.allowed) return RateLimitHeaders.set(yield* route, headers)
+            if (!isApiShaped(path)) return refusalPage(taken.retryAfterSeconds, headers)
+            const refused = new Limited(limit, taken)
+            return HttpServerResponse.jsonUnsafe(ApiError.envelope(refused.error, requestId), {
               status: ApiError.statusOf(refused.error.code),
               headers: refused.headers
-            }))
-          }
-          ),
+            })
+          }),
 
       /**
        * Looks `key` up unless its IP is refused for unknown keys and the key has not authenticated
@@ -200,7 +198,15 @@ export const make = (options: IpLimitOptions) =>
           const now = yield* Clock.currentTimeMillis
           const until = blockedUntil.get(ip)
           if (until !== undefined && until > now && !knownKeys.has(hash)) {
-            return yield* Effect.fail(new Limited(Math.max(1, Math.ceil((until - now) / 1000))))
+            // Nothing spends the bucket while the address is refused: at `until` it holds one token,
+            // and refills the rest at its rate from there.
+            const untilMs = until - now
+            return yield* Effect.fail(new Limited(options.unknownKeys, {
+              allowed: false,
+              retryAfterSeconds: Math.max(1, Math.ceil(untilMs / 1000)),
+              remaining: 0,
+              resetSeconds: Math.ceil((untilMs + ((options.unknownKeys.burst - 1) * 1000) / options.unknownKeys.perSecond) / 1000)
+            }))
           }
           const refused = (error: E): Effect.Effect<never, E | Limited> =>
             !UNKNOWN_KEY_TAGS.has(error._tag)
@@ -208,7 +214,7 @@ export const make = (options: IpLimitOptions) =>
               : Effect.flatMap(limiter.consume(`unknown-key:ip:${ip}`, options.unknownKeys), (taken): Effect.Effect<never, E | Limited> => {
                 if (taken.allowed) return Effect.fail(error)
                 blockedUntil.set(ip, now + taken.retryAfterSeconds * 1000)
-                return Effect.fail(new Limited(taken.retryAfterSeconds))
+                return Effect.fail(new Limited(options.unknownKeys, taken))
               })
           const account = yield* Effect.catch(authenticate, refused)
           knownKeys.set(hash, true)

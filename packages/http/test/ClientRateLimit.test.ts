@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest"
 import { Effect } from "effect"
 import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { expectSpentBucket } from "./support/RateLimits.ts"
 
 let server: TestServer
 
@@ -21,21 +22,20 @@ const session = (publishableKey: string) =>
     body: JSON.stringify({ client_secret: "ord_unknown_secret_00" })
   })
 
-it("one IP's bucket is shared by every account: the 4th request from it is 429 with Retry-After", async () => {
+it("one IP's bucket is shared by every account: the 4th request from it is 429 with Retry-After and the RateLimit-* headers", async () => {
   const accounts = await Promise.all(["ip-a", "ip-b"].map(async (name) => {
     const created = await Effect.runPromise(server.accounts.create({ name, mode: "test" }))
     await Effect.runPromise(server.accounts.setRateLimit(created.account_id, 100, 100))
     return created
   }))
-  const statuses: Array<number> = []
-  let refused: Response | undefined
-  for (let i = 0; i < 4; i++) {
-    const reply = await session(accounts[i % 2]!.publishable_key)
-    statuses.push(reply.status)
-    if (reply.status === 429) refused = reply
-  }
+  const replies: Array<Response> = []
+  for (let i = 0; i < 4; i++) replies.push(await session(accounts[i % 2]!.publishable_key))
+  const statuses = replies.map((reply) => reply.status)
+  const refused = replies[3]
   // the first three are judged on their secret (unknown → 401); the fourth never gets that far
   expect(statuses).toEqual([401, 401, 401, 429])
-  expect(refused!.headers.get("retry-after")).toMatch(/^[1-9]\d*$/)
+  // each answer says the IP's bucket, the tighter of the two it spends from (the accounts' hold 100)
+  expectSpentBucket(replies, 3)
+  expect(refused!.headers.get("access-control-expose-headers")).toContain("ratelimit-remaining")
   expect((await refused!.json()).error).toMatchObject({ type: "api_error", code: "rate_limited" })
 })

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
 import { HttpRouter } from "effect/http"
 import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { expectSpentBucket, rateLimitOf } from "./support/RateLimits.ts"
 import type { RawReply } from "@tender/client"
 import { type Credentials, type Reply, send } from "@tender/client/Testing"
 
@@ -238,6 +239,12 @@ describe("routing", () => {
     expectError(reply, 405, "method_not_allowed")
     expect(reply.headers.get("allow")).toBe("POST")
   })
+
+  it("not_found (404), not 405, for the right method on a path the router will not match (an id past its length)", async () => {
+    const reply = await send(server, merchant, "GET", `/v1/orders/ord_${"a".repeat(200)}`)
+    expectError(reply, 404, "not_found")
+    expect(reply.headers.get("allow")).toBeNull()
+  })
 })
 
 it("internal_error (500): a defect becomes the signed envelope and reveals nothing", async () => {
@@ -306,15 +313,21 @@ describe("payment methods discovery", () => {
 })
 
 describe("rate limit", () => {
-  it("429 rate_limited with Retry-After once the account's bucket is empty", async () => {
+  it("every answer says the account's bucket (RateLimit-*); 429 rate_limited with Retry-After once it is empty", async () => {
     const acct = await create("limited")
     await Effect.runPromise(server.accounts.setRateLimit(acct.account_id, 1, 2))
     const replies = []
-    for (let i = 0; i < 4; i++) replies.push(await send(server, acct, "GET", METHODS))
+    for (let i = 0; i < 3; i++) replies.push(await send(server, acct, "GET", METHODS))
     expect(replies.slice(0, 2).map((r) => r.status)).toEqual([200, 200])
-    const limited = replies[3]
-    expectError(limited, 429, "rate_limited")
-    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThanOrEqual(1)
+    expectSpentBucket(replies, 2)
+    expectError(replies[2], 429, "rate_limited")
+    // a refusal after the bucket is spent (here 400, a malformed id) says it too: the request took its token
+    const unknown = await send(server, merchant, "GET", "/v1/orders/ord_unknown")
+    expect(unknown.status).toBe(400)
+    const said = rateLimitOf(unknown.headers)
+    expect(said.limit).toBe(1000)
+    expect(said.remaining).toBeGreaterThanOrEqual(0)
+    expect(said.remaining).toBeLessThan(1000)
     // another account is not affected
     expect((await send(server, merchant, "GET", METHODS)).status).toBe(200)
   })

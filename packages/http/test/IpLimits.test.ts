@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
 import { Cidr } from "@tender/domain"
 import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
+import { expectSpentBucket, rateLimitOf } from "./support/RateLimits.ts"
 
 interface Answer {
   readonly status: number
@@ -103,9 +104,11 @@ describe("routes without an API key: one bucket per client IP", () => {
     expect(Number(last.headers["retry-after"])).toBeGreaterThanOrEqual(1)
     expect(JSON.parse(last.body)).toMatchObject({ code: "rate_limited", request_id: expect.stringMatching(/^req_/) })
     expect((await notify()).status).toBe(429)
-    const openapi = await statuses(4, () => call(server, "127.0.0.7", "GET", "/v1/openapi.json"))
-    expect(openapi.seen).toEqual([200, 200, 200, 429])
-    expect(JSON.parse(openapi.last.body).code).toBe("rate_limited")
+    const openapi: Array<Answer> = []
+    for (let i = 0; i < 4; i++) openapi.push(await call(server, "127.0.0.7", "GET", "/v1/openapi.json"))
+    expect(openapi.map((answer) => answer.status)).toEqual([200, 200, 200, 429])
+    expectSpentBucket(openapi, 3)
+    expect(JSON.parse(openapi[3]!.body).code).toBe("rate_limited")
     expect((await call(server, "127.0.0.8", "POST", "/providers/ch_unknown/notifications", { "content-type": "application/json" }, "{}")).status)
       .not.toBe(429)
   })
@@ -223,10 +226,15 @@ describe("unknown API keys: limited per IP", () => {
       codes.push(`${last.status} ${JSON.parse(last.body).code}`)
     }
     expect(codes).toEqual(["401 invalid_api_key", "401 invalid_api_key", "429 rate_limited"])
-    expect(Number(last!.headers["retry-after"])).toBeGreaterThanOrEqual(1)
+    // the 429 says the allowance's bucket: two keys, none left, a whole-second wait before one and before all
+    const refused = rateLimitOf(last!.headers)
+    expect(refused).toMatchObject({ limit: 2, remaining: 0 })
+    expect(refused.retryAfter).toBeGreaterThanOrEqual(1)
+    expect(refused.reset).toBeGreaterThan(refused.retryAfter)
     // refused before the key is looked up: any key not seen to authenticate here, even a real one
     const blocked = await withKey("127.0.0.20", secretKey)
     expect([blocked.status, JSON.parse(blocked.body).code]).toEqual([429, "rate_limited"])
+    expect(rateLimitOf(blocked.headers)).toMatchObject({ limit: 2, remaining: 0, retryAfter: refused.retryAfter, reset: refused.reset })
     // another address: its unknown key is a 401, the real key gets as far as the signature check
     expect(JSON.parse((await withKey("127.0.0.21", "sk_test_unknown9")).body).code).toBe("invalid_api_key")
     const known = await withKey("127.0.0.21", secretKey)

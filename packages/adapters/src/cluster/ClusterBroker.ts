@@ -19,7 +19,7 @@
  * `TAG`, so other IPC messages (the cluster's own) pass by.
  */
 import type { Worker } from "node:cluster"
-import { CvcStore, Locks, RateLimiter } from "@tender/domain"
+import { CvcStore, Locks, RateLimiter, type RateLimitDecision } from "@tender/domain"
 import { Context, Effect, Fiber, Layer, Option } from "effect"
 import * as LocksMemory from "../locks/LocksMemory.ts"
 import { busy, DEFAULT_WAIT_MS } from "../locks/Locking.ts"
@@ -157,7 +157,7 @@ export const layer: Layer.Layer<Locks | RateLimiter | CvcStore> = Layer.effectCo
   })
   const limiter = RateLimiter.of({
     consume: (key, limit) =>
-      call<{ readonly allowed: boolean; readonly retryAfterSeconds: number }>({
+      call<RateLimitDecision>({
         op: "consume",
         key,
         perSecond: limit.perSecond,

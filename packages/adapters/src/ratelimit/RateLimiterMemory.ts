@@ -17,9 +17,9 @@ export const layerWith = (capacity: number): Layer.Layer<RateLimiter> =>
     return RateLimiter.of({
       consume: (key, limit) =>
         Effect.map(Clock.currentTimeMillis, (now) => {
-          const { allowed, bucket, retryAfterMs } = TokenBucket.take(buckets.get(key), now, limit)
-          buckets.set(key, bucket)
-          return { allowed, retryAfterSeconds: TokenBucket.retryAfterSeconds(allowed, retryAfterMs) }
+          const taken = TokenBucket.take(buckets.get(key), now, limit)
+          buckets.set(key, taken.bucket)
+          return TokenBucket.decision(taken)
         })
     })
   })

@@ -1,7 +1,8 @@
 /**
  * Token buckets in Redis, shared by every process: refill and take happen in one Lua script, so
  * two processes can never both spend the last token. Time is Redis's own clock, the one all
- * processes agree on. Idle buckets expire once they would be full again.
+ * processes agree on. Idle buckets expire once they would be full again. The one round trip also
+ * answers what the `RateLimit-*` headers say (tokens left, time until full).
  */
 import { RateLimiter } from "@tender/domain"
 import { Effect, Layer } from "effect"
@@ -30,11 +31,12 @@ else
 end
 redis.call("HSET", KEYS[1], "tokens", tostring(tokens), "updated_at", tostring(now))
 redis.call("PEXPIRE", KEYS[1], math.ceil(burst * 1000 / per_second) + 1000)
-return { allowed, retry_after_ms }
+-- Redis returns Lua numbers as integers (truncated): whole tokens left, and ms rounded up until full.
+return { allowed, retry_after_ms, math.floor(tokens), math.ceil((burst - tokens) * 1000 / per_second) }
 `
 
 interface BucketCommands {
-  tenderTakeToken(key: string, perSecond: number, burst: number): Promise<[number, number]>
+  tenderTakeToken(key: string, perSecond: number, burst: number): Promise<[number, number, number, number]>
 }
 
 export const layer: Layer.Layer<RateLimiter, never, Redis> = Layer.effect(
@@ -47,10 +49,8 @@ export const layer: Layer.Layer<RateLimiter, never, Redis> = Layer.effect(
       consume: (key, limit) =>
         Effect.map(
           Effect.promise(() => commands.tenderTakeToken(`${KEY_PREFIX}${key}`, limit.perSecond, limit.burst)),
-          ([allowed, retryAfterMs]) => ({
-            allowed: allowed === 1,
-            retryAfterSeconds: TokenBucket.retryAfterSeconds(allowed === 1, retryAfterMs)
-          })
+          ([allowed, retryAfterMs, remaining, resetMs]) =>
+            TokenBucket.decision({ allowed: allowed === 1, retryAfterMs, remaining, resetMs })
         )
     })
   })

@@ -3,6 +3,7 @@
  * one taken per request. RateLimiterRedis runs the same arithmetic in Lua (see there); this is the
  * reference it mirrors.
  */
+import type { RateLimitDecision } from "@tender/domain"
 
 export interface Bucket {
   readonly tokens: number
@@ -14,18 +15,38 @@ export interface Limit {
   readonly burst: number
 }
 
-export const take = (
-  bucket: Bucket | undefined,
-  nowMs: number,
-  limit: Limit
-): { readonly bucket: Bucket; readonly allowed: boolean; readonly retryAfterMs: number } => {
-  const elapsed = bucket === undefined ? 0 : Math.max(0, nowMs - bucket.updatedAt)
-  const tokens = Math.min(limit.burst, (bucket?.tokens ?? limit.burst) + (elapsed * limit.perSecond) / 1000)
-  return tokens >= 1
-    ? { bucket: { tokens: tokens - 1, updatedAt: nowMs }, allowed: true, retryAfterMs: 0 }
-    : { bucket: { tokens, updatedAt: nowMs }, allowed: false, retryAfterMs: ((1 - tokens) * 1000) / limit.perSecond }
+export interface Take {
+  readonly bucket: Bucket
+  readonly allowed: boolean
+  /** Until a whole token is there (0 when allowed). */
+  readonly retryAfterMs: number
+  /** Whole tokens left after this take. */
+  readonly remaining: number
+  /** Until the bucket is full again. */
+  readonly resetMs: number
 }
 
-/** `Retry-After` is whole seconds; a refusal always says at least 1. */
-export const retryAfterSeconds = (allowed: boolean, retryAfterMs: number): number =>
-  allowed ? 0 : Math.max(1, Math.ceil(retryAfterMs / 1000))
+export const take = (bucket: Bucket | undefined, nowMs: number, limit: Limit): Take => {
+  const elapsed = bucket === undefined ? 0 : Math.max(0, nowMs - bucket.updatedAt)
+  const before = Math.min(limit.burst, (bucket?.tokens ?? limit.burst) + (elapsed * limit.perSecond) / 1000)
+  const allowed = before >= 1
+  const tokens = allowed ? before - 1 : before
+  return {
+    bucket: { tokens, updatedAt: nowMs },
+    allowed,
+    retryAfterMs: allowed ? 0 : ((1 - tokens) * 1000) / limit.perSecond,
+    remaining: Math.floor(tokens),
+    resetMs: ((limit.burst - tokens) * 1000) / limit.perSecond
+  }
+}
+
+/**
+ * The take in the headers' whole numbers: `Retry-After` at least 1 on a refusal, and the reset
+ * rounded up, so a client that waits that long finds the bucket full.
+ */
+export const decision = (take: Pick<Take, "allowed" | "retryAfterMs" | "remaining" | "resetMs">): RateLimitDecision => ({
+  allowed: take.allowed,
+  retryAfterSeconds: take.allowed ? 0 : Math.max(1, Math.ceil(take.retryAfterMs / 1000)),
+  remaining: Math.max(0, take.remaining),
+  resetSeconds: Math.max(0, Math.ceil(take.resetMs / 1000))
+})

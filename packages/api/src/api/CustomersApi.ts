@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { CustomerId } from "../Ids.ts"
 import * as Limits from "../Limits.ts"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { Email, Name, text } from "./Bounded.ts"
+import { Code, Email, Id, Name, text } from "./Bounded.ts"
 
 const optional = Schema.optional
 
@@ -13,12 +13,12 @@ export const CreateCustomerRequest = Schema.Struct({
 })
 
 export const CustomerView = Schema.Struct({
-  id: Schema.String,
-  email: Schema.NullOr(Schema.String),
-  name: Schema.NullOr(Schema.String),
-  phone: Schema.NullOr(Schema.String),
+  id: Id,
+  email: Schema.NullOr(Email),
+  name: Schema.NullOr(Name),
+  phone: Schema.NullOr(text(Limits.MAX_PHONE)),
   livemode: Schema.Boolean,
-  created_at: Schema.String
+  created_at: Code
 })
 
 export class CustomersApi extends HttpApiGroup.make("customers")

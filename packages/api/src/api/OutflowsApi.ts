@@ -9,7 +9,7 @@ import * as Payment from "../PaymentFields.ts"
 import { OUTFLOW_STATUSES } from "../Statuses.ts"
 import { Schema } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { Code, Description, Reference } from "./Bounded.ts"
+import { Code, Description, Id, Reference } from "./Bounded.ts"
 import { Target as Original } from "./PaymentSchemas.ts"
 
 const optional = Schema.optional
@@ -21,23 +21,23 @@ export const CreateRefundRequest = Schema.Struct({ ...Target, reason: optional(D
 export const CreatePayoutRequest = Schema.Struct({ ...Target, payout_reference: optional(Reference) })
 
 const viewFields = {
-  id: Schema.String,
-  transaction_id: Schema.String,
-  order_id: Schema.String,
-  original_transaction_id: Schema.String,
+  id: Id,
+  transaction_id: Id,
+  order_id: Id,
+  original_transaction_id: Id,
   amount: Schema.Number,
-  currency: Schema.String,
+  currency: Code,
   status: Schema.Literals(OUTFLOW_STATUSES),
-  decline_code: optional(Schema.String),
-  processing_profile: optional(Schema.String),
-  created_at: Schema.String,
-  updated_at: Schema.String
+  decline_code: optional(Reference),
+  processing_profile: optional(Reference),
+  created_at: Code,
+  updated_at: Code
 }
 
 /** A refund as the API answers it. */
-export const RefundView = Schema.Struct({ ...viewFields, reason: optional(Schema.String), refund_reference: optional(Schema.String) })
+export const RefundView = Schema.Struct({ ...viewFields, reason: optional(Description), refund_reference: optional(Reference) })
 /** A payout as the API answers it. */
-export const PayoutView = Schema.Struct({ ...viewFields, payment_instrument: Payment.PaymentInstrument, payout_reference: optional(Schema.String) })
+export const PayoutView = Schema.Struct({ ...viewFields, payment_instrument: Payment.PaymentInstrument, payout_reference: optional(Reference) })
 
 export class RefundsApi extends HttpApiGroup.make("refunds")
   .annotate(OpenApi.Description, "Refunds of a settled payment or capture, in full or in part.")
@@ -46,6 +46,7 @@ export class RefundsApi extends HttpApiGroup.make("refunds")
     .annotate(OpenApi.Description, "Refunds one settlement (a completed payment or capture), named by exactly one of order_id, transaction_id, merchant_reference. " +
       "The refundable balance is what the settlement took less its refunds and its payouts; omitted amount refunds the remaining balance."),
   HttpApiEndpoint.get("get", "/v1/refunds/:id", { params: { id: idOf(ID_PREFIXES.refund) }, success: RefundView }).annotate(OpenApi.Summary, "Retrieve a refund")
+    .annotate(OpenApi.Description, "One refund of this account by its id; any other id is 404.")
 ) {}
 
 export class PayoutsApi extends HttpApiGroup.make("payouts")
@@ -59,4 +60,5 @@ export class PayoutsApi extends HttpApiGroup.make("payouts")
       "per-payout and daily limits when set (over: 400 validation_failed naming amount). " +
       "Send a payout_reference: only the reference makes a retry after a lost answer safe (409 duplicate_merchant_reference_id)."),
   HttpApiEndpoint.get("get", "/v1/payouts/:id", { params: { id: idOf(ID_PREFIXES.payout) }, success: PayoutView }).annotate(OpenApi.Summary, "Retrieve a payout")
+    .annotate(OpenApi.Description, "One payout of this account by its id; any other id is 404 payout_not_found.")
 ) {}

@@ -5,84 +5,90 @@
 import { Schema } from "effect"
 import * as Payment from "../PaymentFields.ts"
 import { ORDER_STATUSES, TRANSACTION_STATUSES } from "../Statuses.ts"
-import { Code, Email, list, Name, Reference, Text, Url } from "./Bounded.ts"
+import * as Limits from "../Limits.ts"
+import { Code, Email, Id, Int, int, list, Name, Reference, Text, Url } from "./Bounded.ts"
 
 const optional = Schema.optional
 
+const IdentifierType = Schema.Literals(["checkout", "order"])
 /** Another id a payment is known by: its order, or its checkout session. */
-export const AdditionalIdentifier = Schema.Struct({
-  identifier: Schema.String,
-  type: Schema.Literals(["checkout", "order"])
-})
+export const AdditionalIdentifier = Schema.Struct({ identifier: Id, type: IdentifierType })
+/** At most one of each type: the order's own id and, for a checkout, its session's. */
+const AdditionalIdentifiers = list(AdditionalIdentifier, IdentifierType.literals.length)
 
 /** The spec's Payment object: what create, capture, void and 3-D Secure completion answer. */
 export const PaymentSnapshot = Schema.Struct({
-  order_id: Schema.String,
-  transaction_id: Schema.String,
-  merchant_reference: Schema.String,
+  order_id: Id,
+  transaction_id: Id,
+  merchant_reference: Reference,
   status: Schema.Literals(["requires_action", "completed", "failed", "authorized", "settling", "canceled"]),
   amount: Schema.Number,
-  currency: Schema.String,
-  provider_transaction_id: Schema.NullOr(Schema.String),
-  additional_identifiers: Schema.Array(AdditionalIdentifier),
+  currency: Code,
+  provider_transaction_id: Schema.NullOr(Reference),
+  additional_identifiers: AdditionalIdentifiers,
   next_action: Schema.NullOr(Payment.NextAction),
-  processing_profile: optional(Schema.String),
+  processing_profile: optional(Reference),
   captured_amount: optional(Schema.Number),
   voided_amount: optional(Schema.Number)
 })
 
 /** A payment (order) as the API answers it, naming its transactions. */
 export const OrderView = Schema.Struct({
-  id: Schema.String,
-  merchant_reference: Schema.String,
+  id: Id,
+  merchant_reference: Reference,
   subtype: Payment.OrderSubtype,
   status: Schema.Literals(ORDER_STATUSES),
   amount: Schema.Number,
-  currency: Schema.String,
-  country: Schema.String,
-  payment_method: Schema.String,
+  currency: Code,
+  country: Code,
+  payment_method: Code,
   capture_method: Payment.CaptureMethod,
-  processing_profile: Schema.NullOr(Schema.String),
+  processing_profile: Schema.NullOr(Reference),
   livemode: Schema.Boolean,
   payment_instrument: optional(Payment.PaymentInstrument),
   captured_amount: optional(Schema.Number),
   /** contract.md: once anything is refunded. */
   refunded_amount: optional(Schema.Number),
-  customer_id: optional(Schema.String),
+  customer_id: optional(Reference),
   card_storage_consent: optional(Payment.CardStorageConsent),
-  transactions: Schema.Array(Schema.String),
-  additional_identifiers: Schema.Array(AdditionalIdentifier),
-  created_at: Schema.String,
-  updated_at: Schema.String
-})
+  /**
+   * Every transaction of the order, oldest first. Not bounded in count: each capture, refund and
+   * payout adds one, limited by the amount left, not by a number (docs/decisions.md, "OpenAPI
+   * document and the OWASP rules").
+   */
+  transactions: Schema.Array(Id),
+  additional_identifiers: AdditionalIdentifiers,
+  created_at: Code,
+  updated_at: Code
+}).annotate({ identifier: "OrderView" })
 
 /** A transaction as the API answers it. */
 export const TransactionView = Schema.Struct({
-  id: Schema.String,
-  order_id: Schema.String,
-  merchant_reference: Schema.String,
+  id: Id,
+  order_id: Id,
+  merchant_reference: Reference,
   subtype: Schema.Literals([...Payment.OrderSubtype.literals, "refund", "payout"]),
   kind: Payment.TransactionKind,
   status: Schema.Literals(TRANSACTION_STATUSES),
   amount: Schema.Number,
-  currency: Schema.String,
-  payment_method: Schema.String,
-  processing_profile: Schema.NullOr(Schema.String),
-  provider: Schema.String,
-  provider_transaction_id: Schema.NullOr(Schema.String),
-  decline_code: Schema.NullOr(Schema.String),
-  parent_transaction_id: Schema.NullOr(Schema.String),
+  currency: Code,
+  payment_method: Code,
+  processing_profile: Schema.NullOr(Reference),
+  provider: Code,
+  provider_transaction_id: Schema.NullOr(Reference),
+  decline_code: Schema.NullOr(Reference),
+  parent_transaction_id: Schema.NullOr(Id),
   payment_instrument: optional(Payment.PaymentInstrument),
-  additional_identifiers: Schema.Array(AdditionalIdentifier),
-  created_at: Schema.String,
-  updated_at: Schema.String
+  additional_identifiers: AdditionalIdentifiers,
+  created_at: Code,
+  updated_at: Code
 })
 
 /** A card as the customer types it (the hosted form, the test helpers). */
 export const CardRequest = Schema.Struct({
   number: Code,
-  exp_month: Schema.Int,
-  exp_year: Schema.Int,
+  exp_month: Int,
+  exp_year: Int,
   cvc: Code,
   holder_name: optional(Name)
 })
@@ -125,8 +131,8 @@ export const CreatePaymentRequest = Schema.Struct({
 
 /** A payment's card-storage consent as the API answers it. */
 export const ConsentView = Schema.Struct({
-  order_id: Schema.String,
-  customer_id: Schema.NullOr(Schema.String),
+  order_id: Id,
+  customer_id: Schema.NullOr(Reference),
   card_storage_consent: Payment.CardStorageConsent
 })
 
@@ -148,12 +154,13 @@ export const SearchRequest = Schema.Struct({
   created_to: optional(Code),
   processing_profile: optional(Reference),
   merchant_reference: optional(Reference),
-  limit: optional(Schema.Int),
+  limit: optional(int(1, Limits.MAX_PAGE)),
   cursor: optional(Text)
 })
 
+/** A page of a list or search: at most `limit` items (MAX_PAGE), and the cursor of the next page. */
 export const page = <S extends Schema.Top>(item: S) =>
-  Schema.Struct({ data: Schema.Array(item), has_more: Schema.Boolean, next_cursor: Schema.NullOr(Schema.String) })
+  Schema.Struct({ data: list(item, Limits.MAX_PAGE), has_more: Schema.Boolean, next_cursor: Schema.NullOr(Text) })
 
 export const SimulateRequest = Schema.Struct({
   outcome: Schema.Literals(["succeed", "fail", "expire", "underpay", "overpay"]),

@@ -1,19 +1,19 @@
 import { Schema } from "effect"
 import { OrderId } from "../Ids.ts"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { Reference } from "./Bounded.ts"
+import { Code, Id, Int, Reference } from "./Bounded.ts"
 import { CardRequest, OrderView, SimulateRequest } from "./PaymentSchemas.ts"
 
 export const CardTokenRequest = CardRequest
 
 export const CardTokenView = Schema.Struct({
-  token: Schema.String,
-  brand: Schema.String,
-  last4: Schema.String,
-  bin: Schema.String,
-  exp_month: Schema.Int,
-  exp_year: Schema.Int,
-  funding: Schema.String
+  token: Id,
+  brand: Code,
+  last4: Code,
+  bin: Code,
+  exp_month: Int,
+  exp_year: Int,
+  funding: Code
 })
 
 export class TestHelpersApi extends HttpApiGroup.make("testHelpers")
@@ -35,7 +35,7 @@ export class TestHelpersApi extends HttpApiGroup.make("testHelpers")
     ),
   HttpApiEndpoint.post("expireClientSecret", "/v1/test_helpers/client_secrets/expire", {
     payload: Schema.Struct({ client_secret: Reference }),
-    success: Schema.Struct({ expired: Schema.Literal(true), expires_at: Schema.String })
+    success: Schema.Struct({ expired: Schema.Literal(true), expires_at: Code })
   }).annotate(OpenApi.Summary, "Expire a client secret now")
     .annotate(
       OpenApi.Description,

@@ -1,32 +1,32 @@
 /** Transfers (contract.md, Transfers): create, read by id, execute a card transfer. */
 import { Schema } from "effect"
-import { OrderId } from "../Ids.ts"
+import { ID_PREFIXES, OrderId, prefixed } from "../Ids.ts"
 import * as Payment from "../PaymentFields.ts"
 import { TRANSFER_STATUSES } from "../Statuses.ts"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
-import { Code, Email, Name, Reference, Text } from "./Bounded.ts"
+import { Code, Email, Id, Name, Reference, Text } from "./Bounded.ts"
 
 const optional = Schema.optional
-const TransferId = Schema.String.check(Schema.isPattern(/^tr_[A-Za-z0-9]{8,64}$/))
+const TransferId = prefixed(ID_PREFIXES.transfer)
 
 /** A transfer as the API answers it. */
 export const TransferView = Schema.Struct({
-  id: Schema.String,
-  order_id: Schema.String,
-  transaction_id: Schema.String,
-  merchant_reference: Schema.String,
+  id: Id,
+  order_id: Id,
+  transaction_id: Id,
+  merchant_reference: Reference,
   status: Schema.Literals(TRANSFER_STATUSES),
   amount: Schema.Number,
-  currency: Schema.String,
-  country: Schema.String,
-  payment_method: Schema.String,
+  currency: Code,
+  country: Code,
+  payment_method: Code,
   payment_instrument: Payment.PaymentInstrument,
   next_action: Schema.NullOr(Payment.NextAction),
-  decline_code: optional(Schema.String),
-  channel_id: optional(Schema.String),
-  processing_profile: optional(Schema.String),
-  created_at: Schema.String,
-  updated_at: Schema.String
+  decline_code: optional(Reference),
+  channel_id: optional(Reference),
+  processing_profile: optional(Reference),
+  created_at: Code,
+  updated_at: Code
 })
 
 // Every string is bounded (Bounded.ts, Limits.ts): the document shows the bound.
@@ -80,7 +80,8 @@ export class TransfersApi extends HttpApiGroup.make("transfers")
     success: TransferView.pipe(HttpApiSchema.status(201))
   }).annotate(OpenApi.Summary, "Create a transfer")
     .annotate(OpenApi.Description, "Sends money to a destination instrument; a card destination answers requires_action (collect_card), then execute. Answered 502 provider_unavailable, nothing was paid: the same request with the same merchant_reference attempts it again (within a day)."),
-  HttpApiEndpoint.get("get", "/v1/transfers/:id", { params: { id: TransferId }, success: TransferView }).annotate(OpenApi.Summary, "Retrieve a transfer"),
+  HttpApiEndpoint.get("get", "/v1/transfers/:id", { params: { id: TransferId }, success: TransferView }).annotate(OpenApi.Summary, "Retrieve a transfer")
+    .annotate(OpenApi.Description, "One transfer of this account by its id; any other id is 404 transfer_not_found."),
   HttpApiEndpoint.post("execute", "/v1/transfers/:order_id/execute", {
     params: { order_id: OrderId },
     payload: ExecuteTransferRequest,

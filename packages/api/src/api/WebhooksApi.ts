@@ -1,42 +1,44 @@
-import { Schema } from "effect"
+import { Schema, SchemaTransformation } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
 import { WEBHOOK_DELIVERY_STATUSES, WEBHOOK_ENDPOINT_STATUSES } from "../Statuses.ts"
-import { Code, Description, list, Reference, Text, Url } from "./Bounded.ts"
+import { ID_PREFIXES, prefixed } from "../Ids.ts"
+import * as Limits from "../Limits.ts"
+import { Code, Description, Id, Int, int, list, Message, Reference, Text, Url } from "./Bounded.ts"
 import { page } from "./PaymentSchemas.ts"
 
 const optional = Schema.optional
-const EndpointId = Schema.String.check(Schema.isPattern(/^we_[A-Za-z0-9]{8,64}$/))
-const DeliveryId = Schema.String.check(Schema.isPattern(/^wd_[A-Za-z0-9]{8,64}$/))
+const EndpointId = prefixed(ID_PREFIXES.webhookEndpoint)
+const DeliveryId = prefixed(ID_PREFIXES.webhookDelivery)
 
 /** A webhook endpoint as the API answers it. */
 export const EndpointView = Schema.Struct({
-  id: Schema.String,
-  url: Schema.String,
-  enabled_events: Schema.Array(Schema.String),
-  description: Schema.NullOr(Schema.String),
+  id: Id,
+  url: Url,
+  enabled_events: list(Code),
+  description: Schema.NullOr(Description),
   status: Schema.Literals(WEBHOOK_ENDPOINT_STATUSES),
-  created_at: Schema.String
+  created_at: Code
 })
 
 /** A webhook delivery as the API answers it. */
 export const DeliveryView = Schema.Struct({
-  id: Schema.String,
-  endpoint_id: Schema.String,
-  event_id: Schema.String,
-  event_type: Schema.String,
+  id: Id,
+  endpoint_id: Id,
+  event_id: Id,
+  event_type: Code,
   status: Schema.Literals(WEBHOOK_DELIVERY_STATUSES),
-  attempt_count: Schema.Int,
-  next_attempt_at: Schema.NullOr(Schema.String),
-  last_attempt_at: Schema.NullOr(Schema.String),
-  created_at: Schema.String
+  attempt_count: Int,
+  next_attempt_at: Schema.NullOr(Code),
+  last_attempt_at: Schema.NullOr(Code),
+  created_at: Code
 })
 
 /** One attempt of a webhook delivery as the API answers it. */
 export const AttemptView = Schema.Struct({
-  attempted_at: Schema.String,
-  status_code: Schema.NullOr(Schema.Int),
-  duration_ms: Schema.Int,
-  error: Schema.NullOr(Schema.String)
+  attempted_at: Code,
+  status_code: Schema.NullOr(Int),
+  duration_ms: Int,
+  error: Schema.NullOr(Message)
 })
 
 export class WebhookEndpointsApi extends HttpApiGroup.make("webhookEndpoints")
@@ -52,8 +54,10 @@ export class WebhookEndpointsApi extends HttpApiGroup.make("webhookEndpoints")
     success: EndpointView.pipe(HttpApiSchema.status(201))
   }).annotate(OpenApi.Summary, "Create a webhook endpoint")
     .annotate(OpenApi.Description, "Registers an endpoint (at most 16 per account). https only (test mode also takes http on a loopback host); never a private, loopback, link-local or other special-purpose address, checked again at every delivery; no credentials in the URL; at most 2,048 characters."),
-  HttpApiEndpoint.get("list", "/v1/webhook_endpoints", { success: Schema.Struct({ data: Schema.Array(EndpointView) }) }).annotate(OpenApi.Summary, "List webhook endpoints"),
-  HttpApiEndpoint.get("get", "/v1/webhook_endpoints/:id", { params: { id: EndpointId }, success: EndpointView }).annotate(OpenApi.Summary, "Retrieve a webhook endpoint"),
+  HttpApiEndpoint.get("list", "/v1/webhook_endpoints", { success: Schema.Struct({ data: list(EndpointView, Limits.MAX_WEBHOOK_ENDPOINTS) }) }).annotate(OpenApi.Summary, "List webhook endpoints")
+    .annotate(OpenApi.Description, "Every webhook endpoint of this account (at most 16)."),
+  HttpApiEndpoint.get("get", "/v1/webhook_endpoints/:id", { params: { id: EndpointId }, success: EndpointView }).annotate(OpenApi.Summary, "Retrieve a webhook endpoint")
+    .annotate(OpenApi.Description, "One webhook endpoint of this account by its id; any other id is 404 webhook_not_found."),
   HttpApiEndpoint.post("update", "/v1/webhook_endpoints/:id", {
     params: { id: EndpointId },
     payload: Schema.Struct({
@@ -63,11 +67,13 @@ export class WebhookEndpointsApi extends HttpApiGroup.make("webhookEndpoints")
       status: optional(Schema.Literals(WEBHOOK_ENDPOINT_STATUSES))
     }),
     success: EndpointView
-  }).annotate(OpenApi.Summary, "Update a webhook endpoint"),
+  }).annotate(OpenApi.Summary, "Update a webhook endpoint")
+    .annotate(OpenApi.Description, "Changes an endpoint's url, events, description or status (enabled or disabled); fields left out are kept."),
   HttpApiEndpoint.delete("delete", "/v1/webhook_endpoints/:id", {
     params: { id: EndpointId },
-    success: Schema.Struct({ id: Schema.String, deleted: Schema.Literal(true) })
+    success: Schema.Struct({ id: Id, deleted: Schema.Literal(true) })
   }).annotate(OpenApi.Summary, "Delete a webhook endpoint")
+    .annotate(OpenApi.Description, "Removes the endpoint from this account.")
 ) {}
 
 export class WebhookDeliveriesApi extends HttpApiGroup.make("webhookDeliveries")
@@ -78,15 +84,19 @@ export class WebhookDeliveriesApi extends HttpApiGroup.make("webhookDeliveries")
       endpoint_id: optional(Reference),
       event_id: optional(Reference),
       status: optional(Schema.Literals(WEBHOOK_DELIVERY_STATUSES)),
-      limit: optional(Schema.NumberFromString.check(Schema.isInt())),
+      // A query's values are text: the digits of an integer from 1 to MAX_PAGE.
+      limit: optional(Code.pipe(Schema.decodeTo(int(1, Limits.MAX_PAGE), SchemaTransformation.numberFromString))),
       cursor: optional(Text)
     },
     success: page(DeliveryView)
-  }).annotate(OpenApi.Summary, "List webhook deliveries"),
+  }).annotate(OpenApi.Summary, "List webhook deliveries")
+    .annotate(OpenApi.Description, "This account's webhook deliveries, filtered by endpoint, event or status; a page of at most `limit` (1–100, default 20) and the cursor of the next."),
   HttpApiEndpoint.get("get", "/v1/webhook_deliveries/:id", {
     params: { id: DeliveryId },
-    success: Schema.Struct({ ...DeliveryView.fields, attempts: Schema.Array(AttemptView) })
-  }).annotate(OpenApi.Summary, "Retrieve a webhook delivery"),
+    // Every attempt, oldest first: not bounded in count (an operator's retries each add one; docs/decisions.md).
+    success: Schema.Struct({ ...DeliveryView.fields, attempts: Schema.Array(AttemptView) }).annotate({ identifier: "DeliveryWithAttempts" })
+  }).annotate(OpenApi.Summary, "Retrieve a webhook delivery")
+    .annotate(OpenApi.Description, "One delivery of this account by its id, with every attempt made of it, oldest first."),
   HttpApiEndpoint.post("retry", "/v1/webhook_deliveries/:id/retry", {
     params: { id: DeliveryId },
     success: DeliveryView

@@ -29,13 +29,27 @@ export class Locks extends Context.Service<Locks, {
   ): Effect.Effect<A, E | Conflict, Exclude<R, Scope.Scope>>
 }>()("@tender/domain/Locks") {}
 
+/**
+ * What one take from a token bucket decided, in the whole numbers the `RateLimit-*` and `Retry-After`
+ * headers send (docs/decisions.md, "Rate-limit headers").
+ */
+export interface RateLimitDecision {
+  readonly allowed: boolean
+  /** When refused, whole seconds until a token is there (at least 1); 0 when allowed. */
+  readonly retryAfterSeconds: number
+  /** Whole tokens left after this request. */
+  readonly remaining: number
+  /** Whole seconds (rounded up) until the bucket is full again. */
+  readonly resetSeconds: number
+}
+
 /** Token-bucket rate limiting per key (account). */
 export class RateLimiter extends Context.Service<RateLimiter, {
-  /** Takes one token from the key's bucket: whether the request is allowed, and if not when to retry. */
+  /** Takes one token from the key's bucket: whether the request is allowed, what is left, when to retry. */
   consume(
     key: string,
     limit: { readonly perSecond: number; readonly burst: number }
-  ): Effect.Effect<{ readonly allowed: boolean; readonly retryAfterSeconds: number }>
+  ): Effect.Effect<RateLimitDecision>
 }>()("@tender/domain/RateLimiter") {}
 
 /**

@@ -4,6 +4,7 @@
  */
 import { Effect } from "effect"
 import { invalidField, type ValidationFailed } from "./Errors.ts"
+import { MAX_PAGE } from "./Limits.ts"
 
 /** Search filters (contract.md) shared by orders and transactions; `cursor` is opaque. */
 export interface SearchQuery {
@@ -63,11 +64,11 @@ export const decodeCursor = (cursor: string): Cursor | ValidationFailed => {
 const EARLIEST = Date.parse("1970-01-01T00:00:00Z")
 const LATEST = Date.parse("9999-12-31T23:59:59.999Z")
 
-/** Validates the common inputs: limit 1–100 (default 20), ISO timestamps, a cursor of ours. */
+/** Validates the common inputs: limit 1–MAX_PAGE (100; default 20), ISO timestamps, a cursor of ours. */
 export const decodeInput = (input: Pick<SearchInput, "limit" | "cursor" | "created_from" | "created_to">) =>
   Effect.gen(function*() {
     const limit = input.limit ?? 20
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) return yield* invalidField("limit", "must be an integer from 1 to 100")
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) return yield* invalidField("limit", `must be an integer from 1 to ${MAX_PAGE}`)
     for (const field of ["created_from", "created_to"] as const) {
       const value = input[field]
       if (value === undefined) continue

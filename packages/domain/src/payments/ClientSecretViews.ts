@@ -2,6 +2,7 @@
  * What the browser SDK reads and gets back, as Schemas: the routes encode their answers with them and
  * the OpenAPI document shows them (packages/http/src/client/ClientOpenApi.ts).
  */
+import { Code, Id, Int, Reference, Url } from "@tender/api/api/Bounded"
 import { Schema } from "effect"
 import { ThreeDsDisplayMode } from "../accounts/Account.ts"
 import { ClientSecretRecord } from "./ClientSecretPorts.ts"
@@ -10,28 +11,29 @@ import type { Order, Transaction } from "./Payment.ts"
 /** The payment (or card transfer) a client secret names, as the card element needs it. */
 export const ClientSession = Schema.Struct({
   kind: ClientSecretRecord.fields.kind,
-  payment_id: Schema.String,
+  // Bounded as the merchant API's views (@tender/api's Bounded.ts): the document states each bound.
+  payment_id: Id,
   collect: ClientSecretRecord.fields.collect,
   /** In major units, as the merchant API's amounts. */
   amount: Schema.Finite,
-  currency: Schema.String,
+  currency: Code,
   /** The card on file a `cvv` secret collects the code for: brand and last four only. */
-  saved_card: Schema.NullOr(Schema.Struct({ brand: Schema.String, last4: Schema.String })),
+  saved_card: Schema.NullOr(Schema.Struct({ brand: Code, last4: Code })),
   livemode: Schema.Boolean,
-  expires_at: Schema.String
+  expires_at: Code
 }).annotate({ identifier: "ClientSession", description: "The payment (or card transfer) a client secret names, as the card element needs it." })
 /** The payment (or card transfer) a client secret names. */
 export type ClientSession = typeof ClientSession.Type
 
 /** The vaulted card the browser gets back: an opaque token and what may be shown, never the number. */
 export const ClientCardToken = Schema.Struct({
-  token: Schema.String,
-  brand: Schema.String,
-  last4: Schema.String,
-  bin: Schema.String,
+  token: Id,
+  brand: Code,
+  last4: Code,
+  bin: Code,
   /** Null for a saved card whose CVC was collected: its expiry is not the browser's. */
-  exp_month: Schema.NullOr(Schema.Int),
-  exp_year: Schema.NullOr(Schema.Int)
+  exp_month: Schema.NullOr(Int),
+  exp_year: Schema.NullOr(Int)
 }).annotate({ identifier: "ClientCardToken", description: "The vaulted card: an opaque token for `pay` (or the merchant's server), never the number." })
 /** The vaulted card the browser gets back. */
 export type ClientCardToken = typeof ClientCardToken.Type
@@ -39,10 +41,10 @@ export type ClientCardToken = typeof ClientCardToken.Type
 /** The payment as the browser sees it: authorized counts as succeeded. */
 export const ClientPaymentStatus = Schema.Struct({
   status: Schema.Literals(["succeeded", "failed", "requires_action"]),
-  payment_id: Schema.String,
-  decline_code: Schema.optionalKey(Schema.String),
+  payment_id: Id,
+  decline_code: Schema.optionalKey(Reference),
   /** While a 3-D Secure challenge waits on the customer. */
-  challenge_url: Schema.optionalKey(Schema.String)
+  challenge_url: Schema.optionalKey(Url)
 }).annotate({ identifier: "ClientPaymentStatus", description: "The payment as the browser sees it: authorized counts as succeeded." })
 /** The payment as the browser sees it. */
 export type ClientPaymentStatus = typeof ClientPaymentStatus.Type

@@ -6,8 +6,8 @@
 import { Schema } from "effect"
 import { define, type Machine, transitionOf } from "../kernel/StateMachine.ts"
 
-/** At most this many endpoints per account (spec: a maximum exists; contract.md: 16). */
-export const MAX_ENDPOINTS = 16
+/** At most this many endpoints per account (spec: a maximum exists; contract.md: 16; its home is Limits.ts). */
+export { MAX_WEBHOOK_ENDPOINTS as MAX_ENDPOINTS } from "../kernel/Limits.ts"
 
 /** contract.md: attempt now, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; then exhausted. */
 export const RETRY_DELAYS_MS: ReadonlyArray<number> = [

@@ -31,11 +31,14 @@ import {
   ClientSession,
   Errors,
   PublicUrl,
-  RateLimiter
+  RateLimiter,
+  type RateLimitDecision
 } from "@tender/domain"
 import * as ApiError from "../ApiError.ts"
 import * as JsonBody from "../JsonBody.ts"
-import { Code, Name, Reference } from "@tender/api/api/Bounded"
+import { clip, Code, Id, Int, Message, Name, Reference } from "@tender/api/api/Bounded"
+import { MAX_MESSAGE } from "@tender/api/Limits"
+import * as RateLimitHeaders from "../RateLimitHeaders.ts"
 import { clientBucket } from "../IpLimits.ts"
 import { belowApi, CurrentRequest } from "../RequestContext.ts"
 
@@ -58,26 +61,24 @@ export interface ClientRoutesOptions {
 export const ClientErrorBody = Schema.Struct({
   error: Schema.Struct({
     type: Schema.Literals(["validation_error", "authentication_error", "api_error"]),
-    code: Schema.String.annotate({ description: "Stable: `CLIENT_SECRET_EXPIRED`, `client_secret_invalid`, `invalid_number`, … or the API's own code." }),
-    message: Schema.String,
-    correlationId: Schema.String.annotate({ description: "The request's id, also in `X-Request-Id`." })
+    code: Code.annotate({ description: "Stable: `CLIENT_SECRET_EXPIRED`, `client_secret_invalid`, `invalid_number`, … or the API's own code." }),
+    message: Message,
+    correlationId: Id.annotate({ description: "The request's id, also in `X-Request-Id`." })
   })
 }).annotate({ identifier: "ClientError", description: "A refusal on a `/v1/client/…` route." })
 
 type ErrorType = typeof ClientErrorBody.Type["error"]["type"]
 
-/** A refusal on these routes: the SDK's error object, its status, any headers (`Retry-After`). */
+/** A refusal on these routes: the SDK's error object and its status (the rate-limit headers are the route's, see serve). */
 class ClientFailure {
   readonly _tag = "ClientFailure"
   readonly error: Errors.DomainError
   readonly type: ErrorType
   readonly code: string
-  readonly headers: Record<string, string>
-  constructor(error: Errors.DomainError, type: ErrorType, code: string, headers: Record<string, string> = {}) {
+  constructor(error: Errors.DomainError, type: ErrorType, code: string) {
     this.error = error
     this.type = type
     this.code = code
-    this.headers = headers
   }
 }
 
@@ -99,17 +100,17 @@ const FIELD_CODES: ReadonlyArray<readonly [string, string]> = [
   ["return_url", "invalid_return_url"]
 ]
 
-const classify = (error: Errors.DomainError, headers?: Record<string, string>): ClientFailure => {
-  if (AUTHENTICATION_CODES.has(error.code)) return new ClientFailure(error, "authentication_error", error.code, headers)
+const classify = (error: Errors.DomainError): ClientFailure => {
+  if (AUTHENTICATION_CODES.has(error.code)) return new ClientFailure(error, "authentication_error", error.code)
   if (error.code === Errors.ValidationFailed.code) {
     const fields = new Set((error.errors ?? []).map((e) => e.field))
     const field = FIELD_CODES.find(([name]) => fields.has(name))
-    if (field !== undefined) return new ClientFailure(error, "validation_error", field[1], headers)
+    if (field !== undefined) return new ClientFailure(error, "validation_error", field[1])
   }
-  return new ClientFailure(error, "api_error", error.code, headers)
+  return new ClientFailure(error, "api_error", error.code)
 }
 
-const fail = (error: Errors.DomainError, headers?: Record<string, string>) => Effect.fail(classify(error, headers))
+const fail = (error: Errors.DomainError) => Effect.fail(classify(error))
 
 const BEARER = /^Bearer +(\S+)\s*$/
 
@@ -134,7 +135,7 @@ const corsHeaders = (request: HttpServerRequest.HttpServerRequest, fieldsOrigin:
     ...(origin !== undefined ? { "access-control-allow-origin": origin } : {}),
     "access-control-allow-methods": "POST, OPTIONS",
     "access-control-allow-headers": "authorization, content-type",
-    "access-control-expose-headers": "x-request-id, retry-after",
+    "access-control-expose-headers": "x-request-id, retry-after, ratelimit-limit, ratelimit-remaining, ratelimit-reset",
     vary: "Origin"
   }
 }
@@ -149,8 +150,8 @@ const SecretBody = Schema.Struct({ client_secret: ClientSecretField })
 const CardTokenBody = Schema.Struct({
   client_secret: ClientSecretField,
   number: Schema.optionalKey(Code.annotate({ description: "Required when the secret collects a card; absent when it collects a saved card's CVC." })),
-  exp_month: Schema.optionalKey(Schema.Int),
-  exp_year: Schema.optionalKey(Schema.Int),
+  exp_month: Schema.optionalKey(Int),
+  exp_year: Schema.optionalKey(Int),
   cvc: Code,
   holder_name: Schema.optionalKey(Name)
 })
@@ -246,6 +247,8 @@ const serve = (r: ClientRoute<unknown, unknown>, options: ClientRoutesOptions) =
     const state = yield* CurrentRequest
     const fieldsOrigin = yield* fieldsOriginOf(r, options)
     const cors = corsHeaders(request, fieldsOrigin)
+    // The bucket nearest to refusing (per IP, per account), said on every answer after the first take.
+    let spent: { readonly limit: RateLimitHeaders.Limit; readonly decision: RateLimitDecision } | undefined
     const exit = yield* Effect.exit(Effect.gen(function*() {
       const origin = request.headers["origin"]
       if (fieldsOrigin !== undefined && origin !== undefined && origin !== fieldsOrigin) {
@@ -260,11 +263,10 @@ const serve = (r: ClientRoute<unknown, unknown>, options: ClientRoutesOptions) =
       const secrets = yield* ClientSecrets
       const consume = Effect.fnUntraced(function*(key: string, limit: { readonly perSecond: number; readonly burst: number }) {
         const taken = yield* Effect.mapError(belowApi(limiter.consume(key, limit)), (e) => classify(e))
+        const bucket = { limit, decision: taken }
+        spent = spent === undefined || !taken.allowed ? bucket : RateLimitHeaders.tightest(spent, bucket)
         if (!taken.allowed) {
-          return yield* fail(
-            new Errors.RateLimited({ message: `Rate limit exceeded; retry after ${taken.retryAfterSeconds}s` }),
-            { "retry-after": String(taken.retryAfterSeconds) }
-          )
+          return yield* fail(new Errors.RateLimited({ message: `Rate limit exceeded; retry after ${taken.retryAfterSeconds}s` }))
         }
       })
 
@@ -318,18 +320,19 @@ const serve = (r: ClientRoute<unknown, unknown>, options: ClientRoutesOptions) =
       const encoded = yield* Effect.orDie(Schema.encodeUnknownEffect(r.response)(result))
       return HttpServerResponse.jsonUnsafe(encoded, { status: r.status, headers: cors })
     }))
-    if (exit._tag === "Success") return exit.value
+    const rateHeaders = spent === undefined ? undefined : RateLimitHeaders.of(spent.limit, spent.decision)
+    if (exit._tag === "Success") return RateLimitHeaders.set(exit.value, rateHeaders)
     if (Cause.hasInterruptsOnly(exit.cause)) return yield* exit
     const failure = Cause.findErrorOption(exit.cause)
     const known = Option.isSome(failure) && failure.value instanceof ClientFailure ? failure.value : undefined
     if (known === undefined) yield* Effect.logError("Unhandled failure on a client route", exit.cause).pipe(Effect.annotateLogs({ request_id: state.requestId, path: r.path }))
     const refusal = known ?? classify(new Errors.InternalError({ message: "Internal error; safe to retry" }))
     const body: typeof ClientErrorBody.Type = {
-      error: { type: refusal.type, code: refusal.code, message: refusal.error.message, correlationId: state.requestId }
+      error: { type: refusal.type, code: refusal.code, message: clip(refusal.error.message, MAX_MESSAGE), correlationId: state.requestId }
     }
     return HttpServerResponse.jsonUnsafe(
       body,
-      { status: ApiError.statusOf(refusal.error.code), headers: { ...cors, ...refusal.headers } }
+      { status: ApiError.statusOf(refusal.error.code), headers: { ...cors, ...rateHeaders } }
     )
   })
 

@@ -2,7 +2,9 @@
  * A test kit: starts the real server (API, hosted pages, workers) on a loopback port over the
  * in-memory adapters (or PostgreSQL). Tender's own HTTP and example tests use it; so can a service
  * that embeds Tender. Requests go through @tender/client: the typed client, or its raw path
- * (`send` in @tender/client/Testing) for requests malformed on purpose.
+ * (`send` in @tender/client/Testing) for requests malformed on purpose. Every `/v1/` answer is
+ * checked against the served OpenAPI document; what it does not describe is listed in
+ * `ResponseCheck.undescribed` (Tender's own test files fail on any).
  */
 import { Accounts, Channels, EventRepo, type Payment, UseCases, Workers } from "@tender/domain"
 import { createServer as createNetServer } from "node:net"
@@ -12,8 +14,11 @@ import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { createServer } from "node:http"
 import { NodeHttpServer } from "@effect/platform-node"
 import { HttpRouter, HttpServer } from "effect/http"
+import { OpenApi } from "effect/http-api"
+import { Api } from "../Api.ts"
 import * as Routes from "../Routes.ts"
 import * as Server from "../Server.ts"
+import * as ResponseCheck from "./ResponseCheck.ts"
 
 export interface TestServer {
   readonly baseUrl: string
@@ -41,6 +46,10 @@ export const freePort = () =>
     })
   })
 
+/** The served document's checker, built once per test file (module instance), when a server first answers. */
+let checker: Promise<ResponseCheck.Checker> | undefined
+const documentChecker = () => checker ??= ResponseCheck.makeChecker(OpenApi.fromApi(Api))
+
 export const startTestServer = async (
   options: Partial<Server.ServerOptions> = {},
   /** Routes added beside the API (e.g. one that fails, to see how the gateway renders a defect). */
@@ -66,7 +75,13 @@ export const startTestServer = async (
     // Expiry rounds every half second rather than 5 s: a test that closes a window waits for the round.
     Workers.layer({ webhooks: { idleMs: 50 }, expiryEvery: "500 millis" })
   ).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" })),
+    Layer.provideMerge(NodeHttpServer.layer(() => {
+      // Every /v1/ answer is checked against the served document (ResponseCheck.ts); a test's own
+      // extra routes are not in it, so with them an unknown operation is not judged.
+      const server = createServer()
+      server.on("request", ResponseCheck.tap(documentChecker(), { judgeUnknownOperations: extraRoutes === Layer.empty, pathOf: Routes.routedPath }))
+      return server
+    }, { port, host: "127.0.0.1" })),
     Layer.provideMerge(domain),
     Layer.provide(around)
   )
