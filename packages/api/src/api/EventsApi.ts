@@ -8,7 +8,7 @@ import { Schema, SchemaTransformation } from "effect"
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "effect/http-api"
 import { ID_PREFIXES, prefixed } from "../Ids.ts"
 import * as Limits from "../Limits.ts"
-import { Code, Reference, text } from "./Bounded.ts"
+import { Code, Id, int, Reference, text } from "./Bounded.ts"
 
 const optional = Schema.optional
 
@@ -19,13 +19,12 @@ const MAX_EVENTS = 100
 /** `<tx>.<seq>` (two numbers below 2^63): an answer's `next_cursor`, passed back as `after`. */
 const Cursor = text(39).check(Schema.isPattern(/^[0-9]{1,19}\.[0-9]{1,19}$/))
 
-/** A whole number from a query's text, from `minimum` to `maximum`. */
-const queryInt = (minimum: number, maximum: number) =>
-  Code.pipe(Schema.decodeTo(Schema.Number.check(Schema.isInt(), Schema.isBetween({ minimum, maximum })), SchemaTransformation.numberFromString))
+/** A query's text: the digits of a whole number from `minimum` to `maximum`. */
+const queryInt = (minimum: number, maximum: number) => Code.pipe(Schema.decodeTo(int(minimum, maximum), SchemaTransformation.numberFromString))
 
 /** An event as webhooks carry it: the body POSTed to endpoints, and each item of the feed. */
 export const EventEnvelope = Schema.Struct({
-  id: text(Limits.MAX_REFERENCE),
+  id: Id,
   type: Code,
   created_at: Code,
   livemode: Schema.Boolean,
@@ -64,4 +63,5 @@ export class EventsApi extends HttpApiGroup.make("events")
       params: { id: prefixed(ID_PREFIXES.event) },
       success: EventEnvelope
     }).annotate(OpenApi.Summary, "Retrieve an event")
+      .annotate(OpenApi.Description, "One of the account's events, exactly as webhooks carry it; another account's is 404 not_found.")
   ) {}
