@@ -115,8 +115,8 @@ const savedState = () => {
   }
 }
 
-const startListener = (json: boolean) => {
-  listener = home.start(["listen", "--forward-to", `${receiverUrl}/hooks`, "--account", merchant.account_id, "--api-url", served!.url, ...(json ? ["--json"] : [])])
+const startListener = (json: boolean, extra: ReadonlyArray<string> = []) => {
+  listener = home.start(["listen", "--forward-to", `${receiverUrl}/hooks`, "--account", merchant.account_id, "--api-url", served!.url, ...(json ? ["--json"] : []), ...extra])
   return listener
 }
 
@@ -225,4 +225,26 @@ it("tender events list|get|resend: a new delivery to the named endpoint or to ev
   expect(refused).toMatchObject({ code: "validation_failed", message: expect.stringContaining(`belongs to account ${stranger.account_id}`) })
   expect(await home.runJsonError("events", "resend", "evt_doesnotexist0000")).toMatchObject({ code: "not_found" })
   expect(await home.runJsonError("events", "resend", event.id, "--endpoint", "we_doesnotexist0000")).toMatchObject({ code: "webhook_not_found" })
+}, 120_000)
+
+it("with tender trigger: --events forwards the types named and no other", async () => {
+  const named = ["payment.partially_captured", "refund.succeeded"]
+  const before = receivedAtListener().length
+  startListener(true, ["--events", named.join(",")])
+  await until("the ready line", () => listener!.log().includes("\"type\":\"ready\""))
+  const ready = JSON.parse(listener!.log().split("\n").find((l) => l.includes("\"type\":\"ready\""))!)
+  // The same secret as before: the state of the account's listener is kept in the data dir.
+  expect(ready).toMatchObject({ events: named, secret: secrets.get("/hooks") })
+  const start = (await accountEvents()).length
+  await Promise.all(named.map((event) => home.runJson("trigger", event, "--account", merchant.account_id, "--api-url", served!.url)))
+  // The triggers made other events too (a capture's payment.succeeded, …): the listener passes them over.
+  const made = (await accountEvents()).slice(start)
+  expect(made.length).toBeGreaterThan(named.length)
+  const wanted = made.filter((e) => named.includes(e.type))
+  await until("the named events", () => receivedAtListener().length >= before + wanted.length)
+  await until("the named events' lines", () => listener!.log().split("\n").filter((l) => l.includes("\"type\":\"event\"")).length >= wanted.length)
+  expect(receivedAtListener().slice(before).map((h) => h.id).sort()).toEqual(wanted.map((e) => e.id).sort())
+  expect(receivedAtListener().slice(before).every((h) => h.verified)).toBe(true)
+  expect(await listener!.stop()).toEqual({ code: 0, signal: null })
+  listener = undefined
 }, 120_000)
