@@ -69,6 +69,12 @@ export const MAX_MESSAGE = 1024
  */
 export const MAX_PAGE = 100
 
+/**
+ * The longest an event feed read waits for a first event (`GET /v1/events?wait=`, seconds): well
+ * under the idle timeouts of common proxies and load balancers (30 to 60 s).
+ */
+export const MAX_FEED_WAIT_SECONDS = 25
+
 /** Webhook endpoints per account (contract.md: 16): the list answers all of them. */
 export const MAX_WEBHOOK_ENDPOINTS = 16
 

@@ -12,10 +12,6 @@ import { Code, Id, int, Reference, text } from "./Bounded.ts"
 
 const optional = Schema.optional
 
-/** The longest a read may wait (seconds) and the most events an answer holds: the domain's EventFeed.ts says the same. */
-const MAX_WAIT = 25
-const MAX_EVENTS = 100
-
 /** `<tx>.<seq>` (two numbers below 2^63): an answer's `next_cursor`, passed back as `after`. */
 const Cursor = text(39).check(Schema.isPattern(/^[0-9]{1,19}\.[0-9]{1,19}$/))
 
@@ -41,11 +37,11 @@ export class EventsApi extends HttpApiGroup.make("events")
         after: optional(Cursor),
         // Comma-separated event types (payment.succeeded,refund.failed).
         types: optional(text(Limits.MAX_LIST * (Limits.MAX_CODE + 1))),
-        wait: optional(queryInt(0, MAX_WAIT)),
-        limit: optional(queryInt(1, MAX_EVENTS))
+        wait: optional(queryInt(0, Limits.MAX_FEED_WAIT_SECONDS)),
+        limit: optional(queryInt(1, Limits.MAX_PAGE))
       },
       success: Schema.Struct({
-        data: Schema.Array(EventEnvelope).check(Schema.isMaxLength(MAX_EVENTS)),
+        data: Schema.Array(EventEnvelope).check(Schema.isMaxLength(Limits.MAX_PAGE)),
         next_cursor: Cursor,
         has_more: Schema.Boolean
       })

@@ -5,6 +5,7 @@
  * "Events feed and tender listen".
  */
 import { invalidField, ValidationFailed } from "../kernel/Errors.ts"
+import { MAX_FEED_WAIT_SECONDS, MAX_PAGE } from "../kernel/Limits.ts"
 import { EVENT_TYPES } from "./Webhook.ts"
 
 /**
@@ -25,10 +26,10 @@ export interface FeedPage<E> {
   readonly next: FeedPosition
 }
 
-/** The longest a read may wait for an event (a long poll stays well under common proxies' idle timeouts). */
-export const MAX_WAIT_SECONDS = 25
-/** Events in one answer, at most (the default as well). */
-export const MAX_FEED_LIMIT = 100
+/** The longest a read may wait for an event (Limits.ts says why). */
+export const MAX_WAIT_SECONDS = MAX_FEED_WAIT_SECONDS
+/** Events in one answer, at most (the default as well): a page's. */
+export const MAX_FEED_LIMIT = MAX_PAGE
 
 const I64 = (1n << 63n) - 1n
 /** `<tx>.<seq>`: two decimal numbers, each below 2^63 (storage's bigint). */
