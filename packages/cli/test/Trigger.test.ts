@@ -1,13 +1,18 @@
 /**
- * `tender trigger EVENT` end to end: one `serve` process, a test-mode account whose registered
- * webhook endpoint points at a real local receiver; every event type triggered by a `tender trigger`
- * process, and received, about the objects the command printed. A live-mode account and an unknown
+ * `tender trigger EVENT` end to end, received by `tender listen` (issue 25's "Done when"): one
+ * `serve` process, a test-mode account, a listener forwarding its events to a real local receiver
+ * that verifies each signature with the listen secret; every event type triggered by a `tender
+ * trigger` process and received, about the objects the command printed — with the listener killed
+ * (SIGKILL) part of the way and started again, missing nothing. A live-mode account and an unknown
  * event are refused in one line, exit 1.
  */
+import { createHmac, timingSafeEqual } from "node:crypto"
 import { createServer, type Server } from "node:http"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
 import { EVENT_TYPES } from "@tender/domain/webhooks/Webhook"
 import { afterAll, beforeAll, expect, it } from "vitest"
-import { makeHome, merchantClient, type Merchant, type Served, untilAnswered } from "./support/Tender.ts"
+import { makeHome, type Merchant, type Running, type Served, untilAnswered } from "./support/Tender.ts"
 
 const home = makeHome("tender-trigger-")
 
@@ -17,29 +22,41 @@ const AT_ONCE = 5
 let served: Served
 let merchant: Merchant & { readonly account_id: string }
 let receiver: Server
-/** Every envelope the receiver got. */
-const received: Array<{ readonly type: string; readonly data: { readonly id?: string; readonly order_id?: string } }> = []
+let receiverUrl = ""
+let listener: Running | undefined
+/** The listen secret the listener printed; the receiver verifies with it. */
+let secret = ""
+/** Every envelope the receiver got, and whether its signature verified. */
+const received: Array<{ readonly id: string; readonly type: string; readonly verified: boolean; readonly data: { readonly id?: string; readonly order_id?: string } }> = []
+
+/** The receiver's own check of `X-Signature: t=…, v1=…` over t + path + body (contract.md, Signatures). */
+const verifies = (header: string | undefined, path: string, body: Buffer) => {
+  const t = header === undefined ? undefined : /t=(\d+)/.exec(header)?.[1]
+  if (t === undefined || secret === "") return false
+  const expected = createHmac("sha256", secret).update(`${t}${path}`).update(body).digest()
+  return [...header!.matchAll(/v1=([0-9a-f]{64})/g)].some(([, v1]) => timingSafeEqual(Buffer.from(v1!, "hex"), expected))
+}
 
 beforeAll(async () => {
   receiver = createServer((request, response) => {
     const chunks: Array<Buffer> = []
     request.on("data", (c) => chunks.push(c))
     request.on("end", () => {
-      received.push(JSON.parse(Buffer.concat(chunks).toString("utf8")))
+      const body = Buffer.concat(chunks)
+      received.push({ ...JSON.parse(body.toString("utf8")), verified: verifies(request.headers["x-signature"] as string | undefined, "/hooks", body) })
       response.writeHead(204).end()
     })
   })
   await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
   const address = receiver.address()
-  const port = typeof address === "object" && address !== null ? address.port : 0
+  receiverUrl = `http://127.0.0.1:${typeof address === "object" && address !== null ? address.port : 0}`
 
   served = await home.serve({ TENDER_RATE_LIMIT_PER_SECOND: "100000", TENDER_RATE_LIMIT_BURST: "100000" })
   merchant = await home.runJson("accounts", "create", "--name", "trigger shop")
-  const endpoint = await merchantClient(() => merchant).post(served, "/v1/webhook_endpoints", { url: `http://127.0.0.1:${port}/hooks` })
-  expect(endpoint.status).toBe(201)
 }, 240_000)
 
 afterAll(async () => {
+  await listener?.stop()
   await served?.stop()
   await home.cleanup()
   await new Promise<void>((resolve) => receiver.close(() => resolve()))
@@ -58,14 +75,32 @@ const trigger = async (event: string): Promise<{ event: string; account_id: stri
   return printed
 }
 
-it("every event type: triggered through the API, and received by the account's endpoint, about what the command printed", async () => {
+/** `tender listen` forwarding the account's events to the receiver; resolves once it has its position. */
+const listen = async () => {
+  listener = home.start(["listen", "--forward-to", `${receiverUrl}/hooks`, "--account", merchant.account_id, "--api-url", served.url])
+  await untilAnswered(async () => /listen secret (whsec_\w+)/.exec(listener!.log()), (found) => found !== null, 30_000)
+  secret = /listen secret (whsec_\w+)/.exec(listener.log())![1]!
+  // Past its first read: the listener saves its position once it has one.
+  await untilAnswered(async () => { try { return JSON.parse(readFileSync(join(home.dataDir, "listen", `${merchant.account_id}.json`), "utf8")).cursor } catch { return null } }, (cursor) => cursor != null, 30_000)
+}
+
+it("every event type: triggered through the API and received by a listener (killed and restarted on the way), about what the command printed", async () => {
+  await listen()
+  const firstSecret = secret
   // The processes are the slow part: a few at a time, as far as two cores take them.
   const printed = new Map<string, ReadonlyArray<Made>>()
-  for (let i = 0; i < EVENT_TYPES.length; i += AT_ONCE) {
+  for (let i = 0, batchNo = 0; i < EVENT_TYPES.length; i += AT_ONCE, batchNo++) {
+    // Killed outright before the second batch, started again after the third: it must miss nothing.
+    if (batchNo === 1) {
+      listener!.process.kill("SIGKILL")
+      await new Promise((r) => listener!.process.once("exit", r))
+    }
+    if (batchNo === 3) await listen()
     const batch = EVENT_TYPES.slice(i, i + AT_ONCE)
     const results = await Promise.all(batch.map((event) => trigger(event)))
     batch.forEach((event, j) => printed.set(event, results[j]!.objects))
   }
+  expect(secret).toBe(firstSecret)
   for (const [event, objects] of printed) {
     expect(objects.length, event).toBeGreaterThan(0)
     for (const made of objects) expect(made, event).toEqual({ kind: expect.any(String), id: expect.stringMatching(/^[a-z]+_\w+$/), status: expect.any(String) })
@@ -73,11 +108,15 @@ it("every event type: triggered through the API, and received by the account's e
   // Each event, about one of the objects its command printed (the envelope's data names the object or its order).
   const about = (event: string) =>
     received.find((e) => e.type === event && printed.get(event)!.some((made) => made.id === e.data.id || made.id === e.data.order_id))
-  await untilAnswered(async () => EVENT_TYPES.filter((event) => about(event) === undefined), (missing) => missing.length === 0)
-  // Every run's temporary key was revoked at its end: the merchant's own key is the only live one.
+  await untilAnswered(async () => EVENT_TYPES.filter((event) => about(event) === undefined), (missing) => missing.length === 0, 60_000)
+  expect(received.every((e) => e.verified)).toBe(true)
+  // At least once, and nothing twice here: the restarted listener resumed after the last event it forwarded.
+  expect(new Set(received.map((e) => e.id)).size).toBe(received.length)
+  // Every trigger's temporary key was revoked at its end; the live ones are the merchant's own, the
+  // running listener's, and the killed listener's (it could not revoke it: it expires in a day).
   const account = await home.runJson("accounts", "get", merchant.account_id)
-  expect(account.secret_keys).toHaveLength(1 + EVENT_TYPES.length)
-  expect(account.secret_keys.filter((k: { revoked_at: string | null }) => k.revoked_at === null || Date.parse(k.revoked_at) > Date.now())).toHaveLength(1)
+  expect(account.secret_keys).toHaveLength(1 + EVENT_TYPES.length + 2)
+  expect(account.secret_keys.filter((k: { revoked_at: string | null }) => k.revoked_at === null || Date.parse(k.revoked_at) > Date.now())).toHaveLength(3)
   // Distinct runs, distinct objects: each printed its own.
   const ids = [...printed.values()].flatMap((objects) => objects.map((o) => o.id))
   expect(new Set(ids).size).toBe(ids.length)

@@ -105,12 +105,12 @@ export const merchantClient = (merchant: () => Merchant) => {
  * Polls `probe` every 20 ms until `done` holds of its reply; how long that took, from the call
  * (a change another process made, seen by a running server). Throws after 10 s.
  */
-export const untilAnswered = async <A>(probe: () => Promise<A>, done: (a: A) => boolean) => {
+export const untilAnswered = async <A>(probe: () => Promise<A>, done: (a: A) => boolean, timeoutMs = 10_000) => {
   const started = Date.now()
   for (;;) {
     const reply = await probe()
     if (done(reply)) return Date.now() - started
-    if (Date.now() - started > 10_000) throw new Error(`never: ${JSON.stringify(reply)}`)
+    if (Date.now() - started > timeoutMs) throw new Error(`never: ${JSON.stringify(reply)}`)
     await new Promise((r) => setTimeout(r, 20))
   }
 }
