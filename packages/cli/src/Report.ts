@@ -18,6 +18,14 @@ export const documentOf = (error: unknown): ErrorDocument => {
       ? { code: error.code, message: error.message }
       : { code: error.code, message: error.message, errors: error.errors }
   }
+  // A setting read from the environment that does not parse (Config.*): name the variable and what it takes.
+  if (typeof error === "object" && error !== null && (error as { _tag?: unknown })._tag === "ConfigError") {
+    const text = String((error as { message: unknown }).message)
+    const found = /^SchemaError\((.*?) at \["([^"]+)"\]/s.exec(text)
+    return found === null
+      ? { code: "validation_failed", message: `invalid setting: ${text}` }
+      : { code: "validation_failed", message: `${found[2]} is invalid: ${found[1]!.charAt(0).toLowerCase()}${found[1]!.slice(1)}` }
+  }
   // Typed failures from outside the domain (storage that cannot start, a port already in use) carry a
   // message meant for the operator but no spec code.
   const message = typeof error === "object" && error !== null && "message" in error && typeof error.message === "string"

@@ -95,6 +95,14 @@ describe("a port in use", () => {
   }, 60_000)
 })
 
+describe("a setting that does not parse", () => {
+  it("names the variable and what it takes (one process, and TENDER_WORKERS=2's primary)", async () => {
+    const expected = "error: TENDER_RATE_LIMIT_BURST is invalid: expected a string representing a finite number"
+    await failsToStart(["--storage", "memory", "--port", "0"], expected, { env: { TENDER_RATE_LIMIT_BURST: "lots" } })
+    await failsToStart(["--storage", "memory", "--port", "0"], expected, { env: { TENDER_RATE_LIMIT_BURST: "lots", TENDER_WORKERS: "2" } })
+  })
+})
+
 describe("a data directory that cannot be used", () => {
   const CHOOSE = "choose another with --data-dir or TENDER_DATA_DIR"
   const isRoot = process.getuid?.() === 0
