@@ -89,3 +89,11 @@ export const MAX_ID = 69
  * correction, alphanumeric); a longer payload could not be shown as one.
  */
 export const MAX_QR_DATA = 4296
+
+/**
+ * `value` cut to `max` characters (the last one `…`): for text the server builds from what it was
+ * sent (a message quoting a header, a field named by a client's key) or records from a receiver (a
+ * webhook attempt's error), so that an answer holds to its schema's bound instead of failing to
+ * encode: the answers are encoded through the bounded schemas.
+ */
+export const clip = (value: string, max: number): string => value.length <= max ? value : `${value.slice(0, max - 1)}…`

@@ -122,6 +122,10 @@ describe("attempt", () => {
     expect(outcomeOf({ _tag: "Answered", status: 302, duration_ms: 3 })).toEqual({ status_code: 302, error: "HTTP 302", duration_ms: 3 })
     expect(outcomeOf({ _tag: "Failed", error: "timed out after 15000 ms", duration_ms: 15_000 }))
       .toEqual({ status_code: null, error: "timed out after 15000 ms", duration_ms: 15_000 })
+    // A transport's reasons (one per address tried) are kept within the answer's bound (MAX_MESSAGE).
+    const long = outcomeOf({ _tag: "Failed", error: "refused; ".repeat(500), duration_ms: 2 }).error!
+    expect(long).toHaveLength(1024)
+    expect(long.endsWith("…")).toBe(true)
   })
 
   it("a success ends the delivery succeeded, with its attempt logged at the start time", () => {

@@ -18,7 +18,6 @@ import {
   TooManyRequests,
   Unauthorized
 } from "@tender/api/ApiError"
-import { clip } from "@tender/api/api/Bounded"
 import * as Limits from "@tender/api/Limits"
 
 const E = Errors
@@ -104,13 +103,13 @@ const CLASS_BY_STATUS: Record<number, (typeof ApiErrors)[number]> = {
  */
 export const envelope = (error: Errors.DomainError, requestId: string): Envelope => ({
   code: error.code,
-  message: clip(error.message, Limits.MAX_MESSAGE),
+  message: Limits.clip(error.message, Limits.MAX_MESSAGE),
   request_id: requestId,
   ...(error.errors !== undefined && error.errors.length > 0
     ? {
       errors: error.errors.slice(0, Limits.MAX_LIST).map((e) => ({
-        field: clip(e.field, Limits.MAX_TEXT),
-        message: clip(e.message, Limits.MAX_MESSAGE)
+        field: Limits.clip(e.field, Limits.MAX_TEXT),
+        message: Limits.clip(e.message, Limits.MAX_MESSAGE)
       }))
     }
     : {})

@@ -45,10 +45,3 @@ export const Id = text(Limits.MAX_ID)
 export const Message = text(Limits.MAX_MESSAGE)
 /** Any integer a JSON number holds exactly (counts, durations, statuses, card expiry fields). */
 export const Int = int()
-
-/**
- * `value` cut to `max` characters (the last one `…`): for text the server builds from what it was
- * sent (a message quoting a header, a field named by a client's key), so that an answer holds to its
- * schema's bound instead of failing to encode.
- */
-export const clip = (value: string, max: number): string => value.length <= max ? value : `${value.slice(0, max - 1)}…`

@@ -10,6 +10,7 @@ import { type SigningKeys, signingSecrets } from "../../accounts/Account.ts"
 import { webhookFirstAttemptLag } from "../../kernel/OperationalMetrics.ts"
 import { type Decided, revise } from "../../kernel/StateMachine.ts"
 import { isoOf } from "../../kernel/Time.ts"
+import { clip, MAX_MESSAGE } from "../../kernel/Limits.ts"
 import type { PaymentEvent } from "../../payments/Payment.ts"
 import * as Webhook from "../Webhook.ts"
 import { type DeliveryOutcome, PayloadSigner, WebhookDeliveryRepo, WebhookTransport } from "../WebhookPorts.ts"
@@ -29,7 +30,9 @@ export const outcomeOf = (result: DeliveryOutcome): AttemptOutcome =>
       error: result.status >= 200 && result.status < 300 ? null : `HTTP ${result.status}`,
       duration_ms: result.duration_ms
     }
-    : { status_code: null, error: result.error, duration_ms: result.duration_ms }
+    // The transport's reason (one per address tried) is the receiver's doing and unbounded; the
+    // delivery's answer shows it within the document's bound.
+    : { status_code: null, error: clip(result.error, MAX_MESSAGE), duration_ms: result.duration_ms }
 
 /**
  * The delivery after an attempt (pure). `gone`: nothing left to deliver to (endpoint deleted, event or
