@@ -112,27 +112,28 @@ describe("Account keys", () => {
     expect(rolled.secret_keys.map((k) => [k.hash, k.revoked_at])).toEqual([["h1", "t1"], ["h2", null]])
   })
 
-  it("a temporary key lives until its expiry, beside the merchant's key; revoking it or rolling the keys ends it now", () => {
+  it("a temporary key lives until its expiry, beside the merchant's key; revoking it, or rolling the keys, ends it; spent ones are not kept", () => {
     const t0 = "2026-01-01T00:00:00.000Z"
     const expires = "2026-01-02T00:00:00.000Z"
     const withTemporary = next(Keys.addTemporaryKey(base, { secretKey: "sk_test_ffffffff00", secretKeyHash: "h2" }, t0, expires))
     const temporary = withTemporary.secret_keys.find((k) => k.hash === "h2")!
+    expect(temporary).toMatchObject({ revoked_at: null, expires_at: expires })
     expect(withTemporary.secret_keys.find((k) => k.hash === "h1")!.revoked_at).toBeNull()
     expect(Keys.isLive(temporary, Date.parse(t0))).toBe(true)
     expect(Keys.isLive(temporary, Date.parse(expires))).toBe(false)
 
+    // Revoked: a temporary key goes; the merchant's own key stays as it was.
     const revoked = next(Keys.revokeKey(withTemporary, "h2", "2026-01-01T01:00:00.000Z"))
-    expect(revoked.secret_keys.map((k) => [k.hash, k.revoked_at])).toEqual([["h1", null], ["h2", "2026-01-01T01:00:00.000Z"]])
+    expect(revoked.secret_keys.map((k) => [k.hash, k.revoked_at])).toEqual([["h1", null]])
 
+    // Rolled: the merchant's key is revoked (and kept, as history), the temporary one goes.
     const rolled = next(Keys.rollKeys(withTemporary, { secretKey: "sk_test_eeeeeeee00", secretKeyHash: "h3" }, "2026-01-01T02:00:00.000Z"))
-    expect(rolled.secret_keys.map((k) => [k.hash, k.revoked_at])).toEqual([
-      ["h1", "2026-01-01T02:00:00.000Z"],
-      ["h2", "2026-01-01T02:00:00.000Z"],
-      ["h3", null]
-    ])
-    // A key revoked in the past keeps its time: rolling again does not move it.
-    expect(next(Keys.rollKeys(rolled, { secretKey: "sk_test_dddddddd00", secretKeyHash: "h4" }, "2026-01-03T00:00:00.000Z"))
-      .secret_keys.find((k) => k.hash === "h2")!.revoked_at).toBe("2026-01-01T02:00:00.000Z")
+    expect(rolled.secret_keys.map((k) => [k.hash, k.revoked_at])).toEqual([["h1", "2026-01-01T02:00:00.000Z"], ["h3", null]])
+    expect(Keys.isLive(rolled.secret_keys[0]!, Date.parse("2026-01-01T02:00:00.000Z"))).toBe(false)
+
+    // Expired: the next temporary key's issue drops it.
+    const later = next(Keys.addTemporaryKey(withTemporary, { secretKey: "sk_test_dddddddd00", secretKeyHash: "h4" }, "2026-01-03T00:00:00.000Z", "2026-01-04T00:00:00.000Z"))
+    expect(later.secret_keys.map((k) => k.hash)).toEqual(["h1", "h4"])
   })
 
   it("an account's next change drops a previous signing secret whose overlap has ended, and keeps one still overlapping", () => {

@@ -474,6 +474,22 @@ export const coreStorageContract = (it: Vitest.MethodsNonLive<StorageServices>) 
       expect(yield* repo.findById(account.id)).toEqual(Option.some(account))
     }))
 
+  it.effect("round-trips a temporary key's end beside a merchant's key, and drops a key the account no longer lists", () =>
+    Effect.gen(function*() {
+      const repo = yield* AccountRepo
+      const { account } = yield* newAccount()
+      yield* repo.insert(account)
+      const temporary = { hash: `tmp_${account.id}`, hint: "sk_test_tmp…", created_at: account.created_at, revoked_at: null, expires_at: later(account.created_at) }
+      const v2: Account.Account = { ...account, secret_keys: [...account.secret_keys, temporary], updated_at: later(account.updated_at), version: 2 }
+      yield* repo.update(decided(v2))
+      expect(yield* repo.findById(account.id)).toEqual(Option.some(v2))
+      expect(Option.map(yield* repo.findBySecretKeyHash(temporary.hash), (a) => a.id)).toEqual(Option.some(account.id))
+      const v3: Account.Account = { ...v2, secret_keys: account.secret_keys, version: 3 }
+      yield* repo.update(decided(v3))
+      expect(yield* repo.findById(account.id)).toEqual(Option.some(v3))
+      expect(yield* repo.findBySecretKeyHash(temporary.hash)).toEqual(Option.none())
+    }))
+
   it.effect("refuses a second account with the same publishable key (a defect: keys are random)", () =>
     Effect.gen(function*() {
       const repo = yield* AccountRepo

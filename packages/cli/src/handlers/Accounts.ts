@@ -63,7 +63,7 @@ const view = (a: Account.Account) => ({
   mode: a.mode,
   status: a.status,
   publishable_key: a.publishable_key,
-  secret_keys: a.secret_keys.map((k) => ({ hint: k.hint, created_at: k.created_at, revoked_at: k.revoked_at })),
+  secret_keys: a.secret_keys.map((k) => ({ hint: k.hint, created_at: k.created_at, revoked_at: k.revoked_at, expires_at: k.expires_at ?? null })),
   ip_allowlist: a.ip_allowlist,
   processing_profiles: a.processing_profiles,
   vault_enabled: a.vault_enabled,
@@ -77,9 +77,9 @@ const view = (a: Account.Account) => ({
 })
 
 const describe = (a: Account.Account): string => {
-  // A temporary key (a CLI's listen or trigger) is live until its revocation time comes.
+  // A temporary key (a CLI's listen or trigger) is shown with its end.
   const live = a.secret_keys.filter((k) => AccountKeys.isLive(k, Date.now()))
-    .map((k) => (k.revoked_at === null ? k.hint : `${k.hint} (temporary, until ${k.revoked_at})`))
+    .map((k) => (k.expires_at == null ? k.hint : `${k.hint} (temporary, until ${k.expires_at})`))
   const revoked = a.secret_keys.length - live.length
   return Table.fields([
     ["id", a.id],

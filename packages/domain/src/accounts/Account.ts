@@ -42,7 +42,12 @@ export const SecretKey = Schema.Struct({
   /** e.g. `sk_test_4f3a…`, safe to show */
   hint: Schema.String,
   created_at: Schema.String,
-  revoked_at: Schema.NullOr(Schema.String)
+  revoked_at: Schema.NullOr(Schema.String),
+  /**
+   * A temporary key's end (the CLI's `listen` and `trigger`, AccountKeys.addTemporaryKey); absent or
+   * null for the merchant's own keys, which live until revoked.
+   */
+  expires_at: Schema.optional(Schema.NullOr(Schema.String))
 })
 export type SecretKey = typeof SecretKey.Type
 

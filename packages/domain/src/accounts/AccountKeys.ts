@@ -25,32 +25,45 @@ export const storedKey = (issued: IssuedKeys, now: string): SecretKey => ({
   revoked_at: null
 })
 
-/**
- * Whether a stored key authenticates at `nowMs`: never revoked, or revoked at a time still to come
- * (a temporary key carries its expiry as a revocation fixed in advance).
- */
-export const isLive = (key: SecretKey, nowMs: number): boolean => key.revoked_at === null || Date.parse(key.revoked_at) > nowMs
+/** Whether a stored key authenticates at `nowMs`: not revoked and, for a temporary key, not expired. */
+export const isLive = (key: SecretKey, nowMs: number): boolean =>
+  key.revoked_at === null && (key.expires_at == null || Date.parse(key.expires_at) > nowMs)
 
-const revokedNow = (keys: ReadonlyArray<SecretKey>, now: string, which: (key: SecretKey) => boolean) =>
-  keys.map((k) => (which(k) && isLive(k, Date.parse(now)) ? { ...k, revoked_at: now } : k))
+const isTemporary = (key: SecretKey) => key.expires_at != null
+
+/**
+ * The keys less the temporary ones that no longer authenticate: a temporary key is not history worth
+ * keeping (one is issued per CLI command), and every account read carries its keys.
+ */
+const withoutSpentTemporaries = (keys: ReadonlyArray<SecretKey>, nowMs: number) =>
+  keys.filter((k) => !isTemporary(k) || isLive(k, nowMs))
+
+/** Revokes the keys `which` picks: a merchant's key keeps its revocation time, a temporary one goes. */
+const revoked = (keys: ReadonlyArray<SecretKey>, now: string, which: (key: SecretKey) => boolean) =>
+  withoutSpentTemporaries(
+    keys.map((k) => (which(k) && k.revoked_at === null ? { ...k, revoked_at: now } : k)),
+    Date.parse(now)
+  )
 
 /** Revokes every live secret key (temporary ones too) and adds the new one. */
 export const rollKeys = (account: Account, issued: IssuedKeys, now: string): Decision<never> =>
   Result.succeed(amend(account, {
-    secret_keys: [...revokedNow(account.secret_keys, now, () => true), storedKey(issued, now)]
+    secret_keys: [...revoked(account.secret_keys, now, () => true), storedKey(issued, now)]
   }, now))
 
 /**
  * Adds a secret key that stops authenticating at `expiresAt`, beside the merchant's own (which it
  * leaves alone): what the operator's CLI uses to call the public API for an account it may already
- * change directly (`tender listen`, `tender trigger`).
+ * change directly (`tender listen`, `tender trigger`). Spent temporary keys go at the same time.
  */
 export const addTemporaryKey = (account: Account, issued: IssuedKeys, now: string, expiresAt: string): Decision<never> =>
-  Result.succeed(amend(account, { secret_keys: [...account.secret_keys, { ...storedKey(issued, now), revoked_at: expiresAt }] }, now))
+  Result.succeed(amend(account, {
+    secret_keys: [...withoutSpentTemporaries(account.secret_keys, Date.parse(now)), { ...storedKey(issued, now), expires_at: expiresAt }]
+  }, now))
 
-/** Revokes the one key with this hash now, if it is still live. */
+/** Revokes the one key with this hash now, if it is still live (a temporary key goes). */
 export const revokeKey = (account: Account, hash: string, now: string): Decision<never> =>
-  Result.succeed(amend(account, { secret_keys: revokedNow(account.secret_keys, now, (k) => k.hash === hash) }, now))
+  Result.succeed(amend(account, { secret_keys: revoked(account.secret_keys, now, (k) => k.hash === hash) }, now))
 
 /** The longest overlap a signing-secret roll may give the previous secret (30 days). */
 export const MAX_SIGNING_SECRET_OVERLAP_SECONDS = 30 * 24 * 3600

@@ -18,7 +18,8 @@ const AccountRow = Schema.Struct({
   secret_keys: Schema.Array(Schema.Struct({
     ...Account.SecretKey.fields,
     created_at: Timestamp,
-    revoked_at: Schema.NullOr(Timestamp)
+    revoked_at: Schema.NullOr(Timestamp),
+    expires_at: Schema.optional(Schema.NullOr(Timestamp))
   }))
 })
 
@@ -35,7 +36,9 @@ export const layer: Layer.Layer<AccountRepo, never, SqlClient.SqlClient | PgClie
         COALESCE((
           SELECT jsonb_agg(jsonb_build_object(
             'hash', k.hash, 'hint', k.hint, 'created_at', k.created_at, 'revoked_at', k.revoked_at
-          ) ORDER BY k.position)
+          -- Only a temporary key has an end: the merchant's keys read back as they were written.
+          ) || CASE WHEN k.expires_at IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('expires_at', k.expires_at) END
+          ORDER BY k.position)
           FROM account_secret_keys k WHERE k.account_id = a.id
         ), '[]'::jsonb) AS secret_keys
       FROM accounts a`
@@ -56,14 +59,14 @@ export const layer: Layer.Layer<AccountRepo, never, SqlClient.SqlClient | PgClie
 
     /** Upserts every key in one statement and drops keys the account no longer lists. */
     const writeKeys = Effect.fnUntraced(function*(account: Account.Account) {
-      const keys = account.secret_keys.map((key, position) => ({ ...key, position }))
+      const keys = account.secret_keys.map((key, position) => ({ ...key, expires_at: key.expires_at ?? null, position }))
       const written = yield* sql`
-        INSERT INTO account_secret_keys (hash, account_id, position, hint, created_at, revoked_at)
-        SELECT k.hash, ${account.id}, k.position, k.hint, k.created_at, k.revoked_at
+        INSERT INTO account_secret_keys (hash, account_id, position, hint, created_at, revoked_at, expires_at)
+        SELECT k.hash, ${account.id}, k.position, k.hint, k.created_at, k.revoked_at, k.expires_at
         FROM jsonb_to_recordset(${sql.json(keys)})
-          AS k(hash text, position integer, hint text, created_at timestamptz, revoked_at timestamptz)
+          AS k(hash text, position integer, hint text, created_at timestamptz, revoked_at timestamptz, expires_at timestamptz)
         ON CONFLICT (hash) DO UPDATE
-          SET position = EXCLUDED.position, hint = EXCLUDED.hint, revoked_at = EXCLUDED.revoked_at
+          SET position = EXCLUDED.position, hint = EXCLUDED.hint, revoked_at = EXCLUDED.revoked_at, expires_at = EXCLUDED.expires_at
           WHERE account_secret_keys.account_id = EXCLUDED.account_id
         RETURNING hash`
       // A hash held by another account is skipped by the WHERE above; keys are random, so it is a bug.
