@@ -60,6 +60,7 @@ export * as Webhook from "./webhooks/Webhook.ts"
 export * from "./webhooks/WebhookPorts.ts"
 /** Retention of the event log: what may be pruned (events, deliveries, attempts), and when. */
 export * as Retention from "./webhooks/Retention.ts"
+/** The account's events as a feed (`GET /v1/events`, `tender listen`): requests, pages and positions. */
 export * as EventFeed from "./webhooks/EventFeed.ts"
 export { DEFAULT_RETENTION, pruneRound, type RetentionOptions } from "./webhooks/operations/Prune.ts"
 export * from "./webhooks/Webhooks.ts"

@@ -6,9 +6,12 @@ import { Result } from "effect"
 import { invalidField, type ValidationFailed } from "../kernel/Errors.ts"
 import { type Account, type AccountMode, amend, type Decision, type SecretKey } from "./Account.ts"
 
+/** How a secret key of the mode begins: `sk_test_` or `sk_live_`. */
 export const secretKeyPrefix = (mode: AccountMode) => `sk_${mode}_`
+/** How a publishable key of the mode begins: `pk_test_` or `pk_live_`. */
 export const publishableKeyPrefix = (mode: AccountMode) => `pk_${mode}_`
 
+/** What is shown of a key: its prefix and four characters (`sk_test_4f3a…`). */
 export const hintOf = (key: string): string => `${key.slice(0, key.lastIndexOf("_") + 5)}…`
 
 /** The result of issuing keys: the plain secret key is returned once and never stored. */

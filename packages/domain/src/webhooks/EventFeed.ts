@@ -64,6 +64,7 @@ export interface FeedInput {
   readonly limit?: number | undefined
 }
 
+/** A feed request validated (`feedRequest`): a position, the types, the wait in ms and the page size. */
 export interface FeedRequest {
   readonly after: FeedPosition | undefined
   readonly types: ReadonlyArray<string> | undefined
