@@ -269,6 +269,20 @@ describe("DATABASE_URL", () => {
         await db.query("DELETE FROM tender_migrations WHERE name = '9999_from_a_later_tender'")
       }
     })
+
+    it("a migration this build never had, within its range (renamed in development): not called newer", async () => {
+      await db.query("INSERT INTO tender_migrations (name) VALUES ('0007_renamed_since')")
+      try {
+        await failsToStart(
+          serve,
+          "error: the database has migrations this build of Tender never had (0007_renamed_since; renamed or dropped in " +
+            "development?): use a database (or a data directory) that this build migrated",
+          withUrl(url.toString())
+        )
+      } finally {
+        await db.query("DELETE FROM tender_migrations WHERE name = '0007_renamed_since'")
+      }
+    })
   })
 
   it("TENDER_WORKERS=2 whose children cannot start (Redis refusing): the primary stops them and says why once", async () => {

@@ -21,10 +21,16 @@ const refuseUnknown = (done: ReadonlySet<string>, migrations: ReadonlyArray<Migr
   const unknown = [...done].filter((name) => !known.has(name)).sort()
   if (unknown.length === 0) return Effect.void
   const newest = migrations.map((migration) => migration.name).sort().at(-1) ?? "none"
+  // Names sort by their number: one past this build's newest is a later Tender's; one within its
+  // range is a migration this build does not have under that name (renamed or dropped in development).
+  const later = unknown.filter((name) => name > newest)
   return Effect.fail(
     new InfrastructureError({
-      message: `the database has migrations this build of Tender does not know (the database's newest: ${unknown.at(-1)}; ` +
-        `this build's newest: ${newest}): upgrade Tender to the version that applied them`
+      message: later.length > 0
+        ? `the database has migrations this build of Tender does not know (the database's newest: ${later.at(-1)}; ` +
+          `this build's newest: ${newest}): upgrade Tender to the version that applied them`
+        : `the database has migrations this build of Tender never had (${unknown.join(", ")}; renamed or dropped in ` +
+          `development?): use a database (or a data directory) that this build migrated`
     })
   )
 }
