@@ -30,6 +30,14 @@ export interface Undescribed {
 /** What the test servers of this file (this module instance) answered that the document does not describe. */
 export const undescribed: Array<Undescribed> = []
 
+/** Checks not yet done (the checker compiles on first use): `settled` waits for them. */
+const pending = new Set<Promise<void>>()
+
+/** Resolves once every answer served so far has been checked, so that none lands after the file's verdict. */
+export const settled = async (): Promise<void> => {
+  while (pending.size > 0) await Promise.all([...pending])
+}
+
 /**
  * Refusals of a request the document has no operation for that say so (404, 405) or that the
  * gateway gives before routing (Gateway.ts: key, allowlist, rate limit, content type, body size,
@@ -226,10 +234,11 @@ export const tap = (checker: Promise<Checker>, options: {
       headerNames: new Set([...sent.keys(), ...response.getHeaderNames()]),
       body: Buffer.concat(chunks)
     }
-    void checker.then((c) => {
+    const check = checker.then((c) => {
       const found = c.check(answer)
       if (found !== undefined && (found.operationId !== undefined || options.judgeUnknownOperations)) undescribed.push(found)
-    })
+    }).finally(() => pending.delete(check))
+    pending.add(check)
   })
 }
 

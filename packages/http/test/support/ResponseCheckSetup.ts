@@ -4,9 +4,10 @@
  * registered first, so it runs after the file's own (the servers are closed, every answer checked).
  */
 import { afterAll } from "vitest"
-import { report, undescribed } from "../../src/testing/ResponseCheck.ts"
+import { report, settled, undescribed } from "../../src/testing/ResponseCheck.ts"
 
-afterAll(() => {
+afterAll(async () => {
+  await settled()
   if (undescribed.length === 0) return
   const found = report(undescribed)
   undescribed.length = 0
