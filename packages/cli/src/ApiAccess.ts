@@ -218,6 +218,8 @@ const sendRenewing = (access: ApiAccess, method: string, pathWithQuery: string, 
       (e) => e.unauthorized === true && Option.isSome(access.renew),
       () =>
         Option.getOrThrow(access.renew)(credentials.secretKey).pipe(
+          // Not a server away: retrying with the refused key would never work.
+          Effect.mapError((e) => new ApiAccessFailure({ message: `the server refused the temporary key (401) and no fresh one could be issued: ${e.message}`, unauthorized: true })),
           Effect.andThen(Effect.suspend(() => send(access, method, pathWithQuery, body)))
         )
     )

@@ -3,7 +3,9 @@
  * verifies each request's signature with the secret the listener printed), and `tender listen` as a
  * child. Every event reaches the receiver signed; a listener killed (SIGKILL) and started again keeps
  * its secret and gets exactly the events it missed; a server restarted under a running listener
- * loses nothing. Then `tender events list|get|resend` on the same account.
+ * loses nothing. Then `tender events list|get|resend` on the same account; two listeners of the
+ * account to different URLs (one killed meanwhile: it still gets what it missed); the account's keys
+ * rolled under a listener (its temporary key renewed); a TENDER_SECRET_KEY refused (exit 1).
  */
 import { createHmac, timingSafeEqual } from "node:crypto"
 import { readdirSync, readFileSync } from "node:fs"
