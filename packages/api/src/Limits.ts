@@ -75,6 +75,17 @@ export const MAX_PAGE = 100
  */
 export const MAX_FEED_WAIT_SECONDS = 25
 
+/**
+ * Feed reads of one account that may wait at once (`wait` > 0 with nothing to serve yet), per
+ * server process: each waiting read asks storage again every poll, so without a bound one account
+ * could hold the database's connections with many waiting reads. A read past it answers at once, as
+ * with `wait=0`. A listener keeps one waiting read; a few spare ones cover reconnections.
+ */
+export const MAX_FEED_WAITERS_PER_ACCOUNT = 4
+
+/** A feed cursor (`next_cursor`, `after`): `<tx>.<seq>`, two decimal numbers below 2^63 (storage's bigint). */
+export const FEED_CURSOR_PATTERN = /^[0-9]{1,19}\.[0-9]{1,19}$/
+
 /** Webhook endpoints per account (contract.md: 16): the list answers all of them. */
 export const MAX_WEBHOOK_ENDPOINTS = 16
 

@@ -9,10 +9,14 @@
  * The credentials: `TENDER_SECRET_KEY` with `TENDER_SIGNING_SECRET`, else `--account ID` (the CLI,
  * which shares the database like every operator command, issues a secret key for that account that
  * expires after a day and is revoked when the command ends), else the only active test-mode account.
+ * A temporary key is renewed before it expires and when the server refuses it (the account's keys
+ * rolled): a long `tender listen` outlives its keys. A TENDER_SECRET_KEY refused is the operator's to
+ * replace: the request fails with `unauthorized`.
  */
 import type { TenderConfig } from "@tender/adapters/Config"
+import { causeMessage } from "@tender/adapters/InfrastructureError"
 import { signedFetch } from "@tender/client/Raw"
-import { Context, Data, Duration, Effect, Layer, Option, type Scope } from "effect"
+import { Context, Data, Duration, Effect, Layer, Option, type Scope, Semaphore } from "effect"
 import type { Invocation } from "./Cli.ts"
 
 /** Where the server is and an account's credentials, valid while the scope that acquired them is open. */
@@ -21,13 +25,26 @@ export interface ApiAccess {
   readonly baseUrl: string
   readonly accountId: string
   readonly mode: "test" | "live"
+  /** The secret key requests carry now (with `--account`, the temporary key of the moment: `renew`). */
   readonly secretKey: string
   /** Signs the requests and verifies the answers. */
   readonly signingSecret: string
+  /**
+   * With `--account`: issues a fresh temporary key and revokes `refused` if still live, unless the key
+   * was renewed since `refused` was current (so that concurrent refusals renew once). `None` with
+   * TENDER_SECRET_KEY, which the CLI cannot replace.
+   */
+  readonly renew: Option.Option<(refused: string) => Effect.Effect<void, ApiAccessFailure>>
 }
 
-/** A failure of the way in (no server, no account, an unverified answer): one line for the operator. */
-export class ApiAccessFailure extends Data.TaggedError("ApiAccessFailure")<{ readonly message: string }> {}
+/**
+ * A failure of the way in (no server, no account, an unverified answer): one line for the operator.
+ * `unauthorized`: the server does not know the key (401), and renewing it did not help or was not possible.
+ */
+export class ApiAccessFailure extends Data.TaggedError("ApiAccessFailure")<{
+  readonly message: string
+  readonly unauthorized?: boolean
+}> {}
 
 /** The flags every command through the API takes (declared apart, ApiAccessFlags.ts: a declaration loads them). */
 export { flags } from "./ApiAccessFlags.ts"
@@ -37,23 +54,28 @@ export interface AccessInput {
   readonly apiUrl: Option.Option<string>
 }
 
-/** A temporary key lives a day at most: long enough for a long `listen`, short enough to forget. */
+/**
+ * A temporary key lives a day at most: short enough to forget one a killed process left behind. A
+ * command still running halfway through its key's life renews it (a long `listen`).
+ */
 const TEMPORARY_KEY_SECONDS = 24 * 3600
+const RENEW_AFTER = Duration.seconds(TEMPORARY_KEY_SECONDS / 2)
 const DEFAULT_URL = "http://127.0.0.1:8080"
 
 const fail = (message: string) => new ApiAccessFailure({ message })
 
 const trimmed = (url: string) => url.replace(/\/+$/, "")
 
-const validUrl = (url: string, from: string) =>
-  Effect.try({
-    try: () => {
-      const parsed = new URL(url)
-      if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new Error("not http")
-      return trimmed(parsed.origin + parsed.pathname)
-    },
-    catch: () => fail(`${from} is not an http(s) URL: ${url}`)
-  })
+/** The URL if it is an http(s) one (the server's, `--forward-to`'s), else undefined. */
+export const httpUrl = (url: string): URL | undefined => {
+  const parsed = URL.parse(url)
+  return parsed !== null && (parsed.protocol === "http:" || parsed.protocol === "https:") ? parsed : undefined
+}
+
+const validUrl = (url: string, from: string) => {
+  const parsed = httpUrl(url)
+  return parsed === undefined ? Effect.fail(fail(`${from} is not an http(s) URL: ${url}`)) : Effect.succeed(trimmed(parsed.origin + parsed.pathname))
+}
 
 /**
  * Resolves the server and the account's credentials. With `--account`, the temporary key is
@@ -80,7 +102,7 @@ export const acquire = (input: AccessInput, invocation: Invocation): Effect.Effe
       const mode = envKey.startsWith("sk_live_") ? "live" : "test"
       if (reply.status !== 200) return yield* fail(`the server at ${baseUrl} answered ${reply.status} to TENDER_SECRET_KEY: ${reply.json?.message ?? ""}`)
       // The key's account is not in any answer a merchant reads; the commands only show it.
-      return { baseUrl, accountId: "(TENDER_SECRET_KEY's account)", mode, secretKey: envKey, signingSecret: envSecret! } satisfies ApiAccess
+      return { baseUrl, accountId: "(TENDER_SECRET_KEY's account)", mode, secretKey: envKey, signingSecret: envSecret!, renew: Option.none() } satisfies ApiAccess
     }
     return yield* fromDatabase(input, invocation.config, explicitUrl)
   })
@@ -96,7 +118,7 @@ const fromDatabase = (input: AccessInput, config: TenderConfig, explicitUrl: Opt
     }
     // The services live as long as the command's scope, so that the key is revoked through them at its end.
     const context = yield* Layer.build(Services.layer(config)).pipe(
-      Effect.mapError((e) => fail(`cannot open the database: ${messageOf(e)}`))
+      Effect.mapError((e) => fail(`cannot open the database: ${causeMessage(e)}`))
     )
     const service = Context.get(context, Accounts)
 
@@ -113,13 +135,34 @@ const fromDatabase = (input: AccessInput, config: TenderConfig, explicitUrl: Opt
           )
         })
     })
-    const issued = yield* Effect.acquireRelease(
-      service.issueTemporaryKey(accountId, TEMPORARY_KEY_SECONDS).pipe(
-        Effect.mapError((e) => fail(e._tag === "AccountNotFound" ? `no account ${accountId}` : messageOf(e)))
-      ),
-      (key) => service.revokeKey(accountId, key.secret_key).pipe(Effect.ignore)
+    const issue = service.issueTemporaryKey(accountId, TEMPORARY_KEY_SECONDS).pipe(
+      Effect.mapError((e) => fail(e._tag === "AccountNotFound" ? `no account ${accountId}` : causeMessage(e))),
+      Effect.flatMap((issued) =>
+        issued.account.status === "active"
+          ? Effect.succeed(issued)
+          // The key is not used: revoked at once rather than left to its expiry.
+          : Effect.andThen(service.revokeKey(accountId, issued.secret_key).pipe(Effect.ignore), Effect.fail(fail(`account ${accountId} is ${issued.account.status}: activate it first`)))
+      )
     )
-    if (issued.account.status !== "active") return yield* fail(`account ${accountId} is ${issued.account.status}: activate it first`)
+    // The key of the moment, revoked when the scope closes (whichever it is then).
+    const current = yield* Effect.acquireRelease(
+      Effect.map(issue, (issued) => ({ secretKey: issued.secret_key, signingSecret: issued.account.signing_secret, mode: issued.account.mode })),
+      (held) => service.revokeKey(accountId, held.secretKey).pipe(Effect.ignore)
+    )
+    const renewing = yield* Semaphore.make(1)
+    const renew = (refused: string) =>
+      renewing.withPermit(Effect.gen(function*() {
+        if (current.secretKey !== refused) return // renewed meanwhile
+        const issued = yield* issue
+        current.secretKey = issued.secret_key
+        // The signing secret may have been rolled too (an operator's `signing-secret roll`).
+        current.signingSecret = issued.account.signing_secret
+        yield* service.revokeKey(accountId, refused).pipe(Effect.ignore)
+      }))
+    // Renewed halfway through its life, so that it never expires under a running command.
+    yield* Effect.forkScoped(
+      Effect.suspend(() => renew(current.secretKey)).pipe(Effect.ignore, Effect.delay(RENEW_AFTER), Effect.forever)
+    )
 
     const baseUrl = Option.isSome(explicitUrl) ? explicitUrl.value : yield* Effect.gen(function*() {
       const serving = yield* Context.get(context, ServerListeners).listening(LISTENER_STALE_MS)
@@ -128,14 +171,16 @@ const fromDatabase = (input: AccessInput, config: TenderConfig, explicitUrl: Opt
     return {
       baseUrl,
       accountId,
-      mode: issued.account.mode,
-      secretKey: issued.secret_key,
-      signingSecret: issued.account.signing_secret
+      mode: current.mode,
+      get secretKey() {
+        return current.secretKey
+      },
+      get signingSecret() {
+        return current.signingSecret
+      },
+      renew: Option.some(renew)
     } satisfies ApiAccess
   })
-
-const messageOf = (e: unknown) =>
-  typeof e === "object" && e !== null && "message" in e && typeof e.message === "string" ? e.message : String(e)
 
 export interface ApiReply {
   readonly status: number
@@ -147,25 +192,39 @@ const send = (
   options: { readonly baseUrl: string; readonly secretKey: string; readonly signingSecret: string },
   method: string,
   pathWithQuery: string,
-  body?: unknown,
-  signal?: AbortSignal
+  body?: unknown
 ): Effect.Effect<ApiReply, ApiAccessFailure> =>
   Effect.tryPromise({
-    try: (abort) =>
-      signedFetch(options, method, pathWithQuery, {
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-        signal: signal ?? abort
-      }),
-    catch: (e) => fail(`cannot reach Tender at ${options.baseUrl} (${messageOf((e as any)?.cause ?? e)}): is \`tender serve\` running?`)
+    try: (signal) => signedFetch(options, method, pathWithQuery, { ...(body !== undefined ? { body: JSON.stringify(body) } : {}), signal }),
+    catch: (e) => fail(`cannot reach Tender at ${options.baseUrl} (${causeMessage(e)}): is \`tender serve\` running?`)
   }).pipe(Effect.flatMap((reply) =>
-    // An answer whose signature does not verify is not read (as the typed client does).
-    reply.verified
-      ? Effect.succeed({ status: reply.status, json: reply.json, headers: reply.headers })
-      : reply.status === 401
+    reply.status === 401
       // Tender signs no answer to a key it does not know: it has no secret to sign it with.
-      ? Effect.fail(fail(`the server at ${options.baseUrl} does not know the secret key (401): wrong server or a revoked key`))
+      ? Effect.fail(new ApiAccessFailure({ message: `the server at ${options.baseUrl} does not know the secret key (401): wrong server or a revoked key`, unauthorized: true }))
+      // An answer whose signature does not verify is not read (as the typed client does).
+      : reply.verified
+      ? Effect.succeed({ status: reply.status, json: reply.json, headers: reply.headers })
       : Effect.fail(fail(`the answer to ${method} ${pathWithQuery} (HTTP ${reply.status}) is not signed by the account: wrong server, or wrong signing secret`))
   ))
+
+/**
+ * Sends with the key of the moment; a 401 renews a temporary key (ApiAccess.renew) and sends once
+ * more. A TENDER_SECRET_KEY refused, or a fresh key refused too, fails `unauthorized`.
+ */
+const sendRenewing = (access: ApiAccess, method: string, pathWithQuery: string, body?: unknown) => {
+  const credentials = { baseUrl: access.baseUrl, secretKey: access.secretKey, signingSecret: access.signingSecret }
+  return send(credentials, method, pathWithQuery, body).pipe(
+    Effect.catchIf(
+      (e) => e.unauthorized === true && Option.isSome(access.renew),
+      () =>
+        Option.getOrThrow(access.renew)(credentials.secretKey).pipe(
+          // Not a server away: retrying with the refused key would never work.
+          Effect.mapError((e) => new ApiAccessFailure({ message: `the server refused the temporary key (401) and no fresh one could be issued: ${e.message}`, unauthorized: true })),
+          Effect.andThen(Effect.suspend(() => send(access, method, pathWithQuery, body)))
+        )
+    )
+  )
+}
 
 /**
  * Tender accepts a signed write once. Two CLI processes of one account (triggers run at once) may
@@ -178,7 +237,7 @@ const isReplayOfAnother = (reply: ApiReply) =>
 /** A signed request through the public API; the answer's signature is verified before it is read. */
 export const request = (access: ApiAccess, method: "GET" | "POST" | "DELETE", pathWithQuery: string, body?: unknown) => {
   const attempt = (tries: number): Effect.Effect<ApiReply, ApiAccessFailure> =>
-    send(access, method, pathWithQuery, method === "POST" && body === undefined ? {} : body).pipe(
+    sendRenewing(access, method, pathWithQuery, method === "POST" && body === undefined ? {} : body).pipe(
       Effect.flatMap((reply) =>
         isReplayOfAnother(reply) && tries < 5
           // Into the next second, with a jitter so that the two processes do not meet there again.

@@ -3,10 +3,12 @@
  * verifies each request's signature with the secret the listener printed), and `tender listen` as a
  * child. Every event reaches the receiver signed; a listener killed (SIGKILL) and started again keeps
  * its secret and gets exactly the events it missed; a server restarted under a running listener
- * loses nothing. Then `tender events list|get|resend` on the same account.
+ * loses nothing. Then `tender events list|get|resend` on the same account; two listeners of the
+ * account to different URLs (one killed meanwhile: it still gets what it missed); the account's keys
+ * rolled under a listener (its temporary key renewed); a TENDER_SECRET_KEY refused (exit 1).
  */
 import { createHmac, timingSafeEqual } from "node:crypto"
-import { readFileSync } from "node:fs"
+import { readdirSync, readFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import { join } from "node:path"
 import { send } from "@tender/client/Testing"
@@ -106,14 +108,20 @@ const until = async (what: string, done: () => boolean, ms = 30_000) => {
   }
 }
 
-const stateFile = () => join(home.dataDir, "listen", `${merchant.account_id}.json`)
-const savedState = () => {
+/** What the account's listener forwarding every event to `path` saved (undefined: nothing yet). */
+const savedAt = (path: string): { cursor: string | null; forwarded: Array<string> } | undefined => {
+  const dir = join(home.dataDir, "listen", merchant.account_id)
   try {
-    return JSON.parse(readFileSync(stateFile(), "utf8")) as { secret: string; cursor: string | null }
+    for (const name of readdirSync(dir).filter((n) => n.endsWith(".json"))) {
+      const saved = JSON.parse(readFileSync(join(dir, name), "utf8"))
+      if (saved.forward_to === `${receiverUrl}${path}` && saved.events === "*") return saved
+    }
   } catch {
-    return undefined
+    // Not yet written.
   }
+  return undefined
 }
+const positionAt = (path: string) => savedAt(path)?.cursor
 
 const startListener = (json: boolean, extra: ReadonlyArray<string> = []) => {
   listener = home.start(["listen", "--forward-to", `${receiverUrl}/hooks`, "--account", merchant.account_id, "--api-url", served!.url, ...(json ? ["--json"] : []), ...extra])
@@ -130,7 +138,7 @@ it("forwards every event signed with the printed secret; killed and restarted, i
   expect(ready).toMatchObject({ type: "ready", account: merchant.account_id, forward_to: `${receiverUrl}/hooks`, secret: expect.stringMatching(/^whsec_[0-9a-f]{48}$/), events: "*" })
   secrets.set("/hooks", ready.secret)
   // Past its first read (the position is "now"), so what happens next is what it must forward.
-  await until("the listener's first position", () => savedState()?.cursor != null)
+  await until("the listener's first position", () => positionAt("/hooks") != null)
 
   await pay("4242424242424242")
   await pay("4000000000000002")
@@ -246,5 +254,73 @@ it("with tender trigger: --events forwards the types named and no other", async 
   expect(receivedAtListener().slice(before).map((h) => h.id).sort()).toEqual(wanted.map((e) => e.id).sort())
   expect(receivedAtListener().slice(before).every((h) => h.verified)).toBe(true)
   expect(await listener!.stop()).toEqual({ code: 0, signal: null })
+  listener = undefined
+}, 120_000)
+
+const readyLine = (running: Running) => running.log().split("\n").find((l) => l.includes("\"type\":\"ready\""))
+
+it("two listeners of one account to different URLs keep apart positions: one killed and started again gets what it missed, though the other forwarded it meanwhile", async () => {
+  const startSecond = () =>
+    home.start(["listen", "--forward-to", `${receiverUrl}/second`, "--account", merchant.account_id, "--api-url", served!.url, "--json"])
+  startListener(true)
+  let second = startSecond()
+  await until("both ready", () => readyLine(listener!) !== undefined && readyLine(second) !== undefined)
+  // One secret per account: a receiver configures it once, whichever listener sends.
+  expect(JSON.parse(readyLine(second)!).secret).toBe(secrets.get("/hooks"))
+  expect(JSON.parse(readyLine(listener!)!).secret).toBe(secrets.get("/hooks"))
+  secrets.set("/second", secrets.get("/hooks")!)
+  await until("both positions", () => positionAt("/hooks") != null && positionAt("/second") != null)
+
+  second.process.kill("SIGKILL")
+  await new Promise((r) => second.process.once("exit", r))
+  await pay("4242424242424242")
+  const [missed] = (await accountEvents()).slice(-1)
+  // The first listener forwarded it and saved its position past it (its page done): a position
+  // shared by the account's listeners would lose the event for the second.
+  await until("the first listener's position past it", () =>
+    listener!.log().includes(`"event_id":"${missed!.id}"`) && savedAt("/hooks")?.forwarded.includes(missed!.id) === false)
+
+  second = startSecond()
+  try {
+    await until("the missed event at the second URL", () => hits.some((h) => h.path === "/second" && h.id === missed!.id))
+    expect(hits.filter((h) => h.path === "/second").map((h) => [h.id, h.verified])).toEqual([[missed!.id, true]])
+  } finally {
+    expect(await second.stop()).toEqual({ code: 0, signal: null })
+  }
+  expect(await listener!.stop()).toEqual({ code: 0, signal: null })
+  listener = undefined
+}, 120_000)
+
+it("the account's keys rolled under a running listener (its temporary key revoked): it renews the key and forwards what comes after", async () => {
+  startListener(true)
+  await until("the ready line", () => readyLine(listener!) !== undefined)
+  await until("a position", () => positionAt("/hooks") != null)
+  // `keys roll` revokes every live key of the account, the listener's temporary one too.
+  const rolled = await home.runJson("accounts", "keys", "roll", merchant.account_id)
+  merchant = { ...merchant, secret_key: rolled.secret_key }
+  // Two events one after the other: the read after the first is surely made after the roll.
+  for (let i = 0; i < 2; i++) {
+    await pay("4242424242424242")
+    const [latest] = (await accountEvents()).slice(-1)
+    await until(`event ${i + 1} after the roll`, () => receivedAtListener().some((h) => h.id === latest!.id && h.verified))
+  }
+  expect(listener!.log()).not.toContain("disconnected")
+  expect(await listener!.stop()).toEqual({ code: 0, signal: null })
+  listener = undefined
+}, 120_000)
+
+it("with TENDER_SECRET_KEY, a key the server refuses ends the listener: one line, exit 1", async () => {
+  const env = { TENDER_SECRET_KEY: merchant.secret_key, TENDER_SIGNING_SECRET: merchant.signing_secret }
+  listener = home.start(["listen", "--forward-to", `${receiverUrl}/env`, "--api-url", served!.url], env)
+  await until("the ready line", () => /listen secret whsec_/.test(listener!.log()))
+  const rolled = await home.runJson("accounts", "keys", "roll", merchant.account_id)
+  merchant = { ...merchant, secret_key: rolled.secret_key }
+  // The waiting read answers at this event; the next read is refused.
+  await pay("4242424242424242")
+  const ended = await new Promise<number | null>((resolve) => listener!.process.once("exit", (code) => resolve(code)))
+  expect(ended, listener!.log()).toBe(1)
+  const errorLines = listener!.log().split("\n").filter((l) => /401/.test(l))
+  expect(errorLines).toHaveLength(1)
+  expect(listener!.log()).not.toContain("retrying")
   listener = undefined
 }, 120_000)

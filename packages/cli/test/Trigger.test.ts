@@ -8,7 +8,7 @@
  */
 import { createHmac, timingSafeEqual } from "node:crypto"
 import { createServer, type Server } from "node:http"
-import { readFileSync } from "node:fs"
+import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { EVENT_TYPES } from "@tender/domain/webhooks/Webhook"
 import { afterAll, beforeAll, expect, it } from "vitest"
@@ -81,7 +81,10 @@ const listen = async () => {
   await untilAnswered(async () => /listen secret (whsec_\w+)/.exec(listener!.log()), (found) => found !== null, 30_000)
   secret = /listen secret (whsec_\w+)/.exec(listener.log())![1]!
   // Past its first read: the listener saves its position once it has one.
-  await untilAnswered(async () => { try { return JSON.parse(readFileSync(join(home.dataDir, "listen", `${merchant.account_id}.json`), "utf8")).cursor } catch { return null } }, (cursor) => cursor != null, 30_000)
+  // (<data-dir>/listen/<account>/<hash>.json: the position of this account, URL and filter, the only one here.)
+  const dir = join(home.dataDir, "listen", merchant.account_id)
+  const saved = () => readdirSync(dir).filter((n) => n.endsWith(".json")).map((n) => JSON.parse(readFileSync(join(dir, n), "utf8")).cursor)
+  await untilAnswered(async () => { try { return saved()[0] ?? null } catch { return null } }, (cursor) => cursor != null, 30_000)
 }
 
 it("every event type: triggered through the API and received by a listener (killed and restarted on the way), about what the command printed", async () => {

@@ -28,6 +28,7 @@ import { VaultHandlers } from "./handlers/VaultHandlers.ts"
 import { WebhookDeliveriesHandlers, WebhookEndpointsHandlers } from "./handlers/WebhooksHandlers.ts"
 import { AccountContextLive, ApiKeyAuthLive, RequestValidationLive } from "./Middleware.ts"
 import * as Routes from "./Routes.ts"
+import { stoppable } from "./Stopping.ts"
 import * as ClientRoutes from "./client/ClientRoutes.ts"
 import * as CheckoutPage from "./hosted/CheckoutPage.ts"
 import * as SandboxPages from "./hosted/SandboxPages.ts"
@@ -136,7 +137,7 @@ export const listening = Layer.effectDiscard(Effect.gen(function*() {
 export const layer = (options: ServerOptions) =>
   // The default request logger costs a third or more of throughput (style.md); errors are logged
   // by the gateway instead.
-  Layer.merge(HttpRouter.serve(app(options), { disableLogger: true, routerConfig: Routes.ROUTER_CONFIG }), listening).pipe(
+  stoppable(Layer.merge(HttpRouter.serve(app(options), { disableLogger: true, routerConfig: Routes.ROUTER_CONFIG }), listening)).pipe(
     // Merged, not hidden: callers read the bound address (port 0 in tests) from HttpServer.
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: options.port, host: options.host }))
   )

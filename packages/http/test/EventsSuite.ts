@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { TenderConfig } from "@tender/adapters/Config"
 import { Effect } from "effect"
+import * as Limits from "@tender/api/Limits"
 import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
 import { type Credentials, type Reply, send } from "@tender/client/Testing"
 
@@ -141,6 +142,28 @@ export const eventsSuite = (storage: Pick<TenderConfig, "storage" | "dataDir">) 
       expect((await readUntil(theirsStart, 1, "", other)).events.map((e) => e.id)).toEqual([theirEvent!.id])
       const notMine = await get(`/v1/events/${theirEvent!.id}`)
       expect({ status: notMine.status, code: notMine.json.code }).toEqual({ status: 404, code: "not_found" })
+    })
+
+    it(`at most ${Limits.MAX_FEED_WAITERS_PER_ACCOUNT} waiting reads per account: the ones past it answer at once, empty; another account still waits`, async () => {
+      const busy = await Effect.runPromise(server.accounts.create({ name: "many listeners", mode: "test" }))
+      const calm = await Effect.runPromise(server.accounts.create({ name: "one listener", mode: "test" }))
+      const timed = async (creds: Credentials) => {
+        const began = Date.now()
+        const reply = await get("/v1/events?wait=3", creds)
+        expect(reply.status).toBe(200)
+        expect(reply.json).toEqual({ data: [], next_cursor: expect.stringMatching(/^\d+\.\d+$/), has_more: false })
+        return Date.now() - began
+      }
+      const [others, ...mine] = await Promise.all([
+        timed(calm),
+        ...Array.from({ length: Limits.MAX_FEED_WAITERS_PER_ACCOUNT + 2 }, () => timed(busy))
+      ])
+      const waited = mine.filter((ms) => ms >= 2_900)
+      const atOnce = mine.filter((ms) => ms < 1_500)
+      expect({ waited: waited.length, atOnce: atOnce.length }).toEqual({ waited: Limits.MAX_FEED_WAITERS_PER_ACCOUNT, atOnce: 2 })
+      expect(others).toBeGreaterThanOrEqual(2_900)
+      // The places are given back: a read now waits again.
+      expect(await timed(busy)).toBeGreaterThanOrEqual(2_900)
     })
 
     it("refuses what it cannot serve: each field named, 400 validation_failed", async () => {

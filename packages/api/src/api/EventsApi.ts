@@ -13,7 +13,7 @@ import { Code, Id, int, Reference, text } from "./Bounded.ts"
 const optional = Schema.optional
 
 /** `<tx>.<seq>` (two numbers below 2^63): an answer's `next_cursor`, passed back as `after`. */
-const Cursor = text(39).check(Schema.isPattern(/^[0-9]{1,19}\.[0-9]{1,19}$/))
+const Cursor = text(39).check(Schema.isPattern(Limits.FEED_CURSOR_PATTERN))
 
 /** A query's text: the digits of a whole number from `minimum` to `maximum`. */
 const queryInt = (minimum: number, maximum: number) => Code.pipe(Schema.decodeTo(int(minimum, maximum), SchemaTransformation.numberFromString))
@@ -48,9 +48,13 @@ export class EventsApi extends HttpApiGroup.make("events")
     }).annotate(OpenApi.Summary, "Read the event feed")
       .annotate(
         OpenApi.Description,
-        "The account's events recorded after `after` (a `next_cursor` of an earlier answer; without it, from now), oldest " +
+        "The account's events recorded after `after` (a `next_cursor` of an earlier answer; without it, from about now: " +
+          "where the feed stands when the read begins, so an event committed just before may still be served), oldest " +
           "first, of the comma-separated `types` if given. With `wait` (seconds, at most 25) the answer waits for a first " +
-          "event and comes as soon as there is one; empty after `wait`. Pass `next_cursor` back as `after` to continue: " +
+          "event and comes as soon as there is one; empty after `wait`. An account has at most " +
+          `${Limits.MAX_FEED_WAITERS_PER_ACCOUNT} waiting reads at once per server process: a read past them is answered ` +
+          "at once, as with `wait=0`, and so is a waiting read when the server stops. " +
+          "Pass `next_cursor` back as `after` to continue: " +
           "nothing is skipped, also across reconnections (an event is served once every transaction that could record one " +
           "before it has ended), and a cursor older than the retained history continues with what is kept. `has_more`: " +
           "the page is full, read again at once."

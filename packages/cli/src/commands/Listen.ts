@@ -25,9 +25,10 @@ export const listen = listenCommand(
     "Forward the account's events, live, to a local URL, signed with a listen secret printed at start (whsec_…):",
     "X-Signature: t=…, v1=… over t + the URL's path + the body (contract.md, Signatures), X-Event-Id, X-Event-Type.",
     "One line per event: time, type, id, the receiver's status (or error) and latency. A receiver's non-2xx answer or",
-    "error is printed and not retried. The secret and the position are kept per account in <data-dir>/listen/, so a",
-    "listener stopped and started again keeps its secret and resumes after the last event it forwarded (a first start",
-    "begins at now); while the server is away it retries and misses nothing. Ctrl-C ends it. With --json, one JSON",
-    "object per line (type ready, event, disconnected or connected)."
+    "error is printed and not retried. The secret is kept per account and the position per account, URL and --events",
+    "in <data-dir>/listen/, so a listener stopped and started again keeps its secret and resumes after the last event",
+    "it forwarded (a first start begins at about now); while the server is away it retries and misses nothing. A",
+    "temporary key (--account) is renewed when rolled or due. Ctrl-C ends it. With --json, one JSON object per line",
+    "(type ready, event, disconnected or connected)."
   ].join("\n")
 ))

@@ -4,15 +4,23 @@
  * (contract.md, Signatures), keyed by a listen secret of its own. docs/decisions.md, "Events feed and
  * tender listen".
  *
- * At least once, never a gap: the position (the feed's cursor) is stored per account in the data
- * directory, and it moves only after the events before it were forwarded (whatever the receiver
- * answered). Events of a page already forwarded when the process stopped are remembered by id, so
- * a restart resends none of them; one killed mid-forward is forwarded again.
+ * At least once, never a gap: the position (the feed's cursor) is stored in the data directory per
+ * account, forward-to URL and event filter, and it moves only after the events before it were
+ * forwarded there (whatever the receiver answered). Events of a page already forwarded when the
+ * process stopped are remembered by id, so a restart resends none of them; one killed mid-forward is
+ * forwarded again. The listen secret is the account's (one for every listener of it), so that a
+ * receiver configures it once.
+ *
+ * Two listeners of one account with different URLs or filters keep apart positions, so neither moves
+ * the other's past an event it has not forwarded. Two with the same ones both forward every event
+ * (the receiver gets each twice) and share a position, which each saves only past events it
+ * forwarded itself: never past one that did not reach that URL.
  */
 import { createHash, randomBytes } from "node:crypto"
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises"
+import { link, mkdir, readFile, rename, rm, writeFile } from "node:fs/promises"
 import { join } from "node:path"
 import { Errors, Webhook } from "@tender/domain"
+import { MAX_FEED_WAIT_SECONDS } from "@tender/api/Limits"
 import { signatureHeader } from "@tender/api/Signature"
 import { Console, Data, Effect, Option, Schedule } from "effect"
 import * as ApiAccess from "../ApiAccess.ts"
@@ -26,63 +34,91 @@ export interface ListenInput extends ApiAccess.AccessInput {
 /** The feed refused the listener for good (a suspended account, a refused query): one line, exit 1. */
 class ListenFailure extends Data.TaggedError("ListenFailure")<{ readonly message: string }> {}
 
-/** What survives a restart, per account. */
-interface State {
-  /** The listen secret receivers verify with (`whsec_…`). */
-  readonly secret: string
+/** What survives a restart, per account, forward-to URL and event filter. */
+interface Position {
+  readonly forward_to: string
+  readonly events: ReadonlyArray<string> | "*"
   /** The feed's `next_cursor` after the last page fully forwarded; null before the first read. */
   cursor: string | null
   /** Events of the page after `cursor` already forwarded. */
   forwarded: Array<string>
 }
 
-/** The feed's longest wait (seconds): an idle listener asks again every 25 s. */
-const WAIT_SECONDS = 25
 /** A read that has not answered this long after its wait is given up and asked again (the server is gone). */
-const READ_TIMEOUT_MS = (WAIT_SECONDS + 10) * 1000
+const READ_TIMEOUT_MS = (MAX_FEED_WAIT_SECONDS + 10) * 1000
 
-const stateFile = (dataDir: string, access: ApiAccess.ApiAccess) =>
+/** The account's files' stem: its id, or with TENDER_SECRET_KEY (the account not known here) the key, hashed. */
+const stemOf = (dataDir: string, access: ApiAccess.ApiAccess) =>
   join(
     dataDir,
     "listen",
-    // With TENDER_SECRET_KEY the account's id is not known here: the key names the file (hashed).
-    `${access.accountId.startsWith("acct_") ? access.accountId : `key-${createHash("sha256").update(access.secretKey).digest("hex").slice(0, 16)}`}.json`
+    access.accountId.startsWith("acct_") ? access.accountId : `key-${createHash("sha256").update(access.secretKey).digest("hex").slice(0, 16)}`
   )
 
-const loadState = (file: string) =>
-  Effect.promise(async (): Promise<State> => {
-    try {
-      const saved = JSON.parse(await readFile(file, "utf8"))
-      if (typeof saved.secret === "string" && saved.secret.startsWith("whsec_")) {
-        return {
-          secret: saved.secret,
-          cursor: typeof saved.cursor === "string" ? saved.cursor : null,
-          forwarded: Array.isArray(saved.forwarded) ? saved.forwarded.filter((id: unknown) => typeof id === "string") : []
-        }
+/** `<stem>/<hash of URL and filter>.json`: one listener's position. */
+const positionFile = (stem: string, forwardTo: string, types: ReadonlyArray<string> | undefined) =>
+  join(stem, `${createHash("sha256").update(`${forwardTo}\n${types === undefined ? "*" : [...types].sort().join(",")}`).digest("hex").slice(0, 16)}.json`)
+
+const readJson = async (file: string): Promise<any> => {
+  try {
+    return JSON.parse(await readFile(file, "utf8"))
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The account's listen secret (`<stem>.json`), made at the first start of any listener of it: a
+ * whole file linked into place, which fails if one is there, so two listeners starting at once agree
+ * on one secret.
+ */
+const listenSecret = (stem: string) =>
+  Effect.promise(async (): Promise<string> => {
+    const file = `${stem}.json`
+    while (true) {
+      const saved = await readJson(file)
+      if (typeof saved?.secret === "string" && saved.secret.startsWith("whsec_")) return saved.secret
+      const secret = `whsec_${randomBytes(24).toString("hex")}`
+      await mkdir(join(file, ".."), { recursive: true, mode: 0o700 })
+      const temporary = `${file}.${process.pid}.tmp`
+      await writeFile(temporary, JSON.stringify({ secret }), { mode: 0o600 })
+      try {
+        // A file there without a secret (unreadable: a crash mid-write) is replaced.
+        if (saved !== undefined) await rename(temporary, file)
+        else await link(temporary, file)
+        return secret
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error
+        // Another listener made it meanwhile: read its secret.
+      } finally {
+        await rm(temporary, { force: true })
       }
-    } catch {
-      // None yet (or unreadable): a new secret, from now.
     }
-    return { secret: `whsec_${randomBytes(24).toString("hex")}`, cursor: null, forwarded: [] }
   })
 
-/** Written whole, then renamed over the old file: a kill mid-write leaves the previous state. */
-const saveState = (file: string, state: State) =>
+const loadPosition = (file: string, forwardTo: string, types: ReadonlyArray<string> | undefined) =>
+  Effect.promise(async (): Promise<Position> => {
+    const saved = await readJson(file)
+    return {
+      forward_to: forwardTo,
+      events: types ?? "*",
+      cursor: typeof saved?.cursor === "string" ? saved.cursor : null,
+      forwarded: Array.isArray(saved?.forwarded) ? saved.forwarded.filter((id: unknown) => typeof id === "string") : []
+    }
+  })
+
+/** Written whole under a name of this process, then renamed over the old file: a kill mid-write leaves the previous one. */
+const savePosition = (file: string, position: Position) =>
   Effect.promise(async () => {
     await mkdir(join(file, ".."), { recursive: true, mode: 0o700 })
-    await writeFile(`${file}.tmp`, JSON.stringify(state), { mode: 0o600 })
-    await rename(`${file}.tmp`, file)
+    await writeFile(`${file}.${process.pid}.tmp`, JSON.stringify(position), { mode: 0o600 })
+    await rename(`${file}.${process.pid}.tmp`, file)
   })
 
-const targetOf = (url: string) =>
-  Effect.try({
-    try: () => {
-      const parsed = new URL(url)
-      if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new Error()
-      return parsed
-    },
-    catch: () => Errors.invalidField("--forward-to", `is not an http(s) URL: ${url}`)
-  })
+const targetOf = (url: string) => {
+  const parsed = ApiAccess.httpUrl(url)
+  return parsed === undefined ? Effect.fail(Errors.invalidField("--forward-to", `is not an http(s) URL: ${url}`)) : Effect.succeed(parsed)
+}
 
 const typesOf = (events: Option.Option<string>) =>
   Effect.gen(function*() {
@@ -167,23 +203,29 @@ export const listen = (input: ListenInput, invocation: Invocation) =>
     const target = yield* targetOf(input.forwardTo)
     const types = yield* typesOf(input.events)
     const access = yield* ApiAccess.acquire({ account: input.account, apiUrl: input.apiUrl }, invocation)
-    const file = stateFile(invocation.config.dataDir, access)
-    const state = yield* loadState(file)
-    yield* saveState(file, state)
+    const stem = stemOf(invocation.config.dataDir, access)
+    const secret = yield* listenSecret(stem)
+    const file = positionFile(stem, target.href, types)
+    const state = yield* loadPosition(file, target.href, types)
+    yield* savePosition(file, state)
     const say = (json: Record<string, unknown>, text: string) => Console.log(invocation.json ? JSON.stringify(json) : text)
 
     yield* say(
-      { type: "ready", account: access.accountId, forward_to: target.href, secret: state.secret, events: types ?? "*", api_url: access.baseUrl },
+      { type: "ready", account: access.accountId, forward_to: target.href, secret, events: types ?? "*", api_url: access.baseUrl },
       `Ready: forwarding ${types === undefined ? "every event" : types.join(", ")} of ${access.accountId} to ${target.href} ` +
-        `(listen secret ${state.secret}; server ${access.baseUrl}; Ctrl-C to stop)`
+        `(listen secret ${secret}; server ${access.baseUrl}; Ctrl-C to stop)`
     )
 
     const query = (cursor: string | null) =>
-      `/v1/events?${cursor === null ? "" : `after=${cursor}&`}wait=${cursor === null ? 0 : WAIT_SECONDS}` +
+      `/v1/events?${cursor === null ? "" : `after=${cursor}&`}wait=${cursor === null ? 0 : MAX_FEED_WAIT_SECONDS}` +
       (types === undefined ? "" : `&types=${types.join(",")}`)
-    /** One read of the feed: an `ApiAccessFailure` is the server being away (refused, timed out, 5xx, 429). */
+    /**
+     * One read of the feed: an `ApiAccessFailure` is the server being away (refused, timed out, 5xx,
+     * 429); a key refused (a TENDER_SECRET_KEY, or a temporary key refused even once renewed) ends it.
+     */
     const read = (cursor: string | null): Effect.Effect<FeedPage, ApiAccess.ApiAccessFailure | ListenFailure> =>
       ApiAccess.request(access, "GET", query(cursor)).pipe(
+        Effect.mapError((e) => (e.unauthorized === true ? new ListenFailure({ message: e.message }) : e)),
         Effect.timeoutOrElse({
           duration: READ_TIMEOUT_MS,
           orElse: () => Effect.fail(new ApiAccess.ApiAccessFailure({ message: `no answer from ${access.baseUrl} within ${READ_TIMEOUT_MS / 1000} s` }))
@@ -218,15 +260,15 @@ export const listen = (input: ListenInput, invocation: Invocation) =>
     if (state.cursor === null) {
       // A first start: from now.
       state.cursor = (yield* readSurely(null)).next_cursor
-      yield* saveState(file, state)
+      yield* savePosition(file, state)
     }
     while (true) {
       const page: FeedPage = yield* readSurely(state.cursor)
       for (const event of page.data) {
         if (state.forwarded.includes(event.id)) continue
-        const outcome = yield* forward(target, state.secret, event)
+        const outcome = yield* forward(target, secret, event)
         state.forwarded.push(event.id)
-        yield* saveState(file, state)
+        yield* savePosition(file, state)
         yield* say(
           { type: "event", at: new Date().toISOString(), event_type: event.type, event_id: event.id, ...("status" in outcome ? { status: outcome.status } : { error: outcome.error }), latency_ms: outcome.ms },
           `${clock()}  ${event.type.padEnd(28)} ${event.id}  → ${"status" in outcome ? outcome.status : `error: ${outcome.error}`}  ${outcome.ms} ms`
@@ -234,6 +276,6 @@ export const listen = (input: ListenInput, invocation: Invocation) =>
       }
       state.cursor = page.next_cursor
       state.forwarded = []
-      yield* saveState(file, state)
+      yield* savePosition(file, state)
     }
   })))

@@ -5,7 +5,7 @@
  * "Events feed and tender listen".
  */
 import { invalidField, ValidationFailed } from "../kernel/Errors.ts"
-import { MAX_FEED_WAIT_SECONDS, MAX_PAGE } from "../kernel/Limits.ts"
+import { FEED_CURSOR_PATTERN, MAX_FEED_WAIT_SECONDS, MAX_PAGE } from "../kernel/Limits.ts"
 import { EVENT_TYPES } from "./Webhook.ts"
 
 /**
@@ -26,14 +26,7 @@ export interface FeedPage<E> {
   readonly next: FeedPosition
 }
 
-/** The longest a read may wait for an event (Limits.ts says why). */
-export const MAX_WAIT_SECONDS = MAX_FEED_WAIT_SECONDS
-/** Events in one answer, at most (the default as well): a page's. */
-export const MAX_FEED_LIMIT = MAX_PAGE
-
 const I64 = (1n << 63n) - 1n
-/** `<tx>.<seq>`: two decimal numbers, each below 2^63 (storage's bigint). */
-export const CURSOR_PATTERN = /^[0-9]{1,19}\.[0-9]{1,19}$/
 
 /** The cursor a client passes back (`next_cursor`). */
 export const cursorOf = (position: FeedPosition): string => `${position.tx}.${position.seq}`
@@ -41,7 +34,7 @@ export const cursorOf = (position: FeedPosition): string => `${position.tx}.${po
 /** The position a cursor names, or the refusal naming `field`. */
 export const positionOf = (cursor: string, field = "after"): FeedPosition | ValidationFailed => {
   const refused = invalidField(field, "must be a next_cursor this API returned")
-  if (!CURSOR_PATTERN.test(cursor)) return refused
+  if (!FEED_CURSOR_PATTERN.test(cursor)) return refused
   const [tx, seq] = cursor.split(".").map(BigInt) as [bigint, bigint]
   return tx > I64 || seq > I64 ? refused : { tx, seq }
 }
@@ -54,7 +47,10 @@ export const later = (a: FeedPosition, b: FeedPosition): FeedPosition => (isAfte
 
 /** A feed request as the API or a caller states it, before validation. */
 export interface FeedInput {
-  /** A `next_cursor`; absent: from now (the events recorded after this read began). */
+  /**
+   * A `next_cursor`; absent: from about now (where the feed stands when the read begins: an event
+   * committed just before may still be served, since storage serves it only once it is certain).
+   */
   readonly after?: string | undefined
   /** Only these event types; absent or empty: every type. */
   readonly types?: ReadonlyArray<string> | undefined
@@ -80,9 +76,9 @@ export const feedRequest = (input: FeedInput): FeedRequest | ValidationFailed =>
   const unknown = (input.types ?? []).filter((t) => !(EVENT_TYPES as ReadonlyArray<string>).includes(t))
   if (unknown.length > 0) problems.push(invalidField("types", `unknown event types: ${unknown.join(", ")}`))
   const wait = input.wait ?? 0
-  if (!Number.isInteger(wait) || wait < 0 || wait > MAX_WAIT_SECONDS) problems.push(invalidField("wait", `must be a whole number of seconds, 0 to ${MAX_WAIT_SECONDS}`))
-  const limit = input.limit ?? MAX_FEED_LIMIT
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_FEED_LIMIT) problems.push(invalidField("limit", `must be 1 to ${MAX_FEED_LIMIT}`))
+  if (!Number.isInteger(wait) || wait < 0 || wait > MAX_FEED_WAIT_SECONDS) problems.push(invalidField("wait", `must be a whole number of seconds, 0 to ${MAX_FEED_WAIT_SECONDS}`))
+  const limit = input.limit ?? MAX_PAGE
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) problems.push(invalidField("limit", `must be 1 to ${MAX_PAGE}`))
   if (problems.length === 1) return problems[0]!
   if (problems.length > 1) {
     const errors = problems.flatMap((p) => p.errors ?? [])

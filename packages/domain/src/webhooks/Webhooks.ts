@@ -25,7 +25,7 @@ import { deleteEndpoint } from "./operations/DeleteEndpoint.ts"
 import { dispatchDue, type IdleOptions, runDispatcher } from "./operations/Dispatch.ts"
 import { getDelivery, listDeliveries } from "./operations/ListDeliveries.ts"
 import { getEndpoint, listEndpoints } from "./operations/ListEndpoints.ts"
-import { getAccountEvent, readFeed, resendEvent } from "./operations/EventFeed.ts"
+import { FeedWaiters, getAccountEvent, readFeed, resendEvent } from "./operations/EventFeed.ts"
 import { getEvent, listEvents } from "./operations/ListEvents.ts"
 import { redeliver } from "./operations/Redeliver.ts"
 import { updateEndpoint } from "./operations/UpdateEndpoint.ts"
@@ -65,8 +65,9 @@ export class Webhooks extends Context.Service<Webhooks, {
   /** Operator: an event of any account, with its deliveries. */
   getEvent(id: string): Effect.Effect<{ readonly event: Envelope & { readonly account_id: string }; readonly deliveries: ReadonlyArray<DeliveryView> }, NotFound>
   /**
-   * The account's event feed (EventFeed.ts): its events after the cursor (from now without one),
-   * waiting up to `wait` seconds for a first one; `next_cursor` continues it, and nothing is skipped.
+   * The account's event feed (EventFeed.ts): its events after the cursor (from about now without
+   * one), waiting up to `wait` seconds for a first one (at once past the account's waiting reads
+   * bound); `next_cursor` continues it, and nothing is skipped.
    */
   readFeed(account: Account, input: FeedInput): Effect.Effect<{
     readonly data: ReadonlyArray<Envelope>
@@ -107,6 +108,9 @@ export class Webhooks extends Context.Service<Webhooks, {
         )(yield* Effect.context<Needs>())
       )
 
+      // The feed's waiting reads of this process, per account (FeedWaiters: bounded).
+      const waiters = new FeedWaiters()
+
       return Webhooks.of({
         createEndpoint: (account, input) => run(createEndpoint(account, input)),
         listEndpoints: (account) => run(listEndpoints(account)),
@@ -119,7 +123,7 @@ export class Webhooks extends Context.Service<Webhooks, {
         dispatchDue: (options) => run(dispatchDue(options)),
         listEvents: (input) => run(listEvents(input)),
         getEvent: (id) => run(getEvent(id)),
-        readFeed: (account, input) => run(readFeed(account, input)),
+        readFeed: (account, input) => run(readFeed(account, input, waiters)),
         getAccountEvent: (account, id) => run(getAccountEvent(account, id)),
         resendEvent: (id, endpointId) => run(resendEvent(id, endpointId)),
         runDispatcher: (options) => run(runDispatcher(options))

@@ -1,31 +1,10 @@
-import { Deferred, Effect } from "effect"
+import { Effect } from "effect"
 import { HttpEffect, HttpServerResponse } from "effect/http"
 import { HttpApiBuilder } from "effect/http-api"
 import { Webhooks } from "@tender/domain"
 import { Api } from "../Api.ts"
 import { CurrentAccount, run, runRead } from "../RequestContext.ts"
-
-/**
- * Done once this process is asked to stop. A feed read waiting for events (up to 25 s) would hold
- * the server's graceful shutdown, which waits for requests in flight; on the signal it answers at
- * once instead, from the same cursor, and its reader (`tender listen`) asks the next server.
- */
-const stopSignal = Effect.gen(function*() {
-  const stopping = yield* Deferred.make<void>()
-  const stop = () => Deferred.doneUnsafe(stopping, Effect.void)
-  yield* Effect.acquireRelease(
-    Effect.sync(() => {
-      process.once("SIGTERM", stop)
-      process.once("SIGINT", stop)
-    }),
-    () =>
-      Effect.sync(() => {
-        process.off("SIGTERM", stop)
-        process.off("SIGINT", stop)
-      })
-  )
-  return Deferred.await(stopping)
-})
+import { Stopping } from "../Stopping.ts"
 
 /**
  * The answer closes its connection: the server's stop closes idle connections once, and a reader
@@ -40,7 +19,9 @@ export const EventsHandlers = HttpApiBuilder.group(
   "events",
   Effect.fn(function*(handlers) {
     const webhooks = yield* Webhooks
-    const stopping = yield* stopSignal
+    // A waiting read would hold the server's graceful stop (it waits for requests in flight): at
+    // the stop it answers at once instead, from the same cursor, and its reader asks the next server.
+    const stopping = (yield* Stopping).signalled
     return handlers
       // `run`, not `runRead`: the feed reads the primary, whose transactions bound what it may serve
       // (a replica's snapshot is not the primary's); EventRepo.feed.

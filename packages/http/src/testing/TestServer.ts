@@ -18,6 +18,7 @@ import { OpenApi } from "effect/http-api"
 import { Api } from "../Api.ts"
 import * as Routes from "../Routes.ts"
 import * as Server from "../Server.ts"
+import * as Stopping from "../Stopping.ts"
 import * as ResponseCheck from "./ResponseCheck.ts"
 
 export interface TestServer {
@@ -70,7 +71,9 @@ export const startTestServer = async (
   const infrastructure = Infrastructure.layer({ ...storage, publicUrl: `http://127.0.0.1:${port}`, listenPort: port })
   const domain = UseCases.layer.pipe(Layer.provideMerge(infrastructure))
   const layer = Layer.mergeAll(
-    HttpRouter.serve(Layer.merge(Server.app(options), extraRoutes), { disableLogger: true, disableListenLog: true, routerConfig: Routes.ROUTER_CONFIG }),
+    Stopping.stoppable(
+      HttpRouter.serve(Layer.merge(Server.app(options), extraRoutes), { disableLogger: true, disableListenLog: true, routerConfig: Routes.ROUTER_CONFIG })
+    ),
     Server.listening,
     // Expiry rounds every half second rather than 5 s: a test that closes a window waits for the round.
     Workers.layer({ webhooks: { idleMs: 50 }, expiryEvery: "500 millis" })

@@ -14,6 +14,10 @@
  * (WriteBehind.ts) names only the event's own columns, so the default applies there too. Rows
  * written before this migration get 0 (a constant default is a catalog change, not a rewrite of the
  * table): they sort first, by `seq`, and were all committed long before any feed read.
+ *
+ * The index is built without CONCURRENTLY (which cannot run inside the migration's transaction): it
+ * locks writes to events while it builds, which the documented upgrade allows, since every `serve`
+ * and `worker` is stopped before `tender migrate` runs and started after (README, "Upgrading").
  */
 export const statements = [
   `ALTER TABLE events ADD COLUMN txid bigint NOT NULL DEFAULT 0`,
