@@ -49,9 +49,14 @@ export class ApiAccessFailure extends Data.TaggedError("ApiAccessFailure")<{
 /** The flags every command through the API takes (declared apart, ApiAccessFlags.ts: a declaration loads them). */
 export { flags } from "./ApiAccessFlags.ts"
 
-export interface AccessInput {
+export interface AccessInput<E = never> {
   readonly account: Option.Option<string>
   readonly apiUrl: Option.Option<string>
+  /**
+   * The command's own refusal of an account, decided before any key is issued or request sent
+   * (`trigger` refuses a live-mode account): none, or the failure to end with.
+   */
+  readonly refuse?: ((account: { readonly id: string; readonly mode: "test" | "live" }) => Option.Option<E>) | undefined
 }
 
 /**
@@ -82,7 +87,7 @@ const validUrl = (url: string, from: string) => {
  * revoked when the scope closes (an interrupted command included); one left by a killed process
  * stops working at its expiry.
  */
-export const acquire = (input: AccessInput, invocation: Invocation): Effect.Effect<ApiAccess, ApiAccessFailure, Scope.Scope> =>
+export const acquire = <E = never>(input: AccessInput<E>, invocation: Invocation): Effect.Effect<ApiAccess, ApiAccessFailure | E, Scope.Scope> =>
   Effect.gen(function*() {
     const envKey = process.env.TENDER_SECRET_KEY
     const envSecret = process.env.TENDER_SIGNING_SECRET
@@ -98,6 +103,8 @@ export const acquire = (input: AccessInput, invocation: Invocation): Effect.Effe
 
     if (fromEnv) {
       const baseUrl = Option.getOrElse(explicitUrl, () => DEFAULT_URL)
+      const refused = input.refuse?.({ id: "(TENDER_SECRET_KEY's account)", mode: envKey.startsWith("sk_live_") ? "live" : "test" }) ?? Option.none()
+      if (Option.isSome(refused)) return yield* Effect.fail(refused.value)
       const reply = yield* send({ baseUrl, secretKey: envKey, signingSecret: envSecret! }, "GET", "/v1/webhook_endpoints")
       const mode = envKey.startsWith("sk_live_") ? "live" : "test"
       if (reply.status !== 200) return yield* fail(`the server at ${baseUrl} answered ${reply.status} to TENDER_SECRET_KEY: ${reply.json?.message ?? ""}`)
@@ -108,7 +115,7 @@ export const acquire = (input: AccessInput, invocation: Invocation): Effect.Effe
   })
 
 /** The account and a temporary key through the database the CLI shares with the server. */
-const fromDatabase = (input: AccessInput, config: TenderConfig, explicitUrl: Option.Option<string>) =>
+const fromDatabase = <E>(input: AccessInput<E>, config: TenderConfig, explicitUrl: Option.Option<string>) =>
   Effect.gen(function*() {
     const [{ Accounts, ServerListeners, LISTENER_STALE_MS }, Services] = yield* Effect.promise(() =>
       Promise.all([import("@tender/domain"), import("./Services.ts")])
@@ -135,6 +142,10 @@ const fromDatabase = (input: AccessInput, config: TenderConfig, explicitUrl: Opt
           )
         })
     })
+    const account = yield* service.get(accountId).pipe(Effect.mapError(() => fail(`no account ${accountId}`)))
+    const refused = input.refuse?.({ id: account.id, mode: account.mode }) ?? Option.none()
+    if (Option.isSome(refused)) return yield* Effect.fail(refused.value)
+    if (account.status !== "active") return yield* fail(`account ${accountId} is ${account.status}: activate it first`)
     const issue = service.issueTemporaryKey(accountId, TEMPORARY_KEY_SECONDS).pipe(
       Effect.mapError((e) => fail(e._tag === "AccountNotFound" ? `no account ${accountId}` : causeMessage(e))),
       Effect.flatMap((issued) =>

@@ -127,12 +127,15 @@ it("every event type: triggered through the API and received by a listener (kill
 
 it("a live-mode account: refused in one line before anything is made, exit 1", async () => {
   const live = await home.runJson("accounts", "create", "--name", "live shop", "--mode", "live")
+  const liveBefore = await home.runJson("accounts", "get", live.account_id)
   const before = received.length
   const result = await home.run("trigger", "payment.succeeded", "--account", live.account_id, "--api-url", served.url)
   expect(result).toMatchObject({ code: 1, stdout: "" })
   expect(result.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^error: trigger works in test mode only: account acct_\w+ is live/)])
   const json = await home.runJsonError("trigger", "payment.succeeded", "--account", live.account_id, "--api-url", served.url)
   expect(json.code).toBe("forbidden")
+  // Refused before the CLI issued the live account a key: the account is as it was created.
+  expect(await home.runJson("accounts", "get", live.account_id)).toMatchObject({ updated_at: liveBefore.updated_at, secret_keys: liveBefore.secret_keys })
   expect(received.length).toBe(before)
 })
 

@@ -4,7 +4,7 @@
  * recipe (trigger/Recipes.ts); a table of what it made, or one JSON document.
  */
 import { Errors } from "@tender/domain"
-import { Effect, type Option } from "effect"
+import { Effect, Option } from "effect"
 import * as ApiAccess from "../ApiAccess.ts"
 import type { Invocation } from "../Cli.ts"
 import * as Output from "../Output.ts"
@@ -41,12 +41,14 @@ const asReported = (error: ApiRefused | ApiAccess.ApiAccessFailure) => {
 
 export const trigger = (input: TriggerInput, invocation: Invocation) =>
   Effect.scoped(Effect.gen(function*() {
-    const access = yield* ApiAccess.acquire(input, invocation)
-    if (access.mode !== "test") {
-      return yield* new Errors.Forbidden({
-        message: `trigger works in test mode only: account ${access.accountId} is live; pass --account with a test-mode account`
-      })
-    }
+    // Refused before the CLI issues the account a key: trigger has nothing to do in live mode.
+    const access = yield* ApiAccess.acquire({
+      ...input,
+      refuse: (account) =>
+        account.mode === "test" ? Option.none() : Option.some(new Errors.Forbidden({
+          message: `trigger works in test mode only: account ${account.id} is live; pass --account with a test-mode account`
+        }))
+    }, invocation)
     const call: Call = (method, path, body) =>
       Effect.flatMap(ApiAccess.request(access, method, path, body), (reply) =>
         reply.status >= 200 && reply.status < 300
