@@ -114,10 +114,12 @@ export const acquire = <E = never>(input: AccessInput<E>, invocation: Invocation
     return yield* fromDatabase(input, invocation.config, explicitUrl)
   })
 
+const isLoopback = (address: string) => address === "::1" || address.startsWith("127.")
+
 /** The account and a temporary key through the database the CLI shares with the server. */
 const fromDatabase = <E>(input: AccessInput<E>, config: TenderConfig, explicitUrl: Option.Option<string>) =>
   Effect.gen(function*() {
-    const [{ Accounts, ServerListeners, LISTENER_STALE_MS }, Services] = yield* Effect.promise(() =>
+    const [{ Accounts, MachineAddresses, ServerListeners, LISTENER_STALE_MS }, Services] = yield* Effect.promise(() =>
       Promise.all([import("@tender/domain"), import("./Services.ts")])
     )
     if (config.storage === "memory") {
@@ -177,7 +179,13 @@ const fromDatabase = <E>(input: AccessInput<E>, config: TenderConfig, explicitUr
 
     const baseUrl = Option.isSome(explicitUrl) ? explicitUrl.value : yield* Effect.gen(function*() {
       const serving = yield* Context.get(context, ServerListeners).listening(LISTENER_STALE_MS)
-      return serving.length > 0 ? `http://127.0.0.1:${serving[0]!.port}` : DEFAULT_URL
+      // Only a server on this machine: the database may be shared by servers elsewhere, and the key
+      // must not go to whatever listens on their port here. Loopback is every machine's, so it
+      // says nothing.
+      const own = new Set((yield* Context.get(context, MachineAddresses).addresses).filter((a) => !isLoopback(a)))
+      // (A machine with no other address has no network to share the database over.)
+      const here = own.size === 0 ? serving[0] : serving.find((listener) => listener.addresses.some((a) => own.has(a)))
+      return here !== undefined ? `http://127.0.0.1:${here.port}` : DEFAULT_URL
     })
     return {
       baseUrl,

@@ -125,6 +125,12 @@ it("every event type: triggered through the API and received by a listener (kill
   expect(new Set(ids).size).toBe(ids.length)
 })
 
+it("with no flag: the database's only test-mode account, through the server of this database on this machine", async () => {
+  const printed = await home.runJson("trigger", "payment.failed")
+  expect(printed).toMatchObject({ event: "payment.failed", account_id: merchant.account_id })
+  await untilAnswered(async () => received.some((e) => e.type === "payment.failed" && e.data.order_id === printed.objects.at(-1)?.id), (found) => found, 30_000)
+})
+
 it("a live-mode account: refused in one line before anything is made, exit 1", async () => {
   const live = await home.runJson("accounts", "create", "--name", "live shop", "--mode", "live")
   const liveBefore = await home.runJson("accounts", "get", live.account_id)
