@@ -7,13 +7,12 @@
  * account to different URLs (one killed meanwhile: it still gets what it missed); the account's keys
  * rolled under a listener (its temporary key renewed); a TENDER_SECRET_KEY refused (exit 1).
  */
-import { createHmac, timingSafeEqual } from "node:crypto"
 import { readdirSync, readFileSync } from "node:fs"
 import { createServer, type Server } from "node:http"
 import { join } from "node:path"
 import { send } from "@tender/client/Testing"
 import { afterAll, beforeAll, expect, it } from "vitest"
-import { makeHome, type Running, type Served } from "./support/Tender.ts"
+import { makeHome, type Running, type Served, verifiesWebhook } from "./support/Tender.ts"
 
 const home = makeHome("tender-listen-")
 const ENV = { TENDER_RATE_LIMIT_PER_SECOND: "100000", TENDER_RATE_LIMIT_BURST: "100000" }
@@ -35,14 +34,6 @@ const hits: Array<Hit> = []
 /** The secret each receiving path verifies with: the listen secret, or an endpoint's account signing secret. */
 const secrets = new Map<string, string>()
 
-/** The receiver's own check of `X-Signature: t=…, v1=…` (contract.md, Signatures), with no Tender code. */
-const verifies = (secret: string | undefined, header: string | undefined, path: string, body: Buffer) => {
-  if (secret === undefined || header === undefined) return false
-  const t = /t=(\d+)/.exec(header)?.[1]
-  const expected = createHmac("sha256", secret).update(`${t}${path}`).update(body).digest()
-  return [...header.matchAll(/v1=([0-9a-f]{64})/g)].some(([, v1]) => timingSafeEqual(Buffer.from(v1!, "hex"), expected))
-}
-
 let served: Served | undefined
 let listener: Running | undefined
 let merchant: { account_id: string; secret_key: string; signing_secret: string }
@@ -62,7 +53,7 @@ beforeAll(async () => {
         headerId: String(request.headers["x-event-id"]),
         headerType: String(request.headers["x-event-type"]),
         contentType: String(request.headers["content-type"]),
-        verified: verifies(secrets.get(path), request.headers["x-signature"] as string | undefined, path, body)
+        verified: verifiesWebhook(secrets.get(path), request.headers["x-signature"] as string | undefined, path, body)
       })
       // A declined payment's event is refused: the listener prints the status and does not retry.
       response.writeHead(envelope.type === "payment.failed" ? 503 : 200).end()

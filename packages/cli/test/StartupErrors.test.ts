@@ -255,34 +255,29 @@ describe("DATABASE_URL", () => {
       }
     })
 
-    it("migrations newer than the code: names the database's newest and this build's", async () => {
-      const newest = migrations.map((m) => m.name).sort().at(-1)
-      await db.query("INSERT INTO tender_migrations (name) VALUES ('9999_from_a_later_tender')")
+    /** The start refused with `expected` while the database lists a migration `name` this build lacks. */
+    const refusedWith = async (name: string, expected: string) => {
+      await db.query("INSERT INTO tender_migrations (name) VALUES ($1)", [name])
       try {
-        await failsToStart(
-          serve,
-          "error: the database has migrations this build of Tender does not know (the database's newest: 9999_from_a_later_tender; " +
-            `this build's newest: ${newest}): upgrade Tender to the version that applied them`,
-          withUrl(url.toString())
-        )
+        await failsToStart(serve, expected, withUrl(url.toString()))
       } finally {
-        await db.query("DELETE FROM tender_migrations WHERE name = '9999_from_a_later_tender'")
+        await db.query("DELETE FROM tender_migrations WHERE name = $1", [name])
       }
-    })
+    }
 
-    it("a migration this build never had, within its range (renamed in development): not called newer", async () => {
-      await db.query("INSERT INTO tender_migrations (name) VALUES ('0007_renamed_since')")
-      try {
-        await failsToStart(
-          serve,
-          "error: the database has migrations this build of Tender never had (0007_renamed_since; renamed or dropped in " +
-            "development?): use a database (or a data directory) that this build migrated",
-          withUrl(url.toString())
-        )
-      } finally {
-        await db.query("DELETE FROM tender_migrations WHERE name = '0007_renamed_since'")
-      }
-    })
+    it("migrations newer than the code: names the database's newest and this build's", () =>
+      refusedWith(
+        "9999_from_a_later_tender",
+        "error: the database has migrations this build of Tender does not know (the database's newest: 9999_from_a_later_tender; " +
+          `this build's newest: ${migrations.map((m) => m.name).sort().at(-1)}): upgrade Tender to the version that applied them`
+      ))
+
+    it("a migration this build never had, within its range (renamed in development): not called newer", () =>
+      refusedWith(
+        "0007_renamed_since",
+        "error: the database has migrations this build of Tender never had (0007_renamed_since; renamed or dropped in " +
+          "development?): use a database (or a data directory) that this build migrated"
+      ))
   })
 
   it("TENDER_WORKERS=2 whose children cannot start (Redis refusing): the primary stops them and says why once", async () => {

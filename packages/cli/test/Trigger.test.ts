@@ -6,13 +6,12 @@
  * (SIGKILL) part of the way and started again, missing nothing. A live-mode account and an unknown
  * event are refused in one line, exit 1.
  */
-import { createHmac, timingSafeEqual } from "node:crypto"
 import { createServer, type Server } from "node:http"
 import { readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { EVENT_TYPES } from "@tender/domain/webhooks/Webhook"
 import { afterAll, beforeAll, expect, it } from "vitest"
-import { makeHome, type Merchant, type Running, type Served, untilAnswered } from "./support/Tender.ts"
+import { makeHome, type Merchant, type Running, type Served, untilAnswered, verifiesWebhook } from "./support/Tender.ts"
 
 const home = makeHome("tender-trigger-")
 
@@ -29,21 +28,13 @@ let secret = ""
 /** Every envelope the receiver got, and whether its signature verified. */
 const received: Array<{ readonly id: string; readonly type: string; readonly verified: boolean; readonly data: { readonly id?: string; readonly order_id?: string } }> = []
 
-/** The receiver's own check of `X-Signature: t=…, v1=…` over t + path + body (contract.md, Signatures). */
-const verifies = (header: string | undefined, path: string, body: Buffer) => {
-  const t = header === undefined ? undefined : /t=(\d+)/.exec(header)?.[1]
-  if (t === undefined || secret === "") return false
-  const expected = createHmac("sha256", secret).update(`${t}${path}`).update(body).digest()
-  return [...header!.matchAll(/v1=([0-9a-f]{64})/g)].some(([, v1]) => timingSafeEqual(Buffer.from(v1!, "hex"), expected))
-}
-
 beforeAll(async () => {
   receiver = createServer((request, response) => {
     const chunks: Array<Buffer> = []
     request.on("data", (c) => chunks.push(c))
     request.on("end", () => {
       const body = Buffer.concat(chunks)
-      received.push({ ...JSON.parse(body.toString("utf8")), verified: verifies(request.headers["x-signature"] as string | undefined, "/hooks", body) })
+      received.push({ ...JSON.parse(body.toString("utf8")), verified: verifiesWebhook(secret, request.headers["x-signature"] as string | undefined, "/hooks", body) })
       response.writeHead(204).end()
     })
   })

@@ -7,6 +7,7 @@
  * for what no endpoint shows (an order's events).
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { createHmac, timingSafeEqual } from "node:crypto"
 import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -222,4 +223,16 @@ export const twoServers = (home: ReturnType<typeof makeHome>, env: Record<string
     /** The shared PostgreSQL, for what no endpoint shows (the sandbox's ledger, the events). */
     database: () => db!
   }
+}
+
+/**
+ * A receiver's own check of a webhook's `X-Signature: t=…, v1=…` (contract.md, Signatures: t + the
+ * URL's path + the body bytes, HMAC-SHA256 under `secret`), with no Tender code: one `v1` verifying
+ * is enough.
+ */
+export const verifiesWebhook = (secret: string | undefined, header: string | undefined, path: string, body: Buffer): boolean => {
+  const t = header === undefined ? undefined : /t=(\d+)/.exec(header)?.[1]
+  if (secret === undefined || secret === "" || t === undefined) return false
+  const expected = createHmac("sha256", secret).update(`${t}${path}`).update(body).digest()
+  return [...header!.matchAll(/v1=([0-9a-f]{64})/g)].some(([, v1]) => timingSafeEqual(Buffer.from(v1!, "hex"), expected))
 }
