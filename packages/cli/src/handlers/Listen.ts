@@ -152,12 +152,7 @@ const forward = (target: URL, secret: string, event: { readonly id: string; read
     try {
       const reply = await fetch(target, {
         method: "POST",
-        headers: {
-          "content-type": "application/json",
-          "x-signature": signatureHeader([secret], Math.floor(started / 1000), target.pathname, body),
-          "x-event-id": event.id,
-          "x-event-type": event.type
-        },
+        headers: Webhook.deliveryHeaders(signatureHeader([secret], Math.floor(started / 1000), target.pathname, body), event),
         body,
         redirect: "manual",
         signal: AbortSignal.timeout(Webhook.ATTEMPT_TIMEOUT_MS)

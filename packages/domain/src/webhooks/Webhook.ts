@@ -24,6 +24,17 @@ export const MAX_ATTEMPTS = RETRY_DELAYS_MS.length + 1
 /** Each attempt's time limit (contract.md). */
 export const ATTEMPT_TIMEOUT_MS = 15_000
 
+/**
+ * The headers a webhook delivery carries (contract.md, Signatures), around its signature header
+ * (`t=…, v1=…` over t + the URL's path + the body): every delivery's, and `tender listen`'s forwards.
+ */
+export const deliveryHeaders = (signature: string, event: { readonly id: string; readonly type: string }) => ({
+  "content-type": "application/json",
+  "x-signature": signature,
+  "x-event-id": event.id,
+  "x-event-type": event.type
+})
+
 /** Every event type Tender emits (spec's table plus contract.md's refund, payout and transfer events). */
 export const EVENT_TYPES = [
   "payment.succeeded",

@@ -71,12 +71,7 @@ const post = (event: PaymentEvent, body: Uint8Array, endpoint: Webhook.WebhookEn
     return outcomeOf(
       yield* (yield* WebhookTransport).post({
         url: endpoint.url,
-        headers: {
-          "content-type": "application/json",
-          "x-signature": signer.sign(signingSecrets(signing, started), Math.floor(started / 1000), url.pathname, body),
-          "x-event-id": event.id,
-          "x-event-type": event.type
-        },
+        headers: Webhook.deliveryHeaders(signer.sign(signingSecrets(signing, started), Math.floor(started / 1000), url.pathname, body), event),
         body,
         timeoutMs: Webhook.ATTEMPT_TIMEOUT_MS
       })
