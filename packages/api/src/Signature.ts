@@ -11,6 +11,13 @@ export const SIGNATURE_HEADER = "x-signature"
 /** Replay window either side of the server clock, in seconds. */
 export const REPLAY_WINDOW_SECONDS = 300
 
+/**
+ * How the refusal of a signed write already accepted (409 `conflict`) begins: nothing of the second
+ * arrival applied, so a client that sent the same bytes apart from the first (another process, the
+ * same second) may sign it again in a later second and send it.
+ */
+export const ALREADY_ACCEPTED = "This signed request was already accepted"
+
 /** A signature header parsed: its timestamp and every `v1` signature. */
 export interface ParsedSignature {
   readonly timestamp: number

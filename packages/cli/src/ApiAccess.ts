@@ -4,8 +4,8 @@
  * (signed requests, verified answers) rather than the domain, so that what they show and make is
  * exactly what a merchant's integration sees (issue 25; docs/decisions.md, "The CLI in the public API").
  *
- * The server: `--api-url`, else `TENDER_API_URL`, else a `serve` process of this database (where the
- * servers listen, as webhook delivery reads it), else `http://127.0.0.1:8080`.
+ * The server: `--api-url`, else `TENDER_API_URL`, else a `serve` process of this database on this
+ * machine (where the servers listen, as webhook delivery reads it), else `http://127.0.0.1:8080`.
  * The credentials: `TENDER_SECRET_KEY` with `TENDER_SIGNING_SECRET`, else `--account ID` (the CLI,
  * which shares the database like every operator command, issues a secret key for that account that
  * expires after a day and is revoked when the command ends), else the only active test-mode account.
@@ -15,6 +15,7 @@
  */
 import type { TenderConfig } from "@tender/adapters/Config"
 import { causeMessage } from "@tender/adapters/InfrastructureError"
+import { ALREADY_ACCEPTED } from "@tender/api/Signature"
 import { signedFetch } from "@tender/client/Raw"
 import { Context, Data, Duration, Effect, Layer, Option, type Scope, Semaphore } from "effect"
 import type { Invocation } from "./Cli.ts"
@@ -103,10 +104,10 @@ export const acquire = <E = never>(input: AccessInput<E>, invocation: Invocation
 
     if (fromEnv) {
       const baseUrl = Option.getOrElse(explicitUrl, () => DEFAULT_URL)
-      const refused = input.refuse?.({ id: "(TENDER_SECRET_KEY's account)", mode: envKey.startsWith("sk_live_") ? "live" : "test" }) ?? Option.none()
+      const mode = envKey.startsWith("sk_live_") ? "live" : "test"
+      const refused = input.refuse?.({ id: "(TENDER_SECRET_KEY's account)", mode }) ?? Option.none()
       if (Option.isSome(refused)) return yield* Effect.fail(refused.value)
       const reply = yield* send({ baseUrl, secretKey: envKey, signingSecret: envSecret! }, "GET", "/v1/webhook_endpoints")
-      const mode = envKey.startsWith("sk_live_") ? "live" : "test"
       if (reply.status !== 200) return yield* fail(`the server at ${baseUrl} answered ${reply.status} to TENDER_SECRET_KEY: ${reply.json?.message ?? ""}`)
       // The key's account is not in any answer a merchant reads; the commands only show it.
       return { baseUrl, accountId: "(TENDER_SECRET_KEY's account)", mode, secretKey: envKey, signingSecret: envSecret!, renew: Option.none() } satisfies ApiAccess
@@ -251,7 +252,7 @@ const sendRenewing = (access: ApiAccess, method: string, pathWithQuery: string, 
  * nothing of it applied, so it is signed again in a later second (as the refusal says to).
  */
 const isReplayOfAnother = (reply: ApiReply) =>
-  reply.status === 409 && typeof reply.json?.message === "string" && reply.json.message.startsWith("This signed request was already accepted")
+  reply.status === 409 && typeof reply.json?.message === "string" && reply.json.message.startsWith(ALREADY_ACCEPTED)
 
 /** A signed request through the public API; the answer's signature is verified before it is read. */
 export const request = (access: ApiAccess, method: "GET" | "POST" | "DELETE", pathWithQuery: string, body?: unknown) => {

@@ -21,7 +21,7 @@ import * as ByteSize from "effect/ByteSize"
 import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import type { HttpServerError } from "effect/http"
 import { Account, Accounts, Cidr, Errors, Ids, RateLimiter } from "@tender/domain"
-import { contentDigest, SIGNATURE_HEADER, signatureHeader, verify } from "@tender/api/Signature"
+import { ALREADY_ACCEPTED, contentDigest, SIGNATURE_HEADER, signatureHeader, verify } from "@tender/api/Signature"
 import { expiresAt, ReplayCache } from "@tender/adapters/replay/ReplayCache"
 import * as ApiError from "./ApiError.ts"
 import * as IpLimits from "./IpLimits.ts"
@@ -209,7 +209,7 @@ export const layer = (options: GatewayOptions) =>
         }
         if (Option.isSome(held) && write) {
           return yield* reject(new Errors.Conflict({
-            message: `This signed request was already accepted as ${held.value.requestId}; ` +
+            message: `${ALREADY_ACCEPTED} as ${held.value.requestId}; ` +
               "to repeat a write on purpose, sign it again in a later second"
           }))
         }
