@@ -1,0 +1,119 @@
+/**
+ * Console operators (issue 26): people who use the operator console at `/console`. An operator is
+ * created by `tender operators add NAME --role …`, which prints a one-time enrolment link; enrolment
+ * sets a password (stored as a slow hash) and confirms a TOTP authenticator. Login takes name,
+ * password and a current TOTP code.
+ *
+ * Pure data and decisions only: roles and what each may do, the lock-out rule, the session timeouts.
+ * Hashing, TOTP and randomness are a port (OperatorCredentials), storage is ports (OperatorPorts.ts).
+ */
+
+export const OPERATOR_ROLES = ["viewer", "operator", "admin"] as const
+export type OperatorRole = (typeof OPERATOR_ROLES)[number]
+
+export const OPERATOR_STATUSES = ["invited", "active", "disabled"] as const
+export type OperatorStatus = (typeof OPERATOR_STATUSES)[number]
+
+/** The accounts an operator may see and act on: a list of account ids, or every account ("all"). */
+export type AccountGrant = ReadonlyArray<string> | "all"
+
+export interface OperatorRecord {
+  /** `op_…` */
+  readonly id: string
+  /** Unique login name: 1–64 characters of `a-z 0-9 . _ @ -` (lower case). */
+  readonly name: string
+  readonly role: OperatorRole
+  readonly accounts: AccountGrant
+  readonly status: OperatorStatus
+  /** The adapter's slow hash (scrypt), null until enrolled. */
+  readonly password_hash: string | null
+  /** Base32 TOTP secret, made at `add` (shown on the enrolment page); sealed at rest by the PostgreSQL adapter. */
+  readonly totp_secret: string
+  /** The TOTP time step last accepted: a code is accepted once (no replay inside its 30 s window). */
+  readonly last_totp_step: number | null
+  /** SHA-256 (hex) of the one-time enrolment token while one is outstanding. */
+  readonly enrolment_token_hash: string | null
+  readonly enrolment_expires_at: string | null
+  /** Consecutive failed logins since the last success or lock-out. */
+  readonly failed_logins: number
+  readonly locked_until: string | null
+  readonly created_at: string
+  readonly updated_at: string
+  readonly version: number
+}
+
+/** Every action the console offers; each is recorded in the audit log. */
+export const CONSOLE_ACTIONS = [
+  "capture",
+  "void",
+  "refund",
+  "redeliver_event",
+  "disable_webhook_endpoint",
+  "suspend_account",
+  "activate_account"
+] as const
+export type ConsoleAction = (typeof CONSOLE_ACTIONS)[number]
+
+/** viewer: reads only; operator: money and delivery actions; admin: also endpoints and accounts. */
+const ALLOWED: Readonly<Record<OperatorRole, ReadonlySet<ConsoleAction>>> = {
+  viewer: new Set(),
+  operator: new Set(["capture", "void", "refund", "redeliver_event"]),
+  admin: new Set(CONSOLE_ACTIONS)
+}
+
+export const mayAct = (role: OperatorRole, action: ConsoleAction): boolean => ALLOWED[role].has(action)
+
+export const isGranted = (grant: AccountGrant, accountId: string): boolean => grant === "all" || grant.includes(accountId)
+
+/** Failed logins that lock an operator out, and for how long. */
+export const LOCKOUT_THRESHOLD = 5
+export const LOCKOUT_MS = 15 * 60 * 1000
+
+/** A console session ends after this long without a request, and in any case this long after login. */
+export const SESSION_IDLE_MS = 30 * 60 * 1000
+export const SESSION_ABSOLUTE_MS = 12 * 60 * 60 * 1000
+
+/** An enrolment link is good for this long. */
+export const ENROLMENT_TTL_MS = 24 * 60 * 60 * 1000
+
+export const isLocked = (operator: OperatorRecord, nowMs: number): boolean =>
+  operator.locked_until !== null && Date.parse(operator.locked_until) > nowMs
+
+/** The record after one more failed login: at the threshold it is locked and the count starts over. */
+export const afterFailedLogin = (operator: OperatorRecord, at: string): OperatorRecord => {
+  const failed = operator.failed_logins + 1
+  return failed >= LOCKOUT_THRESHOLD
+    ? { ...operator, failed_logins: 0, locked_until: new Date(Date.parse(at) + LOCKOUT_MS).toISOString(), updated_at: at }
+    : { ...operator, failed_logins: failed, updated_at: at }
+}
+
+/** One login session (its token is given to the browser in a cookie; only its hash is stored). */
+export interface ConsoleSession {
+  /** SHA-256 (hex) of the session token. */
+  readonly token_hash: string
+  readonly operator_id: string
+  /** The session's CSRF token, sent back by every form the console renders. */
+  readonly csrf_token: string
+  readonly created_at: string
+  readonly last_seen_at: string
+}
+
+export const sessionExpired = (session: ConsoleSession, nowMs: number): boolean =>
+  nowMs - Date.parse(session.last_seen_at) > SESSION_IDLE_MS || nowMs - Date.parse(session.created_at) > SESSION_ABSOLUTE_MS
+
+/** One line of the audit log: who did what to which object, when, and how it ended. */
+export interface AuditEntry {
+  /** `aud_…` */
+  readonly id: string
+  readonly at: string
+  readonly operator_id: string
+  readonly operator_name: string
+  readonly action: ConsoleAction
+  /** The object acted on: an order, event, webhook endpoint or account id. */
+  readonly target: string
+  /** The account the target belongs to. */
+  readonly account_id: string | null
+  readonly outcome: "succeeded" | "failed"
+  /** What was asked and what came of it: "capture 10.00 USD (final)", or the error code and message. */
+  readonly detail: string
+}

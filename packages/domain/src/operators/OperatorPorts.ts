@@ -1,0 +1,64 @@
+/** Ports of the operator console's access and audit (issue 26): storage, and the credential primitives. */
+import { Context, type Effect, type Option } from "effect"
+import type { Conflict } from "../kernel/Errors.ts"
+import type { Page } from "../kernel/Search.ts"
+import type { AuditEntry, ConsoleSession, OperatorRecord } from "./Operator.ts"
+
+/** Port: operators. Names are unique; `update` is versioned (Conflict when the stored version moved on). */
+export class OperatorRepo extends Context.Service<OperatorRepo, {
+  /** Stores a new operator; Conflict when the name is taken. */
+  insert(operator: OperatorRecord): Effect.Effect<void, Conflict>
+  findById(id: string): Effect.Effect<Option.Option<OperatorRecord>>
+  findByName(name: string): Effect.Effect<Option.Option<OperatorRecord>>
+  findByEnrolmentToken(tokenHash: string): Effect.Effect<Option.Option<OperatorRecord>>
+  /** Writes `operator` over version `operator.version - 1`. */
+  update(operator: OperatorRecord): Effect.Effect<void, Conflict>
+  list(): Effect.Effect<ReadonlyArray<OperatorRecord>>
+}>()("@tender/domain/OperatorRepo") {}
+
+/** Port: console sessions, by the hash of their token. */
+export class ConsoleSessionRepo extends Context.Service<ConsoleSessionRepo, {
+  insert(session: ConsoleSession): Effect.Effect<void>
+  find(tokenHash: string): Effect.Effect<Option.Option<ConsoleSession>>
+  touch(tokenHash: string, lastSeenAt: string): Effect.Effect<void>
+  remove(tokenHash: string): Effect.Effect<void>
+  /** Ends every session of an operator (disabled, re-enrolled). */
+  removeForOperator(operatorId: string): Effect.Effect<void>
+}>()("@tender/domain/ConsoleSessionRepo") {}
+
+export interface AuditQuery {
+  readonly operator_id?: string | undefined
+  /** Only entries of these accounts (an operator reading the log sees their accounts' entries). */
+  readonly accounts?: ReadonlyArray<string> | undefined
+  readonly limit: number
+  /** Newest first; the page after this entry. */
+  readonly cursor?: { readonly created_at: string; readonly id: string } | undefined
+}
+
+/** Port: the audit log, append-only. */
+export class AuditLog extends Context.Service<AuditLog, {
+  append(entry: AuditEntry): Effect.Effect<void>
+  /** Newest first (by `at`, then id); rows carry `created_at` = `at` for the keyset cursor. */
+  list(query: AuditQuery): Effect.Effect<Page<AuditEntry & { readonly created_at: string }>>
+}>()("@tender/domain/AuditLog") {}
+
+/**
+ * Port: the credential primitives (adapters: node:crypto). Kept out of the domain, which has no
+ * Node APIs; every comparison inside is constant-time.
+ */
+export class OperatorCredentials extends Context.Service<OperatorCredentials, {
+  /** A slow, salted hash of a password (scrypt), self-describing so its cost can change later. */
+  hashPassword(password: string): Effect.Effect<string>
+  verifyPassword(password: string, hash: string): Effect.Effect<boolean>
+  /** A new random TOTP secret, base32 (160 bits). */
+  newTotpSecret(): Effect.Effect<string>
+  /**
+   * The time step (RFC 6238: 30 s, 6 digits, HMAC-SHA-1) at which `code` is valid for `secret`,
+   * allowing one step either side of `nowMs`; undefined when it is valid at none.
+   */
+  totpStep(secret: string, code: string, nowMs: number): Effect.Effect<number | undefined>
+  /** A random token for links and sessions (base64url, 256 bits). */
+  newToken(): Effect.Effect<string>
+  /** SHA-256 of a token, hex. */
+  hashToken(token: string): Effect.Effect<string>
+}>()("@tender/domain/OperatorCredentials") {}
