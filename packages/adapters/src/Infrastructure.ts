@@ -16,6 +16,10 @@
 import {
   type AccessTokenSigner,
   type AccountRepo,
+  type AuditLog,
+  type ConsoleSessionRepo,
+  type OperatorCredentials,
+  type OperatorRepo,
   type CardVault,
   type ChannelProviders,
   type ChannelRepo,
@@ -61,6 +65,7 @@ import * as SandboxLedgerPg from "./providers/sandbox/SandboxLedgerPg.ts"
 import * as IdsRandom from "./crypto/IdsRandom.ts"
 import * as PayloadSignerHmac from "./crypto/PayloadSignerHmac.ts"
 import * as KeyHasherSha256 from "./crypto/KeyHasherSha256.ts"
+import * as OperatorCredentialsNode from "./crypto/OperatorCredentialsNode.ts"
 import * as VaultKey from "./crypto/VaultKey.ts"
 import { InfrastructureError } from "./InfrastructureError.ts"
 import * as LocksMemory from "./locks/LocksMemory.ts"
@@ -75,6 +80,9 @@ import * as ProviderJournalMemory from "./providers/shared/ProviderJournalMemory
 import * as ProviderJournalPg from "./providers/shared/ProviderJournalPg.ts"
 import { readFileSync } from "node:fs"
 import * as AccountRepoMemory from "./storage/memory/AccountRepoMemory.ts"
+import * as AuditLogMemory from "./storage/memory/AuditLogMemory.ts"
+import * as ConsoleSessionRepoMemory from "./storage/memory/ConsoleSessionRepoMemory.ts"
+import * as OperatorRepoMemory from "./storage/memory/OperatorRepoMemory.ts"
 import * as CardVaultMemory from "./storage/memory/CardVaultMemory.ts"
 import * as ChannelRepoMemory from "./storage/memory/ChannelRepoMemory.ts"
 import * as CheckoutSessionRepoMemory from "./storage/memory/CheckoutSessionRepoMemory.ts"
@@ -95,6 +103,9 @@ import * as WebhookEndpointRepoMemory from "./storage/memory/WebhookEndpointRepo
 import * as ServerListenersMemory from "./storage/memory/ServerListenersMemory.ts"
 import * as AccountRepoPg from "./storage/postgres/AccountRepoPg.ts"
 import * as AccountCachePg from "./storage/postgres/AccountCachePg.ts"
+import * as AuditLogPg from "./storage/postgres/AuditLogPg.ts"
+import * as ConsoleSessionRepoPg from "./storage/postgres/ConsoleSessionRepoPg.ts"
+import * as OperatorRepoPg from "./storage/postgres/OperatorRepoPg.ts"
 import * as ListCachesPg from "./storage/postgres/ListCachesPg.ts"
 import * as NotifiedCache from "./storage/postgres/NotifiedCache.ts"
 import * as CardVaultPg from "./storage/postgres/CardVaultPg.ts"
@@ -153,12 +164,17 @@ export type StoragePorts =
   | ServerListeners
   /** Removes the event log past its retention and expired replay-cache rows (the retention worker's). */
   | Pruning
+  /** The operator console's people, their sessions and the audit log of what they did (issue 26). */
+  | OperatorRepo
+  | ConsoleSessionRepo
+  | AuditLog
 export type Ports =
   | StoragePorts
   | Locks
   | RateLimiter
   | Ids
   | KeyHasher
+  | OperatorCredentials
   | AccessTokenSigner
   | PayloadSigner
   | PaymentProvider
@@ -193,7 +209,10 @@ export const memoryStorage: Layer.Layer<StoragePorts, never, Ids> = Layer.mergeA
   ProviderJournalMemory.layer,
   ReplayCacheMemory.layer,
   ServerListenersMemory.layer,
-  PruningMemory.layer
+  PruningMemory.layer,
+  OperatorRepoMemory.layer,
+  ConsoleSessionRepoMemory.layer,
+  AuditLogMemory.layer
 ).pipe(Layer.provide(Layer.merge(MemoryDatabase.layer, VaultCipher.layer(randomKey))))
 
 /**
@@ -227,6 +246,9 @@ export const postgresStorage = (
       ProviderJournalPg.layer,
       ServerListenersPg.layer,
       PruningPg.layer,
+      OperatorRepoPg.layer,
+      ConsoleSessionRepoPg.layer,
+      AuditLogPg.layer,
       config.redisUrl !== undefined ? ReplayCacheRedis.layer.pipe(Layer.provide(redis(config.redisUrl))) : ReplayCachePg.layer
     ).pipe(
       // One listening connection for the accounts', channels' and endpoints' caches.
@@ -266,9 +288,10 @@ export const coordination = (config: TenderConfig): Layer.Layer<Locks | RateLimi
     ? ClusterBroker.layer
     : Layer.merge(LocksMemory.layer, RateLimiterMemory.layer)
 
-const primitives: Layer.Layer<Ids | KeyHasher | PayloadSigner> = Layer.mergeAll(
+const primitives: Layer.Layer<Ids | KeyHasher | PayloadSigner | OperatorCredentials> = Layer.mergeAll(
   IdsRandom.layer,
   KeyHasherSha256.layer,
+  OperatorCredentialsNode.layer,
   PayloadSignerHmac.layer
 )
 

@@ -106,3 +106,7 @@ export * from "./channels/ChannelPorts.ts"
 export * from "./channels/Channels.ts"
 /** Input bounds shared with the API's request schemas (lengths, counts, amounts). */
 export * as Limits from "./kernel/Limits.ts"
+/** Console operators (issue 26): roles, grants, lock-out, sessions and the audit entry. */
+export * as Operator from "./operators/Operator.ts"
+export * from "./operators/OperatorPorts.ts"
+export * from "./operators/Operators.ts"
