@@ -25,6 +25,7 @@ import {
   type ChannelRepo,
   type CheckoutSessionRepo,
   type ClientSecretRepo,
+  type ConsoleReads,
   type CustomerRepo,
   type CvcStore,
   type EventRepo,
@@ -86,6 +87,7 @@ import * as OperatorRepoMemory from "./storage/memory/OperatorRepoMemory.ts"
 import * as CardVaultMemory from "./storage/memory/CardVaultMemory.ts"
 import * as ChannelRepoMemory from "./storage/memory/ChannelRepoMemory.ts"
 import * as CheckoutSessionRepoMemory from "./storage/memory/CheckoutSessionRepoMemory.ts"
+import * as ConsoleReadsMemory from "./storage/memory/ConsoleReadsMemory.ts"
 import * as ClientSecretRepoMemory from "./storage/memory/ClientSecretRepoMemory.ts"
 import * as CustomerRepoMemory from "./storage/memory/CustomerRepoMemory.ts"
 import * as CvcStoreMemory from "./storage/memory/CvcStoreMemory.ts"
@@ -111,6 +113,7 @@ import * as NotifiedCache from "./storage/postgres/NotifiedCache.ts"
 import * as CardVaultPg from "./storage/postgres/CardVaultPg.ts"
 import * as ChannelRepoPg from "./storage/postgres/ChannelRepoPg.ts"
 import * as CheckoutSessionRepoPg from "./storage/postgres/CheckoutSessionRepoPg.ts"
+import * as ConsoleReadsPg from "./storage/postgres/ConsoleReadsPg.ts"
 import * as ClientSecretRepoPg from "./storage/postgres/ClientSecretRepoPg.ts"
 import * as CustomerRepoPg from "./storage/postgres/CustomerRepoPg.ts"
 import * as EventRepoPg from "./storage/postgres/EventRepoPg.ts"
@@ -168,6 +171,8 @@ export type StoragePorts =
   | OperatorRepo
   | ConsoleSessionRepo
   | AuditLog
+  /** The operator console's search and payment story, across accounts (issue 26). */
+  | ConsoleReads
 export type Ports =
   | StoragePorts
   | Locks
@@ -212,7 +217,8 @@ export const memoryStorage: Layer.Layer<StoragePorts, never, Ids> = Layer.mergeA
   PruningMemory.layer,
   OperatorRepoMemory.layer,
   ConsoleSessionRepoMemory.layer,
-  AuditLogMemory.layer
+  AuditLogMemory.layer,
+  ConsoleReadsMemory.layer
 ).pipe(Layer.provide(Layer.merge(MemoryDatabase.layer, VaultCipher.layer(randomKey))))
 
 /**
@@ -249,6 +255,7 @@ export const postgresStorage = (
       OperatorRepoPg.layer,
       ConsoleSessionRepoPg.layer,
       AuditLogPg.layer,
+      ConsoleReadsPg.layer,
       config.redisUrl !== undefined ? ReplayCacheRedis.layer.pipe(Layer.provide(redis(config.redisUrl))) : ReplayCachePg.layer
     ).pipe(
       // One listening connection for the accounts', channels' and endpoints' caches.

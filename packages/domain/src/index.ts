@@ -78,6 +78,8 @@ export * as Search from "./kernel/Search.ts"
 export * from "./console/ConsoleReads.ts"
 /** The console's search form, validated against the kind searched; the rules both read adapters share. */
 export * as ConsoleSearch from "./console/ConsoleSearch.ts"
+/** A payment's story assembled from the records storage reads for it (both read adapters build it here). */
+export * as ConsoleStory from "./console/Story.ts"
 /** Refunds, payouts and transfers: the outflow records and their status tables. */
 export * as MoneyOut from "./money-out/MoneyOut.ts"
 export * from "./customers/CustomerPorts.ts"
