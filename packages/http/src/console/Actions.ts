@@ -14,7 +14,7 @@ import { HttpRouter, HttpServerRequest } from "effect/http"
 import { Accounts, ConsoleReads, Money, Outflows, Payments, type PaymentStory, WebhookEndpointRepo, Webhooks } from "@tender/domain"
 import { type ConsoleAction, isGranted, mayAct } from "@tender/domain/operators/Operator"
 import { Operators } from "@tender/domain/operators/Operators"
-import { type Html, facts, html, money } from "../hosted/Html.ts"
+import { type Html, html, money } from "../hosted/Html.ts"
 import { type Auth, field, type Form, type SignedIn } from "./Auth.ts"
 import { csrfField, notAllowed, notFound, pageResponse, type Viewer } from "./Layout.ts"
 
@@ -183,7 +183,7 @@ const confirmation = (viewer: Viewer, action: ConsoleAction, path: string, targe
     title: TITLES[action],
     viewer,
     body: html`<h1>${TITLES[action]}</h1>
-${facts(target.facts)}
+<ul class="confirm">${target.facts.map(([label, value]) => html`<li>${label}: ${value}</li>`)}</ul>
 <form method="post" action="${path}">${csrfField(viewer.csrf)}${
       target.fields.map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)
     }<input type="hidden" name="confirm" value="yes">

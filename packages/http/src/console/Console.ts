@@ -8,7 +8,7 @@
  * Sign-in is the Operators use case's; what a page reads is ConsoleReads' (search, story, locate);
  * what an action does is the same use case the API and CLI call (Actions.ts).
  */
-import { Config, Effect, Layer, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { HttpRouter, HttpServerRequest } from "effect/http"
 import { PublicUrl } from "@tender/domain"
 import * as AccountPages from "./AccountPages.ts"
@@ -27,9 +27,6 @@ export interface ConsoleOptions {
   /** How many proxies' X-Forwarded-* to trust (IpLimits): whether a request came over https. */
   readonly trustedProxies: number
 }
-
-/** Whether the console is on when the caller did not say: `TENDER_CONSOLE=true`. */
-export const enabledByEnv = Effect.map(Config.option(Config.Boolean("TENDER_CONSOLE")), (value) => Option.getOrElse(value, () => false))
 
 const GET = "GET", POST = "POST"
 
@@ -56,11 +53,6 @@ const routes = (options: ConsoleOptions) =>
   Layer.effectDiscard(Effect.gen(function*() {
     const router = yield* HttpRouter.HttpRouter
     const auth = makeAuth({ publicUrl: yield* PublicUrl, trustedProxies: options.trustedProxies })
-    const home = Effect.gen(function*() {
-      yield* HttpServerRequest.HttpServerRequest
-      return Option.isSome(yield* auth.signedIn) ? seeOther("/console/search") : seeOther(LOGIN_PATH)
-    })
-    yield* router.add(GET, "/console", home)
     yield* router.add(GET, LOGIN_PATH, LoginPages.showLogin(auth))
     yield* router.add(POST, LOGIN_PATH, LoginPages.submitLogin(auth))
     yield* router.add(POST, "/console/logout", LoginPages.logout(auth))
@@ -75,8 +67,14 @@ const routes = (options: ConsoleOptions) =>
     yield* router.add(GET, "/console/watch", WatchPage.watch(auth, yield* Sampler.Sampler))
     yield* router.add(GET, STYLESHEET_PATH, stylesheet)
     for (const { handler, path } of Actions.handlers(auth)) yield* router.add(POST, path as HttpRouter.PathInput, handler)
-    // Any other path under /console: the console's own 404 page, not the API's JSON.
-    yield* router.add("*", "/console/*", Effect.succeed(notFound()))
+    // `/console` itself (the router's wildcard covers it), and any other path under it: the
+    // console's own 404 page, not the API's JSON.
+    yield* router.add("*", "/console/*", Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const path = new URL(request.url, "http://console").pathname
+      if (request.method !== GET || (path !== "/console" && path !== "/console/")) return notFound()
+      return Option.isSome(yield* auth.signedIn) ? seeOther("/console/search") : seeOther(LOGIN_PATH)
+    }))
   }))
 
 export const layer = (options: ConsoleOptions) => routes(options).pipe(Layer.provide(Sampler.layer))
