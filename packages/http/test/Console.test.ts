@@ -14,6 +14,9 @@ import { Operators } from "@tender/domain/operators/Operators"
 import type { OperatorRole } from "@tender/domain/operators/Operator"
 import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
 import { CSP } from "../src/console/Layout.ts"
+import { niceCeiling } from "../src/console/Charts.ts"
+import { addPoint, type MinutePoint, POINTS } from "../src/console/Sampler.ts"
+import { quantile } from "../src/console/WatchPage.ts"
 
 // --- TOTP (RFC 6238, SHA-1, 6 digits, 30 s), the test's own ---------------------------------
 
@@ -383,4 +386,40 @@ describe("garbage in, never a 500", () => {
     }
     expect((await orderOf(accountA, orderA)).captured_amount).toBe(10)
   }, 60_000)
+})
+
+describe("watch", () => {
+  it("charts read the figures /metrics serves: the authorization rate of the sandbox's card attempts", async () => {
+    const metrics = await (await fetch(`${server.baseUrl}/metrics`)).text()
+    expect(metrics).toMatch(/tender_authorizations_total\{channel="sandbox",method="card",outcome="approved"\} [1-9]/)
+    const page = await asViewer.get("/console/watch")
+    for (const title of ["Payments per minute by outcome", "Authorization rate by channel and method", "Webhook backlog", "Webhook delivery lag", "Reconciliation backlog"]) {
+      expect(page.text).toContain(`<figcaption id=`)
+      expect(page.text).toContain(`<title id="`)
+      expect(page.text).toContain(title)
+    }
+    expect(page.text).toMatch(/<th scope="row">sandbox card<\/th><td class="num">100%<\/td><td>\d+ approved of \d+<\/td>/)
+  })
+
+  it("minute points: one per minute, the latest sample of each, the last hour and one", () => {
+    const point = (minute: number, created: number): MinutePoint => ({
+      minute: minute * 60_000, payments: { authorized: created }, authorizations: {}, webhookBacklog: null, reconciliationBacklog: null, lagBuckets: null
+    })
+    let ring: Array<MinutePoint> = []
+    ring = addPoint(ring, point(1, 1))
+    ring = addPoint(ring, point(1, 3))
+    expect(ring.map((p) => p.payments.authorized)).toEqual([3])
+    for (let m = 2; m < 100; m++) ring = addPoint(ring, point(m, m))
+    expect(ring.length).toBe(POINTS)
+    expect(ring[ring.length - 1]!.minute).toBe(99 * 60_000)
+  })
+
+  it("quantiles from cumulative buckets, and axis tops", () => {
+    const buckets = [[0.1, 50], [0.5, 90], [1, 99], [null, 100]] as const
+    expect(quantile(buckets, 0.5)).toBe(0.1)
+    expect(quantile(buckets, 0.9)).toBe(0.5)
+    expect(quantile(buckets, 0.999)).toBe(1)
+    expect(quantile([[0.1, 0], [null, 0]], 0.5)).toBeNull()
+    expect([0, 0.3, 1, 7, 12, 180].map(niceCeiling)).toEqual([1, 0.5, 1, 10, 20, 200])
+  })
 })

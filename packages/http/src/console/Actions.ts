@@ -251,7 +251,7 @@ export const orderActionForms = (viewer: Viewer, order: PaymentStory["order"]): 
 <label for="capture-amount">Amount (${order.currency})</label><input id="capture-amount" name="amount" inputmode="decimal" value="${
       Money.toDecimalString(order.amount - order.captured_amount, order.currency)
     }">
-<label class="check"><input type="checkbox" name="final" value="true" checked>Final capture (close the authorization)</label>
+<label class="check"><input type="checkbox" name="final" value="true">Final capture (close the authorization)</label>
 <button type="submit" class="primary">Capture</button></form>`)
   }
   if (mayAct(role, "void") && state.void) {

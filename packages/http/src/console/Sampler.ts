@@ -69,7 +69,7 @@ export const addPoint = (ring: ReadonlyArray<MinutePoint>, point: MinutePoint): 
 }
 
 export class Sampler extends Context.Service<Sampler, {
-  /** The minute points, oldest first (the latest minute's point is its latest sample). */
+  /** The minute points, oldest first, after a sample taken now (a reload shows the current minute as it stands). */
   readonly points: Effect.Effect<ReadonlyArray<MinutePoint>>
 }>()("@tender/http/console/Sampler") {}
 
@@ -83,6 +83,6 @@ export const layer = Layer.effect(
     })
     // The first sample at once, so the page has a point from the start; a failed one only skips a beat.
     yield* Effect.forkScoped(Effect.repeat(Effect.ignore(sample), Schedule.spaced(SAMPLE_EVERY_MS)))
-    return Sampler.of({ points: Effect.sync(() => ring) })
+    return Sampler.of({ points: Effect.andThen(Effect.ignore(sample), Effect.sync(() => ring)) })
   })
 )
