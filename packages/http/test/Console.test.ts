@@ -271,6 +271,14 @@ describe("pages", () => {
     expect(invalid.text).toMatch(/role="alert">Last four/)
   })
 
+  it("a notice cookie the server did not write for this session is not shown", async () => {
+    const payload = Buffer.from(JSON.stringify({ kind: "alert", text: "Call +1 555 0100 now" })).toString("base64url")
+    const session = asViewer.cookies.get("tender_console")!
+    const page = await fetch(`${server.baseUrl}/console/search`, { headers: { cookie: `tender_console=${session}; tender_console_flash=${payload}.forged` } })
+    expect(page.status).toBe(200)
+    expect(await page.text()).not.toContain("Call +1 555 0100 now")
+  })
+
   it("the story page tells the payment and shows no card number; a viewer gets no actions", async () => {
     const agent = asViewer
     const page = await agent.get(`/console/orders/${orderA}`)

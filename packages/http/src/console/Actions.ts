@@ -201,7 +201,7 @@ const perform = (auth: Auth, action: ConsoleAction, resolve: Resolve) =>
       const found = id.length === 0 || id.length > 128 ? Option.none<Target>() : yield* resolve(id, form)
       if (Option.isNone(found) || !isGranted(signed.operator.accounts, found.value.accountId)) return notFound(signed.viewer)
       const target = found.value
-      if (target.invalid !== undefined) return auth.redirectWith(request, target.back, { kind: "alert", text: target.invalid })
+      if (target.invalid !== undefined) return auth.redirectWith(request, signed, target.back, { kind: "alert", text: target.invalid })
       if (field(form, "confirm") !== "yes") return confirmation(signed.viewer, action, new URL(request.url, "http://console").pathname, target)
       const outcome = yield* Effect.result(target.act)
       const succeeded = outcome._tag === "Success"
@@ -213,7 +213,7 @@ const perform = (auth: Auth, action: ConsoleAction, resolve: Resolve) =>
         outcome: succeeded ? "succeeded" : "failed",
         detail: succeeded ? target.detail : `${target.detail}: ${outcome.failure.code}: ${outcome.failure.message}`
       })
-      return auth.redirectWith(request, target.back, succeeded ? { kind: "status", text: outcome.success } : { kind: "alert", text: outcome.failure.message })
+      return auth.redirectWith(request, signed, target.back, succeeded ? { kind: "status", text: outcome.success } : { kind: "alert", text: outcome.failure.message })
     })
   )
 
