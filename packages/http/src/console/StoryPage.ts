@@ -12,7 +12,7 @@ import { HttpRouter } from "effect/http"
 import { type CardFacts, ConsoleReads, type PaymentStory, type StoryEvent, type StoryTransaction } from "@tender/domain"
 import { isGranted } from "@tender/domain/operators/Operator"
 import { facts, type Html, html, methodName, money, utcTime } from "../hosted/Html.ts"
-import { orderActionForms, redeliverForm } from "./Actions.ts"
+import { orderActionForms, redeliverForm } from "./ActionForms.ts"
 import type { Auth } from "./Auth.ts"
 import { notFound, pageResponse, type Viewer } from "./Layout.ts"
 
