@@ -154,7 +154,8 @@ let asOperator: Agent
 let asViewer: Agent
 
 beforeAll(async () => {
-  const limits = { rateLimit: { perSecond: 10_000, burst: 10_000 }, ipLimits: { perIp: { perSecond: 10_000, burst: 10_000 } } }
+  const limits = { rateLimit: { perSecond: 10_000, burst: 10_000 }, ipLimits: { perIp: { perSecond: 10_000, burst: 10_000 }, trustedProxies: 1 } }
+  // One trusted proxy: its X-Forwarded-Proto says whether the browser came over https (Secure cookies).
   ;[server, off] = await Promise.all([startTestServer({ ...limits, console: true }), startTestServer(limits)])
   accountA = await Effect.runPromise(server.accounts.create({ name: "console-a", mode: "test" }))
   accountB = await Effect.runPromise(server.accounts.create({ name: "console-b", mode: "test" }))
@@ -229,6 +230,36 @@ describe("enrolment and login", () => {
     expect(cookie).toMatch(/Path=\/console/i)
     // Plain http here: a Secure cookie would never come back.
     expect(cookie).not.toMatch(/Secure/i)
+  })
+})
+
+describe("login's edges", () => {
+  it("behind a trusted proxy that says https, the cookies are Secure", async () => {
+    const who = await enrolled("viewer", [accountA.account_id])
+    const agent = new Agent(server.baseUrl)
+    const page = await agent.get("/console/login")
+    const answer = await agent.post(
+      "/console/login",
+      { csrf: csrfOf(page.text), name: who.name, password: who.password, code: freshCode(who.secret) },
+      { "x-forwarded-proto": "https" }
+    )
+    expect(answer.status).toBe(303)
+    expect(answer.headers.getSetCookie().find((line) => line.startsWith("tender_console="))).toMatch(/; Secure/i)
+  })
+
+  it("five failures lock the operator out, the right code included, and the page says until when", async () => {
+    const who = await enrolled("viewer", [accountA.account_id])
+    const agent = new Agent(server.baseUrl)
+    const csrf = csrfOf((await agent.get("/console/login")).text)
+    for (let i = 0; i < 5; i++) {
+      const wrong = await agent.post("/console/login", { csrf, name: who.name, password: "wrong password here", code: "000000" })
+      // The fifth failure is the one that locks: its own answer may already say so.
+      expect(wrong.text).toMatch(i < 4 ? /Name, password or code is wrong\./ : /Name, password or code is wrong\.|Too many failed attempts/)
+    }
+    const locked = await agent.post("/console/login", { csrf, name: who.name, password: who.password, code: freshCode(who.secret) })
+    expect(locked.status).toBe(200)
+    expect(locked.text).toMatch(/role="alert">Too many failed attempts: try again after \d\d:\d\d UTC\./)
+    expect(agent.cookies.has("tender_console")).toBe(false)
   })
 })
 

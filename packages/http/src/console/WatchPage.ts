@@ -47,6 +47,7 @@ ${
       title: "Payments per minute by outcome",
       description: "Payments created each minute over the last hour, one line per resulting status or error code.",
       xLabels: minutes,
+      counts: true,
       series: statuses.map((status) => ({ name: status, values: pairs.map(({ point, before }) => Math.max(0, (point.payments[status] ?? 0) - (before.payments[status] ?? 0))) }))
     })
   }
@@ -68,6 +69,7 @@ ${
       title: "Webhook backlog",
       description: "Webhook deliveries due and not yet sent, at each minute of the last hour.",
       xLabels: gaugeMinutes,
+      counts: true,
       series: [{ name: "Deliveries due", values: points.map((p) => p.webhookBacklog) }]
     })
   }
@@ -90,6 +92,7 @@ ${
       title: "Reconciliation backlog",
       description: "Provider calls without a recorded answer past their grace, at each minute of the last hour.",
       xLabels: gaugeMinutes,
+      counts: true,
       series: [{ name: "Calls to reconcile", values: points.map((p) => p.reconciliationBacklog) }]
     })
   }
