@@ -301,6 +301,11 @@ export const consoleReadsContract = <E>(name: string, ports: Layer.Layer<Ports, 
           expect(times).toEqual([...times].sort((x, y) => y - x))
           for (const limit of [1, 2, 3]) expect(ids({ data: yield* allPages(of(f, { kind, limit })) })).toEqual(ids({ data: whole }))
         }
+        // Across two accounts the pages merge both accounts' rows in one order.
+        const both = { ...of(f, {}), accounts: [f.a.id, f.b.id] }
+        const merged = (yield* search(both)).data
+        expect(merged.map((r) => r.account_id)).toContain(f.b.id)
+        for (const limit of [1, 4]) expect(ids({ data: yield* allPages({ ...both, limit }) })).toEqual(ids({ data: merged }))
         const first = yield* search(of(f, { limit: 2 }))
         expect(first.has_more).toBe(true)
         expect(first.data).toHaveLength(2)
@@ -335,13 +340,15 @@ export const consoleReadsContract = <E>(name: string, ports: Layer.Layer<Ports, 
           expect(answered.status).toBe("succeeded")
           expect(answered.next_attempt_at).toBeNull()
           expect(answered.attempts).toHaveLength(1)
-          expect(answered.attempts[0]).toMatchObject({ status_code: 200, error: null })
+          // The receiver's own answer, as it sent it.
+          expect(answered.attempts[0]).toMatchObject({ status_code: 200, error: null, response: "received" })
           expect(answered.attempts[0]!.latency_ms).toBeGreaterThanOrEqual(0)
           const refused = event.deliveries.find((d) => d.endpoint_url === f.refusedUrl)!
           expect(refused.status).toBe("failed")
           expect(Date.parse(refused.next_attempt_at!)).toBeGreaterThan(Date.parse(refused.attempts[0]!.at))
           expect(refused.attempts).toHaveLength(1)
           expect(refused.attempts[0]!.status_code).toBeNull()
+          expect(refused.attempts[0]!.response).toBeNull()
           expect(refused.attempts[0]!.error).toEqual(expect.any(String))
         }
       }))
