@@ -28,7 +28,7 @@ import { makeHome, runTender, type Served, untilAnswered } from "@tender/cli/tes
 import { send } from "@tender/client/Testing"
 import { CHROMIUM, type Chromium, HAVE_CHROMIUM, launchChromium } from "../src/testing/Chromium.ts"
 import { sdkCall } from "./support/Browser.ts"
-import { expectAxeClean, expectConsoleHeaders, totp, watchCspRefusals } from "./support/Console.ts"
+import { base32Decode, expectAxeClean, expectConsoleHeaders, hotp, totp, watchCspRefusals } from "./support/Console.ts"
 
 const SCREENSHOTS = resolve(import.meta.dirname, "screenshots")
 const README_IMAGE = resolve(import.meta.dirname, "../../../docs/images/console.png")
@@ -52,6 +52,14 @@ interface Received {
   readonly type: string
   readonly orderId: string | undefined
 }
+
+// The authenticator the flows log in with: RFC 6238 Appendix B's SHA-1 vectors (the last six digits),
+// its key given in base32 as the enrolment page shows a secret.
+it("the tests' authenticator gives RFC 6238's codes", () => {
+  const key = base32Decode("GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ")
+  expect(key.toString()).toBe("12345678901234567890")
+  expect([59, 1111111109, 1234567890, 2000000000].map((t) => hotp(key, Math.floor(t / 30)))).toEqual(["287082", "081804", "005924", "279037"])
+})
 
 describe.skipIf(!HAVE_CHROMIUM)(
   HAVE_CHROMIUM ? "the operator console in headless Chromium" : `the operator console: SKIPPED, ${CHROMIUM} is absent (.ci/run installs it)`,
