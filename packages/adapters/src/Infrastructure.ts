@@ -16,11 +16,16 @@
 import {
   type AccessTokenSigner,
   type AccountRepo,
+  type AuditLog,
+  type ConsoleSessionRepo,
+  type OperatorCredentials,
+  type OperatorRepo,
   type CardVault,
   type ChannelProviders,
   type ChannelRepo,
   type CheckoutSessionRepo,
   type ClientSecretRepo,
+  type ConsoleReads,
   type CustomerRepo,
   type CvcStore,
   type EventRepo,
@@ -61,6 +66,7 @@ import * as SandboxLedgerPg from "./providers/sandbox/SandboxLedgerPg.ts"
 import * as IdsRandom from "./crypto/IdsRandom.ts"
 import * as PayloadSignerHmac from "./crypto/PayloadSignerHmac.ts"
 import * as KeyHasherSha256 from "./crypto/KeyHasherSha256.ts"
+import * as OperatorCredentialsNode from "./crypto/OperatorCredentialsNode.ts"
 import * as VaultKey from "./crypto/VaultKey.ts"
 import { InfrastructureError } from "./InfrastructureError.ts"
 import * as LocksMemory from "./locks/LocksMemory.ts"
@@ -75,9 +81,13 @@ import * as ProviderJournalMemory from "./providers/shared/ProviderJournalMemory
 import * as ProviderJournalPg from "./providers/shared/ProviderJournalPg.ts"
 import { readFileSync } from "node:fs"
 import * as AccountRepoMemory from "./storage/memory/AccountRepoMemory.ts"
+import * as AuditLogMemory from "./storage/memory/AuditLogMemory.ts"
+import * as ConsoleSessionRepoMemory from "./storage/memory/ConsoleSessionRepoMemory.ts"
+import * as OperatorRepoMemory from "./storage/memory/OperatorRepoMemory.ts"
 import * as CardVaultMemory from "./storage/memory/CardVaultMemory.ts"
 import * as ChannelRepoMemory from "./storage/memory/ChannelRepoMemory.ts"
 import * as CheckoutSessionRepoMemory from "./storage/memory/CheckoutSessionRepoMemory.ts"
+import * as ConsoleReadsMemory from "./storage/memory/ConsoleReadsMemory.ts"
 import * as ClientSecretRepoMemory from "./storage/memory/ClientSecretRepoMemory.ts"
 import * as CustomerRepoMemory from "./storage/memory/CustomerRepoMemory.ts"
 import * as CvcStoreMemory from "./storage/memory/CvcStoreMemory.ts"
@@ -95,11 +105,15 @@ import * as WebhookEndpointRepoMemory from "./storage/memory/WebhookEndpointRepo
 import * as ServerListenersMemory from "./storage/memory/ServerListenersMemory.ts"
 import * as AccountRepoPg from "./storage/postgres/AccountRepoPg.ts"
 import * as AccountCachePg from "./storage/postgres/AccountCachePg.ts"
+import * as AuditLogPg from "./storage/postgres/AuditLogPg.ts"
+import * as ConsoleSessionRepoPg from "./storage/postgres/ConsoleSessionRepoPg.ts"
+import * as OperatorRepoPg from "./storage/postgres/OperatorRepoPg.ts"
 import * as ListCachesPg from "./storage/postgres/ListCachesPg.ts"
 import * as NotifiedCache from "./storage/postgres/NotifiedCache.ts"
 import * as CardVaultPg from "./storage/postgres/CardVaultPg.ts"
 import * as ChannelRepoPg from "./storage/postgres/ChannelRepoPg.ts"
 import * as CheckoutSessionRepoPg from "./storage/postgres/CheckoutSessionRepoPg.ts"
+import * as ConsoleReadsPg from "./storage/postgres/ConsoleReadsPg.ts"
 import * as ClientSecretRepoPg from "./storage/postgres/ClientSecretRepoPg.ts"
 import * as CustomerRepoPg from "./storage/postgres/CustomerRepoPg.ts"
 import * as EventRepoPg from "./storage/postgres/EventRepoPg.ts"
@@ -153,12 +167,19 @@ export type StoragePorts =
   | ServerListeners
   /** Removes the event log past its retention and expired replay-cache rows (the retention worker's). */
   | Pruning
+  /** The operator console's people, their sessions and the audit log of what they did (issue 26). */
+  | OperatorRepo
+  | ConsoleSessionRepo
+  | AuditLog
+  /** The operator console's search and payment story, across accounts (issue 26). */
+  | ConsoleReads
 export type Ports =
   | StoragePorts
   | Locks
   | RateLimiter
   | Ids
   | KeyHasher
+  | OperatorCredentials
   | AccessTokenSigner
   | PayloadSigner
   | PaymentProvider
@@ -193,7 +214,11 @@ export const memoryStorage: Layer.Layer<StoragePorts, never, Ids> = Layer.mergeA
   ProviderJournalMemory.layer,
   ReplayCacheMemory.layer,
   ServerListenersMemory.layer,
-  PruningMemory.layer
+  PruningMemory.layer,
+  OperatorRepoMemory.layer,
+  ConsoleSessionRepoMemory.layer,
+  AuditLogMemory.layer,
+  ConsoleReadsMemory.layer
 ).pipe(Layer.provide(Layer.merge(MemoryDatabase.layer, VaultCipher.layer(randomKey))))
 
 /**
@@ -227,6 +252,10 @@ export const postgresStorage = (
       ProviderJournalPg.layer,
       ServerListenersPg.layer,
       PruningPg.layer,
+      OperatorRepoPg.layer,
+      ConsoleSessionRepoPg.layer,
+      AuditLogPg.layer,
+      ConsoleReadsPg.layer,
       config.redisUrl !== undefined ? ReplayCacheRedis.layer.pipe(Layer.provide(redis(config.redisUrl))) : ReplayCachePg.layer
     ).pipe(
       // One listening connection for the accounts', channels' and endpoints' caches.
@@ -266,9 +295,10 @@ export const coordination = (config: TenderConfig): Layer.Layer<Locks | RateLimi
     ? ClusterBroker.layer
     : Layer.merge(LocksMemory.layer, RateLimiterMemory.layer)
 
-const primitives: Layer.Layer<Ids | KeyHasher | PayloadSigner> = Layer.mergeAll(
+const primitives: Layer.Layer<Ids | KeyHasher | PayloadSigner | OperatorCredentials> = Layer.mergeAll(
   IdsRandom.layer,
   KeyHasherSha256.layer,
+  OperatorCredentialsNode.layer,
   PayloadSignerHmac.layer
 )
 

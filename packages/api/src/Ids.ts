@@ -22,7 +22,11 @@ export const ID_PREFIXES = {
   webhookDelivery: "wd",
   event: "evt",
   request: "req",
-  channel: "ch"
+  channel: "ch",
+  /** A console operator (issue 26). */
+  operator: "op",
+  /** An entry of the console's audit log. */
+  auditEntry: "aud"
 } as const
 
 /** A kind of id (`account`, `order`, …). */

@@ -8,6 +8,7 @@ import { CardTokens } from "./cards/CardTokens.ts"
 import { Channels } from "./channels/Channels.ts"
 import { ClientSecrets } from "./payments/ClientSecrets.ts"
 import { Customers } from "./customers/Customers.ts"
+import { Operators } from "./operators/Operators.ts"
 import { Outflows } from "./money-out/Outflows.ts"
 import { Payments } from "./payments/Payments.ts"
 import { Sessions } from "./sessions/Sessions.ts"
@@ -23,7 +24,8 @@ const core = Layer.mergeAll(
   Webhooks.layer,
   Customers.layer,
   Outflows.layer,
-  Transfers.layer
+  Transfers.layer,
+  Operators.layer
 ).pipe(
   Layer.provideMerge(Outbox.layer)
 )

@@ -74,6 +74,12 @@ export * from "./sessions/SessionPorts.ts"
 export * from "./sessions/Sessions.ts"
 /** Cursor pagination and the search inputs shared by the list endpoints. */
 export * as Search from "./kernel/Search.ts"
+/** The operator console's reads: the port (search, payment story, locate) and its records. */
+export * from "./console/ConsoleReads.ts"
+/** The console's search form, validated against the kind searched; the rules both read adapters share. */
+export * as ConsoleSearch from "./console/ConsoleSearch.ts"
+/** A payment's story assembled from the records storage reads for it (both read adapters build it here). */
+export * as ConsoleStory from "./console/Story.ts"
 /** Refunds, payouts and transfers: the outflow records and their status tables. */
 export * as MoneyOut from "./money-out/MoneyOut.ts"
 export * from "./customers/CustomerPorts.ts"
@@ -102,3 +108,7 @@ export * from "./channels/ChannelPorts.ts"
 export * from "./channels/Channels.ts"
 /** Input bounds shared with the API's request schemas (lengths, counts, amounts). */
 export * as Limits from "./kernel/Limits.ts"
+/** Console operators (issue 26): roles, grants, lock-out, sessions and the audit entry. */
+export * as Operator from "./operators/Operator.ts"
+export * from "./operators/OperatorPorts.ts"
+export * from "./operators/Operators.ts"

@@ -35,3 +35,6 @@ export const deliveryNotStored = (id: string) => new Error(`WebhookDeliveryRepo:
 /** A defect: an attempt belongs to the delivery whose state it is recorded with. */
 export const attemptOfAnotherDelivery = (attemptOf: string, delivery: string) =>
   new Error(`WebhookDeliveryRepo: an attempt of ${attemptOf} recorded on ${delivery}`)
+
+/** Console operators' names are unique (`tender operators add`). */
+export const operatorNameTaken = (name: string) => new Errors.Conflict({ message: `An operator named ${name} already exists` })

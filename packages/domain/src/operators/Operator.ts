@@ -117,3 +117,47 @@ export interface AuditEntry {
   /** What was asked and what came of it: "capture 10.00 USD (final)", or the error code and message. */
   readonly detail: string
 }
+
+/** Login names: 1–64 characters of `a-z 0-9 . _ @ -` (lower case, so `Ann` and `ann` are not two people). */
+export const NAME_PATTERN = /^[a-z0-9._@-]{1,64}$/
+export const isValidName = (name: string): boolean => NAME_PATTERN.test(name)
+
+/** Password length bounds: long enough to resist guessing, short enough that hashing it costs no more than usual. */
+export const PASSWORD_MIN = 12
+export const PASSWORD_MAX = 200
+
+export const isRole = (role: string): role is OperatorRole => (OPERATOR_ROLES as ReadonlyArray<string>).includes(role)
+
+/** An enrolment link is open: the operator is invited, the token is theirs, and it has not expired. */
+export const enrolmentOpen = (operator: OperatorRecord, tokenHash: string, nowMs: number): boolean =>
+  operator.status === "invited" &&
+  operator.enrolment_token_hash === tokenHash &&
+  operator.enrolment_expires_at !== null &&
+  Date.parse(operator.enrolment_expires_at) > nowMs
+
+/**
+ * The record after a (re)invitation: a fresh authenticator secret and link; the old password, code
+ * history and lock-out no longer apply (the person starts over, as on their first day).
+ */
+export const invited = (
+  operator: OperatorRecord,
+  change: { readonly totp_secret: string; readonly enrolment_token_hash: string; readonly at: string }
+): OperatorRecord => ({
+  ...operator,
+  status: "invited",
+  password_hash: null,
+  totp_secret: change.totp_secret,
+  last_totp_step: null,
+  enrolment_token_hash: change.enrolment_token_hash,
+  enrolment_expires_at: new Date(Date.parse(change.at) + ENROLMENT_TTL_MS).toISOString(),
+  failed_logins: 0,
+  locked_until: null,
+  updated_at: change.at
+})
+
+/** A TOTP step is accepted once: a code seen at a step not after the last accepted one is a replay. */
+export const freshStep = (operator: OperatorRecord, step: number): boolean =>
+  operator.last_totp_step === null || step > operator.last_totp_step
+
+/** A session is touched (its idle clock restarted) at most this often, so reads do not write on every request. */
+export const SESSION_TOUCH_MS = 60 * 1000

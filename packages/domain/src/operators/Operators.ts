@@ -3,9 +3,26 @@
  * audit log. A facade over operations/*; the CLI (`tender operators …`, `tender audit list`) and the
  * console (packages/http/src/console) call it.
  */
-import { Context, type Effect, type Option } from "effect"
+import { Context, Effect, Layer, type Option } from "effect"
+import { AccountRepo } from "../accounts/AccountPorts.ts"
 import type { Conflict, NotFound, ValidationFailed } from "../kernel/Errors.ts"
+import { Ids } from "../kernel/Ids.ts"
 import type { SearchResult } from "../kernel/Search.ts"
+import { seam } from "../kernel/Seam.ts"
+import { AuditLog, ConsoleSessionRepo, OperatorCredentials, OperatorRepo } from "./OperatorPorts.ts"
+import { add } from "./operations/Add.ts"
+import { audit } from "./operations/Audit.ts"
+import { authenticate } from "./operations/Authenticate.ts"
+import { disable } from "./operations/Disable.ts"
+import { enrol } from "./operations/Enrol.ts"
+import { enrolment } from "./operations/Enrolment.ts"
+import { grant } from "./operations/Grant.ts"
+import { list } from "./operations/List.ts"
+import { login } from "./operations/Login.ts"
+import { logout } from "./operations/Logout.ts"
+import { record } from "./operations/Record.ts"
+import { reinvite } from "./operations/Reinvite.ts"
+import { setRole } from "./operations/SetRole.ts"
 import type { AccountGrant, AuditEntry, ConsoleAction, ConsoleSession, OperatorRole, OperatorStatus } from "./Operator.ts"
 
 /** An operator as shown (CLI, console): never the password hash, TOTP secret or token hashes. */
@@ -79,4 +96,30 @@ export class Operators extends Context.Service<Operators, {
   record(input: AuditInput): Effect.Effect<AuditEntry>
   /** A page of the audit log, newest first. */
   audit(input: AuditListInput): Effect.Effect<SearchResult<AuditEntry>, ValidationFailed>
-}>()("@tender/domain/operators/Operators") {}
+}>()("@tender/domain/operators/Operators") {
+  static readonly layer = Layer.effect(
+    Operators,
+    Effect.gen(function*() {
+      const run = yield* seam<OperatorRepo | ConsoleSessionRepo | AuditLog | OperatorCredentials | AccountRepo | Ids>()
+      const credentials = yield* OperatorCredentials
+      // Hashed on the first login of an unknown name, then kept (operations/Login.ts: equal timing).
+      const decoy = yield* Effect.cached(Effect.flatMap(credentials.newToken(), (token) => credentials.hashPassword(token)))
+
+      return Operators.of({
+        add: (input) => run(add(input)),
+        reinvite: (name) => run(reinvite(name)),
+        grant: (name, accounts) => run(grant(name, accounts)),
+        setRole: (name, role) => run(setRole(name, role)),
+        disable: (name) => run(disable(name)),
+        list: () => run(list),
+        enrolment: (token) => run(enrolment(token)),
+        enrol: (token, password, code) => run(enrol(token, password, code)),
+        login: (name, password, code) => run(login(name, password, code, decoy)),
+        authenticate: (token) => run(authenticate(token)),
+        logout: (token) => run(logout(token)),
+        record: (input) => run(record(input)),
+        audit: (input) => run(audit(input))
+      })
+    })
+  )
+}

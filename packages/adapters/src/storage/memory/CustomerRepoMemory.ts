@@ -3,7 +3,7 @@ import { CustomerRepo, type Customer } from "@tender/domain"
 import { Effect, Layer, Option, Result } from "effect"
 import { MemoryDatabase, table } from "./MemoryDatabase.ts"
 
-const customers = table<string, Customer.CustomerRecord>("customers")
+export const customers = table<string, Customer.CustomerRecord>("customers")
 
 export const layer: Layer.Layer<CustomerRepo, never, MemoryDatabase> = Layer.effect(
   CustomerRepo,

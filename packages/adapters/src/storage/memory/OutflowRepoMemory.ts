@@ -5,23 +5,25 @@
  */
 import { duplicateOutflowReference, type MoneyOut, type OutflowStore, PayoutRepo, RefundRepo } from "@tender/domain"
 import { Effect, Layer, Option, Result } from "effect"
-import { MemoryDatabase, table } from "./MemoryDatabase.ts"
+import { MemoryDatabase, type Table, table } from "./MemoryDatabase.ts"
 import { oldestFirst } from "./SearchMemory.ts"
 import * as VersionedUpdateMemory from "./VersionedUpdateMemory.ts"
 
 type Outflow = MoneyOut.Refund | MoneyOut.Payout
 
+export const refunds = table<string, MoneyOut.Refund>("refunds")
+export const payouts = table<string, MoneyOut.Payout>("payouts")
+
 const make = <R extends Outflow>(
-  name: "refunds" | "payouts",
+  rows: Table<string, R>,
   what: "Refund" | "Payout",
   field: "refund_reference" | "payout_reference",
   referenceOf: (record: R) => string | null
 ) =>
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
-    const rows = table<string, R>(name)
     /** `<name>_reference_key`: account and reference → the record's id. */
-    const references = table<string, string>(`${name}_reference`)
+    const references = table<string, string>(`${rows.name}_reference`)
     const keyOf = (accountId: string, reference: string) => JSON.stringify([accountId, reference])
     const findAny = (id: string) => db.read((r) => Option.fromNullishOr(r.get(rows).get(id)))
     const list = (keep: (record: R) => boolean) => db.read((r) => [...r.get(rows).values()].filter(keep).sort(oldestFirst))
@@ -55,21 +57,20 @@ const make = <R extends Outflow>(
 
 export const refundLayer: Layer.Layer<RefundRepo, never, MemoryDatabase> = Layer.effect(
   RefundRepo,
-  make<MoneyOut.Refund>("refunds", "Refund", "refund_reference", (r) => r.refund_reference)
+  make(refunds, "Refund", "refund_reference", (r) => r.refund_reference)
 )
 
 export const payoutLayer: Layer.Layer<PayoutRepo, never, MemoryDatabase> = Layer.effect(
   PayoutRepo,
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
-    const store = yield* make<MoneyOut.Payout>("payouts", "Payout", "payout_reference", (p) => p.payout_reference)
-    const rows = table<string, MoneyOut.Payout>("payouts")
+    const store = yield* make(payouts, "Payout", "payout_reference", (p) => p.payout_reference)
     return PayoutRepo.of({
       ...store,
       // The memory database runs one unit of work at a time: that is the lock.
       lockedDayTotal: (accountId, currency, from, to) =>
         db.read((r) =>
-          [...r.get(rows).values()]
+          [...r.get(payouts).values()]
             .filter((p) => p.account_id === accountId && p.currency === currency && p.status !== "failed" && p.created_at >= from && p.created_at < to)
             .reduce((sum, p) => sum + p.amount, 0)
         )

@@ -6,7 +6,7 @@ import { orders } from "./OrderRepoMemory.ts"
 import * as SearchMemory from "./SearchMemory.ts"
 import * as VersionedUpdateMemory from "./VersionedUpdateMemory.ts"
 
-const transactions = table<string, Payment.Transaction>("transactions")
+export const transactions = table<string, Payment.Transaction>("transactions")
 
 const isSettling = (t: Payment.Transaction) => awaitsSettlement(t) && t.provider_transaction_id !== null
 

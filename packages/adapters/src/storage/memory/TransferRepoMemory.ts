@@ -7,7 +7,7 @@ import { Effect, Layer, Option, Result } from "effect"
 import { MemoryDatabase, table } from "./MemoryDatabase.ts"
 import * as VersionedUpdateMemory from "./VersionedUpdateMemory.ts"
 
-const transfers = table<string, MoneyOut.Transfer>("transfers")
+export const transfers = table<string, MoneyOut.Transfer>("transfers")
 /** `transfers.order_id UNIQUE`: order → its transfer's id. */
 const byOrder = table<string, string>("transfers_order")
 

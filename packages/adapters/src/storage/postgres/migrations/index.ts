@@ -46,6 +46,7 @@ import * as m0042 from "./0042_write_behind_checks.ts"
 import * as m0043 from "./0043_listener_changes.ts"
 import * as m0044 from "./0044_event_feed.ts"
 import * as m0045 from "./0045_temporary_keys.ts"
+import * as m0046 from "./0046_operators.ts"
 
 export interface Migration {
   readonly name: string
@@ -99,5 +100,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { name: "0042_write_behind_checks", statements: m0042.statements },
   { name: "0043_listener_changes", statements: m0043.statements },
   { name: "0044_event_feed", statements: m0044.statements },
-  { name: "0045_temporary_keys", statements: m0045.statements }
+  { name: "0045_temporary_keys", statements: m0045.statements },
+  { name: "0046_operators", statements: m0046.statements }
 ]

@@ -1,0 +1,111 @@
+/**
+ * A payment's story assembled from the records storage reads for it (issue 26). Both read adapters
+ * fetch the same records (each list in one statement, whatever its size) and hand them here, so the
+ * story's order, its figures and what it leaves out have one home.
+ *
+ * What it leaves out: the instrument's BIN, holder and token, the next action's client secret, the
+ * endpoint's signing secret and the event's payload: the console page needs none of them.
+ */
+import { type CardFacts, type PaymentStory, type StoryDelivery, type StoryOutflow } from "./ConsoleReads.ts"
+import { cardFactsOf, routingOf } from "./ConsoleSearch.ts"
+
+/** A transaction as the story reads it (a stored transaction has these fields and more). */
+export interface StoryTransactionRecord {
+  readonly id: string
+  readonly kind: string
+  readonly status: string
+  readonly amount: number
+  readonly currency: string
+  readonly created_at: string
+  readonly updated_at: string
+  readonly parent_transaction_id: string | null
+  readonly provider: string
+  readonly channel_id: string | null
+  readonly processing_profile: string | null
+  readonly provider_transaction_id: string | null
+  readonly decline_code: string | null
+  readonly three_ds: string | null
+  readonly payment_instrument: Parameters<typeof cardFactsOf>[0]
+}
+
+/** The records of one order's story, as storage reads them. */
+export interface StoryRecords {
+  readonly order: Omit<PaymentStory["order"], "captured_amount">
+  /** Oldest first. */
+  readonly transactions: ReadonlyArray<StoryTransactionRecord>
+  /** The order's refunds and payouts, any order. */
+  readonly outflows: ReadonlyArray<StoryOutflow>
+  /** The order's events, oldest first. */
+  readonly events: ReadonlyArray<{ readonly id: string; readonly type: string; readonly created_at: string }>
+  /** Their deliveries; `endpoint_url` null once the endpoint was deleted (deliveries outlive it). */
+  readonly deliveries: ReadonlyArray<
+    Omit<StoryDelivery, "attempts" | "endpoint_url"> & {
+      readonly event_id: string
+      readonly created_at: string
+      readonly endpoint_url: string | null
+    }
+  >
+  /** Their attempts, in the order they were made. */
+  readonly attempts: ReadonlyArray<{
+    readonly delivery_id: string
+    readonly attempted_at: string
+    readonly status_code: number | null
+    readonly duration_ms: number
+    readonly error: string | null
+  }>
+}
+
+const byTimeThenId = (a: { readonly created_at: string; readonly id: string }, b: { readonly created_at: string; readonly id: string }) => {
+  const at = Date.parse(a.created_at) - Date.parse(b.created_at)
+  return at !== 0 ? at : a.id < b.id ? -1 : a.id > b.id ? 1 : 0
+}
+
+/** What the order has captured: completed captures, and completed payments (an automatic capture). */
+const capturedAmount = (txns: ReadonlyArray<StoryTransactionRecord>) =>
+  txns.filter((t) => (t.kind === "capture" || t.kind === "payment") && t.status === "completed").reduce((sum, t) => sum + t.amount, 0)
+
+/** The story: every list oldest first; each event with its deliveries, each delivery with its attempts. */
+export const storyOf = (records: StoryRecords): PaymentStory => {
+  const attemptsOf = new Map<string, Array<StoryDelivery["attempts"][number]>>()
+  for (const a of records.attempts) {
+    const list = attemptsOf.get(a.delivery_id) ?? []
+    // The transport keeps no body of the receiver's answer: its status code is the answer, its error the failure.
+    list.push({ at: a.attempted_at, status_code: a.status_code, latency_ms: a.duration_ms, response: null, error: a.error })
+    attemptsOf.set(a.delivery_id, list)
+  }
+  const deliveriesOf = new Map<string, Array<StoryDelivery>>()
+  for (const d of [...records.deliveries].sort(byTimeThenId)) {
+    const list = deliveriesOf.get(d.event_id) ?? []
+    list.push({
+      id: d.id,
+      endpoint_id: d.endpoint_id,
+      endpoint_url: d.endpoint_url ?? "(endpoint deleted)",
+      status: d.status,
+      next_attempt_at: d.next_attempt_at,
+      attempts: attemptsOf.get(d.id) ?? []
+    })
+    deliveriesOf.set(d.event_id, list)
+  }
+  return {
+    order: { ...records.order, captured_amount: capturedAmount(records.transactions) },
+    transactions: records.transactions.map((t) => ({
+      id: t.id,
+      kind: t.kind,
+      status: t.status,
+      amount: t.amount,
+      currency: t.currency,
+      created_at: t.created_at,
+      updated_at: t.updated_at,
+      parent_transaction_id: t.parent_transaction_id,
+      provider: t.provider,
+      channel_id: t.channel_id,
+      provider_transaction_id: t.provider_transaction_id,
+      decline_code: t.decline_code,
+      three_ds: t.three_ds,
+      routing: routingOf(t),
+      card: cardFactsOf(t.payment_instrument) satisfies CardFacts | null
+    })),
+    outflows: [...records.outflows].sort(byTimeThenId),
+    events: records.events.map((e) => ({ id: e.id, type: e.type, created_at: e.created_at, deliveries: deliveriesOf.get(e.id) ?? [] }))
+  }
+}
