@@ -6,6 +6,7 @@ import { Cause, Effect, Exit, Schema } from "effect"
 import { VaultCipher } from "../src/crypto/VaultCipher.ts"
 import * as IdsRandom from "../src/crypto/IdsRandom.ts"
 import * as KeyHasherSha256 from "../src/crypto/KeyHasherSha256.ts"
+import * as Credentials from "../src/crypto/OperatorCredentialsNode.ts"
 import * as VaultKey from "../src/crypto/VaultKey.ts"
 import { tempDir } from "./PgTestDatabase.ts"
 
@@ -129,4 +130,64 @@ describe("KeyHasherSha256", () => {
       const hasher = yield* KeyHasher
       expect(yield* hasher.hash("abc")).toBe("ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }).pipe(Effect.provide(KeyHasherSha256.layer)))
+})
+
+describe("OperatorCredentialsNode", () => {
+  // RFC 4226 appendix D: the secret "12345678901234567890" (ASCII), HOTP values for counters 0–9.
+  const RFC4226_KEY = Buffer.from("12345678901234567890", "ascii")
+  const RFC4226 = ["755224", "287082", "359152", "969429", "338314", "254676", "287922", "162583", "399871", "520489"]
+
+  it("HOTP matches RFC 4226 appendix D", () => {
+    expect(RFC4226.map((_, counter) => Credentials.hotp(RFC4226_KEY, counter))).toEqual(RFC4226)
+  })
+
+  // RFC 6238 appendix B, SHA-1 (8-digit values): the 6-digit code is the same truncation's last six digits.
+  const RFC6238: ReadonlyArray<readonly [number, string]> = [
+    [59, "94287082"],
+    [1111111109, "07081804"],
+    [1111111111, "14050471"],
+    [1234567890, "89005924"],
+    [2000000000, "69279037"],
+    [20000000000, "65353130"]
+  ]
+
+  it("TOTP matches RFC 6238 appendix B (SHA-1), 8 and 6 digits, ±1 step and no further", () => {
+    const secret = Credentials.base32Encode(RFC4226_KEY)
+    expect(secret).toBe("GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ")
+    for (const [seconds, code] of RFC6238) {
+      const step = Credentials.totpStepOf(seconds * 1000)
+      expect(Credentials.hotp(RFC4226_KEY, step, 8)).toBe(code)
+      const six = code.slice(2)
+      expect(Credentials.totpStep(secret, six, seconds * 1000)).toBe(step)
+      expect(Credentials.totpStep(secret, six, (seconds + 30) * 1000)).toBe(step)
+      expect(Credentials.totpStep(secret, six, (seconds - 30) * 1000)).toBe(step)
+      expect(Credentials.totpStep(secret, six, (seconds + 60) * 1000)).toBeUndefined()
+    }
+    expect(Credentials.totpStep(secret, "94287", 59_000)).toBeUndefined()
+    expect(Credentials.totpStep(secret, "２８７０８２", 59_000)).toBeUndefined()
+    expect(Credentials.totpStep("not base32!", "287082", 59_000)).toBeUndefined()
+  })
+
+  it("base32 round-trips every length (RFC 4648 test vectors, unpadded)", () => {
+    const vectors = ["", "MY", "MZXQ", "MZXW6", "MZXW6YQ", "MZXW6YTB", "MZXW6YTBOI"]
+    vectors.forEach((encoded, i) => {
+      const bytes = Buffer.from("foobar".slice(0, i), "ascii")
+      expect(Credentials.base32Encode(bytes)).toBe(encoded)
+      expect(Buffer.from(Credentials.base32Decode(encoded)!).toString("ascii")).toBe("foobar".slice(0, i))
+    })
+    expect(Credentials.base32Decode("mzxw6===")).toEqual(Credentials.base32Decode("MZXW6"))
+  })
+
+  it.effect("passwords: scrypt in the stored format, verifying only the right password", () =>
+    Effect.gen(function*() {
+      const hash = yield* Credentials.hashPassword("correct horse battery")
+      expect(hash).toMatch(/^scrypt\$15\$8\$1\$[A-Za-z0-9+/]{22}==\$[A-Za-z0-9+/]{43}=$/)
+      expect(yield* Credentials.hashPassword("correct horse battery")).not.toBe(hash)
+      expect(yield* Credentials.verifyPassword("correct horse battery", hash)).toBe(true)
+      expect(yield* Credentials.verifyPassword("correct horse batterz", hash)).toBe(false)
+      // Not our format, or absurd parameters: false, never a defect.
+      for (const stored of ["", "bcrypt$x", hash.replace("$15$", "$40$"), hash.replace(/\$[^$]+$/, "$")]) {
+        expect(yield* Credentials.verifyPassword("correct horse battery", stored)).toBe(false)
+      }
+    }))
 })

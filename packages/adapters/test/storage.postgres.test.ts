@@ -9,6 +9,7 @@ import {
   Errors,
   EventRepo,
   Ids,
+  OperatorRepo,
   OrderRepo,
   Payment,
   UnitOfWork,
@@ -35,6 +36,7 @@ import {
   newChannel,
   newDelivery,
   newEndpoint,
+  newOperator,
   newOrder,
   newSession,
   pastBoundContract,
@@ -176,6 +178,26 @@ storageContract("PostgreSQL storage", storage, {
           FROM channels s WHERE s.id = ${channel.id} AND channels.id = ${twin.id}`
         const moved = yield* Effect.exit((yield* ChannelCredentials).open(account.id, twin.id))
         expect(Exit.isFailure(moved) && Cause.hasDies(moved.cause)).toBe(true)
+      }))
+
+    it.effect("an operator row holds the TOTP secret sealed, bound to the operator: moved onto another, it does not open", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const repo = yield* OperatorRepo
+        const operator = yield* newOperator({ totp_secret: "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ" })
+        const twin = yield* newOperator()
+        yield* repo.insert(operator)
+        yield* repo.insert(twin)
+        const [row] = yield* sql<{ row: string; ciphertext: Uint8Array }>`
+          SELECT row_to_json(o)::text AS row, totp_secret_ciphertext AS ciphertext FROM operators o WHERE id = ${operator.id}`
+        expect(row.row).not.toContain(operator.totp_secret)
+        expect(Buffer.from(row.ciphertext).toString("latin1")).not.toContain(operator.totp_secret)
+        yield* sql`UPDATE operators SET totp_secret_iv = s.totp_secret_iv, totp_secret_ciphertext = s.totp_secret_ciphertext,
+            totp_secret_tag = s.totp_secret_tag FROM operators s WHERE s.id = ${operator.id} AND operators.id = ${twin.id}`
+        const moved = yield* Effect.exit(repo.findById(twin.id))
+        expect(Exit.isFailure(moved) && Cause.hasDies(moved.cause)).toBe(true)
+        // The database is shared: a row that cannot open would break any later `list`.
+        yield* sql`DELETE FROM operators WHERE id = ${twin.id}`
       }))
 
     it.effect("of 20 concurrent inserts of one reference from separate connections, exactly one is stored", () =>

@@ -5,6 +5,7 @@
  *   tender_http_requests_total{method,route,status}           every response, by route template
  *   tender_http_request_duration_seconds{method,route}         latency histogram
  *   tender_payments_total{operation,status,method}             payments by outcome (never card data)
+ *   tender_authorizations_total{channel,method,outcome}        attempts the provider answered (domain/OperationalMetrics)
  *   tender_webhook_first_attempt_lag_seconds                   commit → first attempt (domain/Telemetry)
  *   tender_webhook_backlog, tender_webhook_oldest_unattempted_seconds, tender_reconciliation_backlog,
  *   tender_db_connections{state}                               from the database, at scrape time
@@ -432,13 +433,22 @@ const authorised = (header: string | undefined, token: string) => {
   return presented.length === expected.length && timingSafeEqual(presented, expected)
 }
 
-/** GET /metrics; the token from the options, else TENDER_METRICS_TOKEN. */
-export const layer = (options: MetricsOptions = {}) =>
-  Layer.effectDiscard(Effect.gen(function*() {
-    const router = yield* HttpRouter.HttpRouter
+/**
+ * The figures /metrics renders: this process's registry (a cluster child: the whole cluster's,
+ * merged by the primary), then the database's gauges. One home for both readers: the route below
+ * and the operator console's sampler (console/Sampler.ts), so a chart and a scrape cannot disagree.
+ * A snapshot resets the event-loop delay's window (`nodejs_eventloop_delay_p99_seconds` covers the
+ * time since the previous snapshot, whoever took it).
+ */
+export class MetricsSnapshot extends Context.Service<MetricsSnapshot, {
+  readonly take: Effect.Effect<Array<WireMetric>>
+}>()("@tender/http/MetricsSnapshot") {}
+
+/** Built once per server (Server.app provides it to every reader); a cluster child answers the primary's collections meanwhile. */
+export const snapshotLayer = Layer.effect(
+  MetricsSnapshot,
+  Effect.gen(function*() {
     const operations = yield* Operations
-    const token = options.token ??
-      Option.getOrUndefined(Option.map(yield* Config.option(Config.Redacted("TENDER_METRICS_TOKEN")), Redacted.value))
     const graceMs = Option.getOrElse(yield* Config.option(Config.Int("TENDER_RECONCILE_GRACE_MS")), () => DEFAULT_RECONCILE.graceMs)
     const fromDatabase = databaseGauges(operations.backlogs, graceMs)
     const context = yield* Effect.context<never>()
@@ -462,6 +472,20 @@ export const layer = (options: MetricsOptions = {}) =>
           : Effect.succeed([...answer.metrics, clusterMissing(answer.missing)]))
       : localSnapshot
 
+    return MetricsSnapshot.of({
+      take: Effect.map(Effect.all([processMetrics, fromDatabase], { concurrency: 2 }), ([processes, database]) => [...processes, ...database])
+    })
+  })
+)
+
+/** GET /metrics; the token from the options, else TENDER_METRICS_TOKEN. */
+export const layer = (options: MetricsOptions = {}) =>
+  Layer.effectDiscard(Effect.gen(function*() {
+    const router = yield* HttpRouter.HttpRouter
+    const snapshot = yield* MetricsSnapshot
+    const token = options.token ??
+      Option.getOrUndefined(Option.map(yield* Config.option(Config.Redacted("TENDER_METRICS_TOKEN")), Redacted.value))
+
     yield* router.add(
       "GET",
       METRICS_PATH,
@@ -475,8 +499,7 @@ export const layer = (options: MetricsOptions = {}) =>
             })
           }
         }
-        const [processes, database] = yield* Effect.all([processMetrics, fromDatabase], { concurrency: 2 })
-        return HttpServerResponse.text(format([...processes, ...database]), {
+        return HttpServerResponse.text(format(yield* snapshot.take), {
           contentType: "text/plain; version=0.0.4; charset=utf-8"
         })
       })

@@ -30,6 +30,7 @@ import { AccountContextLive, ApiKeyAuthLive, RequestValidationLive } from "./Mid
 import * as Routes from "./Routes.ts"
 import { stoppable } from "./Stopping.ts"
 import * as ClientRoutes from "./client/ClientRoutes.ts"
+import * as Console from "./console/Console.ts"
 import * as CheckoutPage from "./hosted/CheckoutPage.ts"
 import * as SandboxPages from "./hosted/SandboxPages.ts"
 import * as SdkAssets from "./hosted/SdkAssets.ts"
@@ -54,6 +55,11 @@ export interface ServerOptions {
   readonly ipLimits?: Partial<IpLimits.IpLimitOptions> | undefined
   /** TENDER_METRICS_TOKEN: a bearer token GET /metrics requires; unset → the env's, else open (Metrics.ts). */
   readonly metricsToken?: string | undefined
+  /**
+   * The operator console at /console (issue 26): `tender serve --console` or TENDER_CONSOLE=true.
+   * Off (the default), no console route is mounted: every /console path is the gateway's 404.
+   */
+  readonly console?: boolean | undefined
 }
 
 export const DEFAULT_RATE_LIMIT = { perSecond: 100, burst: 200 } as const
@@ -99,6 +105,9 @@ export const ROUTES_OUTSIDE_API: ReadonlyArray<{ readonly method: string; readon
 ]
 
 const routeTable = Routes.fromApi(Api, ROUTES_OUTSIDE_API)
+// Not in ROUTES_OUTSIDE_API: the console is no account's (the isolation matrix probes accounts'
+// objects by their keys); its grants are tested in test/Console.test.ts.
+const routeTableWithConsole = Routes.fromApi(Api, [...ROUTES_OUTSIDE_API, ...Console.CONSOLE_ROUTES])
 
 /** The routes and the gateway, without a listening socket (tests can serve them on any server). */
 export const app = (options: Omit<ServerOptions, "port" | "host">) => {
@@ -114,9 +123,12 @@ export const app = (options: Omit<ServerOptions, "port" | "host">) => {
     SdkAssets.layer({ fieldsUrl: options.fieldsUrl }),
     ClientRoutes.layer({ maxBodyBytes, defaultRateLimit, fieldsUrl: options.fieldsUrl, trustedProxies: ipLimits.trustedProxies }),
     ProviderNotifications.layer({ maxBodyBytes }),
-    Gateway.layer({ maxBodyBytes, defaultRateLimit, routes: routeTable, ipLimits }),
+    Gateway.layer({ maxBodyBytes, defaultRateLimit, routes: options.console === true ? routeTableWithConsole : routeTable, ipLimits }),
     Health.layer,
-    Metrics.layer({ token: options.metricsToken })
+    Layer.mergeAll(
+      Metrics.layer({ token: options.metricsToken }),
+      options.console === true ? Console.layer({ trustedProxies: ipLimits.trustedProxies }) : Layer.empty
+    ).pipe(Layer.provide(Metrics.snapshotLayer))
   )
 }
 

@@ -116,7 +116,7 @@ export const totpStep = (secret: string, code: string, nowMs: number): number | 
   const now = totpStepOf(nowMs)
   let found: number | undefined
   // Every candidate is computed and compared, so the time taken does not say which step matched.
-  for (let step = now - TOTP_WINDOW; step <= now + TOTP_WINDOW; step++) {
+  for (let step = Math.max(0, now - TOTP_WINDOW); step <= now + TOTP_WINDOW; step++) {
     if (timingSafeEqual(Buffer.from(hotp(key, step, TOTP_DIGITS), "utf8"), given) && found === undefined) found = step
   }
   return found

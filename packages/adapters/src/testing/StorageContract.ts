@@ -51,7 +51,11 @@ import {
   Pruning,
   RefundRepo,
   Retention,
-  ServerListeners
+  ServerListeners,
+  AuditLog,
+  ConsoleSessionRepo,
+  type Operator,
+  OperatorRepo
 } from "@tender/domain"
 import { Cause, Clock, Deferred, type Duration, Effect, Exit, Fiber, type Layer, Option, Result } from "effect"
 import { ChannelCredentials } from "../storage/ChannelCredentials.ts"
@@ -3401,8 +3405,170 @@ export const feedContract = (it: Vitest.MethodsNonLive<StorageServices>) => {
     }))
 }
 
+
+// --- console operators ------------------------------------------------------------------------
+
+export type OperatorStorageServices = StorageServices | OperatorRepo | ConsoleSessionRepo | AuditLog
+
+/** A new operator record with a unique name (the contract's database may hold others). */
+export const newOperator = (overrides: Partial<Operator.OperatorRecord> = {}) =>
+  Effect.gen(function*() {
+    const id = yield* (yield* Ids).make("operator")
+    const record: Operator.OperatorRecord = {
+      id,
+      name: `op-${id.slice(3, 15).toLowerCase()}`,
+      role: "operator",
+      accounts: ["acct_one00000000", "acct_two00000000"],
+      status: "invited",
+      password_hash: null,
+      totp_secret: "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+      last_totp_step: null,
+      enrolment_token_hash: `${id}-token-hash`,
+      enrolment_expires_at: "2025-03-02T10:00:00.123Z",
+      failed_logins: 0,
+      locked_until: null,
+      created_at: T0,
+      updated_at: T0,
+      version: 1,
+      ...overrides
+    }
+    return record
+  })
+
+export const operatorsContract = (it: Vitest.MethodsNonLive<OperatorStorageServices>) => {
+  it.effect("operators: a record reads back whole by id, name and enrolment token; names are unique", () =>
+    Effect.gen(function*() {
+      const repo = yield* OperatorRepo
+      const operator = yield* newOperator()
+      yield* repo.insert(operator)
+      expect(yield* repo.findById(operator.id)).toEqual(Option.some(operator))
+      expect(yield* repo.findByName(operator.name)).toEqual(Option.some(operator))
+      expect(yield* repo.findByEnrolmentToken(operator.enrolment_token_hash!)).toEqual(Option.some(operator))
+      expect(yield* repo.findByEnrolmentToken("no-such-hash")).toEqual(Option.none())
+      expect(yield* repo.findByName("no-such-operator")).toEqual(Option.none())
+      const all = yield* newOperator({ accounts: "all", role: "admin" })
+      yield* repo.insert(all)
+      expect(Option.getOrThrow(yield* repo.findById(all.id)).accounts).toBe("all")
+      expect((yield* repo.list()).filter((o) => o.id === operator.id || o.id === all.id)).toHaveLength(2)
+
+      const twin = yield* newOperator({ name: operator.name })
+      const refused = yield* Effect.flip(repo.insert(twin))
+      expect(refused).toBeInstanceOf(Errors.Conflict)
+      expect(yield* repo.findById(twin.id)).toEqual(Option.none())
+    }))
+
+  it.effect("operators: an update lands only over the version before it", () =>
+    Effect.gen(function*() {
+      const repo = yield* OperatorRepo
+      const operator = yield* newOperator()
+      yield* repo.insert(operator)
+      const enrolled: Operator.OperatorRecord = {
+        ...operator,
+        status: "active",
+        password_hash: "scrypt$15$8$1$c2FsdA==$aGFzaA==",
+        last_totp_step: 58_000_123,
+        enrolment_token_hash: null,
+        enrolment_expires_at: null,
+        failed_logins: 2,
+        locked_until: "2025-03-01T10:15:00.123Z",
+        updated_at: "2025-03-01T10:01:00.000Z",
+        version: 2
+      }
+      yield* repo.update(enrolled)
+      expect(yield* repo.findById(operator.id)).toEqual(Option.some(enrolled))
+      expect(yield* repo.findByEnrolmentToken(operator.enrolment_token_hash!)).toEqual(Option.none())
+      // The same version again: someone else wrote it first.
+      const stale = yield* Effect.flip(repo.update({ ...enrolled, role: "admin" }))
+      expect(stale).toBeInstanceOf(Errors.Conflict)
+      expect(Option.getOrThrow(yield* repo.findById(operator.id)).role).toBe("operator")
+    }))
+
+  it.effect("console sessions: insert, find, touch, remove, and remove every one of an operator", () =>
+    Effect.gen(function*() {
+      const operators = yield* OperatorRepo
+      const sessions = yield* ConsoleSessionRepo
+      const operator = yield* newOperator()
+      const other = yield* newOperator()
+      yield* operators.insert(operator)
+      yield* operators.insert(other)
+      const session = (hash: string, operatorId: string): Operator.ConsoleSession => ({
+        token_hash: `${operatorId}-${hash}`,
+        operator_id: operatorId,
+        csrf_token: `csrf-${hash}`,
+        created_at: T0,
+        last_seen_at: T0
+      })
+      const a = session("a", operator.id)
+      const b = session("b", operator.id)
+      const c = session("c", other.id)
+      for (const s of [a, b, c]) yield* sessions.insert(s)
+      expect(yield* sessions.find(a.token_hash)).toEqual(Option.some(a))
+      yield* sessions.touch(a.token_hash, "2025-03-01T10:05:00.000Z")
+      expect(yield* sessions.find(a.token_hash)).toEqual(Option.some({ ...a, last_seen_at: "2025-03-01T10:05:00.000Z" }))
+      yield* sessions.remove(a.token_hash)
+      expect(yield* sessions.find(a.token_hash)).toEqual(Option.none())
+      yield* sessions.removeForOperator(operator.id)
+      expect(yield* sessions.find(b.token_hash)).toEqual(Option.none())
+      expect(yield* sessions.find(c.token_hash)).toEqual(Option.some(c))
+    }))
+
+  it.effect("audit log: newest first in pages, filtered by operator and by accounts", () =>
+    Effect.gen(function*() {
+      const log = yield* AuditLog
+      const ids = yield* Ids
+      const operatorId = yield* ids.make("operator")
+      const otherId = yield* ids.make("operator")
+      const accountA = yield* ids.make("account")
+      const accountB = yield* ids.make("account")
+      const entry = (at: string, operator: string, account: string | null, outcome: "succeeded" | "failed" = "succeeded") =>
+        Effect.map(ids.make("auditEntry"), (id): Operator.AuditEntry => ({
+          id,
+          at,
+          operator_id: operator,
+          operator_name: "ann",
+          action: "refund",
+          target: "ord_x",
+          account_id: account,
+          outcome,
+          detail: "refund 5.00 EUR"
+        }))
+      const e1 = yield* entry("2025-03-01T10:00:01.000Z", operatorId, accountA)
+      const e2 = yield* entry("2025-03-01T10:00:02.000Z", operatorId, accountB, "failed")
+      const e3 = yield* entry("2025-03-01T10:00:03.000Z", otherId, accountA)
+      const e4 = yield* entry("2025-03-01T10:00:04.000Z", operatorId, null)
+      for (const e of [e1, e2, e3, e4]) yield* log.append(e)
+      const strip = (rows: ReadonlyArray<Operator.AuditEntry & { readonly created_at: string }>) =>
+        rows.map(({ created_at, ...e }) => {
+          expect(created_at).toBe(e.at)
+          return e
+        })
+
+      const first = yield* log.list({ operator_id: operatorId, limit: 2 })
+      expect(strip(first.data)).toEqual([e4, e2])
+      expect(first.has_more).toBe(true)
+      const last = first.data.at(-1)!
+      const second = yield* log.list({ operator_id: operatorId, limit: 2, cursor: { created_at: last.created_at, id: last.id } })
+      expect(strip(second.data)).toEqual([e1])
+      expect(second.has_more).toBe(false)
+
+      expect(strip((yield* log.list({ accounts: [accountA], limit: 10 })).data)).toEqual([e3, e1])
+      expect(strip((yield* log.list({ accounts: [accountA, accountB], operator_id: operatorId, limit: 10 })).data)).toEqual([e2, e1])
+      expect((yield* log.list({ accounts: [], limit: 10 })).data).toEqual([])
+    }))
+}
+
 /** Every service the whole contract uses: what a storage layer under `storageContract` provides. */
-export type StorageContractServices = StorageServices | CustomerRepo | TransferRepo | ClientSecretRepo | ChannelRepo | ChannelCredentials | Pruning
+export type StorageContractServices =
+  | StorageServices
+  | CustomerRepo
+  | TransferRepo
+  | ClientSecretRepo
+  | ChannelRepo
+  | ChannelCredentials
+  | Pruning
+  | OperatorRepo
+  | ConsoleSessionRepo
+  | AuditLog
 
 export interface StorageContractOptions<R> {
   /** Per test (default 2 minutes: a database's first tests wait for its pool and migrations). */
@@ -3432,5 +3598,6 @@ export const storageContract = <L extends Layer.Layer<StorageContractServices, u
     channelsContract(contract)
     retentionContract(contract)
     feedContract(contract)
+    operatorsContract(contract)
     options.also?.(it)
   })

@@ -25,4 +25,5 @@ export {
   storedEvent,
   transfersContract
 } from "./StorageContract.ts"
+export { consoleReadsContract, type ConsoleReadsContractOptions } from "./ConsoleReadsContract.ts"
 export { providerContract, type ProviderContractCards, type ProviderContractOptions } from "./ProviderContract.ts"

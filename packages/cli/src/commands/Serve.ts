@@ -35,6 +35,13 @@ export const serve = commandsOf(() => import("../handlers/Serve.ts"))(
       Flag.withFallbackConfig(Config.Boolean("TENDER_SERVE_BACKGROUND")),
       Flag.withDefault(true)
     ),
+    console: Flag.Boolean("console").pipe(
+      Flag.withDescription(
+        "Serve the operator console at /console (env TENDER_CONSOLE, default off; operators come from `tender operators add`)"
+      ),
+      Flag.withFallbackConfig(Config.Boolean("TENDER_CONSOLE")),
+      Flag.withDefault(false)
+    ),
     workers: Flag.Int("workers").pipe(
       Flag.withDescription("Server processes sharing the port (env TENDER_WORKERS, default the number of cores up to 4; memory storage: 1)"),
       Flag.withFallbackConfig(Config.Int("TENDER_WORKERS")),

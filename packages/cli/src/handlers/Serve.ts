@@ -113,9 +113,11 @@ interface ServeInput {
   readonly host: string
   readonly background: boolean
   readonly workers: number
+  /** The operator console at /console; a cluster's children get the same flag (the primary's argv) or env. */
+  readonly console: boolean
 }
 
-export const serve = ({ background, host, port, workers: processes }: ServeInput, { config }: Invocation) =>
+export const serve = ({ background, console, host, port, workers: processes }: ServeInput, { config }: Invocation) =>
   Effect.flatMap(Effect.all([defaultRateLimit, ipLimits, stackTraces]), ([rateLimit, perIp, traces]): Effect.Effect<never, unknown> => {
     if (!traces) Error.stackTraceLimit = 0
     // Hosted pages and sandbox redirects need an address browsers can reach; without
@@ -124,7 +126,7 @@ export const serve = ({ background, host, port, workers: processes }: ServeInput
     const withUrl = { ...config, publicUrl: config.publicUrl ?? `http://${local}:${port}`, listenPort: port, clusterChild: Cluster.isChild() }
     const single = Layer.launch(
       Layer.merge(
-        Server.layer({ port, host, rateLimit, ipLimits: perIp, fieldsUrl: withUrl.fieldsUrl, sdkUrl: withUrl.sdkUrl }),
+        Server.layer({ port, host, rateLimit, ipLimits: perIp, fieldsUrl: withUrl.fieldsUrl, sdkUrl: withUrl.sdkUrl, console }),
         background ? workers(withUrl) : Layer.empty
       ).pipe(
         Layer.provide(Services.layer(withUrl)),

@@ -12,3 +12,25 @@ export const webhookFirstAttemptLag = Metric.histogram("tender_webhook_first_att
   description: "Seconds from a webhook delivery's creation (its event's commit) to its first attempt",
   boundaries: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300]
 })
+
+/**
+ * Payment attempts the provider answered, by outcome (`approved` or `declined`), channel (the
+ * provider's name: sandbox, stripe, adyen, or http for an operator's own) and payment method code:
+ * the operator console's authorization rate (issue 26). Labels come from fixed sets only.
+ */
+export const authorizationsTotal = Metric.counter("tender_authorizations_total", {
+  description: "Payment attempts answered by the provider, by channel (provider name), payment method and outcome (approved, declined)"
+})
+
+const authorizationTagged = new Map<string, Metric.Counter<number>>()
+
+/** Counts one answered attempt; the caller passes low-cardinality labels (a known provider name and method code). */
+export const observeAuthorization = (channel: string, method: string, outcome: "approved" | "declined") => {
+  const key = `${channel} ${method} ${outcome}`
+  let metric = authorizationTagged.get(key)
+  if (metric === undefined) {
+    metric = Metric.withAttributes(authorizationsTotal, { channel, method, outcome })
+    authorizationTagged.set(key, metric)
+  }
+  return Metric.update(metric, 1)
+}

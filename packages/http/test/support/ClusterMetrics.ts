@@ -29,7 +29,7 @@ if (cluster.isPrimary) {
   const id = cluster.worker!.id
   const record = Effect.forEach(Array.from({ length: id }, (_, i) => i), (i) =>
     Metrics.observeRequest("GET", "/v1/orders/:id", 200, 0.004 + i * 0.1), { discard: true })
-  const server = HttpRouter.serve(Metrics.layer(), { disableLogger: true, disableListenLog: true }).pipe(
+  const server = HttpRouter.serve(Metrics.layer().pipe(Layer.provide(Metrics.snapshotLayer)), { disableLogger: true, disableListenLog: true }).pipe(
     Layer.provide(Operations.memoryLayer),
     Layer.provide(NodeHttpServer.layer(createServer, { port: Number(process.env.PORT), host: "127.0.0.1" }))
   )

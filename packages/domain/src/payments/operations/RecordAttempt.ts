@@ -14,6 +14,8 @@ import type { NextAction, Order, Transaction } from "../Payment.ts"
 import { type Decided, type Moved, revise } from "../../kernel/StateMachine.ts"
 import * as Txn from "../Transaction.ts"
 import { nowIso } from "../../kernel/Time.ts"
+import { observeAuthorization } from "../../kernel/OperationalMetrics.ts"
+import { findMethod } from "../PaymentMethods.ts"
 import { lockOrder, lockSessionOf, loadTxn } from "./Load.ts"
 import { emit, saveOrder, saveSession, saveTxn, unitOfWork } from "./Persist.ts"
 import { retryUntil } from "./Retry.ts"
@@ -200,5 +202,14 @@ export const recordOn = (order: Order, txn: Transaction, outcome: AttemptOutcome
     const nextOrder = moved?.next ?? order
     yield* emit(moved?.events ?? [], nextOrder, nextTxn, outcome._tag === "Mismatch" ? { received: outcome.received } : {})
     yield* saveSession(sessionMoved)
+    // Counted where an answer first changes an attempt (not when a late copy of it is a no-op).
+    if (changed !== undefined && changed.status !== txn.status && (outcome._tag === "Approved" || outcome._tag === "Declined")) {
+      yield* observeAuthorization(channelLabel(txn.provider), findMethod(txn.payment_method) !== undefined ? txn.payment_method : "other", outcome._tag === "Approved" ? "approved" : "declined")
+    }
     return { order: nextOrder, txn: nextTxn }
   })
+
+/** The providers Tender ships; any other (an operator's HTTP provider, named as they like) is `http`: labels stay few. */
+const BUILT_IN_PROVIDERS = new Set(["sandbox", "stripe", "adyen"])
+
+const channelLabel = (provider: string) => BUILT_IN_PROVIDERS.has(provider) ? provider : "http"

@@ -1,0 +1,181 @@
+/**
+ * The console's access (design26): the session cookie, CSRF, and the guards every page and action
+ * runs behind.
+ *
+ * - Session: cookie `tender_console` holds the random token the Operators use case issued (only its
+ *   hash is stored); `Path=/console; HttpOnly; SameSite=Strict`, `Secure` when the browser reached
+ *   us over https (the public URL is https, or a trusted proxy says so in X-Forwarded-Proto: the
+ *   header of an untrusted peer is anyone's to write). Operators.authenticate applies the idle and
+ *   absolute timeouts and touches the session; logout deletes it, so a replayed cookie is refused.
+ * - CSRF on every POST: the hidden field `csrf` must equal the session's token (constant-time), and an
+ *   `Origin` header, when the browser sends one, must be this server's own. Login and enrolment have
+ *   no session yet: their forms use a double-submit cookie `tender_console_csrf`.
+ * - Notices after a redirect travel in a short-lived HttpOnly cookie (`tender_console_flash`) set by
+ *   the server, never in the URL: no link can make the console print text of someone else's choosing.
+ */
+import { randomBytes, timingSafeEqual } from "node:crypto"
+import { Effect, Option } from "effect"
+import * as ByteSize from "effect/ByteSize"
+import { HttpIncomingMessage, HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
+import type { ConsoleSession } from "@tender/domain/operators/Operator"
+import { type OperatorView, Operators } from "@tender/domain/operators/Operators"
+import { expiredForm, type Message, seeOther, type Viewer } from "./Layout.ts"
+
+export const SESSION_COOKIE = "tender_console"
+export const LOGIN_CSRF_COOKIE = "tender_console_csrf"
+export const FLASH_COOKIE = "tender_console_flash"
+
+export const LOGIN_PATH = "/console/login"
+
+export interface AuthOptions {
+  /** TENDER_PUBLIC_URL: an https one makes every cookie Secure, and its origin is the console's own. */
+  readonly publicUrl: string
+  /** How many proxies in front are trusted (IpLimits): only then is X-Forwarded-Proto believed. */
+  readonly trustedProxies: number
+}
+
+/** A console form is a handful of fields; anything larger is not from our pages. */
+const MAX_FORM_BYTES = ByteSize.bytes(16 * 1024)
+
+export type Form = UrlParams.UrlParams
+
+/** The posted form, or an empty one when the body is not a form within the bound (its CSRF check then fails). */
+export const readForm: Effect.Effect<Form, never, HttpServerRequest.HttpServerRequest> = Effect.gen(function*() {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const form = yield* request.urlParamsBody.pipe(
+    Effect.provideService(HttpIncomingMessage.MaxBodySize, MAX_FORM_BYTES),
+    Effect.option
+  )
+  return Option.getOrElse(form, () => UrlParams.empty)
+})
+
+/** A form field, trimmed of nothing: `undefined` when absent. */
+export const field = (form: Form, name: string): string | undefined => Option.getOrUndefined(UrlParams.getFirst(form, name))
+
+export const sameSecret = (presented: string | undefined, expected: string | undefined): boolean => {
+  if (presented === undefined || expected === undefined || expected.length === 0) return false
+  const a = Buffer.from(presented), b = Buffer.from(expected)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+export const newToken = (): string => randomBytes(32).toString("base64url")
+
+export interface SignedIn {
+  readonly operator: OperatorView
+  readonly session: ConsoleSession
+  readonly token: string
+  readonly viewer: Viewer
+}
+
+export const makeAuth = (options: AuthOptions) => {
+  const publicOrigin = (() => {
+    try {
+      return new URL(options.publicUrl).origin
+    } catch {
+      return undefined
+    }
+  })()
+
+  const isHttps = (request: HttpServerRequest.HttpServerRequest): boolean => {
+    if (options.publicUrl.startsWith("https:")) return true
+    if (options.trustedProxies <= 0) return false
+    return (request.headers["x-forwarded-proto"] ?? "").split(",").some((proto) => proto.trim().toLowerCase() === "https")
+  }
+
+  const cookieOptions = (request: HttpServerRequest.HttpServerRequest, maxAgeSeconds?: number) => ({
+    path: "/console",
+    httpOnly: true,
+    sameSite: "strict" as const,
+    secure: isHttps(request),
+    ...(maxAgeSeconds === undefined ? {} : { maxAge: `${maxAgeSeconds} seconds` as const })
+  })
+
+  /** No Origin (some browsers omit it on same-origin posts), or this server's own. */
+  const originOk = (request: HttpServerRequest.HttpServerRequest): boolean => {
+    const origin = request.headers["origin"]
+    if (origin === undefined) return true
+    if (origin === publicOrigin) return true
+    const host = request.headers["host"]
+    return host !== undefined && origin === `${isHttps(request) ? "https" : "http"}://${host}`
+  }
+
+  /** The signed-in operator of this request's cookie, if its session is live. */
+  const signedIn = Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const token = request.cookies[SESSION_COOKIE]
+    if (token === undefined || token.length === 0 || token.length > 200) return Option.none<SignedIn>()
+    const found = yield* (yield* Operators).authenticate(token)
+    return Option.map(found, ({ operator, session }): SignedIn => ({ operator, session, token, viewer: { operator, csrf: session.csrf_token } }))
+  })
+
+  const toLogin = (request: HttpServerRequest.HttpServerRequest) =>
+    request.cookies[SESSION_COOKIE] === undefined
+      ? seeOther(LOGIN_PATH)
+      : expireCookie(seeOther(LOGIN_PATH), SESSION_COOKIE, cookieOptions(request))
+
+  /** The message a redirect left (Flash), and the response's clearing of it. */
+  const takeFlash = (request: HttpServerRequest.HttpServerRequest): Message | undefined => {
+    const raw = request.cookies[FLASH_COOKIE]
+    if (raw === undefined) return undefined
+    try {
+      const parsed = JSON.parse(Buffer.from(raw, "base64url").toString("utf8")) as { kind?: unknown; text?: unknown }
+      if ((parsed.kind === "status" || parsed.kind === "alert") && typeof parsed.text === "string") {
+        return { kind: parsed.kind, text: parsed.text.slice(0, 500) }
+      }
+    } catch {
+      // A cookie we did not write: no message.
+    }
+    return undefined
+  }
+
+  /**
+   * A page behind login: the handler gets the operator and any message a redirect left; without a
+   * live session, a 303 to the login page.
+   */
+  const page = <R>(handler: (signed: SignedIn, message: Message | undefined) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, R>) =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const signed = yield* signedIn
+      if (Option.isNone(signed)) return toLogin(request)
+      const response = yield* handler(signed.value, takeFlash(request))
+      return request.cookies[FLASH_COOKIE] === undefined ? response : expireCookie(response, FLASH_COOKIE, cookieOptions(request))
+    })
+
+  /**
+   * A POST behind login and CSRF: no session → 303 to login; a missing or wrong `csrf` field, or a
+   * foreign Origin → 403 and nothing runs.
+   */
+  const action = <R>(handler: (signed: SignedIn, form: Form) => Effect.Effect<HttpServerResponse.HttpServerResponse, never, R>) =>
+    Effect.gen(function*() {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const signed = yield* signedIn
+      if (Option.isNone(signed)) return toLogin(request)
+      const form = yield* readForm
+      if (!originOk(request) || !sameSecret(field(form, "csrf"), signed.value.session.csrf_token)) return expiredForm(signed.value.viewer)
+      return yield* handler(signed.value, form)
+    })
+
+  /** Login and enrolment forms: the double-submit cookie's value, made when absent. */
+  const loginCsrf = (request: HttpServerRequest.HttpServerRequest) => request.cookies[LOGIN_CSRF_COOKIE] ?? newToken()
+
+  const withLoginCsrf = (response: HttpServerResponse.HttpServerResponse, request: HttpServerRequest.HttpServerRequest, token: string) =>
+    request.cookies[LOGIN_CSRF_COOKIE] === token ? response : setCookie(response, LOGIN_CSRF_COOKIE, token, cookieOptions(request))
+
+  /** A login or enrolment POST: its field matches its cookie and its Origin is ours. */
+  const loginFormOk = (request: HttpServerRequest.HttpServerRequest, form: Form) =>
+    originOk(request) && sameSecret(field(form, "csrf"), request.cookies[LOGIN_CSRF_COOKIE])
+
+  /** A redirect that leaves a message for the page it leads to. */
+  const redirectWith = (request: HttpServerRequest.HttpServerRequest, location: string, message: Message) =>
+    setCookie(seeOther(location), FLASH_COOKIE, Buffer.from(JSON.stringify(message)).toString("base64url"), cookieOptions(request, 60))
+
+  return { isHttps, cookieOptions, originOk, signedIn, page, action, loginCsrf, withLoginCsrf, loginFormOk, redirectWith, toLogin }
+}
+
+export type Auth = ReturnType<typeof makeAuth>
+
+const setCookie = (response: HttpServerResponse.HttpServerResponse, name: string, value: string, options: Parameters<typeof HttpServerResponse.setCookieUnsafe>[3]) =>
+  HttpServerResponse.setCookieUnsafe(response, name, value, options)
+
+const expireCookie = (response: HttpServerResponse.HttpServerResponse, name: string, options: Parameters<typeof HttpServerResponse.expireCookieUnsafe>[2]) =>
+  HttpServerResponse.expireCookieUnsafe(response, name, options)
