@@ -5,7 +5,7 @@
  * included, so the two cannot drift apart.
  */
 import type { PROVIDERS } from "@tender/adapters/providers/Providers"
-import type { Account, Channel, Webhook } from "@tender/domain"
+import type { Account, Channel, Operator, Webhook } from "@tender/domain"
 
 /** `true` exactly when A and B are the same type. */
 type Same<A, B> = [A] extends [B] ? [B] extends [A] ? true : false : false
@@ -28,3 +28,6 @@ true satisfies Same<typeof CHANNEL_PRIORITY, { readonly min: typeof Channel.PRIO
 /** The providers' names, in the providers' list's order (`--provider`'s choices). */
 export const PROVIDER_NAMES = ["stripe", "adyen", "testpay"] as const
 true satisfies Same<typeof PROVIDER_NAMES, NamesOf<typeof PROVIDERS>>
+
+export const OPERATOR_ROLES = ["viewer", "operator", "admin"] as const
+true satisfies Same<typeof OPERATOR_ROLES, typeof Operator.OPERATOR_ROLES>

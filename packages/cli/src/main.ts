@@ -15,6 +15,7 @@ import { accounts } from "./commands/Accounts.ts"
 import { events } from "./commands/Events.ts"
 import { listen } from "./commands/Listen.ts"
 import { migrate } from "./commands/Migrate.ts"
+import { audit, operators } from "./commands/Operators.ts"
 import { payments } from "./commands/Payments.ts"
 import { payouts, refunds } from "./commands/Refunds.ts"
 import { sessions } from "./commands/Sessions.ts"
@@ -28,7 +29,7 @@ import * as Output from "./Output.ts"
 import packageJson from "../package.json" with { type: "json" }
 
 tender.pipe(
-  Command.withSubcommands([serve, worker, migrate, accounts, payments, sessions, webhooks, events, listen, refunds, payouts, transfers, vault, trigger]),
+  Command.withSubcommands([serve, worker, migrate, accounts, payments, sessions, webhooks, events, listen, refunds, payouts, transfers, vault, trigger, operators, audit]),
   Command.run({ version: packageJson.version }),
   Effect.provide(Output.presenterLayer.pipe(Layer.provideMerge(NodeServices.layer))),
   NodeRuntime.runMain

@@ -110,7 +110,7 @@ export const layer: Layer.Layer<OperatorRepo, never, SqlClient.SqlClient | PgCli
         }).pipe(Effect.withSpan("OperatorRepoPg.update")),
       list: () =>
         Effect.flatMap(
-          Effect.orDie(sql<Row>`SELECT * FROM operators ORDER BY name`),
+          Effect.orDie(sql<Row>`SELECT * FROM operators ORDER BY name COLLATE "C"`),
           (rows) => Effect.forEach(rows, recordOf)
         )
     })
