@@ -301,6 +301,11 @@ export const consoleReadsContract = <E>(name: string, ports: Layer.Layer<Ports, 
           expect(times).toEqual([...times].sort((x, y) => y - x))
           for (const limit of [1, 2, 3]) expect(ids({ data: yield* allPages(of(f, { kind, limit })) })).toEqual(ids({ data: whole }))
         }
+        // Across two accounts the pages merge both accounts' rows in one order.
+        const both = { ...of(f, {}), accounts: [f.a.id, f.b.id] }
+        const merged = (yield* search(both)).data
+        expect(merged.map((r) => r.account_id)).toContain(f.b.id)
+        for (const limit of [1, 4]) expect(ids({ data: yield* allPages({ ...both, limit }) })).toEqual(ids({ data: merged }))
         const first = yield* search(of(f, { limit: 2 }))
         expect(first.has_more).toBe(true)
         expect(first.data).toHaveLength(2)

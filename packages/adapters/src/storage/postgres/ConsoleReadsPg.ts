@@ -1,18 +1,25 @@
 /**
  * The console's reads in PostgreSQL (issue 26). Search: one statement per page for every kind,
- * newest first by keyset (SearchPg), restricted to the granted accounts; the filters that would
- * otherwise scan a whole table (last four, amount, channel) are served by migration 0047's indexes.
- * Story: six statements whatever the order's size (the order, its transactions, refunds and
- * payouts, events, deliveries, attempts), assembled by the domain's `ConsoleStory.storyOf`.
+ * newest first by keyset, restricted to the granted accounts; the filters that would otherwise scan
+ * a whole table (last four, amount, channel) are served by migration 0047's indexes. Story: six
+ * statements whatever the order's size (the order, its transactions, refunds and payouts, events,
+ * deliveries, attempts), assembled by the domain's `ConsoleStory.storyOf`.
+ *
+ * A search spans accounts, where every index a page can be read from in order is led by the
+ * account: `account_id = ANY(…)` (or no account at all) would make PostgreSQL read every matching
+ * row and sort them. So the page is taken per granted account (a LATERAL scan of `limit + 1` keys in
+ * index order each), those few merged, and only the page's rows then read in full (an order's latest
+ * channel and card are looked up for those rows alone). EXPLAINs: docs/decisions.md.
  *
  * Nothing sensitive is selected: of an instrument only its card fields (the struct below drops the
  * BIN and holder), never a transaction's next action (its client secret) nor an endpoint's secret.
  */
 import { PgClient } from "@effect/sql-pg"
-import { type ConsoleQuery, ConsoleReads, type ConsoleRow, ConsoleSearch, ConsoleStory, type SearchKind } from "@tender/domain"
+import { type ConsoleQuery, ConsoleReads, type ConsoleRow, ConsoleSearch, ConsoleStory, type Payment, type SearchKind } from "@tender/domain"
 import { Effect, Layer, Option, Schema } from "effect"
 import type { SqlClient, Statement } from "effect/sql"
 import { MinorUnits, Timestamp } from "./Columns.ts"
+import { pageOf } from "../Search.ts"
 import * as SearchPg from "./SearchPg.ts"
 
 const Row = Schema.Struct({
@@ -35,20 +42,33 @@ const Row = Schema.Struct({
 const last4 = (sql: SqlClient.SqlClient, column: Statement.Fragment) =>
   sql`CASE WHEN ${column}->>'type' = 'card' THEN ${column}->>'last4_digits' END`
 
-/** `SELECT <the row's columns> FROM <table> r` for each kind; every filter reads through `r`. */
+/** The table each kind is searched in. */
+const TABLES: Readonly<Record<SearchKind, string>> = {
+  orders: "orders",
+  transactions: "transactions",
+  sessions: "checkout_sessions",
+  refunds: "refunds",
+  payouts: "payouts",
+  transfers: "transfers",
+  customers: "customers"
+}
+
+/** `SELECT <the row's columns> FROM <table> r` for each kind, to read a page's rows in full. */
 const fromOf = (sql: SqlClient.SqlClient, kind: SearchKind): Statement.Fragment => {
   switch (kind) {
     case "orders":
       // The row shows the channel of the order's latest transaction and its latest card: one
-      // index probe per row of the page (`transactions_order_idx`), never per row scanned.
+      // index probe per row of the page (`transactions_order_idx`), never per row scanned. An
+      // order's id is COLLATE "C" and a transaction's order_id is not: compared in the column's
+      // collation, or the index (in that collation) cannot serve the probe.
       return sql`SELECT 'orders' AS kind, r.id, r.account_id, r.created_at, r.status, r.amount, r.currency,
           r.payment_method AS method, latest.channel, r.merchant_reference AS reference,
           COALESCE(${last4(sql, sql`r.payment_instrument`)}, card.last4) AS last4, r.id AS order_id, NULL AS label
         FROM orders r
         LEFT JOIN LATERAL (SELECT COALESCE(t.channel_id, t.provider) AS channel FROM transactions t
-          WHERE t.order_id = r.id ORDER BY t.created_at DESC, t.id DESC LIMIT 1) latest ON true
+          WHERE t.order_id = r.id COLLATE "default" ORDER BY t.created_at DESC, t.id DESC LIMIT 1) latest ON true
         LEFT JOIN LATERAL (SELECT t.payment_instrument->>'last4_digits' AS last4 FROM transactions t
-          WHERE t.order_id = r.id AND t.payment_instrument->>'type' = 'card'
+          WHERE t.order_id = r.id COLLATE "default" AND t.payment_instrument->>'type' = 'card'
             AND t.payment_instrument->>'last4_digits' IS NOT NULL
           ORDER BY t.created_at DESC, t.id DESC LIMIT 1) card ON true`
     case "transactions":
@@ -80,11 +100,13 @@ const fromOf = (sql: SqlClient.SqlClient, kind: SearchKind): Statement.Fragment 
   }
 }
 
-/** The query's filters as conditions on `r` (validation has refused the filters the kind lacks). */
+/**
+ * The query's filters as conditions on `r`, the kind's table, inside the scan of one granted
+ * account `g.id` (validation has refused the filters the kind lacks).
+ */
 const whereOf = (sql: SqlClient.SqlClient, query: ConsoleQuery): Array<Statement.Fragment> => {
   const { kind } = query
   const where: Array<Statement.Fragment> = []
-  if (query.accounts !== "all") where.push(sql`r.account_id = ANY(${query.accounts})`)
   // An id of the kind's own prefix is the row's; an order's id finds the rows that belong to it.
   if (query.id !== undefined) {
     where.push(kind !== "orders" && ConsoleSearch.kindOfId(query.id) === "orders" ? sql`r.order_id = ${query.id}` : sql`r.id = ${query.id}`)
@@ -92,8 +114,10 @@ const whereOf = (sql: SqlClient.SqlClient, query: ConsoleQuery): Array<Statement
   if (query.reference !== undefined) {
     switch (kind) {
       case "transactions":
-        // The order's reference: an uncorrelated subquery over `orders_reference_idx`, run once.
-        where.push(sql`r.order_id IN (SELECT o.id FROM orders o WHERE o.merchant_reference = ${query.reference})`)
+        // The reference's orders (`orders_reference_idx`), then their transactions (`transactions_order_idx`).
+        // Evaluated once per account (it reads only the account `g.id`), not per transaction.
+        where.push(sql`r.order_id = ANY(ARRAY(SELECT o.id COLLATE "default" FROM orders o
+          WHERE o.account_id = g.id AND o.merchant_reference = ${query.reference}))`)
         break
       case "refunds":
         where.push(sql`r.refund_reference = ${query.reference}`)
@@ -111,17 +135,24 @@ const whereOf = (sql: SqlClient.SqlClient, query: ConsoleQuery): Array<Statement
   if (query.method !== undefined) where.push(sql`r.payment_method = ${query.method}`)
   if (query.channel !== undefined) {
     const channel = query.channel
-    const through = (t: Statement.Fragment) =>
-      channel.startsWith("ch_") ? sql`${t}.channel_id = ${channel}` : sql`${t}.provider = ${channel}`
-    if (kind === "orders") where.push(sql`r.id IN (SELECT t.order_id FROM transactions t WHERE ${through(sql`t`)})`)
-    else if (kind === "transfers") where.push(sql`r.channel_id = ${channel}`)
-    else where.push(through(sql`r`))
+    const byId = channel.startsWith("ch_")
+    if (kind === "transfers") where.push(sql`r.channel_id = ${channel}`)
+    else if (kind === "transactions") where.push(byId ? sql`r.channel_id = ${channel}` : sql`r.provider = ${channel}`)
+    // An order went through a channel when any of its transactions did: a channel id's few
+    // transactions by `transactions_channel_idx`; a provider's (a large share) by probing each order.
+    else if (byId) {
+      where.push(sql`r.id IN (SELECT t.order_id FROM transactions t WHERE t.channel_id = ${channel} AND t.account_id = g.id)`)
+    } else where.push(sql`EXISTS (SELECT 1 FROM transactions t WHERE t.order_id = r.id COLLATE "default" AND t.provider = ${channel})`)
   }
   if (query.last4 !== undefined) {
-    // `transactions_last4_idx` (0047): the few transactions with those digits, then their orders.
+    // `transactions_last4_idx` (0047): the few transactions with those digits, then their orders. A
+    // last four every payment has (the sandbox's 4242 in a test account) reads them all and sorts
+    // them: bounded by the account's payments of that card (docs/decisions.md).
     const digits = (t: Statement.Fragment) =>
       sql`(${t}.payment_instrument->>'last4_digits') = ${query.last4} AND ${t}.payment_instrument->>'type' = 'card'`
-    where.push(kind === "orders" ? sql`r.id IN (SELECT t.order_id FROM transactions t WHERE ${digits(sql`t`)})` : digits(sql`r`))
+    where.push(kind === "orders"
+      ? sql`r.id IN (SELECT t.order_id FROM transactions t WHERE ${digits(sql`t`)} AND t.account_id = g.id)`
+      : digits(sql`r`))
   }
   if (query.created_from !== undefined) where.push(SearchPg.createdFrom(sql, query.created_from))
   if (query.created_to !== undefined) where.push(sql`r.created_at < ${query.created_to}::timestamptz`)
@@ -196,6 +227,27 @@ const AttemptFacts = Schema.Struct({
 })
 const Located = Schema.Struct({ account_id: Schema.String, order_id: Schema.NullOr(Schema.String) })
 
+/**
+ * One page of a search: the granted accounts, each one's first `limit + 1` matching keys in index
+ * order (a LATERAL scan), the newest `limit + 1` of those, and then those rows in full.
+ */
+export const searchStatement = (sql: SqlClient.SqlClient, query: ConsoleQuery): Statement.Statement<unknown> => {
+  const take = query.limit + 1
+  const granted = query.accounts === "all"
+    ? sql`SELECT a.id FROM accounts a`
+    : sql`SELECT a.id FROM accounts a WHERE a.id = ANY(${query.accounts})`
+  const conditions = [
+    sql`r.account_id = g.id`,
+    ...whereOf(sql, query),
+    ...(query.cursor === undefined ? [] : [SearchPg.below(sql, query.cursor)])
+  ]
+  const keys = sql`SELECT k.id FROM (${granted}) g CROSS JOIN LATERAL (
+      SELECT r.id, r.created_at FROM ${sql(TABLES[query.kind])} r WHERE ${sql.and(conditions)}
+      ORDER BY r.created_at DESC, r.id DESC LIMIT ${take}) k
+    ORDER BY k.created_at DESC, k.id DESC LIMIT ${take}`
+  return sql`${fromOf(sql, query.kind)} WHERE r.id IN (${keys}) ORDER BY r.created_at DESC, r.id DESC`
+}
+
 const decodeAll = <S extends Schema.Decoder<unknown>>(schema: S) => Schema.decodeUnknownEffect(Schema.Array(schema))
 
 /** The table and order column `locate` reads for each kind of id. */
@@ -214,14 +266,7 @@ export const layer: Layer.Layer<ConsoleReads, never, PgClient.PgClient> = Layer.
   ConsoleReads,
   Effect.gen(function*() {
     const sql = yield* PgClient.PgClient
-    const pages = new Map<SearchKind, ReturnType<typeof SearchPg.keyset<typeof Row.Type>>>()
-    const pageOf = (kind: SearchKind) => {
-      const existing = pages.get(kind)
-      if (existing !== undefined) return existing
-      const page = SearchPg.keyset(sql, fromOf(sql, kind), Row)
-      pages.set(kind, page)
-      return page
-    }
+    const decodeRows = decodeAll(Row)
 
     const story = (orderId: string) =>
       Effect.gen(function*() {
@@ -264,8 +309,10 @@ export const layer: Layer.Layer<ConsoleReads, never, PgClient.PgClient> = Layer.
 
     return ConsoleReads.of({
       search: (query) =>
-        pageOf(query.kind)(whereOf(sql, query), query).pipe(
-          Effect.map((page) => ({ data: page.data as ReadonlyArray<ConsoleRow>, has_more: page.has_more })),
+        searchStatement(sql, query).pipe(
+          Effect.flatMap(decodeRows),
+          Effect.map((rows): Payment.Page<ConsoleRow> => pageOf(rows, query.limit)),
+          Effect.orDie,
           Effect.withSpan("ConsoleReadsPg.search")
         ),
       story: (orderId) => story(orderId).pipe(Effect.orDie, Effect.withSpan("ConsoleReadsPg.story")),

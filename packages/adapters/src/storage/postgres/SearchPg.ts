@@ -17,9 +17,7 @@ export const keyset = <A>(sql: SqlClient.SqlClient, from: Statement.Fragment, Ro
   const decode = Schema.decodeUnknownEffect(Schema.Array(Row))
   return (where: ReadonlyArray<Statement.Fragment>, query: Keyset): Effect.Effect<Payment.Page<A>> => {
     const { cursor } = query
-    const conditions = cursor === undefined
-      ? where
-      : [...where, sql`(r.created_at, r.id) < (${cursor.created_at}::timestamptz, ${cursor.id})`]
+    const conditions = cursor === undefined ? where : [...where, below(sql, cursor)]
     return sql`${from} WHERE ${sql.and(conditions)}
       ORDER BY r.created_at DESC, r.id DESC LIMIT ${query.limit + 1}`.pipe(
       Effect.flatMap(decode),
@@ -28,6 +26,10 @@ export const keyset = <A>(sql: SqlClient.SqlClient, from: Statement.Fragment, Ro
     )
   }
 }
+
+/** The keyset condition: rows strictly below the cursor's row, newest first (ties broken by id). */
+export const below = (sql: SqlClient.SqlClient, cursor: NonNullable<Keyset["cursor"]>) =>
+  sql`(r.created_at, r.id) < (${cursor.created_at}::timestamptz, ${cursor.id})`
 
 /** `created_at >= from`: any ISO offset names the instant it means. */
 export const createdFrom = (sql: SqlClient.SqlClient, from: string) => sql`r.created_at >= ${from}::timestamptz`
