@@ -99,6 +99,9 @@ describe("console search form", () => {
     })
     for (const from of ["2026-02-30", "yesterday", "2026-13-01", "0001-01-01", "1 March 2026"]) expect(refused({ from })).toEqual(["from"])
     expect(refused({ to: "2026-1-1" })).toEqual(["to"])
+    // The last day whose whole (to the next midnight) a timestamp column can hold.
+    expect(ok({ to: "9999-12-30" }).created_to).toBe("9999-12-31T00:00:00.000Z")
+    for (const to of ["9999-12-31", "9999-12-31T12:00:00Z", "+010000-01-01T00:00:00Z"]) expect(refused({ to })).toEqual(["to"])
   })
 
   it("paging: limit 1 to 100, a cursor of ours", () => {

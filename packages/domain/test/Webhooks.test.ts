@@ -118,8 +118,10 @@ describe("attempt", () => {
   const facts = { started: ms(T0), at: ms(T1), jitter: 0.5, gone: false }
 
   it("contract.md: any 2xx is success; another status, a timeout or a network error is a failed attempt", () => {
-    expect(outcomeOf({ _tag: "Answered", status: 204, duration_ms: 3 })).toEqual({ status_code: 204, error: null, duration_ms: 3 })
-    expect(outcomeOf({ _tag: "Answered", status: 302, duration_ms: 3 })).toEqual({ status_code: 302, error: "HTTP 302", duration_ms: 3 })
+    expect(outcomeOf({ _tag: "Answered", status: 204, duration_ms: 3, body: "" })).toEqual({ status_code: 204, error: null, duration_ms: 3, response: "" })
+    // The receiver's answer is kept as it said it (the start of it: the transport bounds it).
+    expect(outcomeOf({ _tag: "Answered", status: 302, duration_ms: 3, body: "moved" })).toEqual({ status_code: 302, error: "HTTP 302", duration_ms: 3, response: "moved" })
+    expect(outcomeOf({ _tag: "Answered", status: 200, duration_ms: 3 })).not.toHaveProperty("response")
     expect(outcomeOf({ _tag: "Failed", error: "timed out after 15000 ms", duration_ms: 15_000 }))
       .toEqual({ status_code: null, error: "timed out after 15000 ms", duration_ms: 15_000 })
     // A transport's reasons (one per address tried) are kept within the answer's bound (MAX_MESSAGE).

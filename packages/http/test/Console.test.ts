@@ -7,6 +7,7 @@
  * The same flows in Chromium: the browser-test helper's files.
  */
 import { createHmac } from "node:crypto"
+import { createServer, type Server } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
 import { type Credentials, send } from "@tender/client/Testing"
@@ -15,7 +16,7 @@ import type { OperatorRole } from "@tender/domain/operators/Operator"
 import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
 import { CSP } from "../src/console/Layout.ts"
 import { niceCeiling } from "../src/console/Charts.ts"
-import { addPoint, type MinutePoint, POINTS } from "../src/console/Sampler.ts"
+import { addPoint, EMPTY_WINDOW, type MinutePoint, POINTS } from "../src/console/Sampler.ts"
 import { quantile } from "../src/console/WatchPage.ts"
 
 // --- TOTP (RFC 6238, SHA-1, 6 digits, 30 s), the test's own ---------------------------------
@@ -154,7 +155,8 @@ let asOperator: Agent
 let asViewer: Agent
 
 beforeAll(async () => {
-  const limits = { rateLimit: { perSecond: 10_000, burst: 10_000 }, ipLimits: { perIp: { perSecond: 10_000, burst: 10_000 } } }
+  const limits = { rateLimit: { perSecond: 10_000, burst: 10_000 }, ipLimits: { perIp: { perSecond: 10_000, burst: 10_000 }, trustedProxies: 1 } }
+  // One trusted proxy: its X-Forwarded-Proto says whether the browser came over https (Secure cookies).
   ;[server, off] = await Promise.all([startTestServer({ ...limits, console: true }), startTestServer(limits)])
   accountA = await Effect.runPromise(server.accounts.create({ name: "console-a", mode: "test" }))
   accountB = await Effect.runPromise(server.accounts.create({ name: "console-b", mode: "test" }))
@@ -232,6 +234,36 @@ describe("enrolment and login", () => {
   })
 })
 
+describe("login's edges", () => {
+  it("behind a trusted proxy that says https, the cookies are Secure", async () => {
+    const who = await enrolled("viewer", [accountA.account_id])
+    const agent = new Agent(server.baseUrl)
+    const page = await agent.get("/console/login")
+    const answer = await agent.post(
+      "/console/login",
+      { csrf: csrfOf(page.text), name: who.name, password: who.password, code: freshCode(who.secret) },
+      { "x-forwarded-proto": "https" }
+    )
+    expect(answer.status).toBe(303)
+    expect(answer.headers.getSetCookie().find((line) => line.startsWith("tender_console="))).toMatch(/; Secure/i)
+  })
+
+  it("five failures lock the operator out, the right code included, and the page says until when", async () => {
+    const who = await enrolled("viewer", [accountA.account_id])
+    const agent = new Agent(server.baseUrl)
+    const csrf = csrfOf((await agent.get("/console/login")).text)
+    for (let i = 0; i < 5; i++) {
+      const wrong = await agent.post("/console/login", { csrf, name: who.name, password: "wrong password here", code: "000000" })
+      // The fifth failure is the one that locks: its own answer may already say so.
+      expect(wrong.text).toMatch(i < 4 ? /Name, password or code is wrong\./ : /Name, password or code is wrong\.|Too many failed attempts/)
+    }
+    const locked = await agent.post("/console/login", { csrf, name: who.name, password: who.password, code: freshCode(who.secret) })
+    expect(locked.status).toBe(200)
+    expect(locked.text).toMatch(/role="alert">Too many failed attempts: try again after \d\d:\d\d UTC\./)
+    expect(agent.cookies.has("tender_console")).toBe(false)
+  })
+})
+
 describe("pages", () => {
   it("every page carries the strict CSP and its headers, and links its stylesheet", async () => {
     const agent = asOperator
@@ -269,6 +301,14 @@ describe("pages", () => {
     expect(found.headers.get("location")).toBe(`/console/orders/${orderA}`)
     const invalid = await agent.get("/console/search?kind=orders&last4=42x")
     expect(invalid.text).toMatch(/role="alert">Last four/)
+  })
+
+  it("a notice cookie the server did not write for this session is not shown", async () => {
+    const payload = Buffer.from(JSON.stringify({ kind: "alert", text: "Call +1 555 0100 now" })).toString("base64url")
+    const session = asViewer.cookies.get("tender_console")!
+    const page = await fetch(`${server.baseUrl}/console/search`, { headers: { cookie: `tender_console=${session}; tender_console_flash=${payload}.forged` } })
+    expect(page.status).toBe(200)
+    expect(await page.text()).not.toContain("Call +1 555 0100 now")
   })
 
   it("the story page tells the payment and shows no card number; a viewer gets no actions", async () => {
@@ -365,6 +405,68 @@ describe("acting", () => {
   })
 })
 
+describe("an admin's actions: redeliver, disable an endpoint, suspend and activate", () => {
+  let receiver: Server
+  afterAll(() => new Promise<void>((resolve) => receiver ? receiver.close(() => resolve()) : resolve()))
+
+  it("every delivery attempt with the receiver's answer; each action confirmed, done, noticed and audited; an operator may not", async () => {
+    receiver = createServer((request, response) => {
+      request.resume()
+      request.on("end", () => response.writeHead(200, { "content-type": "text/plain" }).end("ok-from-receiver"))
+    })
+    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve))
+    const port = (receiver.address() as { port: number }).port
+    const endpoint = await send(server, accountA, "POST", "/v1/webhook_endpoints", { body: JSON.stringify({ url: `http://127.0.0.1:${port}/hooks` }) })
+    expect(endpoint.status, endpoint.text).toBe(201)
+    const order = await authorize(accountA, "console-a-hooks")
+    const admin = await login(await enrolled("admin", "all"))
+
+    // The story shows the delivery's attempt once the dispatcher made it.
+    const deadline = Date.now() + 15_000
+    let story = ""
+    while (!(story = (await admin.get(`/console/orders/${order}`)).text).includes("ok-from-receiver")) {
+      if (Date.now() > deadline) throw new Error(`no delivery attempt shown: ${story.slice(story.indexOf("<h2>Events"), story.indexOf("<h2>Events") + 3000)}`)
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    expect(story).toMatch(/<td class="num">200<\/td><td class="num">\d+<\/td><td><pre class="code">ok-from-receiver<\/pre><\/td>/)
+    const eventId = /action="\/console\/events\/(evt_\w+)\/redeliver"/.exec(story)![1]!
+    const csrf = csrfOf(story)
+
+    const confirm = await admin.post(`/console/events/${eventId}/redeliver`, { csrf })
+    expect(confirm.text).toContain("<h1>Confirm redelivery</h1>")
+    const redelivered = await admin.post(`/console/events/${eventId}/redeliver`, { csrf, confirm: "yes" })
+    expect(redelivered.headers.get("location")).toBe(`/console/orders/${order}`)
+    expect((await admin.get(`/console/orders/${order}`)).text).toContain("Event redelivered.")
+
+    // A plain operator may not disable or suspend: 403, nothing changes.
+    const opCsrf = csrfOf((await asOperator.get("/console/accounts")).text)
+    expect((await asOperator.post(`/console/webhook_endpoints/${endpoint.json.id}/disable`, { csrf: opCsrf, confirm: "yes" })).status).toBe(403)
+    expect((await asOperator.post(`/console/accounts/${accountA.account_id}/suspend`, { csrf: opCsrf, confirm: "yes" })).status).toBe(403)
+
+    const accountPage = await admin.get(`/console/accounts/${accountA.account_id}`)
+    expect(accountPage.text).toContain(`/console/webhook_endpoints/${endpoint.json.id}/disable`)
+    expect((await admin.post(`/console/webhook_endpoints/${endpoint.json.id}/disable`, { csrf })).text).toContain("<h1>Confirm disabling</h1>")
+    await admin.post(`/console/webhook_endpoints/${endpoint.json.id}/disable`, { csrf, confirm: "yes" })
+    expect((await admin.get(`/console/accounts/${accountA.account_id}`)).text).toContain("Endpoint disabled.")
+    expect((await send(server, accountA, "GET", `/v1/webhook_endpoints/${endpoint.json.id}`)).json.status).toBe("disabled")
+
+    expect((await admin.post(`/console/accounts/${accountB.account_id}/suspend`, { csrf })).text).toContain("<h1>Confirm suspension</h1>")
+    await admin.post(`/console/accounts/${accountB.account_id}/suspend`, { csrf, confirm: "yes" })
+    expect((await admin.get(`/console/accounts/${accountB.account_id}`)).text).toContain("Account suspended.")
+    expect((await Effect.runPromise(server.accounts.get(accountB.account_id))).status).toBe("suspended")
+    await admin.post(`/console/accounts/${accountB.account_id}/activate`, { csrf, confirm: "yes" })
+    expect((await admin.get(`/console/accounts/${accountB.account_id}`)).text).toContain("Account activated.")
+    expect((await Effect.runPromise(server.accounts.get(accountB.account_id))).status).toBe("active")
+
+    const audit = (await admin.get("/console/audit")).text
+    for (const action of ["redeliver_event", "disable_webhook_endpoint", "suspend_account", "activate_account"]) {
+      expect(audit).toMatch(new RegExp(`<td>${action}</td>[\\s\\S]*?<td>succeeded</td>`))
+    }
+    // The operator granted A only does not read B's entries.
+    expect((await asOperator.get("/console/audit")).text).not.toContain(accountB.account_id)
+  }, 30_000)
+})
+
 describe("garbage in, never a 500", () => {
   it("search fields and action amounts of any shape answer 200, 303, 403 or 404", async () => {
     const agent = asOperator
@@ -398,20 +500,23 @@ describe("watch", () => {
       expect(page.text).toContain(`<title id="`)
       expect(page.text).toContain(title)
     }
-    expect(page.text).toMatch(/<th scope="row">sandbox card<\/th><td class="num">100%<\/td><td>\d+ approved of \d+<\/td>/)
+    expect(page.text.slice(page.text.indexOf("authorization-rate-caption"), page.text.indexOf("webhook-backlog-caption"))).toMatch(/<th scope="row">sandbox card<\/th><td class="num">100%<\/td><td>\d+ approved of \d+<\/td>/)
   })
 
-  it("minute points: one per minute, the latest sample of each, the last hour and one", () => {
+  it("minute points: one per minute, the latest sample of each, the last hour; differences start at the origin", () => {
     const point = (minute: number, created: number): MinutePoint => ({
       minute: minute * 60_000, payments: { authorized: created }, authorizations: {}, webhookBacklog: null, reconciliationBacklog: null, lagBuckets: null
     })
-    let ring: Array<MinutePoint> = []
-    ring = addPoint(ring, point(1, 1))
-    ring = addPoint(ring, point(1, 3))
-    expect(ring.map((p) => p.payments.authorized)).toEqual([3])
-    for (let m = 2; m < 100; m++) ring = addPoint(ring, point(m, m))
-    expect(ring.length).toBe(POINTS)
-    expect(ring[ring.length - 1]!.minute).toBe(99 * 60_000)
+    let window = EMPTY_WINDOW
+    window = addPoint(window, point(1, 0))
+    window = addPoint(window, point(1, 3))
+    // The first sample is the origin: the start minute's 3 payments are a difference, not a baseline.
+    expect(window.origin?.payments.authorized).toBe(0)
+    expect(window.points.map((p) => p.payments.authorized)).toEqual([3])
+    for (let m = 2; m < 100; m++) window = addPoint(window, point(m, m))
+    expect(window.points.length).toBe(POINTS)
+    expect(window.points[window.points.length - 1]!.minute).toBe(99 * 60_000)
+    expect(window.origin!.minute).toBe(39 * 60_000)
   })
 
   it("quantiles from cumulative buckets, and axis tops", () => {

@@ -340,13 +340,15 @@ export const consoleReadsContract = <E>(name: string, ports: Layer.Layer<Ports, 
           expect(answered.status).toBe("succeeded")
           expect(answered.next_attempt_at).toBeNull()
           expect(answered.attempts).toHaveLength(1)
-          expect(answered.attempts[0]).toMatchObject({ status_code: 200, error: null })
+          // The receiver's own answer, as it sent it.
+          expect(answered.attempts[0]).toMatchObject({ status_code: 200, error: null, response: "received" })
           expect(answered.attempts[0]!.latency_ms).toBeGreaterThanOrEqual(0)
           const refused = event.deliveries.find((d) => d.endpoint_url === f.refusedUrl)!
           expect(refused.status).toBe("failed")
           expect(Date.parse(refused.next_attempt_at!)).toBeGreaterThan(Date.parse(refused.attempts[0]!.at))
           expect(refused.attempts).toHaveLength(1)
           expect(refused.attempts[0]!.status_code).toBeNull()
+          expect(refused.attempts[0]!.response).toBeNull()
           expect(refused.attempts[0]!.error).toEqual(expect.any(String))
         }
       }))

@@ -25,7 +25,7 @@
 import * as http from "node:http"
 import * as https from "node:https"
 import { isIP, type LookupFunction } from "node:net"
-import { type DeliveryOutcome, deliveryTargets, HostResolver, WebhookPrivateReceivers, WebhookReceiverPolicy, WebhookTransport } from "@tender/domain"
+import { type DeliveryOutcome, deliveryTargets, HostResolver, RESPONSE_BYTES, WebhookPrivateReceivers, WebhookReceiverPolicy, WebhookTransport } from "@tender/domain"
 import { Clock, Effect, Layer } from "effect"
 
 /** Read at most this much of a response before dropping the connection: nobody reads it. */
@@ -54,7 +54,7 @@ const pinnedLookup = (addresses: ReadonlyArray<string>): LookupFunction => (_hos
 }
 
 type PostRequest = Parameters<WebhookTransport["Service"]["post"]>[0]
-type Reply = { readonly status: number } | { readonly error: string }
+type Reply = { readonly status: number; readonly body?: string } | { readonly error: string }
 
 /** At most this many agents (origin × address set) are kept; the least recently used one is closed. */
 export const MAX_AGENTS = 256
@@ -90,8 +90,12 @@ const exchange = (request: PostRequest, url: URL, agent: http.Agent, addresses: 
   new Promise<Reply>((resolve) => {
     const timeout = AbortSignal.timeout(timeoutMs)
     let status: number | undefined
+    // The start of the body, kept for the log (RESPONSE_BYTES); the rest is drained unread.
+    const kept: Array<Buffer> = []
+    let keptBytes = 0
     // Once the status is in, the attempt has its answer: a body cut short (limit, timeout, reset) does not change it.
-    const settle = (reply: Reply) => resolve(status === undefined ? reply : { status })
+    const settle = (reply: Reply) =>
+      resolve(status === undefined ? reply : { status, body: Buffer.concat(kept).subarray(0, RESPONSE_BYTES).toString("utf8") })
     const options: https.RequestOptions = {
       method: "POST",
       hostname: url.hostname.replace(/^\[|\]$/g, ""),
@@ -107,6 +111,10 @@ const exchange = (request: PostRequest, url: URL, agent: http.Agent, addresses: 
       status = response.statusCode ?? 0
       let read = 0
       response.on("data", (chunk: Buffer) => {
+        if (keptBytes < RESPONSE_BYTES) {
+          kept.push(chunk)
+          keptBytes += chunk.byteLength
+        }
         read += chunk.byteLength
         // Past the limit the connection is dropped rather than read on (an endless body would hold the slot).
         if (read > DRAIN_LIMIT_BYTES) {
@@ -154,7 +162,7 @@ export const layer: Layer.Layer<WebhookTransport, never, HostResolver> = Layer.e
           }
           const duration_ms = yield* elapsed
           const outcome: DeliveryOutcome = "status" in result
-            ? { _tag: "Answered", status: result.status, duration_ms }
+            ? { _tag: "Answered", status: result.status, duration_ms, body: result.body }
             : { _tag: "Failed", error: result.error, duration_ms }
           return outcome
         }).pipe(Effect.withSpan("WebhookTransportHttp.post"))

@@ -99,6 +99,7 @@ export const kindOfId = (id: string): SearchKind | "event" | undefined => {
 const ID = /^[a-z]+_[A-Za-z0-9]{8,64}$/
 const DAY = /^\d{4}-\d{2}-\d{2}$/
 const EARLIEST = Date.parse("1970-01-01T00:00:00Z")
+/** Exclusive: a `to` day's bound is the next midnight, and PostgreSQL reads no year past 9999. */
 const LATEST = Date.parse("9999-12-31T00:00:00Z")
 
 const given = (value: string | undefined): string | undefined => {
@@ -117,7 +118,7 @@ const dateBound = (field: "from" | "to", value: string): string | ValidationFail
   if (Number.isNaN(parsed) || (day && new Date(parsed).toISOString().slice(0, 10) !== value) || (!day && !value.includes("T"))) {
     return invalidField(field, "must be a date (YYYY-MM-DD) or an ISO 8601 timestamp")
   }
-  if (parsed < EARLIEST || parsed > LATEST) return invalidField(field, "must be between 1970-01-01 and 9999-12-30")
+  if (parsed < EARLIEST || parsed >= LATEST) return invalidField(field, "must be between 1970-01-01 and 9999-12-30")
   return new Date(day && field === "to" ? parsed + 86_400_000 : parsed).toISOString()
 }
 

@@ -52,6 +52,8 @@ export interface StoryRecords {
     readonly status_code: number | null
     readonly duration_ms: number
     readonly error: string | null
+    /** The start of the receiver's answer body; absent in attempts logged before it was kept. */
+    readonly response?: string | null | undefined
   }>
 }
 
@@ -69,8 +71,7 @@ export const storyOf = (records: StoryRecords): PaymentStory => {
   const attemptsOf = new Map<string, Array<StoryDelivery["attempts"][number]>>()
   for (const a of records.attempts) {
     const list = attemptsOf.get(a.delivery_id) ?? []
-    // The transport keeps no body of the receiver's answer: its status code is the answer, its error the failure.
-    list.push({ at: a.attempted_at, status_code: a.status_code, latency_ms: a.duration_ms, response: null, error: a.error })
+    list.push({ at: a.attempted_at, status_code: a.status_code, latency_ms: a.duration_ms, response: a.response ?? null, error: a.error })
     attemptsOf.set(a.delivery_id, list)
   }
   const deliveriesOf = new Map<string, Array<StoryDelivery>>()

@@ -170,7 +170,13 @@ export const DeliveryAttempt = Schema.Struct({
   status_code: Schema.NullOr(Schema.Int),
   duration_ms: Schema.Int,
   /** Why it failed, when it did (timeout, connection refused, non-2xx). */
-  error: Schema.NullOr(Schema.String)
+  error: Schema.NullOr(Schema.String),
+  /**
+   * The start of the receiver's answer body (the transport reads at most `RESPONSE_BYTES` of it),
+   * when it answered: what an operator reads to tell why a receiver refused. Absent when nothing
+   * answered, and in attempts logged before it was kept (issue 26).
+   */
+  response: Schema.optional(Schema.String)
 })
 /** One POST of a delivery as stored. */
 export type DeliveryAttempt = typeof DeliveryAttempt.Type

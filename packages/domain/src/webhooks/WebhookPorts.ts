@@ -184,9 +184,15 @@ export class Pruning extends Context.Service<Pruning, {
   pruneExpired(limit: number): Effect.Effect<number>
 }>()("@tender/domain/Pruning") {}
 
-/** What one POST to an endpoint came to: an HTTP answer, or a failure (no answer). */
+/** How much of a receiver's answer body the transport keeps: enough for an error message, no more. */
+export const RESPONSE_BYTES = 1024
+
+/**
+ * What one POST to an endpoint came to: an HTTP answer (with the start of its body, at most
+ * `RESPONSE_BYTES` of it, as UTF-8), or a failure (no answer).
+ */
 export type DeliveryOutcome =
-  | { readonly _tag: "Answered"; readonly status: number; readonly duration_ms: number }
+  | { readonly _tag: "Answered"; readonly status: number; readonly duration_ms: number; readonly body?: string | undefined }
   | { readonly _tag: "Failed"; readonly error: string; readonly duration_ms: number }
 
 /** Port: POSTs one signed webhook and reports what happened (never fails: failures are outcomes). */

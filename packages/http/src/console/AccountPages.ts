@@ -8,7 +8,7 @@ import { HttpRouter } from "effect/http"
 import { Accounts, Webhooks } from "@tender/domain"
 import { isGranted } from "@tender/domain/operators/Operator"
 import { facts, html, utcTime } from "../hosted/Html.ts"
-import { accountStatusForm, disableEndpointForm } from "./Actions.ts"
+import { accountStatusForm, disableEndpointForm } from "./ActionForms.ts"
 import type { Auth } from "./Auth.ts"
 import { notFound, pageResponse } from "./Layout.ts"
 

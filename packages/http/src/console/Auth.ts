@@ -12,8 +12,10 @@
  *   no session yet: their forms use a double-submit cookie `tender_console_csrf`.
  * - Notices after a redirect travel in a short-lived HttpOnly cookie (`tender_console_flash`) set by
  *   the server, never in the URL: no link can make the console print text of someone else's choosing.
+ *   The cookie is MACed with the session's CSRF token, so one planted by a sibling host (cookie
+ *   tossing) or left by another session is not shown.
  */
-import { randomBytes, timingSafeEqual } from "node:crypto"
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import { Effect, Option } from "effect"
 import * as ByteSize from "effect/ByteSize"
 import { HttpIncomingMessage, HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
@@ -59,6 +61,8 @@ export const sameSecret = (presented: string | undefined, expected: string | und
 }
 
 export const newToken = (): string => randomBytes(32).toString("base64url")
+
+const flashMac = (payload: string, key: string) => createHmac("sha256", key).update(payload).digest("base64url")
 
 export interface SignedIn {
   readonly operator: OperatorView
@@ -113,17 +117,17 @@ export const makeAuth = (options: AuthOptions) => {
       ? seeOther(LOGIN_PATH)
       : expireCookie(seeOther(LOGIN_PATH), SESSION_COOKIE, cookieOptions(request))
 
-  /** The message a redirect left (Flash), and the response's clearing of it. */
-  const takeFlash = (request: HttpServerRequest.HttpServerRequest): Message | undefined => {
-    const raw = request.cookies[FLASH_COOKIE]
-    if (raw === undefined) return undefined
+  /** The message a redirect left for this session (Flash), if its MAC holds. */
+  const takeFlash = (request: HttpServerRequest.HttpServerRequest, key: string): Message | undefined => {
+    const [payload, mac] = (request.cookies[FLASH_COOKIE] ?? "").split(".")
+    if (payload === undefined || !sameSecret(mac, flashMac(payload, key))) return undefined
     try {
-      const parsed = JSON.parse(Buffer.from(raw, "base64url").toString("utf8")) as { kind?: unknown; text?: unknown }
+      const parsed = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as { kind?: unknown; text?: unknown }
       if ((parsed.kind === "status" || parsed.kind === "alert") && typeof parsed.text === "string") {
         return { kind: parsed.kind, text: parsed.text.slice(0, 500) }
       }
     } catch {
-      // A cookie we did not write: no message.
+      // Not ours after all: no message.
     }
     return undefined
   }
@@ -137,7 +141,7 @@ export const makeAuth = (options: AuthOptions) => {
       const request = yield* HttpServerRequest.HttpServerRequest
       const signed = yield* signedIn
       if (Option.isNone(signed)) return toLogin(request)
-      const response = yield* handler(signed.value, takeFlash(request))
+      const response = yield* handler(signed.value, takeFlash(request, signed.value.session.csrf_token))
       return request.cookies[FLASH_COOKIE] === undefined ? response : expireCookie(response, FLASH_COOKIE, cookieOptions(request))
     })
 
@@ -165,9 +169,11 @@ export const makeAuth = (options: AuthOptions) => {
   const loginFormOk = (request: HttpServerRequest.HttpServerRequest, form: Form) =>
     originOk(request) && sameSecret(field(form, "csrf"), request.cookies[LOGIN_CSRF_COOKIE])
 
-  /** A redirect that leaves a message for the page it leads to. */
-  const redirectWith = (request: HttpServerRequest.HttpServerRequest, location: string, message: Message) =>
-    setCookie(seeOther(location), FLASH_COOKIE, Buffer.from(JSON.stringify(message)).toString("base64url"), cookieOptions(request, 60))
+  /** A redirect that leaves a message for this session's next page. */
+  const redirectWith = (request: HttpServerRequest.HttpServerRequest, signed: SignedIn, location: string, message: Message) => {
+    const payload = Buffer.from(JSON.stringify(message)).toString("base64url")
+    return setCookie(seeOther(location), FLASH_COOKIE, `${payload}.${flashMac(payload, signed.session.csrf_token)}`, cookieOptions(request, 60))
+  }
 
   return { isHttps, cookieOptions, originOk, signedIn, page, action, loginCsrf, withLoginCsrf, loginFormOk, redirectWith, toLogin }
 }

@@ -35,6 +35,8 @@ export interface LineChartSpec {
   readonly xLabels: ReadonlyArray<string>
   readonly series: ReadonlyArray<Series>
   readonly format?: ((value: number) => string) | undefined
+  /** Counts: the axis' top is at least 2, so its middle tick is a whole number too. */
+  readonly counts?: boolean | undefined
 }
 
 export interface Bar {
@@ -88,7 +90,7 @@ const legend = (names: ReadonlyArray<string>): Html =>
 export const lineChart = (spec: LineChartSpec): Html => {
   const format = spec.format ?? plain
   const values = spec.series.flatMap((s) => s.values.filter((v): v is number => v !== null))
-  const top = niceCeiling(Math.max(0, ...values))
+  const top = spec.counts === true ? Math.max(2, niceCeiling(Math.max(0, ...values))) : niceCeiling(Math.max(0, ...values))
   const n = spec.xLabels.length
   const x = (i: number) => round(LEFT + (n <= 1 ? PLOT_W / 2 : (PLOT_W * i) / (n - 1)))
   const y = (v: number) => round(TOP + PLOT_H * (1 - v / top))

@@ -1,16 +1,17 @@
 /**
  * The console's Watch figures (design26): every 10 s the sampler takes the same snapshot /metrics
  * renders (Metrics.MetricsSnapshot: cluster-merged, with the database's gauges) and keeps what the
- * charts read as one point per minute (the minute's latest sample), the last 61 minutes: 60 minutes
- * of differences for the counters. In memory, per process: a restart starts the charts over, and
- * /metrics with Prometheus remains the record.
+ * charts read as one point per minute (the minute's latest sample), the last 60 minutes, and the
+ * origin the counters' differences start from: the first sample taken, then the point that fell out
+ * of the window (so the first minute's payments are counted too). In memory, per process: a restart
+ * starts the charts over, and /metrics with Prometheus remains the record.
  */
 import { Context, Effect, Layer, Schedule } from "effect"
 import { MetricsSnapshot, type WireMetric } from "../Metrics.ts"
 
 export const SAMPLE_EVERY_MS = 10_000
-/** 60 minutes of per-minute differences need 61 cumulative points. */
-export const POINTS = 61
+/** Minutes kept. */
+export const POINTS = 60
 
 export interface MinutePoint {
   /** Start of the minute, epoch ms. */
@@ -60,29 +61,41 @@ export const pointOf = (metrics: ReadonlyArray<WireMetric>, nowMs: number): Minu
   }
 }
 
-/** The ring after one more sample: it replaces its minute's point, or starts the next one. */
-export const addPoint = (ring: ReadonlyArray<MinutePoint>, point: MinutePoint): Array<MinutePoint> => {
-  const last = ring[ring.length - 1]
-  const kept = last !== undefined && last.minute === point.minute ? ring.slice(0, -1) : ring.slice()
+/** The minute points, oldest first, and the cumulative figures the first point's differences start from. */
+export interface Window {
+  readonly origin: MinutePoint | undefined
+  readonly points: ReadonlyArray<MinutePoint>
+}
+
+export const EMPTY_WINDOW: Window = { origin: undefined, points: [] }
+
+/**
+ * The window after one more sample: it replaces its minute's point, or starts the next one; the very
+ * first sample is also the origin, and a point that falls out of the window becomes it.
+ */
+export const addPoint = (window: Window, point: MinutePoint): Window => {
+  const last = window.points[window.points.length - 1]
+  const kept = last !== undefined && last.minute === point.minute ? window.points.slice(0, -1) : window.points.slice()
   kept.push(point)
-  return kept.slice(-POINTS)
+  const dropped = kept.length > POINTS ? kept[kept.length - POINTS - 1] : undefined
+  return { origin: dropped ?? window.origin ?? point, points: kept.slice(-POINTS) }
 }
 
 export class Sampler extends Context.Service<Sampler, {
-  /** The minute points, oldest first, after a sample taken now (a reload shows the current minute as it stands). */
-  readonly points: Effect.Effect<ReadonlyArray<MinutePoint>>
+  /** The window after a sample taken now (a reload shows the current minute as it stands). */
+  readonly window: Effect.Effect<Window>
 }>()("@tender/http/console/Sampler") {}
 
 export const layer = Layer.effect(
   Sampler,
   Effect.gen(function*() {
     const snapshot = yield* MetricsSnapshot
-    let ring: ReadonlyArray<MinutePoint> = []
+    let window = EMPTY_WINDOW
     const sample = Effect.map(snapshot.take, (metrics) => {
-      ring = addPoint(ring, pointOf(metrics, Date.now()))
+      window = addPoint(window, pointOf(metrics, Date.now()))
     })
     // The first sample at once, so the page has a point from the start; a failed one only skips a beat.
     yield* Effect.forkScoped(Effect.repeat(Effect.ignore(sample), Schedule.spaced(SAMPLE_EVERY_MS)))
-    return Sampler.of({ points: Effect.andThen(Effect.ignore(sample), Effect.sync(() => ring)) })
+    return Sampler.of({ window: Effect.andThen(Effect.ignore(sample), Effect.sync(() => window)) })
   })
 )

@@ -9,10 +9,10 @@
  */
 import { Effect, Option } from "effect"
 import { HttpRouter } from "effect/http"
-import { type CardFacts, ConsoleReads, type PaymentStory, type StoryEvent, type StoryTransaction } from "@tender/domain"
+import { type CardFacts, ConsoleReads, type PaymentStory, type StoryAttempt, type StoryEvent, type StoryTransaction } from "@tender/domain"
 import { isGranted } from "@tender/domain/operators/Operator"
 import { facts, type Html, html, methodName, money, utcTime } from "../hosted/Html.ts"
-import { orderActionForms, redeliverForm } from "./Actions.ts"
+import { orderActionForms, redeliverForm } from "./ActionForms.ts"
 import type { Auth } from "./Auth.ts"
 import { notFound, pageResponse, type Viewer } from "./Layout.ts"
 
@@ -49,6 +49,14 @@ const transactionItem = (txn: StoryTransaction): Html =>
     ])
   }</li>`
 
+/** The receiver's answer: its body when one was kept, the transport's error, else what its status says. */
+const answerOf = (attempt: StoryAttempt): Html => {
+  if (attempt.response !== null && attempt.response !== "") return html`<pre class="code">${attempt.response}</pre>`
+  if (attempt.error !== null) return html`Error: ${attempt.error}`
+  if (attempt.status_code === null) return html`No answer`
+  return html`HTTP ${attempt.status_code}${attempt.status_code >= 200 && attempt.status_code < 300 ? " (accepted)" : " (refused: retried)"}`
+}
+
 const eventItem = (viewer: Viewer, event: StoryEvent): Html =>
   html`<li><strong>${event.type}</strong> · <code>${event.id}</code> · <time datetime="${event.created_at}">${utcTime(event.created_at)}</time> ${
     redeliverForm(viewer, event.id)
@@ -64,8 +72,8 @@ const eventItem = (viewer: Viewer, event: StoryEvent): Html =>
             : html`<table><caption>Attempts of ${delivery.id}</caption><thead><tr><th scope="col">Time</th><th scope="col" class="num">Status code</th><th scope="col" class="num">Latency ms</th><th scope="col">Receiver's answer</th></tr></thead><tbody>${
               delivery.attempts.map((attempt) =>
                 html`<tr><td>${utcTime(attempt.at)}</td><td class="num">${attempt.status_code ?? "none"}</td><td class="num">${attempt.latency_ms ?? ""}</td><td>${
-                  attempt.error !== null ? html`<span>Error: ${attempt.error}</span>` : ""
-                }${attempt.response !== null && attempt.response !== "" ? html`<pre class="code">${attempt.response}</pre>` : ""}</td></tr>`
+                  answerOf(attempt)
+                }</td></tr>`
               )
             }</tbody></table>`
         }`

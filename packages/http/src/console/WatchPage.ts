@@ -8,7 +8,7 @@ import { html } from "../hosted/Html.ts"
 import type { Auth } from "./Auth.ts"
 import { barChart, lineChart } from "./Charts.ts"
 import { pageResponse } from "./Layout.ts"
-import type { MinutePoint, Sampler } from "./Sampler.ts"
+import type { MinutePoint, Sampler, Window } from "./Sampler.ts"
 
 const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16)
 
@@ -24,11 +24,12 @@ export const quantile = (buckets: ReadonlyArray<readonly [number | null, number]
 const bucketDelta = (now: MinutePoint["lagBuckets"], before: MinutePoint["lagBuckets"]) =>
   now === null ? [] : now.map(([le, n], i) => [le, n - (before?.[i]?.[1] ?? 0)] as const)
 
-export const charts = (points: ReadonlyArray<MinutePoint>) => {
-  const pairs = points.slice(1).map((point, i) => ({ point, before: points[i]! }))
+export const charts = ({ origin, points }: Window) => {
+  // Each minute's difference from the point before it; the first minute's, from the origin.
+  const pairs = points.map((point, i) => ({ point, before: i === 0 ? origin ?? point : points[i - 1]! }))
   const minutes = pairs.map(({ point }) => hhmm(point.minute))
   const statuses = [...new Set(points.flatMap((p) => Object.keys(p.payments)))].sort()
-  const first = points.length > 1 ? points[0] : undefined
+  const first = origin
   const last = points[points.length - 1]
   const channels = last === undefined ? [] : Object.keys(last.authorizations).sort()
   const rates = channels.map((key) => {
@@ -47,6 +48,7 @@ ${
       title: "Payments per minute by outcome",
       description: "Payments created each minute over the last hour, one line per resulting status or error code.",
       xLabels: minutes,
+      counts: true,
       series: statuses.map((status) => ({ name: status, values: pairs.map(({ point, before }) => Math.max(0, (point.payments[status] ?? 0) - (before.payments[status] ?? 0))) }))
     })
   }
@@ -68,6 +70,7 @@ ${
       title: "Webhook backlog",
       description: "Webhook deliveries due and not yet sent, at each minute of the last hour.",
       xLabels: gaugeMinutes,
+      counts: true,
       series: [{ name: "Deliveries due", values: points.map((p) => p.webhookBacklog) }]
     })
   }
@@ -90,6 +93,7 @@ ${
       title: "Reconciliation backlog",
       description: "Provider calls without a recorded answer past their grace, at each minute of the last hour.",
       xLabels: gaugeMinutes,
+      counts: true,
       series: [{ name: "Calls to reconcile", values: points.map((p) => p.reconciliationBacklog) }]
     })
   }
@@ -99,12 +103,12 @@ ${
 export const watch = (auth: Auth, sampler: Sampler["Service"]) =>
   auth.page((signed, message) =>
     Effect.gen(function*() {
-      const points = yield* sampler.points
+      const window = yield* sampler.window
       return pageResponse({
         title: "Watch",
         viewer: signed.viewer,
         message,
-        body: html`<h1>Watch</h1><p class="muted">The last hour, per minute, from the figures <code>/metrics</code> serves; sampled every 10 seconds. Reload for the latest.</p>${charts(points)}`
+        body: html`<h1>Watch</h1><p class="muted">The last hour, per minute, from the figures <code>/metrics</code> serves; sampled every 10 seconds. Reload for the latest.</p>${charts(window)}`
       })
     })
   )

@@ -223,7 +223,8 @@ const AttemptFacts = Schema.Struct({
   attempted_at: Timestamp,
   status_code: Schema.NullOr(Schema.Int),
   duration_ms: Schema.Int,
-  error: Schema.NullOr(Schema.String)
+  error: Schema.NullOr(Schema.String),
+  response: Schema.NullOr(Schema.String)
 })
 const Located = Schema.Struct({ account_id: Schema.String, order_id: Schema.NullOr(Schema.String) })
 
@@ -290,7 +291,7 @@ export const layer: Layer.Layer<ConsoleReads, never, PgClient.PgClient> = Layer.
           FROM webhook_deliveries d JOIN events e ON e.id = d.event_id
           LEFT JOIN webhook_endpoints w ON w.id = d.endpoint_id
           WHERE e.order_id = ${orderId}`.pipe(Effect.flatMap(decodeAll(DeliveryFacts)))
-        const attempts = yield* sql`SELECT a.delivery_id, a.attempted_at, a.status_code, a.duration_ms, a.error
+        const attempts = yield* sql`SELECT a.delivery_id, a.attempted_at, a.status_code, a.duration_ms, a.error, a.response
           FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id JOIN events e ON e.id = d.event_id
           WHERE e.order_id = ${orderId} ORDER BY a.attempted_at, a.seq`.pipe(Effect.flatMap(decodeAll(AttemptFacts)))
         return Option.some(ConsoleStory.storyOf({ order, transactions, outflows, events, deliveries, attempts }))

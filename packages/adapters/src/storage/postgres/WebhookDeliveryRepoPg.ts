@@ -40,6 +40,10 @@ export const DeliveryRow = Schema.Struct({
 })
 
 export const AttemptRow = Schema.Struct({ ...Webhook.DeliveryAttempt.fields, attempted_at: Timestamp })
+/** An attempt as read: a NULL `response` (no answer, or logged before it was kept) is the record's absent one. */
+const StoredAttempt = Schema.Struct({ ...AttemptRow.fields, response: Schema.NullOr(Schema.String) })
+const attemptOf = ({ response, ...attempt }: typeof StoredAttempt.Type): Webhook.DeliveryAttempt =>
+  response === null ? attempt : { ...attempt, response }
 
 const Key = Schema.Struct({ accountId: Schema.String, id: Schema.String })
 const Written = Schema.Struct({ id: Schema.String })
@@ -228,13 +232,14 @@ export const layerWith = (options: Options): Layer.Layer<WebhookDeliveryRepo, ne
           attempted_at: attempt.attempted_at,
           status_code: attempt.status_code,
           duration_ms: attempt.duration_ms,
-          error: attempt.error
+          error: attempt.error,
+          response: attempt.response ?? null
         }))
         return sql`WITH input AS (
               SELECT * FROM jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) AS i(id text, account_id text,
                 fence text, status text, attempts integer, next_attempt_at timestamptz,
                 last_attempt_at timestamptz, updated_at timestamptz, attempted_at timestamptz,
-                status_code integer, duration_ms integer, error text)
+                status_code integer, duration_ms integer, error text, response text)
             ), updated AS (
               UPDATE webhook_deliveries d
               SET status = i.status, attempts = i.attempts, next_attempt_at = i.next_attempt_at,
@@ -243,8 +248,8 @@ export const layerWith = (options: Options): Layer.Layer<WebhookDeliveryRepo, ne
               WHERE d.id = i.id AND d.account_id = i.account_id AND d.lease_token IS NOT DISTINCT FROM i.fence
               RETURNING d.id
             )
-            INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, error)
-            SELECT i.id, i.attempted_at, i.status_code, i.duration_ms, i.error
+            INSERT INTO webhook_attempts (delivery_id, attempted_at, status_code, duration_ms, error, response)
+            SELECT i.id, i.attempted_at, i.status_code, i.duration_ms, i.error, i.response
             FROM input i JOIN updated u ON u.id = i.id
             RETURNING delivery_id AS id`
       }
@@ -257,9 +262,9 @@ export const layerWith = (options: Options): Layer.Layer<WebhookDeliveryRepo, ne
     })
     const attempts = SqlSchema.findAll({
       Request: Schema.String,
-      Result: AttemptRow,
+      Result: StoredAttempt,
       execute: (deliveryId) =>
-        sql`SELECT a.delivery_id, a.attempted_at, a.status_code, a.duration_ms, a.error
+        sql`SELECT a.delivery_id, a.attempted_at, a.status_code, a.duration_ms, a.error, a.response
             FROM webhook_attempts a WHERE a.delivery_id = ${deliveryId} ORDER BY a.attempted_at, a.seq`
     })
 
@@ -360,7 +365,7 @@ export const layerWith = (options: Options): Layer.Layer<WebhookDeliveryRepo, ne
           Effect.flatMap(written(delivery, "false")),
           Effect.withSpan("WebhookDeliveryRepoPg.update")
         ),
-      attempts: (deliveryId) => attempts(deliveryId).pipe(Effect.orDie)
+      attempts: (deliveryId) => attempts(deliveryId).pipe(Effect.map((rows) => rows.map(attemptOf)), Effect.orDie)
     })
   })
 )

@@ -20,7 +20,7 @@ import type { Claimed } from "./Claim.ts"
 export type Recorder = (delivery: Decided<Webhook.WebhookDelivery>, attempt: Webhook.DeliveryAttempt) => Effect.Effect<boolean>
 
 /** What an attempt came to, as its log row says it. */
-export type AttemptOutcome = Pick<Webhook.DeliveryAttempt, "status_code" | "error" | "duration_ms">
+export type AttemptOutcome = Pick<Webhook.DeliveryAttempt, "status_code" | "error" | "duration_ms" | "response">
 
 /** The transport's report as the log's row: any 2xx is success, any other answer a failure. */
 export const outcomeOf = (result: DeliveryOutcome): AttemptOutcome =>
@@ -28,7 +28,8 @@ export const outcomeOf = (result: DeliveryOutcome): AttemptOutcome =>
     ? {
       status_code: result.status,
       error: result.status >= 200 && result.status < 300 ? null : `HTTP ${result.status}`,
-      duration_ms: result.duration_ms
+      duration_ms: result.duration_ms,
+      ...(result.body === undefined ? {} : { response: result.body })
     }
     // The transport's reason (one per address tried) is the receiver's doing and unbounded; the
     // delivery's answer shows it within the document's bound.

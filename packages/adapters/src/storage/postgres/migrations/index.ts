@@ -47,7 +47,7 @@ import * as m0043 from "./0043_listener_changes.ts"
 import * as m0044 from "./0044_event_feed.ts"
 import * as m0045 from "./0045_temporary_keys.ts"
 import * as m0046 from "./0046_operators.ts"
-import * as m0047 from "./0047_console_search.ts"
+import * as m0047 from "./0047_console_reads.ts"
 
 export interface Migration {
   readonly name: string
@@ -103,5 +103,5 @@ export const migrations: ReadonlyArray<Migration> = [
   { name: "0044_event_feed", statements: m0044.statements },
   { name: "0045_temporary_keys", statements: m0045.statements },
   { name: "0046_operators", statements: m0046.statements },
-  { name: "0047_console_search", statements: m0047.statements }
+  { name: "0047_console_reads", statements: m0047.statements }
 ]

@@ -1,6 +1,11 @@
 /**
- * Issue 26, the operator console's search (ConsoleReadsPg): the indexes its filters need so that a
- * search never walks a whole large table. Like 0025's, each ends in the keyset order
+ * Issue 26, the operator console's reads (ConsoleReadsPg).
+ *
+ * A webhook attempt keeps the start of the receiver's answer body (`response`, at most 1 KiB: the
+ * transport reads no more), which the payment's story shows: a nullable column, so adding it
+ * rewrites nothing, and attempts logged before have none.
+ *
+ * The search's indexes, so that a search never walks a whole large table. Like 0025's, each ends in the keyset order
  * `(created_at DESC, id DESC)`, so one range scan serves filter, order and cursor.
  *
  * - Last four: led by the digits, not the account, since an admin granted every account searches
@@ -18,6 +23,7 @@
  * each through `transactions_order_idx`.
  */
 export const statements = [
+  `ALTER TABLE webhook_attempts ADD COLUMN response text`,
   `CREATE INDEX transactions_last4_idx ON transactions ((payment_instrument->>'last4_digits'), account_id, created_at DESC, id DESC)
     WHERE payment_instrument->>'type' = 'card'`,
   `CREATE INDEX orders_amount_idx ON orders (currency, amount, account_id, created_at DESC, id DESC)`,
