@@ -333,6 +333,9 @@ describe("acting", () => {
     expect(noToken.text).toContain("This form has expired or did not come from the console")
     const foreign = await agent.post(`/console/orders/${orderA}/capture`, { ...fields, csrf }, { origin: "https://evil.example" })
     expect(foreign.status).toBe(403)
+    // Origin: null (how a browser words ours under no-referrer, and a sandboxed frame's) with Fetch Metadata saying another site.
+    const crossSite = await agent.post(`/console/orders/${orderA}/capture`, { ...fields, csrf }, { origin: "null", "sec-fetch-site": "cross-site" })
+    expect(crossSite.status).toBe(403)
     expect((await orderOf(accountA, orderA)).captured_amount ?? 0).toBe(0)
   })
 
@@ -381,6 +384,14 @@ describe("acting", () => {
     const refused = await agent.post(`/console/orders/${orderB}/void`, { csrf, confirm: "yes" })
     expect(refused.status).toBe(404)
     expect((await orderOf(accountB, orderB)).status).toBe("authorized")
+  })
+
+  it("our own form as Chromium posts it (Origin: null under no-referrer, Sec-Fetch-Site: same-origin) is taken", async () => {
+    const agent = asOperator
+    const csrf = csrfOf((await agent.get(`/console/orders/${orderA}`)).text)
+    const confirm = await agent.post(`/console/orders/${orderA}/void`, { csrf }, { origin: "null", "sec-fetch-site": "same-origin" })
+    expect(confirm.status).toBe(200)
+    expect(confirm.text).toContain("<h1>Confirm void</h1>")
   })
 
   it("after logout the old session cookie is refused (back to login)", async () => {

@@ -49,7 +49,7 @@ button,.button{display:inline-block;font:inherit;font-weight:600;border:1px soli
 .muted{color:#57606a}
 table{border-collapse:collapse;width:100%;background:#fff;font-size:.9375rem}
 caption{text-align:left;font-weight:600;padding:.5rem 0}
-th,td{text-align:left;padding:.4rem .6rem;border-bottom:1px solid #d0d7de;vertical-align:top;overflow-wrap:anywhere}
+th,td{text-align:left;padding:.4rem .6rem;border-bottom:1px solid #d0d7de;vertical-align:top;overflow-wrap:break-word}
 th{background:#f6f8fa}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .facts{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1.5rem;margin:0}
@@ -61,7 +61,7 @@ td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 .timeline>li.bad{border-left-color:#cf222e}
 .timeline>li.good{border-left-color:#1a7f37}
 .attempts{margin:.25rem 0 .5rem 1rem;padding:0}
-code,.code{font:14px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;overflow-wrap:anywhere}
+code,.code{font:14px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;overflow-wrap:break-word}
 pre.code{white-space:pre-wrap;background:#f6f8fa;border-radius:6px;padding:.5rem;margin:.25rem 0}
 .qr{display:block;width:12rem;height:12rem;margin:1rem 0}
 .secret{font-size:1.125rem;letter-spacing:.05em;user-select:all}

@@ -8,7 +8,8 @@
  *   header of an untrusted peer is anyone's to write). Operators.authenticate applies the idle and
  *   absolute timeouts and touches the session; logout deletes it, so a replayed cookie is refused.
  * - CSRF on every POST: the hidden field `csrf` must equal the session's token (constant-time), and an
- *   `Origin` header, when the browser sends one, must be this server's own. Login and enrolment have
+ *   `Origin` header, when the browser sends one naming a host, must be this server's own (and
+ *   `Sec-Fetch-Site`, when sent, same-origin: `originOk`). Login and enrolment have
  *   no session yet: their forms use a double-submit cookie `tender_console_csrf`.
  * - Notices after a redirect travel in a short-lived HttpOnly cookie (`tender_console_flash`) set by
  *   the server, never in the URL: no link can make the console print text of someone else's choosing.
@@ -94,10 +95,17 @@ export const makeAuth = (options: AuthOptions) => {
     ...(maxAgeSeconds === undefined ? {} : { maxAge: `${maxAgeSeconds} seconds` as const })
   })
 
-  /** No Origin (some browsers omit it on same-origin posts), or this server's own. */
+  /**
+   * The post came from the console's own pages. An Origin naming a host must be ours. `Origin: null`
+   * is what Chromium sends for our own forms, because the console's pages are `no-referrer`; then,
+   * as when Origin is absent, Fetch Metadata decides where a browser says it is: same-origin, or
+   * none (typed by the user), never another site's page. The CSRF token is checked in any case.
+   */
   const originOk = (request: HttpServerRequest.HttpServerRequest): boolean => {
+    const site = request.headers["sec-fetch-site"]
+    if (site !== undefined && site !== "same-origin" && site !== "none") return false
     const origin = request.headers["origin"]
-    if (origin === undefined) return true
+    if (origin === undefined || origin === "null") return true
     if (origin === publicOrigin) return true
     const host = request.headers["host"]
     return host !== undefined && origin === `${isHttps(request) ? "https" : "http"}://${host}`

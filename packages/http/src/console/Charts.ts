@@ -109,7 +109,9 @@ export const lineChart = (spec: LineChartSpec): Html => {
     return html`${d === "" ? "" : html`<path class="series s${s % PALETTE}" d="${d}"/>`}${dots}`
   })
   const ticks = n === 0 ? [] : [...new Set([0, Math.floor((n - 1) / 2), n - 1])]
-  const xTicks = ticks.map((i) => html`<text x="${x(i)}" y="${HEIGHT - 10}" text-anchor="middle">${spec.xLabels[i] ?? ""}</text>`)
+  // The end labels lean inwards, so that neither runs off the drawing.
+  const anchor = (i: number) => n <= 1 ? "middle" : i === 0 ? "start" : i === n - 1 ? "end" : "middle"
+  const xTicks = ticks.map((i) => html`<text x="${x(i)}" y="${HEIGHT - 10}" text-anchor="${anchor(i)}">${spec.xLabels[i] ?? ""}</text>`)
   const content = html`${yAxis(top, format)}${values.length === 0 ? noData : lines}${xTicks}`
   return html`<figure><figcaption id="${spec.id}-caption">${spec.title}</figcaption>
 ${svg(spec.id, spec.title, spec.description, content)}
