@@ -557,7 +557,7 @@ describe.skipIf(!HAVE_CHROMIUM)(
       expect((await order(shopB, pB.orderId)).refunded_amount ?? 0).toBe(0)
     })
 
-    it("after logout, alice's cookie replayed is refused: back to the login page, no data", async () => {
+    it("after logout, alice's cookie replayed is refused: back to the login page, no data (nor with the merchant's API key)", async () => {
       await visit("/console/search")
       await button("Log out").click()
       await page.waitForURL(url("/console/login"))
@@ -571,6 +571,10 @@ describe.skipIf(!HAVE_CHROMIUM)(
       expect(direct.headers()["location"]).toMatch(/\/console\/login$/)
       expect(await direct.text()).not.toContain(p1.reference)
       await browser.context.clearCookies()
+      // Nor does a merchant's API key open the console: it is not a console credential.
+      const withKey = await page.request.get(url(`/console/orders/${p1.orderId}`), { maxRedirects: 0, headers: { authorization: `Bearer ${shopA.secret_key}` } })
+      expect(withKey.status()).toBe(303)
+      expect(withKey.headers()["location"]).toMatch(/\/console\/login$/)
     })
 
     it("vera (viewer) reads the story with no Actions section; her capture POST (with her own cookie and token) is refused and changes nothing", async () => {
