@@ -110,6 +110,24 @@ export const notFound = (viewer?: Viewer) =>
 export const notAllowed = (viewer: Viewer | undefined, reason = "Your role does not allow this action.") =>
   pageResponse({ title: "Not allowed", viewer, body: html`<h1>Not allowed</h1><p>${reason} Nothing was changed.</p>` }, 403)
 
+/**
+ * Anything the console did not expect (a storage failure, a defect): its own page with its own
+ * headers, never the API's JSON envelope; Console.ts logs the cause.
+ */
+export const serverError = () =>
+  pageResponse({ title: "Something went wrong", body: html`<h1>Something went wrong</h1><p>The console could not answer this request; the failure was logged. Check the object's page before trying again. <a href="/console/search">Search</a></p>` }, 500)
+
+/** A method the path does not take (HEAD is answered like GET). */
+export const methodNotAllowed = (allow: ReadonlyArray<string>) =>
+  HttpServerResponse.setHeader(
+    pageResponse({ title: "Method not allowed", body: html`<h1>Method not allowed</h1><p>This address takes ${allow.join(", ")}.</p>` }, 405),
+    "allow",
+    allow.join(", ")
+  )
+
+/** A time of day, UTC (`09:30`), from an ISO timestamp or epoch milliseconds. */
+export const hhmm = (time: string | number): string => new Date(time).toISOString().slice(11, 16)
+
 /** design26: a POST whose CSRF token or Origin does not match. */
 export const expiredForm = (viewer?: Viewer) =>
   notAllowed(viewer, "This form has expired or did not come from the console.")
