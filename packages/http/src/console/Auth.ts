@@ -28,8 +28,8 @@ import { DEFAULT_LANDING, safeNext } from "./Input.ts"
 import { expiredForm, type Message, seeOther, type Viewer } from "./Layout.ts"
 
 export const SESSION_COOKIE = "tender_console"
-export const LOGIN_CSRF_COOKIE = "tender_console_csrf"
-export const FLASH_COOKIE = "tender_console_flash"
+const LOGIN_CSRF_COOKIE = "tender_console_csrf"
+const FLASH_COOKIE = "tender_console_flash"
 
 export const LOGIN_PATH = "/console/login"
 
@@ -46,7 +46,7 @@ const MAX_FORM_BYTES = ByteSize.bytes(16 * 1024)
 export type Form = UrlParams.UrlParams
 
 /** The login page's address, carrying a deep link (`next`) to land on after login when there is one. */
-export const loginPath = (next: string | undefined): string => {
+const loginPath = (next: string | undefined): string => {
   const landing = safeNext(next)
   return landing === undefined || landing === DEFAULT_LANDING ? LOGIN_PATH : `${LOGIN_PATH}?${new URLSearchParams({ next: landing }).toString()}`
 }

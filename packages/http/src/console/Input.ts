@@ -14,7 +14,7 @@ const MAX_ID = 128
 const ID = new RegExp(`^(?:${Object.values(ID_PREFIXES).join("|")})_[A-Za-z0-9]+$`)
 
 /** An id of a known kind (`ord_…`, `acct_…`, …): anything else names no object. */
-export const isId = (id: string): boolean => id.length <= MAX_ID && ID.test(id)
+const isId = (id: string): boolean => id.length <= MAX_ID && ID.test(id)
 
 /** The route's `:id` when it is an id, else undefined (the caller's 404 page). */
 export const routeId: Effect.Effect<string | undefined, never, HttpRouter.RouteContext> = Effect.map(

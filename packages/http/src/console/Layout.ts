@@ -24,7 +24,7 @@ export const CSP = [
 ].join("; ")
 
 /** The headers of every console response (pages, redirects, assets' errors). */
-export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "content-security-policy": CSP,
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
@@ -66,7 +66,7 @@ const nav = (viewer: Viewer): Html =>
     NAV_LINKS.map(([href, label]) => html`<li><a href="${href}">${label}</a></li>`)
   }</ul><form class="signout" method="post" action="/console/logout">${csrfField(viewer.csrf)}<span>Signed in as ${viewer.operator.name} (${viewer.operator.role})</span> <button type="submit" class="link">Log out</button></form></nav>`
 
-export const messageBox = (message: Message | undefined): Part =>
+const messageBox = (message: Message | undefined): Part =>
   message !== undefined && html`<div class="${message.kind === "alert" ? "alert" : "notice"}" role="${message.kind}">${message.text}</div>`
 
 export const render = (options: ConsolePage): Html =>

@@ -91,7 +91,7 @@ const outflowsTable = (story: PaymentStory): Html =>
       )
     }</tbody></table>`
 
-export const renderStory = (viewer: Viewer, story: PaymentStory): Html => {
+const renderStory = (viewer: Viewer, story: PaymentStory): Html => {
   const { order } = story
   // The card of the latest attempt that had one: what the merchant's customer last paid with.
   const card = [...story.transactions].reverse().find((txn) => txn.card !== null)?.card ?? null
