@@ -97,6 +97,25 @@ describe("enrolment and login", () => {
     await login({ name: invitation.operator.name, secret: secret!, password: PASSWORD })
   })
 
+  it("two submissions of one link at once: one enrols, the other is told the link was used, never a repository's wording", async () => {
+    const invitation = await server.run(Effect.flatMap(Operators, (o) => o.add({ name: `race${Date.now().toString(36)}`, role: "viewer", accounts: "all" })))
+    const path = `/console/enrol/${invitation.enrolment_token}`
+    const agent = new Agent(server.baseUrl)
+    const page = await agent.get(path)
+    const secret = /id="totp-secret"[^>]*>([A-Z2-7]+)</.exec(page.text)![1]!
+    const [a, b] = await Promise.all([freshCode(secret), freshCode(secret)].map((code) =>
+      agent.post(path, { csrf: csrfOf(page.text), password: PASSWORD, password_confirm: PASSWORD, code })
+    ))
+    const answers = [a!, b!]
+    expect(answers.filter((answer) => answer.status === 303)).toHaveLength(1)
+    // The loser: the link spent (404) or, mid-race, the operator changed under it.
+    expect(answers.every((answer) => [200, 303, 404].includes(answer.status))).toBe(true)
+    for (const answer of answers) {
+      expect(answer.text).not.toMatch(/expected version|was changed by another request/)
+      if (answer.status === 200) expect(answer.text).toMatch(/role="alert">(This link was just used; log in\.|The code)/)
+    }
+  })
+
   it("a wrong code is refused with one message; the session cookie is HttpOnly, SameSite=Strict, Path=/console", async () => {
     const agent = new Agent(server.baseUrl)
     const page = await agent.get("/console/login")
@@ -283,6 +302,11 @@ describe("acting", () => {
     const refused = await agent.post(`/console/orders/${orderB}/void`, { csrf, confirm: "yes" })
     expect(refused.status).toBe(404)
     expect((await orderOf(accountB, orderB)).status).toBe("authorized")
+    // The attempt is in B's audit log (read by whoever is granted B), not in the operator's own view.
+    const log = await server.run(Effect.flatMap(Operators, (o) => o.audit({ accounts: [accountB.account_id], limit: 50 })))
+    expect(log.data.find((entry) => entry.target === orderB && entry.operator_name === operator.name)).toMatchObject({
+      action: "void", outcome: "failed", detail: "refused: the account is not granted", account_id: accountB.account_id
+    })
   })
 
   it("our own form as Chromium posts it (Origin: null under no-referrer, Sec-Fetch-Site: same-origin) is taken", async () => {
