@@ -230,17 +230,25 @@ const perform = (auth: Auth, action: ConsoleAction, resolve: Resolve) =>
       if (id === undefined) return mayAct(signed.operator.role, action) ? notFound(signed.viewer) : notAllowed(signed.viewer)
       const found = yield* resolve(id, form)
       const granted = Option.isSome(found) && isGranted(signed.operator.accounts, found.value.accountId)
-      // A refused attempt on a real object is audited (review M4), under the object's account when
-      // it is the operator's, so whoever reads that account's log sees who tried.
-      const refused = (detail: string, accountId: string | null) =>
-        operators.record({ operator: signed.operator, action, target: id, account_id: accountId, outcome: "failed", detail })
+      // A refused attempt is audited (review M4) under the object's account, so whoever is granted
+      // that account reads who tried; the answers stay as before (403 for the role whether or not the
+      // object exists, 404 for another account's object), so the log tells the operator nothing.
+      const refused = (detail: string) =>
+        operators.record({
+          operator: signed.operator,
+          action,
+          target: id,
+          account_id: Option.isSome(found) ? found.value.accountId : null,
+          outcome: "failed",
+          detail
+        })
       if (!mayAct(signed.operator.role, action)) {
-        yield* refused(`refused: the ${signed.operator.role} role may not ${action}`, granted ? found.value.accountId : null)
+        yield* refused(`refused: the ${signed.operator.role} role may not ${action}`)
         return notAllowed(signed.viewer)
       }
       if (Option.isNone(found)) return notFound(signed.viewer)
       if (!granted) {
-        yield* refused("refused: the account is not granted", found.value.accountId)
+        yield* refused("refused: the account is not granted")
         return notFound(signed.viewer)
       }
       const target = found.value
