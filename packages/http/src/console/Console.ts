@@ -49,13 +49,18 @@ export const CONSOLE_ROUTES: ReadonlyArray<{ readonly method: string; readonly p
   ...Actions.ACTION_ROUTES.map((route) => ({ method: POST, path: route.path }))
 ]
 
+/** Each route's path as a pattern: a `:param` is one segment. */
+const TEMPLATES = CONSOLE_ROUTES.map((route) => ({
+  method: route.method,
+  pattern: new RegExp(`^${route.path.replace(/[.]/g, "\\.").replace(/:[a-z]+/g, "[^/]+")}$`)
+}))
+
 /** The methods a console path takes (HEAD wherever GET is), for a 405's Allow; none → not a console path. */
 const allowedOn = (path: string): ReadonlyArray<string> => {
-  const methods = CONSOLE_ROUTES.filter((route) => templateOf(route.path).test(path)).map((route) => route.method)
-  return methods.includes(GET) ? [...new Set([...methods, "HEAD"])] : [...new Set(methods)]
+  const methods = new Set(TEMPLATES.filter((route) => route.pattern.test(path)).map((route) => route.method))
+  if (methods.has(GET)) methods.add("HEAD")
+  return [...methods]
 }
-
-const templateOf = (path: string) => new RegExp(`^${path.replace(/:[a-z]+/g, "[^/]+")}$`)
 
 /**
  * Whatever a console handler did not expect (a storage failure, a defect) is the console's own 500
