@@ -21,13 +21,13 @@
  */
 import cluster, { type Worker } from "node:cluster"
 import { monitorEventLoopDelay } from "node:perf_hooks"
-import { timingSafeEqual } from "node:crypto"
 import { Cause, Config, Context, Effect, Layer, Metric, Option, Redacted, Tracer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { PrometheusMetrics } from "effect/observability"
 import { Operations } from "@tender/adapters/Operations"
 import { DEFAULT_RECONCILE } from "@tender/domain/payments/operations/Reconcile"
 import { findMethod } from "@tender/domain/payments/PaymentMethods"
+import { sameSecret } from "./SameSecret.ts"
 
 export const METRICS_PATH = "/metrics"
 
@@ -427,11 +427,7 @@ export interface MetricsOptions {
   readonly token?: string | undefined
 }
 
-const authorised = (header: string | undefined, token: string) => {
-  const presented = Buffer.from(/^Bearer +(\S+)\s*$/.exec(header ?? "")?.[1] ?? "")
-  const expected = Buffer.from(token)
-  return presented.length === expected.length && timingSafeEqual(presented, expected)
-}
+const authorised = (header: string | undefined, token: string) => sameSecret(/^Bearer +(\S+)\s*$/.exec(header ?? "")?.[1], token)
 
 /**
  * The figures /metrics renders: this process's registry (a cluster child: the whole cluster's,

@@ -6,145 +6,23 @@
  * for good; another account's payment neither found nor shown; and no 500 for garbage input.
  * The same flows in Chromium: the browser-test helper's files.
  */
-import { createHmac } from "node:crypto"
 import { createServer, type Server } from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
-import { type Credentials, send } from "@tender/client/Testing"
+import { send } from "@tender/client/Testing"
 import { Operators } from "@tender/domain/operators/Operators"
-import type { OperatorRole } from "@tender/domain/operators/Operator"
 import { startTestServer, type TestServer } from "../src/testing/TestServer.ts"
 import { CSP } from "../src/console/Layout.ts"
 import { niceCeiling } from "../src/console/Charts.ts"
 import { addPoint, EMPTY_WINDOW, type MinutePoint, POINTS } from "../src/console/Sampler.ts"
 import { quantile } from "../src/console/WatchPage.ts"
-
-// --- TOTP (RFC 6238, SHA-1, 6 digits, 30 s), the test's own ---------------------------------
-
-const base32 = (text: string): Buffer => {
-  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
-  let bits = ""
-  for (const c of text.replace(/=+$/, "").toUpperCase()) bits += alphabet.indexOf(c).toString(2).padStart(5, "0")
-  const bytes: Array<number> = []
-  for (let i = 0; i + 8 <= bits.length; i += 8) bytes.push(parseInt(bits.slice(i, i + 8), 2))
-  return Buffer.from(bytes)
-}
-
-const totpAt = (secret: string, step: number): string => {
-  const counter = Buffer.alloc(8)
-  counter.writeBigUInt64BE(BigInt(step))
-  const mac = createHmac("sha1", base32(secret)).update(counter).digest()
-  const offset = mac[mac.length - 1]! & 0xf
-  return String((mac.readUInt32BE(offset) & 0x7fffffff) % 1_000_000).padStart(6, "0")
-}
-
-/** A code not used before for this secret: each is accepted once (the step after the last one used, within ±1 of now). */
-const used = new Map<string, number>()
-const freshCode = (secret: string): string => {
-  const now = Math.floor(Date.now() / 30_000)
-  const step = Math.max(now - 1, (used.get(secret) ?? -Infinity) + 1)
-  if (step > now + 1) throw new Error("no fresh TOTP step left in this window: the test uses too many codes for one operator")
-  used.set(secret, step)
-  return totpAt(secret, step)
-}
-
-// --- a browser's worth of HTTP: a cookie jar, forms, no redirects followed -------------------
-
-class Agent {
-  readonly cookies = new Map<string, string>()
-  readonly setCookies: Array<string> = []
-  readonly base: string
-  constructor(base: string) {
-    this.base = base
-  }
-  private remember(response: Response) {
-    for (const line of response.headers.getSetCookie()) {
-      this.setCookies.push(line)
-      const [pair] = line.split(";")
-      const eq = pair!.indexOf("=")
-      const name = pair!.slice(0, eq), value = pair!.slice(eq + 1)
-      if (/max-age=0|expires=thu, 01 jan 1970/i.test(line) || value === "") this.cookies.delete(name)
-      else this.cookies.set(name, value)
-    }
-  }
-  private header() {
-    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ")
-  }
-  async get(path: string) {
-    const response = await fetch(this.base + path, { headers: { cookie: this.header() }, redirect: "manual" })
-    this.remember(response)
-    return { status: response.status, headers: response.headers, text: await response.text() }
-  }
-  async post(path: string, fields: Record<string, string>, headers: Record<string, string> = {}) {
-    const response = await fetch(this.base + path, {
-      method: "POST",
-      headers: { "content-type": "application/x-www-form-urlencoded", cookie: this.header(), ...headers },
-      body: new URLSearchParams(fields).toString(),
-      redirect: "manual"
-    })
-    this.remember(response)
-    return { status: response.status, headers: response.headers, text: await response.text() }
-  }
-}
-
-const csrfOf = (page: string) => /name="csrf" value="([^"]+)"/.exec(page)?.[1] ?? ""
+import { Agent, csrfOf, type Enrolled, freshCode, garbageRounds, helpersFor, type Merchant, PASSWORD } from "./ConsoleTesting.ts"
 
 let server: TestServer
 let off: TestServer
-type Merchant = Credentials & { readonly account_id: string }
 let accountA: Merchant
 let accountB: Merchant
-let seq = 0
-
-interface Enrolled {
-  readonly name: string
-  readonly secret: string
-  readonly password: string
-}
-
-const PASSWORD = "correct horse battery staple"
-
-/** An operator added and enrolled through the use case (the enrolment pages have their own test). */
-const enrolled = async (role: OperatorRole, accounts: ReadonlyArray<string> | "all"): Promise<Enrolled> => {
-  const name = `${role}${++seq}`
-  const secret = await server.run(Effect.gen(function*() {
-    const operators = yield* Operators
-    const invitation = yield* operators.add({ name, role, accounts })
-    const found = yield* operators.enrolment(invitation.enrolment_token)
-    if (found._tag === "None") throw new Error("no enrolment")
-    return { token: invitation.enrolment_token, secret: found.value.totp_secret }
-  }))
-  await server.run(Effect.flatMap(Operators, (o) => o.enrol(secret.token, PASSWORD, freshCode(secret.secret))))
-  return { name, secret: secret.secret, password: PASSWORD }
-}
-
-const login = async (who: Enrolled) => {
-  const agent = new Agent(server.baseUrl)
-  const page = await agent.get("/console/login")
-  const answer = await agent.post("/console/login", { csrf: csrfOf(page.text), name: who.name, password: who.password, code: freshCode(who.secret) })
-  expect(answer.status, answer.text).toBe(303)
-  expect(answer.headers.get("location")).toBe("/console/search")
-  return agent
-}
-
-/** A manual-capture card payment of `account` (sandbox card 4242), authorized. */
-const authorize = async (creds: Merchant, reference: string) => {
-  const token = await send(server, creds, "POST", "/v1/test_helpers/card_tokens", {
-    body: JSON.stringify({ number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123", holder_name: "Ada Lovelace" })
-  })
-  expect(token.status, token.text).toBe(201)
-  const created = await send(server, creds, "POST", "/v1/payments", {
-    body: JSON.stringify({
-      amount: "100.00", currency: "USD", country: "US", merchant_reference: reference, capture_method: "manual",
-      payment_method: { code: "card", details: { card_token: token.json.token, stored_credential: { initiator: "merchant", reason: "unscheduled" } } }
-    })
-  })
-  expect(created.status, created.text).toBe(200)
-  expect(created.json.status).toBe("authorized")
-  return created.json.order_id as string
-}
-
-const orderOf = async (account: Merchant, id: string) => (await send(server, account, "GET", `/v1/orders/${id}`)).json
+const { authorize, enrolled, login, orderOf } = helpersFor(() => server)
 
 let orderA: string
 let orderB: string
@@ -192,7 +70,7 @@ describe("the console is off unless enabled", () => {
 
 describe("enrolment and login", () => {
   it("the enrolment page shows the secret and QR; the form sets the password once a code confirms it", async () => {
-    const invitation = await server.run(Effect.flatMap(Operators, (o) => o.add({ name: `enrol${++seq}`, role: "admin", accounts: "all" })))
+    const invitation = await server.run(Effect.flatMap(Operators, (o) => o.add({ name: `enrol${Date.now().toString(36)}`, role: "admin", accounts: "all" })))
     const agent = new Agent(server.baseUrl)
     const page = await agent.get(`/console/enrol/${invitation.enrolment_token}`)
     expect(page.status).toBe(200)
@@ -217,6 +95,25 @@ describe("enrolment and login", () => {
     // The link is spent.
     expect((await agent.get(path)).status).toBe(404)
     await login({ name: invitation.operator.name, secret: secret!, password: PASSWORD })
+  })
+
+  it("two submissions of one link at once: one enrols, the other is told the link was used, never a repository's wording", async () => {
+    const invitation = await server.run(Effect.flatMap(Operators, (o) => o.add({ name: `race${Date.now().toString(36)}`, role: "viewer", accounts: "all" })))
+    const path = `/console/enrol/${invitation.enrolment_token}`
+    const agent = new Agent(server.baseUrl)
+    const page = await agent.get(path)
+    const secret = /id="totp-secret"[^>]*>([A-Z2-7]+)</.exec(page.text)![1]!
+    const [a, b] = await Promise.all([freshCode(secret), freshCode(secret)].map((code) =>
+      agent.post(path, { csrf: csrfOf(page.text), password: PASSWORD, password_confirm: PASSWORD, code })
+    ))
+    const answers = [a!, b!]
+    expect(answers.filter((answer) => answer.status === 303)).toHaveLength(1)
+    // The loser: the link spent (404) or, mid-race, the operator changed under it.
+    expect(answers.every((answer) => [200, 303, 404].includes(answer.status))).toBe(true)
+    for (const answer of answers) {
+      expect(answer.text).not.toMatch(/expected version|was changed by another request/)
+      if (answer.status === 200) expect(answer.text).toContain(`role="alert">This link was just used; log in.`)
+    }
   })
 
   it("a wrong code is refused with one message; the session cookie is HttpOnly, SameSite=Strict, Path=/console", async () => {
@@ -345,6 +242,9 @@ describe("acting", () => {
     const refused = await agent.post(`/console/orders/${orderA}/capture`, { csrf, amount: "10.00", final: "true", confirm: "yes" })
     expect(refused.status).toBe(403)
     expect((await orderOf(accountA, orderA)).captured_amount ?? 0).toBe(0)
+    // The attempt is in the audit log, failed, where the account's operators read it.
+    const audit = (await asOperator.get("/console/audit")).text
+    expect(audit).toContain(`<td>${viewer.name}</td><td>capture</td><td><code>${orderA}</code></td><td>${accountA.account_id}</td><td>failed</td><td>refused: the viewer role may not capture</td>`)
   })
 
   it("an operator's capture and refund: a confirmation, then the action, its notice and its audit entries", async () => {
@@ -363,6 +263,13 @@ describe("acting", () => {
     expect((await agent.get(`/console/orders/${orderA}`)).text).toContain("Captured 10.00 USD.")
     expect((await orderOf(accountA, orderA)).captured_amount).toBe(10)
 
+    // Over the uncaptured remainder: said in dollars, not in minor units (page and audit).
+    const overCapture = await agent.post(`/console/orders/${orderA}/capture`, { csrf, amount: "95.00", confirm: "yes" })
+    expect(overCapture.status).toBe(303)
+    const refusedPage = (await agent.get(`/console/orders/${orderA}`)).text
+    expect(refusedPage).toContain(`role="alert">The capture amount exceeds the uncaptured remainder (90.00 USD, less any capture still in flight).`)
+    expect(refusedPage).not.toContain("minor units")
+
     const refunded = await agent.post(`/console/orders/${orderA}/refund`, { csrf, amount: "4.00", confirm: "yes" })
     expect(refunded.status).toBe(303)
     expect((await agent.get(`/console/orders/${orderA}`)).text).toMatch(/Refund re_\w+ created\./)
@@ -374,8 +281,19 @@ describe("acting", () => {
 
     const audit = await agent.get("/console/audit")
     expect(audit.text).toContain(`<td>${operator.name}</td><td>capture</td><td><code>${orderA}</code>`)
-    expect(audit.text).toMatch(/<td>refund<\/td>[\s\S]*?<td>succeeded<\/td><td>refund 4\.00 USD<\/td>/)
+    // The refund's entry names the refund it made.
+    expect(audit.text).toMatch(/<td>refund<\/td>[\s\S]*?<td>succeeded<\/td><td>refund 4\.00 USD: re_\w+<\/td>/)
     expect(audit.text).toMatch(/<td>refund<\/td>[\s\S]*?<td>failed<\/td>/)
+    expect(audit.text).toContain("capture_amount_exceeds_remaining: The capture amount exceeds the uncaptured remainder (90.00 USD")
+    expect(audit.text).not.toContain("minor units")
+
+    // An empty refund amount is the whole remainder: the confirmation sends that figure, not the empty field.
+    const whole = await agent.post(`/console/orders/${orderA}/refund`, { csrf, amount: "" })
+    expect(whole.text).toContain("Amount: 6.00 USD")
+    expect(whole.text).toContain(`<input type="hidden" name="amount" value="6.00">`)
+    // Capture's defaulted amount likewise.
+    const rest = await agent.post(`/console/orders/${orderA}/capture`, { csrf, amount: "" })
+    expect(rest.text).toContain(`<input type="hidden" name="amount" value="90.00">`)
   })
 
   it("acting on another account's order is the 404 page, and nothing changes", async () => {
@@ -384,6 +302,11 @@ describe("acting", () => {
     const refused = await agent.post(`/console/orders/${orderB}/void`, { csrf, confirm: "yes" })
     expect(refused.status).toBe(404)
     expect((await orderOf(accountB, orderB)).status).toBe("authorized")
+    // The attempt is in B's audit log (read by whoever is granted B), not in the operator's own view.
+    const log = await server.run(Effect.flatMap(Operators, (o) => o.audit({ accounts: [accountB.account_id], limit: 50 })))
+    expect(log.data.find((entry) => entry.target === orderB && entry.operator_name === operator.name)).toMatchObject({
+      action: "void", outcome: "failed", detail: "refused: the account is not granted", account_id: accountB.account_id
+    })
   })
 
   it("our own form as Chromium posts it (Origin: null under no-referrer, Sec-Fetch-Site: same-origin) is taken", async () => {
@@ -479,26 +402,79 @@ describe("an admin's actions: redeliver, disable an endpoint, suspend and activa
 })
 
 describe("garbage in, never a 500", () => {
-  it("search fields and action amounts of any shape answer 200, 303, 403 or 404", async () => {
-    const agent = asOperator
-    const csrf = csrfOf((await agent.get("/console/search")).text)
-    const junk = ["", " ", "-1", "1e309", "NaN", "0x10", "10.001", "９９", "'\"<script>", "%00", "\u0000", "a".repeat(5000), "2026-02-30", "../..", "ord_", "🙂"]
-    const fields = ["kind", "q", "reference", "amount", "currency", "status", "method", "channel", "from", "to", "last4", "cursor"]
-    for (const value of junk) {
-      for (const name of fields) {
-        const page = await agent.get(`/console/search?kind=orders&${name}=${encodeURIComponent(value)}`)
-        expect([200, 303, 403, 404], `${name}=${JSON.stringify(value.slice(0, 20))}`).toContain(page.status)
-        expect(page.text).not.toContain("<script>")
-      }
-      for (const action of ["capture", "refund"]) {
-        const answer = await agent.post(`/console/orders/${orderA}/${action}`, { csrf, amount: value, final: value })
-        expect([200, 303, 403, 404], `${action} amount=${JSON.stringify(value.slice(0, 20))}`).toContain(answer.status)
-      }
-      expect([200, 303, 403, 404]).toContain((await agent.get(`/console/orders/${encodeURIComponent(value)}`)).status)
-      expect([200, 303, 403, 404]).toContain((await agent.get(`/console/find/${encodeURIComponent(value)}`)).status)
-    }
+  it("search and audit fields, path ids of pages and actions, amounts and login fields of any shape: the console's own page, never a 500", async () => {
+    await garbageRounds(server, asOperator, orderA)
     expect((await orderOf(accountA, orderA)).captured_amount).toBe(10)
   }, 60_000)
+
+  it("a search value over its bound or holding a control is refused naming its field, not cut to fit", async () => {
+    const long = await asViewer.get(`/console/search?kind=orders&reference=${"a".repeat(201)}`)
+    expect(long.text).toContain(`role="alert">Reference: at most 200 characters.`)
+    expect(long.text).not.toContain("No results.")
+    const nul = await asViewer.get("/console/search?kind=orders&reference=%00abc")
+    expect(nul.text).toContain(`role="alert">Reference: must not contain control characters.`)
+    // The audit log's filter: nobody's entries.
+    expect((await asViewer.get("/console/audit?operator=%00")).text).toContain("No entries.")
+  })
+
+  it("HEAD answers as GET without a body; another method on a console path is 405 with Allow", async () => {
+    const cookie = `tender_console=${asViewer.cookies.get("tender_console")}`
+    for (const [path, signedIn] of [["/console/search", true], [`/console/orders/${orderA}`, true], ["/console/login", false]] as const) {
+      const head = await fetch(server.baseUrl + path, { method: "HEAD", headers: signedIn ? { cookie } : {}, redirect: "manual" })
+      expect(head.status, path).toBe(200)
+      expect(head.headers.get("content-security-policy")).toBe(CSP)
+      expect(await head.text()).toBe("")
+    }
+    expect((await fetch(`${server.baseUrl}/console/nothing-here`, { method: "HEAD", headers: { cookie } })).status).toBe(404)
+    for (const [method, path, allow] of [["PUT", "/console/search", "GET, HEAD"], ["DELETE", `/console/orders/${orderA}`, "GET, HEAD"], ["GET", `/console/orders/${orderA}/void`, "POST"]] as const) {
+      const answer = await fetch(server.baseUrl + path, { method, headers: { cookie }, redirect: "manual" })
+      expect(answer.status, `${method} ${path}`).toBe(405)
+      expect(answer.headers.get("allow")).toBe(allow)
+      expect(answer.headers.get("content-security-policy")).toBe(CSP)
+      expect(await answer.text()).toContain("<h1>Method not allowed</h1>")
+    }
+  })
+})
+
+describe("deep links survive login", () => {
+  it("a signed-out operator opening an order lands on it after login; the login form carries it as `next`", async () => {
+    const who = await enrolled("viewer", [accountA.account_id])
+    const agent = new Agent(server.baseUrl)
+    const opened = await agent.get(`/console/orders/${orderA}`)
+    expect(opened.status).toBe(303)
+    const location = opened.headers.get("location")!
+    expect(location).toBe(`/console/login?next=${encodeURIComponent(`/console/orders/${orderA}`)}`)
+    const page = await agent.get(location)
+    expect(page.text).toContain(`<input type="hidden" name="next" value="/console/orders/${orderA}">`)
+    const next = /name="next" value="([^"]+)"/.exec(page.text)![1]!
+    // A wrong answer keeps it for the next try.
+    const wrong = await agent.post("/console/login", { csrf: csrfOf(page.text), name: who.name, password: "not the password", code: "000000", next })
+    expect(wrong.text).toContain(`<input type="hidden" name="next" value="/console/orders/${orderA}">`)
+    const answer = await agent.post("/console/login", { csrf: csrfOf(page.text), name: who.name, password: who.password, code: freshCode(who.secret), next })
+    expect(answer.status, answer.text).toBe(303)
+    expect(answer.headers.get("location")).toBe(`/console/orders/${orderA}`)
+    const find = await new Agent(server.baseUrl).get(`/console/find/${orderA}`)
+    expect(find.headers.get("location")).toBe(`/console/login?next=${encodeURIComponent(`/console/find/${orderA}`)}`)
+  })
+
+  it("`next` is only a console path of this origin: another host, scheme, `//`, backslash or `..` lands on search", async () => {
+    const attempts = ["//evil.example", "https://evil.example/console/", "/console/\\evil.example", "/\\evil.example", "/console/../v1/payments", "javascript:alert(1)", "/consolex"]
+    // Signed in, the login page follows `next` at once: each attempt checked the same way as after a login.
+    for (const next of attempts) {
+      const answer = await asViewer.get(`/console/login?next=${encodeURIComponent(next)}`)
+      expect(answer.status, next).toBe(303)
+      expect(answer.headers.get("location"), next).toBe("/console/search")
+    }
+    expect((await asViewer.get(`/console/login?next=${encodeURIComponent("/console/audit?operator=x")}`)).headers.get("location")).toBe("/console/audit?operator=x")
+    // And through the form itself, as an attacker's page would post it.
+    const who = await enrolled("viewer", [accountA.account_id])
+    const agent = new Agent(server.baseUrl)
+    const page = await agent.get("/console/login?next=%2F%2Fevil.example")
+    expect(page.text).not.toContain("name=\"next\"")
+    const answer = await agent.post("/console/login", { csrf: csrfOf(page.text), name: who.name, password: who.password, code: freshCode(who.secret), next: "//evil.example" })
+    expect(answer.status).toBe(303)
+    expect(answer.headers.get("location")).toBe("/console/search")
+  })
 })
 
 describe("watch", () => {

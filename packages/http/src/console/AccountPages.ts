@@ -4,12 +4,12 @@
  * the unknown id's 404. Never a key or signing secret: only the fields listed here are printed.
  */
 import { Effect, Option } from "effect"
-import { HttpRouter } from "effect/http"
 import { Accounts, Webhooks } from "@tender/domain"
 import { isGranted } from "@tender/domain/operators/Operator"
 import { facts, html, utcTime } from "../hosted/Html.ts"
 import { accountStatusForm, disableEndpointForm } from "./ActionForms.ts"
 import type { Auth } from "./Auth.ts"
+import { routeId } from "./Input.ts"
 import { notFound, pageResponse } from "./Layout.ts"
 
 export const accounts = (auth: Auth) =>
@@ -39,8 +39,8 @@ export const accounts = (auth: Auth) =>
 export const account = (auth: Auth) =>
   auth.page((signed, message) =>
     Effect.gen(function*() {
-      const id = (yield* HttpRouter.params).id ?? ""
-      const found = id.length === 0 || id.length > 128 || !isGranted(signed.operator.accounts, id)
+      const id = yield* routeId
+      const found = id === undefined || !isGranted(signed.operator.accounts, id)
         ? Option.none()
         : yield* Effect.option((yield* Accounts).get(id))
       if (Option.isNone(found)) return notFound(signed.viewer)

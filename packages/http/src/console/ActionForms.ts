@@ -10,7 +10,7 @@ import { accountPage, orderPage } from "./Actions.ts"
 import { csrfField, type Viewer } from "./Layout.ts"
 
 /** Capture and void while an authorization holds an uncaptured amount; refund while something captured is not refunded. */
-export const orderActions = (order: PaymentStory["order"]) => ({
+const orderActions = (order: PaymentStory["order"]) => ({
   capture: order.status === "authorized" && order.captured_amount < order.amount,
   void: order.status === "authorized" && order.captured_amount < order.amount,
   refund: order.captured_amount > order.refunded_amount

@@ -10,12 +10,13 @@
  * id). A refusal of the domain is the object's page with its message as an alert, audited as failed.
  */
 import { Effect, Option } from "effect"
-import { HttpRouter, HttpServerRequest } from "effect/http"
+import { HttpServerRequest } from "effect/http"
 import { Accounts, ConsoleReads, Money, Outflows, Payments, type PaymentStory, WebhookEndpointRepo, Webhooks } from "@tender/domain"
 import { type ConsoleAction, isGranted, mayAct } from "@tender/domain/operators/Operator"
 import { Operators } from "@tender/domain/operators/Operators"
 import { html, money } from "../hosted/Html.ts"
 import { type Auth, field, type Form, type SignedIn } from "./Auth.ts"
+import { routeId } from "./Input.ts"
 import { csrfField, notAllowed, notFound, pageResponse, type Viewer } from "./Layout.ts"
 
 /** What an action's failure carries: every error of the domain's vocabulary has both. */
@@ -36,9 +37,18 @@ interface Target {
   readonly invalid?: string | undefined
   /** What was asked, for the audit log (`capture 10.00 USD (final)`). */
   readonly detail: string
-  /** Runs the action; succeeds with the notice to show. */
-  readonly act: Effect.Effect<string, Refusal, ActionServices>
+  /** Runs the action; succeeds with the notice to show and, when it made something (a refund), its id for the audit. */
+  readonly act: Effect.Effect<Done, Refusal, ActionServices>
+  /** A refusal in the operator's terms, when the domain's own wording would not do (minor units). */
+  readonly explain?: ((refusal: Refusal) => Effect.Effect<string | undefined, never, ConsoleReads>) | undefined
 }
+
+interface Done {
+  readonly notice: string
+  readonly made?: string | undefined
+}
+
+const done = (notice: string): Done => ({ notice })
 
 type ActionServices = Payments | Outflows | Webhooks | Accounts
 
@@ -76,23 +86,38 @@ const orderFacts = (order: PaymentStory["order"]) => [
 
 const storyOf = (id: string) => ConsoleReads.use((reads) => reads.story(id))
 
+/**
+ * The capture refusal whose domain wording counts minor units (review M3), in decimals of the
+ * order's currency, read again now: what is left to capture may have moved since the page.
+ * Every other refusal keeps the domain's own message.
+ */
+const explainCapture = (orderId: string) => (refusal: Refusal) =>
+  refusal.code !== "capture_amount_exceeds_remaining"
+    ? Effect.succeed(undefined)
+    : Effect.map(storyOf(orderId), Option.match({
+      onNone: () => undefined,
+      onSome: ({ order }) =>
+        `The capture amount exceeds the uncaptured remainder (${money(order.amount - order.captured_amount, order.currency)}, less any capture still in flight).`
+    }))
+
 const capture: Resolve = (id, form) =>
   Effect.map(storyOf(id), Option.map(({ order }): Target => {
     const amount = amountField(form, order.currency)
     const final = field(form, "final") === "true"
     const minor = "minor" in amount ? amount.minor ?? order.amount - order.captured_amount : 0
+    const decimal = Money.toDecimalString(minor, order.currency)
     const shown = money(minor, order.currency)
     return {
       accountId: order.account_id,
       back: orderPage(order.id),
       facts: [["Amount", shown], ...orderFacts(order), ["Final", final ? "yes: the authorization closes" : "no: more can be captured later"]],
-      fields: [["amount", field(form, "amount") ?? ""], ...(final ? [["final", "true"] as const] : [])],
+      // The amount shown, not the one posted: a defaulted amount is confirmed as the figure the
+      // page listed, and that figure is what runs (the domain refuses it if it no longer fits).
+      fields: [["amount", decimal], ...(final ? [["final", "true"] as const] : [])],
       invalid: "invalid" in amount ? amount.invalid : undefined,
       detail: `capture ${shown}${final ? " (final)" : ""}`,
-      act: Effect.as(
-        Payments.use((p) => p.operator.capture(order.id, Money.toDecimalString(minor, order.currency), final)),
-        `Captured ${shown}.`
-      )
+      act: Effect.as(Payments.use((p) => p.operator.capture(order.id, decimal, final)), done(`Captured ${shown}.`)),
+      explain: explainCapture(order.id)
     }
   }))
 
@@ -103,24 +128,27 @@ const voidIt: Resolve = (id) =>
     facts: [["Amount released", money(order.amount - order.captured_amount, order.currency)], ...orderFacts(order)],
     fields: [],
     detail: `void ${money(order.amount - order.captured_amount, order.currency)}`,
-    act: Effect.as(Payments.use((p) => p.operator.void(order.id)), "Voided.")
+    act: Effect.as(Payments.use((p) => p.operator.void(order.id)), done("Voided."))
   })))
 
 const refund: Resolve = (id, form) =>
   Effect.map(storyOf(id), Option.map(({ order }): Target => {
     const amount = amountField(form, order.currency)
     const minor = "minor" in amount ? amount.minor ?? order.captured_amount - order.refunded_amount : 0
+    const decimal = Money.toDecimalString(minor, order.currency)
     const shown = money(minor, order.currency)
     return {
       accountId: order.account_id,
       back: orderPage(order.id),
       facts: [["Amount", shown], ...orderFacts(order)],
-      fields: [["amount", field(form, "amount") ?? ""]],
+      // Empty meant "the whole remainder": the confirmation carries the remainder it showed, so a
+      // refund made meanwhile cannot turn the confirmed figure into a larger or smaller one.
+      fields: [["amount", decimal]],
       invalid: "invalid" in amount ? amount.invalid : undefined,
       detail: `refund ${shown}`,
       act: Effect.map(
-        Outflows.use((o) => o.operator.refund(order.id, { amount: Money.toDecimalString(minor, order.currency) })),
-        (view) => `Refund ${view.id} created.`
+        Outflows.use((o) => o.operator.refund(order.id, { amount: decimal })),
+        (view): Done => ({ notice: `Refund ${view.id} created.`, made: view.id })
       )
     }
   }))
@@ -136,7 +164,7 @@ const redeliver: Resolve = (id) =>
       facts: [["Event", id], ["Sent to", "every enabled endpoint of the account subscribed to its type"]],
       fields: [],
       detail: `redeliver ${id}`,
-      act: Effect.as(Webhooks.use((w) => w.resendEvent(id, undefined)), "Event redelivered.")
+      act: Effect.as(Webhooks.use((w) => w.resendEvent(id, undefined)), done("Event redelivered."))
     })
   })
 
@@ -154,7 +182,7 @@ const disable: Resolve = (id) =>
       act: Effect.gen(function*() {
         const account = yield* (yield* Accounts).get(endpoint.account_id)
         yield* (yield* Webhooks).updateEndpoint(account, endpoint.id, { status: "disabled" })
-        return "Endpoint disabled."
+        return done("Endpoint disabled.")
       })
     })
   })
@@ -173,7 +201,7 @@ const accountStatus = (to: "suspend" | "activate"): Resolve => (id) =>
       detail: `${to} ${account.id}`,
       act: Effect.as(
         Accounts.use((a) => to === "suspend" ? a.suspend(account.id) : a.activate(account.id)),
-        to === "suspend" ? "Account suspended." : "Account activated."
+        done(to === "suspend" ? "Account suspended." : "Account activated.")
       )
     }))
   })
@@ -196,24 +224,60 @@ const perform = (auth: Auth, action: ConsoleAction, resolve: Resolve) =>
   auth.action((signed: SignedIn, form) =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
-      if (!mayAct(signed.operator.role, action)) return notAllowed(signed.viewer)
-      const id = (yield* HttpRouter.params).id ?? ""
-      const found = id.length === 0 || id.length > 128 ? Option.none<Target>() : yield* resolve(id, form)
-      if (Option.isNone(found) || !isGranted(signed.operator.accounts, found.value.accountId)) return notFound(signed.viewer)
+      const operators = yield* Operators
+      const id = yield* routeId
+      // Not an id of any kind: no object, nothing to read (a NUL would fail in PostgreSQL) or audit.
+      if (id === undefined) return mayAct(signed.operator.role, action) ? notFound(signed.viewer) : notAllowed(signed.viewer)
+      const found = yield* resolve(id, form)
+      const granted = Option.isSome(found) && isGranted(signed.operator.accounts, found.value.accountId)
+      // A refused attempt is audited (review M4) under the object's account, so whoever is granted
+      // that account reads who tried; the answers stay as before (403 for the role whether or not the
+      // object exists, 404 for another account's object), so the log tells the operator nothing.
+      const refused = (detail: string) =>
+        operators.record({
+          operator: signed.operator,
+          action,
+          target: id,
+          account_id: Option.isSome(found) ? found.value.accountId : null,
+          outcome: "failed",
+          detail
+        })
+      if (!mayAct(signed.operator.role, action)) {
+        yield* refused(`refused: the ${signed.operator.role} role may not ${action}`)
+        return notAllowed(signed.viewer)
+      }
+      if (Option.isNone(found)) return notFound(signed.viewer)
+      if (!granted) {
+        yield* refused("refused: the account is not granted")
+        return notFound(signed.viewer)
+      }
       const target = found.value
       if (target.invalid !== undefined) return auth.redirectWith(request, signed, target.back, { kind: "alert", text: target.invalid })
       if (field(form, "confirm") !== "yes") return confirmation(signed.viewer, action, new URL(request.url, "http://console").pathname, target)
       const outcome = yield* Effect.result(target.act)
-      const succeeded = outcome._tag === "Success"
-      yield* (yield* Operators).record({
+      if (outcome._tag === "Success") {
+        const { made, notice } = outcome.success
+        yield* operators.record({
+          operator: signed.operator,
+          action,
+          target: id,
+          account_id: target.accountId,
+          outcome: "succeeded",
+          detail: made === undefined ? target.detail : `${target.detail}: ${made}`
+        })
+        return auth.redirectWith(request, signed, target.back, { kind: "status", text: notice })
+      }
+      const refusal = outcome.failure
+      const text = (target.explain === undefined ? undefined : yield* target.explain(refusal)) ?? refusal.message
+      yield* operators.record({
         operator: signed.operator,
         action,
         target: id,
         account_id: target.accountId,
-        outcome: succeeded ? "succeeded" : "failed",
-        detail: succeeded ? target.detail : `${target.detail}: ${outcome.failure.code}: ${outcome.failure.message}`
+        outcome: "failed",
+        detail: `${target.detail}: ${refusal.code}: ${text}`
       })
-      return auth.redirectWith(request, signed, target.back, succeeded ? { kind: "status", text: outcome.success } : { kind: "alert", text: outcome.failure.message })
+      return auth.redirectWith(request, signed, target.back, { kind: "alert", text })
     })
   )
 

@@ -11,7 +11,7 @@ import { createHash } from "node:crypto"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
 import { Effect } from "effect"
 
-export const ASSETS_PREFIX = "/console/assets"
+const ASSETS_PREFIX = "/console/assets"
 export const STYLESHEET_PATH = `${ASSETS_PREFIX}/console.css`
 
 const CSS = `

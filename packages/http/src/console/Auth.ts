@@ -16,17 +16,20 @@
  *   The cookie is MACed with the session's CSRF token, so one planted by a sibling host (cookie
  *   tossing) or left by another session is not shown.
  */
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
+import { createHmac } from "node:crypto"
 import { Effect, Option } from "effect"
 import * as ByteSize from "effect/ByteSize"
 import { HttpIncomingMessage, HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
 import type { ConsoleSession } from "@tender/domain/operators/Operator"
 import { type OperatorView, Operators } from "@tender/domain/operators/Operators"
+import { OperatorCredentials } from "@tender/domain/operators/OperatorPorts"
+import { sameSecret } from "../SameSecret.ts"
+import { DEFAULT_LANDING, safeNext } from "./Input.ts"
 import { expiredForm, type Message, seeOther, type Viewer } from "./Layout.ts"
 
 export const SESSION_COOKIE = "tender_console"
-export const LOGIN_CSRF_COOKIE = "tender_console_csrf"
-export const FLASH_COOKIE = "tender_console_flash"
+const LOGIN_CSRF_COOKIE = "tender_console_csrf"
+const FLASH_COOKIE = "tender_console_flash"
 
 export const LOGIN_PATH = "/console/login"
 
@@ -42,6 +45,12 @@ const MAX_FORM_BYTES = ByteSize.bytes(16 * 1024)
 
 export type Form = UrlParams.UrlParams
 
+/** The login page's address, carrying a deep link (`next`) to land on after login when there is one. */
+const loginPath = (next: string | undefined): string => {
+  const landing = safeNext(next)
+  return landing === undefined || landing === DEFAULT_LANDING ? LOGIN_PATH : `${LOGIN_PATH}?${new URLSearchParams({ next: landing }).toString()}`
+}
+
 /** The posted form, or an empty one when the body is not a form within the bound (its CSRF check then fails). */
 export const readForm: Effect.Effect<Form, never, HttpServerRequest.HttpServerRequest> = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
@@ -54,14 +63,6 @@ export const readForm: Effect.Effect<Form, never, HttpServerRequest.HttpServerRe
 
 /** A form field, trimmed of nothing: `undefined` when absent. */
 export const field = (form: Form, name: string): string | undefined => Option.getOrUndefined(UrlParams.getFirst(form, name))
-
-export const sameSecret = (presented: string | undefined, expected: string | undefined): boolean => {
-  if (presented === undefined || expected === undefined || expected.length === 0) return false
-  const a = Buffer.from(presented), b = Buffer.from(expected)
-  return a.length === b.length && timingSafeEqual(a, b)
-}
-
-export const newToken = (): string => randomBytes(32).toString("base64url")
 
 const flashMac = (payload: string, key: string) => createHmac("sha256", key).update(payload).digest("base64url")
 
@@ -120,10 +121,16 @@ export const makeAuth = (options: AuthOptions) => {
     return Option.map(found, ({ operator, session }): SignedIn => ({ operator, session, token, viewer: { operator, csrf: session.csrf_token } }))
   })
 
-  const toLogin = (request: HttpServerRequest.HttpServerRequest) =>
-    request.cookies[SESSION_COOKIE] === undefined
-      ? seeOther(LOGIN_PATH)
-      : expireCookie(seeOther(LOGIN_PATH), SESSION_COOKIE, cookieOptions(request))
+  /**
+   * Signed out (or the session ended): to the login page; a page asked by GET is the deep link to
+   * land on after login (`next`), a POST's target is not (its form is gone with the session).
+   */
+  const toLogin = (request: HttpServerRequest.HttpServerRequest) => {
+    const location = request.method === "GET" ? loginPath(request.url) : LOGIN_PATH
+    return request.cookies[SESSION_COOKIE] === undefined
+      ? seeOther(location)
+      : expireCookie(seeOther(location), SESSION_COOKIE, cookieOptions(request))
+  }
 
   /** The message a redirect left for this session (Flash), if its MAC holds. */
   const takeFlash = (request: HttpServerRequest.HttpServerRequest, key: string): Message | undefined => {
@@ -168,7 +175,10 @@ export const makeAuth = (options: AuthOptions) => {
     })
 
   /** Login and enrolment forms: the double-submit cookie's value, made when absent. */
-  const loginCsrf = (request: HttpServerRequest.HttpServerRequest) => request.cookies[LOGIN_CSRF_COOKIE] ?? newToken()
+  const loginCsrf = (request: HttpServerRequest.HttpServerRequest) => {
+    const cookie = request.cookies[LOGIN_CSRF_COOKIE]
+    return cookie === undefined ? OperatorCredentials.use((c) => c.newToken()) : Effect.succeed(cookie)
+  }
 
   const withLoginCsrf = (response: HttpServerResponse.HttpServerResponse, request: HttpServerRequest.HttpServerRequest, token: string) =>
     request.cookies[LOGIN_CSRF_COOKIE] === token ? response : setCookie(response, LOGIN_CSRF_COOKIE, token, cookieOptions(request))

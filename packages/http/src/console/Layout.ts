@@ -24,7 +24,7 @@ export const CSP = [
 ].join("; ")
 
 /** The headers of every console response (pages, redirects, assets' errors). */
-export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   "content-security-policy": CSP,
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
@@ -66,7 +66,7 @@ const nav = (viewer: Viewer): Html =>
     NAV_LINKS.map(([href, label]) => html`<li><a href="${href}">${label}</a></li>`)
   }</ul><form class="signout" method="post" action="/console/logout">${csrfField(viewer.csrf)}<span>Signed in as ${viewer.operator.name} (${viewer.operator.role})</span> <button type="submit" class="link">Log out</button></form></nav>`
 
-export const messageBox = (message: Message | undefined): Part =>
+const messageBox = (message: Message | undefined): Part =>
   message !== undefined && html`<div class="${message.kind === "alert" ? "alert" : "notice"}" role="${message.kind}">${message.text}</div>`
 
 export const render = (options: ConsolePage): Html =>
@@ -109,6 +109,24 @@ export const notFound = (viewer?: Viewer) =>
 
 export const notAllowed = (viewer: Viewer | undefined, reason = "Your role does not allow this action.") =>
   pageResponse({ title: "Not allowed", viewer, body: html`<h1>Not allowed</h1><p>${reason} Nothing was changed.</p>` }, 403)
+
+/**
+ * Anything the console did not expect (a storage failure, a defect): its own page with its own
+ * headers, never the API's JSON envelope; Console.ts logs the cause.
+ */
+export const serverError = () =>
+  pageResponse({ title: "Something went wrong", body: html`<h1>Something went wrong</h1><p>The console could not answer this request; the failure was logged. Check the object's page before trying again. <a href="/console/search">Search</a></p>` }, 500)
+
+/** A method the path does not take (HEAD is answered like GET). */
+export const methodNotAllowed = (allow: ReadonlyArray<string>) =>
+  HttpServerResponse.setHeader(
+    pageResponse({ title: "Method not allowed", body: html`<h1>Method not allowed</h1><p>This address takes ${allow.join(", ")}.</p>` }, 405),
+    "allow",
+    allow.join(", ")
+  )
+
+/** A time of day, UTC (`09:30`), from an ISO timestamp or epoch milliseconds. */
+export const hhmm = (time: string | number): string => new Date(time).toISOString().slice(11, 16)
 
 /** design26: a POST whose CSRF token or Origin does not match. */
 export const expiredForm = (viewer?: Viewer) =>

@@ -9,7 +9,7 @@
 import { Context, Effect, Layer, Schedule } from "effect"
 import { MetricsSnapshot, type WireMetric } from "../Metrics.ts"
 
-export const SAMPLE_EVERY_MS = 10_000
+const SAMPLE_EVERY_MS = 10_000
 /** Minutes kept. */
 export const POINTS = 60
 
@@ -33,7 +33,7 @@ const gaugeOf = (metrics: ReadonlyArray<WireMetric>, id: string): number | null 
 }
 
 /** One snapshot, reduced to what the charts read. */
-export const pointOf = (metrics: ReadonlyArray<WireMetric>, nowMs: number): MinutePoint => {
+const pointOf = (metrics: ReadonlyArray<WireMetric>, nowMs: number): MinutePoint => {
   const payments: Record<string, number> = {}
   const authorizations: Record<string, { approved: number; declined: number }> = {}
   let lagBuckets: Array<readonly [number | null, number]> | null = null

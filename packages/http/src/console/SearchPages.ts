@@ -4,11 +4,12 @@
  * rows of other accounts never come back, and a deep link to one is the same 404 as an unknown id.
  */
 import { Effect, Option } from "effect"
-import { HttpRouter, HttpServerRequest } from "effect/http"
+import { HttpServerRequest } from "effect/http"
 import { ConsoleReads, ConsoleSearch, type ConsoleRow, Search, SEARCH_KINDS } from "@tender/domain"
 import { isGranted } from "@tender/domain/operators/Operator"
 import { type Html, html, money, utcTime } from "../hosted/Html.ts"
 import type { Auth } from "./Auth.ts"
+import { hasControl, routeId, withoutControls } from "./Input.ts"
 import { notFound, pageResponse, seeOther, type Viewer } from "./Layout.ts"
 
 /** The form's fields, their labels, and how each is entered. */
@@ -75,26 +76,44 @@ const nextHref = (values: FormValues, cursor: string) => {
 
 const KNOWN = new Set(["kind", "cursor", ...FIELDS.map(([name]) => name)])
 
+/** Longer than any value a filter can match (an id, a reference, a cursor): the form is a page, not a place to paste a book. */
+const MAX_VALUE = 200
+
+/** A value no search can use, named by its field's label: refused before anything reads, never cut to fit. */
+const unusable = (name: string, value: string): string | undefined =>
+  value.length > MAX_VALUE
+    ? `${LABELS[name] ?? name}: at most ${MAX_VALUE} characters.`
+    : hasControl(value)
+    ? `${LABELS[name] ?? name}: must not contain control characters.`
+    : undefined
+
 export const search = (auth: Auth) =>
   auth.page((signed, message) =>
     Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const params = new URL(request.url, "http://console").searchParams
       const values: Record<string, string> = {}
+      let problem: string | undefined
       for (const name of KNOWN) {
         const value = params.get(name)
-        // Bounded before anything reads it: the form is a page, not a place to paste a book.
-        if (value !== null) values[name] = value.slice(0, 200)
+        if (value === null) continue
+        problem ??= unusable(name, value)
+        // What the form shows again is bounded too, and without controls (HTML has no place for a NUL).
+        values[name] = withoutControls(value.slice(0, MAX_VALUE))
       }
       const asked = [...params.keys()].some((name) => KNOWN.has(name))
       return pageResponse({
         title: "Search",
         viewer: signed.viewer,
         message,
-        body: html`<h1>Search</h1>${searchForm(values)}${asked ? yield* results(signed.operator.accounts, values) : ""}`
+        body: html`<h1>Search</h1>${searchForm(values)}${
+          problem !== undefined ? alert(problem) : asked ? yield* results(signed.operator.accounts, values) : ""
+        }`
       })
     })
   )
+
+const alert = (text: string) => html`<div class="alert" role="alert">${text}</div>`
 
 const results = (grant: Viewer["operator"]["accounts"], values: FormValues) =>
   Effect.gen(function*() {
@@ -103,7 +122,7 @@ const results = (grant: Viewer["operator"]["accounts"], values: FormValues) =>
       const problem = query.errors?.[0]
       const label = problem === undefined ? undefined : LABELS[problem.field] ?? problem.field
       const text = problem === undefined || label === undefined ? query.message : `${label}: ${problem.message}`
-      return html`<div class="alert" role="alert">${text}</div>`
+      return alert(text)
     }
     const page = yield* (yield* ConsoleReads).search(query)
     if (page.data.length === 0) return html`<p role="status">No results.</p>`
@@ -117,8 +136,8 @@ const results = (grant: Viewer["operator"]["accounts"], values: FormValues) =>
 export const find = (auth: Auth) =>
   auth.page((signed) =>
     Effect.gen(function*() {
-      const id = (yield* HttpRouter.params).id ?? ""
-      if (id.length === 0 || id.length > 128) return notFound(signed.viewer)
+      const id = yield* routeId
+      if (id === undefined) return notFound(signed.viewer)
       const found = yield* (yield* ConsoleReads).locate(id)
       if (Option.isNone(found) || !isGranted(signed.operator.accounts, found.value.account_id)) return notFound(signed.viewer)
       const { kind, order_id } = found.value

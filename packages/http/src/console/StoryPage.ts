@@ -8,12 +8,12 @@
  * can reach the page. An order of an account the operator is not granted is the unknown id's 404.
  */
 import { Effect, Option } from "effect"
-import { HttpRouter } from "effect/http"
 import { type CardFacts, ConsoleReads, type PaymentStory, type StoryAttempt, type StoryEvent, type StoryTransaction } from "@tender/domain"
 import { isGranted } from "@tender/domain/operators/Operator"
 import { facts, type Html, html, methodName, money, utcTime } from "../hosted/Html.ts"
 import { orderActionForms, redeliverForm } from "./ActionForms.ts"
 import type { Auth } from "./Auth.ts"
+import { routeId } from "./Input.ts"
 import { notFound, pageResponse, type Viewer } from "./Layout.ts"
 
 const BAD = new Set(["failed", "canceled", "returned", "declined"])
@@ -91,7 +91,7 @@ const outflowsTable = (story: PaymentStory): Html =>
       )
     }</tbody></table>`
 
-export const renderStory = (viewer: Viewer, story: PaymentStory): Html => {
+const renderStory = (viewer: Viewer, story: PaymentStory): Html => {
   const { order } = story
   // The card of the latest attempt that had one: what the merchant's customer last paid with.
   const card = [...story.transactions].reverse().find((txn) => txn.card !== null)?.card ?? null
@@ -127,8 +127,13 @@ ${orderActionForms(viewer, order)}`
 export const story = (auth: Auth) =>
   auth.page((signed, message) =>
     Effect.gen(function*() {
-      const id = (yield* HttpRouter.params).id ?? ""
-      const found = id.length === 0 || id.length > 128 ? Option.none<PaymentStory>() : yield* (yield* ConsoleReads).story(id)
+      const id = yield* routeId
+      if (id === undefined) return notFound(signed.viewer)
+      const reads = yield* ConsoleReads
+      // Where it belongs first (one small read), the whole story only when it is the operator's to see.
+      const located = yield* reads.locate(id)
+      if (Option.isNone(located) || located.value.kind !== "orders" || !isGranted(signed.operator.accounts, located.value.account_id)) return notFound(signed.viewer)
+      const found = yield* reads.story(id)
       if (Option.isNone(found) || !isGranted(signed.operator.accounts, found.value.order.account_id)) return notFound(signed.viewer)
       return pageResponse({ title: `Payment ${found.value.order.id}`, viewer: signed.viewer, message, body: renderStory(signed.viewer, found.value) })
     })

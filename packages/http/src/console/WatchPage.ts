@@ -7,10 +7,8 @@ import { Effect } from "effect"
 import { html } from "../hosted/Html.ts"
 import type { Auth } from "./Auth.ts"
 import { barChart, lineChart } from "./Charts.ts"
-import { pageResponse } from "./Layout.ts"
+import { hhmm, pageResponse } from "./Layout.ts"
 import type { MinutePoint, Sampler, Window } from "./Sampler.ts"
-
-const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16)
 
 /** The bucket bound under which a fraction `q` of the minute's observations fall (an upper estimate). */
 export const quantile = (buckets: ReadonlyArray<readonly [number | null, number]>, q: number): number | null => {
@@ -24,7 +22,7 @@ export const quantile = (buckets: ReadonlyArray<readonly [number | null, number]
 const bucketDelta = (now: MinutePoint["lagBuckets"], before: MinutePoint["lagBuckets"]) =>
   now === null ? [] : now.map(([le, n], i) => [le, n - (before?.[i]?.[1] ?? 0)] as const)
 
-export const charts = ({ origin, points }: Window) => {
+const charts = ({ origin, points }: Window) => {
   // Each minute's difference from the point before it; the first minute's, from the origin.
   const pairs = points.map((point, i) => ({ point, before: i === 0 ? origin ?? point : points[i - 1]! }))
   const minutes = pairs.map(({ point }) => hhmm(point.minute))
