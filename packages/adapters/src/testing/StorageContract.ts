@@ -3426,6 +3426,7 @@ export const newOperator = (overrides: Partial<Operator.OperatorRecord> = {}) =>
       enrolment_token_hash: `${id}-token-hash`,
       enrolment_expires_at: "2025-03-02T10:00:00.123Z",
       failed_logins: 0,
+      lockouts: 0,
       locked_until: null,
       created_at: T0,
       updated_at: T0,
@@ -3470,6 +3471,7 @@ export const operatorsContract = (it: Vitest.MethodsNonLive<OperatorStorageServi
         enrolment_token_hash: null,
         enrolment_expires_at: null,
         failed_logins: 2,
+        lockouts: 3,
         locked_until: "2025-03-01T10:15:00.123Z",
         updated_at: "2025-03-01T10:01:00.000Z",
         version: 2
