@@ -12,6 +12,7 @@ import { invalidField, type ValidationFailed } from "../kernel/Errors.ts"
 import { MAX_ID, MAX_PAGE, MAX_REFERENCE } from "../kernel/Limits.ts"
 import { exponent, isCurrency, parseAmount } from "../kernel/Money.ts"
 import { decodeCursor } from "../kernel/Search.ts"
+import { hasControl } from "../kernel/Text.ts"
 import { DESTINATIONS } from "../money-out/TransferRequest.ts"
 import { OUTFLOW_STATUSES, TRANSFER_STATUSES } from "../money-out/MoneyOut.ts"
 import type { AccountGrant } from "../operators/Operator.ts"
@@ -124,7 +125,8 @@ const dateBound = (field: "from" | "to", value: string): string | ValidationFail
 
 /**
  * Validates the console's search form against the kind searched: `kind` (default orders), `q` an
- * exact id of the kind (or of its order, for the kinds that belong to one), `amount` a decimal exact
+ * exact id of the kind (or of its order, for the kinds that belong to one), no filter with a
+ * control character, `amount` a decimal exact
  * to `currency`'s exponent and only with it, `status` one the kind has, `method` a known code,
  * `last4` four digits, `from`/`to` dates or timestamps, `limit` 1–100 (default 25). The grant is
  * what is searched: an operator never reads rows of accounts they are not granted.
@@ -137,6 +139,8 @@ export const decodeConsoleSearch = (form: ConsoleSearchForm, grant: AccountGrant
   const value = {} as Record<SearchFilter, string | undefined>
   for (const field of ["q", "reference", "amount", "currency", "status", "method", "channel", "from", "to", "last4"] as const) {
     const v = given(form[field])
+    // Checked first and for every filter: a NUL reaching PostgreSQL would be its error, not the operator's.
+    if (v !== undefined && hasControl(v)) return invalidField(field, "must not contain control characters")
     if (v !== undefined && !filters.includes(field)) return invalidField(field, `does not apply to ${kind}`)
     value[field] = v
   }
