@@ -266,7 +266,11 @@ describe("Operators (memory)", () => {
 
       expect((yield* operators.audit({ operator: "ann" })).data.map((e) => e.target)).toEqual(["ord_3", "ord_1"])
       expect((yield* operators.audit({ accounts: ["acct_b"] })).data.map((e) => e.target)).toEqual(["ord_3", "ord_2"])
-      expect((yield* Effect.flip(operators.audit({ operator: "nobody" }))).errors?.[0]?.field).toBe("operator")
+      // An unknown or malformed name is an empty page: the answer does not tell which names exist.
+      const empty = { data: [], has_more: false, next_cursor: null }
+      expect(yield* operators.audit({ operator: "nobody" })).toEqual(empty)
+      expect(yield* operators.audit({ operator: "no\u0000body" })).toEqual(empty)
+      expect(yield* operators.audit({ operator: "Ann" })).toEqual(empty)
       expect((yield* Effect.flip(operators.audit({ cursor: "junk" }))).errors?.[0]?.field).toBe("cursor")
     })))
 
