@@ -120,6 +120,12 @@ export interface ConsoleSession {
 export const sessionExpired = (session: ConsoleSession, nowMs: number): boolean =>
   nowMs - Date.parse(session.last_seen_at) > SESSION_IDLE_MS || nowMs - Date.parse(session.created_at) > SESSION_ABSOLUTE_MS
 
+/** `sessionExpired` as bounds a storage sweep compares against: a session seen or made before them has expired at `nowMs`. */
+export const expiredBefore = (nowMs: number): { readonly lastSeenBefore: string; readonly createdBefore: string } => ({
+  lastSeenBefore: new Date(nowMs - SESSION_IDLE_MS).toISOString(),
+  createdBefore: new Date(nowMs - SESSION_ABSOLUTE_MS).toISOString()
+})
+
 /** One line of the audit log: who did what to which object, when, and how it ended. */
 export interface AuditEntry {
   /** `aud_…` */
