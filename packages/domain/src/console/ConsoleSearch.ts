@@ -229,17 +229,22 @@ export const cardFactsOf = (instrument: {
     country: instrument.country_code ?? null
   }
 
+/** The channel a transaction went to: `channel ch_… (stripe)`, or the built-in `sandbox (built in)`. */
+export const channelOf = (txn: { readonly provider: string; readonly channel_id: string | null }): string =>
+  txn.channel_id === null ? `${txn.provider} (built in)` : `channel ${txn.channel_id} (${txn.provider})`
+
 /**
  * What a transaction records about how its channel was chosen: the channel it went to (or the
- * built-in sandbox) and the processing profile that pinned it. Routing's full cascade (priorities,
- * a failover from one channel to the next) is not recorded per transaction; a failover shows as a
- * later attempt of the same order on another channel.
+ * built-in sandbox) and the processing profile that pinned it. Where it stands among the order's
+ * attempts is the story's to say (Story.ts), which reads them all. A failover inside one attempt
+ * (an unreachable channel, the call moved on to the next: ProviderStep's cascade) moves the
+ * attempt's own row, so only the channel that answered is recorded.
  */
 export const routingOf = (txn: {
   readonly provider: string
   readonly channel_id: string | null
   readonly processing_profile: string | null
-}): string | null => {
-  const via = txn.channel_id === null ? `${txn.provider} (built in)` : `channel ${txn.channel_id} (${txn.provider})`
+}): string => {
+  const via = channelOf(txn)
   return txn.processing_profile === null ? via : `${via}, processing profile ${txn.processing_profile}`
 }
