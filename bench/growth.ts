@@ -36,6 +36,7 @@ import { randomBytes } from "node:crypto"
 import { parseArgs } from "node:util"
 import { PgClient } from "@effect/sql-pg"
 import * as Seed from "@tender/adapters/storage/postgres/Seed"
+import * as ConsoleSessionRepoPg from "@tender/adapters/storage/postgres/ConsoleSessionRepoPg"
 import * as PruningPg from "@tender/adapters/storage/postgres/PruningPg"
 import { pruneRound, Retention } from "@tender/domain"
 import { Effect, Fiber, Layer, Redacted } from "effect"
@@ -219,7 +220,7 @@ const historyRows = async (before: string) => {
 const startPruning = () => {
   const fiber = Effect.runFork(
     Effect.forever(Effect.andThen(pruneRound({ days: Retention.DEFAULT_RETENTION_DAYS }), Effect.sleep("1 second"))).pipe(
-      Effect.provide(PruningPg.layer.pipe(Layer.provideMerge(database())))
+      Effect.provide(Layer.merge(PruningPg.layer, ConsoleSessionRepoPg.layer).pipe(Layer.provideMerge(database())))
     )
   )
   const started = Date.now()

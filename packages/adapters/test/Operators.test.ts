@@ -122,23 +122,49 @@ describe("Operators (memory)", () => {
       expect(yield* operators.login("carl", "", "")).toEqual({ _tag: "Refused" })
     })))
 
-  it.effect("5 failures lock the operator out, even with the right credentials, for 15 minutes", () =>
+  it.effect("5 failures lock the operator out for 15 minutes; only the right password hears Locked, a wrong one counts", () =>
     run(Effect.gen(function*() {
       const operators = yield* Operators
       const { secret } = yield* enrolled("dora")
-      for (let i = 1; i < Operator.LOCKOUT_THRESHOLD; i++) {
-        expect(yield* operators.login("dora", "not the password", yield* code(secret))).toEqual({ _tag: "Refused" })
+      const fail = (name = "dora") => Effect.flatMap(code(secret), (c) => operators.login(name, "not the password", c))
+      // Every failure answers Refused, the locking one too: a stranger cannot tell a locked name.
+      for (let i = 1; i <= Operator.LOCKOUT_THRESHOLD; i++) expect(yield* fail()).toEqual({ _tag: "Refused" })
+      const until = new Date(START + 30_000 + Operator.LOCKOUT_MS).toISOString()
+      expect((yield* operators.list()).find((o) => o.name === "dora")?.locked_until).toBe(until)
+      // The right password (whatever the code) hears Locked; not even a right code gets in.
+      expect(yield* operators.login("dora", PASSWORD, "000000")).toEqual({ _tag: "Locked", until })
+      expect(yield* operators.login("dora", PASSWORD, yield* code(secret))).toEqual({ _tag: "Locked", until })
+      // An unknown name, and a name no operator can have (storage never sees it), are Refused however often.
+      for (let i = 1; i <= Operator.LOCKOUT_THRESHOLD + 1; i++) {
+        expect(yield* fail("nobody")).toEqual({ _tag: "Refused" })
+        expect(yield* fail("do\u0000ra")).toEqual({ _tag: "Refused" })
       }
-      const locking = yield* operators.login("dora", "not the password", yield* code(secret))
-      expect(locking).toEqual({ _tag: "Locked", until: new Date(START + 30_000 + Operator.LOCKOUT_MS).toISOString() })
-      const right = yield* operators.login("dora", PASSWORD, yield* code(secret))
-      expect(right._tag).toBe("Locked")
-      expect((yield* operators.list()).find((o) => o.name === "dora")?.locked_until).not.toBeNull()
+      expect(yield* operators.login("do\u0000ra", PASSWORD, yield* code(secret))).toEqual({ _tag: "Refused" })
 
       yield* TestClock.adjust(Operator.LOCKOUT_MS - 1_000)
       expect((yield* operators.login("dora", PASSWORD, yield* code(secret)))._tag).toBe("Locked")
       yield* TestClock.adjust(31_000)
       expect((yield* operators.login("dora", PASSWORD, yield* code(secret)))._tag).toBe("LoggedIn")
+    })))
+
+  it.effect("lock-outs in a row double (15 min, 30, 60… up to 24 h); wrong passwords while locked count; a login resets it", () =>
+    run(Effect.gen(function*() {
+      const operators = yield* Operators
+      const { secret } = yield* enrolled("gus")
+      const lockedUntil = Effect.map(operators.list(), (all) => Date.parse(all.find((o) => o.name === "gus")!.locked_until!))
+      const lockOut = Effect.gen(function*() {
+        for (let i = 1; i <= Operator.LOCKOUT_THRESHOLD; i++) yield* operators.login("gus", "not the password", "000000")
+        return (yield* lockedUntil) - (yield* now)
+      })
+      expect(yield* lockOut).toBe(Operator.LOCKOUT_MS)
+      // Guessing on while locked: five more wrong passwords lock again, from now, for twice as long.
+      expect(yield* lockOut).toBe(2 * Operator.LOCKOUT_MS)
+      yield* TestClock.adjust(2 * Operator.LOCKOUT_MS)
+      expect(yield* lockOut).toBe(4 * Operator.LOCKOUT_MS)
+      expect([3, 4, 5, 6, 7, 20].map(Operator.lockoutMs)).toEqual([8, 16, 32, 64, 96, 96].map((n) => n * Operator.LOCKOUT_MS))
+      yield* TestClock.adjust(4 * Operator.LOCKOUT_MS)
+      yield* loggedIn("gus", secret)
+      expect(yield* lockOut).toBe(Operator.LOCKOUT_MS)
     })))
 
   it.effect("a success resets the count of failures", () =>
@@ -240,7 +266,11 @@ describe("Operators (memory)", () => {
 
       expect((yield* operators.audit({ operator: "ann" })).data.map((e) => e.target)).toEqual(["ord_3", "ord_1"])
       expect((yield* operators.audit({ accounts: ["acct_b"] })).data.map((e) => e.target)).toEqual(["ord_3", "ord_2"])
-      expect((yield* Effect.flip(operators.audit({ operator: "nobody" }))).errors?.[0]?.field).toBe("operator")
+      // An unknown or malformed name is an empty page: the answer does not tell which names exist.
+      const empty = { data: [], has_more: false, next_cursor: null }
+      expect(yield* operators.audit({ operator: "nobody" })).toEqual(empty)
+      expect(yield* operators.audit({ operator: "no\u0000body" })).toEqual(empty)
+      expect(yield* operators.audit({ operator: "Ann" })).toEqual(empty)
       expect((yield* Effect.flip(operators.audit({ cursor: "junk" }))).errors?.[0]?.field).toBe("cursor")
     })))
 

@@ -7,7 +7,18 @@
  * storage contract's (StorageContract.ts, `retentionContract`).
  */
 import { describe, expect, it, layer } from "@effect/vitest"
-import { AccountRepo, EventRepo, Ids, Pruning, pruneRound, Retention, WebhookDeliveryRepo } from "@tender/domain"
+import {
+  AccountRepo,
+  ConsoleSessionRepo,
+  EventRepo,
+  Ids,
+  Operator,
+  OperatorRepo,
+  Pruning,
+  pruneRound,
+  Retention,
+  WebhookDeliveryRepo
+} from "@tender/domain"
 import { Deferred, Effect, Fiber, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { TestClock } from "effect/testing"
@@ -17,7 +28,7 @@ import * as KeyHasherSha256 from "../src/crypto/KeyHasherSha256.ts"
 import { memoryStorage, postgresStorage } from "../src/Infrastructure.ts"
 import * as PgDatabase from "../src/storage/postgres/PgDatabase.ts"
 import * as PruningPg from "../src/storage/postgres/PruningPg.ts"
-import { newAccount, newDelivery, storedEvent } from "../src/testing/StorageContract.ts"
+import { newAccount, newDelivery, newOperator, storedEvent } from "../src/testing/StorageContract.ts"
 import { sharedConfig } from "./PgTestDatabase.ts"
 
 const DAY = 86_400_000
@@ -70,6 +81,32 @@ layer(memory)("retention round (memory storage)", (it) => {
       const rows = yield* history([{ age: 3650 }, { age: 100 }])
       expect(yield* pruneRound({ days: "never", batchSize: 2, pauseMs: 0 })).toEqual(Retention.NOTHING_PRUNED)
       expect(yield* kept(rows)).toEqual([true, true])
+    }))
+
+  it.effect("console sessions past their idle or absolute limit go in the round's batches (review M8); a live one stays", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(NOW)
+      const operator = yield* newOperator()
+      yield* (yield* OperatorRepo).insert(operator)
+      const sessions = yield* ConsoleSessionRepo
+      const session = (hash: string, createdAgo: number, seenAgo: number): Operator.ConsoleSession => ({
+        token_hash: `${operator.id}-${hash}`,
+        operator_id: operator.id,
+        csrf_token: `csrf-${hash}`,
+        created_at: new Date(NOW - createdAgo).toISOString(),
+        last_seen_at: new Date(NOW - seenAgo).toISOString()
+      })
+      const minute = 60_000
+      const idle = [1, 2, 3].map((i) => session(`idle${i}`, 60 * minute, Operator.SESSION_IDLE_MS + i))
+      const old = session("old", Operator.SESSION_ABSOLUTE_MS + 1, minute)
+      const live = session("live", Operator.SESSION_ABSOLUTE_MS, Operator.SESSION_IDLE_MS)
+      for (const s of [...idle, old, live]) yield* sessions.insert(s)
+      // Batches of 2: four expired take two full batches and an empty one.
+      expect(yield* pruneRound({ days: "never", batchSize: 2, pauseMs: 0 })).toEqual({ ...Retention.NOTHING_PRUNED, expired: 4 })
+      for (const s of [...idle, old]) expect(yield* sessions.find(s.token_hash)).toEqual(Option.none())
+      expect(yield* sessions.find(live.token_hash)).toEqual(Option.some(live))
+      // The sweep's bounds are the rule the login reads a presented session by.
+      expect([...idle, old, live].map((s) => Operator.sessionExpired(s, NOW))).toEqual([true, true, true, true, false])
     }))
 })
 

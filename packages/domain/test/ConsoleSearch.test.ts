@@ -84,6 +84,19 @@ describe("console search form", () => {
     expect(refused({ kind: "invoices" })).toEqual(["kind"])
   })
 
+  it("a control character in any filter is refused, naming the field (PostgreSQL refuses a NUL: it would be a 500)", () => {
+    for (const field of ["q", "reference", "amount", "currency", "status", "method", "channel", "from", "to", "last4"] as const) {
+      for (const bad of ["inv\u00009", "inv\u00019", "inv\u007f9", "inv\u00859", "a\nb"]) {
+        expect(refused({ [field]: bad })).toEqual([field])
+      }
+    }
+    // Named as the field even where the kind has no such filter.
+    expect(refused({ kind: "customers", reference: "x\u0000" })).toEqual(["reference"])
+    expect(decodeConsoleSearch({ reference: "inv\u00009" }, "all")).toMatchObject({ message: expect.stringContaining("control characters") })
+    // Other text passes as sent: a reference may hold any printable character.
+    expect(ok({ reference: "Bestellung «ü-9» ☕" }).reference).toBe("Bestellung «ü-9» ☕")
+  })
+
   it("the id: of the kind, or of its order for the kinds that belong to one", () => {
     expect(ok({ kind: "refunds", q: "ord_abcdefgh" }).id).toBe("ord_abcdefgh")
     expect(ok({ kind: "refunds", q: "re_abcdefgh" }).id).toBe("re_abcdefgh")

@@ -52,6 +52,8 @@ interface Facts {
   readonly declined: string
   /** A 3-D Secure challenge, approved. */
   readonly challenged: string
+  /** Account C's session order, paid at its second attempt (visa) after a declined one (last four 0002). */
+  readonly retried: string
   readonly session: string
   readonly transfer: string
   readonly customer: string
@@ -140,6 +142,21 @@ const seed = Effect.gen(function*() {
   yield* payments.answerChallenge(challenged.transaction_id, true)
   yield* payments.completeThreeDs(a, challenged.order_id)
   const session = yield* (yield* Sessions).create(a, { amount: "40.00", currency: "USD", country: "US", merchant_reference: `ref-session-${tag}`, ...URLS })
+  // In an account of its own, so that the searches over account A find what they did before.
+  const c = yield* account(`console-c-${tag}`)
+  const retried = yield* (yield* Sessions).create(c, {
+    amount: "15.00",
+    currency: "USD",
+    country: "US",
+    merchant_reference: `ref-retried-${tag}`,
+    payment_methods: ["card"],
+    max_payment_attempts: 2,
+    ...URLS
+  })
+  const attempt = (number: string) =>
+    Effect.flatMap(card(c, number), (token) => payments.attemptSession(retried.id, { payment_method: { code: "card", details: { card_token: token } } }))
+  yield* Effect.ignore(attempt(CARDS.declined))
+  yield* attempt(CARDS.visa)
   const transfer = yield* (yield* Transfers).create(a, {
     amount: "120.50",
     currency: "USD",
@@ -164,6 +181,7 @@ const seed = Effect.gen(function*() {
     payout: payout.id,
     declined: declinedOrder.id,
     challenged: challenged.order_id,
+    retried: retried.order_id,
     session: session.id,
     transfer: transfer.id,
     customer: customer.id,
@@ -362,6 +380,22 @@ export const consoleReadsContract = <E>(name: string, ports: Layer.Layer<Ports, 
         expect(declined.transactions.map((t) => [t.status, t.decline_code, t.card?.last4])).toEqual([["failed", "card_declined", "0002"]])
         const challenged = Option.getOrThrow(yield* reads.story(f.challenged))
         expect(challenged.transactions.map((t) => t.three_ds)).toContain("approved")
+        // 3-D Secure's steps from the events: the challenge asked, then its verdict and what came of it.
+        const requiresAction = challenged.events.find((e) => e.type === "payment.requires_action")!
+        const paid = challenged.events.find((e) => e.type === "payment.succeeded")!
+        expect(challenged.three_ds_steps).toEqual([
+          { at: requiresAction.created_at, step: "3-D Secure challenge asked of the customer (payment.requires_action)" },
+          { at: paid.created_at, step: "3-D Secure approved: payment paid (payment.succeeded)" }
+        ])
+        expect(declined.three_ds_steps).toEqual([])
+        // One attempt: its channel alone. Two: each one's place, and how the one before it ended.
+        expect(challenged.transactions[0]!.routing).toBe("sandbox (built in)")
+        const retried = Option.getOrThrow(yield* reads.story(f.retried))
+        expect(retried.transactions.map((t) => [t.status, t.card?.last4, t.routing])).toEqual([
+          ["failed", "0002", "sandbox (built in); attempt 1 of the cascade"],
+          ["completed", "4242", "sandbox (built in); attempt 2 of the cascade, after sandbox (built in) declined"]
+        ])
+        expect(retried.three_ds_steps).toEqual([])
         expect(challenged.order.status).toBe("succeeded")
         expect(challenged.order.captured_amount).toBe(1234)
         const eur = Option.getOrThrow(yield* reads.story(f.eur))

@@ -3426,6 +3426,7 @@ export const newOperator = (overrides: Partial<Operator.OperatorRecord> = {}) =>
       enrolment_token_hash: `${id}-token-hash`,
       enrolment_expires_at: "2025-03-02T10:00:00.123Z",
       failed_logins: 0,
+      lockouts: 0,
       locked_until: null,
       created_at: T0,
       updated_at: T0,
@@ -3470,6 +3471,7 @@ export const operatorsContract = (it: Vitest.MethodsNonLive<OperatorStorageServi
         enrolment_token_hash: null,
         enrolment_expires_at: null,
         failed_logins: 2,
+        lockouts: 3,
         locked_until: "2025-03-01T10:15:00.123Z",
         updated_at: "2025-03-01T10:01:00.000Z",
         version: 2
@@ -3510,6 +3512,34 @@ export const operatorsContract = (it: Vitest.MethodsNonLive<OperatorStorageServi
       yield* sessions.removeForOperator(operator.id)
       expect(yield* sessions.find(b.token_hash)).toEqual(Option.none())
       expect(yield* sessions.find(c.token_hash)).toEqual(Option.some(c))
+    }))
+
+  it.effect("console sessions: removeExpired removes those last seen or made before its bounds, up to the limit", () =>
+    Effect.gen(function*() {
+      const operators = yield* OperatorRepo
+      const sessions = yield* ConsoleSessionRepo
+      const operator = yield* newOperator()
+      yield* operators.insert(operator)
+      // Bounds in 1960: no other test's sessions are that old, so what goes is this test's alone.
+      const bounds = { lastSeenBefore: "1960-01-01T00:30:00.000Z", createdBefore: "1960-01-01T00:00:00.000Z" }
+      const session = (hash: string, created_at: string, last_seen_at: string): Operator.ConsoleSession => ({
+        token_hash: `${operator.id}-${hash}`,
+        operator_id: operator.id,
+        csrf_token: `csrf-${hash}`,
+        created_at,
+        last_seen_at
+      })
+      // Idle past the bound (made in time); made before the bound (seen lately); on both bounds.
+      const idle = [1, 2, 3].map((i) => session(`idle${i}`, "1960-01-01T00:00:00.000Z", `1960-01-01T00:29:5${i}.999Z`))
+      const old = session("old", "1959-12-31T23:59:59.999Z", "1960-01-01T00:45:00.000Z")
+      const live = session("live", "1960-01-01T00:00:00.000Z", "1960-01-01T00:30:00.000Z")
+      for (const s of [...idle, old, live]) yield* sessions.insert(s)
+      expect(yield* sessions.removeExpired({ ...bounds, limit: 3 })).toBe(3)
+      expect(yield* sessions.removeExpired({ ...bounds, limit: 3 })).toBe(1)
+      expect(yield* sessions.removeExpired({ ...bounds, limit: 3 })).toBe(0)
+      for (const s of [...idle, old]) expect(yield* sessions.find(s.token_hash)).toEqual(Option.none())
+      // Exactly at both bounds: not before them, so it stays (as Operator.sessionExpired judges it).
+      expect(yield* sessions.find(live.token_hash)).toEqual(Option.some(live))
     }))
 
   it.effect("audit log: newest first in pages, filtered by operator and by accounts", () =>

@@ -80,7 +80,11 @@ export interface StoryTransaction {
   readonly decline_code: string | null
   /** 3-D Secure: required, approved or denied; null when none was asked for. */
   readonly three_ds: string | null
-  /** How the channel was chosen, when the record says (priority, pinned profile, failover…). */
+  /**
+   * How the channel was chosen, as the records say: the channel and the processing profile that
+   * pinned it; for an order of several attempts, which one this is and how the one before ended
+   * ("attempt 2 of the cascade, after channel ch_… (stripe) unreachable").
+   */
   readonly routing: string | null
   readonly card: CardFacts | null
 }
@@ -141,6 +145,14 @@ export interface PaymentStory {
   readonly transactions: ReadonlyArray<StoryTransaction>
   readonly outflows: ReadonlyArray<StoryOutflow>
   readonly events: ReadonlyArray<StoryEvent>
+  /** 3-D Secure as the order's events tell it: each challenge asked, then what came of it; none without 3-D Secure. */
+  readonly three_ds_steps: ReadonlyArray<StoryStep>
+}
+
+/** One step of a story told from its events: when, and what happened. */
+export interface StoryStep {
+  readonly at: string
+  readonly step: string
 }
 
 /** Port: the console's read model (adapters: PostgreSQL and memory, one contract suite). */

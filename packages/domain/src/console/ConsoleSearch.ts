@@ -12,6 +12,7 @@ import { invalidField, type ValidationFailed } from "../kernel/Errors.ts"
 import { MAX_ID, MAX_PAGE, MAX_REFERENCE } from "../kernel/Limits.ts"
 import { exponent, isCurrency, parseAmount } from "../kernel/Money.ts"
 import { decodeCursor } from "../kernel/Search.ts"
+import { hasControl } from "../kernel/Text.ts"
 import { DESTINATIONS } from "../money-out/TransferRequest.ts"
 import { OUTFLOW_STATUSES, TRANSFER_STATUSES } from "../money-out/MoneyOut.ts"
 import type { AccountGrant } from "../operators/Operator.ts"
@@ -124,7 +125,8 @@ const dateBound = (field: "from" | "to", value: string): string | ValidationFail
 
 /**
  * Validates the console's search form against the kind searched: `kind` (default orders), `q` an
- * exact id of the kind (or of its order, for the kinds that belong to one), `amount` a decimal exact
+ * exact id of the kind (or of its order, for the kinds that belong to one), no filter with a
+ * control character, `amount` a decimal exact
  * to `currency`'s exponent and only with it, `status` one the kind has, `method` a known code,
  * `last4` four digits, `from`/`to` dates or timestamps, `limit` 1–100 (default 25). The grant is
  * what is searched: an operator never reads rows of accounts they are not granted.
@@ -137,6 +139,8 @@ export const decodeConsoleSearch = (form: ConsoleSearchForm, grant: AccountGrant
   const value = {} as Record<SearchFilter, string | undefined>
   for (const field of ["q", "reference", "amount", "currency", "status", "method", "channel", "from", "to", "last4"] as const) {
     const v = given(form[field])
+    // Checked first and for every filter: a NUL reaching PostgreSQL would be its error, not the operator's.
+    if (v !== undefined && hasControl(v)) return invalidField(field, "must not contain control characters")
     if (v !== undefined && !filters.includes(field)) return invalidField(field, `does not apply to ${kind}`)
     value[field] = v
   }
@@ -225,17 +229,22 @@ export const cardFactsOf = (instrument: {
     country: instrument.country_code ?? null
   }
 
+/** The channel a transaction went to: `channel ch_… (stripe)`, or the built-in `sandbox (built in)`. */
+export const channelOf = (txn: { readonly provider: string; readonly channel_id: string | null }): string =>
+  txn.channel_id === null ? `${txn.provider} (built in)` : `channel ${txn.channel_id} (${txn.provider})`
+
 /**
  * What a transaction records about how its channel was chosen: the channel it went to (or the
- * built-in sandbox) and the processing profile that pinned it. Routing's full cascade (priorities,
- * a failover from one channel to the next) is not recorded per transaction; a failover shows as a
- * later attempt of the same order on another channel.
+ * built-in sandbox) and the processing profile that pinned it. Where it stands among the order's
+ * attempts is the story's to say (Story.ts), which reads them all. A failover inside one attempt
+ * (an unreachable channel, the call moved on to the next: ProviderStep's cascade) moves the
+ * attempt's own row, so only the channel that answered is recorded.
  */
 export const routingOf = (txn: {
   readonly provider: string
   readonly channel_id: string | null
   readonly processing_profile: string | null
-}): string | null => {
-  const via = txn.channel_id === null ? `${txn.provider} (built in)` : `channel ${txn.channel_id} (${txn.provider})`
+}): string => {
+  const via = channelOf(txn)
   return txn.processing_profile === null ? via : `${via}, processing profile ${txn.processing_profile}`
 }

@@ -6,8 +6,8 @@
  * What it leaves out: the instrument's BIN, holder and token, the next action's client secret, the
  * endpoint's signing secret and the event's payload: the console page needs none of them.
  */
-import { type CardFacts, type PaymentStory, type StoryDelivery, type StoryOutflow } from "./ConsoleReads.ts"
-import { cardFactsOf, routingOf } from "./ConsoleSearch.ts"
+import { type CardFacts, type PaymentStory, type StoryDelivery, type StoryOutflow, type StoryStep } from "./ConsoleReads.ts"
+import { cardFactsOf, channelOf, routingOf } from "./ConsoleSearch.ts"
 
 /** A transaction as the story reads it (a stored transaction has these fields and more). */
 export interface StoryTransactionRecord {
@@ -66,6 +66,63 @@ const byTimeThenId = (a: { readonly created_at: string; readonly id: string }, b
 const capturedAmount = (txns: ReadonlyArray<StoryTransactionRecord>) =>
   txns.filter((t) => (t.kind === "capture" || t.kind === "payment") && t.status === "completed").reduce((sum, t) => sum + t.amount, 0)
 
+/** The kinds of transaction that are an attempt to pay (the rest follow one: captures, voids, refunds…). */
+const ATTEMPT_KINDS: ReadonlySet<string> = new Set(["payment", "authorization"])
+
+/** How an attempt ended, as the next one's routing says it. */
+const endedAs = (t: StoryTransactionRecord) =>
+  t.decline_code === "provider_unavailable" ? "unreachable" : t.status === "failed" ? "declined" : t.status
+
+/**
+ * Each transaction's routing (transactions oldest first): its channel and profile (routingOf), and
+ * for an order of several attempts, its place among them and how the one before it ended.
+ */
+const routingsOf = (txns: ReadonlyArray<StoryTransactionRecord>): ReadonlyMap<string, string> => {
+  const attempts = txns.filter((t) => ATTEMPT_KINDS.has(t.kind))
+  return new Map(txns.map((t) => {
+    const n = attempts.indexOf(t)
+    if (n < 0 || attempts.length === 1) return [t.id, routingOf(t)]
+    const previous = attempts[n - 1]
+    const after = previous === undefined ? "" : `, after ${channelOf(previous)} ${endedAs(previous)}`
+    return [t.id, `${routingOf(t)}; attempt ${n + 1} of the cascade${after}`]
+  }))
+}
+
+/** What ends a 3-D Secure step: the payment's next outcome after the challenge was asked. */
+const OUTCOMES: Readonly<Record<string, string>> = {
+  "payment.authorized": "authorized",
+  "payment.succeeded": "paid",
+  "payment.failed": "failed",
+  "payment.canceled": "canceled"
+}
+
+/**
+ * 3-D Secure from the order's events (oldest first): each `payment.requires_action` while an attempt
+ * carries 3-D Secure is a challenge asked, and the next outcome event is its result, told with the
+ * attempt's verdict (approved or denied). An order without 3-D Secure (its customer steps are
+ * redirects, QR codes, vouchers) has none.
+ */
+const threeDsStepsOf = (records: StoryRecords): ReadonlyArray<StoryStep> => {
+  const secured = records.transactions.filter((t) => ATTEMPT_KINDS.has(t.kind) && t.three_ds !== null)
+  if (secured.length === 0) return []
+  /** The 3-D Secure attempt under way at `at`: the latest made by then. */
+  const attemptAt = (at: string) => secured.filter((t) => Date.parse(t.created_at) <= Date.parse(at)).at(-1) ?? secured[0]!
+  const steps: Array<StoryStep> = []
+  let asked = false
+  for (const event of records.events) {
+    if (event.type === "payment.requires_action") {
+      asked = true
+      steps.push({ at: event.created_at, step: `3-D Secure challenge asked of the customer (${event.type})` })
+    } else if (asked && OUTCOMES[event.type] !== undefined) {
+      asked = false
+      const verdict = attemptAt(event.created_at).three_ds
+      const judged = verdict === "approved" || verdict === "denied" ? `3-D Secure ${verdict}` : "3-D Secure answered"
+      steps.push({ at: event.created_at, step: `${judged}: payment ${OUTCOMES[event.type]} (${event.type})` })
+    }
+  }
+  return steps
+}
+
 /** The story: every list oldest first; each event with its deliveries, each delivery with its attempts. */
 export const storyOf = (records: StoryRecords): PaymentStory => {
   const attemptsOf = new Map<string, Array<StoryDelivery["attempts"][number]>>()
@@ -87,6 +144,7 @@ export const storyOf = (records: StoryRecords): PaymentStory => {
     })
     deliveriesOf.set(d.event_id, list)
   }
+  const routings = routingsOf(records.transactions)
   return {
     order: { ...records.order, captured_amount: capturedAmount(records.transactions) },
     transactions: records.transactions.map((t) => ({
@@ -103,10 +161,11 @@ export const storyOf = (records: StoryRecords): PaymentStory => {
       provider_transaction_id: t.provider_transaction_id,
       decline_code: t.decline_code,
       three_ds: t.three_ds,
-      routing: routingOf(t),
+      routing: routings.get(t.id)!,
       card: cardFactsOf(t.payment_instrument) satisfies CardFacts | null
     })),
     outflows: [...records.outflows].sort(byTimeThenId),
-    events: records.events.map((e) => ({ id: e.id, type: e.type, created_at: e.created_at, deliveries: deliveriesOf.get(e.id) ?? [] }))
+    events: records.events.map((e) => ({ id: e.id, type: e.type, created_at: e.created_at, deliveries: deliveriesOf.get(e.id) ?? [] })),
+    three_ds_steps: threeDsStepsOf(records)
   }
 }

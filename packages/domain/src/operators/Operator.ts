@@ -36,6 +36,8 @@ export interface OperatorRecord {
   readonly enrolment_expires_at: string | null
   /** Consecutive failed logins since the last success or lock-out. */
   readonly failed_logins: number
+  /** Lock-outs in a row since the last successful login: each locks twice as long (lockoutMs). */
+  readonly lockouts: number
   readonly locked_until: string | null
   readonly created_at: string
   readonly updated_at: string
@@ -65,9 +67,17 @@ export const mayAct = (role: OperatorRole, action: ConsoleAction): boolean => AL
 
 export const isGranted = (grant: AccountGrant, accountId: string): boolean => grant === "all" || grant.includes(accountId)
 
-/** Failed logins that lock an operator out, and for how long. */
+/** Failed logins that lock an operator out, and for how long the first time. */
 export const LOCKOUT_THRESHOLD = 5
 export const LOCKOUT_MS = 15 * 60 * 1000
+/** The longest lock-out: the doubling stops here. */
+export const LOCKOUT_MAX_MS = 24 * 60 * 60 * 1000
+
+/**
+ * How long the lock-out after `lockouts` earlier ones in a row lasts: 15 min, 30, 60… up to 24 h,
+ * so that guessing slows from 5 tries per 15 minutes to about 5 a day, until a login succeeds.
+ */
+export const lockoutMs = (lockouts: number): number => Math.min(LOCKOUT_MS * 2 ** Math.min(lockouts, 16), LOCKOUT_MAX_MS)
 
 /** A console session ends after this long without a request, and in any case this long after login. */
 export const SESSION_IDLE_MS = 30 * 60 * 1000
@@ -79,11 +89,20 @@ export const ENROLMENT_TTL_MS = 24 * 60 * 60 * 1000
 export const isLocked = (operator: OperatorRecord, nowMs: number): boolean =>
   operator.locked_until !== null && Date.parse(operator.locked_until) > nowMs
 
-/** The record after one more failed login: at the threshold it is locked and the count starts over. */
+/**
+ * The record after one more failed login: at the threshold it is locked (for lockoutMs of the
+ * lock-outs so far) and the count starts over.
+ */
 export const afterFailedLogin = (operator: OperatorRecord, at: string): OperatorRecord => {
   const failed = operator.failed_logins + 1
   return failed >= LOCKOUT_THRESHOLD
-    ? { ...operator, failed_logins: 0, locked_until: new Date(Date.parse(at) + LOCKOUT_MS).toISOString(), updated_at: at }
+    ? {
+      ...operator,
+      failed_logins: 0,
+      lockouts: operator.lockouts + 1,
+      locked_until: new Date(Date.parse(at) + lockoutMs(operator.lockouts)).toISOString(),
+      updated_at: at
+    }
     : { ...operator, failed_logins: failed, updated_at: at }
 }
 
@@ -100,6 +119,12 @@ export interface ConsoleSession {
 
 export const sessionExpired = (session: ConsoleSession, nowMs: number): boolean =>
   nowMs - Date.parse(session.last_seen_at) > SESSION_IDLE_MS || nowMs - Date.parse(session.created_at) > SESSION_ABSOLUTE_MS
+
+/** `sessionExpired` as bounds a storage sweep compares against: a session seen or made before them has expired at `nowMs`. */
+export const expiredBefore = (nowMs: number): { readonly lastSeenBefore: string; readonly createdBefore: string } => ({
+  lastSeenBefore: new Date(nowMs - SESSION_IDLE_MS).toISOString(),
+  createdBefore: new Date(nowMs - SESSION_ABSOLUTE_MS).toISOString()
+})
 
 /** One line of the audit log: who did what to which object, when, and how it ended. */
 export interface AuditEntry {
@@ -151,6 +176,7 @@ export const invited = (
   enrolment_token_hash: change.enrolment_token_hash,
   enrolment_expires_at: new Date(Date.parse(change.at) + ENROLMENT_TTL_MS).toISOString(),
   failed_logins: 0,
+  lockouts: 0,
   locked_until: null,
   updated_at: change.at
 })

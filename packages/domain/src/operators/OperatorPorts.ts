@@ -24,6 +24,12 @@ export class ConsoleSessionRepo extends Context.Service<ConsoleSessionRepo, {
   remove(tokenHash: string): Effect.Effect<void>
   /** Ends every session of an operator (disabled, re-enrolled). */
   removeForOperator(operatorId: string): Effect.Effect<void>
+  /**
+   * Removes up to `limit` sessions last seen before `lastSeenBefore` or created before
+   * `createdBefore` (past a limit: Operator.expiredBefore) and answers how many went: the retention
+   * round's sweep of sessions nobody presents again.
+   */
+  removeExpired(options: { readonly lastSeenBefore: string; readonly createdBefore: string; readonly limit: number }): Effect.Effect<number>
 }>()("@tender/domain/ConsoleSessionRepo") {}
 
 export interface AuditQuery {

@@ -54,7 +54,7 @@ export interface PruneCounts {
   readonly events: number
   readonly deliveries: number
   readonly attempts: number
-  /** Storage's own entries past their expiry (the signature replay cache's). */
+  /** Storage's own entries past their expiry (the signature replay cache's) and console sessions past their limits. */
   readonly expired: number
 }
 

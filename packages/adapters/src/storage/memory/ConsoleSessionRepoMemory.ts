@@ -26,6 +26,20 @@ export const layer: Layer.Layer<ConsoleSessionRepo, never, MemoryDatabase> = Lay
       removeForOperator: (operatorId) =>
         change((rows) => {
           for (const [hash, session] of rows) if (session.operator_id === operatorId) rows.delete(hash)
+        }),
+      removeExpired: ({ createdBefore, lastSeenBefore, limit }) =>
+        db.write((w) => {
+          const rows = w.mutable(sessions)
+          let removed = 0
+          for (const [hash, session] of rows) {
+            if (removed >= limit) break
+            // ISO 8601 in UTC, all of one length: compared as text, in time order.
+            if (session.last_seen_at < lastSeenBefore || session.created_at < createdBefore) {
+              rows.delete(hash)
+              removed++
+            }
+          }
+          return Result.succeed(removed)
         })
     })
   })

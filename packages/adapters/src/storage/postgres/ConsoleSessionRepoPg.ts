@@ -34,7 +34,24 @@ export const layer: Layer.Layer<ConsoleSessionRepo, never, SqlClient.SqlClient |
       touch: (tokenHash, lastSeenAt) =>
         Effect.orDie(sql`UPDATE console_sessions SET last_seen_at = ${lastSeenAt} WHERE token_hash = ${tokenHash}`),
       remove: (tokenHash) => Effect.orDie(sql`DELETE FROM console_sessions WHERE token_hash = ${tokenHash}`),
-      removeForOperator: (operatorId) => Effect.orDie(sql`DELETE FROM console_sessions WHERE operator_id = ${operatorId}`)
+      removeForOperator: (operatorId) => Effect.orDie(sql`DELETE FROM console_sessions WHERE operator_id = ${operatorId}`),
+      // No index on the times: the table holds the sessions of the last 12 h at most once swept (a
+      // few per operator), so a scan costs less than an index every login and touch would maintain.
+      removeExpired: ({ createdBefore, lastSeenBefore, limit }) =>
+        sql<{ readonly n: number }>`WITH gone AS (
+              DELETE FROM console_sessions WHERE token_hash IN (
+                SELECT token_hash FROM console_sessions
+                WHERE last_seen_at < ${lastSeenBefore} OR created_at < ${createdBefore}
+                LIMIT ${limit}
+                FOR UPDATE SKIP LOCKED
+              )
+              RETURNING 1
+            )
+            SELECT count(*)::int AS n FROM gone`.pipe(
+          Effect.map(([row]) => row!.n),
+          Effect.orDie,
+          Effect.withSpan("ConsoleSessionRepoPg.removeExpired")
+        )
     })
   })
 )

@@ -28,6 +28,7 @@ interface Row {
   readonly enrolment_token_hash: string | null
   readonly enrolment_expires_at: Date | null
   readonly failed_logins: number
+  readonly lockouts: number
   readonly locked_until: Date | null
   readonly created_at: Date
   readonly updated_at: Date
@@ -58,6 +59,7 @@ export const layer: Layer.Layer<OperatorRepo, never, SqlClient.SqlClient | PgCli
           enrolment_token_hash: row.enrolment_token_hash,
           enrolment_expires_at: iso(row.enrolment_expires_at),
           failed_logins: row.failed_logins,
+          lockouts: row.lockouts,
           locked_until: iso(row.locked_until),
           created_at: row.created_at.toISOString(),
           updated_at: row.updated_at.toISOString(),
@@ -80,6 +82,7 @@ export const layer: Layer.Layer<OperatorRepo, never, SqlClient.SqlClient | PgCli
         enrolment_token_hash: operator.enrolment_token_hash,
         enrolment_expires_at: operator.enrolment_expires_at,
         failed_logins: operator.failed_logins,
+        lockouts: operator.lockouts,
         locked_until: operator.locked_until,
         created_at: operator.created_at,
         updated_at: operator.updated_at,

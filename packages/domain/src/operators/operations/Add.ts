@@ -26,6 +26,7 @@ export const add = (input: { readonly name: string; readonly role: Operator.Oper
       enrolment_token_hash: null,
       enrolment_expires_at: null,
       failed_logins: 0,
+      lockouts: 0,
       locked_until: null,
       created_at: at,
       updated_at: at,

@@ -3,7 +3,7 @@
  * (`Decided` records), their events (the transactional outbox), and a session's move with its own
  * events. A version conflict under a held row lock is a defect, never a client's problem.
  */
-import { Effect, Result } from "effect"
+import { Context, Effect, Result } from "effect"
 import { Conflict } from "../../kernel/Errors.ts"
 import { UnitOfWork } from "../../kernel/Ports.ts"
 import type { Decided, Moved } from "../../kernel/StateMachine.ts"
@@ -23,11 +23,35 @@ export const decided = <A, E>(result: Result.Result<A, E>): Effect.Effect<A> =>
 export const orDieConflict = <A, E, R>(effect: Effect.Effect<A, E | Conflict, R>) =>
   Effect.catchIf(effect, (e): e is Conflict => e instanceof Conflict, (e) => Effect.die(e)) as Effect.Effect<A, Exclude<E, Conflict>, R>
 
-/** One unit of work whose version conflicts are defects (every write in it is under a row lock). */
+/**
+ * What the outermost unit of work runs once it has committed (`afterCommit`); `undefined` outside
+ * any. Figures such as tender_authorizations_total count what was stored: a unit rolled back counts
+ * nothing, and one run again counts once.
+ */
+const AfterCommit = Context.Reference<Array<Effect.Effect<void>> | undefined>("@tender/domain/payments/AfterCommit", {
+  defaultValue: () => undefined
+})
+
+/** Runs `effect` once the enclosing unit of work has committed (at once outside any). */
+export const afterCommit = (effect: Effect.Effect<void>): Effect.Effect<void> =>
+  Effect.flatMap(AfterCommit, (pending) => pending === undefined ? effect : Effect.sync(() => void pending.push(effect)))
+
+/**
+ * One unit of work whose version conflicts are defects (every write in it is under a row lock). One
+ * inside another joins it (UnitOfWork), and what it leaves for `afterCommit` waits for the outer one.
+ */
 export const unitOfWork = <A, E, R>(effect: Effect.Effect<A, E | Conflict, R>) =>
   Effect.gen(function*() {
     const uow = yield* UnitOfWork
-    return yield* orDieConflict(uow.transaction(effect))
+    if ((yield* AfterCommit) !== undefined) return yield* orDieConflict(uow.transaction(effect))
+    let pending: Array<Effect.Effect<void>> = []
+    const result = yield* orDieConflict(uow.transaction(Effect.suspend(() => {
+      // Each run of the unit starts with nothing pending: a run that was rolled back and retried left its own.
+      pending = []
+      return Effect.provideService(effect, AfterCommit, pending)
+    })))
+    for (const committed of pending) yield* committed
+    return result
   })
 
 /** Writes the payment events a move emitted (the table's `emits`), in the caller's unit of work. */

@@ -17,7 +17,7 @@ import { nowIso } from "../../kernel/Time.ts"
 import { observeAuthorization } from "../../kernel/OperationalMetrics.ts"
 import { findMethod } from "../PaymentMethods.ts"
 import { lockOrder, lockSessionOf, loadTxn } from "./Load.ts"
-import { emit, saveOrder, saveSession, saveTxn, unitOfWork } from "./Persist.ts"
+import { afterCommit, emit, saveOrder, saveSession, saveTxn, unitOfWork } from "./Persist.ts"
 import { retryUntil } from "./Retry.ts"
 
 export type AttemptOutcome =
@@ -202,9 +202,14 @@ export const recordOn = (order: Order, txn: Transaction, outcome: AttemptOutcome
     const nextOrder = moved?.next ?? order
     yield* emit(moved?.events ?? [], nextOrder, nextTxn, outcome._tag === "Mismatch" ? { received: outcome.received } : {})
     yield* saveSession(sessionMoved)
-    // Counted where an answer first changes an attempt (not when a late copy of it is a no-op).
+    // Counted where an answer first changes an attempt (not when a late copy of it is a no-op), and
+    // only once that change is committed (a unit rolled back or run again must not count).
     if (changed !== undefined && changed.status !== txn.status && (outcome._tag === "Approved" || outcome._tag === "Declined")) {
-      yield* observeAuthorization(channelLabel(txn.provider), findMethod(txn.payment_method) !== undefined ? txn.payment_method : "other", outcome._tag === "Approved" ? "approved" : "declined")
+      yield* afterCommit(observeAuthorization(
+        channelLabel(txn.provider),
+        findMethod(txn.payment_method) !== undefined ? txn.payment_method : "other",
+        outcome._tag === "Approved" ? "approved" : "declined"
+      ))
     }
     return { order: nextOrder, txn: nextTxn }
   })

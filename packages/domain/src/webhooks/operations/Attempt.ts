@@ -11,6 +11,7 @@ import { webhookFirstAttemptLag } from "../../kernel/OperationalMetrics.ts"
 import { type Decided, revise } from "../../kernel/StateMachine.ts"
 import { isoOf } from "../../kernel/Time.ts"
 import { clip, MAX_MESSAGE } from "../../kernel/Limits.ts"
+import { storable } from "../../kernel/Text.ts"
 import type { PaymentEvent } from "../../payments/Payment.ts"
 import * as Webhook from "../Webhook.ts"
 import { type DeliveryOutcome, PayloadSigner, WebhookDeliveryRepo, WebhookTransport } from "../WebhookPorts.ts"
@@ -22,18 +23,23 @@ export type Recorder = (delivery: Decided<Webhook.WebhookDelivery>, attempt: Web
 /** What an attempt came to, as its log row says it. */
 export type AttemptOutcome = Pick<Webhook.DeliveryAttempt, "status_code" | "error" | "duration_ms" | "response">
 
-/** The transport's report as the log's row: any 2xx is success, any other answer a failure. */
+/**
+ * The transport's report as the log's row: any 2xx is success, any other answer a failure. The
+ * receiver's answer and the transport's reason are the receiver's doing: made storable here, the
+ * one place every storage's row comes from (a NUL in a gzip body made PostgreSQL refuse the row, so
+ * the delivery was never recorded and was sent again and again).
+ */
 export const outcomeOf = (result: DeliveryOutcome): AttemptOutcome =>
   result._tag === "Answered"
     ? {
       status_code: result.status,
       error: result.status >= 200 && result.status < 300 ? null : `HTTP ${result.status}`,
       duration_ms: result.duration_ms,
-      ...(result.body === undefined ? {} : { response: result.body })
+      ...(result.body === undefined ? {} : { response: storable(result.body) })
     }
-    // The transport's reason (one per address tried) is the receiver's doing and unbounded; the
-    // delivery's answer shows it within the document's bound.
-    : { status_code: null, error: clip(result.error, MAX_MESSAGE), duration_ms: result.duration_ms }
+    // The transport's reason (one per address tried) is unbounded; the delivery's answer shows it
+    // within the document's bound.
+    : { status_code: null, error: clip(storable(result.error), MAX_MESSAGE), duration_ms: result.duration_ms }
 
 /**
  * The delivery after an attempt (pure). `gone`: nothing left to deliver to (endpoint deleted, event or

@@ -1,12 +1,15 @@
 /**
  * Operation: one round of the retention worker (Workers.ts). Walks the event log oldest first in
  * batches (Pruning.pruneEvents), each one short statement of its own, until no event older than the
- * cutoff is left to look at; then removes storage's expired entries likewise. After each batch it
+ * cutoff is left to look at; then removes storage's expired entries likewise, and console sessions
+ * past their idle or absolute limit (a session is otherwise removed only when presented again). After each batch it
  * pauses `idleShare` times as long as the batch took, so that a backlog (the first round over a
  * year of history) takes a bounded share of one connection and of the database's writes, and is
  * worked off beside the payments rather than ahead of them (bench/README.md, Growth).
  */
 import { Clock, Effect } from "effect"
+import { expiredBefore } from "../../operators/Operator.ts"
+import { ConsoleSessionRepo } from "../../operators/OperatorPorts.ts"
 import { Pruning } from "../WebhookPorts.ts"
 import { addCounts, cutoff, DEFAULT_RETENTION_DAYS, type EventKey, NOTHING_PRUNED, PRUNE_BATCH, type PruneCounts } from "../Retention.ts"
 
@@ -63,7 +66,11 @@ export const pruneRound = Effect.fn("Retention.pruneRound")(function*(partial: P
   }
   const expired = yield* untilShort<number>(options, () =>
     Effect.map(pruning.pruneExpired(options.batchSize), (n) => ({ result: n, full: n >= options.batchSize })))
-  counts = addCounts(counts, { expired: expired.reduce((a, b) => a + b, 0) })
+  const sessions = yield* ConsoleSessionRepo
+  const bounds = expiredBefore(yield* Clock.currentTimeMillis)
+  const ended = yield* untilShort<number>(options, () =>
+    Effect.map(sessions.removeExpired({ ...bounds, limit: options.batchSize }), (n) => ({ result: n, full: n >= options.batchSize })))
+  counts = addCounts(counts, { expired: [...expired, ...ended].reduce((a, b) => a + b, 0) })
   if (counts.events + counts.deliveries + counts.attempts + counts.expired > 0) {
     yield* Effect.logInfo("retention: pruned").pipe(Effect.annotateLogs({ ...counts }))
   }

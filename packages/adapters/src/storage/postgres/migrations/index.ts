@@ -48,6 +48,7 @@ import * as m0044 from "./0044_event_feed.ts"
 import * as m0045 from "./0045_temporary_keys.ts"
 import * as m0046 from "./0046_operators.ts"
 import * as m0047 from "./0047_console_reads.ts"
+import * as m0048 from "./0048_operator_lockouts.ts"
 
 export interface Migration {
   readonly name: string
@@ -103,5 +104,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { name: "0044_event_feed", statements: m0044.statements },
   { name: "0045_temporary_keys", statements: m0045.statements },
   { name: "0046_operators", statements: m0046.statements },
-  { name: "0047_console_reads", statements: m0047.statements }
+  { name: "0047_console_reads", statements: m0047.statements },
+  { name: "0048_operator_lockouts", statements: m0048.statements }
 ]
