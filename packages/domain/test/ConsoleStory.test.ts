@@ -58,9 +58,11 @@ describe("the story's routing and 3-D Secure steps", () => {
   it("3-D Secure: each challenge asked and its result; a customer step without 3-D Secure is none", () => {
     const at = (s: number) => `2026-01-01T00:00:0${s}.000Z`
     const events = [
-      { id: "evt_1", type: "payment.requires_action", created_at: at(1) },
-      { id: "evt_2", type: "payment.failed", created_at: at(2) }
+      { id: "evt_0", type: "payment.requires_action", created_at: at(0), next_action_type: "collect_cvv" },
+      { id: "evt_1", type: "payment.requires_action", created_at: at(1), next_action_type: "redirect" },
+      { id: "evt_2", type: "payment.failed", created_at: at(2), next_action_type: null }
     ]
+    // The security code asked first (evt_0) is no 3-D Secure step.
     const denied = storyOf(records([txn("txn_1", { status: "failed", decline_code: "authentication_failed", three_ds: "denied" })], events))
     expect(denied.three_ds_steps).toEqual([
       { at: at(1), step: "3-D Secure challenge asked of the customer (payment.requires_action)" },

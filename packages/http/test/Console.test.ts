@@ -216,6 +216,34 @@ describe("pages", () => {
     expect(page.text).not.toContain("<h2>Actions</h2>")
     expect(page.text).not.toContain("4242424242424242")
     expect(page.text).toContain("4242")
+    // No 3-D Secure on this payment: no steps to tell.
+    expect(page.text).not.toContain("3-D Secure steps")
+  })
+
+  it("a challenged card payment's story lists its 3-D Secure steps: the challenge asked, then its result", async () => {
+    const token = await send(server, accountA, "POST", "/v1/test_helpers/card_tokens", {
+      body: JSON.stringify({ number: "4000000000003220", exp_month: 12, exp_year: 2035, cvc: "123" })
+    })
+    const created = await send(server, accountA, "POST", "/v1/payments", {
+      body: JSON.stringify({
+        amount: "12.00", currency: "USD", country: "US", merchant_reference: "console-a-3ds", collect_cvv: false,
+        payment_method: { code: "card", details: { card_token: token.json.token } }
+      })
+    })
+    expect(created.json.status, created.text).toBe("requires_action")
+    const order = created.json.order_id as string
+    const approved = await send(server, accountA, "POST", `/v1/test_helpers/orders/${order}/simulate`, { body: JSON.stringify({ outcome: "succeed" }) })
+    expect(approved.status, approved.text).toBe(200)
+    const completed = await send(server, accountA, "POST", `/v1/payments/${order}/3ds/complete`, { body: "{}" })
+    expect(completed.json.status, completed.text).toBe("completed")
+    const page = await asViewer.get(`/console/orders/${order}`)
+    expect(page.text).toContain("<h3>3-D Secure steps</h3>")
+    const steps = page.text.slice(page.text.indexOf("<h3>3-D Secure steps</h3>")).split("</ol>")[0]
+    const told = [...steps.matchAll(/<li>.*? · (.*?)<\/li>/g)].map((m) => m[1])
+    expect(told).toEqual([
+      "3-D Secure challenge asked of the customer (payment.requires_action)",
+      "3-D Secure approved: payment paid (payment.succeeded)"
+    ])
   })
 })
 

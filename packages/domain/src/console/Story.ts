@@ -36,7 +36,13 @@ export interface StoryRecords {
   /** The order's refunds and payouts, any order. */
   readonly outflows: ReadonlyArray<StoryOutflow>
   /** The order's events, oldest first. */
-  readonly events: ReadonlyArray<{ readonly id: string; readonly type: string; readonly created_at: string }>
+  readonly events: ReadonlyArray<{
+    readonly id: string
+    readonly type: string
+    readonly created_at: string
+    /** The `next_action.type` the event's data carries (a requires_action's), else null. */
+    readonly next_action_type: string | null
+  }>
   /** Their deliveries; `endpoint_url` null once the endpoint was deleted (deliveries outlive it). */
   readonly deliveries: ReadonlyArray<
     Omit<StoryDelivery, "attempts" | "endpoint_url"> & {
@@ -96,6 +102,9 @@ const OUTCOMES: Readonly<Record<string, string>> = {
   "payment.canceled": "canceled"
 }
 
+/** A customer step that asks for the card's security code or details: not 3-D Secure. */
+const NOT_THREE_DS = new Set(["collect_cvv", "collect_card"])
+
 /**
  * 3-D Secure from the order's events (oldest first): each `payment.requires_action` while an attempt
  * carries 3-D Secure is a challenge asked, and the next outcome event is its result, told with the
@@ -110,6 +119,7 @@ const threeDsStepsOf = (records: StoryRecords): ReadonlyArray<StoryStep> => {
   const steps: Array<StoryStep> = []
   let asked = false
   for (const event of records.events) {
+    if (event.type === "payment.requires_action" && NOT_THREE_DS.has(event.next_action_type ?? "")) continue
     if (event.type === "payment.requires_action") {
       asked = true
       steps.push({ at: event.created_at, step: `3-D Secure challenge asked of the customer (${event.type})` })

@@ -1,6 +1,7 @@
 /**
  * The payment's story (design26): one page per order with its summary, the card's non-sensitive
- * facts, the timeline of its transactions (decline codes, provider references, routing, 3-D Secure),
+ * facts, the timeline of its transactions (decline codes, provider references, routing, 3-D Secure)
+ * with the 3-D Secure steps its events tell,
  * its refunds and payouts, and every event with each webhook delivery and each attempt (status,
  * latency, the receiver's answer, the next retry); then the actions this operator may take.
  *
@@ -91,6 +92,14 @@ const outflowsTable = (story: PaymentStory): Html =>
       )
     }</tbody></table>`
 
+/** The 3-D Secure steps the order's events tell (each challenge asked, then its result); nothing without 3-D Secure. */
+const threeDsSteps = (story: PaymentStory): Html =>
+  story.three_ds_steps.length === 0
+    ? html``
+    : html`<h3>3-D Secure steps</h3><ol class="steps">${
+      story.three_ds_steps.map((s) => html`<li><time datetime="${s.at}">${utcTime(s.at)}</time> · ${s.step}</li>`)
+    }</ol>`
+
 const renderStory = (viewer: Viewer, story: PaymentStory): Html => {
   const { order } = story
   // The card of the latest attempt that had one: what the merchant's customer last paid with.
@@ -117,6 +126,7 @@ ${
 ${cardFacts(card)}
 <h2>Timeline</h2>
 ${story.transactions.length === 0 ? html`<p class="muted">No attempt yet.</p>` : html`<ol class="timeline">${story.transactions.map(transactionItem)}</ol>`}
+${threeDsSteps(story)}
 <h2>Refunds and payouts</h2>
 ${outflowsTable(story)}
 <h2>Events and webhook deliveries</h2>

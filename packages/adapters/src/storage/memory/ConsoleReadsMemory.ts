@@ -16,6 +16,13 @@ import {
 import { Effect, Layer, Option } from "effect"
 import { customers } from "./CustomerRepoMemory.ts"
 import { events, positions } from "./EventRepoMemory.ts"
+
+/** The `next_action.type` an event's data carries, as PostgreSQL's `data->'next_action'->>'type'`. */
+const nextActionType = (data: Record<string, unknown>): string | null => {
+  const action = data["next_action"]
+  const type = typeof action === "object" && action !== null ? (action as Record<string, unknown>)["type"] : undefined
+  return typeof type === "string" ? type : null
+}
 import { MemoryDatabase, type Reader } from "./MemoryDatabase.ts"
 import { orders } from "./OrderRepoMemory.ts"
 import { payouts, refunds } from "./OutflowRepoMemory.ts"
@@ -252,7 +259,7 @@ export const layer: Layer.Layer<ConsoleReads, never, MemoryDatabase> = Layer.eff
             },
             transactions: txns,
             outflows,
-            events: orderEvents,
+            events: orderEvents.map((e) => ({ id: e.id, type: e.type, created_at: e.created_at, next_action_type: nextActionType(e.data) })),
             deliveries: orderDeliveries.map((d) => ({
               id: d.id,
               event_id: d.event_id,

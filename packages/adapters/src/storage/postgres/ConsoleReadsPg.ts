@@ -208,7 +208,7 @@ const OutflowFacts = Schema.Struct({
   created_at: Timestamp,
   transaction_id: Schema.NullOr(Schema.String)
 })
-const EventFacts = Schema.Struct({ id: Schema.String, type: Schema.String, created_at: Timestamp })
+const EventFacts = Schema.Struct({ id: Schema.String, type: Schema.String, created_at: Timestamp, next_action_type: Schema.NullOr(Schema.String) })
 const DeliveryFacts = Schema.Struct({
   id: Schema.String,
   event_id: Schema.String,
@@ -283,7 +283,7 @@ export const layer: Layer.Layer<ConsoleReads, never, PgClient.PgClient> = Layer.
             FROM refunds WHERE order_id = ${orderId}
           UNION ALL SELECT 'payout' AS kind, id, status, amount, currency, created_at, transaction_id
             FROM payouts WHERE order_id = ${orderId}`.pipe(Effect.flatMap(decodeAll(OutflowFacts)))
-        const events = yield* sql`SELECT id, type, created_at FROM events WHERE order_id = ${orderId}
+        const events = yield* sql`SELECT id, type, created_at, data->'next_action'->>'type' AS next_action_type FROM events WHERE order_id = ${orderId}
           ORDER BY created_at, seq`.pipe(Effect.flatMap(decodeAll(EventFacts)))
         // Deliveries outlive a deleted endpoint: its URL is then null.
         const deliveries = yield* sql`SELECT d.id, d.event_id, d.endpoint_id, w.url AS endpoint_url, d.status,
