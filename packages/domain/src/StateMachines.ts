@@ -10,6 +10,7 @@ import { ChannelMachine } from "./channels/Channel.ts"
 import { SessionMachine } from "./sessions/CheckoutSession.ts"
 import { PayoutMachine, RefundMachine, TransferMachine } from "./money-out/MoneyOut.ts"
 import { OrderMachine } from "./payments/Order.ts"
+import { OperatorMachine } from "./operators/Operator.ts"
 import { toMarkdown } from "./kernel/StateMachine.ts"
 import { TransactionMachine } from "./payments/Transaction.ts"
 import { DeliveryMachine, EndpointMachine } from "./webhooks/Webhook.ts"
@@ -26,7 +27,8 @@ export const MACHINES = [
   ChannelMachine,
   EndpointMachine,
   AccountMachine,
-  ProfileMachine
+  ProfileMachine,
+  OperatorMachine
 ] as const
 
 export const render = (): string =>

@@ -9,7 +9,9 @@
 import { Context, type Effect, type Option } from "effect"
 import type { Page } from "../kernel/Search.ts"
 
+/** The kinds of object the console searches, in the form's order. */
 export const SEARCH_KINDS = ["orders", "transactions", "sessions", "refunds", "payouts", "transfers", "customers"] as const
+/** One of SEARCH_KINDS. */
 export type SearchKind = (typeof SEARCH_KINDS)[number]
 
 /** A validated console search. Filters a kind does not have are refused by validation, not ignored. */
@@ -65,6 +67,7 @@ export interface CardFacts {
   readonly country: string | null
 }
 
+/** One transaction of the timeline: what it was, how it ended, where it went and why. */
 export interface StoryTransaction {
   readonly id: string
   readonly kind: string
@@ -89,6 +92,7 @@ export interface StoryTransaction {
   readonly card: CardFacts | null
 }
 
+/** One attempt of a webhook delivery, as the receiver answered it. */
 export interface StoryAttempt {
   readonly at: string
   readonly status_code: number | null
@@ -98,6 +102,7 @@ export interface StoryAttempt {
   readonly error: string | null
 }
 
+/** One webhook delivery of an event to an endpoint, with its attempts. */
 export interface StoryDelivery {
   readonly id: string
   readonly endpoint_id: string
@@ -107,6 +112,7 @@ export interface StoryDelivery {
   readonly attempts: ReadonlyArray<StoryAttempt>
 }
 
+/** One event of the order, with its webhook deliveries. */
 export interface StoryEvent {
   readonly id: string
   readonly type: string
@@ -114,6 +120,7 @@ export interface StoryEvent {
   readonly deliveries: ReadonlyArray<StoryDelivery>
 }
 
+/** A refund or payout of the order. */
 export interface StoryOutflow {
   readonly kind: "refund" | "payout"
   readonly id: string
@@ -157,6 +164,7 @@ export interface StoryStep {
 
 /** Port: the console's read model (adapters: PostgreSQL and memory, one contract suite). */
 export class ConsoleReads extends Context.Service<ConsoleReads, {
+  /** A page of rows of the query's kind, newest first, only of the query's accounts. */
   search(query: ConsoleQuery): Effect.Effect<Page<ConsoleRow>>
   /** The order's story, whatever its account (the caller checks the grant on `order.account_id`). */
   story(orderId: string): Effect.Effect<Option.Option<PaymentStory>>

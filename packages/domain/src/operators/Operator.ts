@@ -7,16 +7,56 @@
  * Pure data and decisions only: roles and what each may do, the lock-out rule, the session timeouts.
  * Hashing, TOTP and randomness are a port (OperatorCredentials), storage is ports (OperatorPorts.ts).
  */
+import { define, type Machine, step as nextStatus } from "../kernel/StateMachine.ts"
 
+/** The roles an operator may hold, least to most allowed. */
 export const OPERATOR_ROLES = ["viewer", "operator", "admin"] as const
+/** What an operator may do: viewer reads; operator also moves money and redelivers; admin also endpoints and accounts. */
 export type OperatorRole = (typeof OPERATOR_ROLES)[number]
 
+/** An operator's statuses, in table order (OperatorMachine). */
 export const OPERATOR_STATUSES = ["invited", "active", "disabled"] as const
+/** invited (link outstanding), active (may log in) or disabled. */
 export type OperatorStatus = (typeof OPERATOR_STATUSES)[number]
+
+/** The moves of an operator's status: enrolment, and the CLI's disable and reinvite. */
+export type OperatorTrigger = "enrol" | "disable" | "reinvite"
+
+/** An operator's status table (docs/state-machines.md): invited until enrolled; disabled until reinvited. */
+export const OperatorMachine: Machine<OperatorStatus, OperatorTrigger> = define({
+  name: "Console operator",
+  states: OPERATOR_STATUSES,
+  finals: [],
+  transitions: [
+    { from: ["invited"], trigger: "enrol", to: "active", when: "the enrolment link's form: a password, and a current code of the shown secret" },
+    { from: ["invited", "active"], trigger: "disable", to: "disabled", when: "`tender operators disable`: every session ends, an open link stops working" },
+    {
+      from: ["invited", "active", "disabled"],
+      trigger: "reinvite",
+      to: "invited",
+      when: "`tender operators reinvite`: a new link; the old password, authenticator and sessions stop working"
+    }
+  ]
+})
+
+/**
+ * The record after `trigger` with `changes`, or undefined when the table has no such move. The
+ * version stays: the operators' `save` writes the next one (a checked update).
+ */
+export const moved = (
+  operator: OperatorRecord,
+  trigger: OperatorTrigger,
+  at: string,
+  changes: Partial<Omit<OperatorRecord, "status" | "version" | "updated_at">> = {}
+): OperatorRecord | undefined => {
+  const status = nextStatus(OperatorMachine, operator.status, trigger)
+  return status === undefined ? undefined : { ...operator, ...changes, status, updated_at: at }
+}
 
 /** The accounts an operator may see and act on: a list of account ids, or every account ("all"). */
 export type AccountGrant = ReadonlyArray<string> | "all"
 
+/** An operator as stored: identity, role, grant, credentials (hashed or sealed) and lock-out state. */
 export interface OperatorRecord {
   /** `op_…` */
   readonly id: string
@@ -54,6 +94,7 @@ export const CONSOLE_ACTIONS = [
   "suspend_account",
   "activate_account"
 ] as const
+/** One of CONSOLE_ACTIONS. */
 export type ConsoleAction = (typeof CONSOLE_ACTIONS)[number]
 
 /** viewer: reads only; operator: money and delivery actions; admin: also endpoints and accounts. */
@@ -63,12 +104,15 @@ const ALLOWED: Readonly<Record<OperatorRole, ReadonlySet<ConsoleAction>>> = {
   admin: new Set(CONSOLE_ACTIONS)
 }
 
+/** Whether the role may take the action (whatever the page showed, the server asks this). */
 export const mayAct = (role: OperatorRole, action: ConsoleAction): boolean => ALLOWED[role].has(action)
 
+/** Whether the grant covers the account. */
 export const isGranted = (grant: AccountGrant, accountId: string): boolean => grant === "all" || grant.includes(accountId)
 
 /** Failed logins that lock an operator out, and for how long the first time. */
 export const LOCKOUT_THRESHOLD = 5
+/** The first lock-out's length; each lock-out in a row doubles it (lockoutMs). */
 export const LOCKOUT_MS = 15 * 60 * 1000
 /** The longest lock-out: the doubling stops here. */
 export const LOCKOUT_MAX_MS = 24 * 60 * 60 * 1000
@@ -81,11 +125,13 @@ export const lockoutMs = (lockouts: number): number => Math.min(LOCKOUT_MS * 2 *
 
 /** A console session ends after this long without a request, and in any case this long after login. */
 export const SESSION_IDLE_MS = 30 * 60 * 1000
+/** A session's whole life, however busy. */
 export const SESSION_ABSOLUTE_MS = 12 * 60 * 60 * 1000
 
 /** An enrolment link is good for this long. */
 export const ENROLMENT_TTL_MS = 24 * 60 * 60 * 1000
 
+/** Whether the operator is locked out at `nowMs`. */
 export const isLocked = (operator: OperatorRecord, nowMs: number): boolean =>
   operator.locked_until !== null && Date.parse(operator.locked_until) > nowMs
 
@@ -117,6 +163,7 @@ export interface ConsoleSession {
   readonly last_seen_at: string
 }
 
+/** Whether the session ran out at `nowMs`: idle too long, or past its whole life. */
 export const sessionExpired = (session: ConsoleSession, nowMs: number): boolean =>
   nowMs - Date.parse(session.last_seen_at) > SESSION_IDLE_MS || nowMs - Date.parse(session.created_at) > SESSION_ABSOLUTE_MS
 
@@ -145,12 +192,15 @@ export interface AuditEntry {
 
 /** Login names: 1–64 characters of `a-z 0-9 . _ @ -` (lower case, so `Ann` and `ann` are not two people). */
 export const NAME_PATTERN = /^[a-z0-9._@-]{1,64}$/
+/** Whether the name is a valid login name (NAME_PATTERN). */
 export const isValidName = (name: string): boolean => NAME_PATTERN.test(name)
 
-/** Password length bounds: long enough to resist guessing, short enough that hashing it costs no more than usual. */
+/** The shortest password taken: long enough to resist guessing (PASSWORD_MAX keeps hashing it cheap). */
 export const PASSWORD_MIN = 12
+/** The longest password taken. */
 export const PASSWORD_MAX = 200
 
+/** Whether the text names a role. */
 export const isRole = (role: string): role is OperatorRole => (OPERATOR_ROLES as ReadonlyArray<string>).includes(role)
 
 /** An enrolment link is open: the operator is invited, the token is theirs, and it has not expired. */
@@ -159,6 +209,32 @@ export const enrolmentOpen = (operator: OperatorRecord, tokenHash: string, nowMs
   operator.enrolment_token_hash === tokenHash &&
   operator.enrolment_expires_at !== null &&
   Date.parse(operator.enrolment_expires_at) > nowMs
+
+/** A new operator's record before its first invitation (`invited` gives it its secret and link). */
+export const blank = (fields: {
+  readonly id: string
+  readonly name: string
+  readonly role: OperatorRole
+  readonly accounts: AccountGrant
+  readonly at: string
+}): OperatorRecord => ({
+  id: fields.id,
+  name: fields.name,
+  role: fields.role,
+  accounts: fields.accounts,
+  status: "invited",
+  password_hash: null,
+  totp_secret: "",
+  last_totp_step: null,
+  enrolment_token_hash: null,
+  enrolment_expires_at: null,
+  failed_logins: 0,
+  lockouts: 0,
+  locked_until: null,
+  created_at: fields.at,
+  updated_at: fields.at,
+  version: 1
+})
 
 /**
  * The record after a (re)invitation: a fresh authenticator secret and link; the old password, code

@@ -8,19 +8,27 @@ import type { AuditEntry, ConsoleSession, OperatorRecord } from "./Operator.ts"
 export class OperatorRepo extends Context.Service<OperatorRepo, {
   /** Stores a new operator; Conflict when the name is taken. */
   insert(operator: OperatorRecord): Effect.Effect<void, Conflict>
+  /** The operator with this id. */
   findById(id: string): Effect.Effect<Option.Option<OperatorRecord>>
+  /** The operator with this login name. */
   findByName(name: string): Effect.Effect<Option.Option<OperatorRecord>>
+  /** The operator whose outstanding enrolment token hashes to this. */
   findByEnrolmentToken(tokenHash: string): Effect.Effect<Option.Option<OperatorRecord>>
   /** Writes `operator` over version `operator.version - 1`. */
   update(operator: OperatorRecord): Effect.Effect<void, Conflict>
+  /** Every operator, by name. */
   list(): Effect.Effect<ReadonlyArray<OperatorRecord>>
 }>()("@tender/domain/OperatorRepo") {}
 
 /** Port: console sessions, by the hash of their token. */
 export class ConsoleSessionRepo extends Context.Service<ConsoleSessionRepo, {
+  /** Stores a new session. */
   insert(session: ConsoleSession): Effect.Effect<void>
+  /** The session whose token hashes to this. */
   find(tokenHash: string): Effect.Effect<Option.Option<ConsoleSession>>
+  /** Restarts the session's idle clock. */
   touch(tokenHash: string, lastSeenAt: string): Effect.Effect<void>
+  /** Ends one session (logout, expiry). */
   remove(tokenHash: string): Effect.Effect<void>
   /** Ends every session of an operator (disabled, re-enrolled). */
   removeForOperator(operatorId: string): Effect.Effect<void>
@@ -32,6 +40,7 @@ export class ConsoleSessionRepo extends Context.Service<ConsoleSessionRepo, {
   removeExpired(options: { readonly lastSeenBefore: string; readonly createdBefore: string; readonly limit: number }): Effect.Effect<number>
 }>()("@tender/domain/ConsoleSessionRepo") {}
 
+/** A page of the audit log, filtered. */
 export interface AuditQuery {
   readonly operator_id?: string | undefined
   /** Only entries of these accounts (an operator reading the log sees their accounts' entries). */
@@ -43,6 +52,7 @@ export interface AuditQuery {
 
 /** Port: the audit log, append-only. */
 export class AuditLog extends Context.Service<AuditLog, {
+  /** Adds one entry; entries are never changed or removed. */
   append(entry: AuditEntry): Effect.Effect<void>
   /** Newest first (by `at`, then id); rows carry `created_at` = `at` for the keyset cursor. */
   list(query: AuditQuery): Effect.Effect<Page<AuditEntry & { readonly created_at: string }>>
@@ -55,6 +65,7 @@ export class AuditLog extends Context.Service<AuditLog, {
 export class OperatorCredentials extends Context.Service<OperatorCredentials, {
   /** A slow, salted hash of a password (scrypt), self-describing so its cost can change later. */
   hashPassword(password: string): Effect.Effect<string>
+  /** Whether the password matches the stored hash (false for a hash not in a known format). */
   verifyPassword(password: string, hash: string): Effect.Effect<boolean>
   /** A new random TOTP secret, base32 (160 bits). */
   newTotpSecret(): Effect.Effect<string>

@@ -23,51 +23,12 @@ import { logout } from "./operations/Logout.ts"
 import { record } from "./operations/Record.ts"
 import { reinvite } from "./operations/Reinvite.ts"
 import { setRole } from "./operations/SetRole.ts"
-import type { AccountGrant, AuditEntry, ConsoleAction, ConsoleSession, OperatorRole, OperatorStatus } from "./Operator.ts"
+import type { AccountGrant, AuditEntry, ConsoleSession, OperatorRole } from "./Operator.ts"
+import type { AuditInput, AuditListInput, Invitation, LoginResult, OperatorView } from "./OperatorViews.ts"
 
-/** An operator as shown (CLI, console): never the password hash, TOTP secret or token hashes. */
-export interface OperatorView {
-  readonly id: string
-  readonly name: string
-  readonly role: OperatorRole
-  readonly accounts: AccountGrant
-  readonly status: OperatorStatus
-  readonly locked_until: string | null
-  readonly created_at: string
-}
+export type { AuditInput, AuditListInput, Invitation, LoginResult, OperatorView } from "./OperatorViews.ts"
 
-/** What `add` and `reinvite` return: the one-time token of the enrolment link (`/console/enrol/<token>`). */
-export interface Invitation {
-  readonly operator: OperatorView
-  readonly enrolment_token: string
-  readonly expires_at: string
-}
-
-export type LoginResult =
-  | { readonly _tag: "LoggedIn"; readonly operator: OperatorView; readonly session_token: string; readonly session: ConsoleSession }
-  /** Name, password or code wrong (one answer for all three, so a name cannot be probed). */
-  | { readonly _tag: "Refused" }
-  /** Too many failures: no login until `until`, even with the right credentials. */
-  | { readonly _tag: "Locked"; readonly until: string }
-
-export interface AuditInput {
-  readonly operator: OperatorView
-  readonly action: ConsoleAction
-  readonly target: string
-  readonly account_id: string | null
-  readonly outcome: "succeeded" | "failed"
-  readonly detail: string
-}
-
-export interface AuditListInput {
-  /** An operator's name: only their entries. */
-  readonly operator?: string | undefined
-  /** Only entries of the accounts this grant covers. */
-  readonly accounts?: AccountGrant | undefined
-  readonly limit?: number | undefined
-  readonly cursor?: string | undefined
-}
-
+/** The Operators use case: console operators, enrolment, login sessions and the audit log. */
 export class Operators extends Context.Service<Operators, {
   /** A new operator, invited: name 1–64 of `a-z0-9._@-`; every granted account must exist. */
   add(input: { readonly name: string; readonly role: OperatorRole; readonly accounts: AccountGrant }): Effect.Effect<Invitation, ValidationFailed | Conflict>
@@ -75,9 +36,11 @@ export class Operators extends Context.Service<Operators, {
   reinvite(name: string): Effect.Effect<Invitation, NotFound | Conflict>
   /** Replaces the operator's account grant. */
   grant(name: string, accounts: AccountGrant): Effect.Effect<OperatorView, NotFound | ValidationFailed | Conflict>
+  /** Changes the operator's role. */
   setRole(name: string, role: OperatorRole): Effect.Effect<OperatorView, NotFound | Conflict>
   /** Disables the operator and ends their sessions. */
   disable(name: string): Effect.Effect<OperatorView, NotFound | Conflict>
+  /** Every operator, by name. */
   list(): Effect.Effect<ReadonlyArray<OperatorView>>
   /** The operator an outstanding, unexpired enrolment token belongs to, with the TOTP secret to show. */
   enrolment(token: string): Effect.Effect<Option.Option<{ readonly operator: OperatorView; readonly totp_secret: string }>>
@@ -91,6 +54,7 @@ export class Operators extends Context.Service<Operators, {
   login(name: string, password: string, code: string): Effect.Effect<LoginResult>
   /** The live session of this token, and its operator (still active); touches the session. */
   authenticate(sessionToken: string): Effect.Effect<Option.Option<{ readonly operator: OperatorView; readonly session: ConsoleSession }>>
+  /** Ends the session of this token (its cookie then opens nothing). */
   logout(sessionToken: string): Effect.Effect<void>
   /** Appends one entry to the audit log. */
   record(input: AuditInput): Effect.Effect<AuditEntry>

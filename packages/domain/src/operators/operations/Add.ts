@@ -14,24 +14,7 @@ export const add = (input: { readonly name: string; readonly role: Operator.Oper
     if (!Operator.isRole(input.role)) return yield* invalidField("role", `must be one of ${Operator.OPERATOR_ROLES.join(", ")}`)
     const accounts = yield* validateGrant(input.accounts)
     const at = yield* nowIso
-    const blank: Operator.OperatorRecord = {
-      id: yield* (yield* Ids).make("operator"),
-      name: input.name,
-      role: input.role,
-      accounts,
-      status: "invited",
-      password_hash: null,
-      totp_secret: "",
-      last_totp_step: null,
-      enrolment_token_hash: null,
-      enrolment_expires_at: null,
-      failed_logins: 0,
-      lockouts: 0,
-      locked_until: null,
-      created_at: at,
-      updated_at: at,
-      version: 1
-    }
+    const blank = Operator.blank({ id: yield* (yield* Ids).make("operator"), name: input.name, role: input.role, accounts, at })
     const { record, token } = yield* newInvitation(blank, at)
     // The name's uniqueness is the repository's (Conflict): a check here would race another add.
     yield* (yield* OperatorRepo).insert(record)

@@ -8,7 +8,7 @@ import { Effect, Option } from "effect"
 import { decodeInput, pageOf, type SearchResult } from "../../kernel/Search.ts"
 import { isValidName } from "../Operator.ts"
 import { AuditLog, OperatorRepo } from "../OperatorPorts.ts"
-import type { AuditListInput } from "../Operators.ts"
+import type { AuditListInput } from "../OperatorViews.ts"
 
 const NOTHING: SearchResult<never> = { data: [], has_more: false, next_cursor: null }
 

@@ -22,14 +22,14 @@ export const enrol = (token: string, password: string, code: string) =>
     const now = yield* Clock.currentTimeMillis
     const step = yield* credentials.totpStep(operator.totp_secret, code, now)
     if (step === undefined) return yield* invalidField("code", "is not the authenticator's current code")
-    const saved = yield* save({
-      ...operator,
-      status: "active",
+    const next = Operator.moved(operator, "enrol", isoOf(now), {
       password_hash: yield* credentials.hashPassword(password),
       last_totp_step: step,
       enrolment_token_hash: null,
-      enrolment_expires_at: null,
-      updated_at: isoOf(now)
+      enrolment_expires_at: null
     })
+    // openEnrolment found it invited; a record the table will not move is no open link either.
+    if (next === undefined) return yield* new NotFound({ message: "This enrolment link is unknown, used or expired" })
+    const saved = yield* save(next)
     return viewOf(saved)
   })

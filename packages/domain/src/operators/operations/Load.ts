@@ -4,7 +4,7 @@ import { NotFound } from "../../kernel/Errors.ts"
 import { OperatorCredentials, OperatorRepo } from "../OperatorPorts.ts"
 import type { OperatorRecord } from "../Operator.ts"
 import * as Operator from "../Operator.ts"
-import type { Invitation, OperatorView } from "../Operators.ts"
+import type { Invitation, OperatorView } from "../OperatorViews.ts"
 
 /** The operator as shown: never the password hash, TOTP secret or token hashes. */
 export const viewOf = (operator: OperatorRecord): OperatorView => ({

@@ -13,7 +13,7 @@ import type { Conflict } from "../../kernel/Errors.ts"
 import { isoOf } from "../../kernel/Time.ts"
 import * as Operator from "../Operator.ts"
 import { ConsoleSessionRepo, OperatorCredentials, OperatorRepo } from "../OperatorPorts.ts"
-import type { LoginResult } from "../Operators.ts"
+import type { LoginResult } from "../OperatorViews.ts"
 import { save, viewOf } from "./Load.ts"
 
 const REFUSED: LoginResult = { _tag: "Refused" }

@@ -4,7 +4,7 @@ import { Ids } from "../../kernel/Ids.ts"
 import { nowIso } from "../../kernel/Time.ts"
 import type { AuditEntry } from "../Operator.ts"
 import { AuditLog } from "../OperatorPorts.ts"
-import type { AuditInput } from "../Operators.ts"
+import type { AuditInput } from "../OperatorViews.ts"
 
 export const record = (input: AuditInput) =>
   Effect.gen(function*() {
