@@ -6,25 +6,18 @@
  * What it leaves out: the instrument's BIN, holder and token, the next action's client secret, the
  * endpoint's signing secret and the event's payload: the console page needs none of them.
  */
-import { type CardFacts, type PaymentStory, type StoryDelivery, type StoryOutflow, type StoryStep } from "./ConsoleReads.ts"
+import { type CardFacts, type PaymentStory, type StoryDelivery, type StoryOutflow, type StoryStep, type StoryTransaction } from "./ConsoleReads.ts"
 import { cardFactsOf, channelOf, routingOf } from "./ConsoleSearch.ts"
 
 /** A transaction as the story reads it (a stored transaction has these fields and more). */
-export interface StoryTransactionRecord {
-  readonly id: string
-  readonly kind: string
-  readonly status: string
-  readonly amount: number
-  readonly currency: string
-  readonly created_at: string
-  readonly updated_at: string
-  readonly parent_transaction_id: string | null
-  readonly provider: string
-  readonly channel_id: string | null
+export interface StoryTransactionRecord extends
+  Pick<
+    StoryTransaction,
+    | "id" | "kind" | "status" | "amount" | "currency" | "created_at" | "updated_at" | "parent_transaction_id"
+    | "provider" | "channel_id" | "provider_transaction_id" | "decline_code" | "three_ds"
+  >
+{
   readonly processing_profile: string | null
-  readonly provider_transaction_id: string | null
-  readonly decline_code: string | null
-  readonly three_ds: string | null
   readonly payment_instrument: Parameters<typeof cardFactsOf>[0]
 }
 
