@@ -66,11 +66,14 @@ describe("tender operators", () => {
     expect(await refused("operators", "add", "bob", "--role", "superuser", "--accounts", "all")).toMatch(/role/)
     expect(await refused("operators", "add", "Bob Smith", "--role", "viewer", "--accounts", "all")).toMatch(/name/)
     expect(await refused("operators", "add", "bob", "--role", "viewer", "--accounts", "acct_doesnotexist00")).toMatch(/acct_doesnotexist00/)
-    expect(await refused("operators", "add", "bob", "--role", "operator")).toMatch(/accounts.*required/)
     expect(await refused("operators", "add", "ann", "--role", "viewer", "--accounts", "all")).toMatch(/already exists/)
     expect(await refused("operators", "disable", "nobody")).toMatch(/No operator named nobody/)
     const json = await home.runJsonError("operators", "grant", "ann", "--accounts", "acct_doesnotexist00")
     expect(json).toMatchObject({ code: "validation_failed", errors: [{ field: "accounts" }] })
+  })
+
+  it("without --accounts, as contract.md writes the command, the operator sees every account", async () => {
+    expect((await home.runJson("operators", "add", "oli", "--role", "operator")).operator).toMatchObject({ name: "oli", role: "operator", accounts: "all" })
   })
 
   it("list, grant, role, disable and reinvite", async () => {
@@ -79,7 +82,7 @@ describe("tender operators", () => {
     expect((await home.runJson("operators", "disable", "ann")).status).toBe("disabled")
 
     const listed = await home.runJson("operators", "list")
-    expect(listed.data.map((o: { name: string }) => o.name)).toEqual(["ann", "pat", "root"])
+    expect(listed.data.map((o: { name: string }) => o.name)).toEqual(["ann", "oli", "pat", "root"])
     expect(listed.data[0]).toMatchObject({ name: "ann", role: "operator", accounts: "all", status: "disabled" })
     const table = await home.run("operators", "list")
     expect(table.stdout.split("\n")[0]).toMatch(/^NAME\s+ROLE\s+STATUS\s+ACCOUNTS\s+LOCKED UNTIL\s+CREATED$/)

@@ -20,7 +20,7 @@ const accounts = Flag.String("accounts").pipe(
 
 const add = operatorsCommand(
   "add",
-  { name, role, accounts: accounts.pipe(Flag.withDescription("all, or acct_1,acct_2; required for viewer and operator, admin defaults to all"), Flag.optional) },
+  { name, role, accounts: accounts.pipe(Flag.withDescription("all (the default), or acct_1,acct_2 (each must exist)"), Flag.optional) },
   (h) => h.add
 ).pipe(Command.withDescription("Invite an operator: prints their one-time enrolment link (valid 24 h)"))
 

@@ -7,7 +7,7 @@
  * recorded as listening (ServerListeners), else `serve`'s default address.
  */
 import { DEFAULT_PUBLIC_URL } from "@tender/adapters/Infrastructure"
-import { Errors, type Invitation, LISTENER_STALE_MS, type Operator, Operators, type OperatorView, ServerListeners } from "@tender/domain"
+import { type Invitation, LISTENER_STALE_MS, type Operator, Operators, type OperatorView, ServerListeners } from "@tender/domain"
 import { Effect, Option } from "effect"
 import type { Invocation } from "../Cli.ts"
 import type * as Output from "../Output.ts"
@@ -69,8 +69,8 @@ export const add = (
     (operators, { accounts, name, role }: typeof input) =>
       Effect.gen(function*() {
         // A viewer or operator sees only what they are given; an admin, by default, everything.
-        const grant = Option.isSome(accounts) ? grantOf(accounts.value) : role === "admin" ? "all" : undefined
-        if (grant === undefined) return yield* Errors.invalidField("accounts", "is required for a viewer or operator: all, or acct_1,acct_2")
+        // contract.md's form (`operators add NAME --role R`) grants every account; --accounts narrows it.
+        const grant = Option.isSome(accounts) ? grantOf(accounts.value) : "all"
         return yield* Effect.flatMap(operators.add({ name, role, accounts: grant }), withLink(invocation))
       }),
     () => invited
