@@ -9,7 +9,7 @@ import * as path from "node:path"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted, Schedule } from "effect"
 import * as Reactivity from "effect/reactivity/Reactivity"
-import { inject } from "vitest"
+import { expect, inject } from "vitest"
 import type { TenderConfig } from "../src/Config.ts"
 
 /** The run's server, as PgTestServer.ts provides it to every test file. */
@@ -77,14 +77,25 @@ const createDatabase = (from: "migrated" | "empty") =>
     return urlOf(server.url, name)
   })
 
-/** This file's database (module state: vitest loads this module once per test file). */
-let fileDatabase: Promise<string> | undefined
+/**
+ * Each test file's database, by the file's path: vitest runs files without isolation
+ * (vitest.config.ts), so this module, loaded once per worker, outlives a file and serves the next.
+ */
+const fileDatabases = new Map<string, Promise<string>>()
 
 /**
  * The test file's migrated database: created on first use, a copy of the template. Tests in it
  * create their own rows with random ids; the run's end removes it with the server.
  */
-export const fileDatabaseUrl = (): Promise<string> => (fileDatabase ??= Effect.runPromise(createDatabase("migrated")))
+export const fileDatabaseUrl = (): Promise<string> => {
+  const file = expect.getState().testPath ?? ""
+  let database = fileDatabases.get(file)
+  if (database === undefined) {
+    database = Effect.runPromise(createDatabase("migrated"))
+    fileDatabases.set(file, database)
+  }
+  return database
+}
 
 /** A config of this file's database (with a scratch data dir, removed when the scope closes). */
 export const sharedConfig = Effect.gen(function*() {

@@ -72,3 +72,18 @@ describe("the story's routing and 3-D Secure steps", () => {
     expect(storyOf(records([txn("txn_1", { kind: "payment" })], events)).three_ds_steps).toEqual([])
   })
 })
+
+describe("the timeline's order", () => {
+  it("made in the same millisecond, a parent comes before its children, whatever their ids", () => {
+    // Storage orders a tie by id: here the capture's and the void's ids sort before the authorization's.
+    const story = storyOf(records([
+      txn("txn_a_capture", { kind: "capture", parent_transaction_id: "txn_z_auth" }),
+      txn("txn_b_release", { kind: "void", parent_transaction_id: "txn_a_capture" }),
+      txn("txn_z_auth", {})
+    ]))
+    expect(story.transactions.map((t) => t.id)).toEqual(["txn_z_auth", "txn_a_capture", "txn_b_release"])
+    // Time still comes first.
+    const later = storyOf(records([txn("txn_z_auth", { created_at: "2026-01-01T00:00:01.000Z" }), txn("txn_a", {})]))
+    expect(later.transactions.map((t) => t.id)).toEqual(["txn_a", "txn_z_auth"])
+  })
+})

@@ -25,6 +25,13 @@ const sample = (text: string, name: string, labels: Record<string, string> = {})
   return undefined
 }
 
+/**
+ * How much a counter grew since `before`: the metric registry is the process's, and the test files
+ * share their worker's process (vitest.config.ts: no isolation), so totals include other files'.
+ */
+const grew = (before: string, after: string, name: string, labels: Record<string, string> = {}) =>
+  (sample(after, name, labels) ?? 0) - (sample(before, name, labels) ?? 0)
+
 const scrape = async (server: TestServer, headers: Record<string, string> = {}) => {
   const response = await fetch(`${server.baseUrl}/metrics`, { headers })
   return { status: response.status, type: response.headers.get("content-type"), text: await response.text() }
@@ -82,6 +89,7 @@ describe("on PostgreSQL", () => {
   })
 
   it("/metrics: requests by route template and status, payments by outcome, backlogs, process basics; no ids or card data", async () => {
+    const before = (await scrape(server)).text
     const token = (await tender.testHelpers.createCardToken({ number: CARD, exp_month: 12, exp_year: 2035, cvc: "123", holder_name: "Ada" })).token
     const payment = await tender.payments.create({
       amount: "25.00",
@@ -102,12 +110,12 @@ describe("on PostgreSQL", () => {
     expect(status).toBe(200)
     expect(type).toMatch(/^text\/plain; version=0\.0\.4/)
     expect(text).toContain("# TYPE tender_http_requests_total counter")
-    expect(sample(text, "tender_http_requests_total", { method: "GET", route: "/v1/orders/:id", status: "200" })).toBe(1)
-    expect(sample(text, "tender_http_requests_total", { method: "GET", route: "/v1/orders/:id", status: "404" })).toBe(1)
-    expect(sample(text, "tender_http_request_duration_seconds_bucket", { route: "/v1/orders/:id", le: "+Inf" })).toBe(2)
-    expect(sample(text, "tender_http_request_duration_seconds_count", { method: "POST", route: "/v1/payments" })).toBe(2)
-    expect(sample(text, "tender_payments_total", { operation: "create", status: payment.status, method: "card" })).toBe(1)
-    expect(sample(text, "tender_payments_total", { operation: "create", status: "unknown_payment_method", method: "other" })).toBe(1)
+    expect(grew(before, text, "tender_http_requests_total", { method: "GET", route: "/v1/orders/:id", status: "200" })).toBe(1)
+    expect(grew(before, text, "tender_http_requests_total", { method: "GET", route: "/v1/orders/:id", status: "404" })).toBe(1)
+    expect(grew(before, text, "tender_http_request_duration_seconds_bucket", { route: "/v1/orders/:id", le: "+Inf" })).toBe(2)
+    expect(grew(before, text, "tender_http_request_duration_seconds_count", { method: "POST", route: "/v1/payments" })).toBe(2)
+    expect(grew(before, text, "tender_payments_total", { operation: "create", status: payment.status, method: "card" })).toBe(1)
+    expect(grew(before, text, "tender_payments_total", { operation: "create", status: "unknown_payment_method", method: "other" })).toBe(1)
     // From the database (memory storage has none): present, and zero on an idle one.
     expect(sample(text, "tender_webhook_backlog")).toBeGreaterThanOrEqual(0)
     expect(sample(text, "tender_webhook_oldest_unattempted_seconds")).toBeGreaterThanOrEqual(0)
@@ -130,6 +138,7 @@ describe("on PostgreSQL", () => {
         }))
     })
     try {
+      const before = (await scrape(server)).text
       const endpoint = await send(server, merchant, "POST", "/v1/webhook_endpoints", { body: JSON.stringify({ url: receiver.url }) })
       expect(endpoint.status).toBe(201)
       const token = (await tender.testHelpers.createCardToken({ number: CARD, exp_month: 12, exp_year: 2035, cvc: "123", holder_name: "Ada" })).token
@@ -137,7 +146,7 @@ describe("on PostgreSQL", () => {
         amount: "5.00", currency: "USD", country: "US", merchant_reference: `lag-${Date.now()}`,
         payment_method: { code: "card", details: { card_token: token, stored_credential: { initiator: "merchant", reason: "unscheduled" } } }
       })
-      await expect.poll(async () => sample((await scrape(server)).text, "tender_webhook_first_attempt_lag_seconds_count") ?? 0, { timeout: 10_000 })
+      await expect.poll(async () => grew(before, (await scrape(server)).text, "tender_webhook_first_attempt_lag_seconds_count"), { timeout: 10_000 })
         .toBeGreaterThan(0)
     } finally {
       receiver.close()

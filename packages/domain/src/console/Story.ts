@@ -126,8 +126,24 @@ const threeDsStepsOf = (records: StoryRecords): ReadonlyArray<StoryStep> => {
   return steps
 }
 
+/**
+ * Transactions oldest first; of two made in the same millisecond (an authorization and the capture
+ * that follows it, on a fast machine), the parent before its child: storage orders such a tie by id,
+ * which is random.
+ */
+const inOrder = (transactions: ReadonlyArray<StoryTransactionRecord>): ReadonlyArray<StoryTransactionRecord> => {
+  const byId = new Map(transactions.map((t) => [t.id, t]))
+  const depth = (t: StoryTransactionRecord): number => {
+    let n = 0
+    for (let p = t.parent_transaction_id; p !== null && n < transactions.length; p = byId.get(p)?.parent_transaction_id ?? null) n++
+    return n
+  }
+  return [...transactions].sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at) || depth(a) - depth(b))
+}
+
 /** The story: every list oldest first; each event with its deliveries, each delivery with its attempts. */
-export const storyOf = (records: StoryRecords): PaymentStory => {
+export const storyOf = (unordered: StoryRecords): PaymentStory => {
+  const records = { ...unordered, transactions: inOrder(unordered.transactions) }
   const attemptsOf = new Map<string, Array<StoryDelivery["attempts"][number]>>()
   for (const a of records.attempts) {
     const list = attemptsOf.get(a.delivery_id) ?? []
