@@ -7,6 +7,7 @@
 import { Effect } from "effect"
 import { HttpRouter } from "effect/http"
 import { ID_PREFIXES } from "@tender/api/Ids"
+import { hasControl } from "@tender/domain/kernel/Text"
 
 /** Longer than any id Tender makes (prefix + at most 64), short enough to never burden a query. */
 const MAX_ID = 128
@@ -28,13 +29,11 @@ export const routeId: Effect.Effect<string | undefined, never, HttpRouter.RouteC
 /** Longer than any operator's name: a longer one (login, the audit's filter) names nobody. */
 export const MAX_OPERATOR_NAME = 200
 
-/** C0 and C1 controls and DEL: no name, reference or filter the console knows contains one. */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/
-
-export const hasControl = (text: string): boolean => CONTROL.test(text)
+// No name, reference or filter the console knows holds a control (C0, DEL or C1): the domain's test.
+export { hasControl }
 
 /** The text with its controls dropped: for showing a refused value again, never for using it. */
-export const withoutControls = (text: string): string => text.replace(new RegExp(CONTROL.source, "g"), "")
+export const withoutControls = (text: string): string => text.replace(/\p{Cc}/gu, "")
 
 /** Where a signed-out operator goes after login when no deep link was asked. */
 export const DEFAULT_LANDING = "/console/search"
