@@ -19,10 +19,11 @@
 import { createHmac } from "node:crypto"
 import { Effect, Option } from "effect"
 import * as ByteSize from "effect/ByteSize"
-import { HttpIncomingMessage, HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
+import { HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
 import type { ConsoleSession } from "@tender/domain/operators/Operator"
 import { type OperatorView, Operators } from "@tender/domain/operators/Operators"
 import { OperatorCredentials } from "@tender/domain/operators/OperatorPorts"
+import { formBody } from "../hosted/Html.ts"
 import { sameSecret } from "../SameSecret.ts"
 import { DEFAULT_LANDING, safeNext } from "./Input.ts"
 import { expiredForm, type Message, seeOther, type Viewer } from "./Layout.ts"
@@ -52,14 +53,10 @@ const loginPath = (next: string | undefined): string => {
 }
 
 /** The posted form, or an empty one when the body is not a form within the bound (its CSRF check then fails). */
-export const readForm: Effect.Effect<Form, never, HttpServerRequest.HttpServerRequest> = Effect.gen(function*() {
-  const request = yield* HttpServerRequest.HttpServerRequest
-  const form = yield* request.urlParamsBody.pipe(
-    Effect.provideService(HttpIncomingMessage.MaxBodySize, MAX_FORM_BYTES),
-    Effect.option
-  )
-  return Option.getOrElse(form, () => UrlParams.empty)
-})
+export const readForm: Effect.Effect<Form, never, HttpServerRequest.HttpServerRequest> = Effect.flatMap(
+  HttpServerRequest.HttpServerRequest,
+  (request) => formBody(request, MAX_FORM_BYTES)
+)
 
 /** A form field, trimmed of nothing: `undefined` when absent. */
 export const field = (form: Form, name: string): string | undefined => Option.getOrUndefined(UrlParams.getFirst(form, name))

@@ -27,10 +27,10 @@ import { type CheckoutSession, Countries, Errors, type HostedView, Limits, type 
 import { BoundedCache } from "@tender/domain/kernel/BoundedCache"
 import { Effect, Option, Result } from "effect"
 import * as ByteSize from "effect/ByteSize"
-import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
+import { HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
 import * as ApiError from "../ApiError.ts"
 import { CHECKOUT_SCRIPT, CHECKOUT_SCRIPT_PATH } from "./CheckoutScript.ts"
-import { facts, Html, html, isAppLink, isWebUrl, localMoney, localTime, methodName, page, qrImage, response, sameSiteOnly, type ScriptPolicy } from "./Html.ts"
+import { facts, formBody, Html, html, isAppLink, isWebUrl, localMoney, localTime, methodName, page, qrImage, response, sameSiteOnly, type ScriptPolicy } from "./Html.ts"
 import { SDK_PATH } from "./SdkAssets.ts"
 import { declineMessage, type Locale, type Messages, messages, regionalTag, resolveLocale } from "./i18n.ts"
 
@@ -707,13 +707,6 @@ const getPage = (urls: PageUrls) =>
     return show(view.value, { locale, hosts, openMethod: searchParam(request, FIELD.method) })
   })
 
-const readForm = (request: HttpServerRequest.HttpServerRequest) =>
-  request.urlParamsBody.pipe(
-    Effect.provideService(HttpIncomingMessage.MaxBodySize, MAX_FORM_BYTES),
-    // An unreadable or oversized body reads as an empty form: the page then asks for the fields.
-    Effect.orElseSucceed(() => UrlParams.empty)
-  )
-
 /** Where the browser goes once the use case took the attempt (or the card element paid it). */
 const afterSubmit = (view: CheckoutView, method: string): string => {
   const { session } = view
@@ -753,7 +746,7 @@ const attempt = (urls: PageUrls, only?: "card") =>
       // Only an open session takes a new attempt; anything else shows where the session stands.
       if (current.session.status !== "open") return { _tag: "See", location: checkoutPath(id) }
 
-      const form = yield* readForm(request)
+      const form = yield* formBody(request, MAX_FORM_BYTES)
       const read = (field: Field): string => Option.getOrElse(UrlParams.getFirst(form, field), () => "")
       const t = messages(locale)
       const posted = only ?? read(FIELD.method)

@@ -8,7 +8,8 @@
  */
 import { Money } from "@tender/domain"
 import { Effect } from "effect"
-import { HttpServerRequest, HttpServerResponse } from "effect/http"
+import type * as ByteSize from "effect/ByteSize"
+import { HttpIncomingMessage, HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
 import QRCode from "qrcode"
 
 /** Markup that is already safe to emit. */
@@ -45,6 +46,17 @@ const render = (part: Part): string => {
 
 export const html = (strings: TemplateStringsArray, ...values: ReadonlyArray<Part>): Html =>
   new Html(strings.reduce((out, text, i) => out + text + (i < values.length ? render(values[i]) : ""), ""))
+
+/**
+ * A posted form, read within `maxBytes`: a body that is not a form, or is larger, reads as an empty
+ * one (the page then asks again, or the form's CSRF check fails). Every form of Tender's pages is a
+ * handful of fields, so each caller's bound is small.
+ */
+export const formBody = (request: HttpServerRequest.HttpServerRequest, maxBytes: ByteSize.ByteSize) =>
+  request.urlParamsBody.pipe(
+    Effect.provideService(HttpIncomingMessage.MaxBodySize, maxBytes),
+    Effect.orElseSucceed(() => UrlParams.empty)
+  )
 
 /** A definition list of label → value rows; rows whose value is missing are left out. */
 export const facts = (rows: ReadonlyArray<readonly [label: string, value: Part]>): Html =>

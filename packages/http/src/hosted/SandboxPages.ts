@@ -11,9 +11,9 @@ import { Errors, isInFlight, Payment, Payments, type ProviderOutcome } from "@te
 import { SANDBOX_PATHS } from "@tender/adapters/providers/sandbox/SandboxPaths"
 import { Effect, Option, Result } from "effect"
 import * as ByteSize from "effect/ByteSize"
-import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
+import { HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
 import QRCode from "qrcode"
-import { facts, type Html, html, isWebUrl, methodName, money, page, response, sameSiteOnly, utcTime } from "./Html.ts"
+import { facts, formBody, type Html, html, isWebUrl, methodName, money, page, response, sameSiteOnly, utcTime } from "./Html.ts"
 
 export interface Attempt {
   readonly order: Payment.Order
@@ -231,11 +231,7 @@ const MAX_FORM_BYTES = ByteSize.bytes(4096)
 
 const readOutcome = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
-  const form = yield* request.urlParamsBody.pipe(
-    Effect.provideService(HttpIncomingMessage.MaxBodySize, MAX_FORM_BYTES),
-    Effect.option
-  )
-  return Option.flatMap(form, UrlParams.getFirst("outcome"))
+  return UrlParams.getFirst(yield* formBody(request, MAX_FORM_BYTES), "outcome")
 })
 
 const show = (sandboxPage: SandboxPage) =>

@@ -16,10 +16,10 @@
  */
 import { referenceOf } from "@tender/adapters/providers/shared/ChallengeReturn"
 import { Errors, Payments, PublicUrl } from "@tender/domain"
-import { Effect, Option, Redacted, Result } from "effect"
+import { Effect, Redacted, Result } from "effect"
 import * as ByteSize from "effect/ByteSize"
-import { HttpIncomingMessage, HttpRouter, HttpServerRequest, HttpServerResponse, UrlParams } from "effect/http"
-import { html, page, response } from "../hosted/Html.ts"
+import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { formBody, html, page, response } from "../hosted/Html.ts"
 
 export const RETURN_PATH = "/providers/:channel_id/return"
 
@@ -36,8 +36,7 @@ const unknownReturn = () =>
 const returnedTo = Effect.gen(function*() {
   const request = yield* HttpServerRequest.HttpServerRequest
   const url = new URL(request.url, yield* PublicUrl)
-  const form = yield* request.urlParamsBody.pipe(Effect.provideService(HttpIncomingMessage.MaxBodySize, MAX_FORM_BYTES), Effect.option)
-  for (const [name, value] of Option.getOrElse(form, () => UrlParams.empty)) url.searchParams.append(name, typeof value === "string" ? value : Redacted.value(value))
+  for (const [name, value] of yield* formBody(request, MAX_FORM_BYTES)) url.searchParams.append(name, typeof value === "string" ? value : Redacted.value(value))
   return url
 })
 
