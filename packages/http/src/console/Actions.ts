@@ -78,6 +78,20 @@ const amountField = (form: Form, currency: string): { readonly minor: number | u
   return { minor: parsed.minor }
 }
 
+/**
+ * The amount an action confirms: the posted decimal, or `remainder` when none was posted; as minor
+ * units, the decimal the confirmation carries (the figure shown is the figure that runs), and as shown.
+ */
+const confirmedAmount = (form: Form, currency: string, remainder: number) => {
+  const amount = amountField(form, currency)
+  const minor = "minor" in amount ? amount.minor ?? remainder : 0
+  return {
+    decimal: Money.toDecimalString(minor, currency),
+    shown: money(minor, currency),
+    invalid: "invalid" in amount ? amount.invalid : undefined
+  }
+}
+
 const orderFacts = (order: PaymentStory["order"]) => [
   ["Order amount", money(order.amount, order.currency)],
   ["Already captured", money(order.captured_amount, order.currency)],
@@ -102,11 +116,8 @@ const explainCapture = (orderId: string) => (refusal: Refusal) =>
 
 const capture: Resolve = (id, form) =>
   Effect.map(storyOf(id), Option.map(({ order }): Target => {
-    const amount = amountField(form, order.currency)
+    const { decimal, invalid, shown } = confirmedAmount(form, order.currency, order.amount - order.captured_amount)
     const final = field(form, "final") === "true"
-    const minor = "minor" in amount ? amount.minor ?? order.amount - order.captured_amount : 0
-    const decimal = Money.toDecimalString(minor, order.currency)
-    const shown = money(minor, order.currency)
     return {
       accountId: order.account_id,
       back: orderPage(order.id),
@@ -114,7 +125,7 @@ const capture: Resolve = (id, form) =>
       // The amount shown, not the one posted: a defaulted amount is confirmed as the figure the
       // page listed, and that figure is what runs (the domain refuses it if it no longer fits).
       fields: [["amount", decimal], ...(final ? [["final", "true"] as const] : [])],
-      invalid: "invalid" in amount ? amount.invalid : undefined,
+      invalid,
       detail: `capture ${shown}${final ? " (final)" : ""}`,
       act: Effect.as(Payments.use((p) => p.operator.capture(order.id, decimal, final)), done(`Captured ${shown}.`)),
       explain: explainCapture(order.id)
@@ -133,10 +144,7 @@ const voidIt: Resolve = (id) =>
 
 const refund: Resolve = (id, form) =>
   Effect.map(storyOf(id), Option.map(({ order }): Target => {
-    const amount = amountField(form, order.currency)
-    const minor = "minor" in amount ? amount.minor ?? order.captured_amount - order.refunded_amount : 0
-    const decimal = Money.toDecimalString(minor, order.currency)
-    const shown = money(minor, order.currency)
+    const { decimal, invalid, shown } = confirmedAmount(form, order.currency, order.captured_amount - order.refunded_amount)
     return {
       accountId: order.account_id,
       back: orderPage(order.id),
@@ -144,7 +152,7 @@ const refund: Resolve = (id, form) =>
       // Empty meant "the whole remainder": the confirmation carries the remainder it showed, so a
       // refund made meanwhile cannot turn the confirmed figure into a larger or smaller one.
       fields: [["amount", decimal]],
-      invalid: "invalid" in amount ? amount.invalid : undefined,
+      invalid,
       detail: `refund ${shown}`,
       act: Effect.map(
         Outflows.use((o) => o.operator.refund(order.id, { amount: decimal })),
