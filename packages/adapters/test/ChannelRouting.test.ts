@@ -284,6 +284,26 @@ describe("routing decisions recorded, and smart retries (issue 27)", () => {
       expect(standings.map((s) => [s.channel_id, s.rate])).toEqual([[onStripe, { attempts: 1, approvals: 0 }], [onAdyen, { attempts: 1, approvals: 1 }]])
     }).pipe(Effect.provide(world())))
 
+  it.live("the SDK's pay (client_pay): the card form's attempt is routed when it goes out, and a processing_error is retried once on Adyen", () =>
+    Effect.gen(function*() {
+      const { account, adyen: onAdyen, stripe: onStripe } = yield* shop
+      const payments = yield* Payments
+      const form = yield* payments.create(account, {
+        amount: "25.00", currency: "EUR", country: "NL", merchant_reference: `retry-pay-${++seq}`,
+        success_url: "https://shop.example/ok", cancel_url: "https://shop.example/cancel",
+        payment_method: { code: "card", details: {} }
+      })
+      expect(form.next_action?.type).toBe("collect_card")
+      const card = yield* (yield* CardTokens).tokenize(account, { number: "4000000000000119", exp_month: 12, exp_year: 2031, cvc: "123" })
+      const paid = yield* payments.clientPay(account, form.order_id, card.token)
+      const [first, second] = yield* transactionsOf(form.order_id)
+      expect([paid.order.status, paid.txn.id]).toEqual(["succeeded", second!.id])
+      expect([first!.status, first!.decline_code, first!.routing?.channel, first!.routing?.attempt]).toEqual(["failed", "processing_error", onStripe, 1])
+      expect([second!.status, second!.routing?.channel, second!.routing?.reason, second!.routing?.attempt]).toEqual(["completed", onAdyen, "retry", 2])
+      expect(second!.browser_flow).toBe(true)
+      expect([heldBy(first!.id), heldBy(second!.id)]).toEqual([{ stripe: 1, adyen: 0 }, { stripe: 0, adyen: 1 }])
+    }).pipe(Effect.provide(world())))
+
   it.live("no retry for insufficient_funds, card_declined (it carries fraud, lost, stolen), nor a merchant-initiated charge: one transaction, nothing at Adyen", () =>
     Effect.gen(function*() {
       const { account, stripe: onStripe } = yield* shop
