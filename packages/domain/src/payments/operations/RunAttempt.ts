@@ -19,7 +19,8 @@ import { type AuthorizeResult, PaymentProvider, type StartResult, type Unknown }
 import * as Txn from "../Transaction.ts"
 import { loadTxn, lockOrder } from "./Load.ts"
 import { newTransaction } from "./NewTransaction.ts"
-import { decided, saveTxn, unitOfWork } from "./Persist.ts"
+import { afterCommit, decided, saveTxn, unitOfWork } from "./Persist.ts"
+import { observeRoutingDecision } from "../../kernel/OperationalMetrics.ts"
 import { callAndRecord, checkpoint, idempotencyKey, inDoubtAfter, PROVIDER_CALL_TIMEOUT_MS, reserve, type StepName, unreachable, attemptOutcome } from "./ProviderStep.ts"
 import { type AttemptOutcome, record, recordOn } from "./RecordAttempt.ts"
 import { Fallbacks, providerFields } from "./Route.ts"
@@ -44,11 +45,9 @@ const moveTo = (txn: Transaction, next: Provider) =>
     yield* lockOrder(txn.order_id)
     const current = yield* loadTxn(txn.id)
     const at = yield* nowIso
-    yield* saveTxn(revise(current, {
-      ...providerFields(next),
-      routing: retried(current.routing, next.channel_id),
-      pending_call: { ...current.pending_call!, at }
-    }, at))
+    const routing = retried(current.routing, next.channel_id)
+    yield* saveTxn(revise(current, { ...providerFields(next), routing, pending_call: { ...current.pending_call!, at } }, at))
+    if (routing !== null) yield* afterCommit(observeRoutingDecision(routing.reason))
   }))
 
 /**
@@ -158,6 +157,8 @@ const reserveRetry = (txn: Transaction, declineCode: string, providerTransaction
       merchantInitiated: current.pending_call.merchant_initiated === true
     })
     yield* (yield* TransactionRepo).insert(reserved)
+    // Each try a route sends is a routing decision (/metrics), counted once committed.
+    if (reserved.routing !== null) yield* afterCommit(observeRoutingDecision(reserved.routing.reason))
     return reserved
   }))
 
