@@ -128,7 +128,7 @@ export class ChannelHealthView {
     return Breaker.claimProbe(this.breakerOf(channelId), now) ?? null
   }
 
-  /** Keeps a probe claim decided at `at` (by this process, or one storage said another won). */
+  /** Keeps the probe this process claimed at `at` (memory: at once; PostgreSQL: once storage said it won). */
   keepClaim(channelId: string, state: BreakerState, at: number): void {
     this.breakers.set(channelId, { state, changed_at: at })
   }

@@ -8,7 +8,7 @@ import { PaymentUnroutable } from "../kernel/Errors.ts"
 import type { Channel } from "./Channel.ts"
 import type { ChannelStanding, RouteFacts, Routing, RoutingReason, StoredRules, Strategy } from "./RoutingModel.ts"
 import { matchRule } from "./RoutingRules.ts"
-import { countsOf, pooledPrior, PRIOR_WEIGHT, BRAND_MINIMUM, score } from "./SuccessRate.ts"
+import { BRAND_MINIMUM, countsOf, pooledPrior, PRIOR_WEIGHT, score } from "./SuccessRate.ts"
 
 type NonEmpty<A> = readonly [A, ...Array<A>]
 

@@ -3,7 +3,6 @@
  * state, no I/O: the HTTP server's /metrics exposes it (packages/http/src/Metrics.ts).
  */
 import { Metric } from "effect"
-import type { RoutingReason } from "../channels/RoutingModel.ts"
 
 /**
  * Commit → first attempt of a webhook delivery, in seconds (target: p99 ≤ 1 s under load). Observed by
@@ -45,10 +44,10 @@ export const routingDecisionsTotal = Metric.counter("tender_routing_decisions_to
   description: "Channels chosen for a payment's try, by the reason of the choice (rule, split, success_rate, exploration, breaker, default, retry)"
 })
 
-const routingTagged = new Map<RoutingReason, Metric.Counter<number>>()
+const routingTagged = new Map<string, Metric.Counter<number>>()
 
-/** Counts one routing decision; the reason is one of ROUTING_REASONS (a fixed set: a safe label). */
-export const observeRoutingDecision = (reason: RoutingReason) => {
+/** Counts one routing decision; the caller passes one of RoutingModel.ROUTING_REASONS (a fixed set: a safe label; the kernel imports no feature). */
+export const observeRoutingDecision = (reason: string) => {
   let metric = routingTagged.get(reason)
   if (metric === undefined) {
     metric = Metric.withAttributes(routingDecisionsTotal, { reason })
