@@ -1,8 +1,9 @@
 /**
  * The handlers of `tender accounts channels …` (commands/Channels.ts declares them). This file reads
- * the credentials file and presents; the Channels use case checks the settings and the credentials
- * (Channel.ts). No output ever shows a credential: the credentials file is read, handed to the use
- * case and sealed, and no view of a channel has them.
+ * the credentials file (JsonFile.ts) and presents; the Channels use case checks the settings and the
+ * credentials (Channel.ts). No output ever shows a credential: the credentials file is read, handed
+ * to the use case and sealed, and no view of a channel has them. `list` adds each channel's breaker
+ * (ChannelHealth, shared by every server process).
  */
 import { catalog } from "@tender/adapters/providers/Providers"
 import { Breaker, type Channel, ChannelHealth, Channels, ProviderCatalog, type RoutingModel } from "@tender/domain"
