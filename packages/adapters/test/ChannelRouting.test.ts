@@ -2,14 +2,18 @@
  * Routing over an account's channels, end to end through the use cases: memory storage, the
  * channel registry, the ChannelProviders adapter building real Stripe and Adyen clients, and the two
  * providers' wire-level fakes over real HTTP. What is asserted is where the money went: the
- * transaction's channel and the payments each fake holds.
+ * transaction's channel and the payments each fake holds; and (issue 27) the routing each attempt
+ * records, the cascade's rewrite of it, the channels' health it feeds, and smart retries.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import {
   type Account,
   Accounts,
   CardTokens,
+  ChannelHealth,
   Channels,
+  EventRepo,
+  Faults,
   Outbox,
   Outflows,
   PaymentProvider,
@@ -44,11 +48,15 @@ afterAll(async () => {
   await adyen?.close()
 })
 
+/** The fault point a test arms: reaching it dies there, as a crash would stop the process. */
+let armed: string | undefined
+
 /** Every use case over memory storage; channels' clients reach the two fakes. */
 const world = () => {
   const ports = Layer.mergeAll(
     memoryStorage,
     LocksMemory.layer,
+    Layer.succeed(Faults, { at: (point: string) => point === armed ? Effect.die(new Error(`killed at ${point}`)) : Effect.void }),
     Layer.succeed(PaymentProvider, PaymentProviderSandbox.make({ publicUrl: PUBLIC_URL }, SandboxLedgerMemory.make())),
     Layer.succeed(PublicUrl, PUBLIC_URL)
   ).pipe(Layer.provideMerge(Layer.merge(IdsRandom.layer, KeyHasherSha256.layer)))
@@ -111,6 +119,10 @@ describe("routing over channels", () => {
       const attempt = yield* attemptOf(paid.order_id)
       expect([attempt.provider, attempt.channel_id]).toEqual(["stripe", onStripe])
       expect(heldBy(attempt.id)).toEqual({ stripe: 1, adyen: 0 })
+      // No rules set: version 0, every usable channel by priority, the first chosen by default.
+      const routing = { rule: null, version: 0, candidates: [onStripe, onAdyen], channel: onStripe, reason: "default", attempt: 1 }
+      expect(attempt.routing).toEqual(routing)
+      expect((yield* (yield* Payments).getTransaction(account, attempt.id)).routing).toEqual(routing)
       // A refund goes to the original's channel: naming another is refused; naming it (or none) refunds there.
       const outflows = yield* Outflows
       expect((yield* Effect.flip(outflows.refund(account, { order_id: paid.order_id, channel_id: onAdyen }))).code).toBe("transaction_provider_mismatch")
@@ -121,13 +133,15 @@ describe("routing over channels", () => {
 
   it.live("Stripe refusing connections: the payment cascades to Adyen, which alone holds it", () =>
     Effect.gen(function*() {
-      const { account, adyen: onAdyen } = yield* shop
+      const { account, adyen: onAdyen, stripe: onStripe } = yield* shop
       yield* Effect.promise(() => stripe.refuse())
       const paid = yield* charge(account).pipe(Effect.ensuring(Effect.promise(() => stripe.accept())))
       expect(paid.status).toBe("completed")
       const attempt = yield* attemptOf(paid.order_id)
       expect([attempt.provider, attempt.channel_id, attempt.pending_call]).toEqual(["adyen", onAdyen, null])
       expect(heldBy(attempt.id)).toEqual({ stripe: 0, adyen: 1 })
+      // The one transaction moved on: its routing says so (the next try, after a retry).
+      expect(attempt.routing).toEqual({ rule: null, version: 0, candidates: [onStripe, onAdyen], channel: onAdyen, reason: "retry", attempt: 2 })
     }).pipe(Effect.provide(world())))
 
   it.live("a capture goes to the channel holding the authorization, not the highest-priority one", () =>
@@ -206,5 +220,127 @@ describe("routing over channels", () => {
       expect((yield* Effect.flip(transfers.create(account, input()))).code).toBe("transfer_unroutable")
       expect((yield* Effect.flip(transfers.create(account, input(onStripe)))).code).toBe("transfer_not_supported_by_provider")
       expect((yield* Effect.flip(transfers.create(account, input("ch_unknown")))).code).toBe("provider_not_enabled_for_merchant")
+    }).pipe(Effect.provide(world())))
+})
+
+/** A customer-initiated 25.00 EUR card create (the customer's code not asked again) on `number`, or a merchant-initiated one. */
+const pay = (account: Account.Account, number: string, initiator: "customer" | "merchant" = "customer", reference = `retry-${Date.now()}-${++seq}`) =>
+  Effect.gen(function*() {
+    const card = yield* (yield* CardTokens).tokenize(account, { number, exp_month: 12, exp_year: 2031, cvc: "123" })
+    return yield* (yield* Payments).create(account, {
+      amount: "25.00",
+      currency: "EUR",
+      country: "NL",
+      merchant_reference: reference,
+      collect_cvv: false,
+      payment_method: {
+        code: "card",
+        details: initiator === "customer"
+          ? { card_token: card.token }
+          : { card_token: card.token, stored_credential: { initiator: "merchant", reason: "unscheduled" } }
+      }
+    })
+  })
+
+describe("routing decisions recorded, and smart retries (issue 27)", () => {
+  it.live("a rule decides: the attempt records the rule, its version, the candidates and why", () =>
+    Effect.gen(function*() {
+      const { account, adyen: onAdyen, stripe: onStripe } = yield* shop
+      const { version } = yield* (yield* Channels).setRouting(account.id, null, {
+        rules: [{ id: "euro-to-adyen", when: { currency: ["EUR"] }, then: { channels: [onAdyen, onStripe] } }],
+        strategy: "ordered"
+      })
+      const paid = yield* charge(account)
+      const attempt = yield* attemptOf(paid.order_id)
+      expect([paid.status, attempt.channel_id]).toEqual(["completed", onAdyen])
+      expect(attempt.routing).toEqual({ rule: "euro-to-adyen", version, candidates: [onAdyen, onStripe], channel: onAdyen, reason: "rule", attempt: 1 })
+      expect(heldBy(attempt.id)).toEqual({ stripe: 0, adyen: 1 })
+    }).pipe(Effect.provide(world())))
+
+  it.live("processing_error on Stripe: retried once on Adyen, approved; two transactions, one charge at each fake at most, the order succeeded", () =>
+    Effect.gen(function*() {
+      const { account, adyen: onAdyen, stripe: onStripe } = yield* shop
+      const paid = yield* pay(account, "4000000000000119")
+      expect(paid.status).toBe("completed")
+      const [first, second, ...more] = yield* transactionsOf(paid.order_id)
+      expect(more).toEqual([])
+      expect(paid.transaction_id).toBe(second!.id)
+      expect([first!.status, first!.decline_code, first!.channel_id, first!.pending_call]).toEqual(["failed", "processing_error", onStripe, null])
+      expect([second!.status, second!.channel_id, second!.kind, second!.amount]).toEqual(["completed", onAdyen, first!.kind, first!.amount])
+      const routing = { rule: null, version: 0, candidates: [onStripe, onAdyen], channel: onStripe, reason: "default", attempt: 1 }
+      expect(first!.routing).toEqual(routing)
+      expect(second!.routing).toEqual({ ...routing, channel: onAdyen, reason: "retry", attempt: 2 })
+      expect(second!.payment_instrument).toEqual(first!.payment_instrument)
+      expect(heldBy(first!.id)).toEqual({ stripe: 1, adyen: 0 })
+      expect(heldBy(second!.id)).toEqual({ stripe: 0, adyen: 1 })
+      const order = yield* (yield* Payments).getOrder(account, paid.order_id)
+      expect([order.status, order.transactions]).toEqual(["succeeded", [first!.id, second!.id]])
+      // One payment, one outcome: the first try's decline moved nothing, so no payment.failed was emitted.
+      const events = yield* (yield* EventRepo).listByOrder(paid.order_id)
+      expect(events.map((e) => e.type)).toEqual(["payment.succeeded"])
+      expect(events[0]!.data["routing"]).toEqual(second!.routing)
+      // Both answers fed the channels' health: Stripe's decline counts against it, Adyen's approval for it.
+      const standings = yield* (yield* ChannelHealth).standings([onStripe, onAdyen], { method: "card", currency: "EUR", brand: "visa" }, Date.now())
+      expect(standings.map((s) => [s.channel_id, s.rate])).toEqual([[onStripe, { attempts: 1, approvals: 0 }], [onAdyen, { attempts: 1, approvals: 1 }]])
+    }).pipe(Effect.provide(world())))
+
+  it.live("the SDK's pay (client_pay): the card form's attempt is routed when it goes out, and a processing_error is retried once on Adyen", () =>
+    Effect.gen(function*() {
+      const { account, adyen: onAdyen, stripe: onStripe } = yield* shop
+      const payments = yield* Payments
+      const form = yield* payments.create(account, {
+        amount: "25.00", currency: "EUR", country: "NL", merchant_reference: `retry-pay-${++seq}`,
+        success_url: "https://shop.example/ok", cancel_url: "https://shop.example/cancel",
+        payment_method: { code: "card", details: {} }
+      })
+      expect(form.next_action?.type).toBe("collect_card")
+      const card = yield* (yield* CardTokens).tokenize(account, { number: "4000000000000119", exp_month: 12, exp_year: 2031, cvc: "123" })
+      const paid = yield* payments.clientPay(account, form.order_id, card.token)
+      const [first, second] = yield* transactionsOf(form.order_id)
+      expect([paid.order.status, paid.txn.id]).toEqual(["succeeded", second!.id])
+      expect([first!.status, first!.decline_code, first!.routing?.channel, first!.routing?.attempt]).toEqual(["failed", "processing_error", onStripe, 1])
+      expect([second!.status, second!.routing?.channel, second!.routing?.reason, second!.routing?.attempt]).toEqual(["completed", onAdyen, "retry", 2])
+      expect(second!.browser_flow).toBe(true)
+      expect([heldBy(first!.id), heldBy(second!.id)]).toEqual([{ stripe: 1, adyen: 0 }, { stripe: 0, adyen: 1 }])
+    }).pipe(Effect.provide(world())))
+
+  it.live("no retry for insufficient_funds, card_declined (it carries fraud, lost, stolen), nor a merchant-initiated charge: one transaction, nothing at Adyen", () =>
+    Effect.gen(function*() {
+      const { account, stripe: onStripe } = yield* shop
+      const cases = [
+        ["4000000000009995", "customer", "insufficient_funds"],
+        ["4000000000000002", "customer", "card_declined"],
+        ["4000000000000119", "merchant", "processing_error"]
+      ] as const
+      for (const [number, initiator, code] of cases) {
+        const paid = yield* pay(account, number, initiator)
+        expect(paid.status).toBe("failed")
+        const all = yield* transactionsOf(paid.order_id)
+        expect(all.map((t) => [t.status, t.decline_code, t.channel_id])).toEqual([["failed", code, onStripe]])
+        expect(heldBy(all[0]!.id)).toEqual({ stripe: 1, adyen: 0 })
+        expect((yield* (yield* Payments).getOrder(account, paid.order_id)).status).toBe("failed")
+      }
+    }).pipe(Effect.provide(world())))
+
+  it.live("killed between the two tries (create.retry_reserved): reconciliation finds the second call never sent, fails it and the payment, nothing charged", () =>
+    Effect.gen(function*() {
+      const { account, adyen: onAdyen } = yield* shop
+      const reference = `retry-killed-${++seq}`
+      armed = "create.retry_reserved"
+      const killed = yield* Effect.exit(pay(account, "4000000000000119", "customer", reference)).pipe(
+        Effect.ensuring(Effect.sync(() => void (armed = undefined)))
+      )
+      expect(killed._tag).toBe("Failure")
+      // Its first try failed, its second reserved on Adyen and never sent.
+      const order = yield* (yield* Payments).getOrderByReference(account, reference)
+      const [first, second] = yield* transactionsOf(order.id)
+      expect([order.status, first!.status, second!.status, second!.channel_id]).toEqual(["processing", "failed", "processing", onAdyen])
+      expect(second!.pending_call?.operation).toBe("authorize")
+      expect(heldBy(second!.id)).toEqual({ stripe: 0, adyen: 0 })
+      expect(yield* (yield* Payments).reconcileDue({ graceMs: 0, horizonMs: 24 * 60 * 60 * 1000 })).toBeGreaterThanOrEqual(1)
+      const [, after] = yield* transactionsOf(order.id)
+      expect([after!.status, after!.pending_call]).toEqual(["failed", null])
+      expect((yield* (yield* Payments).getOrder(account, order.id)).status).toBe("failed")
+      expect(heldBy(second!.id)).toEqual({ stripe: 0, adyen: 0 })
     }).pipe(Effect.provide(world())))
 })

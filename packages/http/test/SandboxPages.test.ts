@@ -72,6 +72,7 @@ const transaction = (overrides: Partial<Payment.Transaction> = {}): Payment.Tran
   expires_at: "2026-03-01T10:00:00.000Z",
   pending_call: null,
   settlement_check_at: null,
+  routing: null,
   created_at: "2026-03-01T09:30:00.000Z",
   updated_at: "2026-03-01T09:30:00.000Z",
   version: 1,

@@ -223,6 +223,7 @@ export const newTransaction = (order: Payment.Order, overrides: Partial<Payment.
       expires_at: null,
       pending_call: null,
       settlement_check_at: null,
+      routing: null,
       created_at: order.created_at,
       updated_at: order.created_at,
       version: 1,
@@ -3054,6 +3055,33 @@ export const clientSecretsContract = (it: Vitest.MethodsNonLive<StorageServices 
       yield* transactions.update(decided(marked))
       expect(yield* transactions.find(order.account_id, server.id)).toEqual(Option.some(marked))
       expect(yield* transactions.findAny(browser.id)).toEqual(Option.some(browser))
+    }))
+
+  it.effect("an attempt keeps its routing (issue 27): inserted, rewritten by an update, written behind in a unit of work, read back whole", () =>
+    Effect.gen(function*() {
+      const orders = yield* OrderRepo
+      const transactions = yield* TransactionRepo
+      const uow = yield* UnitOfWork
+      const order = yield* newOrder(yield* storedAccount)
+      yield* orders.insert(order)
+      const routing = { rule: "eu-cards", version: 3, candidates: ["ch_stripe", "ch_adyen"], channel: "ch_stripe", reason: "rule", attempt: 1 } as const
+      const first = yield* newTransaction(order, { status: "processing", routing })
+      const followUp = yield* newTransaction(order, { kind: "capture", created_at: later(T0, 1) })
+      yield* transactions.insert(first)
+      yield* transactions.insert(followUp)
+      expect(yield* transactions.findAny(first.id)).toEqual(Option.some(first))
+      expect((yield* transactions.listByOrder(order.id)).map((t) => t.routing)).toEqual([routing, null])
+      const moved: Payment.Transaction = { ...first, routing: { ...routing, channel: "ch_adyen", reason: "retry", attempt: 2 }, version: 2 }
+      yield* transactions.update(decided(moved))
+      expect(yield* transactions.find(order.account_id, first.id)).toEqual(Option.some(moved))
+      // The one-statement unit of work (write-behind) writes the column as a plain insert does.
+      const second = yield* newTransaction(order, { status: "processing", routing: { ...routing, channel: "ch_adyen", reason: "retry", attempt: 2 }, created_at: later(T0, 2) })
+      yield* uow.transaction(Effect.gen(function*() {
+        yield* transactions.insert(second)
+        yield* transactions.update(decided({ ...second, routing: { ...second.routing!, attempt: 3 }, version: 2 }))
+      }))
+      expect(Option.map(yield* transactions.findAny(second.id), (t) => [t.routing, t.version]))
+        .toEqual(Option.some([{ ...second.routing!, attempt: 3 }, 2]))
     }))
 }
 

@@ -8,6 +8,7 @@ import { Argument, Command, Flag } from "effect/cli"
 import { commandsOf } from "../Cli.ts"
 import { ACCOUNT_MODES, THREE_DS_DISPLAY_MODES } from "../Vocabulary.ts"
 import { channels } from "./Channels.ts"
+import { routing } from "./Routing.ts"
 
 const accountId = Argument.String("id").pipe(Argument.withDescription("Account id (acct_…)"))
 
@@ -146,5 +147,5 @@ const threeDs = accountsCommand(
 
 export const accounts = Command.make("accounts").pipe(
   Command.withDescription("Create and manage merchant accounts"),
-  Command.withSubcommands([create, list, get, suspend, activate, allowlist, profiles, vault, keys, rateLimit, payoutLimits, threeDs, channels, signingSecret])
+  Command.withSubcommands([create, list, get, suspend, activate, allowlist, profiles, vault, keys, rateLimit, payoutLimits, threeDs, channels, routing, signingSecret])
 )

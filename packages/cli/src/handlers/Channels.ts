@@ -1,12 +1,14 @@
 /**
  * The handlers of `tender accounts channels …` (commands/Channels.ts declares them). This file reads
- * the credentials file and presents; the Channels use case checks the settings and the credentials
- * (Channel.ts). No output ever shows a credential: the credentials file is read, handed to the use
- * case and sealed, and no view of a channel has them.
+ * the credentials file (JsonFile.ts) and presents; the Channels use case checks the settings and the
+ * credentials (Channel.ts). No output ever shows a credential: the credentials file is read, handed
+ * to the use case and sealed, and no view of a channel has them. `list` adds each channel's breaker
+ * (ChannelHealth, shared by every server process).
  */
 import { catalog } from "@tender/adapters/providers/Providers"
-import { type Channel, Channels, Errors, ProviderCatalog } from "@tender/domain"
-import { Effect, FileSystem, Option } from "effect"
+import { Breaker, type Channel, ChannelHealth, Channels, ProviderCatalog, type RoutingModel } from "@tender/domain"
+import { Clock, Effect, Option } from "effect"
+import * as JsonFile from "../JsonFile.ts"
 import type * as Output from "../Output.ts"
 import * as Services from "../Services.ts"
 import * as Table from "../Table.ts"
@@ -16,23 +18,6 @@ const handler = Services.useCase(Channels)
 interface Id {
   readonly id: string
 }
-
-/**
- * The file's JSON. Neither error repeats what the file holds (JSON.parse's own message quotes the
- * text around the fault, which would be a secret).
- */
-const readCredentials = (file: string) =>
-  Effect.gen(function*() {
-    const fs = yield* FileSystem.FileSystem
-    const text = yield* fs.readFileString(file).pipe(
-      Effect.mapError((error) => Errors.invalidField("credentials-file", `cannot be read (${error.reason._tag}): ${file}`))
-    )
-    try {
-      return JSON.parse(text) as unknown
-    } catch {
-      return yield* Errors.invalidField("credentials-file", `is not valid JSON: ${file}`)
-    }
-  })
 
 /** What operators see of a channel: its routing settings, never its credentials. */
 const view = (c: Channel.Channel) => ({
@@ -78,7 +63,7 @@ type AddInput = Id & {
 
 export const add = handler(
   (channels, input: AddInput) =>
-    Effect.flatMap(readCredentials(input.credentialsFile), (credentials) =>
+    Effect.flatMap(JsonFile.read("credentials-file", input.credentialsFile), (credentials) =>
       channels.add(input.id, {
         provider: input.provider,
         mode: input.mode,
@@ -95,26 +80,56 @@ export const add = handler(
   })
 )
 
-export const list = handler((channels, { id }: Id) => channels.list(id), ({ id }) => ({
-  json: (all) => ({ data: all.map(view) }),
-  text: (all) =>
-    all.length === 0
-      ? `No channels on ${id}.`
-      : Table.table(
-        ["ID", "PROVIDER", "MODE", "STATUS", "PRIORITY", "METHODS", "CURRENCIES", "COUNTRIES", "CREATED"],
-        all.map((c) => [
-          c.id,
-          c.provider,
-          c.mode,
-          c.status,
-          String(c.priority),
-          listed(c.methods, "all"),
-          listed(c.currencies, "any"),
-          listed(c.countries, "any"),
-          c.created_at
-        ])
-      )
-}))
+/** A channel's breaker as operators see it (design: `health: {breaker, failures, open_until}`); never observed = closed. */
+const healthOf = (state: RoutingModel.BreakerState | undefined, now: number) => {
+  if (state === undefined) return { breaker: "closed" as const, failures: 0, open_until: null }
+  const breaker = Breaker.position(state, now)
+  return {
+    breaker,
+    failures: state.failures,
+    open_until: breaker === "closed" || state.open_until === null ? null : new Date(state.open_until).toISOString()
+  }
+}
+
+type Health = ReturnType<typeof healthOf>
+
+/** The health column: the position, and until when an open breaker skips the channel. */
+const healthText = (h: Health) => h.breaker === "open" && h.open_until !== null ? `open until ${h.open_until}` : h.breaker
+
+/**
+ * The account's channels with their breakers, as every server process shares them (ChannelHealth:
+ * over PostgreSQL a fresh CLI process reads what the servers observed).
+ */
+export const list = handler(
+  (channels, { id }: Id) =>
+    Effect.gen(function*() {
+      const all = yield* channels.list(id)
+      const now = yield* Clock.currentTimeMillis
+      const breakers = new Map((yield* (yield* ChannelHealth).breakers(now)).map((b) => [b.channel_id, b.state]))
+      return all.map((channel) => ({ channel, health: healthOf(breakers.get(channel.id), now) }))
+    }),
+  ({ id }) => ({
+    json: (all) => ({ data: all.map(({ channel, health }) => ({ ...view(channel), health })) }),
+    text: (all) =>
+      all.length === 0
+        ? `No channels on ${id}.`
+        : Table.table(
+          ["ID", "PROVIDER", "MODE", "STATUS", "PRIORITY", "METHODS", "CURRENCIES", "COUNTRIES", "CREATED", "HEALTH"],
+          all.map(({ channel: c, health }) => [
+            c.id,
+            c.provider,
+            c.mode,
+            c.status,
+            String(c.priority),
+            listed(c.methods, "all"),
+            listed(c.currencies, "any"),
+            listed(c.countries, "any"),
+            c.created_at,
+            healthText(health)
+          ])
+        )
+  })
+)
 
 export const disable = handler(
   (channels, { channel, id }: Id & { readonly channel: string }) => channels.disable(id, channel),

@@ -1,9 +1,10 @@
 /**
  * The handlers of `tender payments …` (commands/Payments.ts declares them). The Payments use case
- * decides exactly as for the API.
+ * decides exactly as for the API; `get` adds what support asks first of a routed payment: where each
+ * of its tries went and why (each transaction's `routing`).
  */
-import { Payments, type PaymentViews } from "@tender/domain"
-import type { Option } from "effect"
+import { type Payment, Payments, type PaymentViews, TransactionRepo } from "@tender/domain"
+import { Effect, type Option } from "effect"
 import type * as Output from "../Output.ts"
 import * as Services from "../Services.ts"
 import * as Table from "../Table.ts"
@@ -14,7 +15,16 @@ interface OrderId {
   readonly orderId: string
 }
 
-const orderPresentation: Output.Presentation<PaymentViews.OrderView> = {
+type Routed = { readonly transaction_id: string } & NonNullable<Payment.Transaction["routing"]>
+
+/** The order, and the routing of each of its transactions that was routed (null on follow-ups and the sandbox), in order. */
+type OrderRouting = PaymentViews.OrderView & { readonly routing: ReadonlyArray<Routed> }
+
+/** One line per try: `ch_… (success_rate; rule eu v3; try 1 of candidates ch_a, ch_b)`. */
+const routingText = (r: Routed) =>
+  `${r.transaction_id}: ${r.channel} (${r.reason}; ${r.rule === null ? "no rule" : `rule ${r.rule}`} v${r.version}; try ${r.attempt}; candidates ${r.candidates.join(", ")})`
+
+const orderPresentation: Output.Presentation<OrderRouting> = {
   json: (o) => o,
   text: (o) =>
     Table.fields([
@@ -28,6 +38,7 @@ const orderPresentation: Output.Presentation<PaymentViews.OrderView> = {
       ["profile", o.processing_profile ?? "—"],
       ["mode", o.livemode ? "live" : "test"],
       ["transactions", o.transactions.join(", ")],
+      ...o.routing.map((r) => ["routing", routingText(r)] as const),
       ["created", o.created_at]
     ])
 }
@@ -46,7 +57,16 @@ const snapshotPresentation: Output.Presentation<PaymentViews.PaymentSnapshot> = 
     ])
 }
 
-export const get = handler((payments, { orderId }: OrderId) => payments.operator.get(orderId), () => orderPresentation)
+export const get = handler(
+  (payments, { orderId }: OrderId) =>
+    Effect.gen(function*() {
+      const order = yield* payments.operator.get(orderId)
+      const transactions = yield* (yield* TransactionRepo).listByOrder(order.id)
+      const routing = transactions.flatMap((t) => t.routing === null ? [] : [{ transaction_id: t.id, ...t.routing }])
+      return { ...order, routing }
+    }),
+  () => orderPresentation
+)
 
 export const capture = handler(
   (payments, { amount, final, orderId }: OrderId & { readonly amount: Option.Option<string>; readonly final: boolean }) =>

@@ -34,3 +34,24 @@ export const observeAuthorization = (channel: string, method: string, outcome: "
   }
   return Metric.update(metric, 1)
 }
+
+/**
+ * Routing decisions by reason (issue 27: rule, split, success_rate, exploration, breaker, default,
+ * retry): how often each way of choosing a channel decides, so an operator sees exploration and
+ * breakers at work. Observed where a payment's route is chosen (one per try).
+ */
+export const routingDecisionsTotal = Metric.counter("tender_routing_decisions_total", {
+  description: "Channels chosen for a payment's try, by the reason of the choice (rule, split, success_rate, exploration, breaker, default, retry)"
+})
+
+const routingTagged = new Map<string, Metric.Counter<number>>()
+
+/** Counts one routing decision; the caller passes one of RoutingModel.ROUTING_REASONS (a fixed set: a safe label; the kernel imports no feature). */
+export const observeRoutingDecision = (reason: string) => {
+  let metric = routingTagged.get(reason)
+  if (metric === undefined) {
+    metric = Metric.withAttributes(routingDecisionsTotal, { reason })
+    routingTagged.set(reason, metric)
+  }
+  return Metric.update(metric, 1)
+}

@@ -9,6 +9,7 @@ import { AccountId, OrderId, TransactionId } from "../kernel/Ids.ts"
 import type { Order } from "./Order.ts"
 import { NextAction, PaymentInstrument, PendingCall, ThreeDsStatus, TransactionKind } from "./PaymentFields.ts"
 import { define, type Machine, transitionOf } from "../kernel/StateMachine.ts"
+import { Routing } from "../channels/RoutingModel.ts"
 
 /** A transaction's statuses, in table order. */
 export const TRANSACTION_STATUSES = ["initial", "pending", "processing", "completed", "failed", "canceled", "returned"] as const
@@ -90,6 +91,13 @@ export const Transaction = Schema.Struct({
    * it was created. Not part of any merchant API view.
    */
   settlement_check_at: Schema.NullOr(Schema.String),
+  /**
+   * How a new payment's attempt was routed (issue 27, contract.md `routing`): the rule and version
+   * that decided, the candidates, the channel and why, which try of the payment it is. Null on
+   * follow-ups (they go where their transaction went), on the built-in sandbox, and on rows stored
+   * before routing was recorded.
+   */
+  routing: Schema.NullOr(Routing),
   created_at: Schema.String,
   updated_at: Schema.String,
   version: Schema.Int
@@ -150,6 +158,7 @@ export const born = (fields: TransactionBirth): Transaction => ({
   expires_at: null,
   pending_call: null,
   settlement_check_at: null,
+  routing: null,
   ...fields,
   status: "initial",
   updated_at: fields.created_at,

@@ -36,7 +36,8 @@ export const layer: Layer.Layer<TransactionRepo, never, SqlClient.SqlClient | Pg
       ...row,
       payment_instrument: json(row.payment_instrument),
       next_action: json(row.next_action),
-      pending_call: json(row.pending_call)
+      pending_call: json(row.pending_call),
+      routing: json(row.routing)
     })
     const from = sql`SELECT r.* FROM transactions r`
 

@@ -7,17 +7,12 @@
 import { Effect, type Result } from "effect"
 import { CardPaymentInProgress, DownstreamError, ProviderUnavailable } from "../../kernel/Errors.ts"
 import { Faults } from "../../kernel/Faults.ts"
-import type { Order, PendingCall, Transaction } from "../Payment.ts"
-import { type OrderRepo, type TransactionRepo } from "../PaymentPorts.ts"
+import type { PendingCall, Transaction } from "../Payment.ts"
 import { type AuthorizeResult, PaymentProvider, ProviderRecordsInUnitOfWork, type StartResult, type Unknown } from "../ProviderPorts.ts"
-import type { UnitOfWork } from "../../kernel/Ports.ts"
 import { type Decided, revise } from "../../kernel/StateMachine.ts"
 import * as Txn from "../Transaction.ts"
-import { nowIso } from "../../kernel/Time.ts"
-import { loadTxn, lockOrder } from "./Load.ts"
-import { decided, saveTxn, unitOfWork } from "./Persist.ts"
-import { Fallbacks, providerFields } from "./Route.ts"
-import { type AttemptOutcome, record, recordOn } from "./RecordAttempt.ts"
+import { decided } from "./Persist.ts"
+import type { AttemptOutcome } from "./RecordAttempt.ts"
 
 export type Operation = PendingCall["operation"]
 
@@ -28,13 +23,15 @@ export type Operation = PendingCall["operation"]
 export const PROVIDER_CALL_TIMEOUT_MS = 30_000
 
 /** Past `ms`, a call may or may not have been applied: in doubt (`Unknown`), never guessed. */
-const inDoubtAfter = (ms: number) =>
+export const inDoubtAfter = (ms: number) =>
   Effect.timeoutOrElse({ duration: ms, orElse: () => Effect.succeed<Unknown>({ _tag: "Unknown", reason: "timeout" }) })
 
 /**
  * Step names of the crash tests: `<op>.after_reserve`; `<op>.before_record`, once the provider
  * answered (it may have paid) and before Tender recorded it; `<op>.after_record`. `settle` is the
  * settlement worker's step (Settlement.ts): the provider said a pending one settled, not recorded yet.
+ * `<op>.retry_reserved` (create, client_pay): a smart retry's unit committed (the first try failed,
+ * the second reserved on the next channel), its call not sent yet.
  */
 export type StepName =
   | "create"
@@ -52,7 +49,7 @@ export type StepName =
   | "transfer_execute"
   | "settle"
 
-export const checkpoint = (step: StepName, boundary: "after_reserve" | "before_record" | "after_record") =>
+export const checkpoint = (step: StepName, boundary: "after_reserve" | "before_record" | "after_record" | "retry_reserved") =>
   Effect.gen(function*() {
     const faults = yield* Faults
     yield* faults.at(`${step}.${boundary}`)
@@ -183,77 +180,6 @@ export const callAndRecord = <A extends { readonly _tag: string }, B, E, R, RC =
   })
 
 type Provider = PaymentProvider["Service"]
-type AttemptCall = (provider: Provider) => Effect.Effect<AuthorizeResult | StartResult | Unknown, ProviderUnavailable>
-
-/**
- * The attempt moves to `next` before it is sent there: its reserved call (same key: `next` never
- * saw it) is recorded against `next`'s channel first, so that a crash or a lost answer from here on
- * is reconciled with the provider that may hold the money, never with the one that refused it.
- */
-const moveTo = (txn: Transaction, next: Provider) =>
-  unitOfWork(Effect.gen(function*() {
-    yield* lockOrder(txn.order_id)
-    const current = yield* loadTxn(txn.id)
-    const at = yield* nowIso
-    yield* saveTxn(revise(current, { ...providerFields(next), pending_call: { ...current.pending_call!, at } }, at))
-  }))
-
-/**
- * contract.md, Providers: a definitely-unreachable provider (ProviderUnavailable: nothing was
- * applied) cascades to the next channel of the route; an answer in doubt never does (the money may
- * be at the first provider: reconciliation asks it).
- */
-const cascade = (
-  txn: Transaction,
-  provider: Provider,
-  rest: ReadonlyArray<Provider>,
-  call: AttemptCall
-): Effect.Effect<Effect.Success<ReturnType<AttemptCall>>, ProviderUnavailable, OrderRepo | TransactionRepo | UnitOfWork> =>
-  // Each provider gets a call's whole time: a slow refusal by the first never shortens the next's.
-  call(provider).pipe(
-    inDoubtAfter(PROVIDER_CALL_TIMEOUT_MS),
-    Effect.catchTag("ProviderUnavailable", (unavailable) => {
-      const [next, ...after] = rest
-      if (next === undefined) return Effect.fail(unavailable)
-      return Effect.andThen(
-        Effect.andThen(Effect.logInfo(`${provider.name} channel ${provider.channel_id ?? "sandbox"} is unreachable for ${txn.id}; cascading to ${next.name} channel ${next.channel_id ?? "sandbox"}`), moveTo(txn, next)),
-        cascade(txn, next, after, call)
-      )
-    })
-  )
-
-
-/**
- * What an attempt records for an answer: an unreachable provider fails it. A create's leaves its
- * order open for the same request again (contract.md, Idempotency); any later step's fails the payment.
- */
-const recordedOutcome = (step: StepName, answer: AuthorizeResult | StartResult | "unavailable", merchantInitiated: boolean): AttemptOutcome =>
-  answer !== "unavailable" ? attemptOutcome(answer, merchantInitiated) as AttemptOutcome : step === "create" ? { _tag: "Unreachable" } : unreachable
-
-const unreachableAttempt = (step: StepName) =>
-  step === "create"
-    ? "The payment provider is unreachable; nothing was charged. Retry the same request with the same merchant_reference"
-    : "The payment provider is unreachable; the attempt was recorded as failed"
-
-/**
- * Call → record for an attempt whose call is reserved (`txn.pending_call`), on the provider in
- * context and, should it be definitely unreachable, on its fallbacks (Route.ts) in turn.
- */
-export const runAttempt = (
-  step: StepName,
-  txn: Transaction,
-  call: AttemptCall,
-  merchantInitiated: boolean
-) =>
-  Effect.gen(function*() {
-    const provider = yield* PaymentProvider
-    const fallbacks = yield* Fallbacks
-    return yield* callAndRecord(step, "payment", cascade(txn, provider, fallbacks, call), (answer) =>
-      record(txn.order_id, txn.id, recordedOutcome(step, answer, merchantInitiated), txn.pending_call!.key),
-      unreachableAttempt(step),
-      // Each provider tried gets a call's time (cascade), plus a margin for moving the call between them.
-      (PROVIDER_CALL_TIMEOUT_MS + 1_000) * (1 + fallbacks.length))
-  })
 
 /**
  * Whether the call reserved now can be made, and its answer recorded, in the reserving unit of
@@ -275,15 +201,3 @@ export const joined = <A, E, R>(step: Effect.Effect<A, E, R>): Effect.Effect<Res
   Effect.result(Effect.provideService(step, ProviderRecordsInUnitOfWork, true))
 
 export const raise = <A, E>(outcome: Result.Result<A, E>): Effect.Effect<A, E> => Effect.fromResult(outcome)
-
-/**
- * `runAttempt` in the unit of work that inserted `order` and its attempt `txn` with its call
- * reserved (see `joined`): the rows are recorded on as they were inserted, since nothing else can
- * see them before the commit. Only where `answersInUnitOfWork`: no fallbacks, one provider.
- */
-export const runAttemptInUnitOfWork = (step: StepName, order: Order, txn: Transaction, call: AttemptCall, merchantInitiated: boolean) =>
-  Effect.gen(function*() {
-    const provider = yield* PaymentProvider
-    return yield* callAndRecord(step, "payment", call(provider), (answer) =>
-      recordOn(order, txn, recordedOutcome(step, answer, merchantInitiated)), unreachableAttempt(step))
-  })
