@@ -3142,6 +3142,15 @@ export const channelsContract = (it: Vitest.MethodsNonLive<ChannelStorageService
       expect(yield* repo.getAny("ch_unknown000000000000")).toEqual(Option.none())
     }))
 
+  it.effect("channels: a channel of any provider the catalog carries is kept (Testpay's too), not only Stripe's and Adyen's", () =>
+    Effect.gen(function*() {
+      const repo = yield* ChannelRepo
+      const account = yield* storedAccount
+      const channel = yield* newChannel(account, { provider: "testpay", mode: "test", methods: ["card"], currencies: null, countries: null })
+      yield* repo.insert(channel, { provider: "testpay", api_key: "tp_test_contract", webhook_secret: "whsec_contract0123456789" })
+      expect(yield* repo.get(account, channel.id)).toEqual(Option.some(channel))
+    }))
+
   it.effect("channels: an account's list is in creation order, insertion order within one millisecond", () =>
     Effect.gen(function*() {
       const repo = yield* ChannelRepo

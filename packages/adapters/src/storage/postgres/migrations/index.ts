@@ -52,6 +52,7 @@ import * as m0048 from "./0048_operator_lockouts.ts"
 import * as m0049 from "./0049_routing_rules.ts"
 import * as m0050 from "./0050_channel_health.ts"
 import * as m0051 from "./0051_transaction_routing.ts"
+import * as m0052 from "./0052_channel_providers.ts"
 
 export interface Migration {
   readonly name: string
@@ -111,5 +112,6 @@ export const migrations: ReadonlyArray<Migration> = [
   { name: "0048_operator_lockouts", statements: m0048.statements },
   { name: "0049_routing_rules", statements: m0049.statements },
   { name: "0050_channel_health", statements: m0050.statements },
-  { name: "0051_transaction_routing", statements: m0051.statements }
+  { name: "0051_transaction_routing", statements: m0051.statements },
+  { name: "0052_channel_providers", statements: m0052.statements }
 ]
