@@ -28,10 +28,10 @@ export interface RouteOwner {
 export type RoutePlan = { readonly _tag: "Sandbox" } | { readonly _tag: "Channels"; readonly choice: RouteChoice }
 
 /**
- * The channels a payment of `profile` may use: those the profile pins (Account.pinChannels), or all
+ * The channels a payment or a transfer of `profile` may use: those the profile pins (Account.pinChannels), or all
  * of the account's; `pinned` says whether a pin applies (then there is no sandbox fallback).
  */
-const allowedChannels = (owner: RouteOwner, profile: string | null) =>
+export const allowedChannels = (owner: RouteOwner, profile: string | null) =>
   Effect.gen(function*() {
     const all = yield* (yield* ChannelRepo).listByAccount(owner.id as AccountId)
     if (profile === null) return { channels: all, pinned: false }

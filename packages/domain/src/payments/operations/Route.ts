@@ -13,10 +13,9 @@ import { ChannelProviders, ChannelRepo } from "../../channels/ChannelPorts.ts"
 import { PaymentUnroutable, ProviderNotEnabledForMerchant, TransactionProviderMismatch, TransferNotSupportedByProvider, TransferUnroutable } from "../../kernel/Errors.ts"
 import type { AccountId } from "../../kernel/Ids.ts"
 import { PaymentProvider } from "../ProviderPorts.ts"
-import { AccountRepo } from "../../accounts/AccountPorts.ts"
 import { channelsFor, type PaymentRoute, routeFor, usableFor } from "../../channels/Routing.ts"
 import type { CardFacts, RouteFacts, Routing } from "../../channels/RoutingModel.ts"
-import { planRoute } from "../../channels/operations/PlanRoute.ts"
+import { allowedChannels, planRoute } from "../../channels/operations/PlanRoute.ts"
 import { observeRoutingDecision } from "../../kernel/OperationalMetrics.ts"
 
 type Provider = PaymentProvider["Service"]
@@ -61,23 +60,6 @@ const providersOf = (channels: readonly [Channel, ...Array<Channel>]) =>
     const providers = yield* ChannelProviders
     const [first, ...rest] = yield* Effect.forEach(channels, (channel) => providers.provider(channel))
     return [first!, ...rest] as const
-  })
-
-/**
- * The channels a transfer of `profile` may use: those the profile pins (Account.pinChannels), or all
- * of the account's; `pinned` says whether a pin applies (then there is no sandbox fallback). A
- * payment's are PlanRoute's (the same pins); this stays for transfers until PlanRoute exports its own.
- */
-const candidatesOf = (
-  owner: Owner,
-  profile: string | null
-): Effect.Effect<{ readonly channels: ReadonlyArray<Channel>; readonly pinned: boolean }, never, ChannelRepo | AccountRepo> =>
-  Effect.gen(function*() {
-    const all = yield* (yield* ChannelRepo).listByAccount(owner.id as AccountId)
-    if (profile === null) return { channels: all, pinned: false }
-    const account = Option.getOrUndefined(yield* (yield* AccountRepo).findById(owner.id as AccountId))
-    const pins = account?.processing_profiles.find((p) => p.code === profile)?.channels ?? []
-    return pins.length === 0 ? { channels: all, pinned: false } : { channels: all.filter((c) => pins.includes(c.id)), pinned: true }
   })
 
 /**
@@ -172,7 +154,7 @@ export const sameProvider = (txn: { readonly provider: string; readonly channel_
  */
 export const transferRoute = (owner: Owner, channelId: string | null, destination: PaymentRoute, profile: string | null = null) =>
   Effect.gen(function*() {
-    const { channels: candidates, pinned } = yield* candidatesOf(owner, profile)
+    const { channels: candidates, pinned } = yield* allowedChannels(owner, profile)
     // A named channel is checked against all of the account's; routing keeps to the profile's pins.
     const channels = channelId !== null ? yield* (yield* ChannelRepo).listByAccount(owner.id as AccountId) : candidates
     const { catalog } = yield* ChannelProviders
