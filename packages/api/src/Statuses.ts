@@ -34,3 +34,6 @@ export const WEBHOOK_ENDPOINT_STATUSES = ["enabled", "disabled"] as const
 
 /** A webhook delivery's status words. */
 export const WEBHOOK_DELIVERY_STATUSES = ["pending", "succeeded", "failed", "exhausted"] as const
+
+/** Why a routed attempt went to its channel (contract.md "Routing rules", plus `retry`: a cascade or a smart retry). */
+export const ROUTING_REASONS = ["rule", "split", "success_rate", "exploration", "breaker", "default", "retry"] as const

@@ -1,5 +1,5 @@
 /**
- * The state machines' status words equal the API's (@tender/api/Statuses), checked by the compiler.
+ * The state machines' status words (and routing's reasons) equal the API's (@tender/api/Statuses), checked by the compiler.
  * Each machine keeps its own list beside its transition table (the only place a status is written,
  * test/Transitions.test.ts); the API states the same words for its view schemas. A word added,
  * removed or reordered on one side alone fails `tsc -b` here.
@@ -9,6 +9,7 @@ import type { DELIVERY_STATUSES, ENDPOINT_STATUSES } from "./webhooks/Webhook.ts
 import type { OUTFLOW_STATUSES, TRANSFER_STATUSES } from "./money-out/MoneyOut.ts"
 import type { ORDER_STATUSES } from "./payments/Order.ts"
 import type { TRANSACTION_STATUSES } from "./payments/Transaction.ts"
+import type { ROUTING_REASONS } from "./channels/RoutingModel.ts"
 import type { SESSION_STATUSES } from "./sessions/CheckoutSession.ts"
 
 /** `true` exactly when A and B are the same type (not merely assignable either way). */
@@ -24,5 +25,6 @@ export type StatusListsEqual = [
   Assert<Equals<typeof OUTFLOW_STATUSES, typeof Api.OUTFLOW_STATUSES>>,
   Assert<Equals<typeof TRANSFER_STATUSES, typeof Api.TRANSFER_STATUSES>>,
   Assert<Equals<typeof ENDPOINT_STATUSES, typeof Api.WEBHOOK_ENDPOINT_STATUSES>>,
-  Assert<Equals<typeof DELIVERY_STATUSES, typeof Api.WEBHOOK_DELIVERY_STATUSES>>
+  Assert<Equals<typeof DELIVERY_STATUSES, typeof Api.WEBHOOK_DELIVERY_STATUSES>>,
+  Assert<Equals<typeof ROUTING_REASONS, typeof Api.ROUTING_REASONS>>
 ]

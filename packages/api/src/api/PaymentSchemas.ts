@@ -4,7 +4,7 @@
  */
 import { Schema } from "effect"
 import * as Payment from "../PaymentFields.ts"
-import { ORDER_STATUSES, TRANSACTION_STATUSES } from "../Statuses.ts"
+import { ORDER_STATUSES, ROUTING_REASONS, TRANSACTION_STATUSES } from "../Statuses.ts"
 import * as Limits from "../Limits.ts"
 import { Code, Email, Id, Int, int, list, Name, Reference, Text, Url } from "./Bounded.ts"
 
@@ -66,14 +66,14 @@ export const OrderView = Schema.Struct({
  * How a new payment's attempt was routed (issue 27, contract.md `routing`): the rule that decided
  * (null: the default, or no rules) and the rules' version (0: none set), the candidate channels as
  * ranked, the channel it went to, why, and which try of the payment it is (2: a cascade or a smart
- * retry). The reasons are the domain's (RoutingModel.ROUTING_REASONS; PaymentViews checks they agree).
+ * retry). The reasons are Statuses.ROUTING_REASONS, equal to the domain's (its ApiStatuses.ts checks it).
  */
 export const RoutingView = Schema.Struct({
   rule: Schema.NullOr(Reference),
   version: Int,
   candidates: list(Reference),
   channel: Reference,
-  reason: Schema.Literals(["rule", "split", "success_rate", "exploration", "breaker", "default", "retry"]),
+  reason: Schema.Literals(ROUTING_REASONS),
   attempt: Int
 })
 
