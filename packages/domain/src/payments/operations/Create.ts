@@ -17,6 +17,7 @@ import { CvcStore } from "../../cards/CardPorts.ts"
 import { revise } from "../../kernel/StateMachine.ts"
 import { authorization, cardDetails, clientSecretAction, paymentCard, type RevealedCard } from "./Cards.ts"
 import { customerOf } from "../../customers/operations/FindCustomer.ts"
+import type { CustomerRecord } from "../../customers/Customer.ts"
 import { cardInstrument, holderOf, issuerOf } from "./Instrument.ts"
 import { nowIso } from "../../kernel/Time.ts"
 import { guarded } from "./Load.ts"
@@ -49,6 +50,9 @@ export const create = Effect.fn("Payments.create")(function*(account: Account, i
   const retrying = yield* retryOf(account.id, input.merchant_reference, "direct_payment", requestHash)
   const valid = validateCreate(account, input)
   if (valid instanceof Error) return yield* Effect.fail(valid)
+  // Checked before anything is written: a payment names only a customer of its own account (and
+  // this refusal comes first, as it did before routing read the card).
+  const customer = valid.customer_id !== null ? yield* customerOf(account.id, valid.customer_id) : undefined
   // The card is read before routing (issue 27): its BIN, brand, funding and issuer country are facts
   // the account's rules may test. The issuer is looked up on the ambient provider, before any channel
   // is chosen (the built-in BIN table); the instrument's own issuer is still the route's provider's.
@@ -59,7 +63,7 @@ export const create = Effect.fn("Payments.create")(function*(account: Account, i
     card === undefined ? undefined : yield* issuerOf(card.card.bin)
   )
   const route = yield* routeOf(account, facts, valid.processing_profile)
-  return yield* onRoute(route)(claimAndProceed(account, valid, requestHash, retrying, card))
+  return yield* onRoute(route)(claimAndProceed(account, valid, requestHash, retrying, card, customer))
 })
 
 /** Claim → call → record, on the route's provider (in context); on `retrying`'s order when it is a retry after a 502. */
@@ -68,10 +72,9 @@ const claimAndProceed = Effect.fnUntraced(function*(
   valid: ValidPayment,
   requestHash: string,
   retrying: Order | undefined,
-  card: RevealedCard | undefined
+  card: RevealedCard | undefined,
+  customer: CustomerRecord | undefined
 ) {
-  // Checked before anything is written: a payment names only a customer of its own account.
-  const customer = valid.customer_id !== null ? yield* customerOf(account.id, valid.customer_id) : undefined
   // The token's CVC is taken (deleted) as soon as a payment uses the card, whatever the plan: a
   // merchant-initiated charge never sends it, and a collect_cvv payment asks the customer afresh.
   // A retry after a 502 finds it taken by the first create and authorizes without it.
