@@ -42,7 +42,7 @@ const EMPTY: ReadonlyMap<unknown, unknown> = new Map()
  * that go after `base`'s, new ones or ones of `base` deleted and then set again (also in `deleted`),
  * in the order they were set, as a `Map` would place them.
  */
-export class Overlay<K, V> implements Map<K, V> {
+class Overlay<K, V> implements Map<K, V> {
   readonly base: ReadonlyMap<K, V>
   readonly updated = new Map<K, V>()
   readonly deleted = new Set<K>()
