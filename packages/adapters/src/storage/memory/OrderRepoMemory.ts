@@ -14,8 +14,15 @@ import * as VersionedUpdateMemory from "./VersionedUpdateMemory.ts"
 export const orders = table<string, Payment.Order>("orders")
 /** `order_references`: account and reference → who holds it, a direct payment or transfer (`order`) or checkout sessions. */
 const references = table<string, "order" | "sessions">("order_references")
+/**
+ * The index PostgreSQL keeps on orders' (account_id, merchant_reference): account and reference → the
+ * ids of its orders, in insertion order, so that a lookup by reference (one per create) does not scan
+ * every order. Written with the row; orders are never deleted and never change their reference.
+ */
+const byReference = table<string, ReadonlyArray<string>>("orders_by_reference")
 
-const referenceKey = (order: Payment.Order) => JSON.stringify([order.account_id, order.merchant_reference])
+const referenceKeyOf = (accountId: string, reference: string) => JSON.stringify([accountId, reference])
+const referenceKey = (order: Payment.Order) => referenceKeyOf(order.account_id, order.merchant_reference)
 
 /**
  * False when the reference is taken for this order: by anyone for a direct payment or a transfer,
@@ -58,11 +65,10 @@ export const layer: Layer.Layer<OrderRepo, never, MemoryDatabase> = Layer.effect
     const db = yield* MemoryDatabase
     const findAny = (id: string) => db.read((r) => Option.fromNullishOr(r.get(orders).get(id)))
     const withReference = (accountId: string, reference: string) =>
-      db.read((r) =>
-        [...r.get(orders).values()].filter((order) =>
-          order.account_id === accountId && order.merchant_reference === reference
-        )
-      )
+      db.read((r) => {
+        const rows = r.get(orders)
+        return (r.get(byReference).get(referenceKeyOf(accountId, reference)) ?? []).map((id) => rows.get(id)!)
+      })
 
     return OrderRepo.of({
       insert: (order) =>
@@ -70,6 +76,8 @@ export const layer: Layer.Layer<OrderRepo, never, MemoryDatabase> = Layer.effect
           if (w.get(orders).has(order.id)) throw new Error(`OrderRepoMemory: duplicate order id ${order.id}`)
           if (!claim(w, order)) return Result.fail(duplicateReference(order.merchant_reference))
           w.mutable(orders).set(order.id, checked(order))
+          const key = referenceKey(order)
+          w.mutable(byReference).set(key, [...(w.get(byReference).get(key) ?? []), order.id])
           return Result.succeed(undefined)
         }),
       find: (accountId, id) => Effect.map(findAny(id), Option.filter((order) => order.account_id === accountId)),
