@@ -33,12 +33,16 @@ import * as IdsRandom from "@tender/adapters/crypto/IdsRandom"
 import * as KeyHasherSha256 from "@tender/adapters/crypto/KeyHasherSha256"
 import { memoryStorage } from "@tender/adapters/Infrastructure"
 import * as LocksMemory from "@tender/adapters/locks/LocksMemory"
+import { events, positions } from "@tender/adapters/storage/memory/EventRepoMemory"
+import { MemoryDatabase, table } from "@tender/adapters/storage/memory/MemoryDatabase"
+import { orders } from "@tender/adapters/storage/memory/OrderRepoMemory"
+import { transactions } from "@tender/adapters/storage/memory/TransactionRepoMemory"
 import * as ChannelProviders from "@tender/adapters/providers/channels/ChannelProviders"
 import * as PaymentProviderSandbox from "@tender/adapters/providers/sandbox/PaymentProviderSandbox"
 import * as SandboxLedgerMemory from "@tender/adapters/providers/sandbox/SandboxLedgerMemory"
 import * as TestpayFake from "@tender/adapters/providers/testpay/TestpayFake"
 import { Accounts, CardTokens, Channels, Outbox, Outflows, PaymentProvider, Payments, PublicUrl, Transfers } from "@tender/domain"
-import { Clock, Duration, Effect, Layer, Random, References } from "effect"
+import { Clock, Duration, Effect, Layer, Random, References, Result } from "effect"
 import * as Harness from "./harness.ts"
 import { fixed, positive } from "./harness.ts"
 
@@ -276,6 +280,8 @@ const PUBLIC_URL = "http://tender.bench"
 const world = (fakeUrl: string) => {
   const ports = Layer.mergeAll(
     memoryStorage,
+    // The same layer value as memoryStorage's own: built once, so `forget` reaches its tables.
+    MemoryDatabase.layer,
     LocksMemory.layer,
     Layer.succeed(PaymentProvider, PaymentProviderSandbox.make({ publicUrl: PUBLIC_URL }, SandboxLedgerMemory.make())),
     Layer.succeed(PublicUrl, PUBLIC_URL)
@@ -288,6 +294,23 @@ const world = (fakeUrl: string) => {
     Layer.provideMerge(routed)
   )
 }
+
+/**
+ * The memory database copies a table on each write (copy-on-write transactions, built for tests):
+ * kept whole, 50,000 payments would cost quadratic time. Every FORGET_EVERY payments the bench drops
+ * what finished payments left behind (orders, their references, transactions, events), whose
+ * outcomes it has already read; accounts, channels, cards, rules and channel health stay.
+ */
+const FORGET_EVERY = 1_000
+const forget = Effect.gen(function*() {
+  const db = yield* MemoryDatabase
+  const before = yield* db.read((r) => r.get(orders).size)
+  if (before < FORGET_EVERY) return yield* Effect.die(new Error(`the bench's MemoryDatabase is not memoryStorage's (it holds ${before} orders)`))
+  yield* db.write((w) => {
+    for (const t of [orders, table("order_references"), transactions, events, positions]) w.mutable(t).clear()
+    return Result.succeed(undefined)
+  })
+})
 
 /** What one payment came to. */
 interface Outcome {
@@ -391,6 +414,7 @@ const runStrategy = async (strategy: Strategy): Promise<StrategyRun> => {
         if (breakerOpenedAt === undefined && arrival.at >= OUTAGE.from && arrival.at < OUTAGE.to) {
           if (yield* breakerOpen(channelIds[ACQUIRERS.findIndex((a) => a.name === OUTAGE.acquirer)]!, EPOCH + arrival.at)) breakerOpenedAt = arrival.at
         }
+        if ((arrival.index + 1) % FORGET_EVERY === 0) yield* forget
         if ((arrival.index + 1) % 10_000 === 0) {
           console.log(`  ${strategy}: ${arrival.index + 1} payments, ${fixed((arrival.index + 1) / ((performance.now() - t0) / 1000), 0)}/s`)
         }
