@@ -106,6 +106,19 @@ export * as Channel from "./channels/Channel.ts"
 export * as ProviderCatalog from "./channels/ProviderCatalog.ts"
 export * from "./channels/ChannelPorts.ts"
 export * from "./channels/Channels.ts"
+/** Smart routing's vocabulary (issue 27): rules, route facts, the routing a transaction records, channels' health. */
+export * as RoutingModel from "./channels/RoutingModel.ts"
+export * from "./channels/RoutingPorts.ts"
+/** Routing rules (issue 27): the file an account's routing is written in, parsed and checked, and which rule a payment's facts select. */
+export * as RoutingRules from "./channels/RoutingRules.ts"
+/** The routing decision of a new payment: the candidates its rules allow, then the channel chosen and the try order. */
+export * as RouteDecision from "./channels/RouteDecision.ts"
+/** A channel's circuit breaker: when consecutive unavailable answers open it, when it half-opens, and its probe. */
+export * as Breaker from "./channels/Breaker.ts"
+/** The sliding window of authorization rates per channel and segment, and the score routing ranks channels by. */
+export * as SuccessRate from "./channels/SuccessRate.ts"
+/** What a provider's answer says of its channel: the retryable declines, the channel-neutral ones, and its health outcome. */
+export * as DeclineClasses from "./channels/DeclineClasses.ts"
 /** Input bounds shared with the API's request schemas (lengths, counts, amounts). */
 export * as Limits from "./kernel/Limits.ts"
 /** Console operators (issue 26): roles, grants, lock-out, sessions and the audit entry. */

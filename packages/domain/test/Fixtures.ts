@@ -1,8 +1,9 @@
 /**
  * Records as the domain's births make them, for the domain's pure tests: an order, an attempt under
- * it and a checkout session, each with the fields a test changes given as overrides.
+ * it, a checkout session and a channel, each with the fields a test changes given as overrides.
  */
-import type { AccountId, CheckoutSessionId, OrderId, TransactionId } from "../src/kernel/Ids.ts"
+import type { Channel } from "../src/channels/Channel.ts"
+import type { AccountId, ChannelId, CheckoutSessionId, OrderId, TransactionId } from "../src/kernel/Ids.ts"
 import * as OrderAggregate from "../src/payments/Order.ts"
 import type { Order, Transaction } from "../src/payments/Payment.ts"
 import * as Txn from "../src/payments/Transaction.ts"
@@ -74,5 +75,21 @@ export const session = (overrides: Partial<Session.CheckoutSession> = {}): Sessi
     processing_profile: null,
     created_at: T0
   }),
+  ...overrides
+})
+
+/** An enabled live channel of an account taking everything its provider offers (Channel.ts's record, as listed). */
+export const channel = (id: string, overrides: Partial<Channel> = {}): Channel => ({
+  id: id as ChannelId,
+  account_id: "acct_fixture0000000000000" as AccountId,
+  provider: "stripe",
+  mode: "live",
+  methods: null,
+  currencies: null,
+  countries: null,
+  priority: 0,
+  status: "enabled",
+  created_at: T0,
+  updated_at: T0,
   ...overrides
 })
