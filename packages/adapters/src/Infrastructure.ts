@@ -51,6 +51,7 @@ import {
   WebhookPrivateReceivers,
   type ServerListeners
 } from "@tender/domain"
+import type { ChannelHealth, RoutingRulesRepo } from "@tender/domain/channels/RoutingPorts"
 import { Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { TenderConfig } from "./Config.ts"
@@ -103,6 +104,8 @@ import * as UnitOfWorkMemory from "./storage/memory/UnitOfWorkMemory.ts"
 import * as WebhookDeliveryRepoMemory from "./storage/memory/WebhookDeliveryRepoMemory.ts"
 import * as WebhookEndpointRepoMemory from "./storage/memory/WebhookEndpointRepoMemory.ts"
 import * as ServerListenersMemory from "./storage/memory/ServerListenersMemory.ts"
+import * as RoutingRulesRepoMemory from "./storage/memory/RoutingRulesRepoMemory.ts"
+import * as ChannelHealthMemory from "./storage/memory/ChannelHealthMemory.ts"
 import * as AccountRepoPg from "./storage/postgres/AccountRepoPg.ts"
 import * as AccountCachePg from "./storage/postgres/AccountCachePg.ts"
 import * as AuditLogPg from "./storage/postgres/AuditLogPg.ts"
@@ -127,6 +130,8 @@ import * as UnitOfWorkPg from "./storage/postgres/UnitOfWorkPg.ts"
 import * as WebhookDeliveryRepoPg from "./storage/postgres/WebhookDeliveryRepoPg.ts"
 import * as WebhookEndpointRepoPg from "./storage/postgres/WebhookEndpointRepoPg.ts"
 import * as ServerListenersPg from "./storage/postgres/ServerListenersPg.ts"
+import * as RoutingRulesRepoPg from "./storage/postgres/RoutingRulesRepoPg.ts"
+import * as ChannelHealthPg from "./storage/postgres/ChannelHealthPg.ts"
 import * as Deployment from "./webhooks/Deployment.ts"
 import * as HostResolverDns from "./webhooks/HostResolverDns.ts"
 import * as WebhookTransportHttp from "./webhooks/WebhookTransportHttp.ts"
@@ -173,6 +178,9 @@ export type StoragePorts =
   | AuditLog
   /** The operator console's search and payment story, across accounts (issue 26). */
   | ConsoleReads
+  /** Accounts' routing rules, versioned, and the channels' health every server process shares (issue 27). */
+  | RoutingRulesRepo
+  | ChannelHealth
 export type Ports =
   | StoragePorts
   | Locks
@@ -218,7 +226,9 @@ export const memoryStorage: Layer.Layer<StoragePorts, never, Ids> = Layer.mergeA
   OperatorRepoMemory.layer,
   ConsoleSessionRepoMemory.layer,
   AuditLogMemory.layer,
-  ConsoleReadsMemory.layer
+  ConsoleReadsMemory.layer,
+  RoutingRulesRepoMemory.layer,
+  ChannelHealthMemory.layer
 ).pipe(Layer.provide(Layer.merge(MemoryDatabase.layer, VaultCipher.layer(randomKey))))
 
 /**
@@ -256,9 +266,11 @@ export const postgresStorage = (
       ConsoleSessionRepoPg.layer,
       AuditLogPg.layer,
       ConsoleReadsPg.layer,
+      RoutingRulesRepoPg.layer,
+      ChannelHealthPg.layer,
       config.redisUrl !== undefined ? ReplayCacheRedis.layer.pipe(Layer.provide(redis(config.redisUrl))) : ReplayCachePg.layer
     ).pipe(
-      // One listening connection for the accounts', channels' and endpoints' caches.
+      // One listening connection for the accounts', channels', endpoints' and routing rules' caches.
       Layer.provide(Layer.merge(VaultCipher.layer(Effect.succeed(key)), NotifiedCache.listenerLayer)),
       Layer.provideMerge(PgDatabase.layer(config))
     )))

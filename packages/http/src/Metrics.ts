@@ -6,6 +6,8 @@
  *   tender_http_request_duration_seconds{method,route}         latency histogram
  *   tender_payments_total{operation,status,method}             payments by outcome (never card data)
  *   tender_authorizations_total{channel,method,outcome}        attempts the provider answered (domain/OperationalMetrics)
+ *   tender_routing_decisions_total{reason}                     channels chosen, by why (domain/OperationalMetrics)
+ *   tender_channel_breaker_open{channel}                       1 while a channel's breaker is open or half open (ChannelHealth)
  *   tender_webhook_first_attempt_lag_seconds                   commit → first attempt (domain/Telemetry)
  *   tender_webhook_backlog, tender_webhook_oldest_unattempted_seconds, tender_reconciliation_backlog,
  *   tender_db_connections{state}                               from the database, at scrape time
@@ -17,14 +19,17 @@
  * Clusters (`tender serve --workers N`): a scrape reaches one child. The child asks the primary,
  * which asks every child for its snapshot and merges them (counters, histogram buckets and process
  * gauges add; the event-loop delay takes the worst) — `aggregateInPrimary` is the primary's side.
- * Figures from the database are cluster-wide already: the scraped child adds them after the merge.
+ * Figures from the database are cluster-wide already: the scraped child adds them after the merge,
+ * as it adds the breakers (every process of a deployment shares one view of the channels' health).
  */
 import cluster, { type Worker } from "node:cluster"
 import { monitorEventLoopDelay } from "node:perf_hooks"
-import { Cause, Config, Context, Effect, Layer, Metric, Option, Redacted, Tracer } from "effect"
+import { Cause, Clock, Config, Context, Effect, Layer, Metric, Option, Redacted, Tracer } from "effect"
 import { HttpRouter, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { PrometheusMetrics } from "effect/observability"
 import { Operations } from "@tender/adapters/Operations"
+import * as Breaker from "@tender/domain/channels/Breaker"
+import { ChannelHealth } from "@tender/domain/channels/RoutingPorts"
 import { DEFAULT_RECONCILE } from "@tender/domain/payments/operations/Reconcile"
 import { findMethod } from "@tender/domain/payments/PaymentMethods"
 import { sameSecret } from "./SameSecret.ts"
@@ -420,6 +425,23 @@ const databaseGauges = (backlogs: Operations["Service"]["backlogs"], reconcileGr
   })
 }
 
+// --- channels' breakers ------------------------------------------------------------------------
+
+/**
+ * One gauge per channel whose breaker has moved: 1 while open or half open, 0 once closed again.
+ * Labelled by channel id (an account's channels are few: a bounded label, and no secret).
+ */
+const breakerGauges = (health: ChannelHealth["Service"]) =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    Effect.map(health.breakers(now), (breakers) =>
+      breakers.map(({ channel_id, state }): WireMetric => ({
+        id: "tender_channel_breaker_open",
+        type: "Gauge",
+        description: "1 while the channel's circuit breaker is open or half open (its traffic goes elsewhere), 0 when closed",
+        attributes: { channel: channel_id },
+        state: { value: Breaker.position(state, now) === "closed" ? 0 : 1 }
+      }))))
+
 // --- the route ---------------------------------------------------------------------------------
 
 export interface MetricsOptions {
@@ -431,7 +453,7 @@ const authorised = (header: string | undefined, token: string) => sameSecret(/^B
 
 /**
  * The figures /metrics renders: this process's registry (a cluster child: the whole cluster's,
- * merged by the primary), then the database's gauges. One home for both readers: the route below
+ * merged by the primary), then the database's gauges and the channels' breakers. One home for both readers: the route below
  * and the operator console's sampler (console/Sampler.ts), so a chart and a scrape cannot disagree.
  * A snapshot resets the event-loop delay's window (`nodejs_eventloop_delay_p99_seconds` covers the
  * time since the previous snapshot, whoever took it).
@@ -447,6 +469,7 @@ export const snapshotLayer = Layer.effect(
     const operations = yield* Operations
     const graceMs = Option.getOrElse(yield* Config.option(Config.Int("TENDER_RECONCILE_GRACE_MS")), () => DEFAULT_RECONCILE.graceMs)
     const fromDatabase = databaseGauges(operations.backlogs, graceMs)
+    const breakers = breakerGauges(yield* ChannelHealth)
     const context = yield* Effect.context<never>()
 
     if (cluster.isWorker) {
@@ -469,7 +492,10 @@ export const snapshotLayer = Layer.effect(
       : localSnapshot
 
     return MetricsSnapshot.of({
-      take: Effect.map(Effect.all([processMetrics, fromDatabase], { concurrency: 2 }), ([processes, database]) => [...processes, ...database])
+      take: Effect.map(
+        Effect.all([processMetrics, fromDatabase, breakers], { concurrency: 3 }),
+        ([processes, database, channels]) => [...processes, ...database, ...channels]
+      )
     })
   })
 )

@@ -7,6 +7,9 @@
 import { execFileSync, spawn } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Effect } from "effect"
+import type { HealthOutcome } from "@tender/domain/channels/RoutingModel"
+import { ChannelHealth } from "@tender/domain/channels/RoutingPorts"
+import { observeRoutingDecision } from "@tender/domain/kernel/OperationalMetrics"
 import { SqlClient } from "effect/sql"
 import { type Credentials, send } from "@tender/client/Testing"
 import { freePort, startTestServer, type TestServer } from "../src/testing/TestServer.ts"
@@ -186,6 +189,26 @@ describe("on memory storage", () => {
     expect(status).toBe(200)
     expect(text).not.toContain("tender_webhook_backlog")
     expect(sample(text, "tender_http_requests_total", { route: "/readyz", status: "200" })).toBeGreaterThanOrEqual(1)
+  })
+
+  it("/metrics: a channel's breaker is 1 while open or half open and 0 once closed with failures; routing decisions by reason", async () => {
+    const channel = `ch_metrics${Date.now().toString(36)}`
+    const observe = (outcome: HealthOutcome, at: number) =>
+      server.run(Effect.flatMap(ChannelHealth, (health) => health.observe({ channel_id: channel, segment: { method: "card", currency: "EUR", brand: "visa" }, outcome, at })))
+    const before = (await scrape(server)).text
+    expect(sample(before, "tender_channel_breaker_open", { channel })).toBeUndefined()
+    const t0 = Date.now()
+    for (let i = 0; i < 5; i++) await observe("unavailable", t0 + i)
+    await server.run(Effect.all([observeRoutingDecision("breaker"), observeRoutingDecision("breaker"), observeRoutingDecision("exploration")]))
+    const open = (await scrape(server)).text
+    expect(open).toContain("# TYPE tender_channel_breaker_open gauge")
+    expect(sample(open, "tender_channel_breaker_open", { channel })).toBe(1)
+    expect(grew(before, open, "tender_routing_decisions_total", { reason: "breaker" })).toBe(2)
+    expect(grew(before, open, "tender_routing_decisions_total", { reason: "exploration" })).toBe(1)
+    // A probe's answer closes it (gone: a breaker back where it started); a failure since is a closed one's count.
+    await observe("approved", t0 + 10)
+    await observe("unavailable", t0 + 11)
+    expect(sample((await scrape(server)).text, "tender_channel_breaker_open", { channel })).toBe(0)
   })
 
   it("with TENDER_METRICS_TOKEN set, a scrape needs it as a bearer token", async () => {

@@ -25,5 +25,12 @@ export {
   storedEvent,
   transfersContract
 } from "./StorageContract.ts"
+export {
+  channelHealthContract,
+  routingContract,
+  type RoutingContractOptions,
+  type RoutingContractServices,
+  routingRulesContract
+} from "./RoutingContract.ts"
 export { consoleReadsContract, type ConsoleReadsContractOptions } from "./ConsoleReadsContract.ts"
 export { providerContract, type ProviderContractCards, type ProviderContractOptions } from "./ProviderContract.ts"

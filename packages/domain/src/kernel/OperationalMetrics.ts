@@ -3,6 +3,7 @@
  * state, no I/O: the HTTP server's /metrics exposes it (packages/http/src/Metrics.ts).
  */
 import { Metric } from "effect"
+import type { RoutingReason } from "../channels/RoutingModel.ts"
 
 /**
  * Commit → first attempt of a webhook delivery, in seconds (target: p99 ≤ 1 s under load). Observed by
@@ -31,6 +32,27 @@ export const observeAuthorization = (channel: string, method: string, outcome: "
   if (metric === undefined) {
     metric = Metric.withAttributes(authorizationsTotal, { channel, method, outcome })
     authorizationTagged.set(key, metric)
+  }
+  return Metric.update(metric, 1)
+}
+
+/**
+ * Routing decisions by reason (issue 27: rule, split, success_rate, exploration, breaker, default,
+ * retry): how often each way of choosing a channel decides, so an operator sees exploration and
+ * breakers at work. Observed where a payment's route is chosen (one per try).
+ */
+export const routingDecisionsTotal = Metric.counter("tender_routing_decisions_total", {
+  description: "Channels chosen for a payment's try, by the reason of the choice (rule, split, success_rate, exploration, breaker, default, retry)"
+})
+
+const routingTagged = new Map<RoutingReason, Metric.Counter<number>>()
+
+/** Counts one routing decision; the reason is one of ROUTING_REASONS (a fixed set: a safe label). */
+export const observeRoutingDecision = (reason: RoutingReason) => {
+  let metric = routingTagged.get(reason)
+  if (metric === undefined) {
+    metric = Metric.withAttributes(routingDecisionsTotal, { reason })
+    routingTagged.set(reason, metric)
   }
   return Metric.update(metric, 1)
 }

@@ -10,6 +10,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { HttpRouter } from "effect/http"
 import * as Operations from "@tender/adapters/Operations"
+import * as ChannelHealthMemory from "@tender/adapters/storage/memory/ChannelHealthMemory"
 import * as Metrics from "../../src/Metrics.ts"
 
 const CHILDREN = 2
@@ -30,7 +31,7 @@ if (cluster.isPrimary) {
   const record = Effect.forEach(Array.from({ length: id }, (_, i) => i), (i) =>
     Metrics.observeRequest("GET", "/v1/orders/:id", 200, 0.004 + i * 0.1), { discard: true })
   const server = HttpRouter.serve(Metrics.layer().pipe(Layer.provide(Metrics.snapshotLayer)), { disableLogger: true, disableListenLog: true }).pipe(
-    Layer.provide(Operations.memoryLayer),
+    Layer.provide(Layer.merge(Operations.memoryLayer, ChannelHealthMemory.layer)),
     Layer.provide(NodeHttpServer.layer(createServer, { port: Number(process.env.PORT), host: "127.0.0.1" }))
   )
   Effect.runFork(Effect.andThen(record, Layer.launch(server)))

@@ -49,6 +49,8 @@ import * as m0045 from "./0045_temporary_keys.ts"
 import * as m0046 from "./0046_operators.ts"
 import * as m0047 from "./0047_console_reads.ts"
 import * as m0048 from "./0048_operator_lockouts.ts"
+import * as m0049 from "./0049_routing_rules.ts"
+import * as m0050 from "./0050_channel_health.ts"
 import * as m0051 from "./0051_transaction_routing.ts"
 
 export interface Migration {
@@ -107,5 +109,7 @@ export const migrations: ReadonlyArray<Migration> = [
   { name: "0046_operators", statements: m0046.statements },
   { name: "0047_console_reads", statements: m0047.statements },
   { name: "0048_operator_lockouts", statements: m0048.statements },
+  { name: "0049_routing_rules", statements: m0049.statements },
+  { name: "0050_channel_health", statements: m0050.statements },
   { name: "0051_transaction_routing", statements: m0051.statements }
 ]
