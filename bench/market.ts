@@ -41,7 +41,7 @@ import * as ChannelProviders from "@tender/adapters/providers/channels/ChannelPr
 import * as PaymentProviderSandbox from "@tender/adapters/providers/sandbox/PaymentProviderSandbox"
 import * as SandboxLedgerMemory from "@tender/adapters/providers/sandbox/SandboxLedgerMemory"
 import * as TestpayFake from "@tender/adapters/providers/testpay/TestpayFake"
-import { Accounts, CardTokens, Channels, Outbox, Outflows, PaymentProvider, Payments, PublicUrl, Transfers } from "@tender/domain"
+import { Accounts, Breaker, CardTokens, ChannelHealth, Channels, Outbox, Outflows, PaymentProvider, Payments, PublicUrl, TransactionRepo, Transfers } from "@tender/domain"
 import { Clock, Duration, Effect, Layer, Random, References, Result } from "effect"
 import * as Harness from "./harness.ts"
 import { fixed, positive } from "./harness.ts"
@@ -434,12 +434,29 @@ const runStrategy = async (strategy: Strategy): Promise<StrategyRun> => {
   }
 }
 
-// Smart routing's pieces (rules, the routing a transaction records, the channels' health) land
-// with the rest of issue 27; until they do the bench runs `static` only.
-const setRules = (_accountId: string, _rules: unknown): Effect.Effect<void, never, never> =>
-  Effect.die(new Error("routing rules are not available yet: run --strategies static"))
-const reasonOf = (_answer: unknown): Effect.Effect<string | null> => Effect.succeed(null)
-const breakerOpen = (_channelId: string, _now: number): Effect.Effect<boolean> => Effect.succeed(false)
+/** Sets the account's rules (the bench's own documents: a refusal is the bench's bug). */
+const setRules = (accountId: string, rules: unknown) =>
+  Effect.gen(function*() {
+    yield* (yield* Channels).setRouting(accountId, null, rules)
+  }).pipe(Effect.orDie)
+
+/**
+ * Why the route chose the payment's first transaction's channel (its routing's reason). A cascade
+ * rewrites that routing (reason "retry"), so a payment that cascaded reads "retry" here.
+ */
+const reasonOf = (answer: Result.Result<{ readonly order_id: string }, unknown>) =>
+  Effect.gen(function*() {
+    if (answer._tag !== "Success") return null
+    const all = yield* (yield* TransactionRepo).listByOrder(answer.success.order_id)
+    return all[0]?.routing?.reason ?? null
+  })
+
+/** Whether `channelId`'s breaker is open (or half open) at `now`. */
+const breakerOpen = (channelId: string, now: number) =>
+  Effect.gen(function*() {
+    const all = yield* (yield* ChannelHealth).breakers(now)
+    return all.some((b) => b.channel_id === channelId && Breaker.position(b.state, now) !== "closed")
+  })
 
 // --- the figures ----------------------------------------------------------------------------------
 
