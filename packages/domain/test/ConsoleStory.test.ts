@@ -55,6 +55,20 @@ describe("the story's routing and 3-D Secure steps", () => {
     expect(story.three_ds_steps).toEqual([])
   })
 
+  it("an attempt that recorded its routing (issue 27) explains it: rule, version, candidates, why, which try; older rows keep the old text", () => {
+    const routing = { rule: "eu-cards", version: 3, candidates: ["ch_1", "ch_2"], channel: "ch_1", reason: "rule", attempt: 1 } as const
+    const story = storyOf(records([
+      txn("txn_1", { provider: "stripe", channel_id: "ch_1", processing_profile: null, status: "failed", decline_code: "processing_error", routing }),
+      txn("txn_2", { provider: "adyen", channel_id: "ch_2", processing_profile: null, routing: { ...routing, channel: "ch_2", reason: "retry", attempt: 2 } }),
+      txn("txn_3", { kind: "capture", parent_transaction_id: "txn_2", provider: "adyen", channel_id: "ch_2", processing_profile: null, routing: null })
+    ]))
+    expect(story.transactions.map((t) => t.routing)).toEqual([
+      "channel ch_1 (stripe); rule eu-cards of rules v3; candidates ch_1, ch_2; the first channel of the rule (rule), try 1; attempt 1 of the cascade",
+      "channel ch_2 (adyen); rule eu-cards of rules v3; candidates ch_1, ch_2; the next candidate after the previous try (retry), try 2; attempt 2 of the cascade, after channel ch_1 (stripe) declined",
+      "channel ch_2 (adyen)"
+    ])
+  })
+
   it("3-D Secure: each challenge asked and its result; a customer step without 3-D Secure is none", () => {
     const at = (s: number) => `2026-01-01T00:00:0${s}.000Z`
     const events = [

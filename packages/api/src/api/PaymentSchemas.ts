@@ -62,6 +62,21 @@ export const OrderView = Schema.Struct({
   updated_at: Code
 }).annotate({ identifier: "OrderView" })
 
+/**
+ * How a new payment's attempt was routed (issue 27, contract.md `routing`): the rule that decided
+ * (null: the default, or no rules) and the rules' version (0: none set), the candidate channels as
+ * ranked, the channel it went to, why, and which try of the payment it is (2: a cascade or a smart
+ * retry). The reasons are the domain's (RoutingModel.ROUTING_REASONS; PaymentViews checks they agree).
+ */
+export const RoutingView = Schema.Struct({
+  rule: Schema.NullOr(Reference),
+  version: Int,
+  candidates: list(Reference),
+  channel: Reference,
+  reason: Schema.Literals(["rule", "split", "success_rate", "exploration", "breaker", "default", "retry"]),
+  attempt: Int
+})
+
 /** A transaction as the API answers it. */
 export const TransactionView = Schema.Struct({
   id: Id,
@@ -79,6 +94,8 @@ export const TransactionView = Schema.Struct({
   decline_code: Schema.NullOr(Reference),
   parent_transaction_id: Schema.NullOr(Id),
   payment_instrument: optional(Payment.PaymentInstrument),
+  /** A new payment's attempt routed over the account's channels (absent on follow-ups and the sandbox). */
+  routing: optional(RoutingView),
   additional_identifiers: AdditionalIdentifiers,
   created_at: Code,
   updated_at: Code

@@ -8,6 +8,7 @@
  */
 import { type CardFacts, type PaymentStory, type StoryDelivery, type StoryOutflow, type StoryStep, type StoryTransaction } from "./ConsoleReads.ts"
 import { cardFactsOf, channelOf, routingOf } from "./ConsoleSearch.ts"
+import type { Routing } from "../channels/RoutingModel.ts"
 
 /** A transaction as the story reads it (a stored transaction has these fields and more). */
 export interface StoryTransactionRecord extends
@@ -19,6 +20,8 @@ export interface StoryTransactionRecord extends
 {
   readonly processing_profile: string | null
   readonly payment_instrument: Parameters<typeof cardFactsOf>[0]
+  /** How the attempt was routed (issue 27); null or absent on follow-ups, the sandbox and older rows. */
+  readonly routing?: Routing | null | undefined
 }
 
 /** The records of one order's story, as storage reads them. */
@@ -72,18 +75,40 @@ const ATTEMPT_KINDS: ReadonlySet<string> = new Set(["payment", "authorization"])
 const endedAs = (t: StoryTransactionRecord) =>
   t.decline_code === "provider_unavailable" ? "unreachable" : t.status === "failed" ? "declined" : t.status
 
+/** Why the recorded routing chose the channel, in the console's words. */
+const REASONS: Readonly<Record<Routing["reason"], string>> = {
+  rule: "the first channel of the rule",
+  split: "drawn by the rule's volume split",
+  success_rate: "the best success rate among the candidates",
+  exploration: "exploring a candidate (a recovered channel's probe, or the exploration share)",
+  breaker: "a better-ranked channel's breaker was open",
+  default: "the first channel by priority",
+  retry: "the next candidate after the previous try"
+}
+
 /**
- * Each transaction's routing (transactions oldest first): its channel and profile (routingOf), and
- * for an order of several attempts, its place among them and how the one before it ended.
+ * What a recorded routing says (issue 27): the rule and its version that decided, the candidates
+ * as ranked, why this channel, and which try of the payment it is.
+ */
+const decisionOf = (routing: Routing): string => {
+  const rules = routing.version === 0 ? "no routing rules" : `${routing.rule === null ? "the default" : `rule ${routing.rule}`} of rules v${routing.version}`
+  return `${rules}; candidates ${routing.candidates.join(", ")}; ${REASONS[routing.reason]} (${routing.reason}), try ${routing.attempt}`
+}
+
+/**
+ * Each transaction's routing (transactions oldest first): its channel and profile (routingOf), the
+ * decision it recorded when it has one (issue 27), and for an order of several attempts, its place
+ * among them and how the one before it ended.
  */
 const routingsOf = (txns: ReadonlyArray<StoryTransactionRecord>): ReadonlyMap<string, string> => {
   const attempts = txns.filter((t) => ATTEMPT_KINDS.has(t.kind))
   return new Map(txns.map((t) => {
     const n = attempts.indexOf(t)
-    if (n < 0 || attempts.length === 1) return [t.id, routingOf(t)]
+    const decided = t.routing === null || t.routing === undefined ? "" : `; ${decisionOf(t.routing)}`
+    if (n < 0 || attempts.length === 1) return [t.id, `${routingOf(t)}${decided}`]
     const previous = attempts[n - 1]
     const after = previous === undefined ? "" : `, after ${channelOf(previous)} ${endedAs(previous)}`
-    return [t.id, `${routingOf(t)}; attempt ${n + 1} of the cascade${after}`]
+    return [t.id, `${routingOf(t)}${decided}; attempt ${n + 1} of the cascade${after}`]
   }))
 }
 

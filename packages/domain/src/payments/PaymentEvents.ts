@@ -1,10 +1,10 @@
 /**
  * Event payloads: the payment snapshot fields at emission time, plus what the spec names per event
  * (`payment_instrument` where the API has it; `captured_amount`, `capture_transaction_id`,
- * `capture_provider_transaction_id` for manual capture).
+ * `capture_provider_transaction_id` for manual capture), and the transaction's `routing` when it has one.
  */
 import type { Order, Transaction } from "./Payment.ts"
-import { identifiersOf, major, settlementReference } from "./PaymentViews.ts"
+import { identifiersOf, major, routingOf, settlementReference } from "./PaymentViews.ts"
 
 export type PaymentEventType =
   | "payment.succeeded"
@@ -50,6 +50,8 @@ export const eventData = (
   ...(transaction.decline_code !== null ? { decline_code: transaction.decline_code } : {}),
   ...(transaction.next_action !== null && transaction.status !== "completed" ? { next_action: transaction.next_action } : {}),
   ...(transaction.payment_instrument !== null ? { payment_instrument: transaction.payment_instrument } : {}),
+  // issue 27: how the event's transaction was routed, when it was
+  ...routingOf(transaction),
   ...(extra.capture !== undefined
     ? {
       captured_amount: major(extra.capture.captured, order.currency),

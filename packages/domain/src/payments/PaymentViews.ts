@@ -76,6 +76,25 @@ export const orderView = (
   updated_at: order.updated_at
 })
 
+/**
+ * A transaction's `routing` for a view or an event's data, when it has one: exactly the recorded
+ * keys (rule, version, candidates, channel, reason, attempt). Typed as the view's, so a reason the
+ * domain adds and the API does not document fails to compile.
+ */
+export const routingOf = (t: Transaction): { readonly routing?: TransactionView["routing"] } =>
+  t.routing === null
+    ? {}
+    : {
+      routing: {
+        rule: t.routing.rule,
+        version: t.routing.version,
+        candidates: t.routing.candidates,
+        channel: t.routing.channel,
+        reason: t.routing.reason,
+        attempt: t.routing.attempt
+      }
+    }
+
 /** A stored transaction as the API shows it, with its order's reference. */
 export const transactionView = (order: Order, t: Transaction): TransactionView => ({
   id: t.id,
@@ -94,6 +113,8 @@ export const transactionView = (order: Order, t: Transaction): TransactionView =
   parent_transaction_id: t.parent_transaction_id,
   // spec: on every attempt that ran on a stored instrument, failed ones included
   ...(t.payment_instrument !== null ? { payment_instrument: t.payment_instrument } : {}),
+  // issue 27: how a new payment's attempt was routed; follow-ups and the sandbox carry none
+  ...routingOf(t),
   additional_identifiers: identifiersOf(order),
   created_at: t.created_at,
   updated_at: t.updated_at

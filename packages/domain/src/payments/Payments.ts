@@ -17,6 +17,7 @@ import type { CreatePaymentInput } from "./PaymentRequest.ts"
 import type { OrderView, PaymentSnapshot, TransactionView } from "./PaymentViews.ts"
 import { CardVault, CvcStore } from "../cards/CardPorts.ts"
 import type { AccountRepo } from "../accounts/AccountPorts.ts"
+import type { ChannelHealth, RoutingRulesRepo } from "../channels/RoutingPorts.ts"
 import { type KeyHasher, Locks, UnitOfWork } from "../kernel/Ports.ts"
 import type { ClientSecretRepo } from "./ClientSecretPorts.ts"
 import type { SearchInput, SearchResult } from "../kernel/Search.ts"
@@ -59,6 +60,8 @@ type Needs =
   | OrderRepo | TransactionRepo | CheckoutSessionRepo | Outbox | UnitOfWork | PaymentProvider | CardVault | CvcStore | Locks | Ids | CustomerRepo
   // routing: the account's channels and their providers (operations/Route.ts)
   | ChannelRepo | ChannelProviders | AccountRepo
+  // smart routing (issue 27): the rules that decide a route, the channels' health it reads and feeds
+  | RoutingRulesRepo | ChannelHealth
   // the settlement worker and reconciliation also record refunds, payouts (operations/Outflow.ts) and transfers
   | RefundRepo | PayoutRepo | TransferRepo
   // a card form's client secret is stored when minted (operations/Cards.ts)

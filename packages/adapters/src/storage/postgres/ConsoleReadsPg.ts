@@ -15,7 +15,7 @@
  * BIN and holder), never a transaction's next action (its client secret) nor an endpoint's secret.
  */
 import { PgClient } from "@effect/sql-pg"
-import { type ConsoleQuery, ConsoleReads, type ConsoleRow, ConsoleSearch, ConsoleStory, type Payment, type SearchKind } from "@tender/domain"
+import { type ConsoleQuery, ConsoleReads, type ConsoleRow, ConsoleSearch, ConsoleStory, Payment, type SearchKind } from "@tender/domain"
 import { Effect, Layer, Option, Schema } from "effect"
 import type { SqlClient, Statement } from "effect/sql"
 import { MinorUnits, Timestamp } from "./Columns.ts"
@@ -197,7 +197,9 @@ const TransactionFacts = Schema.Struct({
   provider_transaction_id: Schema.NullOr(Schema.String),
   decline_code: Schema.NullOr(Schema.String),
   three_ds: Schema.NullOr(Schema.String),
-  payment_instrument: CardInstrument
+  payment_instrument: CardInstrument,
+  // Issue 27: the story explains the recorded routing (null on follow-ups and older rows).
+  routing: Payment.Transaction.fields.routing
 })
 const OutflowFacts = Schema.Struct({
   kind: Schema.Literals(["refund", "payout"]),
@@ -277,7 +279,7 @@ export const layer: Layer.Layer<ConsoleReads, never, PgClient.PgClient> = Layer.
         if (order === undefined) return Option.none()
         const transactions = yield* sql`SELECT id, kind, status, amount, currency, created_at, updated_at,
             parent_transaction_id, provider, channel_id, processing_profile, provider_transaction_id, decline_code,
-            three_ds, payment_instrument
+            three_ds, payment_instrument, routing
           FROM transactions WHERE order_id = ${orderId} ORDER BY created_at, id`.pipe(Effect.flatMap(decodeAll(TransactionFacts)))
         const outflows = yield* sql`SELECT 'refund' AS kind, id, status, amount, currency, created_at, transaction_id
             FROM refunds WHERE order_id = ${orderId}

@@ -137,7 +137,7 @@ export const createTransfer = Effect.fn("Transfers.create")(function*(account: A
   if (valid instanceof Error) return yield* Effect.fail(valid)
   const route = yield* transferRoute(account, valid.channel_id, { method: valid.destination.code, currency: valid.currency, country: valid.country }, valid.processing_profile)
   // The sandbox's own table of where each destination can be paid (contract.md, Transfers).
-  const unpayable = route[0].channel_id === undefined ? routeDestination(valid) : undefined
+  const unpayable = route.providers[0].channel_id === undefined ? routeDestination(valid) : undefined
   if (unpayable !== undefined) return yield* Effect.fail(unpayable)
   return yield* onRoute(route)(retrying === undefined ? createOn(account, valid, requestHash) : retryOn(retrying, requestHash))
 })

@@ -22,7 +22,9 @@ import { callInFlight, latestAttempt } from "../Transaction.ts"
 import { guarded, loadTxn, lockOrder } from "./Load.ts"
 import { decided, saveOrder, saveTxn, unitOfWork } from "./Persist.ts"
 import { idempotencyKey, reserve, runAttempt, type StepName } from "./ProviderStep.ts"
-import { onRoute, orderRoute, providerFields } from "./Route.ts"
+import { onRoute, orderRoute, providerFields, RouteChosen } from "./Route.ts"
+import { cardFacts as cardFactsOf } from "../../channels/operations/PlanRoute.ts"
+import type { CardFacts } from "../../channels/RoutingModel.ts"
 
 /** The attempt waits on the customer's card form, and nothing of it reached the provider yet. */
 export const awaitsCardForm = (txn: Transaction) =>
@@ -44,11 +46,15 @@ export const submitCardForm = <E extends DomainError>(
   extra: {
     readonly newCard?: { readonly token: string; readonly instrument: PaymentInstrument } | undefined
     readonly customerReturnUrl?: string | undefined
+    /** The facts of the card being paid, for the rules that test them (issue 27); null when not known. */
+    readonly cardFacts?: CardFacts | null
   } = {}
 ) =>
-  // The form's attempt waited on the customer with nothing sent: it goes out on the route as it is now.
-  Effect.flatMap(orderRoute(order), (route) => onRoute(route)(guarded(order.id, Effect.gen(function*() {
+  // The form's attempt waited on the customer with nothing sent: it goes out on the route as it is now,
+  // recording that route's decision.
+  Effect.flatMap(orderRoute(order, extra.cardFacts ?? null), (route) => onRoute(route)(guarded(order.id, Effect.gen(function*() {
     const provider = yield* PaymentProvider
+    const routing = yield* RouteChosen
     const reserved = yield* unitOfWork(Effect.gen(function*() {
       const locked = yield* lockOrder(order.id)
       const current = yield* loadTxn(attemptId)
@@ -59,6 +65,7 @@ export const submitCardForm = <E extends DomainError>(
         {
           ...current,
           ...providerFields(provider),
+          routing,
           // The customer pays here: a 3-D Secure challenge of this attempt completes on their answer.
           browser_flow: true,
           ...(newCard === undefined ? {} : { payment_instrument: newCard.instrument }),
@@ -77,7 +84,11 @@ export const submitCardForm = <E extends DomainError>(
         : revise(locked, changes, at))
       return txn
     }))
-    return yield* runAttempt(step, reserved, (provider) => provider.authorizeCard(authorization(order, reserved, card)), false)
+    // The customer's own payment (the SDK's pay) is retried once on the next channel after a retryable
+    // decline (issue 27, smart retries); the sandbox's simulate acts for a test and is not.
+    return yield* runAttempt(step, reserved, (provider, txn) => provider.authorizeCard(authorization(order, txn, card)), false, {
+      smartRetry: step === "client_pay"
+    })
   }))))
 
 /** Why a form can no longer be paid: its call is out (in doubt), or the attempt moved on. */
@@ -120,20 +131,23 @@ export const clientPay = Effect.fn("Payments.clientPay")(function*(account: Acco
   if (savedCard && token !== order.card_token) return yield* invalidField("token", "must be the saved card's token for this payment")
   const card = yield* usableCard(account, token, "token")
   const cvc = yield* (yield* CvcStore).take(token)
+  const issuer = yield* issuerOf(card.card.bin)
   const newCard = savedCard ? undefined : {
     token,
     instrument: cardInstrument(card.card, undefined, {
       id: yield* (yield* Ids).make("paymentInstrument"),
-      issuer: yield* issuerOf(card.card.bin),
+      issuer,
       holder: holderOf(order.customer, undefined, undefined)
     })
   }
   yield* submitCardForm("client_pay", order, attempt.id, cardDetails(card, Option.getOrUndefined(cvc)), refusePay, {
     newCard,
-    customerReturnUrl: returnUrl === undefined ? undefined : withPaymentId(returnUrl, order.id)
+    customerReturnUrl: returnUrl === undefined ? undefined : withPaymentId(returnUrl, order.id),
+    cardFacts: cardFactsOf({ bin: card.card.bin, brand: card.card.brand, funding: card.card.funding, issuer_country: issuer.country_code ?? null })
   })
     // An unreachable provider was recorded as the attempt's decline: the payment reads as failed.
     .pipe(Effect.catchTag("ProviderUnavailable", () => Effect.void))
   const orderNow = Option.getOrThrow(yield* (yield* OrderRepo).find(account.id, orderId))
-  return { order: orderNow, txn: yield* loadTxn(attempt.id) }
+  // The latest attempt: a smart retry's second try when the first was retried (issue 27).
+  return { order: orderNow, txn: latestAttempt(yield* (yield* TransactionRepo).listByOrder(order.id)) ?? (yield* loadTxn(attempt.id)) }
 })

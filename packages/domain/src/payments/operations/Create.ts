@@ -26,6 +26,7 @@ import { snapshot } from "./Snapshot.ts"
 import { lockRetry, requestHashOf, retryOf } from "./Retry.ts"
 import { answersInUnitOfWork, idempotencyKey, joined, raise, reserve, runAttempt, runAttemptInUnitOfWork } from "./ProviderStep.ts"
 import { Fallbacks, onRoute, routeOf } from "./Route.ts"
+import { factsOf } from "../../channels/operations/PlanRoute.ts"
 import { type AttemptOutcome, record } from "./RecordAttempt.ts"
 
 /** What the create does after the claim: call the provider, or wait on the customer. */
@@ -47,15 +48,29 @@ export const create = Effect.fn("Payments.create")(function*(account: Account, i
   const retrying = yield* retryOf(account.id, input.merchant_reference, "direct_payment", requestHash)
   const valid = validateCreate(account, input)
   if (valid instanceof Error) return yield* Effect.fail(valid)
-  const route = yield* routeOf(account, { method: valid.method.code, currency: valid.currency, country: valid.country }, valid.processing_profile)
-  return yield* onRoute(route)(claimAndProceed(account, valid, requestHash, retrying))
+  // The card is read before routing (issue 27): its BIN, brand, funding and issuer country are facts
+  // the account's rules may test. The issuer is looked up on the ambient provider, before any channel
+  // is chosen (the built-in BIN table); the instrument's own issuer is still the route's provider's.
+  const card = valid.card_token !== undefined ? yield* paymentCard(account, valid.card_token) : undefined
+  const facts = factsOf(
+    { method: valid.method.code, currency: valid.currency, country: valid.country, amount: valid.amount },
+    card?.card,
+    card === undefined ? undefined : yield* issuerOf(card.card.bin)
+  )
+  const route = yield* routeOf(account, facts, valid.processing_profile)
+  return yield* onRoute(route)(claimAndProceed(account, valid, requestHash, retrying, card))
 })
 
 /** Claim → call → record, on the route's provider (in context); on `retrying`'s order when it is a retry after a 502. */
-const claimAndProceed = Effect.fnUntraced(function*(account: Account, valid: ValidPayment, requestHash: string, retrying: Order | undefined) {
+const claimAndProceed = Effect.fnUntraced(function*(
+  account: Account,
+  valid: ValidPayment,
+  requestHash: string,
+  retrying: Order | undefined,
+  card: RevealedCard | undefined
+) {
   // Checked before anything is written: a payment names only a customer of its own account.
   const customer = valid.customer_id !== null ? yield* customerOf(account.id, valid.customer_id) : undefined
-  const card = valid.card_token !== undefined ? yield* paymentCard(account, valid.card_token) : undefined
   // The token's CVC is taken (deleted) as soon as a payment uses the card, whatever the plan: a
   // merchant-initiated charge never sends it, and a collect_cvv payment asks the customer afresh.
   // A retry after a 502 finds it taken by the first create and authorizes without it.
@@ -128,7 +143,7 @@ const claimAndProceed = Effect.fnUntraced(function*(account: Account, valid: Val
     const done = yield* Effect.uninterruptible(unitOfWork(Effect.gen(function*() {
       const order = yield* claimOrder
       yield* transactions.insert(txn)
-      return yield* joined(runAttemptInUnitOfWork("create", order, txn, authorizeCall(order, txn, valid, plan), valid.merchant_initiated))
+      return yield* joined(runAttemptInUnitOfWork("create", order, txn, authorizeCall(order, valid, plan), valid.merchant_initiated))
     })))
     const recorded = yield* raise(done)
     return snapshot(recorded.order, recorded.txn)
@@ -145,9 +160,9 @@ const claimAndProceed = Effect.fnUntraced(function*(account: Account, valid: Val
   return yield* Effect.uninterruptible(Effect.flatMap(claim, (order) => guarded(order.id, proceed(order, txn, valid, plan))))
 })
 
-/** The authorization a create sends, under the key its reserve committed. */
-const authorizeCall = (order: Order, txn: Transaction, valid: ValidPayment, plan: Extract<Plan, { readonly _tag: "Authorize" }>) =>
-  (provider: PaymentProvider["Service"]) =>
+/** The authorization a create sends for an attempt (the first try, or a smart retry's second), under the key its reserve committed. */
+const authorizeCall = (order: Order, valid: ValidPayment, plan: Extract<Plan, { readonly _tag: "Authorize" }>) =>
+  (provider: PaymentProvider["Service"], txn: Transaction) =>
     provider.authorizeCard(authorization(order, txn, cardDetails(plan.card, plan.cvc), {
       authenticated: false,
       // merchant-initiated charges are exempt from the customer's authentication
@@ -164,7 +179,11 @@ const proceed = (order: Order, txn: Transaction, valid: ValidPayment, plan: Plan
         return snapshot(recorded.order, recorded.txn)
       }
       case "Authorize": {
-        const recorded = yield* runAttempt("create", txn, authorizeCall(order, txn, valid, plan), valid.merchant_initiated)
+        // A customer-initiated card payment declined with a retryable code is tried once more on the
+        // route's next channel (issue 27, smart retries); a merchant-initiated charge never is.
+        const recorded = yield* runAttempt("create", txn, authorizeCall(order, valid, plan), valid.merchant_initiated, {
+          smartRetry: !valid.merchant_initiated
+        })
         return snapshot(recorded.order, recorded.txn)
       }
       case "Start": {

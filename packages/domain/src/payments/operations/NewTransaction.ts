@@ -9,13 +9,19 @@ import type { Order } from "../Order.ts"
 import { PaymentProvider } from "../ProviderPorts.ts"
 import * as Txn from "../Transaction.ts"
 import type { Transaction } from "../Transaction.ts"
+import { RouteChosen } from "./Route.ts"
 
-/** A new attempt (or capture, or void) under an order: `initial`, on the order's provider. */
+/**
+ * A new attempt (or capture, or void) under an order: `initial`, on the order's provider. An attempt
+ * (payment, authorization) records the routing decision of the route in context (Route.RouteChosen);
+ * anything else follows a transaction and records none.
+ */
 export const newTransaction = (order: Order, kind: Transaction["kind"], amount: number, fields: Partial<Omit<Transaction, "status">> = {}) =>
   Effect.gen(function*() {
     const ids = yield* Ids
     const provider = yield* PaymentProvider
     const at = yield* nowIso
+    const routing = kind === "payment" || kind === "authorization" ? yield* RouteChosen : null
     return Txn.born({
       id: yield* ids.make("transaction"),
       order_id: order.id,
@@ -29,6 +35,7 @@ export const newTransaction = (order: Order, kind: Transaction["kind"], amount: 
       provider: provider.name,
       channel_id: provider.channel_id ?? null,
       created_at: at,
+      routing,
       ...fields
     })
   })

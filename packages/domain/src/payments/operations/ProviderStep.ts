@@ -4,11 +4,14 @@
  * record. An `Unknown` answer is never guessed: the transaction stays in flight with its pending
  * call, and reconciliation (Reconcile.ts) asks the provider by the same key.
  */
-import { Effect, type Result } from "effect"
+import { Clock, Effect, type Result } from "effect"
+import { healthOf, isRetryable } from "../../channels/DeclineClasses.ts"
+import type { Routing } from "../../channels/RoutingModel.ts"
+import { ChannelHealth } from "../../channels/RoutingPorts.ts"
 import { CardPaymentInProgress, DownstreamError, ProviderUnavailable } from "../../kernel/Errors.ts"
 import { Faults } from "../../kernel/Faults.ts"
 import type { Order, PendingCall, Transaction } from "../Payment.ts"
-import { type OrderRepo, type TransactionRepo } from "../PaymentPorts.ts"
+import { type OrderRepo, TransactionRepo } from "../PaymentPorts.ts"
 import { type AuthorizeResult, PaymentProvider, ProviderRecordsInUnitOfWork, type StartResult, type Unknown } from "../ProviderPorts.ts"
 import type { UnitOfWork } from "../../kernel/Ports.ts"
 import { type Decided, revise } from "../../kernel/StateMachine.ts"
@@ -17,6 +20,7 @@ import { nowIso } from "../../kernel/Time.ts"
 import { loadTxn, lockOrder } from "./Load.ts"
 import { decided, saveTxn, unitOfWork } from "./Persist.ts"
 import { Fallbacks, providerFields } from "./Route.ts"
+import { newTransaction } from "./NewTransaction.ts"
 import { type AttemptOutcome, record, recordOn } from "./RecordAttempt.ts"
 
 export type Operation = PendingCall["operation"]
@@ -35,6 +39,8 @@ const inDoubtAfter = (ms: number) =>
  * Step names of the crash tests: `<op>.after_reserve`; `<op>.before_record`, once the provider
  * answered (it may have paid) and before Tender recorded it; `<op>.after_record`. `settle` is the
  * settlement worker's step (Settlement.ts): the provider said a pending one settled, not recorded yet.
+ * `<op>.retry_reserved` (create, client_pay): a smart retry's unit committed (the first try failed,
+ * the second reserved on the next channel), its call not sent yet.
  */
 export type StepName =
   | "create"
@@ -52,7 +58,7 @@ export type StepName =
   | "transfer_execute"
   | "settle"
 
-export const checkpoint = (step: StepName, boundary: "after_reserve" | "before_record" | "after_record") =>
+export const checkpoint = (step: StepName, boundary: "after_reserve" | "before_record" | "after_record" | "retry_reserved") =>
   Effect.gen(function*() {
     const faults = yield* Faults
     yield* faults.at(`${step}.${boundary}`)
@@ -183,77 +189,204 @@ export const callAndRecord = <A extends { readonly _tag: string }, B, E, R, RC =
   })
 
 type Provider = PaymentProvider["Service"]
-type AttemptCall = (provider: Provider) => Effect.Effect<AuthorizeResult | StartResult | Unknown, ProviderUnavailable>
+/** An attempt's provider call, for the (reserved) transaction it is made for. */
+type AttemptCall = (provider: Provider, txn: Transaction) => Effect.Effect<AuthorizeResult | StartResult | Unknown, ProviderUnavailable>
+type AttemptAnswer = Effect.Success<ReturnType<AttemptCall>>
+
+/** Where a routed routing moves when the attempt goes on to `channel`: the next try, reason `retry`. */
+const retried = (routing: Routing | null, channel: string | null | undefined): Routing | null =>
+  routing === null || channel == null ? null : { ...routing, channel, reason: "retry", attempt: routing.attempt + 1 }
 
 /**
  * The attempt moves to `next` before it is sent there: its reserved call (same key: `next` never
  * saw it) is recorded against `next`'s channel first, so that a crash or a lost answer from here on
- * is reconciled with the provider that may hold the money, never with the one that refused it.
+ * is reconciled with the provider that may hold the money, never with the one that refused it. Its
+ * routing says it is the next try, on `next`'s channel, after a retry.
  */
 const moveTo = (txn: Transaction, next: Provider) =>
   unitOfWork(Effect.gen(function*() {
     yield* lockOrder(txn.order_id)
     const current = yield* loadTxn(txn.id)
     const at = yield* nowIso
-    yield* saveTxn(revise(current, { ...providerFields(next), pending_call: { ...current.pending_call!, at } }, at))
+    yield* saveTxn(revise(current, {
+      ...providerFields(next),
+      routing: retried(current.routing, next.channel_id),
+      pending_call: { ...current.pending_call!, at }
+    }, at))
   }))
+
+/**
+ * Tells the channels' health what `provider` answered for a routed attempt (issue 27): only
+ * channels (not the sandbox), only attempts a route chose (routing recorded), so follow-ups and the
+ * sandbox never count. Health is advice: a failure to record it never fails the payment.
+ */
+const observeHealth = (txn: Transaction, provider: Provider, answer: AttemptAnswer | ProviderUnavailable) =>
+  txn.routing === null || provider.channel_id === undefined
+    ? Effect.void
+    : Effect.gen(function*() {
+      const health = yield* ChannelHealth
+      yield* health.observe({
+        channel_id: provider.channel_id!,
+        segment: { method: txn.payment_method, currency: txn.currency, brand: txn.payment_instrument?.card_brand ?? null },
+        outcome: healthOf(answer._tag === "ProviderUnavailable" ? { _tag: "ProviderUnavailable" } : answer),
+        at: yield* Clock.currentTimeMillis
+      })
+    }).pipe(Effect.ignoreCause)
+
+/** Which provider answered an attempt, and the route's providers after it (a smart retry's next). */
+interface Answered {
+  readonly answer: AttemptAnswer
+  readonly provider: Provider
+  readonly rest: ReadonlyArray<Provider>
+}
 
 /**
  * contract.md, Providers: a definitely-unreachable provider (ProviderUnavailable: nothing was
  * applied) cascades to the next channel of the route; an answer in doubt never does (the money may
- * be at the first provider: reconciliation asks it).
+ * be at the first provider: reconciliation asks it). Every answer is observed for the channel's health.
  */
 const cascade = (
   txn: Transaction,
   provider: Provider,
   rest: ReadonlyArray<Provider>,
   call: AttemptCall
-): Effect.Effect<Effect.Success<ReturnType<AttemptCall>>, ProviderUnavailable, OrderRepo | TransactionRepo | UnitOfWork> =>
+): Effect.Effect<Answered, ProviderUnavailable, OrderRepo | TransactionRepo | UnitOfWork | ChannelHealth> =>
   // Each provider gets a call's whole time: a slow refusal by the first never shortens the next's.
-  call(provider).pipe(
+  call(provider, txn).pipe(
     inDoubtAfter(PROVIDER_CALL_TIMEOUT_MS),
+    Effect.tap((answer) => observeHealth(txn, provider, answer)),
+    Effect.map((answer): Answered => ({ answer, provider, rest })),
     Effect.catchTag("ProviderUnavailable", (unavailable) => {
       const [next, ...after] = rest
-      if (next === undefined) return Effect.fail(unavailable)
+      const observed = observeHealth(txn, provider, unavailable)
+      if (next === undefined) return Effect.andThen(observed, Effect.fail(unavailable))
       return Effect.andThen(
-        Effect.andThen(Effect.logInfo(`${provider.name} channel ${provider.channel_id ?? "sandbox"} is unreachable for ${txn.id}; cascading to ${next.name} channel ${next.channel_id ?? "sandbox"}`), moveTo(txn, next)),
+        Effect.andThen(observed, Effect.andThen(Effect.logInfo(`${provider.name} channel ${provider.channel_id ?? "sandbox"} is unreachable for ${txn.id}; cascading to ${next.name} channel ${next.channel_id ?? "sandbox"}`), moveTo(txn, next))),
         cascade(txn, next, after, call)
       )
     })
   )
 
-
 /**
  * What an attempt records for an answer: an unreachable provider fails it. A create's leaves its
- * order open for the same request again (contract.md, Idempotency); any later step's fails the payment.
+ * order open for the same request again (contract.md, Idempotency); any later step's fails the
+ * payment, and so does a smart retry's second try (the payment was declined already: nothing to
+ * send again).
  */
-const recordedOutcome = (step: StepName, answer: AuthorizeResult | StartResult | "unavailable", merchantInitiated: boolean): AttemptOutcome =>
-  answer !== "unavailable" ? attemptOutcome(answer, merchantInitiated) as AttemptOutcome : step === "create" ? { _tag: "Unreachable" } : unreachable
+const recordedOutcome = (step: StepName, answer: AuthorizeResult | StartResult | "unavailable", merchantInitiated: boolean, secondTry = false): AttemptOutcome =>
+  answer !== "unavailable" ? attemptOutcome(answer, merchantInitiated) as AttemptOutcome : step === "create" && !secondTry ? { _tag: "Unreachable" } : unreachable
 
-const unreachableAttempt = (step: StepName) =>
-  step === "create"
+const unreachableAttempt = (step: StepName, secondTry = false) =>
+  step === "create" && !secondTry
     ? "The payment provider is unreachable; nothing was charged. Retry the same request with the same merchant_reference"
     : "The payment provider is unreachable; the attempt was recorded as failed"
 
 /**
+ * Smart retry (issue 27, design27.md): whether a first try's answer is retried on the next channel
+ * of the route. Only where the caller allows it (a customer-initiated card create or client pay),
+ * only a decline with a retryable code (DeclineClasses.RETRYABLE), only on channels, only when the
+ * route has a channel after the one that declined.
+ */
+const retryable = (answered: Answered | undefined, answer: AuthorizeResult | StartResult | "unavailable"): answered is Answered =>
+  answered !== undefined && answer !== "unavailable" && answer._tag === "Declined" && isRetryable(answer.decline_code) &&
+  answered.provider.channel_id !== undefined && answered.rest[0]?.channel_id !== undefined
+
+/**
+ * The smart retry's one unit of work, under the order's lock: the first try recorded failed with
+ * its decline code (the order does not move: no event, the payment goes on) and the second
+ * transaction inserted on the next channel with its call reserved, routing `retry`. Both calls are
+ * reserved transactions, so reconciliation knows each whatever crashes. Undefined when the first
+ * try's call was recorded meanwhile (reconciliation raced us: its record stands, no retry).
+ */
+const reserveRetry = (txn: Transaction, declineCode: string, providerTransactionId: string | null, next: Provider) =>
+  unitOfWork(Effect.gen(function*() {
+    const order = yield* lockOrder(txn.order_id)
+    const current = yield* loadTxn(txn.id)
+    if (current.pending_call === null || current.pending_call.key !== txn.pending_call!.key) return undefined
+    const at = yield* nowIso
+    const failed = yield* decided(Txn.transition(current, Txn.viaSent(current, "declined"), at, {
+      decline_code: declineCode,
+      provider_transaction_id: providerTransactionId ?? current.provider_transaction_id,
+      next_action: null,
+      pending_call: null
+    }))
+    yield* saveTxn(failed.next)
+    const second = yield* newTransaction(order, current.kind, current.amount, {
+      ...providerFields(next),
+      routing: retried(current.routing, next.channel_id),
+      payment_instrument: current.payment_instrument,
+      browser_flow: current.browser_flow,
+      customer_return_url: current.customer_return_url
+    })
+    const reserved = yield* reserve(second, "authorize", idempotencyKey(second, "authorize"), at, {
+      merchantInitiated: current.pending_call.merchant_initiated === true
+    })
+    yield* (yield* TransactionRepo).insert(reserved)
+    return reserved
+  }))
+
+/**
  * Call → record for an attempt whose call is reserved (`txn.pending_call`), on the provider in
- * context and, should it be definitely unreachable, on its fallbacks (Route.ts) in turn.
+ * context and, should it be definitely unreachable, on its fallbacks (Route.ts) in turn; `recordAnswer`
+ * is told which provider answered and which were left after it.
+ */
+const callRoute = <B, E, R>(
+  step: StepName,
+  txn: Transaction,
+  call: AttemptCall,
+  unreachableMessage: string,
+  recordAnswer: (answered: Answered | undefined, answer: AuthorizeResult | StartResult | "unavailable") => Effect.Effect<B, E, R>
+) =>
+  Effect.gen(function*() {
+    const provider = yield* PaymentProvider
+    const fallbacks = yield* Fallbacks
+    let answered: Answered | undefined
+    const tracked = Effect.map(cascade(txn, provider, fallbacks, call), (a) => {
+      answered = a
+      return a.answer
+    })
+    return yield* callAndRecord(step, "payment", tracked, (answer) => recordAnswer(answered, answer), unreachableMessage,
+      // Each provider tried gets a call's time (cascade), plus a margin for moving the call between them.
+      (PROVIDER_CALL_TIMEOUT_MS + 1_000) * (1 + fallbacks.length))
+  })
+
+/** The record of an attempt's answer, unless its call was recorded meanwhile (reconciliation raced us). */
+const recordAnswerOf = (step: StepName, txn: Transaction, merchantInitiated: boolean, secondTry: boolean) =>
+  (answer: AuthorizeResult | StartResult | "unavailable") =>
+    record(txn.order_id, txn.id, recordedOutcome(step, answer, merchantInitiated, secondTry), txn.pending_call!.key)
+
+/**
+ * Call → record for an attempt whose call is reserved (`txn.pending_call`), on the provider in
+ * context and, should it be definitely unreachable, on its fallbacks (Route.ts) in turn. With
+ * `smartRetry` (a customer-initiated card create or client pay), a retryable decline is tried once
+ * more on the next channel of the route: the first try is recorded failed and the second reserved
+ * in one unit of work (`reserveRetry`, then the `<step>.retry_reserved` fault point), then the
+ * second call → record runs as any step and its outcome moves the order.
  */
 export const runAttempt = (
   step: StepName,
   txn: Transaction,
   call: AttemptCall,
-  merchantInitiated: boolean
+  merchantInitiated: boolean,
+  options: { readonly smartRetry?: boolean } = {}
 ) =>
-  Effect.gen(function*() {
-    const provider = yield* PaymentProvider
-    const fallbacks = yield* Fallbacks
-    return yield* callAndRecord(step, "payment", cascade(txn, provider, fallbacks, call), (answer) =>
-      record(txn.order_id, txn.id, recordedOutcome(step, answer, merchantInitiated), txn.pending_call!.key),
-      unreachableAttempt(step),
-      // Each provider tried gets a call's time (cascade), plus a margin for moving the call between them.
-      (PROVIDER_CALL_TIMEOUT_MS + 1_000) * (1 + fallbacks.length))
-  })
+  callRoute(step, txn, call, unreachableAttempt(step), (answered, answer) =>
+    Effect.gen(function*() {
+      if (options.smartRetry === true && retryable(answered, answer) && answer !== "unavailable" && answer._tag === "Declined") {
+        const [next, ...after] = answered.rest
+        const second = yield* reserveRetry(txn, answer.decline_code, answer.provider_transaction_id, next!)
+        if (second !== undefined) {
+          yield* Effect.logInfo(`${txn.id} declined ${answer.decline_code} on channel ${answered.provider.channel_id}; retrying once as ${second.id} on channel ${next!.channel_id}`)
+          yield* checkpoint(step, "retry_reserved")
+          return yield* callRoute(step, second, call, unreachableAttempt(step, true), (_, secondAnswer) =>
+            recordAnswerOf(step, second, merchantInitiated, true)(secondAnswer)).pipe(
+              Effect.provideService(PaymentProvider, next!),
+              Effect.provideService(Fallbacks, after)
+            )
+        }
+      }
+      return yield* recordAnswerOf(step, txn, merchantInitiated, false)(answer)
+    }))
 
 /**
  * Whether the call reserved now can be made, and its answer recorded, in the reserving unit of
@@ -284,6 +417,6 @@ export const raise = <A, E>(outcome: Result.Result<A, E>): Effect.Effect<A, E> =
 export const runAttemptInUnitOfWork = (step: StepName, order: Order, txn: Transaction, call: AttemptCall, merchantInitiated: boolean) =>
   Effect.gen(function*() {
     const provider = yield* PaymentProvider
-    return yield* callAndRecord(step, "payment", call(provider), (answer) =>
+    return yield* callAndRecord(step, "payment", call(provider, txn), (answer) =>
       recordOn(order, txn, recordedOutcome(step, answer, merchantInitiated)), unreachableAttempt(step))
   })

@@ -15,15 +15,34 @@ import type { AccountId } from "../../kernel/Ids.ts"
 import { PaymentProvider } from "../ProviderPorts.ts"
 import { AccountRepo } from "../../accounts/AccountPorts.ts"
 import { channelsFor, type PaymentRoute, routeFor, usableFor } from "../../channels/Routing.ts"
+import type { CardFacts, RouteFacts, Routing } from "../../channels/RoutingModel.ts"
+import { planRoute } from "../../channels/operations/PlanRoute.ts"
+import { observeRoutingDecision } from "../../kernel/OperationalMetrics.ts"
 
 type Provider = PaymentProvider["Service"]
-/** A route: the provider to send to, then the ones to cascade to. */
-type Route = readonly [Provider, ...Array<Provider>]
+
+/**
+ * A route: the provider to send to, then the ones to cascade (or smart-retry) to, and the routing
+ * decision a new payment's attempt records (issue 27; null on the sandbox and for follow-ups).
+ */
+export interface Route {
+  readonly providers: readonly [Provider, ...Array<Provider>]
+  readonly routing: Routing | null
+}
 
 /** The providers after the current one on a new payment's route; none for follow-ups. */
 export const Fallbacks: Context.Reference<ReadonlyArray<Provider>> = Context.Reference<ReadonlyArray<Provider>>(
   "@tender/domain/Fallbacks",
   { defaultValue: () => [] }
+)
+
+/**
+ * The routing decision of the route in context (issue 27), which a new attempt records
+ * (NewTransaction.ts); null on the sandbox and for follow-ups (onProviderOf), which are not routed.
+ */
+export const RouteChosen: Context.Reference<Routing | null> = Context.Reference<Routing | null>(
+  "@tender/domain/RouteChosen",
+  { defaultValue: () => null }
 )
 
 interface Owner { readonly id: string; readonly mode: AccountMode }
@@ -45,49 +64,22 @@ const providersOf = (channels: readonly [Channel, ...Array<Channel>]) =>
   })
 
 /**
- * The channels a payment of `profile` may use: those the profile pins (Account.pinChannels), or all
- * of the account's; `pinned` says whether a pin applies (then there is no sandbox fallback).
- */
-const candidatesOf = (
-  owner: Owner,
-  profile: string | null
-): Effect.Effect<{ readonly channels: ReadonlyArray<Channel>; readonly pinned: boolean }, never, ChannelRepo | AccountRepo> =>
-  Effect.gen(function*() {
-    const all = yield* (yield* ChannelRepo).listByAccount(owner.id as AccountId)
-    if (profile === null) return { channels: all, pinned: false }
-    const account = Option.getOrUndefined(yield* (yield* AccountRepo).findById(owner.id as AccountId))
-    const pins = account?.processing_profiles.find((p) => p.code === profile)?.channels ?? []
-    return pins.length === 0 ? { channels: all, pinned: false } : { channels: all.filter((c) => pins.includes(c.id)), pinned: true }
-  })
-
-/**
- * Where a new payment of `owner` goes, in cascade order; `payment_unroutable` when nowhere. A
- * payment of a profile pinned to channels goes to those only: none usable is `payment_unroutable`,
- * usable ones that do not take the method `payment_method_not_supported_by_provider`.
+ * Where a new payment of `owner` goes, in the order to try (the route's choice: the chosen channel,
+ * then the others a cascade or a smart retry may go on to), with the routing decision its attempt
+ * records; `payment_unroutable` when nowhere. Planned by PlanRoute.planRoute, the one place a new
+ * payment's route is decided (rules, profile pins, breakers, success rates); the sandbox when a test
+ * account has no usable channel. Each decision over channels is counted by reason (/metrics).
  */
 export const routeOf = (
   owner: Owner,
-  payment: PaymentRoute,
+  facts: RouteFacts,
   profile: string | null = null
-): Effect.Effect<Route, PaymentUnroutable | PaymentMethodNotSupportedByProvider, ChannelRepo | ChannelProviders | PaymentProvider | AccountRepo> =>
+) =>
   Effect.gen(function*() {
-    const { channels, pinned } = yield* candidatesOf(owner, profile)
-    const { catalog } = yield* ChannelProviders
-    const usable = channels.filter(usableFor(owner))
-    if (pinned && usable.length === 0) {
-      return yield* new PaymentUnroutable({ message: `No channel processing profile ${profile} is pinned to is enabled` })
-    }
-    const route = channelsFor(owner, channels, payment, catalog)
-    if (route instanceof PaymentUnroutable) {
-      if (pinned && !usable.some((c) => takesMethod(c, payment.method, catalog))) {
-        return yield* new PaymentMethodNotSupportedByProvider({
-          message: `The channels processing profile ${profile} is pinned to do not take ${payment.method}`
-        })
-      }
-      return yield* route
-    }
-    if (route._tag === "Sandbox") return [yield* sandbox(owner)] as const
-    return yield* providersOf(route.channels)
+    const planned = yield* planRoute(owner, facts, profile, { dryRun: false })
+    if (planned._tag === "Sandbox") return { providers: [yield* sandbox(owner)], routing: null } satisfies Route
+    yield* observeRoutingDecision(planned.choice.routing.reason)
+    return { providers: yield* providersOf(planned.choice.order), routing: planned.choice.routing } satisfies Route
   })
 
 /**
@@ -101,23 +93,33 @@ export const refuseUnroutable = (owner: Owner) =>
     yield* sandbox(owner)
   })
 
-/** Runs `effect` on a new payment's route: its first provider, the rest as fallbacks. */
+/** Runs `effect` on a new payment's route: its first provider, the rest as fallbacks, its routing decision. */
 export const onRoute = (route: Route) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  effect.pipe(Effect.provideService(PaymentProvider, route[0]), Effect.provideService(Fallbacks, route.slice(1)))
+  effect.pipe(
+    Effect.provideService(PaymentProvider, route.providers[0]),
+    Effect.provideService(Fallbacks, route.providers.slice(1)),
+    Effect.provideService(RouteChosen, route.routing)
+  )
 
-/** The route of a payment already made: its order's method, currency, country and profile. */
+/**
+ * The route of a payment already made, as it is now: its order's method, money, country and
+ * profile, and the card being paid when there is one (its facts, for the rules that test them).
+ */
 export const orderRoute = (order: {
   readonly account_id: string
   readonly livemode: boolean
   readonly payment_method: string
   readonly currency: string
   readonly country: string
+  readonly amount: number
   readonly processing_profile: string | null
-}) =>
+}, card: CardFacts | null = null) =>
   routeOf({ id: order.account_id, mode: order.livemode ? "live" : "test" }, {
     method: order.payment_method,
     currency: order.currency,
-    country: order.country
+    country: order.country,
+    amount: order.amount,
+    card
   }, order.processing_profile)
 
 /** The provider a transaction went to: its channel's, or the built-in sandbox. */
@@ -133,7 +135,7 @@ export const providerOf = (txn: { readonly account_id: string; readonly channel_
 /** Runs `effect` on the provider `txn` went to, with no fallbacks (follow-ups never reroute). */
 export const onProviderOf = (txn: { readonly account_id: string; readonly channel_id: string | null }) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    Effect.flatMap(providerOf(txn), (provider) => onRoute([provider])(effect))
+    Effect.flatMap(providerOf(txn), (provider) => onRoute({ providers: [provider], routing: null })(effect))
 
 /** What a transaction records of the provider it is made on (the one in context). */
 export const providerFields = (provider: Provider) => ({ provider: provider.name, channel_id: provider.channel_id ?? null })
@@ -167,7 +169,7 @@ export const transferRoute = (owner: Owner, channelId: string | null, destinatio
       if (!paysTransfers(named)) {
         return yield* new TransferNotSupportedByProvider({ message: `Channel ${channelId} (${named.provider}) does not pay transfers` })
       }
-      return yield* providersOf([named])
+      return { providers: yield* providersOf([named]), routing: null } satisfies Route
     }
     const route = channelsFor(owner, channels.filter(paysTransfers), destination, catalog)
     if (route instanceof PaymentUnroutable) {
@@ -180,9 +182,10 @@ export const transferRoute = (owner: Owner, channelId: string | null, destinatio
       if (pinned || usable) {
         return yield* new TransferUnroutable({ message: "No channel of this account pays transfers; supply channel_id" })
       }
-      return [yield* sandbox(owner)] as const
+      return { providers: [yield* sandbox(owner)], routing: null } satisfies Route
     }
-    return yield* providersOf(route.channels)
+    // Transfers are routed by priority, with no rules to record (issue 27 routes payments only).
+    return { providers: yield* providersOf(route.channels), routing: null } satisfies Route
   })
 
 /**
