@@ -7,10 +7,10 @@
  */
 import { Context, Effect, Option } from "effect"
 import type { AccountMode } from "../../accounts/Account.ts"
-import { type Channel, takesMethod } from "../../channels/Channel.ts"
+import type { Channel } from "../../channels/Channel.ts"
 import { paysTransfers as providerPaysTransfers } from "../../channels/ProviderCatalog.ts"
 import { ChannelProviders, ChannelRepo } from "../../channels/ChannelPorts.ts"
-import { PaymentMethodNotSupportedByProvider, PaymentUnroutable, ProviderNotEnabledForMerchant, TransactionProviderMismatch, TransferNotSupportedByProvider, TransferUnroutable } from "../../kernel/Errors.ts"
+import { PaymentUnroutable, ProviderNotEnabledForMerchant, TransactionProviderMismatch, TransferNotSupportedByProvider, TransferUnroutable } from "../../kernel/Errors.ts"
 import type { AccountId } from "../../kernel/Ids.ts"
 import { PaymentProvider } from "../ProviderPorts.ts"
 import { AccountRepo } from "../../accounts/AccountPorts.ts"
@@ -61,6 +61,23 @@ const providersOf = (channels: readonly [Channel, ...Array<Channel>]) =>
     const providers = yield* ChannelProviders
     const [first, ...rest] = yield* Effect.forEach(channels, (channel) => providers.provider(channel))
     return [first!, ...rest] as const
+  })
+
+/**
+ * The channels a transfer of `profile` may use: those the profile pins (Account.pinChannels), or all
+ * of the account's; `pinned` says whether a pin applies (then there is no sandbox fallback). A
+ * payment's are PlanRoute's (the same pins); this stays for transfers until PlanRoute exports its own.
+ */
+const candidatesOf = (
+  owner: Owner,
+  profile: string | null
+): Effect.Effect<{ readonly channels: ReadonlyArray<Channel>; readonly pinned: boolean }, never, ChannelRepo | AccountRepo> =>
+  Effect.gen(function*() {
+    const all = yield* (yield* ChannelRepo).listByAccount(owner.id as AccountId)
+    if (profile === null) return { channels: all, pinned: false }
+    const account = Option.getOrUndefined(yield* (yield* AccountRepo).findById(owner.id as AccountId))
+    const pins = account?.processing_profiles.find((p) => p.code === profile)?.channels ?? []
+    return pins.length === 0 ? { channels: all, pinned: false } : { channels: all.filter((c) => pins.includes(c.id)), pinned: true }
   })
 
 /**

@@ -73,10 +73,14 @@ const run = Effect.fn("Payments.attemptSession")(function*(sessionId: string, in
   const known = findMethod(input.payment_method.code)
   if (known === undefined) return yield* new UnknownPaymentMethod({ message: `Unknown payment method ${input.payment_method.code}` })
   const { account_id, livemode, currency } = unlocked.value
+  // The card's facts are not known here (the hosted card element sends the card later): rules on
+  // card facts do not hold for a session's attempt (issue 27, design: unknown facts never match).
   const route = yield* routeOf({ id: account_id, mode: livemode ? "live" : "test" }, {
       method: known.code,
       currency,
-      country: unlocked.value.country ?? homeCountry(currency)
+      country: unlocked.value.country ?? homeCountry(currency),
+      amount: unlocked.value.amount,
+      card: null
     }, unlocked.value.processing_profile)
   return yield* onRoute(route)(attemptOn(sessionId, unlocked.value, input))
 })
