@@ -472,6 +472,8 @@ interface Figures {
   readonly final: number
   readonly retried: number
   readonly exploration: number | undefined
+  /** Each routing reason's share of the payments' first transactions. */
+  readonly reasons: ReadonlyMap<string, number>
   readonly meanProviderMs: number
   readonly paymentsPerSecond: number
   readonly errors: number
@@ -499,6 +501,8 @@ const figuresOf = (run: StrategyRun): Figures => {
   const retried = outcomes.filter((o) => o.calls.filter((c) => c.verdict !== "Unavailable").length > 1).length / n
   const reasons = outcomes.filter((o) => o.reason !== null)
   const exploration = reasons.length === 0 ? undefined : reasons.filter((o) => o.reason === "exploration").length / reasons.length
+  const byReason = new Map<string, number>()
+  for (const o of reasons) byReason.set(o.reason!, (byReason.get(o.reason!) ?? 0) + 1 / reasons.length)
   const meanProviderMs = outcomes.reduce((sum, o) => sum + o.calls.reduce((s, c) => s + ACQUIRERS[c.acquirer]!.latencyMs, 0), 0) / n
   const errors = outcomes.filter((o) => o.status.startsWith("error")).length
   // The create's answer agrees with the market's: approved ⇔ completed.
@@ -535,6 +539,7 @@ const figuresOf = (run: StrategyRun): Figures => {
     final,
     retried,
     exploration,
+    reasons: byReason,
     meanProviderMs,
     paymentsPerSecond: n / run.wallSeconds,
     errors,
@@ -567,6 +572,11 @@ const tables = (all: ReadonlyArray<Figures>) => {
         fixed(f.meanProviderMs, 0)
       } ms | ${fixed(f.paymentsPerSecond, 0)} |`
     )
+  }
+  lines.push("")
+  for (const f of all) {
+    const shares = [...f.reasons.entries()].sort((x, y) => y[1] - x[1]).map(([reason, share]) => `${reason} ${pct(share)}`)
+    lines.push(`- ${f.strategy}: routing reasons of the first transactions: ${shares.length === 0 ? "none recorded" : shares.join(", ")}`)
   }
   lines.push(
     "",
@@ -606,11 +616,13 @@ const main = async () => {
     }); outage of ${OUTAGE.acquirer} ${seconds(OUTAGE.from)}–${seconds(OUTAGE.to)}; neutral declines ${pct(NEUTRAL, 0)}`
   )
   const all: Array<Figures> = []
+  const t0 = performance.now()
   for (const strategy of CHOSEN) {
     console.log(`${strategy}: running`)
     all.push(figuresOf(await runStrategy(strategy)))
   }
   console.log(`\n${tables(all)}`)
+  console.log(`\n${all.length} strategies × ${PAYMENTS} payments in ${fixed((performance.now() - t0) / 1000, 0)} s (wall)`)
   const bad = all.filter((f) => f.errors > 0 || f.mismatches > 0)
   if (bad.length > 0) {
     Harness.invalidBanner(bad.map((f) => `${f.strategy}: ${f.errors} creates failed, ${f.mismatches} answers disagree with the market`).join("; "))
