@@ -442,13 +442,15 @@ const setRules = (accountId: string, rules: unknown) =>
 
 /**
  * Why the route chose the payment's first transaction's channel (its routing's reason). A cascade
- * rewrites that routing (reason "retry"), so a payment that cascaded reads "retry" here.
+ * rewrites that routing (reason "retry"), so a payment that cascaded reads "retry" here. The first
+ * transaction is the lowest attempt: a smart retry's is created in the same simulated millisecond,
+ * so the listing's order (time, then id) would not tell them apart.
  */
 const reasonOf = (answer: Result.Result<{ readonly order_id: string }, unknown>) =>
   Effect.gen(function*() {
     if (answer._tag !== "Success") return null
-    const all = yield* (yield* TransactionRepo).listByOrder(answer.success.order_id)
-    return all[0]?.routing?.reason ?? null
+    const routed = (yield* (yield* TransactionRepo).listByOrder(answer.success.order_id)).flatMap((t) => (t.routing === null ? [] : [t.routing]))
+    return routed.sort((x, y) => x.attempt - y.attempt)[0]?.reason ?? null
   })
 
 /** Whether `channelId`'s breaker is open (or half open) at `now`. */
