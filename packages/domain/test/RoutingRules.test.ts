@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest"
 import type { CardFacts, RouteFacts, RuleSet } from "../src/channels/RoutingModel.ts"
-import { holds, matchRule, parseRules } from "../src/channels/RoutingRules.ts"
+import { parseRules } from "../src/channels/RoutingRules.ts"
+import { holds, matchRule } from "../src/channels/RuleMatch.ts"
 import { ValidationFailed } from "../src/kernel/Errors.ts"
 import { channel } from "./Fixtures.ts"
 
