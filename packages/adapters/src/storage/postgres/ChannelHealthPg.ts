@@ -97,6 +97,7 @@ export const layerWith = (options: ChannelHealthPgOptions): Layer.Layer<ChannelH
       let lostClaims = new Set<string>()
       /** Done once the first sync ended (well or not): what `standings` and `breakers` wait for in a process just started. */
       const firstSync = yield* Deferred.make<void>()
+      let firstSynced = false
 
       /** Writes breakers the database has not taken; a later decision already there stands. */
       const writeBreakers = (ids?: ReadonlyArray<string>) =>
@@ -145,7 +146,7 @@ export const layerWith = (options: ChannelHealthPgOptions): Layer.Layer<ChannelH
       yield* Effect.forkScoped(
         sync.pipe(
           Effect.catchCause((cause) => Effect.logWarning("Channel health: sync with the database failed; retrying", cause)),
-          Effect.ensuring(Deferred.succeed(firstSync, undefined)),
+          Effect.ensuring(Effect.andThen(Effect.sync(() => (firstSynced = true)), Deferred.succeed(firstSync, undefined))),
           Effect.repeat(Schedule.spaced(options.syncMs))
         )
       )
@@ -159,12 +160,11 @@ export const layerWith = (options: ChannelHealthPgOptions): Layer.Layer<ChannelH
             // Opened or closed: the others hear of it at their next sync, not after this one's.
             return Effect.asVoid(Effect.forkIn(report("writing a breaker")(writeBreakers([observation.channel_id])), scope))
           }),
-        // Once the first sync is done, the wait is a completed Deferred's: no round trip on the hot path.
-        standings: (channelIds, segment, now) =>
-          Effect.andThen(
-            Effect.timeoutOption(Deferred.await(firstSync), FIRST_SYNC_WAIT),
-            Effect.sync(() => view.standings(channelIds, segment, now))
-          ),
+        standings: (channelIds, segment, now) => {
+          const read = Effect.sync(() => view.standings(channelIds, segment, now))
+          // Once the first sync is done, no wait at all (no timer raced on the hot path).
+          return firstSynced ? read : Effect.andThen(Effect.timeoutOption(Deferred.await(firstSync), FIRST_SYNC_WAIT), read)
+        },
         claimProbe: (channelId, now) =>
           Effect.suspend(() => {
             const claimed = view.claimable(channelId, now)
