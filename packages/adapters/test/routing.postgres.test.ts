@@ -97,6 +97,23 @@ routingContract("routing: PostgreSQL storage", storage, {
         expect(yield* until(loser, standing(channel, halfOpen + 2), (s) => s.breaker === "closed")).toBeLessThan(WITHIN_A_SYNC_MS)
       }))
 
+    it.effect("a process just started routes by the breakers others opened: its first standings wait for its first sync", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const channel = newChannelId()
+        const t0 = Date.now()
+        yield* observeAll(channel, ["unavailable", "unavailable", "unavailable", "unavailable", "unavailable"], t0)
+        // The opening is written at once (forked from the answer): wait for its row, not for a sync.
+        const written = sql<{ n: number }>`SELECT count(*)::int AS n FROM channel_breakers WHERE channel_id = ${channel}`.pipe(Effect.orDie)
+        const started = Date.now()
+        while ((yield* written)[0]!.n === 0 && Date.now() - started < WITHIN_A_SYNC_MS) yield* Effect.sleep("20 millis")
+        // A new process (the CLI's `routing test`): its very first read, with no wait of the test's, sees it open.
+        const fresh = yield* otherProcess
+        const first = yield* Effect.provideContext(standing(channel, t0 + 10), fresh)
+        expect(first.breaker).toBe("open")
+        expect(first.breaker_state).toMatchObject({ opened_at: t0 + 4, trips: 1 })
+      }))
+
     it.effect("rules across processes: served from the cache (no round trip), and a version set elsewhere is current within a second", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient

@@ -13,6 +13,7 @@ import * as Breaker from "../src/channels/Breaker.ts"
 import type { Channel } from "../src/channels/Channel.ts"
 import { ChannelProviders, ChannelRepo } from "../src/channels/ChannelPorts.ts"
 import { planRoute, type RoutePlan } from "../src/channels/operations/PlanRoute.ts"
+import { setRouting } from "../src/channels/operations/SetRouting.ts"
 import { testRouting } from "../src/channels/operations/TestRouting.ts"
 import type { BreakerPosition, RouteFacts, StoredRules } from "../src/channels/RoutingModel.ts"
 import { parseRules } from "../src/channels/RoutingRules.ts"
@@ -51,7 +52,7 @@ const run = <A, E>(world: World, effect: Effect.Effect<A, E, ChannelRepo | Accou
     Effect.provideService(ChannelProviders, { catalog: [{ name: "stripe", methods: ["card"], transfers: false, credentials: [] }] } as unknown as ChannelProviders["Service"]),
     Effect.provideService(RoutingRulesRepo, {
       current: (_: string, p: string | null) => Effect.succeed(Option.fromNullishOr(stored.filter((s) => s.profile === p).at(-1))),
-      put: () => Effect.die("not in a plan")
+      put: (rules) => Effect.succeed({ ...rules, version: stored.length + 1 })
     }),
     Effect.provideService(ChannelHealth, {
       observe: () => Effect.die("not in a plan"),
@@ -109,6 +110,18 @@ describe("planRoute", () => {
     const owner = { id: ACCOUNT, mode: "live" } as const
     expect(routingOf(await succeeded(run(world, planRoute(owner, FACTS, "eu", { dryRun: false }))))).toMatchObject({ rule: "eu", version: 2, channel: "ch_b" })
     expect(routingOf(await succeeded(run(world, planRoute(owner, FACTS, "us", { dryRun: false }))))).toMatchObject({ rule: "account", version: 1, channel: "ch_a" })
+  })
+
+  it("setRouting: a pinned profile's rules may name its pins only; the account's own rules, any channel", async () => {
+    const world: World = { account: account("live", [profile("eu", ["ch_a"]), profile("us")]), channels: [A, B] }
+    const file = { rules: [{ id: "r1", then: { channels: ["ch_a", "ch_b"] } }] }
+    const refusal = await failure(run(world, setRouting(ACCOUNT, "eu", file)))
+    expect(refusal).toContain("validation_failed")
+    expect(refusal).toContain(`"field":"rules[r1].then.channels","message":"names channel ch_b, which processing profile eu is not pinned to (pinned: ch_a)"`)
+    expect(await succeeded(run(world, setRouting(ACCOUNT, "eu", { rules: [{ id: "r1", then: { channels: ["ch_a"] } }] })))).toEqual({ version: 1 })
+    // A profile without pins, or the account's own rules: every channel of the account.
+    expect(await succeeded(run(world, setRouting(ACCOUNT, "us", file)))).toEqual({ version: 1 })
+    expect(await succeeded(run(world, setRouting(ACCOUNT, null, file)))).toEqual({ version: 1 })
   })
 
   it("keeps the pins' refusals (Route.ts's words)", async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest"
 import type { CardFacts, RouteFacts, RuleSet } from "../src/channels/RoutingModel.ts"
-import { holds, matchRule, parseRules } from "../src/channels/RoutingRules.ts"
+import { parseRules } from "../src/channels/RoutingRules.ts"
+import { holds, matchRule } from "../src/channels/RuleMatch.ts"
 import { ValidationFailed } from "../src/kernel/Errors.ts"
 import { channel } from "./Fixtures.ts"
 
@@ -93,7 +94,14 @@ describe("parseRules (contract.md: a file that cannot be applied is refused whol
     ["a split naming a channel twice", { rules: [rule("r1", {}, { split: [{ channel: "ch_a", percent: 50 }, { channel: "ch_a", percent: 50 }] })] }, "then.split names channel ch_a twice", "rules[r1].then.split"],
     ["a split of an unknown channel", { rules: [rule("r1", {}, { split: [{ channel: "ch_zz", percent: 100 }] })] }, "then.split names unknown channel ch_zz", "rules[r1].then.split"],
     ["a default with a split", { default: { split: [{ channel: "ch_a", percent: 100 }] } }, "Default: must be an object {\"channels\": [...]}", "default"],
-    ["a default of a disabled channel", { default: { channels: ["ch_off"] } }, "Default: channels names channel ch_off, which is disabled", "default.channels"]
+    ["a default of a disabled channel", { default: { channels: ["ch_off"] } }, "Default: channels names channel ch_off, which is disabled", "default.channels"],
+    // A key present holds a value: null is not read as absent.
+    ["rules null", { rules: null }, "Rules file: rules must be a list of rules", "rules"],
+    ["strategy null", { strategy: null }, "Rules file: strategy must be one of", "strategy"],
+    // A rule's id is recorded in each transaction's routing (an API Reference, at most 255 characters).
+    ["a rule id over 255 characters", { rules: [rule("r".repeat(256), {})] }, "Rule #1: id must be at most 255 characters", "rules[0].id"],
+    ["a rule id with a control character", { rules: [rule("a\nb", {})] }, "Rule #1: id must not contain control characters", "rules[0].id"],
+    ["over 100 channels in a list", { rules: [rule("r1", {}, { channels: Array.from({ length: 101 }, (_, i) => `ch_${i}`) })] }, "Rule \"r1\": then.channels names 101 channels; at most 100", "rules[r1].then.channels"]
   ]
   for (const [what, input, message, field] of cases) {
     it(`refuses ${what}`, () => {
@@ -103,6 +111,24 @@ describe("parseRules (contract.md: a file that cannot be applied is refused whol
       expect(error.errors?.map((e) => e.field)).toContain(field)
     })
   }
+
+  it("takes a rule id of 255 characters, quoted in its problems", () => {
+    const id = "r".repeat(255)
+    expect(parsed({ rules: [rule(id, {})] }).rules[0]!.id).toBe(id)
+    expect(refused({ rules: [rule(id, { method: "cheque" })] }).message).toContain(`Rule "${id}": when.method`)
+  })
+
+  it("a pinned profile's rules may name only its pins, the refusal naming the rule and the pins", () => {
+    const pins = { profile: "eu", channels: ["ch_a", "ch_b"] }
+    const file = { rules: [rule("r1", {}, { split: [{ channel: "ch_a", percent: 50 }, { channel: "ch_c", percent: 50 }] })], default: { channels: ["ch_b"] } }
+    const error = parseRules(file, LIVE, CHANNELS, pins)
+    if (!(error instanceof ValidationFailed)) throw new Error("accepted")
+    expect(error.message).toContain("Rule \"r1\": then.split names channel ch_c, which processing profile eu is not pinned to (pinned: ch_a, ch_b)")
+    expect(error.errors?.map((e) => e.field)).toEqual(["rules[r1].then.split"])
+    // Within the pins, or without pins (the account's own rules), the same file is taken.
+    expect(parseRules({ ...file, rules: [rule("r1", {}, { channels: ["ch_b", "ch_a"] })] }, LIVE, CHANNELS, pins)).not.toBeInstanceOf(ValidationFailed)
+    expect(parse(file)).not.toBeInstanceOf(ValidationFailed)
+  })
 
   it("lists every problem of the file at once, each naming its rule", () => {
     const error = refused({ rules: [rule("a", { currency: "XYZ" }), rule("b", {}, { channels: ["ch_zz"] })], default: { channels: [] } })

@@ -428,7 +428,9 @@ const databaseGauges = (backlogs: Operations["Service"]["backlogs"], reconcileGr
 // --- channels' breakers ------------------------------------------------------------------------
 
 /**
- * One gauge per channel whose breaker has moved: 1 while open or half open, 0 once closed again.
+ * One gauge per channel whose breaker is not at rest (ChannelHealth.breakers): 1 while open or half
+ * open, 0 while closed with unavailable answers counted towards opening it. A breaker at rest (it
+ * never moved, or an answer closed it again, which resets it whole) has no series: absent, not 0.
  * Labelled by channel id (an account's channels are few: a bounded label, and no secret).
  */
 const breakerGauges = (health: ChannelHealth["Service"]) =>
@@ -437,7 +439,7 @@ const breakerGauges = (health: ChannelHealth["Service"]) =>
       breakers.map(({ channel_id, state }): WireMetric => ({
         id: "tender_channel_breaker_open",
         type: "Gauge",
-        description: "1 while the channel's circuit breaker is open or half open (its traffic goes elsewhere), 0 when closed",
+        description: "1 while the channel's circuit breaker is open or half open (its traffic goes elsewhere), 0 while closed with failures counted; absent for a breaker at rest",
         attributes: { channel: channel_id },
         state: { value: Breaker.position(state, now) === "closed" ? 0 : 1 }
       }))))

@@ -115,7 +115,10 @@ export class ChannelHealthView {
     return this.breakers.get(channelId)?.changed_at ?? 0
   }
 
-  /** Every breaker other than the initial one. */
+  /**
+   * Every breaker not at rest (other than Breaker.INITIAL): open, half open, or closed with failures
+   * counted. A breaker closed by an answer is INITIAL again, so it leaves this list (and /metrics).
+   */
   movedBreakers(): ReadonlyArray<{ readonly channel_id: string; readonly state: BreakerState }> {
     return [...this.breakers].filter(([, kept]) => !sameState(kept.state, Breaker.INITIAL)).map(([channel_id, kept]) => ({ channel_id, state: kept.state }))
   }

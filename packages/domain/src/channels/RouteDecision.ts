@@ -7,7 +7,7 @@
 import { PaymentUnroutable } from "../kernel/Errors.ts"
 import type { Channel } from "./Channel.ts"
 import type { ChannelStanding, RouteFacts, Routing, RoutingReason, StoredRules, Strategy } from "./RoutingModel.ts"
-import { matchRule } from "./RoutingRules.ts"
+import { matchRule } from "./RuleMatch.ts"
 import { BRAND_MINIMUM, countsOf, pooledPrior, PRIOR_WEIGHT, score } from "./SuccessRate.ts"
 
 type NonEmpty<A> = readonly [A, ...Array<A>]

@@ -1,7 +1,7 @@
 /**
  * An account's routing rules (issue 27, contract.md "Routing rules"): the file an operator writes,
  * parsed and checked against the account's channels (`parseRules`, refused whole with every
- * problem, each naming its rule), and which rule a payment's facts select (`matchRule`). Pure.
+ * problem, each naming its rule). Which rule a payment's facts select is RuleMatch.ts's. Pure.
  * Codes are compared normalised (methods, brands and funding lower case; currencies and countries
  * upper case); amounts exactly, as decimals in the payment's currency, never as floats.
  */
@@ -9,10 +9,13 @@ import type { AccountMode } from "../accounts/Account.ts"
 import { CardBrand, CardFunding } from "../cards/Card.ts"
 import { isCountry } from "../kernel/Countries.ts"
 import { type FieldError, ValidationFailed } from "../kernel/Errors.ts"
-import { isCurrency, toDecimalString } from "../kernel/Money.ts"
+import { MAX_LIST, MAX_REFERENCE } from "../kernel/Limits.ts"
+import { isCurrency } from "../kernel/Money.ts"
+import { hasControl } from "../kernel/Text.ts"
 import { findMethod } from "../payments/PaymentMethods.ts"
 import type { Channel } from "./Channel.ts"
-import type { AmountRange, BinMatch, Conditions, RouteFacts, Rule, RuleAction, RuleSet, Strategy } from "./RoutingModel.ts"
+import type { AmountRange, BinMatch, Conditions, Rule, RuleAction, RuleSet, Strategy } from "./RoutingModel.ts"
+import { compareDecimals } from "./RuleMatch.ts"
 
 /** The strategies a rules file may name; absent, `success_rate` (contract.md). */
 export const STRATEGIES: ReadonlyArray<Strategy> = ["ordered", "success_rate"]
@@ -72,17 +75,6 @@ const codeList = (
     if (problem !== undefined) problems.add(place, field, problem)
   }
   return codes
-}
-
-/** Compares two non-negative decimal strings exactly (as integers of their common decimals): below zero when `a` < `b`. */
-const compareDecimals = (a: string, b: string): number => {
-  const places = Math.max(a.split(".")[1]?.length ?? 0, b.split(".")[1]?.length ?? 0)
-  const scaled = (decimal: string) => {
-    const [whole, fraction = ""] = decimal.split(".")
-    return BigInt(whole! + fraction.padEnd(places, "0"))
-  }
-  const [x, y] = [scaled(a), scaled(b)]
-  return x < y ? -1 : x > y ? 1 : 0
 }
 
 const amountOf = (value: unknown, place: Place, problems: Problems): AmountRange | null => {
@@ -152,19 +144,43 @@ const conditionsOf = (value: unknown, place: Place, problems: Problems): Conditi
   }
 }
 
-/** Why a channel cannot be named by the account's rules: unknown, disabled, or of the other mode. */
-const channelProblem = (id: string, account: { readonly mode: AccountMode }, channels: ReadonlyArray<Channel>): string | undefined => {
+/**
+ * The channels a processing profile is pinned to (Account processing_profiles[].channels), when the
+ * rules are that profile's and it pins some: its payments can use no other, so its rules may name no other.
+ */
+export interface ProfilePins {
+  readonly profile: string
+  readonly channels: ReadonlyArray<string>
+}
+
+/** Why a channel cannot be named by the rules: unknown, disabled, of the other mode, or outside the profile's pins. */
+const channelProblem = (
+  id: string,
+  account: { readonly mode: AccountMode },
+  channels: ReadonlyArray<Channel>,
+  pins: ProfilePins | null
+): string | undefined => {
   const channel = channels.find((c) => c.id === id)
   if (channel === undefined) return `names unknown channel ${id}`
   if (channel.status !== "enabled") return `names channel ${id}, which is disabled`
   if (channel.mode !== account.mode) return `names channel ${id}, a ${channel.mode}-mode channel of this ${account.mode}-mode account`
+  if (pins !== null && !pins.channels.includes(id)) {
+    return `names channel ${id}, which processing profile ${pins.profile} is not pinned to (pinned: ${pins.channels.join(", ")})`
+  }
   return undefined
 }
 
-/** A list of channel ids: non-empty, each a usable channel of the account, none twice. */
+/**
+ * A list of channel ids: non-empty, at most MAX_LIST (the candidates a transaction records are a
+ * bounded list of the API: RoutingView), each a usable channel of the account, none twice.
+ */
 const channelList = (value: unknown, field: string, place: Place, problems: Problems, check: (id: string) => string | undefined) => {
   if (!Array.isArray(value) || value.length === 0 || value.some((c) => typeof c !== "string")) {
     problems.add(place, field, "must be a non-empty list of channel ids")
+    return []
+  }
+  if (value.length > MAX_LIST) {
+    problems.add(place, field, `names ${value.length} channels; at most ${MAX_LIST}`)
     return []
   }
   const ids = value as Array<string>
@@ -203,38 +219,51 @@ const actionOf = (value: unknown, place: Place, problems: Problems, check: (id: 
   return { _tag: "Split", split: entries }
 }
 
+/** Why a rule's id cannot be recorded (a transaction's `routing.rule` is a Reference of the API), or undefined. */
+const idProblem = (id: unknown): string | undefined => {
+  if (typeof id !== "string" || id.trim() === "") return "is required: a non-empty string unique in the file"
+  if (id.length > MAX_REFERENCE) return `must be at most ${MAX_REFERENCE} characters`
+  if (hasControl(id)) return "must not contain control characters"
+  return undefined
+}
+
 /**
- * A rules file checked against the account's channels: the rule set, or `validation_failed` with
- * every problem found, each message naming its rule (`Rule "<id>": …`, `Default: …`, `Rules file: …`)
- * and each `errors[]` field its place (`rules[<id>].then.channels`). Nothing of a refused file applies.
+ * A rules file checked against the account's channels (and, for a profile's rules, its pins): the
+ * rule set, or `validation_failed` with every problem found, each message naming its rule
+ * (`Rule "<id>": …`, `Rule #n` when the id itself is at fault, `Default: …`, `Rules file: …`) and
+ * each `errors[]` field its place (`rules[<id>].then.channels`). Nothing of a refused file applies.
+ * A key present must hold a value: `"rules": null` is refused, not read as absent.
  */
 export const parseRules = (
   input: unknown,
   account: { readonly mode: AccountMode },
-  channels: ReadonlyArray<Channel>
+  channels: ReadonlyArray<Channel>,
+  pins: ProfilePins | null = null
 ): RuleSet | ValidationFailed => {
   const problems = new Problems()
   const file: Place = { label: "Rules file", field: "" }
-  const check = (id: string) => channelProblem(id, account, channels)
+  const check = (id: string) => channelProblem(id, account, channels, pins)
   if (!isObject(input)) {
     problems.add(file, "", "must be a JSON object {\"rules\": [...], \"default\": {...}, \"strategy\": ...}")
     return refusal(problems)
   }
   unknownKeys(input, ["rules", "default", "strategy"], file, problems, "key")
-  const strategy = input.strategy ?? "success_rate"
+  const strategy = input.strategy !== undefined ? input.strategy : "success_rate"
   if (typeof strategy !== "string" || !(STRATEGIES as ReadonlyArray<unknown>).includes(strategy)) {
     problems.add(file, "strategy", `must be one of ${STRATEGIES.join(", ")}`)
   }
   const rules: Array<Rule> = []
-  const raw = input.rules ?? []
+  const raw = input.rules !== undefined ? input.rules : []
   if (!Array.isArray(raw)) problems.add(file, "rules", "must be a list of rules")
   else {
     const seen = new Set<string>()
     raw.forEach((rule: unknown, i) => {
-      const id = isObject(rule) && typeof rule.id === "string" && rule.id.trim() !== "" ? rule.id : undefined
+      const problem = isObject(rule) ? idProblem(rule.id) : undefined
+      // An id at fault is not quoted (it may be long, or hold control characters): the rule's number names it.
+      const id = isObject(rule) && problem === undefined ? rule.id as string : undefined
       const place: Place = id !== undefined ? { label: `Rule "${id}"`, field: `rules[${id}]` } : { label: `Rule #${i + 1}`, field: `rules[${i}]` }
       if (!isObject(rule)) return problems.add(place, "", "must be an object {id, when, then}")
-      if (id === undefined) problems.add(place, "id", "is required: a non-empty string unique in the file")
+      if (id === undefined) problems.add(place, "id", problem!)
       else if (seen.has(id)) problems.add(place, "id", "is used by an earlier rule")
       else seen.add(id)
       unknownKeys(rule, ["id", "when", "then"], place, problems, "rule key")
@@ -257,42 +286,3 @@ export const parseRules = (
 
 const refusal = (problems: Problems) =>
   new ValidationFailed({ message: `Invalid routing rules: ${problems.messages.join("; ")}`, errors: problems.list })
-
-// --- evaluation --------------------------------------------------------------------------------
-
-const anyOf = (list: ReadonlyArray<string> | null, value: string | null | undefined) =>
-  list === null || (value != null && list.includes(value))
-
-/** Whether `minor` units of `currency` lie within the range: the amount as its exact decimal string, compared as decimals. */
-const withinAmount = (range: AmountRange, minor: number, currency: string): boolean => {
-  const amount = toDecimalString(minor, currency)
-  return (range.min === null || compareDecimals(amount, range.min) >= 0) && (range.max === null || compareDecimals(amount, range.max) <= 0)
-}
-
-/** Whether a card's BIN matches: the prefix, or its first digits (as many as the range's ends) within the range. */
-const binMatches = (match: BinMatch, bin: string): boolean => {
-  if ("prefix" in match) return bin.startsWith(match.prefix)
-  if (bin.length < match.from.length) return false
-  // Equal-length digit strings compare as their numbers do.
-  const head = bin.slice(0, match.from.length)
-  return head >= match.from && head <= match.to
-}
-
-/**
- * Whether every condition holds for the payment. A card condition does not hold when the card's
- * facts (or that fact) are unknown: a rule for Visa cards never catches a payment of unknown brand.
- */
-export const holds = (when: Conditions, facts: RouteFacts): boolean => {
-  const card = facts.card
-  return anyOf(when.method, facts.method.toLowerCase()) &&
-    anyOf(when.currency, facts.currency.toUpperCase()) &&
-    anyOf(when.country, facts.country.toUpperCase()) &&
-    (when.amount === null || withinAmount(when.amount, facts.amount, facts.currency.toUpperCase())) &&
-    anyOf(when.card_brand, card?.brand?.toLowerCase()) &&
-    anyOf(when.card_funding, card?.funding?.toLowerCase()) &&
-    anyOf(when.issuer_country, card?.issuer_country?.toUpperCase()) &&
-    (when.bin === null || (card?.bin != null && when.bin.some((m) => binMatches(m, card.bin!))))
-}
-
-/** The first rule whose conditions all hold; none: the default decides. */
-export const matchRule = (set: RuleSet, facts: RouteFacts): Rule | undefined => set.rules.find((rule) => holds(rule.when, facts))

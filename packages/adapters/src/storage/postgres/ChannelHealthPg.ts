@@ -9,6 +9,9 @@
  * window's sums and the breakers of every process, and deletes buckets past the window. What another
  * process saw therefore reaches this one's standings within about one sync period.
  *
+ * A process just started waits for its first sync (bounded: FIRST_SYNC_WAIT) before it answers
+ * standings or breakers, so it never routes or reports as if no channel had ever failed.
+ *
  * Two things do not wait for the sync:
  * - a breaker opening or closing is written at once (forked from the observation): the process
  *   that saw a channel go down stops the others sending to it within their next sync, not two;
@@ -33,6 +36,14 @@ export interface ChannelHealthPgOptions {
 }
 
 export const DEFAULT_OPTIONS: ChannelHealthPgOptions = { syncMs: 1_000 }
+
+/**
+ * The longest `standings` waits for a process's first sync: a process just started (the CLI's
+ * `routing test`, a server's first payment) sees the deployment's breakers and rates, not an empty
+ * view, yet a database slow to answer delays a payment by this at most, once (then routing goes on
+ * with what this process knows: its breakers closed, its rates the prior).
+ */
+export const FIRST_SYNC_WAIT = "2 seconds"
 
 interface BreakerRow {
   readonly channel_id: string
@@ -84,8 +95,9 @@ export const layerWith = (options: ChannelHealthPgOptions): Layer.Layer<ChannelH
       const view = new ChannelHealthView()
       /** Channels whose probe another process holds, as learnt since the last sync: asked no more until then. */
       let lostClaims = new Set<string>()
-      /** Done once the first sync ended (well or not): what `breakers` waits for in a process just started. */
+      /** Done once the first sync ended (well or not): what `standings` and `breakers` wait for in a process just started. */
       const firstSync = yield* Deferred.make<void>()
+      let firstSynced = false
 
       /** Writes breakers the database has not taken; a later decision already there stands. */
       const writeBreakers = (ids?: ReadonlyArray<string>) =>
@@ -134,7 +146,7 @@ export const layerWith = (options: ChannelHealthPgOptions): Layer.Layer<ChannelH
       yield* Effect.forkScoped(
         sync.pipe(
           Effect.catchCause((cause) => Effect.logWarning("Channel health: sync with the database failed; retrying", cause)),
-          Effect.ensuring(Deferred.succeed(firstSync, undefined)),
+          Effect.ensuring(Effect.andThen(Effect.sync(() => (firstSynced = true)), Deferred.succeed(firstSync, undefined))),
           Effect.repeat(Schedule.spaced(options.syncMs))
         )
       )
@@ -148,7 +160,11 @@ export const layerWith = (options: ChannelHealthPgOptions): Layer.Layer<ChannelH
             // Opened or closed: the others hear of it at their next sync, not after this one's.
             return Effect.asVoid(Effect.forkIn(report("writing a breaker")(writeBreakers([observation.channel_id])), scope))
           }),
-        standings: (channelIds, segment, now) => Effect.sync(() => view.standings(channelIds, segment, now)),
+        standings: (channelIds, segment, now) => {
+          const read = Effect.sync(() => view.standings(channelIds, segment, now))
+          // Once the first sync is done, no wait at all (no timer raced on the hot path).
+          return firstSynced ? read : Effect.andThen(Effect.timeoutOption(Deferred.await(firstSync), FIRST_SYNC_WAIT), read)
+        },
         claimProbe: (channelId, now) =>
           Effect.suspend(() => {
             const claimed = view.claimable(channelId, now)

@@ -4,8 +4,9 @@
  * parsed RuleSet routing evaluates, `document` the file as the operator wrote it (`routing show`).
  * A version is never rewritten: `routing set` inserts the next one, so a payment's recorded version
  * always names the rules that decided it. Every server reads the current version on each payment
- * from an in-process cache (ListCachesPg), which 0038's trigger function keeps right: a new version
- * committed by the CLI NOTIFYs `tender_routing_rules_changed` with the account's id.
+ * from its own notified cache (RoutingRulesRepoPg, on NotifiedCache.ts), which 0038's trigger
+ * function keeps right: a new version committed by the CLI NOTIFYs `tender_routing_rules_changed`
+ * with the account's id.
  */
 export const statements = [
   `CREATE TABLE routing_rules (
