@@ -19,14 +19,15 @@
  *
  * The test process owns the embedded PostgreSQL and the fakes, so no server's death takes them.
  */
-import { writeFileSync } from "node:fs"
-import { join } from "node:path"
+import { configFromEnv } from "@tender/adapters/Config"
 import * as Fakes from "@tender/adapters/providers/fake/Fakes"
 import { EmbeddedPostgres } from "@tender/adapters"
 import { send as signedSend } from "@tender/client/Testing"
+import { Accounts, Channels } from "@tender/domain"
 import { Effect, Exit, Scope } from "effect"
 import pg from "pg"
 import { afterAll, beforeAll, expect, it } from "vitest"
+import * as Services from "../src/Services.ts"
 import { makeHome, type Served } from "./support/Tender.ts"
 
 const home = makeHome("tender-retry-crash-")
@@ -58,17 +59,23 @@ beforeAll(async () => {
     TENDER_RECONCILE_GRACE_MS: "500",
     TENDER_PROVIDER_TIMEOUT_MS: "5000"
   }
-  clean = await home.serve(env)
-  merchant = await home.runJson("accounts", "create", "--name", "retried")
-  const channel = async (provider: "stripe" | "adyen", priority: number) => {
-    const file = join(home.dataDir, `${provider}.json`)
-    writeFileSync(file, JSON.stringify(fakes[provider].credentials("test")))
-    return (await home.runJson(
-      "accounts", "channels", "add", merchant.account_id, "--provider", provider, "--mode", "test", "--credentials-file", file, "--priority", String(priority)
-    )).channel_id as string
-  }
-  stripe = await channel("stripe", 10)
-  adyen = await channel("adyen", 0)
+  // The account and its channels are made through the use cases as the CLI wires them (in this
+  // process: `accounts create` and `channels add` as commands are Cli.test's and Channels.test's),
+  // while the server starts.
+  const setUp = Effect.gen(function*() {
+    const created = yield* (yield* Accounts).create({ name: "retried", mode: "test" })
+    const channels = yield* Channels
+    const channel = (provider: "stripe" | "adyen", priority: number) =>
+      Effect.map(channels.add(created.account_id, {
+        provider, mode: "test", credentials: fakes[provider].credentials("test"), methods: null, currencies: null, countries: null, priority
+      }), (c) => c.id)
+    return { created, stripe: yield* channel("stripe", 10), adyen: yield* channel("adyen", 0) }
+  }).pipe(Effect.provide(Services.layer(configFromEnv({ dataDir: home.dataDir }, {}))))
+  const [served, made] = await Promise.all([home.serve(env), Effect.runPromise(setUp)])
+  clean = served
+  merchant = made.created
+  stripe = made.stripe
+  adyen = made.adyen
 }, 240_000)
 
 afterAll(async () => {
