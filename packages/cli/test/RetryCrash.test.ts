@@ -4,30 +4,35 @@
  * 4000000000000119 `processing_error`, which is retried once on its Adyen channel, inside the same
  * create. `tender serve` is killed (SIGKILL, through TENDER_FAULT):
  *
+ *   - at the first call's `create.before_record`: Stripe declined it, Tender had not recorded it
+ *     (nor decided the retry);
  *   - at `create.retry_reserved`: the first try recorded failed and the second reserved, before
  *     the second call was sent;
  *   - at the second call's `create.before_record`: Adyen authorized it, Tender had not recorded it;
  *
- * then a server without the fault is started on the same database and reconciles. From the fakes'
- * own ledgers (Stripe's PaymentIntents, Adyen's payments: real HTTP, the official SDKs) the customer
- * was charged at most once, and Tender's records agree: the order is final, no call is left in
- * doubt (`pending_call`), each transaction's status is what its provider did.
+ * then a server without the fault is started on the same database and reconciles (one round: a
+ * server armed per kill point, one restart for all). From the fakes' own ledgers (Stripe's
+ * PaymentIntents, Adyen's payments: real HTTP, the official SDKs) the customer was charged at most
+ * once, and Tender's records agree: the order is final, no call is left in doubt (`pending_call`),
+ * each transaction's status is what its provider did, and the order has exactly one outcome event
+ * (payment.succeeded or payment.failed), about its last try: none about a try the retry replaced.
  *
  * The test process owns the embedded PostgreSQL and the fakes, so no server's death takes them.
  */
-import { writeFileSync } from "node:fs"
-import { join } from "node:path"
+import { configFromEnv } from "@tender/adapters/Config"
 import * as Fakes from "@tender/adapters/providers/fake/Fakes"
 import { EmbeddedPostgres } from "@tender/adapters"
 import { send as signedSend } from "@tender/client/Testing"
+import { Accounts, Channels } from "@tender/domain"
 import { Effect, Exit, Scope } from "effect"
 import pg from "pg"
 import { afterAll, beforeAll, expect, it } from "vitest"
+import * as Services from "../src/Services.ts"
 import { makeHome, type Served } from "./support/Tender.ts"
 
 const home = makeHome("tender-retry-crash-")
 const dbScope = Effect.runSync(Scope.make())
-let db: pg.Client
+let db: pg.Pool
 let fakes: Fakes.Fakes
 let env: Record<string, string>
 let clean: Served | undefined
@@ -43,8 +48,8 @@ const send = async (server: Served, method: "GET" | "POST", path: string, body?:
 
 beforeAll(async () => {
   const server = await Effect.runPromise(Scope.provide(dbScope)(EmbeddedPostgres.start(home.dataDir)))
-  db = new pg.Client({ host: server.host, port: server.port, user: server.username, password: server.password, database: server.database })
-  await db.connect()
+  // A pool: the round reads its orders side by side.
+  db = new pg.Pool({ host: server.host, port: server.port, user: server.username, password: server.password, database: server.database, max: 4 })
   fakes = await Fakes.start()
   env = {
     ...fakes.env,
@@ -54,17 +59,23 @@ beforeAll(async () => {
     TENDER_RECONCILE_GRACE_MS: "500",
     TENDER_PROVIDER_TIMEOUT_MS: "5000"
   }
-  clean = await home.serve(env)
-  merchant = await home.runJson("accounts", "create", "--name", "retried")
-  const channel = async (provider: "stripe" | "adyen", priority: number) => {
-    const file = join(home.dataDir, `${provider}.json`)
-    writeFileSync(file, JSON.stringify(fakes[provider].credentials("test")))
-    return (await home.runJson(
-      "accounts", "channels", "add", merchant.account_id, "--provider", provider, "--mode", "test", "--credentials-file", file, "--priority", String(priority)
-    )).channel_id as string
-  }
-  stripe = await channel("stripe", 10)
-  adyen = await channel("adyen", 0)
+  // The account and its channels are made through the use cases as the CLI wires them (in this
+  // process: `accounts create` and `channels add` as commands are Cli.test's and Channels.test's),
+  // while the server starts.
+  const setUp = Effect.gen(function*() {
+    const created = yield* (yield* Accounts).create({ name: "retried", mode: "test" })
+    const channels = yield* Channels
+    const channel = (provider: "stripe" | "adyen", priority: number) =>
+      Effect.map(channels.add(created.account_id, {
+        provider, mode: "test", credentials: fakes[provider].credentials("test"), methods: null, currencies: null, countries: null, priority
+      }), (c) => c.id)
+    return { created, stripe: yield* channel("stripe", 10), adyen: yield* channel("adyen", 0) }
+  }).pipe(Effect.provide(Services.layer(configFromEnv({ dataDir: home.dataDir }, {}))))
+  const [served, made] = await Promise.all([home.serve(env), Effect.runPromise(setUp)])
+  clean = served
+  merchant = made.created
+  stripe = made.stripe
+  adyen = made.adyen
 }, 240_000)
 
 afterAll(async () => {
@@ -117,42 +128,101 @@ const ledgers = (transactionIds: ReadonlyArray<string>) => ({
   adyen: fakes.adyen.payments().filter((p) => transactionIds.includes(p.merchantReference)).map((p) => [p.merchantReference, p.status])
 })
 
+/** What Tender emitted for the order: each event's type and the transaction it is about. */
+const eventsOf = async (orderId: string) =>
+  (await db.query(`SELECT type, data->>'transaction_id' AS transaction_id FROM events WHERE order_id = $1 ORDER BY created_at, seq`, [orderId]))
+    .rows.map((e) => [e.type, e.transaction_id] as [string, string])
+
+/** Where `tender serve` is killed: each kill point of the round, in the order its results are read. */
+const KILL_POINTS = ["create.before_record@1", "create.retry_reserved@1", "create.before_record@2"] as const
+type KillPoint = typeof KILL_POINTS[number]
+
+interface Crashed {
+  readonly order: { readonly id: string; readonly status: string }
+  /** The order's transactions as the killed server left them, before any reconciliation. */
+  readonly left: ReadonlyArray<{ readonly id: string; readonly pending_call: unknown }>
+  readonly transactions: Awaited<ReturnType<typeof transactionsOf>>
+  readonly held: ReturnType<typeof ledgers>
+  readonly events: ReadonlyArray<[string, string]>
+}
+
 /**
- * Arms a server with `fault`, stops the clean one (so nothing else can record what the armed one
- * leaves), sends the retried payment until the armed server dies, then starts the clean server
- * again and waits until the order is final and no call of it is in doubt.
+ * One round for every kill point: a server armed with each (in parallel; reconciling nothing of
+ * another's, their grace is longer than the round), the clean one stopped (so nothing else can record
+ * what an armed one leaves), each sent its retried payment until it dies there; then the clean server
+ * started again on the same database reconciles them all, and the round waits until each order is
+ * final with no call of it in doubt. One restart for all, rather than one per kill point.
  */
-const killedBetweenTries = async (fault: string) => {
-  const body = await retriedPayment(clean!)
-  const armed = await home.serve({ ...env, TENDER_FAULT: fault })
+const crashRound = async (): Promise<Record<KillPoint, Crashed>> => {
+  const bodies = await Promise.all(KILL_POINTS.map(() => retriedPayment(clean!)))
+  const armed = await Promise.all(KILL_POINTS.map((fault) => home.serve({ ...env, TENDER_FAULT: fault, TENDER_RECONCILE_GRACE_MS: "600000" })))
   try {
     await clean!.stop()
-    const answered = await send(armed, "POST", "/v1/payments", body).then((r) => r.status, () => "connection lost")
-    expect(answered).toBe("connection lost")
-    expect((await exited(armed, 15_000))?.signal, `${fault}: the armed server should have died there`).toBe("SIGKILL")
+    await Promise.all(KILL_POINTS.map(async (fault, i) => {
+      const answered = await send(armed[i]!, "POST", "/v1/payments", bodies[i]).then((r) => r.status, () => "connection lost")
+      expect(answered, fault).toBe("connection lost")
+      expect((await exited(armed[i]!, 15_000))?.signal, `${fault}: the armed server should have died there`).toBe("SIGKILL")
+    }))
   } finally {
-    armed.process.kill("SIGKILL")
+    for (const server of armed) server.process.kill("SIGKILL")
   }
-  const order = await orderOf(body.merchant_reference)
-  expect(order, "the create had claimed its order").toBeDefined()
-  // Both tries were reserved before the kill: reconciliation knows both calls.
-  const before = await transactionsOf(order!.id)
-  expect(before).toHaveLength(2)
+  const orders = await Promise.all(bodies.map(async (body, i) => {
+    const order = await orderOf(body.merchant_reference)
+    expect(order, `${KILL_POINTS[i]}: the create had claimed its order`).toBeDefined()
+    return order!
+  }))
+  const left = await Promise.all(orders.map((order) => transactionsOf(order.id)))
   clean = await home.serve(env)
   const deadline = Date.now() + 30_000
   for (;;) {
-    const now = await orderOf(body.merchant_reference)
-    const left = (await transactionsOf(order!.id)).filter((t) => t.pending_call !== null)
-    if (["succeeded", "failed"].includes(now!.status) && left.length === 0) break
-    if (Date.now() > deadline) throw new Error(`not recovered: ${JSON.stringify({ order: now, transactions: await transactionsOf(order!.id) })}\n${clean.log().slice(-3000)}`)
+    const now = await Promise.all(bodies.map(async (body, i) => ({ order: await orderOf(body.merchant_reference), transactions: await transactionsOf(orders[i]!.id) })))
+    if (now.every(({ order, transactions }) => ["succeeded", "failed"].includes(order!.status) && transactions.every((t) => t.pending_call === null))) break
+    if (Date.now() > deadline) throw new Error(`not recovered: ${JSON.stringify(now)}\n${clean.log().slice(-3000)}`)
     await new Promise((r) => setTimeout(r, 250))
   }
-  const transactions = await transactionsOf(order!.id)
-  return { order: (await orderOf(body.merchant_reference))!, transactions, held: ledgers(transactions.map((t) => t.id)) }
+  const results = await Promise.all(orders.map(async (order, i): Promise<Crashed> => {
+    const transactions = await transactionsOf(order.id)
+    return {
+      order: (await orderOf(bodies[i]!.merchant_reference))!,
+      left: left[i]!,
+      transactions,
+      held: ledgers(transactions.map((t) => t.id)),
+      events: await eventsOf(order.id)
+    }
+  }))
+  return Object.fromEntries(KILL_POINTS.map((fault, i) => [fault, results[i]!])) as Record<KillPoint, Crashed>
 }
 
+let round: Promise<Record<KillPoint, Crashed>> | undefined
+/** The round's result for `fault` (the round runs once, for the first test that asks). */
+const crashedAt = async (fault: KillPoint) => (await (round ??= crashRound()))[fault]
+
+/** The payment's outcome events: exactly one, final, about `transactionId`, and none about any other try. */
+const expectOneOutcome = (events: ReadonlyArray<[string, string]>, type: "payment.succeeded" | "payment.failed", transactionId: string) => {
+  expect(events.filter(([t]) => t === "payment.succeeded" || t === "payment.failed")).toEqual([[type, transactionId]])
+  expect(events.filter(([, txn]) => txn !== transactionId), "an event about another try").toEqual([])
+}
+
+it("killed after Stripe answered the first try, before Tender recorded it: reconciled as that decline, no second try, nothing charged", async () => {
+  const { events, held, left, order, transactions } = await crashedAt("create.before_record@1")
+  // Only the first try was reserved: the retry is decided when its answer is recorded, which never happened.
+  expect(left).toHaveLength(1)
+  expect(left[0]!.pending_call).not.toBeNull()
+  // Reconciliation learns Stripe's answer by the call's idempotency key and records it: a decline
+  // recorded after the fact is final (a retry is the live create's, not reconciliation's).
+  expect(transactions).toHaveLength(1)
+  const [first] = transactions
+  expect(first).toMatchObject({ channel_id: stripe, status: "failed", decline_code: "processing_error", pending_call: null })
+  expect(first!.routing).toMatchObject({ channel: stripe, attempt: 1 })
+  expect(held).toEqual({ stripe: [[first!.id, "requires_payment_method"]], adyen: [] })
+  expect(order.status).toBe("failed")
+  expectOneOutcome(events, "payment.failed", first!.id)
+})
+
 it("killed after the second try was reserved, before it was sent: Adyen never charged; the order failed, the first try's decline recorded", async () => {
-  const { held, order, transactions } = await killedBetweenTries("create.retry_reserved@1")
+  const { events, held, left, order, transactions } = await crashedAt("create.retry_reserved@1")
+  // Both tries were reserved before the kill: reconciliation knows both calls.
+  expect(left).toHaveLength(2)
   const [first, second] = transactions
   expect(first).toMatchObject({ channel_id: stripe, status: "failed", decline_code: "processing_error", pending_call: null })
   expect(first!.routing).toMatchObject({ channel: stripe, attempt: 1 })
@@ -161,14 +231,18 @@ it("killed after the second try was reserved, before it was sent: Adyen never ch
   // The providers' own ledgers: Stripe declined the first, Adyen never saw the second.
   expect(held).toEqual({ stripe: [[first!.id, "requires_payment_method"]], adyen: [] })
   expect(order.status).toBe("failed")
+  // The first try's decline moved nothing: the one outcome is the payment's, on its last try.
+  expectOneOutcome(events, "payment.failed", second!.id)
 })
 
 it("killed after Adyen authorized the second try, before Tender recorded it: reconciled to succeeded, exactly one approved charge", async () => {
-  const { held, order, transactions } = await killedBetweenTries("create.before_record@2")
+  const { events, held, left, order, transactions } = await crashedAt("create.before_record@2")
+  expect(left).toHaveLength(2)
   const [first, second] = transactions
   expect(first).toMatchObject({ channel_id: stripe, status: "failed", decline_code: "processing_error", pending_call: null })
   expect(second).toMatchObject({ channel_id: adyen, status: "completed", pending_call: null })
   expect(held.stripe).toEqual([[first!.id, "requires_payment_method"]])
   expect(held.adyen).toEqual([[second!.id, "Authorised"]])
   expect(order.status).toBe("succeeded")
+  expectOneOutcome(events, "payment.succeeded", second!.id)
 })

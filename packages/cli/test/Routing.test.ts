@@ -9,8 +9,14 @@
  */
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { configFromEnv } from "@tender/adapters/Config"
 import * as Fakes from "@tender/adapters/providers/fake/Fakes"
+import { Accounts, Channels } from "@tender/domain"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { ErrorDocument } from "../src/Output.ts"
+import { documentOf } from "../src/Report.ts"
+import * as Services from "../src/Services.ts"
 import { makeHome, merchantClient, type Served } from "./support/Tender.ts"
 
 const home = makeHome("tender-routing-cli-")
@@ -21,7 +27,6 @@ let served: Served
 let fakes: Fakes.Fakes
 
 let shop: { account_id: string; secret_key: string; signing_secret: string }
-let live = ""
 let fast = ""
 let slow = ""
 let spare = ""
@@ -36,27 +41,33 @@ const file = (name: string, content: unknown) => {
   return path
 }
 
-const addChannel = async (account: string, provider: "stripe" | "adyen", priority: number) =>
-  (await tenderJson(
-    "accounts", "channels", "add", account, "--provider", provider, "--mode", "test",
-    "--credentials-file", file(`${provider}.json`, fakes[provider].credentials("test")), "--priority", String(priority)
-  )).channel_id as string
+/**
+ * The use cases as the CLI wires them (Services.layer over this home's database, the one `serve`
+ * owns), in this process: what a `tender` command would do, without a process's start-up for it.
+ */
+const asTheCli = <A, E>(effect: Effect.Effect<A, E, Services.Services>) =>
+  Effect.runPromise(effect.pipe(Effect.provide(Services.layer(configFromEnv({ dataDir: home.dataDir }, {})))))
 
 beforeAll(async () => {
   fakes = await Fakes.start()
   served = await home.serve({ ...fakes.env, TENDER_RATE_LIMIT_PER_SECOND: "10000", TENDER_RATE_LIMIT_BURST: "10000", TENDER_PROVIDER_TIMEOUT_MS: "5000" })
-  shop = await tenderJson("accounts", "create", "--name", "Routed shop")
-  fast = await addChannel(shop.account_id, "stripe", 10)
-  slow = await addChannel(shop.account_id, "stripe", 5)
-  spare = await addChannel(shop.account_id, "adyen", 0)
-  disabled = await addChannel(shop.account_id, "stripe", 0)
-  expect((await tender("accounts", "channels", "disable", shop.account_id, disabled)).code).toBe(0)
-  expect((await tender("accounts", "profiles", "add", shop.account_id, "--code", "eu")).code).toBe(0)
-  live = (await tenderJson("accounts", "create", "--name", "Live shop", "--mode", "live")).account_id
-  liveChannel = (await tenderJson(
-    "accounts", "channels", "add", live, "--provider", "stripe", "--mode", "live",
-    "--credentials-file", file("stripe-live.json", { secret_key: "sk_live_51RoutingCli", webhook_secret: "whsec_RoutingCli" })
-  )).channel_id
+  // The accounts and channels the tests route among, through the use cases (`accounts create`,
+  // `channels add|disable` and `profiles add` as commands are Channels.test.ts's and Cli.test.ts's).
+  await asTheCli(Effect.gen(function*() {
+    const accounts = yield* Accounts
+    const channels = yield* Channels
+    const add = (account: string, provider: "stripe" | "adyen", mode: "test" | "live", priority: number, credentials: unknown) =>
+      Effect.map(channels.add(account, { provider, mode, credentials, methods: null, currencies: null, countries: null, priority }), (c) => c.id)
+    shop = yield* accounts.create({ name: "Routed shop", mode: "test" })
+    fast = yield* add(shop.account_id, "stripe", "test", 10, fakes.stripe.credentials("test"))
+    slow = yield* add(shop.account_id, "stripe", "test", 5, fakes.stripe.credentials("test"))
+    spare = yield* add(shop.account_id, "adyen", "test", 0, fakes.adyen.credentials("test"))
+    disabled = yield* add(shop.account_id, "stripe", "test", 0, fakes.stripe.credentials("test"))
+    yield* channels.disable(shop.account_id, disabled)
+    yield* accounts.addProfile(shop.account_id, "eu", null)
+    const live = yield* accounts.create({ name: "Live shop", mode: "live" })
+    liveChannel = yield* add(live.account_id, "stripe", "live", 0, { secret_key: "sk_live_51RoutingCli", webhook_secret: "whsec_RoutingCli" })
+  }))
 }, 180_000)
 
 afterAll(async () => {
@@ -142,29 +153,64 @@ describe("tender accounts routing", () => {
     expect(notJson.stderr).toMatch(/file is not valid JSON/)
     expect(await tenderJsonError("accounts", "routing", "set", shop.account_id, "--file", join(home.dataDir, "nowhere.json")))
       .toMatchObject({ code: "validation_failed", errors: [{ field: "file" }] })
-    expect(await tenderJsonError("accounts", "routing", "set", "acct_unknown0000000000", "--file", file("rules.json", rules())))
-      .toMatchObject({ code: "account_not_found" })
-    expect(await tenderJsonError("accounts", "routing", "set", shop.account_id, "--profile", "nope", "--file", file("rules.json", rules())))
-      .toMatchObject({ code: "validation_failed" })
   })
 
-  it.each([
-    ["an unknown channel", { rules: [{ id: "r-unknown", when: {}, then: { channels: ["ch_nosuchchannel000000"] } }] }, "r-unknown"],
-    ["a disabled channel", () => ({ rules: [{ id: "r-disabled", when: {}, then: { channels: [disabled] } }] }), "r-disabled"],
-    ["a channel of the other mode", () => ({ rules: [{ id: "r-live", when: {}, then: { channels: [liveChannel] } }] }), "r-live"],
-    ["splits not adding to 100", () => ({ rules: [{ id: "r-split", when: {}, then: { split: [{ channel: fast, percent: 60 }, { channel: slow, percent: 30 }] } }] }), "r-split"],
-    ["a duplicate rule id", () => ({ rules: [{ id: "twice", when: {}, then: { channels: [fast] } }, { id: "twice", when: {}, then: { channels: [slow] } }] }), "twice"],
-    ["an unknown condition", () => ({ rules: [{ id: "r-weekday", when: { weekday: ["monday"] }, then: { channels: [fast] } }] }), "r-weekday"]
-  ] as const)("a file with %s is refused whole: exit 1, the message naming the rule, the version unchanged", async (_, rules, ruleId) => {
-    const content = typeof rules === "function" ? rules() : rules
-    const before = (await tenderJson("accounts", "routing", "show", shop.account_id)).version
-    const refused = await tender("accounts", "routing", "set", shop.account_id, "--file", file("bad.json", content))
-    expect(refused.code).toBe(1)
-    expect(refused.stdout).toBe("")
-    expect(refused.stderr).toContain(`Rule "${ruleId}"`)
-    const json = await tenderJsonError("accounts", "routing", "set", shop.account_id, "--file", file("bad.json", content))
-    expect(json).toMatchObject({ code: "validation_failed", message: expect.stringContaining(`Rule "${ruleId}"`) })
-    expect((await tenderJson("accounts", "routing", "show", shop.account_id)).version).toBe(before)
+  it("a file that cannot be applied is refused whole by the CLI: exit 1, nothing on stdout, stderr naming the rule (text and --json); nothing stored", async () => {
+    const unknown = await tender("accounts", "routing", "set", shop.account_id, "--file",
+      file("bad-unknown.json", { rules: [{ id: "r-unknown", when: {}, then: { channels: ["ch_nosuchchannel000000"] } }] }))
+    expect(unknown).toMatchObject({ code: 1, stdout: "" })
+    expect(unknown.stderr).toContain(`Rule "r-unknown"`)
+    const split = await tender("accounts", "routing", "set", shop.account_id, "--file",
+      file("bad-split.json", { rules: [{ id: "r-split", when: {}, then: { split: [{ channel: fast, percent: 60 }, { channel: slow, percent: 30 }] } }] }), "--json")
+    expect(split).toMatchObject({ code: 1, stdout: "" })
+    expect(JSON.parse(split.stderr)).toMatchObject({
+      code: "validation_failed",
+      message: expect.stringContaining(`Rule "r-split"`),
+      errors: [{ field: "rules[r-split].then.split", message: expect.any(String) }]
+    })
+    // Still the version set above.
+    expect((await tenderJson("accounts", "routing", "show", shop.account_id)).version).toBe(2)
+  })
+
+  /**
+   * Every refusal of contract.md's list, through the use case `routing set` calls on the wiring the
+   * CLI builds (Services.layer over this home's database), rendered as the CLI renders a failure
+   * (Report.documentOf): each kind's parsing is proven in packages/domain/test/RoutingRules.test.ts,
+   * what the CLI process adds (exit code, stderr) by the test above, with no process per file here.
+   * Each file leads with a valid rule: the refusal is of the whole file.
+   */
+  it("each refusal of the contract's list names its rule, and nothing of the file is stored; an unknown account or profile is refused (Channels.setRouting as the CLI wires it)", async () => {
+    const fine = { id: "fine", when: {}, then: { channels: [fast] } }
+    const refusals: ReadonlyArray<readonly [string, ReadonlyArray<unknown>, string]> = [
+      ["an unknown channel", [{ id: "r-unknown", when: {}, then: { channels: ["ch_nosuchchannel000000"] } }], "r-unknown"],
+      ["a disabled channel", [{ id: "r-disabled", when: {}, then: { channels: [disabled] } }], "r-disabled"],
+      ["a channel of the other mode", [{ id: "r-live", when: {}, then: { channels: [liveChannel] } }], "r-live"],
+      ["splits not adding to 100", [{ id: "r-split", when: {}, then: { split: [{ channel: fast, percent: 60 }, { channel: slow, percent: 30 }] } }], "r-split"],
+      ["a duplicate rule id", [{ id: "twice", when: {}, then: { channels: [fast] } }, { id: "twice", when: {}, then: { channels: [slow] } }], "twice"],
+      ["an unknown condition", [{ id: "r-weekday", when: { weekday: ["monday"] }, then: { channels: [fast] } }], "r-weekday"]
+    ]
+    const { after, before, documents, unknownAccount, unknownProfile } = await asTheCli(
+      Effect.gen(function*() {
+        const channels = yield* Channels
+        const before = (yield* channels.showRouting(shop.account_id, null))?.version
+        const documents: Array<ErrorDocument> = []
+        for (const [, bad] of refusals) {
+          documents.push(documentOf(yield* Effect.flip(channels.setRouting(shop.account_id, null, { rules: [fine, ...bad] }))))
+        }
+        const unknownAccount = documentOf(yield* Effect.flip(channels.setRouting("acct_unknown0000000000", null, rules())))
+        const unknownProfile = documentOf(yield* Effect.flip(channels.setRouting(shop.account_id, "nope", rules())))
+        return { before, documents, unknownAccount, unknownProfile, after: (yield* channels.showRouting(shop.account_id, null))?.version }
+      })
+    )
+    for (const [i, [what, , ruleId]] of refusals.entries()) {
+      const document = documents[i]!
+      expect(document, what).toMatchObject({ code: "validation_failed", message: expect.stringContaining(`Rule "${ruleId}"`) })
+      expect(document.message, what).not.toContain(`Rule "fine"`)
+    }
+    expect(unknownAccount).toMatchObject({ code: "account_not_found" })
+    expect(unknownProfile).toMatchObject({ code: "validation_failed", errors: [{ field: "profile" }] })
+    expect(before).toBe(2)
+    expect(after).toBe(before)
   })
 })
 
