@@ -22,13 +22,12 @@
 import { configFromEnv } from "@tender/adapters/Config"
 import * as Fakes from "@tender/adapters/providers/fake/Fakes"
 import { EmbeddedPostgres } from "@tender/adapters"
-import { send as signedSend } from "@tender/client/Testing"
 import { Accounts, Channels } from "@tender/domain"
 import { Effect, Exit, Scope } from "effect"
 import pg from "pg"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import * as Services from "../src/Services.ts"
-import { makeHome, type Served } from "./support/Tender.ts"
+import { makeHome, merchantClient, type Served } from "./support/Tender.ts"
 
 const home = makeHome("tender-retry-crash-")
 const dbScope = Effect.runSync(Scope.make())
@@ -41,10 +40,8 @@ let stripe = ""
 let adyen = ""
 let seq = 0
 
-const send = async (server: Served, method: "GET" | "POST", path: string, body?: unknown) => {
-  const reply = await signedSend({ baseUrl: server.url }, merchant, method, path, body === undefined ? {} : { body: JSON.stringify(body) })
-  return { status: reply.status, json: reply.json }
-}
+/** Signed requests as the merchant (support/Tender.ts). */
+const api = merchantClient(() => merchant)
 
 beforeAll(async () => {
   const server = await Effect.runPromise(Scope.provide(dbScope)(EmbeddedPostgres.start(home.dataDir)))
@@ -99,7 +96,7 @@ const exited = (server: Served, ms: number) =>
 
 /** A customer-initiated card payment of 0119 (the customer present, CVC on the token): retryable. */
 const retriedPayment = async (server: Served) => {
-  const token = (await send(server, "POST", "/v1/test_helpers/card_tokens", { number: "4000000000000119", exp_month: 12, exp_year: 2035, cvc: "123" })).json.token
+  const token = (await api.post(server, "/v1/test_helpers/card_tokens", { number: "4000000000000119", exp_month: 12, exp_year: 2035, cvc: "123" })).json.token
   expect(token).toMatch(/^tok_/)
   return {
     amount: "25.00",
@@ -159,7 +156,7 @@ const crashRound = async (): Promise<Record<KillPoint, Crashed>> => {
   try {
     await clean!.stop()
     await Promise.all(KILL_POINTS.map(async (fault, i) => {
-      const answered = await send(armed[i]!, "POST", "/v1/payments", bodies[i]).then((r) => r.status, () => "connection lost")
+      const answered = await api.post(armed[i]!, "/v1/payments", bodies[i]).then((r) => r.status, () => "connection lost")
       expect(answered, fault).toBe("connection lost")
       expect((await exited(armed[i]!, 15_000))?.signal, `${fault}: the armed server should have died there`).toBe("SIGKILL")
     }))
