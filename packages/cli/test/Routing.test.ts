@@ -143,6 +143,27 @@ describe("tender accounts routing", () => {
     expect(fakes.stripe.paymentIntents().length + fakes.adyen.payments().length).toBe(before)
   })
 
+  it("on the built-in sandbox (a test account without channels): the dry run answers the sandbox, and its payments record no routing", async () => {
+    const sandboxShop = await asTheCli(Effect.gen(function*() {
+      return yield* (yield* Accounts).create({ name: "Sandbox shop", mode: "test" })
+    }))
+    expect(await tenderJson("accounts", "routing", "test", sandboxShop.account_id, "--payment", file("sandbox-pay.json", PAYMENT)))
+      .toEqual({ rule: null, version: 0, candidates: [], channel: "sandbox", reason: "default" })
+    const sandbox = merchantClient(() => sandboxShop)
+    const token = (await sandbox.post(served, "/v1/test_helpers/card_tokens", { number: "4242424242424242", exp_month: 12, exp_year: 2035, cvc: "123" })).json.token
+    const paid = await sandbox.post(served, "/v1/payments", {
+      ...PAYMENT,
+      merchant_reference: "sandbox-routing",
+      payment_method: { code: "card", details: { card_token: token, stored_credential: { initiator: "merchant", reason: "unscheduled" } } }
+    })
+    expect(paid.json.status).toBe("completed")
+    const txn = await sandbox.get(served, `/v1/transactions/${paid.json.transaction_id}`)
+    expect(txn.json.provider).toBe("sandbox")
+    expect(txn.json).not.toHaveProperty("routing")
+    const shown = await tenderJson("payments", "get", paid.json.order_id)
+    expect(JSON.stringify(shown.routing ?? [])).toBe("[]")
+  })
+
   it("a payment file that is not a payment is refused naming the field; an unreadable or non-JSON file, naming the flag", async () => {
     expect(await tenderJsonError("accounts", "routing", "test", shop.account_id, "--payment", file("bad-pay.json", { ...PAYMENT, currency: "EURO" })))
       .toMatchObject({ code: "validation_failed", errors: [expect.objectContaining({ field: expect.stringContaining("currency") })] })
