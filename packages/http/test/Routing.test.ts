@@ -16,7 +16,11 @@
  *   smaller run through the API (docs/decisions.md).
  * - Success-rate routing prefers the channel that approves more, and still explores.
  * - Smart retries on Stripe and Adyen: a retryable decline is tried once more on the next channel;
- *   one payment, two transactions, at most one approved charge at each provider.
+ *   one payment, two transactions, at most one approved charge at each provider, both tries counted
+ *   in tender_authorizations_total. A second try whose channel is unreachable answers the failed
+ *   payment (not 502) with one payment.failed; the same request again is a duplicate.
+ * - Creates that wait on the card form (collect_card, collect_cvv) claim no breaker probe and count
+ *   no routing decision: the form's submission routes the try.
  */
 import * as Fakes from "@tender/adapters/providers/fake/Fakes"
 import * as Testpay from "@tender/adapters/providers/testpay/TestpayFake"
