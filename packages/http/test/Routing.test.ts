@@ -16,7 +16,11 @@
  *   smaller run through the API (docs/decisions.md).
  * - Success-rate routing prefers the channel that approves more, and still explores.
  * - Smart retries on Stripe and Adyen: a retryable decline is tried once more on the next channel;
- *   one payment, two transactions, at most one approved charge at each provider.
+ *   one payment, two transactions, at most one approved charge at each provider, both tries counted
+ *   in tender_authorizations_total. A second try whose channel is unreachable answers the failed
+ *   payment (not 502) with one payment.failed; the same request again is a duplicate.
+ * - Creates that wait on the card form (collect_card, collect_cvv) claim no breaker probe and count
+ *   no routing decision: the form's submission routes the try.
  */
 import * as Fakes from "@tender/adapters/providers/fake/Fakes"
 import * as Testpay from "@tender/adapters/providers/testpay/TestpayFake"
@@ -172,6 +176,10 @@ const sample = (text: string, name: string, labels: Record<string, string>): num
   return undefined
 }
 
+/** The sum of a counter's samples over all its labels (0 when it has none yet). */
+const total = (text: string, name: string) =>
+  text.split("\n").filter((line) => line.startsWith(`${name}{`)).reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0)
+
 /** The charges that reached a Testpay key (every call, replays and unavailable ones too). */
 const askedOf = (key: string) => tp.asked().filter((a) => a.apiKey === key)
 
@@ -309,6 +317,21 @@ describe("the breaker", () => {
   it("after the cool-down one probe goes to the channel (reason exploration); its approval closes the breaker", async () => {
     behaviour.set(down.key, () => ({ _tag: "Approve" }))
     ShiftedClock.advance(31_000)
+    // Creates that wait on the customer's card form (collect_card, collect_cvv) send nothing: they
+    // claim no probe (the next payment that sends still gets it) and count no routing decision.
+    const decisions = total(await metrics(), "tender_routing_decisions_total")
+    const awaiting = {
+      amount: "10.00", currency: "EUR", country: "NL", success_url: "https://shop.example/ok", cancel_url: "https://shop.example/cancel"
+    }
+    const collectCard = await post(shop, "/v1/payments", { ...awaiting, merchant_reference: ref("collect-card"), payment_method: { code: "card" } })
+    expect(collectCard.status, collectCard.text).toBe(200)
+    expect(collectCard.json.next_action.type).toBe("collect_card")
+    const collectCvv = await post(shop, "/v1/payments", {
+      ...awaiting, merchant_reference: ref("collect-cvv"), payment_method: { code: "card", details: { card_token: await tokenize(shop, "4242424242424242") } }
+    })
+    expect(collectCvv.status, collectCvv.text).toBe(200)
+    expect(collectCvv.json.next_action.type).toBe("collect_cvv")
+    expect(total(await metrics(), "tender_routing_decisions_total")).toBe(decisions)
     const probe = await pay(shop, "4242424242424242")
     expect(probe.status).toBe("completed")
     expect(await routingOf(shop, probe.transaction_id)).toMatchObject({ channel: down.id, reason: "exploration", attempt: 1 })
@@ -459,8 +482,15 @@ describe("smart retries on Stripe and Adyen", () => {
     const shop = await merchant()
     const stripe = await providerChannel(shop, "stripe", "test", 10)
     const adyen = await providerChannel(shop, "adyen", "test", 0)
+    const counted = (channel: string, outcome: string, text: string) =>
+      sample(text, "tender_authorizations_total", { channel, method: "card", outcome }) ?? 0
+    const before = await metrics()
     const paid = await pay(shop, "4000000000000119", { customer: true })
     expect(paid.status).toBe("completed")
+    // Both tries are authorizations answered: Stripe's decline and Adyen's approval.
+    const after = await metrics()
+    expect(counted("stripe", "declined", after) - counted("stripe", "declined", before)).toBe(1)
+    expect(counted("adyen", "approved", after) - counted("adyen", "approved", before)).toBe(1)
     const view = await order(shop, paid.order_id)
     expect(view.status).toBe("succeeded")
     expect(view.transactions).toHaveLength(2)
@@ -472,6 +502,37 @@ describe("smart retries on Stripe and Adyen", () => {
     expect(fakes.stripe.paymentIntents().filter((pi) => pi.metadata["tender_reference"] === second.id)).toHaveLength(0)
     expect(fakes.adyen.payments().filter((p) => p.merchantReference === second.id).map((p) => p.status)).toEqual(["Authorised"])
     expect(fakes.adyen.payments().filter((p) => p.merchantReference === first.id)).toHaveLength(0)
+  })
+
+  it("the retry's channel unreachable (Adyen refusing connections): the failed payment (not 502), one payment.failed; the same request again is a duplicate", async () => {
+    const shop = await merchant()
+    const stripe = await providerChannel(shop, "stripe", "test", 10)
+    const adyen = await providerChannel(shop, "adyen", "test", 0)
+    const body = {
+      amount: "10.00", currency: "EUR", country: "NL", merchant_reference: ref("unreachable-retry"), collect_cvv: false,
+      payment_method: { code: "card", details: { card_token: await tokenize(shop, "4000000000000119") } }
+    }
+    const head = await get(shop, "/v1/events")
+    expect(head.status, head.text).toBe(200)
+    await fakes.adyen.refuse()
+    const created = await post(shop, "/v1/payments", body).finally(() => fakes.adyen.accept())
+    expect(created.status, created.text).toBe(200)
+    expect(created.json.status).toBe("failed")
+    const view = await order(shop, created.json.order_id)
+    expect(view.status).toBe("failed")
+    expect(view.transactions).toHaveLength(2)
+    const [first, second] = await Promise.all(view.transactions.map((id: string) => transaction(shop, id)))
+    expect(first).toMatchObject({ status: "failed", decline_code: "processing_error", routing: { channel: stripe, attempt: 1 } })
+    expect(second).toMatchObject({ status: "failed", decline_code: "provider_unavailable", routing: { channel: adyen, reason: "retry", attempt: 2 } })
+    expect(created.json.transaction_id).toBe(second.id)
+    const events = await get(shop, `/v1/events?after=${head.json.next_cursor}&wait=5`)
+    expect(events.status, events.text).toBe(200)
+    const mine = events.json.data.filter((e: { type: string; data: { order_id?: string } }) => e.data.order_id === created.json.order_id)
+    expect(mine.filter((e: { type: string }) => e.type === "payment.failed")).toHaveLength(1)
+    // The payment was declined, not left open for a retry after a 502 (contract.md, Idempotency).
+    const again = await post(shop, "/v1/payments", body)
+    expect(again.status, again.text).toBe(409)
+    expect(again.json.code).toBe("duplicate_merchant_reference_id")
   })
 
   it("no retry for a decline that is not retryable (insufficient_funds), nor for a merchant-initiated charge", async () => {

@@ -82,7 +82,9 @@ const REASONS: Readonly<Record<Routing["reason"], string>> = {
   success_rate: "the best success rate among the candidates",
   exploration: "exploring a candidate (a recovered channel's probe, or the exploration share)",
   breaker: "a better-ranked channel's breaker was open",
-  default: "the first channel by priority",
+  // No rule matched (or there are none): the default's first open candidate, in its listed order,
+  // by priority when it lists none (a success-rate default with one open candidate reads so too).
+  default: "the first open candidate of the default (its listed order, else by priority)",
   retry: "the next candidate after the previous try"
 }
 

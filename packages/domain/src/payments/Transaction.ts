@@ -168,6 +168,18 @@ export const born = (fields: TransactionBirth): Transaction => ({
 /** A provider call reserved and not recorded yet: the outcome is in doubt until it is. */
 export const callInFlight = (t: Transaction): boolean => t.pending_call !== null
 
-/** The payment attempt of an order (payment or authorization), newest first. */
-export const latestAttempt = (txns: ReadonlyArray<Transaction>) =>
-  [...txns].reverse().find((t) => t.kind === "payment" || t.kind === "authorization")
+/**
+ * The latest payment attempt of an order (payment or authorization) among its transactions as
+ * listed (by created_at, id). A smart retry's second try can be created in the same millisecond as
+ * the first and sort before it by id: between attempts created together, the higher routing attempt
+ * is the later; otherwise the later listed.
+ */
+export const latestAttempt = (txns: ReadonlyArray<Transaction>): Transaction | undefined => {
+  let latest: Transaction | undefined
+  for (const t of txns) {
+    if (t.kind !== "payment" && t.kind !== "authorization") continue
+    if (latest === undefined || t.created_at > latest.created_at ||
+      (t.created_at === latest.created_at && (t.routing?.attempt ?? 0) >= (latest.routing?.attempt ?? 0))) latest = t
+  }
+  return latest
+}

@@ -37,12 +37,20 @@ type Plan =
   | { readonly _tag: "Start" }
   | { readonly _tag: "AwaitCustomer"; readonly type: "collect_card" | "collect_cvv" }
 
+/** The card form a create waits on (nothing is sent to a provider), known before routing; none when it sends. */
+const awaitedForm = (valid: ValidPayment, card: RevealedCard | undefined): "collect_card" | "collect_cvv" | undefined => {
+  if (valid.method.code !== "card") return undefined
+  if (card === undefined) return "collect_card"
+  return !valid.merchant_initiated && !valid.skip_cvv ? "collect_cvv" : undefined
+}
+
 const planOf = (valid: ValidPayment, card: RevealedCard | undefined, cvc: string | undefined): Plan => {
   if (valid.method.code !== "card") return { _tag: "Start" }
-  if (card === undefined) return { _tag: "AwaitCustomer", type: "collect_card" }
-  if (!valid.merchant_initiated && !valid.skip_cvv) return { _tag: "AwaitCustomer", type: "collect_cvv" }
+  const awaited = awaitedForm(valid, card)
+  if (awaited !== undefined) return { _tag: "AwaitCustomer", type: awaited }
   // A merchant-initiated charge goes without the customer's code, whatever the token still holds.
-  return { _tag: "Authorize", card, cvc: valid.merchant_initiated ? undefined : cvc }
+  // (A card payment without a card awaits collect_card: here there is one.)
+  return { _tag: "Authorize", card: card!, cvc: valid.merchant_initiated ? undefined : cvc }
 }
 
 export const create = Effect.fn("Payments.create")(function*(account: Account, input: CreatePaymentInput) {
@@ -62,7 +70,9 @@ export const create = Effect.fn("Payments.create")(function*(account: Account, i
     card?.card,
     card === undefined ? undefined : yield* issuerOf(card.card.bin)
   )
-  const route = yield* routeOf(account, facts, valid.processing_profile)
+  // A create that waits on the card form sends nothing: its route is planned (the attempt records it)
+  // without claiming a breaker probe or counting a decision; the form's submission routes again.
+  const route = yield* routeOf(account, facts, valid.processing_profile, { dryRun: awaitedForm(valid, card) !== undefined })
   return yield* onRoute(route)(claimAndProceed(account, valid, requestHash, retrying, card, customer))
 })
 

@@ -184,7 +184,7 @@ type Provider = PaymentProvider["Service"]
 /**
  * Whether the call reserved now can be made, and its answer recorded, in the reserving unit of
  * work: the provider answers in it (PaymentProvider.answersInUnitOfWork) and nothing would move
- * the call to another provider (no fallbacks: a move commits on its own, Route.ts).
+ * the call to another provider (no fallbacks: a move commits on its own, RunAttempt.ts).
  */
 export const answersInUnitOfWork = (provider: Provider, fallbacks: ReadonlyArray<Provider> = []) =>
   provider.answersInUnitOfWork === true && fallbacks.length === 0

@@ -205,11 +205,7 @@ export const recordOn = (order: Order, txn: Transaction, outcome: AttemptOutcome
     // Counted where an answer first changes an attempt (not when a late copy of it is a no-op), and
     // only once that change is committed (a unit rolled back or run again must not count).
     if (changed !== undefined && changed.status !== txn.status && (outcome._tag === "Approved" || outcome._tag === "Declined")) {
-      yield* afterCommit(observeAuthorization(
-        channelLabel(txn.provider),
-        findMethod(txn.payment_method) !== undefined ? txn.payment_method : "other",
-        outcome._tag === "Approved" ? "approved" : "declined"
-      ))
+      yield* countAuthorization(txn, outcome._tag === "Approved" ? "approved" : "declined")
     }
     return { order: nextOrder, txn: nextTxn }
   })
@@ -218,3 +214,15 @@ export const recordOn = (order: Order, txn: Transaction, outcome: AttemptOutcome
 const BUILT_IN_PROVIDERS = new Set(["sandbox", "stripe", "adyen"])
 
 const channelLabel = (provider: string) => BUILT_IN_PROVIDERS.has(provider) ? provider : "http"
+
+/**
+ * Counts an attempt's authorization answer (tender_authorizations_total) once its unit of work
+ * commits: here for every recorded answer, and for a smart retry's first try, which RunAttempt's
+ * reserveRetry records itself. The one home of the counter's labels.
+ */
+export const countAuthorization = (txn: Transaction, outcome: "approved" | "declined") =>
+  afterCommit(observeAuthorization(
+    channelLabel(txn.provider),
+    findMethod(txn.payment_method) !== undefined ? txn.payment_method : "other",
+    outcome
+  ))

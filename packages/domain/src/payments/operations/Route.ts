@@ -1,9 +1,10 @@
 /**
- * Which provider an operation talks to. A new payment is routed over the account's channels
- * (Routing.channelsFor): the first candidate is the `PaymentProvider` the operation runs with, the
- * rest are its `Fallbacks`, tried in turn when the one before is definitely unreachable
- * (ProviderStep.runAttempt). Everything after (capture, void, refund, payout, 3-D Secure,
- * reconciliation, settlement) runs on the provider of the transaction it follows, never rerouted.
+ * Which provider an operation talks to. A new payment's route is planned by PlanRoute.planRoute
+ * (rules, pins, breakers, success rates): the chosen channel is the `PaymentProvider` the operation
+ * runs with, the rest are its `Fallbacks`, tried in turn when the one before is definitely
+ * unreachable, or by a smart retry (RunAttempt.runAttempt). Everything after (capture, void, refund,
+ * payout, 3-D Secure, reconciliation, settlement) runs on the provider of the transaction it
+ * follows, never rerouted.
  */
 import { Context, Effect, Option } from "effect"
 import type { AccountMode } from "../../accounts/Account.ts"
@@ -68,16 +69,19 @@ const providersOf = (channels: readonly [Channel, ...Array<Channel>]) =>
  * records; `payment_unroutable` when nowhere. Planned by PlanRoute.planRoute, the one place a new
  * payment's route is decided (rules, profile pins, breakers, success rates); the sandbox when a test
  * account has no usable channel. Each decision over channels is counted by reason (/metrics).
+ * `dryRun` (a create that waits on the customer's card form, sending nothing): no breaker probe is
+ * claimed and no decision counted, since the form's submission routes again when it sends the try.
  */
 export const routeOf = (
   owner: Owner,
   facts: RouteFacts,
-  profile: string | null = null
+  profile: string | null = null,
+  options: { readonly dryRun: boolean } = { dryRun: false }
 ) =>
   Effect.gen(function*() {
-    const planned = yield* planRoute(owner, facts, profile, { dryRun: false })
+    const planned = yield* planRoute(owner, facts, profile, options)
     if (planned._tag === "Sandbox") return { providers: [yield* sandbox(owner)], routing: null } satisfies Route
-    yield* observeRoutingDecision(planned.choice.routing.reason)
+    if (!options.dryRun) yield* observeRoutingDecision(planned.choice.routing.reason)
     return { providers: yield* providersOf(planned.choice.order), routing: planned.choice.routing } satisfies Route
   })
 

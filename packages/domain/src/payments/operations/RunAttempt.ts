@@ -22,7 +22,7 @@ import { newTransaction } from "./NewTransaction.ts"
 import { afterCommit, decided, saveTxn, unitOfWork } from "./Persist.ts"
 import { observeRoutingDecision } from "../../kernel/OperationalMetrics.ts"
 import { callAndRecord, checkpoint, idempotencyKey, inDoubtAfter, PROVIDER_CALL_TIMEOUT_MS, reserve, type StepName, unreachable, attemptOutcome } from "./ProviderStep.ts"
-import { type AttemptOutcome, record, recordOn } from "./RecordAttempt.ts"
+import { type AttemptOutcome, countAuthorization, record, recordOn } from "./RecordAttempt.ts"
 import { Fallbacks, providerFields } from "./Route.ts"
 
 type Provider = PaymentProvider["Service"]
@@ -106,7 +106,7 @@ const cascade = (
  * What an attempt records for an answer: an unreachable provider fails it. A create's leaves its
  * order open for the same request again (contract.md, Idempotency); any later step's fails the
  * payment, and so does a smart retry's second try (the payment was declined already: nothing to
- * send again).
+ * send again; runAttempt answers the failed payment, not a 502).
  */
 const recordedOutcome = (step: StepName, answer: AuthorizeResult | StartResult | "unavailable", merchantInitiated: boolean, secondTry = false): AttemptOutcome =>
   answer !== "unavailable" ? attemptOutcome(answer, merchantInitiated) as AttemptOutcome : step === "create" && !secondTry ? { _tag: "Unreachable" } : unreachable
@@ -146,6 +146,8 @@ const reserveRetry = (txn: Transaction, declineCode: string, providerTransaction
       pending_call: null
     }))
     yield* saveTxn(failed.next)
+    // The first try's decline is an authorization answer like any recorded one (/metrics).
+    yield* countAuthorization(current, "declined")
     const second = yield* newTransaction(order, current.kind, current.amount, {
       ...providerFields(next),
       routing: retried(current.routing, next.channel_id),
@@ -193,6 +195,23 @@ const recordAnswerOf = (step: StepName, txn: Transaction, merchantInitiated: boo
     record(txn.order_id, txn.id, recordedOutcome(step, answer, merchantInitiated, secondTry), txn.pending_call!.key)
 
 /**
+ * A smart retry's second try (`second`, reserved): call → record as any attempt. The first try was
+ * a real decline, so the payment is declined whatever this one meets: an unreachable provider is
+ * recorded as its decline (the order fails, one payment.failed) and the answer is that failed
+ * payment, never a 502 inviting the same request again on an order already failed (contract.md,
+ * Idempotency). callAndRecord raises ProviderUnavailable only after the record, so it is there.
+ */
+const secondTry = (step: StepName, second: Transaction, call: AttemptCall, merchantInitiated: boolean) => {
+  let recorded: { readonly order: Order; readonly txn: Transaction } | undefined
+  return callRoute(step, second, call, unreachableAttempt(step, true), (_, answer) =>
+    Effect.tap(recordAnswerOf(step, second, merchantInitiated, true)(answer), (done) => Effect.sync(() => {
+      recorded = done
+    }))).pipe(
+      Effect.catchTag("ProviderUnavailable", (unavailable) => recorded === undefined ? Effect.fail(unavailable) : Effect.succeed(recorded))
+    )
+}
+
+/**
  * Call → record for an attempt whose call is reserved (`txn.pending_call`), on the provider in
  * context and, should it be definitely unreachable, on its fallbacks (Route.ts) in turn. With
  * `smartRetry` (a customer-initiated card create or client pay), a retryable decline is tried once
@@ -215,11 +234,10 @@ export const runAttempt = (
         if (second !== undefined) {
           yield* Effect.logInfo(`${txn.id} declined ${answer.decline_code} on channel ${answered.provider.channel_id}; retrying once as ${second.id} on channel ${next!.channel_id}`)
           yield* checkpoint(step, "retry_reserved")
-          return yield* callRoute(step, second, call, unreachableAttempt(step, true), (_, secondAnswer) =>
-            recordAnswerOf(step, second, merchantInitiated, true)(secondAnswer)).pipe(
-              Effect.provideService(PaymentProvider, next!),
-              Effect.provideService(Fallbacks, after)
-            )
+          return yield* secondTry(step, second, call, merchantInitiated).pipe(
+            Effect.provideService(PaymentProvider, next!),
+            Effect.provideService(Fallbacks, after)
+          )
         }
       }
       return yield* recordAnswerOf(step, txn, merchantInitiated, false)(answer)
