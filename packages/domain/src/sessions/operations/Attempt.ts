@@ -63,6 +63,10 @@ export interface SessionAttemptInput {
   } | undefined
 }
 
+/** Whether an attempt waits on the hosted card element (collect_card): a card with no token yet. */
+const waitsOnCardElement = (method: string, input: SessionAttemptInput): boolean =>
+  method === "card" && input.payment_method.details?.card_token === undefined && input.payment_method.details?.collect_card === true
+
 /** Runs to the end once started: a claimed attempt's provider call must reach its record. */
 export const attempt = (sessionId: string, input: SessionAttemptInput) => Effect.uninterruptible(run(sessionId, input))
 
@@ -76,13 +80,16 @@ const run = Effect.fn("Payments.attemptSession")(function*(sessionId: string, in
   const { account_id, livemode, currency } = unlocked.value
   // The card's facts are not known here (the hosted card element sends the card later): rules on
   // card facts do not hold for a session's attempt (issue 27, design: unknown facts never match).
+  // An attempt that waits on the card element sends nothing yet: it routes dry (no breaker probe
+  // claimed, no decision counted), as a create waiting for the card form does; the form's
+  // submission routes for real.
   const route = yield* routeOf({ id: account_id, mode: livemode ? "live" : "test" }, {
       method: known.code,
       currency,
       country: unlocked.value.country ?? homeCountry(currency),
       amount: unlocked.value.amount,
       card: null
-    }, unlocked.value.processing_profile)
+    }, unlocked.value.processing_profile, { dryRun: waitsOnCardElement(known.code, input) })
   return yield* onRoute(route)(attemptOn(sessionId, unlocked.value, input))
 })
 
@@ -128,7 +135,7 @@ export const planAttempt = (
   const details = input.payment_method.details
   const errors: Array<{ field: string; message: string }> = []
   const document = checkLocalFields(method, details?.document_id, input.customer?.ip, (field, message) => errors.push({ field, message }))
-  const awaitCard = method.code === "card" && details?.card_token === undefined && details?.collect_card === true
+  const awaitCard = waitsOnCardElement(method.code, input)
   if (method.code === "card" && details?.card_token === undefined && !awaitCard) {
     errors.push({ field: "payment_method.details.card_token", message: "is required: the card, vaulted" })
   }
