@@ -7,6 +7,13 @@ import * as SearchMemory from "./SearchMemory.ts"
 import * as VersionedUpdateMemory from "./VersionedUpdateMemory.ts"
 
 export const transactions = table<string, Payment.Transaction>("transactions")
+/**
+ * An order's transaction ids, as PostgreSQL's index on order_id: reading an order's transactions
+ * scanned every transaction (an order's read, the console's story, a bench reading each payment's
+ * tries), so each read cost the table's size. Written with the row; transactions are never deleted
+ * and never change their order.
+ */
+const byOrder = table<string, ReadonlyArray<string>>("transactions_by_order")
 
 const isSettling = (t: Payment.Transaction) => awaitsSettlement(t) && t.provider_transaction_id !== null
 
@@ -15,8 +22,14 @@ export const layer: Layer.Layer<TransactionRepo, never, MemoryDatabase> = Layer.
   Effect.gen(function*() {
     const db = yield* MemoryDatabase
     const findAny = (id: string) => db.read((r) => Option.fromNullishOr(r.get(transactions).get(id)))
-    const list = (keep: (t: Payment.Transaction) => boolean) =>
-      db.read((r) => [...r.get(transactions).values()].filter(keep).sort(SearchMemory.oldestFirst))
+
+    /** The transactions of `orderIds` through the index, PostgreSQL's order (oldest first). */
+    const ofOrders = (orderIds: ReadonlyArray<string>) =>
+      db.read((r) => {
+        const rows = r.get(transactions)
+        const index = r.get(byOrder)
+        return [...new Set(orderIds)].flatMap((id) => (index.get(id) ?? []).map((txnId) => rows.get(txnId)!)).sort(SearchMemory.oldestFirst)
+      })
 
     return TransactionRepo.of({
       insert: (transaction) =>
@@ -25,15 +38,13 @@ export const layer: Layer.Layer<TransactionRepo, never, MemoryDatabase> = Layer.
             throw new Error(`TransactionRepoMemory: duplicate transaction id ${transaction.id}`)
           }
           w.mutable(transactions).set(transaction.id, transaction)
+          w.mutable(byOrder).set(transaction.order_id, [...(w.get(byOrder).get(transaction.order_id) ?? []), transaction.id])
           return Result.succeed(undefined)
         }),
       find: (accountId, id) => Effect.map(findAny(id), Option.filter((t) => t.account_id === accountId)),
       findAny,
-      listByOrder: (orderId) => list((t) => t.order_id === orderId),
-      listByOrders: (orderIds) => {
-        const wanted = new Set(orderIds)
-        return list((t) => wanted.has(t.order_id))
-      },
+      listByOrder: (orderId) => ofOrders([orderId]),
+      listByOrders: ofOrders,
       update: (next) => db.write((w) => VersionedUpdateMemory.write(w, transactions, "Transaction", next)),
       search: (accountId, query) =>
         db.read((r) =>
