@@ -43,7 +43,7 @@ import { send as signedSend } from "@tender/client/Testing"
 import { Effect, Exit, Scope } from "effect"
 import pg from "pg"
 import { afterAll, beforeAll, expect, it } from "vitest"
-import { makeHome, type Served } from "./support/Tender.ts"
+import { exited, makeHome, type Served } from "./support/Tender.ts"
 
 const SEED = Number(process.env.FAULT_SEED ?? Math.floor(Math.random() * 2 ** 31))
 // Printed first, so a failing run can be replayed with FAULT_SEED.
@@ -318,16 +318,6 @@ const draw = (): Plan => {
   return { op, point, n, prepare: (clean) => Promise.all(batch.map((make) => make(clean))) }
 }
 
-const exited = (server: Served, ms: number) =>
-  new Promise<{ readonly signal: string | null } | undefined>((resolve) => {
-    const child = server.process
-    if (child.exitCode !== null || child.signalCode !== null) return resolve({ signal: child.signalCode })
-    const timer = setTimeout(() => resolve(undefined), ms)
-    child.once("exit", (_code, signal) => {
-      clearTimeout(timer)
-      resolve({ signal })
-    })
-  })
 
 /**
  * Sends the batch (staggered a little, so requests are at different steps) and waits for the

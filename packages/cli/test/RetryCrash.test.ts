@@ -27,7 +27,7 @@ import { Effect, Exit, Scope } from "effect"
 import pg from "pg"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import * as Services from "../src/Services.ts"
-import { makeHome, merchantClient, type Served } from "./support/Tender.ts"
+import { exited, makeHome, merchantClient, type Served } from "./support/Tender.ts"
 
 const home = makeHome("tender-retry-crash-")
 const dbScope = Effect.runSync(Scope.make())
@@ -83,16 +83,6 @@ afterAll(async () => {
   await home.cleanup()
 }, 120_000)
 
-const exited = (server: Served, ms: number) =>
-  new Promise<{ readonly signal: string | null } | undefined>((resolve) => {
-    const child = server.process
-    if (child.exitCode !== null || child.signalCode !== null) return resolve({ signal: child.signalCode })
-    const timer = setTimeout(() => resolve(undefined), ms)
-    child.once("exit", (_code, signal) => {
-      clearTimeout(timer)
-      resolve({ signal })
-    })
-  })
 
 /** A customer-initiated card payment of 0119 (the customer present, CVC on the token): retryable. */
 const retriedPayment = async (server: Served) => {

@@ -102,6 +102,18 @@ export const merchantClient = (merchant: () => Merchant) => {
   return { post, get }
 }
 
+/** How a `serve` process ended (its signal), once it has within `ms`; undefined if it is still running then. */
+export const exited = (server: Served, ms: number) =>
+  new Promise<{ readonly signal: string | null } | undefined>((resolve) => {
+    const child = server.process
+    if (child.exitCode !== null || child.signalCode !== null) return resolve({ signal: child.signalCode })
+    const timer = setTimeout(() => resolve(undefined), ms)
+    child.once("exit", (_code, signal) => {
+      clearTimeout(timer)
+      resolve({ signal })
+    })
+  })
+
 /**
  * Polls `probe` every 20 ms until `done` holds of its reply; how long that took, from the call
  * (a change another process made, seen by a running server). Throws after 10 s.
