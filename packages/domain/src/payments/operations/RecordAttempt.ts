@@ -68,6 +68,24 @@ export const CUSTOMER_STEP_WINDOW_MS = 60 * 60 * 1000
 const windowOf = (action: NextAction, at: string): string =>
   action.expires_at ?? new Date(Date.parse(at) + CUSTOMER_STEP_WINDOW_MS).toISOString()
 
+/**
+ * Pure: an attempt the provider declined, failed with its code: what `decide` records, and what a
+ * smart retry records of its first try (RunAttempt.reserveRetry) without moving the order.
+ */
+export const declinedTxn = (
+  txn: Transaction,
+  declined: { readonly decline_code: string; readonly provider_transaction_id: string | null },
+  at: string
+) =>
+  Txn.transition(txn, Txn.viaSent(txn, "declined"), at, {
+    decline_code: declined.decline_code,
+    provider_transaction_id: declined.provider_transaction_id ?? txn.provider_transaction_id,
+    // A provider's challenge is marked answered before its verdict is known: a failed one reads denied.
+    ...(txn.three_ds !== null && declined.decline_code === "authentication_failed" ? { three_ds: "denied" as const } : {}),
+    next_action: null,
+    pending_call: null
+  })
+
 /** Pure: the moves an outcome makes. A transition the tables refuse is an error value. */
 export const decide = (
   order: Order,
@@ -101,14 +119,7 @@ export const decide = (
         return { order: moved, txn: done.next, session: follow({ _tag: "Succeeded", transaction_id: txn.id }) }
       }
       case "Declined": {
-        const failed = yield* Txn.transition(txn, Txn.viaSent(txn, "declined"), at, {
-          decline_code: outcome.decline_code,
-          provider_transaction_id: outcome.provider_transaction_id ?? txn.provider_transaction_id,
-          // A provider's challenge is marked answered before its verdict is known: a failed one reads denied.
-          ...(txn.three_ds !== null && outcome.decline_code === "authentication_failed" ? { three_ds: "denied" as const } : {}),
-          next_action: null,
-          pending_call: null
-        })
+        const failed = yield* declinedTxn(txn, outcome, at)
         const moved = yield* OrderAggregate.transition(order, endTrigger(order, session), at)
         return { order: moved, txn: failed.next, session: follow({ _tag: "Declined" }) }
       }

@@ -16,13 +16,12 @@ import { nowIso } from "../../kernel/Time.ts"
 import type { Order, Transaction } from "../Payment.ts"
 import { type OrderRepo, TransactionRepo } from "../PaymentPorts.ts"
 import { type AuthorizeResult, PaymentProvider, type StartResult, type Unknown } from "../ProviderPorts.ts"
-import * as Txn from "../Transaction.ts"
 import { loadTxn, lockOrder } from "./Load.ts"
 import { newTransaction } from "./NewTransaction.ts"
 import { afterCommit, decided, saveTxn, unitOfWork } from "./Persist.ts"
 import { observeRoutingDecision } from "../../kernel/OperationalMetrics.ts"
 import { callAndRecord, checkpoint, idempotencyKey, inDoubtAfter, PROVIDER_CALL_TIMEOUT_MS, reserve, type StepName, unreachable, attemptOutcome } from "./ProviderStep.ts"
-import { type AttemptOutcome, countAuthorization, record, recordOn } from "./RecordAttempt.ts"
+import { type AttemptOutcome, countAuthorization, declinedTxn, record, recordOn } from "./RecordAttempt.ts"
 import { Fallbacks, providerFields } from "./Route.ts"
 
 type Provider = PaymentProvider["Service"]
@@ -133,18 +132,13 @@ const retryable = (answered: Answered | undefined, answer: AuthorizeResult | Sta
  * reserved transactions, so reconciliation knows each whatever crashes. Undefined when the first
  * try's call was recorded meanwhile (reconciliation raced us: its record stands, no retry).
  */
-const reserveRetry = (txn: Transaction, declineCode: string, providerTransactionId: string | null, next: Provider) =>
+const reserveRetry = (txn: Transaction, declined: Extract<AuthorizeResult, { readonly _tag: "Declined" }>, next: Provider) =>
   unitOfWork(Effect.gen(function*() {
     const order = yield* lockOrder(txn.order_id)
     const current = yield* loadTxn(txn.id)
     if (current.pending_call === null || current.pending_call.key !== txn.pending_call!.key) return undefined
     const at = yield* nowIso
-    const failed = yield* decided(Txn.transition(current, Txn.viaSent(current, "declined"), at, {
-      decline_code: declineCode,
-      provider_transaction_id: providerTransactionId ?? current.provider_transaction_id,
-      next_action: null,
-      pending_call: null
-    }))
+    const failed = yield* decided(declinedTxn(current, declined, at))
     yield* saveTxn(failed.next)
     // The first try's decline is an authorization answer like any recorded one (/metrics).
     yield* countAuthorization(current, "declined")
@@ -230,7 +224,7 @@ export const runAttempt = (
     Effect.gen(function*() {
       if (options.smartRetry === true && retryable(answered, answer) && answer !== "unavailable" && answer._tag === "Declined") {
         const [next, ...after] = answered.rest
-        const second = yield* reserveRetry(txn, answer.decline_code, answer.provider_transaction_id, next!)
+        const second = yield* reserveRetry(txn, answer, next!)
         if (second !== undefined) {
           yield* Effect.logInfo(`${txn.id} declined ${answer.decline_code} on channel ${answered.provider.channel_id}; retrying once as ${second.id} on channel ${next!.channel_id}`)
           yield* checkpoint(step, "retry_reserved")
