@@ -116,14 +116,18 @@ const unreachableAttempt = (step: StepName, secondTry = false) =>
     : "The payment provider is unreachable; the attempt was recorded as failed"
 
 /**
- * Smart retry (issue 27, design27.md): whether a first try's answer is retried on the next channel
- * of the route. Only where the caller allows it (a customer-initiated card create or client pay),
- * only a decline with a retryable code (DeclineClasses.RETRYABLE), only on channels, only when the
- * route has a channel after the one that declined.
+ * Smart retry (issue 27, design27.md): the retry a first try's answer calls for, if any — the
+ * decline and the route's next channel (with those after it). Only where the caller allows it (a
+ * customer-initiated card create or client pay), only a decline with a retryable code
+ * (DeclineClasses.RETRYABLE), only on channels, only when the route has a channel after the one
+ * that declined.
  */
-const retryable = (answered: Answered | undefined, answer: AuthorizeResult | StartResult | "unavailable"): answered is Answered =>
-  answered !== undefined && answer !== "unavailable" && answer._tag === "Declined" && isRetryable(answer.decline_code) &&
-  answered.provider.channel_id !== undefined && answered.rest[0]?.channel_id !== undefined
+const retryOf = (answered: Answered | undefined, answer: AuthorizeResult | StartResult | "unavailable") => {
+  if (answered === undefined || answer === "unavailable" || answer._tag !== "Declined" || !isRetryable(answer.decline_code)) return undefined
+  const [next, ...after] = answered.rest
+  if (answered.provider.channel_id === undefined || next?.channel_id === undefined) return undefined
+  return { declined: answer, from: answered.provider, next, after }
+}
 
 /**
  * The smart retry's one unit of work, under the order's lock: the first try recorded failed with
@@ -222,15 +226,15 @@ export const runAttempt = (
 ) =>
   callRoute(step, txn, call, unreachableAttempt(step), (answered, answer) =>
     Effect.gen(function*() {
-      if (options.smartRetry === true && retryable(answered, answer) && answer !== "unavailable" && answer._tag === "Declined") {
-        const [next, ...after] = answered.rest
-        const second = yield* reserveRetry(txn, answer, next!)
+      const retry = options.smartRetry === true ? retryOf(answered, answer) : undefined
+      if (retry !== undefined) {
+        const second = yield* reserveRetry(txn, retry.declined, retry.next)
         if (second !== undefined) {
-          yield* Effect.logInfo(`${txn.id} declined ${answer.decline_code} on channel ${answered.provider.channel_id}; retrying once as ${second.id} on channel ${next!.channel_id}`)
+          yield* Effect.logInfo(`${txn.id} declined ${retry.declined.decline_code} on channel ${retry.from.channel_id}; retrying once as ${second.id} on channel ${retry.next.channel_id}`)
           yield* checkpoint(step, "retry_reserved")
           return yield* secondTry(step, second, call, merchantInitiated).pipe(
-            Effect.provideService(PaymentProvider, next!),
-            Effect.provideService(Fallbacks, after)
+            Effect.provideService(PaymentProvider, retry.next),
+            Effect.provideService(Fallbacks, retry.after)
           )
         }
       }
