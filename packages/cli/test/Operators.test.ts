@@ -105,8 +105,13 @@ describe("tender audit list", () => {
         const operators = yield* Operators
         const all = yield* operators.list()
         const by = (name: string) => all.find((o) => o.name === name)!
+        // Entries of one millisecond have no order among them (the log reads by `at`, then by random
+        // id), so each is recorded a few milliseconds after the one before.
+        const later = Effect.sleep("3 millis")
         yield* operators.record({ operator: by("ann"), action: "capture", target: "ord_first0001", account_id: shop, outcome: "succeeded", detail: "capture 10.00 USD" })
+        yield* later
         yield* operators.record({ operator: by("root"), action: "suspend_account", target: "acct_other00001", account_id: "acct_other00001", outcome: "failed", detail: "conflict: already suspended" })
+        yield* later
         yield* operators.record({ operator: by("ann"), action: "refund", target: "ord_first0001", account_id: shop, outcome: "succeeded", detail: "refund 4.00 USD" })
       }).pipe(Effect.provide(Services.layer(configFromEnv({ dataDir: home.dataDir }, {}))))
     )
