@@ -123,10 +123,7 @@ function packTsc() {
         compilerOptions: {
           rootDir: join(root, "packages"),
           outDir: build,
-          composite: false,
-          incremental: false,
           declaration: true,
-          emitDeclarationOnly: false,
           // The tsconfig sits outside the repository: @types/node is the repository's.
           typeRoots: [join(root, "node_modules", "@types")]
         },
@@ -137,7 +134,9 @@ function packTsc() {
     )
   )
   const started = Date.now()
-  execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", tsconfig], { stdio: "inherit" })
+  // --noCheck: emit only. The repository's typecheck (`npm test`, `npm run typecheck`) checks these
+  // sources; checking them again here cost a quarter of pack's tsc (25 s against 19 s, one run each).
+  execFileSync(process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", tsconfig, "--noCheck"], { stdio: "inherit" })
   console.log(`tsc: ${Date.now() - started} ms`)
 
   for (const [i, p] of packed.entries()) {

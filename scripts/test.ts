@@ -1,6 +1,7 @@
 /**
- * `npm test`: the typecheck (`tsc -b`) and the tests (`vitest run` with the arguments given) side by
- * side, since the tests never read what tsc writes and on two cores neither keeps both busy alone.
+ * `npm test`: the typecheck (`tsc`: tsconfig.json, the repository as one program) and the tests
+ * (`vitest run` with the arguments given) side by side, since the tests need nothing from tsc and
+ * on two cores neither keeps both busy alone.
  * Fails when either fails: tsc's output, held back so it does not cut through vitest's, comes last.
  */
 import { spawn } from "node:child_process"
@@ -15,6 +16,6 @@ const run = (command: string, args: ReadonlyArray<string>, quiet: boolean) =>
     child.on("close", (code, signal) => resolve({ code: code ?? (signal === null ? 1 : 128), output }))
   })
 
-const [types, tests] = await Promise.all([run("tsc", ["-b"], true), run("vitest", ["run", ...process.argv.slice(2)], false)])
-if (types.code !== 0) process.stdout.write(`\ntsc -b failed (exit ${types.code}):\n${types.output}\n`)
+const [types, tests] = await Promise.all([run("tsc", [], true), run("vitest", ["run", ...process.argv.slice(2)], false)])
+if (types.code !== 0) process.stdout.write(`\ntsc failed (exit ${types.code}):\n${types.output}\n`)
 process.exit(types.code !== 0 ? types.code : tests.code)
