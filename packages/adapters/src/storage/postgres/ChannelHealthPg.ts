@@ -99,16 +99,19 @@ export const layerWith = (options: ChannelHealthPgOptions): Layer.Layer<ChannelH
       const firstSync = yield* Deferred.make<void>()
       let firstSynced = false
 
+      /** Breaker rows written whole over what is there: each caller adds the `WHERE` that lets it. */
+      const upsertBreakers = (rows: Arr.NonEmptyReadonlyArray<ReturnType<typeof breakerColumns>>) =>
+        sql`INSERT INTO channel_breakers ${sql.insert(rows)}
+          ON CONFLICT (channel_id) DO UPDATE SET failures = EXCLUDED.failures, opened_at = EXCLUDED.opened_at,
+            open_until = EXCLUDED.open_until, trips = EXCLUDED.trips, probe_until = EXCLUDED.probe_until,
+            changed_at = EXCLUDED.changed_at`
+
       /** Writes breakers the database has not taken; a later decision already there stands. */
       const writeBreakers = (ids?: ReadonlyArray<string>) =>
         Effect.suspend(() => {
           const taken = view.takeUnwritten(ids)
           if (!Arr.isReadonlyArrayNonEmpty(taken)) return Effect.void
-          return sql`
-            INSERT INTO channel_breakers ${sql.insert(Arr.map(taken, (b) => breakerColumns(b.channel_id, b.state, b.changed_at)))}
-            ON CONFLICT (channel_id) DO UPDATE SET failures = EXCLUDED.failures, opened_at = EXCLUDED.opened_at,
-              open_until = EXCLUDED.open_until, trips = EXCLUDED.trips, probe_until = EXCLUDED.probe_until,
-              changed_at = EXCLUDED.changed_at
+          return sql`${upsertBreakers(Arr.map(taken, (b) => breakerColumns(b.channel_id, b.state, b.changed_at)))}
             WHERE channel_breakers.changed_at <= EXCLUDED.changed_at`.pipe(
             Effect.asVoid,
             Effect.tapError(() => Effect.sync(() => view.unwrite(taken.map((b) => b.channel_id))))
@@ -174,11 +177,7 @@ export const layerWith = (options: ChannelHealthPgOptions): Layer.Layer<ChannelH
             // then read on its claim. The row must hold no later decision than the one this process
             // saw (none at all, or an older one while this process's own is still being written:
             // the claim writes it with itself), and its probe must be free or lapsed.
-            return sql<{ channel_id: string }>`
-              INSERT INTO channel_breakers ${sql.insert(breakerColumns(channelId, claimed, now))}
-              ON CONFLICT (channel_id) DO UPDATE SET failures = EXCLUDED.failures, opened_at = EXCLUDED.opened_at,
-                open_until = EXCLUDED.open_until, trips = EXCLUDED.trips, probe_until = EXCLUDED.probe_until,
-                changed_at = EXCLUDED.changed_at
+            return sql<{ channel_id: string }>`${upsertBreakers([breakerColumns(channelId, claimed, now)])}
               WHERE channel_breakers.changed_at <= ${seen}
                 AND (channel_breakers.probe_until IS NULL OR channel_breakers.probe_until <= ${now})
               RETURNING channel_id`.pipe(
