@@ -43,6 +43,16 @@ const standing = (c: { readonly id: string }, rate: [number, number] = [0, 0], b
 const ids = (list: ReadonlyArray<{ readonly id: string }>) => list.map((c) => c.id)
 
 describe("candidatesFor", () => {
+  it("without a list of its own, at most 100 candidates: the usable channels of highest priority (a transaction records at most 100)", () => {
+    const many = Array.from({ length: 150 }, (_, i) => channel(`ch_${String(i).padStart(3, "0")}`))
+    const noRules = candidatesFor(undefined, many, FACTS)
+    const noDefault = candidatesFor(stored({ rules: [{ id: "only-a", when: { currency: ["EUR"] }, then: { channels: ["ch_a"] } }] }), many, FACTS)
+    for (const c of [noRules, noDefault]) {
+      if (c instanceof PaymentUnroutable || c._tag !== "Ordered") throw new Error("expected ordered candidates")
+      expect(ids(c.channels)).toEqual(ids(many.slice(0, 100)))
+    }
+  })
+
   it("no rules: every usable channel in priority order, version 0, rule null, ordered", () => {
     expect(candidatesFor(undefined, [B, A], FACTS)).toEqual({ _tag: "Ordered", rule: null, version: 0, strategy: "ordered", channels: [B, A] })
   })

@@ -5,6 +5,7 @@
  * the success rates), with the reason recorded on the transaction (`routing`).
  */
 import { PaymentUnroutable } from "../kernel/Errors.ts"
+import { MAX_LIST } from "../kernel/Limits.ts"
 import type { Channel } from "./Channel.ts"
 import type { ChannelStanding, RouteFacts, Routing, RoutingReason, StoredRules, Strategy } from "./RoutingModel.ts"
 import { matchRule } from "./RuleMatch.ts"
@@ -55,15 +56,20 @@ export const candidatesFor = (
     new PaymentUnroutable({
       message: `${who}: none of its channels is usable for ${facts.method} in ${facts.currency} from ${facts.country}`
     })
+  // Without a list of its own (no rules, or a default naming none), a decision ranks the account's
+  // usable channels, at most MAX_LIST of them (those of highest priority, as `usable` comes): a
+  // transaction records its candidates, a list of at most that many; a rule's own lists are held
+  // to it when written (RoutingRules.ts).
+  const anyOf = usable.slice(0, MAX_LIST)
   if (stored === undefined) {
-    const channels = nonEmpty(usable)
+    const channels = nonEmpty(anyOf)
     return channels === undefined ? unroutable("Default") : { _tag: "Ordered", rule: null, version: 0, strategy: "ordered", channels }
   }
   const { rules, version } = stored
   const pick = (ids: ReadonlyArray<string>) => ids.flatMap((id) => usable.filter((c) => c.id === id))
   const rule = matchRule(rules, facts)
   if (rule === undefined) {
-    const channels = nonEmpty(rules.default === null ? usable : pick(rules.default))
+    const channels = nonEmpty(rules.default === null ? anyOf : pick(rules.default))
     return channels === undefined ? unroutable("Default") : { _tag: "Ordered", rule: null, version, strategy: rules.strategy, channels }
   }
   if (rule.then._tag === "Channels") {
