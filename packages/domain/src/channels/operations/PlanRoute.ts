@@ -29,15 +29,16 @@ export type RoutePlan = { readonly _tag: "Sandbox" } | { readonly _tag: "Channel
 
 /**
  * The channels a payment or a transfer of `profile` may use: those the profile pins (Account.pinChannels), or all
- * of the account's; `pinned` says whether a pin applies (then there is no sandbox fallback).
+ * of the account's; `pinned` says whether a pin applies (then there is no sandbox fallback). `all`: every
+ * channel of the account, as read here (what a named channel or a rules file is checked against).
  */
 export const allowedChannels = (owner: RouteOwner, profile: string | null) =>
   Effect.gen(function*() {
     const all = yield* (yield* ChannelRepo).listByAccount(owner.id as AccountId)
-    if (profile === null) return { channels: all, pinned: false }
+    if (profile === null) return { all, channels: all, pinned: false }
     const account = Option.getOrUndefined(yield* (yield* AccountRepo).findById(owner.id as AccountId))
     const pins = account?.processing_profiles.find((p) => p.code === profile)?.channels ?? []
-    return pins.length === 0 ? { channels: all, pinned: false } : { channels: all.filter((c) => pins.includes(c.id)), pinned: true }
+    return pins.length === 0 ? { all, channels: all, pinned: false } : { all, channels: all.filter((c) => pins.includes(c.id)), pinned: true }
   })
 
 /** The rules a payment of `profile` is routed by: the profile's when it has its own, else the account's; none when neither is set. */

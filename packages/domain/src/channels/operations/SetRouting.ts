@@ -9,7 +9,6 @@ import type { Account } from "../../accounts/Account.ts"
 import { Accounts } from "../../accounts/Accounts.ts"
 import { ValidationFailed } from "../../kernel/Errors.ts"
 import { nowIso } from "../../kernel/Time.ts"
-import { ChannelRepo } from "../ChannelPorts.ts"
 import { parseRules } from "../RoutingRules.ts"
 import { RoutingRulesRepo } from "../RoutingPorts.ts"
 import { allowedChannels } from "./PlanRoute.ts"
@@ -32,7 +31,7 @@ export const setRouting = Effect.fn("Channels.setRouting")(function*(accountId: 
   // and a refusal says which pin a channel misses rather than calling it unknown.
   const allowed = yield* allowedChannels(owner, profile)
   const pins = allowed.pinned && profile !== null ? { profile, channels: allowed.channels.map((c) => c.id) } : null
-  const rules = parseRules(document, owner, yield* (yield* ChannelRepo).listByAccount(owner.id), pins)
+  const rules = parseRules(document, owner, allowed.all, pins)
   if (rules instanceof ValidationFailed) return yield* rules
   const stored = yield* (yield* RoutingRulesRepo).put({ account_id: owner.id, profile, rules, document, created_at: yield* nowIso })
   return { version: stored.version }

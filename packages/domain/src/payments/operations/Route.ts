@@ -158,9 +158,9 @@ export const sameProvider = (txn: { readonly provider: string; readonly channel_
  */
 export const transferRoute = (owner: Owner, channelId: string | null, destination: PaymentRoute, profile: string | null = null) =>
   Effect.gen(function*() {
-    const { channels: candidates, pinned } = yield* allowedChannels(owner, profile)
+    const { all, channels: candidates, pinned } = yield* allowedChannels(owner, profile)
     // A named channel is checked against all of the account's; routing keeps to the profile's pins.
-    const channels = channelId !== null ? yield* (yield* ChannelRepo).listByAccount(owner.id as AccountId) : candidates
+    const channels = channelId !== null ? all : candidates
     const { catalog } = yield* ChannelProviders
     const paysTransfers = (channel: Channel) => providerPaysTransfers(catalog, channel.provider)
     const usable = channels.some(usableFor(owner))
