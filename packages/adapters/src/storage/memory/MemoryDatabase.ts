@@ -25,6 +25,11 @@ export interface Table<K, V> {
 
 export const table = <K, V>(name: string): Table<K, V> => ({ name })
 
+/** Adds `item` at the end of the list a list-valued table keeps under `key` (an index's ids, a row's history). */
+export const append = <K, V>(w: Writer, t: Table<K, ReadonlyArray<V>>, key: K, item: V): void => {
+  w.mutable(t).set(key, [...(w.get(t).get(key) ?? []), item])
+}
+
 export interface Reader {
   get<K, V>(table: Table<K, V>): ReadonlyMap<K, V>
 }

@@ -7,7 +7,7 @@
 import { OrderRepo, Payment } from "@tender/domain"
 import { Effect, Layer, Option, Result } from "effect"
 import { duplicateReference, lockOutsideUnitOfWork } from "../Conflicts.ts"
-import { MemoryDatabase, table, type Writer } from "./MemoryDatabase.ts"
+import { append, MemoryDatabase, table, type Writer } from "./MemoryDatabase.ts"
 import * as SearchMemory from "./SearchMemory.ts"
 import * as VersionedUpdateMemory from "./VersionedUpdateMemory.ts"
 
@@ -76,8 +76,7 @@ export const layer: Layer.Layer<OrderRepo, never, MemoryDatabase> = Layer.effect
           if (w.get(orders).has(order.id)) throw new Error(`OrderRepoMemory: duplicate order id ${order.id}`)
           if (!claim(w, order)) return Result.fail(duplicateReference(order.merchant_reference))
           w.mutable(orders).set(order.id, checked(order))
-          const key = referenceKey(order)
-          w.mutable(byReference).set(key, [...(w.get(byReference).get(key) ?? []), order.id])
+          append(w, byReference, referenceKey(order), order.id)
           return Result.succeed(undefined)
         }),
       find: (accountId, id) => Effect.map(findAny(id), Option.filter((order) => order.account_id === accountId)),

@@ -1,7 +1,7 @@
 /** Transactions in memory: version-checked updates, reads scoped by account, PostgreSQL's orderings. */
 import { awaitsSettlement, isInFlight, type Payment, TransactionRepo } from "@tender/domain"
 import { Effect, Layer, Option, Result } from "effect"
-import { MemoryDatabase, table } from "./MemoryDatabase.ts"
+import { append, MemoryDatabase, table } from "./MemoryDatabase.ts"
 import { orders } from "./OrderRepoMemory.ts"
 import * as SearchMemory from "./SearchMemory.ts"
 import * as VersionedUpdateMemory from "./VersionedUpdateMemory.ts"
@@ -38,7 +38,7 @@ export const layer: Layer.Layer<TransactionRepo, never, MemoryDatabase> = Layer.
             throw new Error(`TransactionRepoMemory: duplicate transaction id ${transaction.id}`)
           }
           w.mutable(transactions).set(transaction.id, transaction)
-          w.mutable(byOrder).set(transaction.order_id, [...(w.get(byOrder).get(transaction.order_id) ?? []), transaction.id])
+          append(w, byOrder, transaction.order_id, transaction.id)
           return Result.succeed(undefined)
         }),
       find: (accountId, id) => Effect.map(findAny(id), Option.filter((t) => t.account_id === accountId)),

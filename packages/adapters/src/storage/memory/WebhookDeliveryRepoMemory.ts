@@ -9,7 +9,7 @@ import { attemptOfAnotherDelivery, deliveryNotStored } from "../Conflicts.ts"
 import { statusFilter } from "../Search.ts"
 import { accounts } from "./AccountRepoMemory.ts"
 import { events } from "./EventRepoMemory.ts"
-import { MemoryDatabase, table, type Writer } from "./MemoryDatabase.ts"
+import { append, MemoryDatabase, table, type Writer } from "./MemoryDatabase.ts"
 import { endpoints } from "./WebhookEndpointRepoMemory.ts"
 import * as SearchMemory from "./SearchMemory.ts"
 
@@ -179,7 +179,7 @@ export const layer: Layer.Layer<WebhookDeliveryRepo, never, MemoryDatabase> = La
           }
           return Result.succeed(batch.map(({ attempt, delivery }) => {
             if (!progress(w, delivery)) return false
-            w.mutable(attempts).set(delivery.id, [...(w.get(attempts).get(delivery.id) ?? []), attempt])
+            append(w, attempts, delivery.id, attempt)
             return true
           }))
         }),
